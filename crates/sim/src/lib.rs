@@ -1,1 +1,489 @@
-//! placeholder
+//! A deterministic network of LACP systems, stepped in virtual time.
+//!
+//! Systems are [`lagkit_proto::lacp::System`]s; links join one port of one
+//! system to one port of another, with a delay, a seeded loss probability,
+//! and faults scheduled at chosen virtual times (cut and restore the cable,
+//! black-hole the link while carrier stays up, drop the next N PDUs). Runs
+//! are reproducible: the same inputs and seed give the same timeline.
+//!
+//! The loop is the classic discrete-event one: take the earliest of (a frame
+//! arriving, a scheduled fault, a system's deadline), advance to it, feed it
+//! in, and move every frame the systems want to send onto its link.
+
+#![forbid(unsafe_code)]
+
+use lagkit_proto::lacp::{Event, PortConfig, PortId, System, SystemConfig};
+use lagkit_proto::Instant;
+use lagkit_wire::MacAddr;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+/// Properties of one simulated link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkSpec {
+    /// One-way delay.
+    pub delay: Duration,
+    /// Probability that a frame is lost, 0.0–1.0.
+    pub loss: f64,
+}
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        LinkSpec {
+            delay: Duration::from_micros(100),
+            loss: 0.0,
+        }
+    }
+}
+
+/// A fault or repair applied to a link at a virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Cable pulled: carrier down at both ends, frames in flight lost.
+    Cut,
+    /// Cable back: carrier up at both ends.
+    Restore,
+    /// Carrier stays up but every frame is lost (a failed transceiver or a
+    /// media converter): only LACP timeouts can notice.
+    Blackhole,
+    /// End of a black hole.
+    Clear,
+    /// Lose the next N frames sent from the first end (a) of the link.
+    DropNextFromA(u32),
+    /// Lose the next N frames sent from the second end (b) of the link.
+    DropNextFromB(u32),
+}
+
+/// One end of a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct End {
+    /// System index.
+    pub system: usize,
+    /// Port in that system.
+    pub port: PortId,
+}
+
+#[derive(Debug, Clone)]
+struct Link {
+    ends: [End; 2],
+    spec: LinkSpec,
+    up: bool,
+    blackhole: bool,
+    drop_next: [u32; 2],
+    /// Frames carried / lost, per direction (0 = a→b).
+    carried: [u64; 2],
+    lost: [u64; 2],
+}
+
+/// A timestamped event of one system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimelineEntry {
+    /// When it happened.
+    pub at: Instant,
+    /// Which system (index).
+    pub system: usize,
+    /// What happened.
+    pub event: Event,
+}
+
+/// A frame some system sent, as put on a link (or lost there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// When it was sent.
+    pub at: Instant,
+    /// The sender.
+    pub from: End,
+    /// The link index.
+    pub link: usize,
+    /// True if the link lost it.
+    pub lost: bool,
+    /// The Ethernet frame.
+    pub frame: Vec<u8>,
+}
+
+/// A tiny seeded PRNG (SplitMix64). Hand-written because the simulator
+/// needs only a reproducible stream of u64s, and a fixed algorithm keeps
+/// timelines identical across dependency upgrades.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+type InFlight = Reverse<(Instant, u64, usize, usize, Vec<u8>)>;
+
+/// The simulated network.
+#[derive(Debug)]
+pub struct Sim {
+    systems: Vec<System>,
+    links: Vec<Link>,
+    in_flight: BinaryHeap<InFlight>,
+    faults: BinaryHeap<Reverse<(Instant, u64, usize, FaultKey)>>,
+    now: Instant,
+    seq: u64,
+    rng: SplitMix64,
+    timeline: Vec<TimelineEntry>,
+    capture: Option<Vec<Captured>>,
+    /// Frames delivered to systems in total.
+    pub frames_delivered: u64,
+}
+
+/// `Fault` made orderable for the heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct FaultKey(u8, u32);
+
+impl FaultKey {
+    fn from(f: Fault) -> FaultKey {
+        match f {
+            Fault::Cut => FaultKey(0, 0),
+            Fault::Restore => FaultKey(1, 0),
+            Fault::Blackhole => FaultKey(2, 0),
+            Fault::Clear => FaultKey(3, 0),
+            Fault::DropNextFromA(n) => FaultKey(4, n),
+            Fault::DropNextFromB(n) => FaultKey(5, n),
+        }
+    }
+    fn fault(self) -> Fault {
+        match self.0 {
+            0 => Fault::Cut,
+            1 => Fault::Restore,
+            2 => Fault::Blackhole,
+            3 => Fault::Clear,
+            4 => Fault::DropNextFromA(self.1),
+            _ => Fault::DropNextFromB(self.1),
+        }
+    }
+}
+
+impl Sim {
+    /// An empty network with a loss seed.
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            systems: Vec::new(),
+            links: Vec::new(),
+            in_flight: BinaryHeap::new(),
+            faults: BinaryHeap::new(),
+            now: Instant::ZERO,
+            seq: 0,
+            rng: SplitMix64(seed),
+            timeline: Vec::new(),
+            capture: None,
+            frames_delivered: 0,
+        }
+    }
+
+    /// Two systems joined by `links` links, each with ports `p1..pN`
+    /// configured by `port(n)`; links start up at time zero.
+    pub fn pair(
+        a: SystemConfig,
+        b: SystemConfig,
+        links: usize,
+        spec: LinkSpec,
+        mut port_a: impl FnMut(u16) -> PortConfig,
+        mut port_b: impl FnMut(u16) -> PortConfig,
+        seed: u64,
+    ) -> Sim {
+        let mut sim = Sim::new(seed);
+        let sa = sim.add_system(a);
+        let sb = sim.add_system(b);
+        for n in 1..=links {
+            let n = u16::try_from(n).unwrap_or(u16::MAX);
+            let pa = sim.add_port(sa, port_a(n));
+            let pb = sim.add_port(sb, port_b(n));
+            sim.connect(
+                End {
+                    system: sa,
+                    port: pa,
+                },
+                End {
+                    system: sb,
+                    port: pb,
+                },
+                spec,
+            );
+        }
+        sim
+    }
+
+    /// Adds a system; returns its index.
+    pub fn add_system(&mut self, cfg: SystemConfig) -> usize {
+        self.systems.push(System::new(cfg));
+        self.systems.len() - 1
+    }
+
+    /// Adds a port to a system.
+    pub fn add_port(&mut self, system: usize, cfg: PortConfig) -> PortId {
+        let now = self.now;
+        let id = self.systems[system].add_port(cfg, now);
+        self.drain(system);
+        id
+    }
+
+    /// Joins two ports with a link that is up now; returns the link index.
+    pub fn connect(&mut self, a: End, b: End, spec: LinkSpec) -> usize {
+        self.links.push(Link {
+            ends: [a, b],
+            spec,
+            up: false,
+            blackhole: false,
+            drop_next: [0, 0],
+            carried: [0, 0],
+            lost: [0, 0],
+        });
+        let l = self.links.len() - 1;
+        self.apply(l, Fault::Restore);
+        l
+    }
+
+    /// Schedules a fault on link `link` (0-based) at `at`.
+    pub fn schedule(&mut self, at: Instant, link: usize, fault: Fault) {
+        self.seq += 1;
+        self.faults
+            .push(Reverse((at, self.seq, link, FaultKey::from(fault))));
+    }
+
+    /// The current virtual time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// A system.
+    pub fn system(&self, i: usize) -> &System {
+        &self.systems[i]
+    }
+
+    /// Changes a system mid-run (e.g. its System ID); whatever it sends as
+    /// a result goes onto the links at once.
+    pub fn update(&mut self, i: usize, f: impl FnOnce(&mut System, Instant)) {
+        let now = self.now;
+        f(&mut self.systems[i], now);
+        self.drain(i);
+    }
+
+    /// Everything that happened so far.
+    pub fn timeline(&self) -> &[TimelineEntry] {
+        &self.timeline
+    }
+
+    /// Frames carried and lost on a link: ([a→b, b→a], [a→b, b→a]).
+    pub fn link_counts(&self, link: usize) -> ([u64; 2], [u64; 2]) {
+        let l = &self.links[link];
+        (l.carried, l.lost)
+    }
+
+    /// Starts recording every frame sent (see [`Sim::captured`]).
+    pub fn enable_capture(&mut self) {
+        self.capture.get_or_insert_with(Vec::new);
+    }
+
+    /// Frames recorded since [`Sim::enable_capture`].
+    pub fn captured(&self) -> &[Captured] {
+        self.capture.as_deref().unwrap_or(&[])
+    }
+
+    /// Number of links.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The ends of a link.
+    pub fn link_ends(&self, link: usize) -> [End; 2] {
+        self.links[link].ends
+    }
+
+    /// Applies a fault now.
+    pub fn apply(&mut self, link: usize, fault: Fault) {
+        let Some(l) = self.links.get_mut(link) else {
+            return;
+        };
+        let ends = l.ends;
+        match fault {
+            Fault::Cut | Fault::Restore => {
+                let up = fault == Fault::Restore;
+                l.up = up;
+                if !up {
+                    // Frames on the wire are lost with the cable.
+                    let before = self.in_flight.len();
+                    self.in_flight
+                        .retain(|Reverse((_, _, ln, _, _))| *ln != link);
+                    let lost = (before - self.in_flight.len()) as u64;
+                    self.links[link].lost[0] += lost;
+                }
+                let now = self.now;
+                for e in ends {
+                    self.systems[e.system].set_port_enabled(e.port, up, now);
+                    self.drain(e.system);
+                }
+            }
+            Fault::Blackhole => l.blackhole = true,
+            Fault::Clear => l.blackhole = false,
+            Fault::DropNextFromA(n) => l.drop_next[0] += n,
+            Fault::DropNextFromB(n) => l.drop_next[1] += n,
+        }
+    }
+
+    /// Sends a raw frame into a system's port as if it arrived from the wire.
+    pub fn inject(&mut self, system: usize, port: PortId, frame: &[u8]) {
+        let now = self.now;
+        self.systems[system].handle_frame(port, frame, now);
+        self.drain(system);
+    }
+
+    /// Moves a system's outputs onto links and into the timeline.
+    fn drain(&mut self, s: usize) {
+        while let Some((at, event)) = self.systems[s].poll_event() {
+            self.timeline.push(TimelineEntry {
+                at,
+                system: s,
+                event,
+            });
+        }
+        while let Some(tx) = self.systems[s].poll_transmit() {
+            let here = End {
+                system: s,
+                port: tx.port,
+            };
+            let Some((li, dir)) = self
+                .links
+                .iter()
+                .enumerate()
+                .find_map(|(i, l)| l.ends.iter().position(|e| *e == here).map(|d| (i, d)))
+            else {
+                continue; // a port with no cable: the frame goes nowhere
+            };
+            let l = &mut self.links[li];
+            if !l.up {
+                continue;
+            }
+            let lose = if l.drop_next[dir] > 0 {
+                l.drop_next[dir] -= 1;
+                true
+            } else {
+                l.blackhole || (l.spec.loss > 0.0 && self.rng.next_f64() < l.spec.loss)
+            };
+            if let Some(cap) = self.capture.as_mut() {
+                cap.push(Captured {
+                    at: self.now,
+                    from: here,
+                    link: li,
+                    lost: lose,
+                    frame: tx.frame.clone(),
+                });
+            }
+            if lose {
+                l.lost[dir] += 1;
+                continue;
+            }
+            l.carried[dir] += 1;
+            self.seq += 1;
+            let at = self.now + l.spec.delay;
+            self.in_flight
+                .push(Reverse((at, self.seq, li, dir, tx.frame)));
+        }
+    }
+
+    /// The earliest thing that will happen, if any.
+    fn next_time(&self) -> Option<Instant> {
+        let frames = self.in_flight.peek().map(|Reverse((t, ..))| *t);
+        let faults = self.faults.peek().map(|Reverse((t, ..))| *t);
+        let timers = self.systems.iter().filter_map(System::poll_timeout).min();
+        [frames, faults, timers].into_iter().flatten().min()
+    }
+
+    /// Runs until virtual time `until` (inclusive).
+    pub fn run_until(&mut self, until: Instant) {
+        while let Some(t) = self.next_time() {
+            if t > until {
+                break;
+            }
+            self.now = self.now.max(t);
+            self.step_at(t);
+        }
+        self.now = self.now.max(until);
+        for s in 0..self.systems.len() {
+            let now = self.now;
+            self.systems[s].handle_timeout(now);
+            self.drain(s);
+        }
+    }
+
+    /// Runs for a duration from now.
+    pub fn run_for(&mut self, d: Duration) {
+        let until = self.now + d;
+        self.run_until(until);
+    }
+
+    /// Runs until `cond` holds or `deadline` passes; returns the time it
+    /// first held (checked after every step).
+    pub fn run_until_cond(
+        &mut self,
+        deadline: Instant,
+        mut cond: impl FnMut(&Sim) -> bool,
+    ) -> Option<Instant> {
+        if cond(self) {
+            return Some(self.now);
+        }
+        while let Some(t) = self.next_time() {
+            if t > deadline {
+                break;
+            }
+            self.now = self.now.max(t);
+            self.step_at(t);
+            if cond(self) {
+                return Some(self.now);
+            }
+        }
+        self.now = self.now.max(deadline);
+        None
+    }
+
+    fn step_at(&mut self, t: Instant) {
+        // 1. Scheduled faults due now, in scheduling order.
+        while let Some(Reverse((at, _, link, key))) = self.faults.peek().cloned() {
+            if at > t {
+                break;
+            }
+            self.faults.pop();
+            self.apply(link, key.fault());
+        }
+        // 2. Frames arriving now, in send order.
+        while let Some(Reverse((at, ..))) = self.in_flight.peek() {
+            if *at > t {
+                break;
+            }
+            let Some(Reverse((_, _, li, dir, frame))) = self.in_flight.pop() else {
+                break;
+            };
+            let to = self.links[li].ends[1 - dir];
+            self.frames_delivered += 1;
+            self.systems[to.system].handle_frame(to.port, &frame, t);
+            self.drain(to.system);
+        }
+        // 3. Deadlines due now.
+        for s in 0..self.systems.len() {
+            if self.systems[s].poll_timeout().is_some_and(|d| d <= t) {
+                self.systems[s].handle_timeout(t);
+                self.drain(s);
+            }
+        }
+    }
+}
+
+/// A locally administered MAC for system `s`, port `p` (0 = the system itself).
+pub fn mac(s: u8, p: u16) -> MacAddr {
+    let [hi, lo] = p.to_be_bytes();
+    MacAddr([0x02, 0x00, 0x5e, s, hi, lo])
+}

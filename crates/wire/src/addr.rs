@@ -78,7 +78,10 @@ impl FromStr for MacAddr {
     /// Accepts `aa:bb:cc:dd:ee:ff`, `aa-bb-cc-dd-ee-ff` and `aabb.ccdd.eeff` (Cisco).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseMacError(s.to_string());
-        let hex: String = s.chars().filter(|c| !matches!(c, ':' | '-' | '.')).collect();
+        let hex: String = s
+            .chars()
+            .filter(|c| !matches!(c, ':' | '-' | '.'))
+            .collect();
         if hex.len() != 12 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(err());
         }

@@ -58,7 +58,10 @@ impl From<EtherType> for u16 {
 impl EtherType {
     fn is_tag(self) -> bool {
         // 0x9100 is the pre-standard QinQ tag still seen on older switches.
-        matches!(self, EtherType::Vlan | EtherType::QinQ | EtherType::Unknown(0x9100))
+        matches!(
+            self,
+            EtherType::Vlan | EtherType::QinQ | EtherType::Unknown(0x9100)
+        )
     }
 }
 

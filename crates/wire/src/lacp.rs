@@ -465,7 +465,15 @@ mod tests {
 
     #[test]
     fn bad_fixed_tlvs_are_refused() {
-        for (at, value) in [(2, 9), (3, 19), (22, 1), (23, 21), (42, 4), (43, 15), (59, 1)] {
+        for (at, value) in [
+            (2, 9),
+            (3, 19),
+            (22, 1),
+            (23, 21),
+            (42, 4),
+            (43, 15),
+            (59, 1),
+        ] {
             let mut b = sample_bytes();
             b[at] = value;
             assert!(
@@ -510,6 +518,9 @@ mod tests {
     #[test]
     fn state_display() {
         assert_eq!(PortState(0x3f).to_string(), "0x3f (A S G Y C D . .)");
-        assert_eq!(PortState(0x45).names(), ["activity", "aggregation", "defaulted"]);
+        assert_eq!(
+            PortState(0x45).names(),
+            ["activity", "aggregation", "defaulted"]
+        );
     }
 }

@@ -22,7 +22,7 @@ pub mod marker;
 pub mod slow;
 
 pub use addr::{MacAddr, SystemId};
-pub use ethernet::{EthernetFrame, EthernetRepr, EtherType, VlanTag};
+pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, VlanTag};
 pub use lacp::{Lacpdu, LacpduRepr, PortInfo, PortState};
 pub use marker::{MarkerKind, MarkerPdu, MarkerRepr};
 pub use slow::{SlowPdu, SlowProtocolError};

@@ -189,7 +189,10 @@ mod tests {
         let req = MarkerRepr::parse(&request_bytes()).unwrap();
         assert_eq!(req.kind, MarkerKind::Information);
         assert_eq!(req.requester_port, 7);
-        assert_eq!(req.requester_system, MacAddr([2, 0x11, 0x22, 0x33, 0x44, 0x55]));
+        assert_eq!(
+            req.requester_system,
+            MacAddr([2, 0x11, 0x22, 0x33, 0x44, 0x55])
+        );
         assert_eq!(req.transaction_id, 0xdeadbeef);
         let mut out = [0xffu8; PDU_LEN];
         req.response().emit(&mut out).unwrap();

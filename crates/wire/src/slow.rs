@@ -128,7 +128,10 @@ mod tests {
         f[12] = 0x88;
         f[13] = 0x09;
         f[14] = 3; // OAM
-        assert_eq!(SlowPdu::parse(&f), Err(SlowProtocolError::UnknownSubtype(3)));
+        assert_eq!(
+            SlowPdu::parse(&f),
+            Err(SlowProtocolError::UnknownSubtype(3))
+        );
         f[13] = 0x00;
         assert_eq!(SlowPdu::parse(&f), Err(SlowProtocolError::NotSlowProtocols));
         assert_eq!(SlowPdu::parse(&f[..10]), Err(SlowProtocolError::Truncated));

@@ -1,0 +1,221 @@
+//! Selection Logic (802.1AX-2020 6.4.14).
+//!
+//! > The Selection Logic selects a compatible Aggregator for each Aggregation
+//! > Port [...]. Aggregation Ports that are capable of aggregating with each
+//! > other share the same Link Aggregation Group Identifier (LAG ID): the
+//! > same Actor System and key, the same Partner System and key, and both
+//! > ends Aggregatable. [...] An Individual port is attached to an
+//! > Aggregator of its own.
+//!
+//! Beyond choosing aggregators, this is where policy that the standard
+//! leaves to the system lives: how many aggregators exist, which ports of an
+//! oversubscribed aggregate stand by (`max_bundle`, ranked by the port
+//! priorities of the system with the better System ID, 6.7.1), and keeping
+//! an aggregate down below `min_links`. Both use the standard's STANDBY
+//! value of Selected, so the Mux machine keeps such ports WAITING and out of
+//! sync, and the partner stops sending on them too.
+
+use super::config::{NoPartner, SystemConfig};
+use super::mux::{self, MuxState};
+use super::port::{Port, Selected};
+use super::receive::RxState;
+use crate::Instant;
+use lagkit_wire::SystemId;
+
+/// Link Aggregation Group Identifier (6.3.6), from this system's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct LagId {
+    pub actor_key: u16,
+    pub partner_system: SystemId,
+    pub partner_key: u16,
+    /// Set for an Individual link: the port it belongs to alone.
+    pub individual: Option<usize>,
+}
+
+/// One Aggregator and the ports that have selected it.
+#[derive(Debug, Clone)]
+pub(crate) struct Aggregator {
+    /// The LAG this aggregator serves, while any port has it selected.
+    pub lag: Option<LagId>,
+    /// Ports whose Selected is SELECTED or STANDBY for this aggregator, in
+    /// the order they joined.
+    pub members: Vec<usize>,
+    /// Ready (6.4.8).
+    pub ready: bool,
+}
+
+impl Aggregator {
+    pub fn new() -> Aggregator {
+        Aggregator {
+            lag: None,
+            members: Vec::new(),
+            ready: false,
+        }
+    }
+}
+
+/// The LAG ID a port belongs to now.
+pub(crate) fn lag_id(p: &Port, idx: usize, system: SystemId) -> LagId {
+    let partner = p.partner_oper;
+    // A link looped back to this system (same System ID and key at both
+    // ends) cannot aggregate with anything: treat it as Individual (6.4.14.1 d).
+    let looped = partner.system == system && partner.key == p.actor_oper_key;
+    let individual = !p.actor_state.aggregatable() || !partner.state.aggregatable() || looped;
+    LagId {
+        actor_key: p.actor_oper_key,
+        partner_system: partner.system,
+        partner_key: partner.key,
+        individual: individual.then_some(idx),
+    }
+}
+
+/// A port can carry traffic if it is up and its partner information is
+/// current or administratively defaulted (not EXPIRED).
+fn eligible(p: &Port) -> bool {
+    p.port_enabled && matches!(p.rx, RxState::Current | RxState::Defaulted)
+}
+
+/// Runs the Selection Logic once over all ports; returns true if anything
+/// changed.
+pub(crate) fn run(
+    ports: &mut [Option<Port>],
+    aggs: &mut [Aggregator],
+    cfg: &SystemConfig,
+    now: Instant,
+) -> bool {
+    let system = cfg.system;
+    let mut changed = false;
+
+    // 1. Withdraw selections that no longer hold.
+    for (i, slot) in ports.iter_mut().enumerate() {
+        let Some(p) = slot else { continue };
+        if p.selected == Selected::Unselected {
+            continue;
+        }
+        let lag = lag_id(p, i, system);
+        let still = p.port_enabled
+            && p.lacp_enabled()
+            && p.aggregator.and_then(|a| aggs.get(a)).and_then(|a| a.lag) == Some(lag);
+        if !still {
+            changed |= p.set_selected(Selected::Unselected);
+        }
+    }
+    for (a, agg) in aggs.iter_mut().enumerate() {
+        let before = agg.members.len();
+        agg.members.retain(|&i| {
+            ports[i]
+                .as_ref()
+                .is_some_and(|p| p.selected != Selected::Unselected && p.aggregator == Some(a))
+        });
+        changed |= agg.members.len() != before;
+    }
+    for p in ports.iter_mut().flatten() {
+        if p.selected == Selected::Unselected && p.mux == MuxState::Detached {
+            p.aggregator = None;
+        }
+    }
+    // An aggregator with no member and no attached mux is free again.
+    for (a, agg) in aggs.iter_mut().enumerate() {
+        let attached = ports.iter().flatten().any(|p| p.attached == Some(a));
+        if agg.members.is_empty() && !attached && agg.lag.is_some() {
+            agg.lag = None;
+            changed = true;
+        }
+    }
+
+    // 2. Choose an aggregator for each unselected, detached port.
+    for i in 0..ports.len() {
+        let Some(p) = ports[i].as_ref() else { continue };
+        let can = p.selected == Selected::Unselected
+            && p.mux == MuxState::Detached
+            && p.aggregator.is_none()
+            && p.port_enabled
+            && p.lacp_enabled()
+            && matches!(
+                p.rx,
+                RxState::Expired | RxState::Defaulted | RxState::Current
+            );
+        if !can {
+            continue;
+        }
+        let lag = lag_id(p, i, system);
+        let found = aggs.iter().position(|a| a.lag == Some(lag)).or_else(|| {
+            aggs.iter().enumerate().position(|(a, agg)| {
+                agg.lag.is_none() && !ports.iter().flatten().any(|q| q.attached == Some(a))
+            })
+        });
+        if let Some(a) = found {
+            aggs[a].lag = Some(lag);
+            aggs[a].members.push(i);
+            if let Some(p) = ports[i].as_mut() {
+                p.aggregator = Some(a);
+                // Tentative; ranking below decides SELECTED or STANDBY.
+                p.set_selected(Selected::Standby);
+            }
+            changed = true;
+        }
+    }
+
+    // 3. Rank each aggregator's members: max_bundle and min_links.
+    for agg in aggs.iter_mut() {
+        let Some(lag) = agg.lag else { continue };
+        let mut ranked: Vec<usize> = agg
+            .members
+            .iter()
+            .copied()
+            .filter(|&i| ports[i].as_ref().is_some_and(eligible))
+            .collect();
+        ranked.sort_by_key(|&i| rank_key(ports[i].as_ref(), system));
+        let defaulted = ranked
+            .first()
+            .and_then(|&i| ports[i].as_ref())
+            .is_some_and(|p| p.rx == RxState::Defaulted);
+        let mut limit = cfg.max_bundle.unwrap_or(usize::MAX).max(1);
+        if defaulted && cfg.no_partner == NoPartner::Fallback {
+            limit = 1;
+        }
+        let below_min = lag.individual.is_none() && ranked.len() < cfg.min_links;
+        for &i in &agg.members {
+            let pos = ranked.iter().position(|&r| r == i);
+            let want = match pos {
+                Some(n) if n < limit && !below_min => Selected::Selected,
+                _ => Selected::Standby,
+            };
+            if let Some(p) = ports[i].as_mut() {
+                changed |= p.set_selected(want);
+            }
+        }
+    }
+
+    // 4. Ready: every SELECTED port waiting to attach has Ready_N.
+    for agg in aggs.iter_mut() {
+        let ready = agg.members.iter().all(|&i| {
+            ports[i].as_ref().is_none_or(|p| {
+                p.selected != Selected::Selected
+                    || p.mux != MuxState::Waiting
+                    || mux::ready_n(p, now)
+            })
+        });
+        if agg.ready != ready {
+            agg.ready = ready;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Ranking of ports inside an aggregate (6.7.1): the port priorities and
+/// numbers of whichever system has the better (lower) System ID decide,
+/// so both ends pick the same active ports.
+fn rank_key(p: Option<&Port>, system: SystemId) -> (u16, u16, u16, u16) {
+    let Some(p) = p else {
+        return (u16::MAX, u16::MAX, u16::MAX, u16::MAX);
+    };
+    let actor = (p.cfg.port_priority, p.cfg.port_number);
+    let partner = (p.partner_oper.port_priority, p.partner_oper.port);
+    if system <= p.partner_oper.system || p.rx == RxState::Defaulted {
+        (actor.0, actor.1, 0, 0)
+    } else {
+        (partner.0, partner.1, actor.0, actor.1)
+    }
+}

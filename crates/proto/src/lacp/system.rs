@@ -1,0 +1,759 @@
+//! The public sans-IO face of the LACP core: a [`System`] owns ports and
+//! aggregators, takes events with the current time, and hands back frames
+//! to send, events to report and the next deadline.
+
+use super::churn::{self, ChurnState};
+use super::config::{PortConfig, SystemConfig};
+use super::mux::{self, MuxState};
+use super::periodic::{self, PeriodicEvent, PeriodicState};
+use super::port::{Ctx, Port, PortCounters, Selected};
+use super::receive::{self, RxState};
+use super::selection::{self, Aggregator};
+use super::transmit::{self, TxState};
+use crate::Instant;
+use lagkit_wire::{LacpduRepr, MarkerKind, PortInfo, SlowPdu, SlowProtocolError, SystemId};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Index of a port in its [`System`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortId(pub usize);
+
+/// Aggregator identifier (1-based, as shown to users).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AggregatorId(pub u16);
+
+impl fmt::Display for AggregatorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A frame the caller must send on a port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// The port to send on.
+    pub port: PortId,
+    /// The whole Ethernet frame (no FCS).
+    pub frame: Vec<u8>,
+}
+
+/// The machines whose transitions are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Machine {
+    /// Receive machine.
+    Receive,
+    /// Periodic Transmission machine.
+    Periodic,
+    /// Mux machine.
+    Mux,
+    /// Actor Churn Detection machine.
+    ActorChurn,
+    /// Partner Churn Detection machine.
+    PartnerChurn,
+    /// Selection Logic (changes of Selected).
+    Selection,
+}
+
+impl Machine {
+    /// Short name used in log lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Machine::Receive => "rx",
+            Machine::Periodic => "periodic",
+            Machine::Mux => "mux",
+            Machine::ActorChurn => "actor churn",
+            Machine::PartnerChurn => "partner churn",
+            Machine::Selection => "selection",
+        }
+    }
+}
+
+/// Something the caller may want to know or act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A machine changed state. `line` is the log line, e.g.
+    /// `bond0 eth1 mux: ATTACHED (partner in sync) -> COLLECTING_DISTRIBUTING`.
+    Transition {
+        /// The port.
+        port: PortId,
+        /// The machine.
+        machine: Machine,
+        /// State left.
+        from: &'static str,
+        /// What caused it.
+        reason: &'static str,
+        /// State entered.
+        to: &'static str,
+        /// Formatted log line.
+        line: String,
+    },
+    /// A port's collecting/distributing changed: the data plane must
+    /// republish its distribution map.
+    Distribution {
+        /// The port.
+        port: PortId,
+        /// The aggregator it is attached to, if any.
+        aggregator: Option<AggregatorId>,
+        /// Frames received on the port are passed up.
+        collecting: bool,
+        /// The port may carry transmitted frames.
+        distributing: bool,
+    },
+    /// An aggregator went up (at least `max(min_links, 1)` ports
+    /// distributing) or down.
+    Aggregator {
+        /// The aggregator.
+        aggregator: AggregatorId,
+        /// Up or down.
+        up: bool,
+        /// Ports distributing on it now.
+        distributing: usize,
+    },
+}
+
+/// A snapshot of one port, for status displays and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortStatus {
+    /// Port id.
+    pub id: PortId,
+    /// Interface name.
+    pub name: String,
+    /// port_enabled.
+    pub enabled: bool,
+    /// Receive machine state.
+    pub rx: RxState,
+    /// Periodic machine state.
+    pub periodic: PeriodicState,
+    /// Mux machine state.
+    pub mux: MuxState,
+    /// Transmit machine state.
+    pub tx: TxState,
+    /// Actor churn machine state.
+    pub actor_churn: ChurnState,
+    /// Partner churn machine state.
+    pub partner_churn: ChurnState,
+    /// Selected.
+    pub selected: Selected,
+    /// The aggregator selected.
+    pub aggregator: Option<AggregatorId>,
+    /// The aggregator the mux is attached to.
+    pub attached: Option<AggregatorId>,
+    /// Actor operational parameters.
+    pub actor: PortInfo,
+    /// Partner operational parameters.
+    pub partner: PortInfo,
+    /// Collecting enabled.
+    pub collecting: bool,
+    /// Distributing enabled.
+    pub distributing: bool,
+    /// Counters.
+    pub counters: PortCounters,
+}
+
+impl PortStatus {
+    /// Why this port is not carrying traffic in an aggregate, in words an
+    /// operator can act on; `None` if it is distributing in an aggregate.
+    pub fn not_bundled_reason(&self) -> Option<String> {
+        if self.distributing && self.actor.state.aggregatable() && self.partner.state.aggregatable()
+        {
+            return None;
+        }
+        Some(if !self.enabled {
+            "link is down".to_string()
+        } else if self.rx == RxState::LacpDisabled {
+            "LACP is disabled on this port".to_string()
+        } else if self.rx == RxState::Expired {
+            "partner stopped sending LACPDUs (expired)".to_string()
+        } else if self.rx == RxState::Defaulted {
+            "partner never spoke LACP (defaulted)".to_string()
+        } else if !self.actor.state.aggregatable() {
+            "this port is configured individual".to_string()
+        } else if !self.partner.state.aggregatable() {
+            "partner port is individual".to_string()
+        } else if self.selected == Selected::Unselected {
+            "no aggregator available for this partner/key".to_string()
+        } else if self.selected == Selected::Standby {
+            "standby (max_bundle or min_links)".to_string()
+        } else if self.mux == MuxState::Waiting {
+            "waiting for Aggregate_Wait_Time".to_string()
+        } else if !self.partner.state.in_sync() {
+            "partner not in sync (key, system or aggregator mismatch on its side)".to_string()
+        } else {
+            "partner not collecting".to_string()
+        })
+    }
+}
+
+/// A snapshot of one aggregator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregatorStatus {
+    /// Aggregator id.
+    pub id: AggregatorId,
+    /// Actor key of the LAG it serves, if any.
+    pub actor_key: Option<u16>,
+    /// Partner system of the LAG.
+    pub partner_system: Option<SystemId>,
+    /// Partner key of the LAG.
+    pub partner_key: Option<u16>,
+    /// True if it serves an Individual link.
+    pub individual: bool,
+    /// Ports that selected it (SELECTED or STANDBY).
+    pub members: Vec<PortId>,
+    /// Ports distributing on it.
+    pub distributing: Vec<PortId>,
+    /// At least max(min_links, 1) ports distributing.
+    pub up: bool,
+}
+
+/// One LACP system: its ports, its aggregators, and its output queues.
+#[derive(Debug)]
+pub struct System {
+    cfg: SystemConfig,
+    ports: Vec<Option<Port>>,
+    aggs: Vec<Aggregator>,
+    now: Instant,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<(Instant, Event)>,
+    /// What was last reported per port: (collecting, distributing, attached).
+    reported: Vec<(bool, bool, Option<usize>)>,
+    /// Last reported up/down per aggregator.
+    agg_up: Vec<bool>,
+    /// Times `settle` hit its iteration bound (should stay 0).
+    pub settle_overflows: u64,
+}
+
+const MAX_SETTLE_ROUNDS: usize = 64;
+
+impl System {
+    /// A system with no ports.
+    pub fn new(cfg: SystemConfig) -> System {
+        let aggs = (0..cfg.aggregators).map(|_| Aggregator::new()).collect();
+        let agg_up = vec![false; cfg.aggregators];
+        System {
+            cfg,
+            ports: Vec::new(),
+            aggs,
+            now: Instant::ZERO,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            reported: Vec::new(),
+            agg_up,
+            settle_overflows: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SystemConfig {
+        &self.cfg
+    }
+
+    /// The System ID.
+    pub fn system_id(&self) -> SystemId {
+        self.cfg.system
+    }
+
+    /// Changes the System ID (priority and MAC), as an operator reconfiguring
+    /// `ad_actor_system` would. Every port tells its partner at once; partners
+    /// see a new system and re-form their aggregates.
+    pub fn set_system_id(&mut self, system: SystemId, now: Instant) {
+        self.advance(now);
+        self.settle();
+        if self.cfg.system == system {
+            return;
+        }
+        tracing::info!(target: "lagkit::lacp", "{} system id {} -> {}", self.cfg.name, self.cfg.system, system);
+        self.cfg.system = system;
+        for p in self.ports.iter_mut().flatten() {
+            // Our identity changed, so nothing the partner agreed to holds:
+            // leave the aggregator and select again.
+            p.set_selected(Selected::Unselected);
+            p.ntt = true;
+        }
+        self.settle();
+    }
+
+    /// Adds a port (its link down until [`System::set_port_enabled`]).
+    pub fn add_port(&mut self, cfg: PortConfig, now: Instant) -> PortId {
+        self.advance(now);
+        let id = self.ports.len();
+        let mut p = Port::new(cfg, &self.cfg);
+        let ctx = Ctx {
+            now: self.now,
+            system: self.cfg.system,
+            cfg: &self.cfg,
+            ready: false,
+        };
+        // BEGIN: every machine to its initial state, with its entry actions.
+        receive::enter(&mut p, RxState::Initialize, &ctx, None);
+        periodic::enter(&mut p, PeriodicState::NoPeriodic, &ctx);
+        mux::enter(&mut p, MuxState::Detached, &ctx);
+        churn::enter(&mut p, ChurnState::Monitor, &ctx, false);
+        churn::enter(&mut p, ChurnState::Monitor, &ctx, true);
+        p.ntt = false;
+        p.counters = PortCounters::default();
+        self.ports.push(Some(p));
+        self.reported.push((false, false, None));
+        if self.cfg.aggregators == 0 {
+            self.aggs.push(Aggregator::new());
+            self.agg_up.push(false);
+        }
+        self.settle();
+        PortId(id)
+    }
+
+    /// Removes a port: it stops distributing at once and its aggregator
+    /// forgets it.
+    pub fn remove_port(&mut self, id: PortId, now: Instant) {
+        self.set_port_enabled(id, false, now);
+        if let Some(slot) = self.ports.get_mut(id.0) {
+            *slot = None;
+        }
+        self.settle();
+    }
+
+    /// Carrier up or down (the standard's port_enabled).
+    pub fn set_port_enabled(&mut self, id: PortId, enabled: bool, now: Instant) {
+        self.advance(now);
+        self.settle();
+        let ctx_now = self.now;
+        let Some(p) = self.port_mut(id) else { return };
+        if p.port_enabled == enabled {
+            return;
+        }
+        p.port_enabled = enabled;
+        tracing::debug!(port = %p.cfg.name, enabled, "port_enabled changed");
+        if enabled {
+            // Not in the standard, which waits for the first periodic_timer
+            // expiry: announce ourselves as soon as the link is up, as Linux
+            // and Open vSwitch do. The Transmit machine still applies the
+            // activity rules (a passive port stays silent).
+            p.ntt = true;
+            // The churn machines' global transition restarts their timers
+            // from the moment the port comes up.
+            let cfg = self.cfg.clone();
+            let ctx = Ctx {
+                now: ctx_now,
+                system: cfg.system,
+                cfg: &cfg,
+                ready: false,
+            };
+            let Some(p) = self.port_mut(id) else { return };
+            churn::enter(p, ChurnState::Monitor, &ctx, false);
+            churn::enter(p, ChurnState::Monitor, &ctx, true);
+        }
+        self.settle();
+    }
+
+    /// Turns LACP on or off on a port (LACP_Enabled). With LACP off the
+    /// port never sends and ignores LACPDUs, as a port facing a partner that
+    /// is not full duplex must.
+    pub fn set_lacp_enabled(&mut self, id: PortId, enabled: bool, now: Instant) {
+        self.advance(now);
+        self.settle();
+        if let Some(p) = self.port_mut(id) {
+            p.cfg.lacp_enabled = enabled;
+            p.ntt = enabled;
+        }
+        self.settle();
+    }
+
+    /// A slow-protocols frame (a whole Ethernet frame without FCS) arrived
+    /// on a port. Anything malformed is counted and ignored.
+    pub fn handle_frame(&mut self, id: PortId, frame: &[u8], now: Instant) {
+        self.advance(now);
+        self.settle();
+        let parsed = SlowPdu::parse(frame);
+        let Some(p) = self.port_mut(id) else { return };
+        match parsed {
+            Err(e) => {
+                p.counters.bad_rx += 1;
+                if matches!(e, SlowProtocolError::UnknownSubtype(_)) {
+                    p.counters.unknown_rx += 1;
+                }
+                tracing::debug!(port = %p.cfg.name, error = %e, "slow-protocols frame dropped");
+            }
+            Ok(SlowPdu::Marker(m)) => match m.kind {
+                MarkerKind::Information => {
+                    p.counters.marker_rx += 1;
+                    // 6.5.4.2: the Marker Responder answers every Marker PDU
+                    // with a Marker Response carrying the same requester fields.
+                    if p.port_enabled {
+                        p.counters.marker_response_tx += 1;
+                        let frame = SlowPdu::Marker(m.response()).emit_frame(p.cfg.mac);
+                        self.transmits.push_back(Transmit { port: id, frame });
+                    }
+                }
+                MarkerKind::Response => p.counters.marker_response_rx += 1,
+            },
+            Ok(SlowPdu::Lacp(pdu)) => self.receive_lacpdu(id, &pdu),
+        }
+        self.settle();
+    }
+
+    fn receive_lacpdu(&mut self, id: PortId, pdu: &LacpduRepr) {
+        let Some(p) = self.port_mut(id) else { return };
+        p.counters.lacpdu_rx += 1;
+        if !p.port_enabled || !p.lacp_enabled() {
+            p.counters.lacpdu_ignored += 1;
+            return;
+        }
+        // port_moved (6.4.8): another port in PORT_DISABLED whose partner
+        // (system, port) is the sender of this PDU has moved here.
+        for (i, q) in self.ports.iter_mut().enumerate() {
+            let Some(q) = q else { continue };
+            if i != id.0
+                && q.rx == RxState::PortDisabled
+                && q.partner_oper.system == pdu.actor.system
+                && q.partner_oper.port == pdu.actor.port
+            {
+                q.port_moved = true;
+            }
+        }
+        let cfg = self.cfg.clone();
+        let ready = self.ready_of(id.0);
+        let ctx = Ctx {
+            now: self.now,
+            system: cfg.system,
+            cfg: &cfg,
+            ready,
+        };
+        let Some(p) = self.ports[id.0].as_mut() else {
+            return;
+        };
+        if let Some((ev, to)) = receive::on_pdu(p) {
+            let from = p.rx.name();
+            receive::enter(p, to, &ctx, Some(pdu));
+            // CURRENT -> CURRENT on every PDU is routine: not logged.
+            if from != to.name() {
+                self.log(id.0, Machine::Receive, from, ev.name(), to.name());
+            }
+        }
+    }
+
+    /// Time passed; expired timers take effect.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
+        self.settle();
+    }
+
+    /// The next time [`System::handle_timeout`] must be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.ports
+            .iter()
+            .flatten()
+            .filter_map(|p| p.next_deadline(self.now))
+            .min()
+    }
+
+    /// The next frame to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event, with the time it happened.
+    pub fn poll_event(&mut self) -> Option<(Instant, Event)> {
+        self.events.pop_front()
+    }
+
+    /// All port ids currently present.
+    pub fn port_ids(&self) -> Vec<PortId> {
+        (0..self.ports.len())
+            .filter(|&i| self.ports[i].is_some())
+            .map(PortId)
+            .collect()
+    }
+
+    /// A snapshot of a port.
+    pub fn port_status(&self, id: PortId) -> Option<PortStatus> {
+        let p = self.ports.get(id.0)?.as_ref()?;
+        Some(PortStatus {
+            id,
+            name: p.cfg.name.clone(),
+            enabled: p.port_enabled,
+            rx: p.rx,
+            periodic: p.periodic,
+            mux: p.mux,
+            tx: p.tx,
+            actor_churn: p.actor_churn_state,
+            partner_churn: p.partner_churn_state,
+            selected: p.selected,
+            aggregator: p.aggregator.map(agg_id),
+            attached: p.attached.map(agg_id),
+            actor: p.actor_info(self.cfg.system),
+            partner: p.partner_oper,
+            collecting: p.collecting,
+            distributing: p.distributing,
+            counters: p.counters,
+        })
+    }
+
+    /// Snapshots of all aggregators that serve a LAG.
+    pub fn aggregators(&self) -> Vec<AggregatorStatus> {
+        self.aggs
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.lag.is_some())
+            .map(|(i, a)| self.aggregator_status(i, a))
+            .collect()
+    }
+
+    fn aggregator_status(&self, i: usize, a: &Aggregator) -> AggregatorStatus {
+        let distributing = self.distributing_on(i);
+        AggregatorStatus {
+            id: agg_id(i),
+            actor_key: a.lag.map(|l| l.actor_key),
+            partner_system: a.lag.map(|l| l.partner_system),
+            partner_key: a.lag.map(|l| l.partner_key),
+            individual: a.lag.is_some_and(|l| l.individual.is_some()),
+            members: a.members.iter().map(|&m| PortId(m)).collect(),
+            up: distributing.len() >= self.cfg.min_links.max(1),
+            distributing,
+        }
+    }
+
+    /// Ports distributing on an aggregator.
+    pub fn distributing_ports(&self, agg: AggregatorId) -> Vec<PortId> {
+        self.distributing_on(usize::from(agg.0).wrapping_sub(1))
+    }
+
+    fn distributing_on(&self, i: usize) -> Vec<PortId> {
+        self.ports
+            .iter()
+            .enumerate()
+            .filter_map(|(n, p)| {
+                p.as_ref()
+                    .filter(|p| p.attached == Some(i) && p.distributing)
+                    .map(|_| PortId(n))
+            })
+            .collect()
+    }
+
+    fn port_mut(&mut self, id: PortId) -> Option<&mut Port> {
+        self.ports.get_mut(id.0)?.as_mut()
+    }
+
+    fn advance(&mut self, now: Instant) {
+        // Time never goes backwards for the machines.
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    fn ready_of(&self, i: usize) -> bool {
+        self.ports[i]
+            .as_ref()
+            .and_then(|p| p.aggregator)
+            .and_then(|a| self.aggs.get(a))
+            .is_some_and(|a| a.ready)
+    }
+
+    fn log(
+        &mut self,
+        port: usize,
+        machine: Machine,
+        from: &'static str,
+        reason: &'static str,
+        to: &'static str,
+    ) {
+        let pname = self.ports[port]
+            .as_ref()
+            .map_or("?", |p| p.cfg.name.as_str());
+        let line = format!(
+            "{} {} {}: {} ({}) -> {}",
+            self.cfg.name,
+            pname,
+            machine.name(),
+            from,
+            reason,
+            to
+        );
+        tracing::info!(target: "lagkit::lacp", "{line}");
+        self.events.push_back((
+            self.now,
+            Event::Transition {
+                port: PortId(port),
+                machine,
+                from,
+                reason,
+                to,
+                line,
+            },
+        ));
+    }
+
+    /// Runs every machine of every port and the Selection Logic until
+    /// nothing moves, then the Transmit machines, then reports changes.
+    fn settle(&mut self) {
+        let mut rounds = 0;
+        loop {
+            let mut moved = false;
+            for i in 0..self.ports.len() {
+                moved |= self.step_port(i);
+            }
+            let before: Vec<Selected> = self.ports.iter().flatten().map(|p| p.selected).collect();
+            moved |= selection::run(&mut self.ports, &mut self.aggs, &self.cfg, self.now);
+            self.log_selection_changes(&before);
+            if !moved {
+                break;
+            }
+            rounds += 1;
+            if rounds >= MAX_SETTLE_ROUNDS {
+                self.settle_overflows += 1;
+                tracing::warn!(system = %self.cfg.name, "LACP machines did not settle");
+                break;
+            }
+        }
+        self.run_transmit();
+        self.report_changes();
+    }
+
+    fn log_selection_changes(&mut self, before: &[Selected]) {
+        let now: Vec<(usize, Selected)> = self
+            .ports
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (i, p.selected)))
+            .collect();
+        for ((i, s), b) in now.into_iter().zip(before.iter()) {
+            if s != *b {
+                self.log(i, Machine::Selection, b.name(), "selection logic", s.name());
+            }
+        }
+    }
+
+    /// One round of the per-port machines; true if any moved.
+    fn step_port(&mut self, i: usize) -> bool {
+        let ready = self.ready_of(i);
+        let cfg = &self.cfg;
+        let ctx = Ctx {
+            now: self.now,
+            system: cfg.system,
+            cfg,
+            ready,
+        };
+        let Some(p) = self.ports[i].as_mut() else {
+            return false;
+        };
+        let mut logs: Vec<(Machine, &'static str, &'static str, &'static str)> = Vec::new();
+        let sel_before = p.selected;
+        let mut routine_moved = false;
+        if let Some((ev, to)) = receive::step(p, &ctx) {
+            logs.push((Machine::Receive, p.rx.name(), ev.name(), to.name()));
+            receive::enter(p, to, &ctx, None);
+        }
+        if let Some((ev, to)) = periodic::step(p, &ctx) {
+            // The FAST/SLOW_PERIODIC <-> PERIODIC_TX cycle runs every period
+            // for the life of the port: traced, not reported.
+            let routine = matches!(ev, PeriodicEvent::TimerExpired)
+                || (p.periodic == PeriodicState::PeriodicTx);
+            if routine {
+                routine_moved = true;
+                tracing::trace!(port = %p.cfg.name, from = p.periodic.name(), to = to.name(), "periodic");
+            } else {
+                logs.push((Machine::Periodic, p.periodic.name(), ev.name(), to.name()));
+            }
+            periodic::enter(p, to, &ctx);
+        }
+        if let Some((ev, to)) = mux::step(p, &ctx) {
+            logs.push((Machine::Mux, p.mux.name(), ev.name(), to.name()));
+            mux::enter(p, to, &ctx);
+        }
+        for partner in [false, true] {
+            if let Some((ev, to)) = churn::step(p, &ctx, partner) {
+                let state = if partner {
+                    p.partner_churn_state
+                } else {
+                    p.actor_churn_state
+                };
+                let m = if partner {
+                    Machine::PartnerChurn
+                } else {
+                    Machine::ActorChurn
+                };
+                logs.push((m, state.name(partner), ev.name(), to.name(partner)));
+                churn::enter(p, to, &ctx, partner);
+            }
+        }
+        let moved = !logs.is_empty() || p.selected != sel_before;
+        if sel_before != p.selected {
+            logs.push((
+                Machine::Selection,
+                sel_before.name(),
+                "receive machine",
+                p.selected.name(),
+            ));
+        }
+        for (m, from, reason, to) in logs {
+            self.log(i, m, from, reason, to);
+        }
+        moved || routine_moved
+    }
+
+    fn run_transmit(&mut self) {
+        let cfg = &self.cfg;
+        for (i, slot) in self.ports.iter_mut().enumerate() {
+            let Some(p) = slot else { continue };
+            let ctx = Ctx {
+                now: self.now,
+                system: cfg.system,
+                cfg,
+                ready: false,
+            };
+            if transmit::run(p, &ctx) {
+                let pdu = LacpduRepr {
+                    version: lagkit_wire::lacp::VERSION,
+                    actor: p.actor_info(cfg.system),
+                    partner: p.partner_oper,
+                    collector_max_delay: cfg.collector_max_delay,
+                };
+                let frame = SlowPdu::Lacp(pdu).emit_frame(p.cfg.mac);
+                self.transmits.push_back(Transmit {
+                    port: PortId(i),
+                    frame,
+                });
+            }
+        }
+    }
+
+    fn report_changes(&mut self) {
+        for i in 0..self.ports.len() {
+            let cur = self.ports[i].as_ref().map_or((false, false, None), |p| {
+                (p.collecting, p.distributing, p.attached)
+            });
+            if cur != self.reported[i] {
+                self.reported[i] = cur;
+                self.events.push_back((
+                    self.now,
+                    Event::Distribution {
+                        port: PortId(i),
+                        aggregator: cur.2.map(agg_id),
+                        collecting: cur.0,
+                        distributing: cur.1,
+                    },
+                ));
+            }
+        }
+        for a in 0..self.aggs.len() {
+            let n = self.distributing_on(a).len();
+            let up = n > 0 && n >= self.cfg.min_links.max(1);
+            if up != self.agg_up[a] {
+                self.agg_up[a] = up;
+                tracing::info!(target: "lagkit::lacp", "{} aggregator {}: {} ({} ports distributing)",
+                    self.cfg.name, a + 1, if up { "up" } else { "down" }, n);
+                self.events.push_back((
+                    self.now,
+                    Event::Aggregator {
+                        aggregator: agg_id(a),
+                        up,
+                        distributing: n,
+                    },
+                ));
+            }
+        }
+    }
+}
+
+fn agg_id(i: usize) -> AggregatorId {
+    AggregatorId(u16::try_from(i + 1).unwrap_or(u16::MAX))
+}
