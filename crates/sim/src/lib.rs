@@ -487,3 +487,22 @@ pub fn mac(s: u8, p: u16) -> MacAddr {
     let [hi, lo] = p.to_be_bytes();
     MacAddr([0x02, 0x00, 0x5e, s, hi, lo])
 }
+
+/// Writes captured frames to a pcap file (Ethernet link type), with their
+/// virtual send times as timestamps, so tshark or Wireshark can decode them.
+pub fn write_pcap(path: &std::path::Path, frames: &[Captured]) -> std::io::Result<()> {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use pcap_file::DataLink;
+    let file = std::fs::File::create(path)?;
+    let header = PcapHeader {
+        datalink: DataLink::ETHERNET,
+        ..Default::default()
+    };
+    let mut w = PcapWriter::with_header(file, header).map_err(std::io::Error::other)?;
+    for c in frames {
+        let len = u32::try_from(c.frame.len()).unwrap_or(u32::MAX);
+        let pkt = PcapPacket::new(c.at.since_epoch(), len, &c.frame);
+        w.write_packet(&pkt).map_err(std::io::Error::other)?;
+    }
+    Ok(())
+}

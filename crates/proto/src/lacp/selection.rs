@@ -159,12 +159,21 @@ pub(crate) fn run(
     // 3. Rank each aggregator's members: max_bundle and min_links.
     for agg in aggs.iter_mut() {
         let Some(lag) = agg.lag else { continue };
-        let mut ranked: Vec<usize> = agg
+        // Aggregates are small (at most a few dozen ports): a stack array
+        // keeps this allocation-free on every settle.
+        let mut ranked = [0usize; 64];
+        let mut n = 0;
+        for &i in agg
             .members
             .iter()
-            .copied()
-            .filter(|&i| ports[i].as_ref().is_some_and(eligible))
-            .collect();
+            .filter(|&&i| ports[i].as_ref().is_some_and(eligible))
+        {
+            if n < ranked.len() {
+                ranked[n] = i;
+                n += 1;
+            }
+        }
+        let ranked = &mut ranked[..n];
         ranked.sort_by_key(|&i| rank_key(ports[i].as_ref(), system));
         let defaulted = ranked
             .first()

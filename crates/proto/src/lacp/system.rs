@@ -100,8 +100,8 @@ pub enum Event {
         /// The port may carry transmitted frames.
         distributing: bool,
     },
-    /// An aggregator went up (at least `max(min_links, 1)` ports
-    /// distributing) or down.
+    /// The number of ports distributing on an aggregator changed; it is up
+    /// while at least `max(min_links, 1)` are.
     Aggregator {
         /// The aggregator.
         aggregator: AggregatorId,
@@ -217,10 +217,14 @@ pub struct System {
     events: VecDeque<(Instant, Event)>,
     /// What was last reported per port: (collecting, distributing, attached).
     reported: Vec<(bool, bool, Option<usize>)>,
-    /// Last reported up/down per aggregator.
-    agg_up: Vec<bool>,
+    /// Last reported distributing count per aggregator.
+    agg_up: Vec<usize>,
     /// Times `settle` hit its iteration bound (should stay 0).
     pub settle_overflows: u64,
+    /// The time of the last settle.
+    settled_at: Instant,
+    /// Scratch buffer for logging selection changes.
+    selected_before: Vec<Selected>,
 }
 
 const MAX_SETTLE_ROUNDS: usize = 64;
@@ -229,7 +233,7 @@ impl System {
     /// A system with no ports.
     pub fn new(cfg: SystemConfig) -> System {
         let aggs = (0..cfg.aggregators).map(|_| Aggregator::new()).collect();
-        let agg_up = vec![false; cfg.aggregators];
+        let agg_up = vec![0; cfg.aggregators];
         System {
             cfg,
             ports: Vec::new(),
@@ -240,6 +244,8 @@ impl System {
             reported: Vec::new(),
             agg_up,
             settle_overflows: 0,
+            settled_at: Instant::ZERO,
+            selected_before: Vec::new(),
         }
     }
 
@@ -258,7 +264,7 @@ impl System {
     /// see a new system and re-form their aggregates.
     pub fn set_system_id(&mut self, system: SystemId, now: Instant) {
         self.advance(now);
-        self.settle();
+        self.catch_up();
         if self.cfg.system == system {
             return;
         }
@@ -296,7 +302,7 @@ impl System {
         self.reported.push((false, false, None));
         if self.cfg.aggregators == 0 {
             self.aggs.push(Aggregator::new());
-            self.agg_up.push(false);
+            self.agg_up.push(0);
         }
         self.settle();
         PortId(id)
@@ -315,7 +321,7 @@ impl System {
     /// Carrier up or down (the standard's port_enabled).
     pub fn set_port_enabled(&mut self, id: PortId, enabled: bool, now: Instant) {
         self.advance(now);
-        self.settle();
+        self.catch_up();
         let ctx_now = self.now;
         let Some(p) = self.port_mut(id) else { return };
         if p.port_enabled == enabled {
@@ -350,7 +356,7 @@ impl System {
     /// is not full duplex must.
     pub fn set_lacp_enabled(&mut self, id: PortId, enabled: bool, now: Instant) {
         self.advance(now);
-        self.settle();
+        self.catch_up();
         if let Some(p) = self.port_mut(id) {
             p.cfg.lacp_enabled = enabled;
             p.ntt = enabled;
@@ -362,7 +368,7 @@ impl System {
     /// on a port. Anything malformed is counted and ignored.
     pub fn handle_frame(&mut self, id: PortId, frame: &[u8], now: Instant) {
         self.advance(now);
-        self.settle();
+        self.catch_up();
         let parsed = SlowPdu::parse(frame);
         let Some(p) = self.port_mut(id) else { return };
         match parsed {
@@ -410,24 +416,24 @@ impl System {
                 q.port_moved = true;
             }
         }
-        let cfg = self.cfg.clone();
         let ready = self.ready_of(id.0);
         let ctx = Ctx {
             now: self.now,
-            system: cfg.system,
-            cfg: &cfg,
+            system: self.cfg.system,
+            cfg: &self.cfg,
             ready,
         };
         let Some(p) = self.ports[id.0].as_mut() else {
             return;
         };
-        if let Some((ev, to)) = receive::on_pdu(p) {
-            let from = p.rx.name();
-            receive::enter(p, to, &ctx, Some(pdu));
-            // CURRENT -> CURRENT on every PDU is routine: not logged.
-            if from != to.name() {
-                self.log(id.0, Machine::Receive, from, ev.name(), to.name());
-            }
+        let Some((ev, to)) = receive::on_pdu(p) else {
+            return;
+        };
+        let from = p.rx.name();
+        receive::enter(p, to, &ctx, Some(pdu));
+        // CURRENT -> CURRENT on every PDU is routine: not logged.
+        if from != to.name() {
+            self.log(id.0, Machine::Receive, from, ev.name(), to.name());
         }
     }
 
@@ -533,6 +539,21 @@ impl System {
         self.ports.get_mut(id.0)?.as_mut()
     }
 
+    /// Settles if a deadline passed since the last settle; entry points call
+    /// this before applying their event so timers take effect in order.
+    fn catch_up(&mut self) {
+        let (from, to) = (self.settled_at, self.now);
+        let due = self
+            .ports
+            .iter()
+            .flatten()
+            .flat_map(|p| p.timers.iter().flatten())
+            .any(|&d| d > from && d <= to);
+        if due {
+            self.settle();
+        }
+    }
+
     fn advance(&mut self, now: Instant) {
         // Time never goes backwards for the machines.
         if now > self.now {
@@ -591,9 +612,12 @@ impl System {
             for i in 0..self.ports.len() {
                 moved |= self.step_port(i);
             }
-            let before: Vec<Selected> = self.ports.iter().flatten().map(|p| p.selected).collect();
+            let mut before = std::mem::take(&mut self.selected_before);
+            before.clear();
+            before.extend(self.ports.iter().flatten().map(|p| p.selected));
             moved |= selection::run(&mut self.ports, &mut self.aggs, &self.cfg, self.now);
             self.log_selection_changes(&before);
+            self.selected_before = before;
             if !moved {
                 break;
             }
@@ -606,19 +630,21 @@ impl System {
         }
         self.run_transmit();
         self.report_changes();
+        self.settled_at = self.now;
     }
 
     fn log_selection_changes(&mut self, before: &[Selected]) {
-        let now: Vec<(usize, Selected)> = self
-            .ports
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.as_ref().map(|p| (i, p.selected)))
-            .collect();
-        for ((i, s), b) in now.into_iter().zip(before.iter()) {
-            if s != *b {
-                self.log(i, Machine::Selection, b.name(), "selection logic", s.name());
+        let mut k = 0;
+        for i in 0..self.ports.len() {
+            let Some(s) = self.ports[i].as_ref().map(|p| p.selected) else {
+                continue;
+            };
+            if let Some(&b) = before.get(k) {
+                if s != b {
+                    self.log(i, Machine::Selection, b.name(), "selection logic", s.name());
+                }
             }
+            k += 1;
         }
     }
 
@@ -736,20 +762,25 @@ impl System {
         }
         for a in 0..self.aggs.len() {
             let n = self.distributing_on(a).len();
-            let up = n > 0 && n >= self.cfg.min_links.max(1);
-            if up != self.agg_up[a] {
-                self.agg_up[a] = up;
+            if n == self.agg_up[a] {
+                continue;
+            }
+            let min = self.cfg.min_links.max(1);
+            let was_up = self.agg_up[a] >= min;
+            self.agg_up[a] = n;
+            let up = n >= min;
+            if up != was_up {
                 tracing::info!(target: "lagkit::lacp", "{} aggregator {}: {} ({} ports distributing)",
                     self.cfg.name, a + 1, if up { "up" } else { "down" }, n);
-                self.events.push_back((
-                    self.now,
-                    Event::Aggregator {
-                        aggregator: agg_id(a),
-                        up,
-                        distributing: n,
-                    },
-                ));
             }
+            self.events.push_back((
+                self.now,
+                Event::Aggregator {
+                    aggregator: agg_id(a),
+                    up,
+                    distributing: n,
+                },
+            ));
         }
     }
 }

@@ -1,0 +1,450 @@
+//! `lagkit sim lacp`: two LACP systems joined by N links, stepped in virtual
+//! time, with a timeline of every transition and the final state of every
+//! port and aggregator. Answers "would my server and my switch form a
+//! channel, and how fast?" before anything is cabled.
+
+use crate::duration;
+use lagkit_proto::lacp::{
+    Activity, Event, MuxControl, NoPartner, PortConfig, PortStatus, Rate, System, SystemConfig,
+};
+use lagkit_proto::Instant;
+use lagkit_sim::{mac, Fault, LinkSpec, Sim};
+use lagkit_wire::SystemId;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options of `lagkit sim lacp`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = SIDE_HELP)]
+pub struct Args {
+    /// Settings of system A (comma-separated, see below).
+    #[arg(long, default_value = "active,fast")]
+    a: String,
+    /// Settings of system B.
+    #[arg(long, default_value = "active,fast")]
+    b: String,
+    /// Number of links between A and B.
+    #[arg(long, default_value_t = 2)]
+    links: usize,
+    /// Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s
+    #[arg(long, value_name = "L@T")]
+    cut: Vec<String>,
+    /// Restore link L at time T.
+    #[arg(long, value_name = "L@T")]
+    restore: Vec<String>,
+    /// From time T link L loses every frame while carrier stays up.
+    #[arg(long, value_name = "L@T")]
+    blackhole: Vec<String>,
+    /// End a black hole on link L at time T.
+    #[arg(long, value_name = "L@T")]
+    clear: Vec<String>,
+    /// Lose the next N PDUs A sends on link L at time T: --drop 1:2@20s
+    #[arg(long, value_name = "L:N@T")]
+    drop: Vec<String>,
+    /// Probability that any PDU is lost (0.0-1.0), on every link.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// One-way link delay.
+    #[arg(long, default_value = "100us")]
+    delay: String,
+    /// Virtual time to simulate (default: 60s, or 30s past the last fault).
+    #[arg(long)]
+    duration: Option<String>,
+    /// Seed of the loss process.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print only the final state, not the timeline.
+    #[arg(long)]
+    quiet: bool,
+    /// Write every PDU sent to this pcap file (decode with tshark -O lacp).
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+}
+
+const SIDE_HELP: &str = "\
+SIDE SETTINGS (--a / --b), comma-separated:
+  active | passive          LACP_Activity (default active)
+  fast | slow               LACP_Timeout: rate the partner must send at (default fast)
+  prio=N                    system priority (default 32768)
+  key=N | keys=K1/K2/...    admin key of all ports, or per port
+  port-prio=P1/P2/...       port priorities, per port (default 32768)
+  max-bundle=N              at most N ports carry traffic, the rest stand by
+  min-links=N               the aggregate is down below N ports
+  aggregators=N             number of aggregators (default one per port)
+  independent | coupled     collecting/distributing control (default coupled)
+  individual | fallback | suspend
+                            what ports do if the partner never speaks LACP
+  lacp-off                  LACP disabled on every port (a static 'mode on' peer)
+  ports-individual          ports are not aggregatable
+
+EXAMPLES:
+  lagkit sim lacp --a active,fast --b passive,slow --links 4 --cut 2@30s --restore 2@40s
+  lagkit sim lacp --a passive --b passive
+  lagkit sim lacp --a max-bundle=2 --b max-bundle=2 --links 4 --cut 1@20s";
+
+/// One side's settings.
+#[derive(Debug, Clone)]
+struct Side {
+    cfg: SystemConfig,
+    activity: Activity,
+    rate: Rate,
+    keys: Vec<u16>,
+    port_prios: Vec<u16>,
+    lacp: bool,
+    aggregatable: bool,
+}
+
+fn num<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("'{what}={v}': '{v}' is not a valid number"))
+}
+
+fn list(what: &str, v: &str) -> Result<Vec<u16>, String> {
+    v.split('/').map(|x| num(what, x)).collect()
+}
+
+fn parse_side(name: &str, n: u8, spec: &str) -> Result<Side, String> {
+    let mut side = Side {
+        cfg: SystemConfig::new(name, mac(n, 0)),
+        activity: Activity::Active,
+        rate: Rate::Fast,
+        keys: vec![1],
+        port_prios: vec![32768],
+        lacp: true,
+        aggregatable: true,
+    };
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=').unwrap_or((item, ""));
+        match (k, v) {
+            ("active", "") => side.activity = Activity::Active,
+            ("passive", "") => side.activity = Activity::Passive,
+            ("fast", "") => side.rate = Rate::Fast,
+            ("slow", "") => side.rate = Rate::Slow,
+            ("independent", "") => side.cfg.mux_control = MuxControl::Independent,
+            ("coupled", "") => side.cfg.mux_control = MuxControl::Coupled,
+            ("individual", "") => side.cfg.no_partner = NoPartner::Individual,
+            ("fallback", "") => side.cfg.no_partner = NoPartner::Fallback,
+            ("suspend", "") => side.cfg.no_partner = NoPartner::Suspend,
+            ("lacp-off", "") => side.lacp = false,
+            ("ports-individual", "") => side.aggregatable = false,
+            ("prio", v) => side.cfg.system = SystemId::new(num(k, v)?, side.cfg.system.mac),
+            ("key" | "keys", v) => side.keys = list(k, v)?,
+            ("port-prio", v) => side.port_prios = list(k, v)?,
+            ("max-bundle", v) => side.cfg.max_bundle = Some(num(k, v)?),
+            ("min-links", v) => side.cfg.min_links = num(k, v)?,
+            ("aggregators", v) => side.cfg.aggregators = num(k, v)?,
+            _ => {
+                return Err(format!(
+                    "--{} '{item}': unknown setting (see `lagkit sim lacp --help`)",
+                    name.to_lowercase()
+                ))
+            }
+        }
+    }
+    Ok(side)
+}
+
+impl Side {
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "{}, {}",
+            match self.activity {
+                Activity::Active => "active",
+                Activity::Passive => "passive",
+            },
+            match self.rate {
+                Rate::Fast => "fast",
+                Rate::Slow => "slow",
+            }
+        );
+        if !self.lacp {
+            s = "LACP off (static)".to_string();
+        }
+        if let Some(m) = self.cfg.max_bundle {
+            let _ = write!(s, ", max-bundle {m}");
+        }
+        if self.cfg.min_links > 1 {
+            let _ = write!(s, ", min-links {}", self.cfg.min_links);
+        }
+        s
+    }
+
+    fn port(&self, sys: u8, n: u16) -> PortConfig {
+        let i = usize::from(n - 1);
+        let pick = |v: &Vec<u16>, d: u16| v.get(i).or(v.last()).copied().unwrap_or(d);
+        let prefix = if sys == 1 { "a" } else { "b" };
+        PortConfig {
+            activity: self.activity,
+            rate: self.rate,
+            key: pick(&self.keys, 1),
+            port_priority: pick(&self.port_prios, 32768),
+            lacp_enabled: self.lacp,
+            aggregatable: self.aggregatable,
+            ..PortConfig::new(&format!("{prefix}{n}"), n, mac(sys, n))
+        }
+    }
+}
+
+/// A scheduled fault from the command line.
+fn parse_fault(arg: &str, links: usize, kind: &str) -> Result<(usize, Duration, Fault), String> {
+    let (l, t) = arg
+        .split_once('@')
+        .ok_or_else(|| format!("--{kind} '{arg}': expected LINK@TIME, e.g. 2@30s"))?;
+    let (l, n) = match l.split_once(':') {
+        Some((l, n)) if kind == "drop" => (l, Some(n)),
+        _ => (l, None),
+    };
+    let link: usize = l
+        .parse()
+        .map_err(|_| format!("--{kind} '{arg}': '{l}' is not a link number"))?;
+    if link == 0 || link > links {
+        return Err(format!(
+            "--{kind} '{arg}': link {link} does not exist (links are 1..={links})"
+        ));
+    }
+    let at = duration::parse(t).map_err(|e| format!("--{kind} '{arg}': {e}"))?;
+    let fault = match kind {
+        "cut" => Fault::Cut,
+        "restore" => Fault::Restore,
+        "blackhole" => Fault::Blackhole,
+        "clear" => Fault::Clear,
+        _ => {
+            let n = n.ok_or_else(|| format!("--drop '{arg}': expected LINK:COUNT@TIME"))?;
+            Fault::DropNextFromA(
+                n.parse()
+                    .map_err(|_| format!("--drop '{arg}': '{n}' is not a count"))?,
+            )
+        }
+    };
+    Ok((link - 1, at, fault))
+}
+
+/// Runs the simulation and prints the report.
+pub fn run(args: Args) -> Result<(), String> {
+    if args.links == 0 || args.links > 64 {
+        return Err(format!("--links {}: choose 1 to 64 links", args.links));
+    }
+    if !(0.0..=1.0).contains(&args.loss) {
+        return Err(format!(
+            "--loss {}: a probability is between 0 and 1",
+            args.loss
+        ));
+    }
+    let a = parse_side("A", 1, &args.a)?;
+    let b = parse_side("B", 2, &args.b)?;
+    let delay = duration::parse(&args.delay)?;
+    let mut faults = Vec::new();
+    for (kind, list) in [
+        ("cut", &args.cut),
+        ("restore", &args.restore),
+        ("blackhole", &args.blackhole),
+        ("clear", &args.clear),
+        ("drop", &args.drop),
+    ] {
+        for f in list {
+            faults.push(parse_fault(f, args.links, kind)?);
+        }
+    }
+    let last_fault = faults.iter().map(|f| f.1).max().unwrap_or_default();
+    let duration = match &args.duration {
+        Some(d) => duration::parse(d)?,
+        None => (last_fault + Duration::from_secs(30)).max(Duration::from_secs(60)),
+    };
+    let end = Instant::ZERO + duration;
+
+    let spec = LinkSpec {
+        delay,
+        loss: args.loss,
+    };
+    let (pa, pb) = (a.clone(), b.clone());
+    let mut sim = Sim::pair(
+        a.cfg.clone(),
+        b.cfg.clone(),
+        args.links,
+        spec,
+        move |n| pa.port(1, n),
+        move |n| pb.port(2, n),
+        args.seed,
+    );
+    if args.pcap.is_some() {
+        sim.enable_capture();
+    }
+    for (link, at, fault) in &faults {
+        sim.schedule(Instant::ZERO + *at, *link, *fault);
+    }
+
+    println!(
+        "lagkit sim lacp: A ({}) <-> B ({}), {} link{}, delay {:?}, loss {}",
+        a.describe(),
+        b.describe(),
+        args.links,
+        if args.links == 1 { "" } else { "s" },
+        delay,
+        args.loss
+    );
+    let wall = std::time::Instant::now();
+    let formed = sim.run_until_cond(end, |s| aggregate_between(s.system(0), s.system(1)) > 0);
+    let full = if formed.is_some() {
+        sim.run_until_cond(end, |s| {
+            aggregate_between(s.system(0), s.system(1)) == args.links
+        })
+    } else {
+        None
+    };
+    sim.run_until(end);
+    let elapsed = wall.elapsed();
+
+    let mut out = String::new();
+    if !args.quiet {
+        out.push_str("\ntimeline:\n");
+        for e in sim.timeline() {
+            if let Event::Transition { line, .. } = &e.event {
+                let _ = writeln!(out, "  {:>11}  {line}", e.at.to_string());
+            } else if let Event::Aggregator {
+                aggregator,
+                up,
+                distributing,
+            } = &e.event
+            {
+                let _ = writeln!(
+                    out,
+                    "  {:>11}  {} aggregator {aggregator}: {} with {distributing} port{} distributing",
+                    e.at.to_string(),
+                    sim.system(e.system).config().name,
+                    if *up { "UP" } else { "DOWN" },
+                    if *distributing == 1 { "" } else { "s" },
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "\nfinal state at {}:", sim.now());
+    for s in 0..2 {
+        final_state(&mut out, sim.system(s));
+    }
+    out.push('\n');
+    out.push_str(&verdict(&sim, &a, &b, args.links, formed, full));
+    let _ = writeln!(
+        out,
+        "\n(simulated {} of virtual time in {:.3} s; {} PDUs delivered)",
+        sim.now(),
+        elapsed.as_secs_f64(),
+        sim.frames_delivered
+    );
+    print!("{out}");
+    if let Some(path) = &args.pcap {
+        lagkit_sim::write_pcap(path, sim.captured())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!(
+            "wrote {} frames to {}",
+            sim.captured().len(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Ports of `x` distributing in a (non-individual) aggregate whose partner is `y`.
+fn aggregate_between(x: &System, y: &System) -> usize {
+    x.aggregators()
+        .iter()
+        .filter(|a| !a.individual && a.partner_system == Some(y.system_id()))
+        .map(|a| a.distributing.len())
+        .max()
+        .unwrap_or(0)
+        .min(
+            y.aggregators()
+                .iter()
+                .filter(|a| !a.individual && a.partner_system == Some(x.system_id()))
+                .map(|a| a.distributing.len())
+                .max()
+                .unwrap_or(0),
+        )
+}
+
+fn final_state(out: &mut String, sys: &System) {
+    let cfg = sys.config();
+    let _ = writeln!(out, "  system {} ({})", cfg.name, cfg.system);
+    let _ = writeln!(
+        out,
+        "    {:<5} {:<5} {:<14} {:<24} {:<10} {:<4} {:<22} {:<22} {}",
+        "port", "link", "rx", "mux", "selected", "agg", "actor state", "partner state", "traffic"
+    );
+    for id in sys.port_ids() {
+        let Some(p) = sys.port_status(id) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "    {:<5} {:<5} {:<14} {:<24} {:<10} {:<4} {:<22} {:<22} {}",
+            p.name,
+            if p.enabled { "up" } else { "down" },
+            p.rx.name(),
+            p.mux.name(),
+            p.selected.name(),
+            p.aggregator.map_or("-".to_string(), |a| a.to_string()),
+            p.actor.state.to_string(),
+            p.partner.state.to_string(),
+            traffic(&p),
+        );
+    }
+    for a in sys.aggregators() {
+        let partner = a.partner_system.map_or("-".to_string(), |s| s.to_string());
+        let _ = writeln!(
+            out,
+            "    aggregator {}: {}key {} partner {} key {}, {} member{}, {} distributing, {}",
+            a.id,
+            if a.individual { "individual, " } else { "" },
+            a.actor_key.unwrap_or(0),
+            partner,
+            a.partner_key.unwrap_or(0),
+            a.members.len(),
+            if a.members.len() == 1 { "" } else { "s" },
+            a.distributing.len(),
+            if a.up { "UP" } else { "DOWN" }
+        );
+    }
+}
+
+fn traffic(p: &PortStatus) -> String {
+    match p.not_bundled_reason() {
+        None => "bundled".to_string(),
+        Some(r) if p.distributing => format!("individual: {r}"),
+        Some(r) => format!("none: {r}"),
+    }
+}
+
+fn verdict(
+    sim: &Sim,
+    a: &Side,
+    b: &Side,
+    links: usize,
+    formed: Option<Instant>,
+    full: Option<Instant>,
+) -> String {
+    let now = aggregate_between(sim.system(0), sim.system(1));
+    let mut v = String::new();
+    match formed {
+        Some(t) => {
+            let _ = writeln!(
+                v,
+                "verdict: A and B formed a channel: first port bundled at {t}{}; {now} of {links} links bundled at the end.",
+                match full {
+                    Some(f) => format!(", all {links} at {f}"),
+                    None => String::new(),
+                }
+            );
+        }
+        None => {
+            let why = if !a.lacp || !b.lacp {
+                "one end does not run LACP (a static channel facing LACP never bundles; configure both ends alike)"
+            } else if a.activity == Activity::Passive && b.activity == Activity::Passive {
+                "both ends are passive: a passive port only answers, so nobody speaks first (make one end active)"
+            } else {
+                "see the per-port reasons above"
+            };
+            let _ = writeln!(v, "verdict: no channel formed: {why}.");
+        }
+    }
+    v
+}
