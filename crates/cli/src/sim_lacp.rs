@@ -367,8 +367,8 @@ fn final_state(out: &mut String, sys: &System) {
     let _ = writeln!(out, "  system {} ({})", cfg.name, cfg.system);
     let _ = writeln!(
         out,
-        "    {:<5} {:<5} {:<14} {:<24} {:<10} {:<4} {:<22} {:<22} {}",
-        "port", "link", "rx", "mux", "selected", "agg", "actor state", "partner state", "traffic"
+        "    {:<5} {:<5} {:<14} {:<24} {:<10} {:<4} {:<22} {:<22} traffic",
+        "port", "link", "rx", "mux", "selected", "agg", "actor state", "partner state"
     );
     for id in sys.port_ids() {
         let Some(p) = sys.port_status(id) else {

@@ -12,6 +12,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod fuzz;
+
 use lagkit_proto::lacp::{Event, PortConfig, PortId, System, SystemConfig};
 use lagkit_proto::Instant;
 use lagkit_wire::MacAddr;
@@ -503,6 +505,109 @@ pub fn write_pcap(path: &std::path::Path, frames: &[Captured]) -> std::io::Resul
         let len = u32::try_from(c.frame.len()).unwrap_or(u32::MAX);
         let pkt = PcapPacket::new(c.at.since_epoch(), len, &c.frame);
         w.write_packet(&pkt).map_err(std::io::Error::other)?;
+    }
+    Ok(())
+}
+
+/// Checks the invariants that must hold for every port and aggregator of a
+/// system whenever it has settled. Used by tests and the fuzz targets.
+pub fn check_invariants(sys: &System) -> Result<(), String> {
+    use lagkit_proto::lacp::{MuxControl, MuxState, Selected};
+    let cfg = sys.config();
+    if sys.settle_overflows != 0 {
+        return Err(format!("{}: machines did not settle", cfg.name));
+    }
+    for id in sys.port_ids() {
+        let Some(p) = sys.port_status(id) else {
+            continue;
+        };
+        let err = |what: &str| Err(format!("{} {}: {what}: {p:?}", cfg.name, p.name));
+        if p.distributing {
+            if !p.enabled {
+                return err("distributing on a disabled port");
+            }
+            if p.selected != Selected::Selected {
+                return err("distributing while not SELECTED");
+            }
+            if p.attached.is_none() {
+                return err("distributing while not attached");
+            }
+            if !p.partner.state.in_sync() {
+                return err("distributing while the partner is out of sync");
+            }
+            if cfg.mux_control == MuxControl::Coupled && !p.collecting {
+                return err("coupled control distributing without collecting");
+            }
+        }
+        if p.collecting && p.attached.is_none() {
+            return err("collecting while not attached");
+        }
+        let attached_states = matches!(
+            p.mux,
+            MuxState::Attached
+                | MuxState::Collecting
+                | MuxState::Distributing
+                | MuxState::CollectingDistributing
+        );
+        if p.actor.state.in_sync() != attached_states {
+            return err("actor Synchronization bit disagrees with the mux state");
+        }
+        if p.actor.state.collecting() != p.collecting
+            || p.actor.state.distributing() != p.distributing
+        {
+            return err("actor Collecting/Distributing bits disagree with the data plane");
+        }
+        match p.selected {
+            Selected::Unselected if p.mux != MuxState::Detached => {
+                return err("UNSELECTED port not DETACHED after settling")
+            }
+            Selected::Standby if p.mux != MuxState::Waiting => {
+                return err("STANDBY port not WAITING after settling")
+            }
+            _ => {}
+        }
+    }
+    for a in sys.aggregators() {
+        for m in &a.members {
+            let p = sys.port_status(*m).ok_or("member port missing")?;
+            if p.aggregator != Some(a.id) {
+                return Err(format!(
+                    "{} aggregator {}: member {} selected {:?}",
+                    cfg.name, a.id, p.name, p.aggregator
+                ));
+            }
+        }
+        let n = a.distributing.len();
+        if let Some(max) = cfg.max_bundle {
+            if n > max.max(1) {
+                return Err(format!(
+                    "{} aggregator {}: {n} ports over max_bundle",
+                    cfg.name, a.id
+                ));
+            }
+        }
+        // min_links: if anything distributes, at least min_links ports of the
+        // aggregate are SELECTED, attached and in sync with the partner.
+        let ready: Vec<_> = a
+            .members
+            .iter()
+            .filter_map(|m| sys.port_status(*m))
+            .filter(|p| {
+                p.selected == Selected::Selected
+                    && p.attached == Some(a.id)
+                    && p.partner.state.in_sync()
+            })
+            .collect();
+        let fallback = ready.iter().any(|p| p.actor.state.defaulted())
+            && cfg.no_partner == lagkit_proto::lacp::NoPartner::Fallback;
+        if !a.individual && !fallback && n > 0 && ready.len() < cfg.min_links {
+            return Err(format!(
+                "{} aggregator {}: {n} distributing with {} ready, below min_links: {a:?}",
+                cfg.name,
+                a.id,
+                ready.len()
+            ));
+        }
     }
     Ok(())
 }

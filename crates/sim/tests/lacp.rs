@@ -516,6 +516,8 @@ fn max_bundle_keeps_extra_ports_in_standby_and_promotes_on_failure() {
     assert!(t <= secs(10.0 + FORM_BOUND), "promoted at {t}");
     assert_eq!(bundled(&sim, 0), 2);
     assert_eq!(status(&sim, 0, 3).selected, Selected::Standby);
+    check_invariants(sim.system(0)).unwrap();
+    check_invariants(sim.system(1)).unwrap();
 }
 
 #[test]
@@ -536,6 +538,7 @@ fn min_links_takes_the_aggregate_down_and_back_up() {
     assert_eq!(bundled(&sim, 1), 0);
     let agg = &sim.system(0).aggregators()[0];
     assert!(!agg.up);
+    check_invariants(sim.system(0)).unwrap();
     assert_eq!(status(&sim, 0, 2).selected, Selected::Standby);
     sim.schedule(secs(20.0), 1, Fault::Restore);
     let t = sim
@@ -586,7 +589,11 @@ fn random_loss_is_reproducible() {
             port(2, Activity::Active, Rate::Fast),
             42,
         );
-        sim.run_until(secs(600.0));
+        for t in 1..=600 {
+            sim.run_until(secs(f64::from(t)));
+            check_invariants(sim.system(0)).unwrap();
+            check_invariants(sim.system(1)).unwrap();
+        }
         sim.timeline().to_vec()
     };
     let a = run();

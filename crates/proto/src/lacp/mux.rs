@@ -60,6 +60,8 @@ pub(crate) enum MuxEvent {
     PartnerCollecting,
     /// `Partner_Oper_Port_State.Collecting` became FALSE.
     PartnerNotCollecting,
+    /// Fewer than `min_links` ports of the aggregate are attached and in sync.
+    BelowMinLinks,
 }
 
 impl MuxEvent {
@@ -73,6 +75,7 @@ impl MuxEvent {
             MuxEvent::PartnerOutOfSync => "partner out of sync",
             MuxEvent::PartnerCollecting => "partner collecting",
             MuxEvent::PartnerNotCollecting => "partner not collecting",
+            MuxEvent::BelowMinLinks => "below min_links",
         }
     }
 }
@@ -91,6 +94,10 @@ pub(crate) fn step(p: &Port, ctx: &Ctx) -> Option<(MuxEvent, MuxState)> {
         Selected::Selected => None,
     };
     let sync = p.partner_in_sync();
+    // min_links (not in 802.1AX; Cisco `port-channel min-links`, Linux
+    // `min_links`): collecting and distributing start only once enough ports
+    // are attached and in sync, and stop together when too few remain.
+    let met = ctx.min_links_met;
     let coupled = ctx.cfg.mux_control == MuxControl::Coupled;
     match p.mux {
         // DETACHED -> WAITING: Selected == SELECTED || Selected == STANDBY
@@ -112,7 +119,7 @@ pub(crate) fn step(p: &Port, ctx: &Ctx) -> Option<(MuxEvent, MuxState)> {
         Attached => {
             if let Some(ev) = leave {
                 Some((ev, Detached))
-            } else if sync {
+            } else if sync && met {
                 Some((
                     MuxEvent::PartnerInSync,
                     if coupled {
@@ -129,7 +136,8 @@ pub(crate) fn step(p: &Port, ctx: &Ctx) -> Option<(MuxEvent, MuxState)> {
         //     Selected == STANDBY || !Partner_Oper_Port_State.Synchronization
         CollectingDistributing => match leave {
             Some(ev) => Some((ev, Attached)),
-            None => (!sync).then_some((MuxEvent::PartnerOutOfSync, Attached)),
+            None if !sync => Some((MuxEvent::PartnerOutOfSync, Attached)),
+            None => (!met).then_some((MuxEvent::BelowMinLinks, Attached)),
         },
         // COLLECTING -> ATTACHED: Selected == UNSELECTED ||
         //     Selected == STANDBY || !Partner_Oper_Port_State.Synchronization
@@ -138,6 +146,7 @@ pub(crate) fn step(p: &Port, ctx: &Ctx) -> Option<(MuxEvent, MuxState)> {
         Collecting => match leave {
             Some(ev) => Some((ev, Attached)),
             None if !sync => Some((MuxEvent::PartnerOutOfSync, Attached)),
+            None if !met => Some((MuxEvent::BelowMinLinks, Attached)),
             None => p
                 .partner_oper
                 .state
@@ -149,6 +158,7 @@ pub(crate) fn step(p: &Port, ctx: &Ctx) -> Option<(MuxEvent, MuxState)> {
         Distributing => match leave {
             Some(ev) => Some((ev, Collecting)),
             None if !sync => Some((MuxEvent::PartnerOutOfSync, Collecting)),
+            None if !met => Some((MuxEvent::BelowMinLinks, Collecting)),
             None => (!p.partner_oper.state.collecting())
                 .then_some((MuxEvent::PartnerNotCollecting, Collecting)),
         },

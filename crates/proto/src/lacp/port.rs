@@ -333,4 +333,7 @@ pub(crate) struct Ctx<'a> {
     pub cfg: &'a SystemConfig,
     /// Ready (6.4.8) of the aggregator this port has selected.
     pub ready: bool,
+    /// The port's aggregator has at least `min_links` ports attached with
+    /// the partner in sync (always true without `min_links`).
+    pub min_links_met: bool,
 }

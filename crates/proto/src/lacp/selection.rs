@@ -180,10 +180,13 @@ pub(crate) fn run(
             .and_then(|&i| ports[i].as_ref())
             .is_some_and(|p| p.rx == RxState::Defaulted);
         let mut limit = cfg.max_bundle.unwrap_or(usize::MAX).max(1);
-        if defaulted && cfg.no_partner == NoPartner::Fallback {
+        // Fallback is an explicit one-port mode for a partner without LACP;
+        // min_links governs real aggregates only.
+        let fallback = defaulted && cfg.no_partner == NoPartner::Fallback;
+        if fallback {
             limit = 1;
         }
-        let below_min = lag.individual.is_none() && ranked.len() < cfg.min_links;
+        let below_min = lag.individual.is_none() && !fallback && ranked.len() < cfg.min_links;
         for &i in &agg.members {
             let pos = ranked.iter().position(|&r| r == i);
             let want = match pos {

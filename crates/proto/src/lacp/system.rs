@@ -225,6 +225,8 @@ pub struct System {
     settled_at: Instant,
     /// Scratch buffer for logging selection changes.
     selected_before: Vec<Selected>,
+    /// Per aggregator: enough ports attached and in sync for min_links.
+    min_met: Vec<bool>,
 }
 
 const MAX_SETTLE_ROUNDS: usize = 64;
@@ -246,6 +248,7 @@ impl System {
             settle_overflows: 0,
             settled_at: Instant::ZERO,
             selected_before: Vec::new(),
+            min_met: Vec::new(),
         }
     }
 
@@ -289,6 +292,7 @@ impl System {
             system: self.cfg.system,
             cfg: &self.cfg,
             ready: false,
+            min_links_met: true,
         };
         // BEGIN: every machine to its initial state, with its entry actions.
         receive::enter(&mut p, RxState::Initialize, &ctx, None);
@@ -343,6 +347,7 @@ impl System {
                 system: cfg.system,
                 cfg: &cfg,
                 ready: false,
+                min_links_met: true,
             };
             let Some(p) = self.port_mut(id) else { return };
             churn::enter(p, ChurnState::Monitor, &ctx, false);
@@ -422,6 +427,7 @@ impl System {
             system: self.cfg.system,
             cfg: &self.cfg,
             ready,
+            min_links_met: true,
         };
         let Some(p) = self.ports[id.0].as_mut() else {
             return;
@@ -609,6 +615,7 @@ impl System {
         let mut rounds = 0;
         loop {
             let mut moved = false;
+            self.compute_min_met();
             for i in 0..self.ports.len() {
                 moved |= self.step_port(i);
             }
@@ -633,6 +640,33 @@ impl System {
         self.settled_at = self.now;
     }
 
+    /// For every aggregator: does it have `min_links` ports that are
+    /// SELECTED, attached and whose partner is in sync? Individual links and
+    /// the one-port fallback mode are exempt.
+    fn compute_min_met(&mut self) {
+        let min = self.cfg.min_links;
+        self.min_met.clear();
+        self.min_met.resize(self.aggs.len(), true);
+        if min <= 1 {
+            return;
+        }
+        let mut count = vec![0usize; self.aggs.len()];
+        let mut exempt = vec![false; self.aggs.len()];
+        for p in self.ports.iter().flatten() {
+            let Some(a) = p.attached else { continue };
+            if p.selected == Selected::Selected && p.partner_in_sync() {
+                count[a] += 1;
+            }
+            if p.actor_state.defaulted() && self.cfg.no_partner == super::NoPartner::Fallback {
+                exempt[a] = true;
+            }
+        }
+        for (a, agg) in self.aggs.iter().enumerate() {
+            let individual = agg.lag.is_some_and(|l| l.individual.is_some());
+            self.min_met[a] = individual || exempt[a] || count[a] >= min;
+        }
+    }
+
     fn log_selection_changes(&mut self, before: &[Selected]) {
         let mut k = 0;
         for i in 0..self.ports.len() {
@@ -651,12 +685,17 @@ impl System {
     /// One round of the per-port machines; true if any moved.
     fn step_port(&mut self, i: usize) -> bool {
         let ready = self.ready_of(i);
+        let min_links_met = self.ports[i]
+            .as_ref()
+            .and_then(|p| p.aggregator)
+            .is_none_or(|a| self.min_met.get(a).copied().unwrap_or(true));
         let cfg = &self.cfg;
         let ctx = Ctx {
             now: self.now,
             system: cfg.system,
             cfg,
             ready,
+            min_links_met,
         };
         let Some(p) = self.ports[i].as_mut() else {
             return false;
@@ -725,6 +764,7 @@ impl System {
                 system: cfg.system,
                 cfg,
                 ready: false,
+                min_links_met: true,
             };
             if transmit::run(p, &ctx) {
                 let pdu = LacpduRepr {
