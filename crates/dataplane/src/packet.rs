@@ -1,0 +1,527 @@
+//! A member link as an AF_PACKET socket.
+//!
+//! Why each option:
+//! - `PACKET_VNET_HDR`: frames come and go with the virtio-net header, so GSO
+//!   super-frames and partial checksums cross the member untouched (the TAP
+//!   side speaks the same header).
+//! - `PACKET_IGNORE_OUTGOING`: with `ETH_P_ALL` the socket would otherwise
+//!   read back every frame it (or the host) sends on the member.
+//! - `PACKET_AUXDATA`: the kernel strips a received frame's 802.1Q tag into
+//!   metadata before packet sockets see it; the tag is put back from the
+//!   auxiliary data so VLAN trunks survive the bond.
+//! - `PACKET_MR_PROMISC`: the member must accept frames for the bond's MAC,
+//!   which is not its own. The membership ends when the socket closes.
+//! - `SO_RCVBUFFORCE`/`SO_SNDBUFFORCE` (32 MiB by default): the default
+//!   208 KiB holds three 64 KB GSO frames and loses packets under load.
+//! - no `PACKET_QDISC_BYPASS`: frames go through the member's qdisc, so a
+//!   `tbf` shaping a lab link (or any traffic control) is honoured.
+//! - non-blocking sends: a full member drops (and counts) instead of
+//!   stalling the thread that also feeds the other members.
+//!
+//! Batching uses `recvmmsg`/`sendmmsg`; [`PacketConfig::batched`] = false
+//! makes one system call per frame, to measure what batching is worth.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+use nix::errno::Errno;
+
+use crate::device::{Counters, Device, DropReason, RxBatch, SendError, HEADROOM};
+use crate::sys::{cvt, getsockopt, setsockopt, socket, Link, OpenError, SysError};
+use crate::vnet::{VnetHeader, HEADER_LEN};
+
+/// The socket buffer size lagkit asks for by default (each direction).
+pub const DEFAULT_SOCKET_BUFFER: usize = 32 << 20;
+
+/// Messages per `recvmmsg`/`sendmmsg` call.
+const CHUNK: usize = 64;
+
+/// Room for one `PACKET_AUXDATA` control message (CMSG_SPACE(20) = 40 on 64-bit).
+const CMSG_BUF: usize = 64;
+
+/// How to open a member socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketConfig {
+    /// The member interface, in the calling thread's namespace.
+    pub ifname: String,
+    /// Receive buffer size asked for (the kernel doubles it for overhead).
+    pub rcvbuf: usize,
+    /// Send buffer size asked for.
+    pub sndbuf: usize,
+    /// Join the interface in promiscuous mode (needed unless the member's MAC is the bond's).
+    pub promisc: bool,
+    /// Use `recvmmsg`/`sendmmsg` batches (true) or one system call per frame.
+    pub batched: bool,
+}
+
+impl PacketConfig {
+    /// Defaults: 32 MiB buffers, promiscuous, batched.
+    pub fn new(ifname: &str) -> PacketConfig {
+        PacketConfig {
+            ifname: ifname.to_owned(),
+            rcvbuf: DEFAULT_SOCKET_BUFFER,
+            sndbuf: DEFAULT_SOCKET_BUFFER,
+            promisc: true,
+            batched: true,
+        }
+    }
+}
+
+/// An AF_PACKET socket bound to one member interface.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+    link: Link,
+    ifindex: u32,
+    chunk: usize,
+    counters: Arc<Counters>,
+}
+
+fn set_int(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+    op: &'static str,
+) -> Result<(), SysError> {
+    setsockopt(fd.as_raw_fd(), level, name, &v, op)
+}
+
+fn set_buffer(
+    fd: &OwnedFd,
+    force: libc::c_int,
+    plain: libc::c_int,
+    size: usize,
+    op: &'static str,
+) -> Result<(), SysError> {
+    let v = libc::c_int::try_from(size).unwrap_or(libc::c_int::MAX);
+    match set_int(fd, libc::SOL_SOCKET, force, v, op) {
+        // Without CAP_NET_ADMIN, fall back to what net.core.[rw]mem_max allows.
+        Err(e) if e.errno == Errno::EPERM => set_int(fd, libc::SOL_SOCKET, plain, v, op),
+        r => r,
+    }
+}
+
+impl PacketSocket {
+    /// Opens and binds a member socket in the calling thread's network namespace.
+    pub fn open(cfg: &PacketConfig) -> Result<PacketSocket, OpenError> {
+        let link = Link::open(&cfg.ifname)?;
+        let ifindex = link
+            .ifindex()
+            .map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
+        // Protocol 0: receive nothing until bound to the member, so no frame
+        // from another interface slips in between socket() and bind().
+        let fd = socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, 0)?;
+        set_int(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_VNET_HDR,
+            1,
+            "setsockopt(PACKET_VNET_HDR)",
+        )?;
+        set_int(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_AUXDATA,
+            1,
+            "setsockopt(PACKET_AUXDATA)",
+        )?;
+        set_int(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_IGNORE_OUTGOING,
+            1,
+            "setsockopt(PACKET_IGNORE_OUTGOING)",
+        )?;
+        set_buffer(
+            &fd,
+            libc::SO_RCVBUFFORCE,
+            libc::SO_RCVBUF,
+            cfg.rcvbuf,
+            "setsockopt(SO_RCVBUFFORCE)",
+        )?;
+        set_buffer(
+            &fd,
+            libc::SO_SNDBUFFORCE,
+            libc::SO_SNDBUF,
+            cfg.sndbuf,
+            "setsockopt(SO_SNDBUFFORCE)",
+        )?;
+
+        // SAFETY: sockaddr_ll is plain data; zero is a valid start.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: sll is a valid sockaddr_ll of the length given.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        cvt("bind(AF_PACKET)", r).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
+
+        if cfg.promisc {
+            // SAFETY: packet_mreq is plain data.
+            let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+            mr.mr_ifindex = ifindex as i32;
+            mr.mr_type = libc::PACKET_MR_PROMISC as u16;
+            setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_ADD_MEMBERSHIP,
+                &mr,
+                "setsockopt(PACKET_ADD_MEMBERSHIP)",
+            )?;
+        }
+        Ok(PacketSocket {
+            fd,
+            link,
+            ifindex,
+            chunk: if cfg.batched { CHUNK } else { 1 },
+            counters: Counters::new(),
+        })
+    }
+
+    /// The member interface: MAC, MTU, carrier, up/down.
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// The member's interface index.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// The counters, shareable with reporting threads.
+    pub fn counters_arc(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
+    /// The socket buffer sizes the kernel granted (receive, send), as `getsockopt` reports them.
+    pub fn buffer_sizes(&self) -> Result<(usize, usize), SysError> {
+        let r: libc::c_int = getsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            "getsockopt(SO_RCVBUF)",
+        )?;
+        let s: libc::c_int = getsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            "getsockopt(SO_SNDBUF)",
+        )?;
+        Ok((r as usize, s as usize))
+    }
+
+    /// Reads (and resets) the kernel's drop count for this socket
+    /// (`PACKET_STATISTICS`), adds it to [`DropReason::RxKernel`] and returns it.
+    pub fn collect_kernel_drops(&self) -> Result<u64, SysError> {
+        let st: libc::tpacket_stats = getsockopt(
+            self.fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            "getsockopt(PACKET_STATISTICS)",
+        )?;
+        let d = u64::from(st.tp_drops);
+        if d > 0 {
+            self.counters.count_drop(DropReason::RxKernel, d);
+        }
+        Ok(d)
+    }
+
+    /// Sends packets in chunks; returns how many the kernel took and the last error.
+    fn send_many(&self, packets: &[&[u8]]) -> (usize, Option<SendError>) {
+        let mut sent = 0;
+        let mut last = None;
+        let mut rest = packets;
+        while !rest.is_empty() {
+            if rest[0].len() < HEADER_LEN {
+                self.counters.count_drop(DropReason::TxRejected, 1);
+                last = Some(SendError::Malformed);
+                rest = &rest[1..];
+                continue;
+            }
+            // End a chunk before any malformed packet so indices stay simple.
+            let n = rest
+                .iter()
+                .take(self.chunk)
+                .take_while(|p| p.len() >= HEADER_LEN)
+                .count();
+            match self.send_chunk(&rest[..n]) {
+                Ok(k) => {
+                    for p in &rest[..k] {
+                        self.counters.count_tx(p);
+                    }
+                    sent += k;
+                    rest = &rest[k..];
+                }
+                Err(e) => {
+                    let err = SendError::from_errno(e);
+                    last = Some(err);
+                    if err == SendError::Full {
+                        self.counters
+                            .count_drop(DropReason::TxFull, rest.len() as u64);
+                        break;
+                    }
+                    self.counters.count_drop(err.reason(), 1);
+                    rest = &rest[1..];
+                }
+            }
+        }
+        (sent, last)
+    }
+
+    /// One `recvmmsg` into up to `self.chunk` free slots. Returns messages
+    /// read (committed or dropped), or the errno.
+    fn recv_chunk(&self, batch: &mut RxBatch) -> Result<usize, Errno> {
+        let mut results: [Option<(usize, usize)>; CHUNK] = [None; CHUNK];
+        let got = {
+            let free = batch.free_slots();
+            let n = free.len().min(self.chunk);
+            if n == 0 {
+                return Ok(0);
+            }
+            // SAFETY: these are plain C structs; zero is a valid start.
+            let mut iov: [libc::iovec; CHUNK] = unsafe { std::mem::zeroed() };
+            let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { std::mem::zeroed() };
+            let mut cmsg = [[0u64; CMSG_BUF / 8]; CHUNK];
+            for k in 0..n {
+                let slot = &mut free[k][HEADROOM..];
+                iov[k] = libc::iovec {
+                    iov_base: slot.as_mut_ptr().cast(),
+                    iov_len: slot.len(),
+                };
+                msgs[k].msg_hdr.msg_iov = &mut iov[k];
+                msgs[k].msg_hdr.msg_iovlen = 1;
+                msgs[k].msg_hdr.msg_control = cmsg[k].as_mut_ptr().cast();
+                msgs[k].msg_hdr.msg_controllen = CMSG_BUF;
+            }
+            // SAFETY: msgs[..n] point to live iovecs, slots and control buffers of the stated sizes.
+            let r = unsafe {
+                libc::recvmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
+            if r < 0 {
+                return Err(Errno::last());
+            }
+            let r = r as usize;
+            for k in 0..r {
+                let len = msgs[k].msg_len as usize;
+                if msgs[k].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                    self.counters.count_drop(DropReason::RxTruncated, 1);
+                    continue;
+                }
+                if len < HEADER_LEN + 14 {
+                    self.counters.count_drop(DropReason::RxMalformed, 1);
+                    continue;
+                }
+                // SAFETY: the msghdr was filled by recvmmsg; its control buffer is ours.
+                let vlan = unsafe { auxdata_vlan(&msgs[k].msg_hdr) };
+                results[k] = Some(match vlan {
+                    Some((tpid, tci)) => reinsert_vlan(&mut free[k], len, tpid, tci),
+                    None => (HEADROOM, len),
+                });
+            }
+            r
+        };
+        let mut committed = 0;
+        for (k, res) in results.iter().take(got).enumerate() {
+            if let Some((start, len)) = *res {
+                batch.commit_free(k - committed, start, len);
+                committed += 1;
+                self.counters.count_rx(batch.packet(batch.len() - 1));
+            }
+        }
+        Ok(got)
+    }
+
+    /// One `sendmmsg` of up to `CHUNK` packets; returns how many the kernel took.
+    fn send_chunk(&self, packets: &[&[u8]]) -> Result<usize, Errno> {
+        let n = packets.len().min(CHUNK);
+        // SAFETY: plain C structs; zero is a valid start.
+        let mut iov: [libc::iovec; CHUNK] = unsafe { std::mem::zeroed() };
+        let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { std::mem::zeroed() };
+        for k in 0..n {
+            iov[k] = libc::iovec {
+                iov_base: packets[k].as_ptr() as *mut libc::c_void,
+                iov_len: packets[k].len(),
+            };
+            msgs[k].msg_hdr.msg_iov = &mut iov[k];
+            msgs[k].msg_hdr.msg_iovlen = 1;
+        }
+        loop {
+            // SAFETY: msgs[..n] point to live iovecs over the caller's packets; the kernel only reads them.
+            let r = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if r >= 0 {
+                return Ok(r as usize);
+            }
+            match Errno::last() {
+                Errno::EINTR => continue,
+                e => return Err(e),
+            }
+        }
+    }
+}
+
+/// Finds a VLAN tag the kernel moved into `PACKET_AUXDATA`.
+///
+/// # Safety
+/// `msg` must be a msghdr filled by `recvmsg`/`recvmmsg` whose control buffer is still alive.
+unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
+    // SAFETY: the CMSG_* helpers walk the control buffer within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
+                let aux: libc::tpacket_auxdata =
+                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                if aux.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
+                    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                        aux.tp_vlan_tpid
+                    } else {
+                        0x8100
+                    };
+                    return Some((tpid, aux.tp_vlan_tci));
+                }
+                return None;
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
+}
+
+/// Puts a VLAN tag back after the MAC addresses of the packet in `slot`
+/// (received at `HEADROOM`, `len` bytes). Uses the headroom, so only the
+/// 22 bytes of header and MACs move. Returns the packet's new (start, len).
+fn reinsert_vlan(slot: &mut [u8], len: usize, tpid: u16, tci: u16) -> (usize, usize) {
+    const MOVE: usize = HEADER_LEN + 12;
+    if len < MOVE || HEADROOM < 4 || slot.len() < HEADROOM + len {
+        return (HEADROOM, len);
+    }
+    slot.copy_within(HEADROOM..HEADROOM + MOVE, HEADROOM - 4);
+    let s = HEADROOM - 4;
+    slot[s + MOVE..s + MOVE + 2].copy_from_slice(&tpid.to_be_bytes());
+    slot[s + MOVE + 2..s + MOVE + 4].copy_from_slice(&tci.to_be_bytes());
+    // Offsets in the header count from the frame start: the tag moved them.
+    let mut h = VnetHeader::new_unchecked(&mut slot[s..s + HEADER_LEN]);
+    if h.flags().needs_csum() {
+        let v = h.csum_start().saturating_add(4);
+        h.set_csum_start(v);
+    }
+    if h.hdr_len() != 0 {
+        let v = h.hdr_len().saturating_add(4);
+        h.set_hdr_len(v);
+    }
+    (s, len + 4)
+}
+
+impl Device for PacketSocket {
+    fn name(&self) -> &str {
+        self.link.name()
+    }
+
+    fn recv(&self, batch: &mut RxBatch) -> Result<usize, SysError> {
+        let before = batch.len();
+        loop {
+            if batch.is_full() {
+                break;
+            }
+            let want = (batch.capacity() - batch.len()).min(self.chunk);
+            match self.recv_chunk(batch) {
+                Ok(n) if n < want => break,
+                Ok(_) => continue,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(errno) => {
+                    if batch.len() == before {
+                        return Err(SysError {
+                            op: "recvmmsg(AF_PACKET)",
+                            errno,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+        Ok(batch.len() - before)
+    }
+
+    fn send(&self, packet: &[u8]) -> Result<(), SendError> {
+        match self.send_many(&[packet]) {
+            (1, _) => Ok(()),
+            (_, err) => Err(err.unwrap_or(SendError::Full)),
+        }
+    }
+
+    /// Sends in `sendmmsg` chunks. When the member's queue is full the rest of
+    /// the batch is dropped at once: retrying immediately would only burn CPU.
+    fn send_batch(&self, packets: &[&[u8]]) -> usize {
+        self.send_many(packets).0
+    }
+
+    fn poll_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn refresh_counters(&self) {
+        let _ = self.collect_kernel_drops();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vnet::{VnetFlags, VnetRepr};
+
+    #[test]
+    fn vlan_reinsert_moves_header_and_macs() {
+        let repr = VnetRepr {
+            flags: VnetFlags(VnetFlags::NEEDS_CSUM),
+            gso_type: crate::vnet::GsoType::TcpV4,
+            hdr_len: 66,
+            gso_size: 1448,
+            csum_start: 34,
+            csum_offset: 16,
+            ..VnetRepr::PLAIN
+        };
+        let mut slot = vec![0xeeu8; HEADROOM + 100];
+        let frame: Vec<u8> = (0..60u8).collect();
+        slot[HEADROOM..HEADROOM + 10].copy_from_slice(&repr.to_bytes());
+        slot[HEADROOM + 10..HEADROOM + 70].copy_from_slice(&frame);
+        let (s, l) = reinsert_vlan(&mut slot, 70, 0x8100, 0x0064);
+        assert_eq!((s, l), (0, 74));
+        let p = &slot[s..s + l];
+        let h = VnetRepr::parse(&VnetHeader::new_unchecked(p)).unwrap();
+        assert_eq!((h.csum_start, h.hdr_len, h.gso_size), (38, 70, 1448));
+        assert_eq!(&p[10..22], &frame[..12]);
+        assert_eq!(&p[22..26], &[0x81, 0x00, 0x00, 0x64]);
+        assert_eq!(&p[26..], &frame[12..]);
+    }
+
+    #[test]
+    fn vlan_reinsert_refuses_tiny() {
+        let mut slot = vec![0u8; 30];
+        assert_eq!(reinsert_vlan(&mut slot, 15, 0x8100, 1), (HEADROOM, 15));
+    }
+}

@@ -1,0 +1,375 @@
+//! The few Linux system calls the devices need, each wrapped once so the
+//! `unsafe` lives here and nowhere else in spirit.
+//!
+//! Interface attributes (MAC, MTU, up/down, carrier) are set with the classic
+//! `SIOC*IF*` ioctls rather than rtnetlink: they are one call each, need no
+//! extra crate or message parsing, and operate on the network namespace of
+//! the socket they are issued on. That last point is why [`Link`] keeps its
+//! own control socket, created next to the device: after the opening thread
+//! returns to another namespace the ioctls still reach the right interface.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::errno::Errno;
+
+/// A failed system call: which operation, and the errno it returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{op} failed: {errno}")]
+pub struct SysError {
+    /// The operation, e.g. `"ioctl(TUNSETIFF)"`.
+    pub op: &'static str,
+    /// The errno.
+    pub errno: Errno,
+}
+
+impl SysError {
+    /// The last errno, attributed to `op`.
+    pub(crate) fn last(op: &'static str) -> SysError {
+        SysError {
+            op,
+            errno: Errno::last(),
+        }
+    }
+}
+
+/// Why a device could not be opened or configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// The interface name is empty, too long, or has forbidden characters.
+    #[error("interface name {0:?} is not valid: use 1-15 bytes without '/', ':' or whitespace")]
+    BadName(String),
+    /// No interface of that name exists in the caller's network namespace.
+    #[error("no interface named {0:?} in this network namespace (check `ip link`, or enter the right namespace first)")]
+    NoSuchInterface(String),
+    /// The caller lacks CAP_NET_ADMIN.
+    #[error("{0}: permission denied; lagkit's data path needs CAP_NET_ADMIN (run as root)")]
+    Permission(SysError),
+    /// Any other system call failure.
+    #[error(transparent)]
+    Sys(SysError),
+}
+
+impl OpenError {
+    pub(crate) fn from_sys(e: SysError, name: &str) -> OpenError {
+        match e.errno {
+            Errno::EPERM | Errno::EACCES => OpenError::Permission(e),
+            Errno::ENODEV | Errno::ENXIO => OpenError::NoSuchInterface(name.to_owned()),
+            _ => OpenError::Sys(e),
+        }
+    }
+}
+
+impl From<SysError> for OpenError {
+    fn from(e: SysError) -> Self {
+        match e.errno {
+            Errno::EPERM | Errno::EACCES => OpenError::Permission(e),
+            _ => OpenError::Sys(e),
+        }
+    }
+}
+
+pub(crate) fn cvt(op: &'static str, ret: libc::c_int) -> Result<libc::c_int, SysError> {
+    if ret < 0 {
+        Err(SysError::last(op))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Checks a name the way the kernel's `dev_valid_name` does.
+pub(crate) fn valid_ifname(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() < libc::IFNAMSIZ
+        && name != "."
+        && name != ".."
+        && !name
+            .bytes()
+            .any(|b| b == b'/' || b == b':' || b == 0 || b.is_ascii_whitespace())
+}
+
+/// An `ifreq` with its name filled in.
+pub(crate) fn ifreq(name: &str) -> Result<libc::ifreq, OpenError> {
+    if !valid_ifname(name) {
+        return Err(OpenError::BadName(name.to_owned()));
+    }
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in ifr.ifr_name.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    Ok(ifr)
+}
+
+/// Reads the (kernel-chosen) name back out of an `ifreq`.
+pub(crate) fn ifreq_name(ifr: &libc::ifreq) -> String {
+    let bytes: Vec<u8> = ifr
+        .ifr_name
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+pub(crate) fn socket(
+    domain: libc::c_int,
+    ty: libc::c_int,
+    proto: libc::c_int,
+) -> Result<OwnedFd, SysError> {
+    // SAFETY: plain syscall; on success we own the returned descriptor.
+    let fd = cvt("socket", unsafe {
+        libc::socket(domain, ty | libc::SOCK_CLOEXEC, proto)
+    })?;
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+pub(crate) fn setsockopt<T>(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    val: &T,
+    op: &'static str,
+) -> Result<(), SysError> {
+    // SAFETY: val points to a live T of the given size for the duration of the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (val as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    cvt(op, r).map(drop)
+}
+
+pub(crate) fn getsockopt<T: Copy>(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    op: &'static str,
+) -> Result<T, SysError> {
+    let mut val = std::mem::MaybeUninit::<T>::zeroed();
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: val has room for a T and len says so; the kernel writes at most len bytes.
+    let r = unsafe { libc::getsockopt(fd, level, name, val.as_mut_ptr().cast(), &mut len) };
+    cvt(op, r)?;
+    // SAFETY: zero-initialised and possibly overwritten by the kernel; T is plain data.
+    Ok(unsafe { val.assume_init() })
+}
+
+/// Issues an interface ioctl that takes a pointer to `ifreq`.
+pub(crate) fn ioctl_ifreq(
+    fd: RawFd,
+    req: libc::Ioctl,
+    ifr: &mut libc::ifreq,
+    op: &'static str,
+) -> Result<(), SysError> {
+    // SAFETY: ifr is a valid, exclusively borrowed ifreq for the duration of the call.
+    let r = unsafe { libc::ioctl(fd, req, ifr as *mut libc::ifreq) };
+    cvt(op, r).map(drop)
+}
+
+/// Interface flags as `SIOCGIFFLAGS` reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkFlags(pub u32);
+
+impl LinkFlags {
+    /// Administratively up (`IFF_UP`).
+    pub fn up(self) -> bool {
+        self.0 & libc::IFF_UP as u32 != 0
+    }
+    /// Operationally up, i.e. carrier present (`IFF_RUNNING`).
+    pub fn running(self) -> bool {
+        self.0 & libc::IFF_RUNNING as u32 != 0
+    }
+    /// Promiscuous (`IFF_PROMISC`, as set by `ip link`, not by packet sockets).
+    pub fn promisc(self) -> bool {
+        self.0 & libc::IFF_PROMISC as u32 != 0
+    }
+}
+
+/// A network interface named in the namespace where this handle was made.
+///
+/// Holds a datagram socket used only for ioctls, so every call reaches the
+/// interface in the namespace of creation whatever thread makes it later.
+#[derive(Debug)]
+pub struct Link {
+    ctl: OwnedFd,
+    name: String,
+}
+
+impl Link {
+    /// Opens a handle on an existing interface in the calling thread's namespace.
+    pub fn open(name: &str) -> Result<Link, OpenError> {
+        let _ = ifreq(name)?;
+        let ctl = socket(libc::AF_INET, libc::SOCK_DGRAM, 0)?;
+        let link = Link {
+            ctl,
+            name: name.to_owned(),
+        };
+        link.ifindex().map_err(|e| OpenError::from_sys(e, name))?;
+        Ok(link)
+    }
+
+    /// The interface name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn req(&self) -> libc::ifreq {
+        // The name was validated in `open`.
+        ifreq(&self.name).unwrap_or_else(|_| {
+            // SAFETY: all-zero ifreq is valid; an empty name makes the kernel answer ENODEV.
+            unsafe { std::mem::zeroed() }
+        })
+    }
+
+    /// The interface index (`SIOCGIFINDEX`).
+    pub fn ifindex(&self) -> Result<u32, SysError> {
+        let mut ifr = self.req();
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCGIFINDEX,
+            &mut ifr,
+            "ioctl(SIOCGIFINDEX)",
+        )?;
+        // SAFETY: the kernel filled the ifindex member of the union.
+        Ok(unsafe { ifr.ifr_ifru.ifru_ifindex } as u32)
+    }
+
+    /// The MAC address (`SIOCGIFHWADDR`).
+    pub fn mac(&self) -> Result<[u8; 6], SysError> {
+        let mut ifr = self.req();
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCGIFHWADDR,
+            &mut ifr,
+            "ioctl(SIOCGIFHWADDR)",
+        )?;
+        // SAFETY: the kernel filled the hwaddr member of the union.
+        let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
+        let mut mac = [0u8; 6];
+        for (d, s) in mac.iter_mut().zip(sa.sa_data.iter()) {
+            *d = *s as u8;
+        }
+        Ok(mac)
+    }
+
+    /// Sets the MAC address (`SIOCSIFHWADDR`).
+    pub fn set_mac(&self, mac: [u8; 6]) -> Result<(), SysError> {
+        let mut ifr = self.req();
+        // SAFETY: writing a plain-data union member.
+        unsafe {
+            ifr.ifr_ifru.ifru_hwaddr.sa_family = libc::ARPHRD_ETHER;
+            for (d, s) in ifr.ifr_ifru.ifru_hwaddr.sa_data.iter_mut().zip(mac) {
+                *d = s as libc::c_char;
+            }
+        }
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCSIFHWADDR,
+            &mut ifr,
+            "ioctl(SIOCSIFHWADDR)",
+        )
+    }
+
+    /// The MTU (`SIOCGIFMTU`).
+    pub fn mtu(&self) -> Result<u32, SysError> {
+        let mut ifr = self.req();
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCGIFMTU,
+            &mut ifr,
+            "ioctl(SIOCGIFMTU)",
+        )?;
+        // SAFETY: the kernel filled the mtu member of the union.
+        Ok(unsafe { ifr.ifr_ifru.ifru_mtu } as u32)
+    }
+
+    /// Sets the MTU (`SIOCSIFMTU`); TAPs accept up to 65535.
+    pub fn set_mtu(&self, mtu: u32) -> Result<(), SysError> {
+        let mut ifr = self.req();
+        ifr.ifr_ifru.ifru_mtu = i32::try_from(mtu).unwrap_or(i32::MAX);
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCSIFMTU,
+            &mut ifr,
+            "ioctl(SIOCSIFMTU)",
+        )
+    }
+
+    /// The interface flags (`SIOCGIFFLAGS`).
+    pub fn flags(&self) -> Result<LinkFlags, SysError> {
+        let mut ifr = self.req();
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCGIFFLAGS,
+            &mut ifr,
+            "ioctl(SIOCGIFFLAGS)",
+        )?;
+        // SAFETY: the kernel filled the flags member of the union.
+        Ok(LinkFlags(u32::from(
+            unsafe { ifr.ifr_ifru.ifru_flags } as u16
+        )))
+    }
+
+    /// Brings the interface administratively up or down (`SIOCSIFFLAGS`).
+    pub fn set_up(&self, up: bool) -> Result<(), SysError> {
+        let mut ifr = self.req();
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCGIFFLAGS,
+            &mut ifr,
+            "ioctl(SIOCGIFFLAGS)",
+        )?;
+        // SAFETY: reading and writing the flags member the kernel just filled.
+        unsafe {
+            if up {
+                ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            } else {
+                ifr.ifr_ifru.ifru_flags &= !(libc::IFF_UP as libc::c_short);
+            }
+        }
+        ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            libc::SIOCSIFFLAGS,
+            &mut ifr,
+            "ioctl(SIOCSIFFLAGS)",
+        )
+    }
+
+    /// True if the interface is up and has carrier (`IFF_UP` and `IFF_RUNNING`).
+    pub fn carrier(&self) -> Result<bool, SysError> {
+        let f = self.flags()?;
+        Ok(f.up() && f.running())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(valid_ifname("lk0"));
+        assert!(valid_ifname("a234567890abcde"));
+        assert!(!valid_ifname("a234567890abcdef"));
+        assert!(!valid_ifname(""));
+        assert!(!valid_ifname("a/b"));
+        assert!(!valid_ifname("a b"));
+        assert!(!valid_ifname(".."));
+        assert!(matches!(ifreq("x:1"), Err(OpenError::BadName(_))));
+        let r = ifreq("lk0").unwrap();
+        assert_eq!(ifreq_name(&r), "lk0");
+    }
+
+    #[test]
+    fn missing_interface_is_reported_by_name() {
+        match Link::open("lkdp-nonexist") {
+            Err(OpenError::NoSuchInterface(n)) => assert_eq!(n, "lkdp-nonexist"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
