@@ -129,16 +129,19 @@ pub enum EngineDrop {
     Malformed,
     /// A device read failed with an error other than "nothing ready".
     RecvError,
+    /// A frame arrived on a member the map does not collect from.
+    NotCollecting,
 }
 
 impl EngineDrop {
     /// Every reason, in counter order.
-    pub const ALL: [EngineDrop; 5] = [
+    pub const ALL: [EngineDrop; 6] = [
         EngineDrop::NoMember,
         EngineDrop::SlowFromUpper,
         EngineDrop::SlowQueueFull,
         EngineDrop::Malformed,
         EngineDrop::RecvError,
+        EngineDrop::NotCollecting,
     ];
 }
 
@@ -265,7 +268,37 @@ impl MemberSender {
     }
 }
 
-type Selector<M> = dyn Fn(&[u8], &M) -> Option<usize> + Send + Sync;
+type Selector<M> = dyn Fn(&[u8], &M) -> Target + Send + Sync;
+type Accept<M> = dyn Fn(usize, &M) -> bool + Send + Sync;
+
+/// Where the selector sends a frame from the upper device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Nowhere (counted as `NoMember`).
+    Drop,
+    /// To one member.
+    One(usize),
+    /// To every member the map calls usable (the broadcast mode).
+    All,
+}
+
+impl From<Option<usize>> for Target {
+    fn from(m: Option<usize>) -> Target {
+        m.map_or(Target::Drop, Target::One)
+    }
+}
+
+/// Maps that can list the members a broadcast goes to.
+pub trait Members {
+    /// Member indices a `Target::All` frame is sent to.
+    fn all_members(&self) -> &[usize];
+}
+
+impl Members for DistMap {
+    fn all_members(&self) -> &[usize] {
+        &self.usable
+    }
+}
 
 /// A running pair of forwarding threads for one bond.
 pub struct Engine<M: Send + Sync + 'static = DistMap> {
@@ -310,7 +343,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
     /// distribution map. `selector(frame, map)` picks the member index for a
     /// frame from the upper device (frame without the virtio-net header).
     /// Returns the engine and the receiving end of the slow-protocol queue.
-    pub fn start<S>(
+    pub fn start<S, R>(
         upper: Arc<dyn Device>,
         members: Vec<Arc<dyn Device>>,
         initial: M,
@@ -318,8 +351,32 @@ impl<M: Send + Sync + 'static> Engine<M> {
         cfg: EngineConfig,
     ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
     where
-        S: Fn(&[u8], &M) -> Option<usize> + Send + Sync + 'static,
+        S: Fn(&[u8], &M) -> R + Send + Sync + 'static,
+        R: Into<Target>,
+        M: Members,
     {
+        Self::start_filtered(upper, members, initial, selector, |_, _| true, cfg)
+    }
+
+    /// As [`Engine::start`], with a receive filter: frames from member `m`
+    /// go up only if `accept(m, map)` (802.1AX: only collecting ports pass
+    /// frames to the client; active-backup: only the active member). Slow
+    /// protocol frames always reach the control queue.
+    pub fn start_filtered<S, R, A>(
+        upper: Arc<dyn Device>,
+        members: Vec<Arc<dyn Device>>,
+        initial: M,
+        selector: S,
+        accept: A,
+        cfg: EngineConfig,
+    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    where
+        S: Fn(&[u8], &M) -> R + Send + Sync + 'static,
+        R: Into<Target>,
+        A: Fn(usize, &M) -> bool + Send + Sync + 'static,
+        M: Members,
+    {
+        let selector = move |f: &[u8], m: &M| selector(f, m).into();
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             members: members.iter().map(|_| MemberStats::default()).collect(),
@@ -332,6 +389,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
         let publisher = MapPublisher::new(initial);
         let (slow_tx, slow_rx) = mpsc::sync_channel(cfg.slow_queue.max(1));
         let selector: Arc<Selector<M>> = Arc::new(selector);
+        let accept: Arc<Accept<M>> = Arc::new(accept);
 
         let down_epoll =
             Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(sys("epoll_create1"))?;
@@ -386,6 +444,8 @@ impl<M: Send + Sync + 'static> Engine<M> {
         let up = Up {
             upper,
             members,
+            publisher: engine.publisher.clone(),
+            accept,
             shared,
             epoll: up_epoll,
             slow: slow_tx,
@@ -479,7 +539,7 @@ struct Down<M> {
     cfg: EngineConfig,
 }
 
-impl<M> Down<M> {
+impl<M: Members> Down<M> {
     fn run(self) {
         let mut batch = RxBatch::new(self.cfg.batch);
         let mut per_member: Vec<Vec<usize>> = self
@@ -528,7 +588,19 @@ impl<M> Down<M> {
                 None => self.shared.count_drop(EngineDrop::Malformed, 1),
                 Some(ETHERTYPE_SLOW) => self.shared.count_drop(EngineDrop::SlowFromUpper, 1),
                 Some(_) => match (self.selector)(frame, &map) {
-                    Some(m) if m < per_member.len() => per_member[m].push(i),
+                    Target::One(m) if m < per_member.len() => per_member[m].push(i),
+                    Target::All => {
+                        let mut any = false;
+                        for &m in map.all_members() {
+                            if let Some(q) = per_member.get_mut(m) {
+                                q.push(i);
+                                any = true;
+                            }
+                        }
+                        if !any {
+                            self.shared.count_drop(EngineDrop::NoMember, 1);
+                        }
+                    }
                     _ => self.shared.count_drop(EngineDrop::NoMember, 1),
                 },
             }
@@ -554,16 +626,18 @@ impl<M> Down<M> {
     }
 }
 
-struct Up {
+struct Up<M> {
     upper: Arc<dyn Device>,
     members: Vec<Arc<dyn Device>>,
+    publisher: MapPublisher<M>,
+    accept: Arc<Accept<M>>,
     shared: Arc<Shared>,
     epoll: Epoll,
     slow: SyncSender<SlowFrame>,
     cfg: EngineConfig,
 }
 
-impl Up {
+impl<M: Send + Sync + 'static> Up<M> {
     fn run(self) {
         let mut batch = RxBatch::new(self.cfg.batch);
         let mut up_idx: Vec<usize> = Vec::with_capacity(batch.capacity());
@@ -611,6 +685,7 @@ impl Up {
     fn deliver(&self, m: usize, batch: &RxBatch, up_idx: &mut Vec<usize>) {
         up_idx.clear();
         let st = &self.shared.members[m];
+        let accepted = (self.accept)(m, &self.publisher.cell.load());
         for i in 0..batch.len() {
             let frame = batch.frame(i);
             match ethertype(frame) {
@@ -628,7 +703,8 @@ impl Up {
                         }
                     }
                 }
-                Some(_) => up_idx.push(i),
+                Some(_) if accepted => up_idx.push(i),
+                Some(_) => self.shared.count_drop(EngineDrop::NotCollecting, 1),
             }
         }
         if up_idx.is_empty() {
