@@ -8,6 +8,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(f) = EthernetFrame::new_checked(data) {
         let r = EthernetRepr::parse(&f);
         let _ = f.payload();
+        let _ = lagkit_wire::ArpRepr::parse_frame(data);
         let mut out = vec![0u8; r.buffer_len()];
         r.emit(&mut out).expect("buffer sized by buffer_len");
         assert_eq!(&out[..], &data[..r.buffer_len()]);

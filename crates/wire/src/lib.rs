@@ -16,12 +16,14 @@
 #![forbid(unsafe_code)]
 
 mod addr;
+pub mod arp;
 pub mod ethernet;
 pub mod lacp;
 pub mod marker;
 pub mod slow;
 
 pub use addr::{MacAddr, SystemId};
+pub use arp::{ArpOp, ArpRepr};
 pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, VlanTag};
 pub use lacp::{Lacpdu, LacpduRepr, PortInfo, PortState};
 pub use marker::{MarkerKind, MarkerPdu, MarkerRepr};
