@@ -17,7 +17,8 @@
 # Both bridges get a fixed MAC (other-config:hwaddr; the LACP system id is the
 # bridge MAC, which is otherwise random here) and the members fixed OpenFlow
 # port numbers (ofport_request: a0/b0 = 1, a1/b1 = 2 = LACP port numbers), so
-# every run produces the same bytes.
+# every run produces the same bytes, except the LACP key: OVS uses the port
+# number of whichever member it registered first (1 or 2, varies by run).
 #
 # Phases (A = lkcap-a, B = lkcap-b):
 #   1 initial     : A bond0 lacp=active lacp-time=fast; B has no bond  (WAIT_INITIAL s)
@@ -35,7 +36,7 @@
 #
 # Idempotent: leftovers of an earlier run (namespaces lkcap-*, daemons whose
 # pidfiles are in /tmp/lkcap-*) are removed first; a trap tears everything
-# down on exit, error or Ctrl-C.  Only processes started by this script are
+# down on exit, error, Ctrl-C (SIGINT) or SIGTERM.  Only processes started by this script are
 # stopped, by PID.  Pcaps, logs and a summary stay in /tmp/lkcap-out.
 #
 # Usage: sudo scripts/capture-ovs-lacpdus.sh            (about 4 minutes)
@@ -120,6 +121,7 @@ stop_captures() {
 cleanup() {
   local rc=$?
   set +e
+  [ -n "${SLEEP_PID:-}" ] && kill_pid "$SLEEP_PID" sleep
   stop_captures
   for D in "$DA" "$DB"; do
     for f in "$D"/*.log; do [ -f "$f" ] && cp -f "$f" "$OUT/$(basename "$D")-$(basename "$f")"; done
@@ -166,7 +168,7 @@ start_capture() {
     -w "$OUT/$ifc.pcap" 'ether proto 0x8809' 2>"$OUT/tcpdump-$ifc.log" &
   pid=$!
   echo "$pid" >>"$OUT/capture.pids"
-  for i in $(seq 1 50); do grep -q 'listening on' "$OUT/tcpdump-$ifc.log" && return 0; sleep 0.1; done
+  for i in $(seq 1 50); do grep -qs 'listening on' "$OUT/tcpdump-$ifc.log" && return 0; sleep 0.1; done
   die "tcpdump on $ifc did not start: $(cat "$OUT/tcpdump-$ifc.log")"
 }
 start_capture "$NSA" a0
@@ -195,6 +197,10 @@ start_ovs "$NSA" "$DA" "$HWADDR_A"
 start_ovs "$NSB" "$DB" "$HWADDR_B"
 OVS_VERSION=$(ovs-vswitchd --version | head -1)
 
+# sleep in the background so that a signal runs the trap at once
+SLEEP_PID=
+pause() { sleep "$1" & SLEEP_PID=$!; wait "$SLEEP_PID"; SLEEP_PID=; }
+
 PHASES=()
 mark() { # mark NAME: a phase starts now
   local t; t=$(date +%s.%N)
@@ -217,16 +223,16 @@ bond_b() { VB add-bond br0 bond0 b0 b1 lacp="$1" bond_mode=balance-tcp other_con
 
 mark initial
 bond_a active fast
-sleep "$WAIT_INITIAL"; snapshot initial
+pause "$WAIT_INITIAL"; snapshot initial
 
 mark fast
 bond_b active fast
-sleep "$WAIT_FAST"; snapshot fast
+pause "$WAIT_FAST"; snapshot fast
 
 mark slow
 VA set port bond0 other_config:lacp-time=slow
 VB set port bond0 other_config:lacp-time=slow
-sleep "$WAIT_SLOW"; snapshot slow
+pause "$WAIT_SLOW"; snapshot slow
 
 # Fresh bonds: changing lacp/lacp-time on a running OVS bond keeps the old
 # periodic and receive timers (up to 30 s / 90 s after a slow phase).
@@ -235,15 +241,15 @@ VA del-port br0 bond0
 VB del-port br0 bond0
 bond_b passive fast
 bond_a active fast
-sleep "$WAIT_PASSIVE"; snapshot passive
+pause "$WAIT_PASSIVE"; snapshot passive
 
 mark member-gone
 VB remove port bond0 interfaces "$(VB get interface b0 _uuid)"
-sleep "$WAIT_MEMBER_GONE"; snapshot member-gone
+pause "$WAIT_MEMBER_GONE"; snapshot member-gone
 
 mark bond-gone
 VB del-port br0 bond0
-sleep "$WAIT_BOND_GONE"; snapshot bond-gone
+pause "$WAIT_BOND_GONE"; snapshot bond-gone
 
 mark end
 stop_captures
@@ -339,7 +345,7 @@ extract() {
     echo "#   tshark expert info: ${exp:-none}; malformed: ${mal:-no}"
     tail -c +41 "$tmp" | head -c "$len" | xxd -p -c 16
   } >"$f"
-  tshark -r "$tmp" -O lacp 2>/dev/null | awk '/^Slow Protocols|^Link Aggregation Control Protocol/{p=1} p' >"$VEC/$name.tshark.txt"
+  tshark -r "$tmp" -O lacp 2>/dev/null | awk '/^Slow Protocols|^Link Aggregation Control Protocol/{p=1} p && NF' >"$VEC/$name.tshark.txt"
   log "wrote $f (frame $num, $len bytes, actor 0x$(printf %02x "$as"), partner 0x$(printf %02x "$ps"))"
 }
 

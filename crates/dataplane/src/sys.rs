@@ -317,6 +317,13 @@ impl Link {
 
     /// Brings the interface administratively up or down (`SIOCSIFFLAGS`).
     pub fn set_up(&self, up: bool) -> Result<(), SysError> {
+        self.set_flag(libc::IFF_UP, up)
+    }
+
+    /// Sets or clears one interface flag such as `IFF_NOARP` or
+    /// `IFF_PROMISC` (`SIOCSIFFLAGS`).
+    pub fn set_flag(&self, flag: libc::c_int, on: bool) -> Result<(), SysError> {
+        let up = on;
         let mut ifr = self.req();
         ioctl_ifreq(
             self.ctl.as_raw_fd(),
@@ -327,9 +334,9 @@ impl Link {
         // SAFETY: reading and writing the flags member the kernel just filled.
         unsafe {
             if up {
-                ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+                ifr.ifr_ifru.ifru_flags |= flag as libc::c_short;
             } else {
-                ifr.ifr_ifru.ifru_flags &= !(libc::IFF_UP as libc::c_short);
+                ifr.ifr_ifru.ifru_flags &= !(flag as libc::c_short);
             }
         }
         ioctl_ifreq(

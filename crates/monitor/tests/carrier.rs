@@ -2,53 +2,20 @@
 //! veth pair promptly. Skips with a message when not root.
 
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher};
+use lagkit_testnet::Lab;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Netns(String);
-
-impl Netns {
-    fn new(tag: &str) -> Option<Netns> {
-        let name = format!("lkmon-{}-{tag}", std::process::id());
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(Netns(name))
-    }
-    fn ip(&self, args: &[&str]) {
-        let st = Command::new("ip")
-            .args(["-n", &self.0])
-            .args(args)
-            .status()
-            .expect("ip runs");
-        assert!(st.success(), "ip -n {} {args:?}", self.0);
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn netlink_reports_carrier_changes() {
-    if !is_root() {
-        eprintln!("SKIPPED netlink_reports_carrier_changes: needs root for network namespaces");
+    let Some(mut lab) = Lab::new("netlink_reports_carrier_changes") else {
         return;
-    }
-    let ns = Netns::new("c").expect("ip netns add");
-    ns.ip(&["link", "add", "m0", "type", "veth", "peer", "name", "m1"]);
-    ns.ip(&["link", "set", "m0", "up"]);
-    ns.ip(&["link", "set", "m1", "up"]);
-    let name = ns.0.clone();
+    };
+    let ns = lab.netns();
+    lab.veth(&ns, "m0", &ns, "m1");
+    lab.sh(&["ip", "-n", &ns, "link", "set", "m0", "up"]);
+    lab.sh(&["ip", "-n", &ns, "link", "set", "m1", "up"]);
+    let name = ns.clone();
     let events = std::thread::spawn(move || {
         lagkit_dataplane::netns::enter(&name).expect("setns");
         let start = CarrierWatcher::dump().expect("dump");

@@ -1,0 +1,1057 @@
+//! The bond at run time: one control thread that owns the LACP core, the
+//! link watchers and the control socket, and the forwarding engine whose
+//! threads only read the published [`BondMap`].
+//!
+//! The control loop sleeps in poll(2) on the netlink link-event socket and
+//! the control socket, with a timeout no later than the next protocol or
+//! watcher deadline (and at most 10 ms, which bounds the latency of LACPDUs
+//! arriving through the engine's queue). A carrier event is handled the
+//! moment the kernel reports it.
+
+use crate::map::{BondMap, Slots, Spread};
+use crate::member::{self, Saved};
+use crate::settings::{BondMode, Reselect, Settings};
+use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
+use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowFrame};
+use lagkit_dataplane::{Device, MapPublisher, PacketSocket, PairDevice, Tap, TapConfig};
+use lagkit_hash::FlowKey;
+use lagkit_monitor::arp::ArpMonitor;
+use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
+use lagkit_monitor::{Combine, Debounce, Watchers};
+use lagkit_proto::lacp::{
+    Activity, Event, MuxControl, PortConfig, PortId, Rate, System, SystemConfig,
+};
+use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a bond could not start or keep running.
+#[derive(Debug, thiserror::Error)]
+pub enum BondError {
+    /// The TAP could not be created.
+    #[error("bond {bond}: cannot create TAP interface: {why}")]
+    Tap {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// A member could not be set up.
+    #[error("bond {bond}: {0}", bond = .1)]
+    Member(member::MemberError, String),
+    /// Netlink failed.
+    #[error("bond {bond}: netlink: {why}")]
+    Netlink {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// The control socket could not be created.
+    #[error("bond {bond}: control socket {path}: {why}")]
+    Control {
+        /// Bond name.
+        bond: String,
+        /// Socket path.
+        path: PathBuf,
+        /// Reason.
+        why: String,
+    },
+    /// The engine failed.
+    #[error("bond {bond}: forwarding engine: {why}")]
+    Engine {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// An address could not be set.
+    #[error("bond {bond}: address {addr}: {why}")]
+    Address {
+        /// Bond name.
+        bond: String,
+        /// Address.
+        addr: String,
+        /// Reason.
+        why: String,
+    },
+}
+
+/// A request on the control socket (one JSON object per line).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "lowercase")]
+pub enum Request {
+    /// `/proc/net/bonding`-like status.
+    Status,
+    /// Counters.
+    Stats,
+    /// Which member carries a flow.
+    Flow {
+        /// "tcp" or "udp".
+        proto: String,
+        /// Source IP:port.
+        src: String,
+        /// Destination IP:port.
+        dst: String,
+    },
+}
+
+/// The answer to a [`Request::Flow`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowAnswer {
+    /// Member name, if any member carries it.
+    pub member: Option<String>,
+    /// Policy name.
+    pub policy: String,
+    /// The raw hash value.
+    pub hash: u64,
+    /// Bucket (strong hashing).
+    pub bucket: Option<u8>,
+    /// The policy's own explanation.
+    pub reason: String,
+}
+
+/// A response on the control socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Response {
+    /// Status.
+    Status(Box<BondStatus>),
+    /// Stats.
+    Stats(BondStats),
+    /// Flow.
+    Flow(FlowAnswer),
+    /// The request could not be served.
+    Error(String),
+}
+
+struct Member {
+    name: String,
+    dev: Option<Arc<PacketSocket>>,
+    /// Stand-in for a missing member, so engine indices stay fixed; the
+    /// peer is kept so the stand-in never reads end-of-file.
+    placeholder: Option<(Arc<PairDevice>, PairDevice)>,
+    saved: Option<Saved>,
+    mac: MacAddr,
+    port: Option<PortId>,
+    carrier: Debounce,
+    watchers: Watchers,
+    is_backup: bool,
+    /// Counters of engines that have been replaced.
+    past: MemberStats,
+}
+
+impl Member {
+    fn present(&self) -> bool {
+        self.dev.is_some()
+    }
+    fn usable(&self) -> bool {
+        self.present() && self.watchers.up()
+    }
+}
+
+/// One running bond.
+pub struct Bond {
+    s: Settings,
+    epoch: std::time::Instant,
+    tap: Arc<Tap>,
+    mac: MacAddr,
+    members: Vec<Member>,
+    engine: Option<Engine<BondMap>>,
+    slow_rx: Option<Receiver<SlowFrame>>,
+    publisher: Option<MapPublisher<BondMap>>,
+    lacp: Option<System>,
+    carrier: CarrierWatcher,
+    arp: Option<ArpMonitor>,
+    slots: Slots,
+    active: Option<usize>,
+    generation: u64,
+    rr: Arc<AtomicU64>,
+    listener: UnixListener,
+    dirty: bool,
+    next_miimon: u64,
+    ipv4: Vec<Ipv4Addr>,
+    grat_pending: u8,
+}
+
+fn now_ns(epoch: std::time::Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Bond {
+    /// Creates the TAP, takes the members that exist, starts LACP and the
+    /// engine, and opens the control socket. Must be called on a thread in
+    /// the network namespace the bond lives in.
+    pub fn start(s: Settings) -> Result<Bond, BondError> {
+        let name = s.name.clone();
+        let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
+            bond: name.clone(),
+            why: e.to_string(),
+        })?;
+        let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
+        if let Some(b) = &s.backup {
+            if !s.members.contains(b) {
+                all.push((b.clone(), true));
+            }
+        }
+        // 802.3ad: a port leaves distribution the moment carrier drops, so
+        // downdelay does not apply there.
+        let downdelay = if s.mode == BondMode::Lacp {
+            Duration::ZERO
+        } else {
+            s.downdelay
+        };
+        let mut members = Vec::new();
+        for (m, is_backup) in all {
+            members.push(Member {
+                name: m,
+                dev: None,
+                placeholder: None,
+                saved: None,
+                mac: MacAddr::ZERO,
+                port: None,
+                carrier: Debounce::new(false, s.updelay, downdelay),
+                watchers: Watchers::new(Combine::All),
+                is_backup,
+                past: MemberStats::default(),
+            });
+        }
+        let tap = Tap::open(&TapConfig::new(&name)).map_err(|e| BondError::Tap {
+            bond: name.clone(),
+            why: e.to_string(),
+        })?;
+        let tap = Arc::new(tap);
+        let path = s.control_socket.clone();
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if path.exists() {
+            if UnixStream::connect(&path).is_ok() {
+                return Err(BondError::Control {
+                    bond: name,
+                    path,
+                    why: "another lagkit already serves this bond (socket is live)".into(),
+                });
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        let listener = UnixListener::bind(&path).map_err(|e| BondError::Control {
+            bond: name.clone(),
+            path: path.clone(),
+            why: e.to_string(),
+        })?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        listener.set_nonblocking(true).ok();
+        let mut bond = Bond {
+            epoch: std::time::Instant::now(),
+            tap,
+            mac: MacAddr::ZERO,
+            members,
+            engine: None,
+            slow_rx: None,
+            publisher: None,
+            lacp: None,
+            carrier,
+            arp: None,
+            slots: Slots::default(),
+            active: None,
+            generation: 0,
+            rr: Arc::new(AtomicU64::new(0)),
+            listener,
+            dirty: true,
+            next_miimon: 0,
+            ipv4: Vec::new(),
+            grat_pending: 0,
+            s,
+        };
+        for i in 0..bond.members.len() {
+            bond.try_take(i);
+        }
+        bond.setup_tap()?;
+        bond.setup_lacp();
+        if let Some(cfg) = bond.s.arp.clone() {
+            let now = now_ns(bond.epoch);
+            bond.arp = Some(ArpMonitor::new(cfg, bond.members.len(), now));
+        }
+        // The starting carrier of every present member.
+        if let Ok(links) = CarrierWatcher::dump() {
+            for l in links {
+                bond.link_event(&l);
+            }
+        }
+        bond.restart_engine()?;
+        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.name(), members = ?bond.s.members, "bond up");
+        Ok(bond)
+    }
+
+    fn t(&self) -> lagkit_proto::Instant {
+        lagkit_proto::Instant::from_nanos(now_ns(self.epoch))
+    }
+
+    /// Takes member `i` if its interface exists now.
+    fn try_take(&mut self, i: usize) -> bool {
+        if self.members[i].present() {
+            return true;
+        }
+        let name = self.members[i].name.clone();
+        match member::take(&name, self.s.mtu) {
+            Ok((sock, saved, mac)) => {
+                let m = &mut self.members[i];
+                m.dev = Some(Arc::new(sock));
+                m.placeholder = None;
+                m.saved = Some(saved);
+                m.mac = MacAddr(mac);
+                tracing::info!(bond = %self.s.name, member = %name, "member taken");
+                true
+            }
+            Err(member::MemberError::Missing(_)) => {
+                tracing::warn!(bond = %self.s.name, member = %name, "member missing; waiting for it to appear");
+                false
+            }
+            Err(e) => {
+                tracing::error!(bond = %self.s.name, error = %e, "member cannot be used");
+                false
+            }
+        }
+    }
+
+    fn setup_tap(&mut self) -> Result<(), BondError> {
+        let link = self.tap.link();
+        let mac = self
+            .s
+            .mac
+            .or_else(|| self.members.iter().find(|m| m.present()).map(|m| m.mac))
+            .unwrap_or(MacAddr([0x02, 0x6c, 0x6b, 0, 0, 1]));
+        self.mac = mac;
+        let tap_err = |why: String| BondError::Tap {
+            bond: self.s.name.clone(),
+            why,
+        };
+        link.set_mac(mac.0)
+            .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
+        if let Some(mtu) = self.s.mtu {
+            link.set_mtu(mtu)
+                .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
+        }
+        link.set_up(true)
+            .map_err(|e| tap_err(format!("bring up: {e}")))?;
+        for a in self.s.addresses.clone() {
+            let out = std::process::Command::new("ip")
+                .args(["addr", "replace", &a, "dev", &self.s.name])
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => {
+                    return Err(BondError::Address {
+                        bond: self.s.name.clone(),
+                        addr: a,
+                        why: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    })
+                }
+                Err(e) => {
+                    return Err(BondError::Address {
+                        bond: self.s.name.clone(),
+                        addr: a,
+                        why: format!("cannot run ip(8): {e}"),
+                    })
+                }
+            }
+            if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
+                self.ipv4.push(ip);
+            }
+        }
+        Ok(())
+    }
+
+    fn setup_lacp(&mut self) {
+        if self.s.mode != BondMode::Lacp {
+            return;
+        }
+        let l = &self.s.lacp;
+        let mut cfg = SystemConfig::new(&self.s.name, l.system_mac.unwrap_or(self.mac));
+        cfg.system = SystemId::new(l.system_priority, l.system_mac.unwrap_or(self.mac));
+        // A host bond carries one aggregate at a time.
+        cfg.aggregators = 1;
+        cfg.max_bundle = l.max_bundle;
+        cfg.min_links = l.min_links;
+        cfg.no_partner = l.no_partner;
+        cfg.mux_control = if l.coupled {
+            MuxControl::Coupled
+        } else {
+            MuxControl::Independent
+        };
+        let mut sys = System::new(cfg);
+        let now = self.t();
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let mut pc = PortConfig::new(&m.name, (i + 1) as u16, m.mac);
+            pc.activity = if l.active {
+                Activity::Active
+            } else {
+                Activity::Passive
+            };
+            pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
+            pc.key = l.key;
+            m.port = Some(sys.add_port(pc, now));
+        }
+        self.lacp = Some(sys);
+    }
+
+    /// Stops the current engine (keeping its counters) and starts one over
+    /// the current member devices.
+    fn restart_engine(&mut self) -> Result<(), BondError> {
+        if let Some(e) = self.engine.take() {
+            let snap = e.stats();
+            for (m, s) in self.members.iter_mut().zip(snap.members.iter()) {
+                m.past.tx_packets += s.down_packets;
+                m.past.tx_bytes += s.down_bytes;
+                m.past.rx_packets += s.up_packets;
+                m.past.rx_bytes += s.up_bytes;
+            }
+            let _ = e.stop();
+        }
+        let mut devs: Vec<Arc<dyn Device>> = Vec::new();
+        for m in &mut self.members {
+            match &m.dev {
+                Some(d) => devs.push(d.clone()),
+                None => {
+                    if m.placeholder.is_none() {
+                        let (a, b) =
+                            PairDevice::pair(&m.name, "absent").map_err(|e| BondError::Engine {
+                                bond: self.s.name.clone(),
+                                why: e.to_string(),
+                            })?;
+                        m.placeholder = Some((Arc::new(a), b));
+                    }
+                    if let Some((a, _)) = &m.placeholder {
+                        devs.push(a.clone());
+                    }
+                }
+            }
+        }
+        let map = self.build_map();
+        let (engine, slow) = Engine::start_filtered(
+            self.tap.clone(),
+            devs,
+            map,
+            |frame: &[u8], map: &BondMap| map.select(frame),
+            |m, map: &BondMap| map.accepts(m),
+            EngineConfig::default(),
+        )
+        .map_err(|e| BondError::Engine {
+            bond: self.s.name.clone(),
+            why: e.to_string(),
+        })?;
+        self.publisher = Some(engine.publisher());
+        self.engine = Some(engine);
+        self.slow_rx = Some(slow);
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// The distribution map for the current state.
+    fn build_map(&mut self) -> BondMap {
+        let n = self.members.len();
+        let spread = match self.s.mode {
+            BondMode::Lacp | BondMode::Xor | BondMode::Adaptive => Spread::Hash,
+            BondMode::RoundRobin => Spread::RoundRobin {
+                packets_per_member: self.s.packets_per_slave,
+            },
+            BondMode::ActiveBackup => Spread::Single,
+            BondMode::Broadcast => Spread::Broadcast,
+        };
+        let mut map = BondMap::empty(spread, self.s.policy, n);
+        map.rr = self.rr.clone();
+        self.generation += 1;
+        map.generation = self.generation;
+        match self.s.mode {
+            BondMode::Lacp => {
+                if let Some(sys) = &self.lacp {
+                    for (i, m) in self.members.iter().enumerate() {
+                        let Some(st) = m.port.and_then(|p| sys.port_status(p)) else {
+                            continue;
+                        };
+                        let ok = m.present();
+                        if st.distributing && ok {
+                            map.tx.push(i);
+                        }
+                        map.rx[i] = st.collecting && ok;
+                    }
+                }
+            }
+            BondMode::ActiveBackup => {
+                self.active = self.choose_active();
+                map.active = self.active;
+                if let Some(a) = self.active {
+                    map.tx.push(a);
+                    map.rx[a] = true;
+                }
+            }
+            _ => {
+                for (i, m) in self.members.iter().enumerate() {
+                    if m.usable() && !m.is_backup {
+                        map.tx.push(i);
+                        map.rx[i] = true;
+                    }
+                }
+                if map.tx.is_empty() {
+                    // AIX backup_adapter: only when every member failed.
+                    if let Some(b) = self.members.iter().position(|m| m.is_backup && m.usable()) {
+                        map.tx.push(b);
+                        map.rx[b] = true;
+                    }
+                }
+            }
+        }
+        if matches!(self.s.policy, lagkit_hash::Policy::Strong(_)) {
+            self.slots.update(&map.tx);
+            map.buckets = self.slots.snapshot();
+        }
+        map
+    }
+
+    /// Active-backup: which member carries traffic.
+    fn choose_active(&self) -> Option<usize> {
+        let usable = |i: usize| self.members.get(i).is_some_and(|m| m.usable());
+        let primary = self
+            .s
+            .primary
+            .as_ref()
+            .and_then(|p| self.members.iter().position(|m| &m.name == p))
+            .filter(|&p| usable(p));
+        let current = self.active.filter(|&a| usable(a));
+        let on_backup = current.is_some_and(|a| self.members[a].is_backup);
+        let first_main = (0..self.members.len()).find(|&i| usable(i) && !self.members[i].is_backup);
+        match (current, primary) {
+            (Some(c), Some(p)) if c != p => match self.s.primary_reselect {
+                Reselect::Always | Reselect::Better => Some(p),
+                Reselect::Failure => Some(c),
+            },
+            (Some(_), _) if on_backup && self.s.auto_recovery && first_main.is_some() => {
+                primary.or(first_main)
+            }
+            (Some(c), _) => Some(c),
+            (None, Some(p)) => Some(p),
+            (None, None) => first_main.or_else(|| {
+                (0..self.members.len()).find(|&i| usable(i) && self.members[i].is_backup)
+            }),
+        }
+    }
+
+    fn publish(&mut self) {
+        let before = self.active;
+        let map = self.build_map();
+        if self.s.mode == BondMode::ActiveBackup && self.active != before {
+            let name =
+                |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
+            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(self.active), "active member changed");
+            if self.active.is_some() && before.is_some() {
+                self.grat_pending = self.s.num_grat_arp;
+            }
+        }
+        tracing::debug!(bond = %self.s.name, tx = ?map.tx, generation = map.generation, "map published");
+        if let Some(p) = &self.publisher {
+            p.publish(map);
+        }
+        self.dirty = false;
+    }
+
+    /// A netlink link event (or a dump entry).
+    fn link_event(&mut self, l: &LinkState) {
+        let Some(i) = self.members.iter().position(|m| m.name == l.name) else {
+            return;
+        };
+        if !l.present {
+            if self.members[i].present() {
+                tracing::warn!(bond = %self.s.name, member = %l.name, "member removed from the system");
+                self.members[i].dev = None;
+                self.members[i].saved = None;
+                self.set_carrier(i, false);
+                let _ = self.restart_engine();
+            }
+            return;
+        }
+        if !self.members[i].present() && self.try_take(i) {
+            let _ = self.restart_engine();
+        }
+        self.set_carrier(i, l.usable());
+    }
+
+    /// The raw carrier of member `i` changed (or was re-read).
+    fn set_carrier(&mut self, i: usize, raw: bool) {
+        let now = now_ns(self.epoch);
+        if let Some(up) = self.members[i].carrier.observe(raw, now) {
+            self.apply_carrier(i, up);
+        }
+    }
+
+    fn apply_carrier(&mut self, i: usize, up: bool) {
+        let name = self.members[i].name.clone();
+        tracing::info!(bond = %self.s.name, member = %name, carrier = up, "member link {}", if up { "up" } else { "down" });
+        self.members[i].watchers.set("carrier", up);
+        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
+            let t = lagkit_proto::Instant::from_nanos(now_ns(self.epoch));
+            sys.set_port_enabled(p, up && self.members[i].dev.is_some(), t);
+        }
+        self.dirty = true;
+    }
+
+    /// Runs until `stop` is set; `reload` is reported back to the caller.
+    pub fn run(&mut self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            self.step(Duration::from_millis(10));
+        }
+    }
+
+    /// One iteration of the control loop, waiting at most `max_wait`.
+    pub fn step(&mut self, max_wait: Duration) {
+        let now = now_ns(self.epoch);
+        let mut wait = max_wait;
+        let mut deadline = |d: Option<u64>| {
+            if let Some(d) = d {
+                wait = wait.min(Duration::from_nanos(d.saturating_sub(now)));
+            }
+        };
+        if let Some(sys) = &self.lacp {
+            deadline(sys.poll_timeout().map(|t| t.as_nanos()));
+        }
+        for m in &self.members {
+            deadline(m.carrier.deadline());
+        }
+        if let Some(a) = &self.arp {
+            deadline(Some(a.poll_timeout()));
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: self.carrier.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ms = i32::try_from(wait.as_millis()).unwrap_or(10);
+        // SAFETY: two valid pollfds for the duration of the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+
+        if fds[0].revents != 0 {
+            if let Ok(events) = self.carrier.recv(Duration::ZERO) {
+                for e in events {
+                    self.link_event(&e);
+                }
+            }
+        }
+        self.handle_slow();
+        self.handle_timers();
+        self.drain_lacp();
+        if fds[1].revents != 0 {
+            self.serve_control();
+        }
+        if self.dirty {
+            self.publish();
+        }
+        self.send_gratuitous();
+    }
+
+    fn handle_slow(&mut self) {
+        let Some(rx) = &self.slow_rx else { return };
+        let frames: Vec<SlowFrame> = rx.try_iter().take(1024).collect();
+        if frames.is_empty() {
+            return;
+        }
+        let t = self.t();
+        for f in frames {
+            let port = self.members.get(f.member).and_then(|m| m.port);
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), port) {
+                sys.handle_frame(p, &f.frame, t);
+            }
+        }
+    }
+
+    fn handle_timers(&mut self) {
+        let now = now_ns(self.epoch);
+        let t = self.t();
+        if let Some(sys) = self.lacp.as_mut() {
+            if sys.poll_timeout().is_some_and(|d| d <= t) {
+                sys.handle_timeout(t);
+            }
+        }
+        for i in 0..self.members.len() {
+            if let Some(up) = self.members[i].carrier.poll(now) {
+                self.apply_carrier(i, up);
+            }
+        }
+        if !self.s.miimon.is_zero() && now >= self.next_miimon {
+            self.next_miimon = now + self.s.miimon.as_nanos() as u64;
+            for i in 0..self.members.len() {
+                if let Some(c) = poll_carrier(&self.members[i].name) {
+                    if c != self.members[i].carrier.is_up() {
+                        self.set_carrier(i, c);
+                    }
+                }
+            }
+        }
+        if let Some(arp) = self.arp.as_mut() {
+            if arp.poll_timeout() <= now {
+                let (probes, changes) = arp.handle_timeout(now);
+                for (m, up) in changes {
+                    self.members[m].watchers.set("arp", up);
+                    self.dirty = true;
+                }
+                let src_ip = self.ipv4.first().copied().unwrap_or(Ipv4Addr::UNSPECIFIED);
+                for p in probes {
+                    let req = ArpRepr {
+                        op: ArpOp::Request,
+                        sender_mac: self.mac,
+                        sender_ip: src_ip,
+                        target_mac: MacAddr::ZERO,
+                        target_ip: p.target,
+                    };
+                    self.send_on(p.member, &req.emit_frame(self.mac, MacAddr::BROADCAST));
+                }
+            }
+        }
+    }
+
+    fn send_on(&self, member: usize, frame: &[u8]) {
+        if let Some(s) = self.engine.as_ref().and_then(|e| e.member_sender(member)) {
+            let _ = s.send_frame(frame);
+        }
+    }
+
+    fn drain_lacp(&mut self) {
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let mut out = Vec::new();
+        while let Some(tx) = sys.poll_transmit() {
+            out.push(tx);
+        }
+        let mut changed = false;
+        while let Some((_, ev)) = sys.poll_event() {
+            if matches!(ev, Event::Distribution { .. } | Event::Aggregator { .. }) {
+                changed = true;
+            }
+        }
+        for tx in out {
+            if let Some(i) = self.members.iter().position(|m| m.port == Some(tx.port)) {
+                self.send_on(i, &tx.frame);
+            }
+        }
+        if changed {
+            self.dirty = true;
+        }
+    }
+
+    fn send_gratuitous(&mut self) {
+        if self.grat_pending == 0 {
+            return;
+        }
+        self.grat_pending -= 1;
+        let Some(a) = self.active else { return };
+        for ip in self.ipv4.clone() {
+            let g = ArpRepr::gratuitous(self.mac, ip);
+            self.send_on(a, &g.emit_frame(self.mac, MacAddr::BROADCAST));
+        }
+    }
+
+    fn serve_control(&mut self) {
+        while let Ok((stream, _)) = self.listener.accept() {
+            let _ = stream.set_nonblocking(false);
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut line = String::new();
+            let mut reader = BufReader::new(&stream);
+            let resp = match reader.read_line(&mut line) {
+                Ok(_) => match serde_json::from_str::<Request>(line.trim()) {
+                    Ok(Request::Status) => Response::Status(Box::new(self.status())),
+                    Ok(Request::Stats) => Response::Stats(self.stats()),
+                    Ok(Request::Flow { proto, src, dst }) => self.flow(&proto, &src, &dst),
+                    Err(e) => Response::Error(format!("bad request: {e}")),
+                },
+                Err(e) => Response::Error(format!("read: {e}")),
+            };
+            let mut w = &stream;
+            let _ = serde_json::to_writer(&mut w, &resp);
+            let _ = w.write_all(b"\n");
+        }
+    }
+
+    fn flow(&self, proto: &str, src: &str, dst: &str) -> Response {
+        let parse = |s: &str| s.parse::<std::net::SocketAddr>();
+        let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
+            return Response::Error(format!(
+                "flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)"
+            ));
+        };
+        let key = match (proto, a, b) {
+            ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+                FlowKey::tcp4(*a.ip(), a.port(), *b.ip(), b.port())
+            }
+            ("udp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+                FlowKey::udp4(*a.ip(), a.port(), *b.ip(), b.port())
+            }
+            ("tcp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+                FlowKey::tcp6(*a.ip(), a.port(), *b.ip(), b.port())
+            }
+            ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+                FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
+            }
+            _ => {
+                return Response::Error(
+                    "flow: --proto must be tcp or udp, and both addresses of one family".into(),
+                )
+            }
+        };
+        let key = key.with_macs(self.mac.0, MacAddr::BROADCAST.0);
+        let Some(p) = &self.publisher else {
+            return Response::Error("no map yet".into());
+        };
+        let map = p.current();
+        let member = match map.spread {
+            Spread::Hash => map.explain(&key).0,
+            Spread::Single => map.active,
+            _ => None,
+        };
+        let (_, e) = map.explain(&key);
+        let reason = match map.spread {
+            Spread::Hash => e.reason.clone(),
+            Spread::Single => "active-backup: every flow uses the active member".into(),
+            Spread::RoundRobin { .. } => {
+                "round-robin: every frame goes to the next member in turn".into()
+            }
+            Spread::Broadcast => "broadcast: every frame goes to every member".into(),
+        };
+        Response::Flow(FlowAnswer {
+            member: member
+                .and_then(|m| self.members.get(m))
+                .map(|m| m.name.clone()),
+            policy: self.s.policy.to_string(),
+            hash: e.hash,
+            bucket: e.bucket,
+            reason,
+        })
+    }
+
+    /// The bond's status.
+    pub fn status(&self) -> BondStatus {
+        let map = self.publisher.as_ref().map(|p| p.current());
+        let tx = |i: usize| map.as_ref().is_some_and(|m| m.tx.contains(&i));
+        let rx = |i: usize| map.as_ref().is_some_and(|m| m.accepts(i));
+        let sys = self.lacp.as_ref();
+        let mut problems = self.s.warnings.clone();
+        let members: Vec<MemberStatus> = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let lacp = m
+                    .port
+                    .and_then(|p| sys?.port_status(p))
+                    .map(|p| MemberLacp {
+                        aggregator_id: p.aggregator.map(|a| a.0),
+                        rx_state: p.rx.name().into(),
+                        mux_state: p.mux.name().into(),
+                        selected: p.selected.name().into(),
+                        actor_churn_state: p.actor_churn.name(false).into(),
+                        partner_churn_state: p.partner_churn.name(true).into(),
+                        actor_port: p.actor.port,
+                        actor_key: p.actor.key,
+                        actor_state: p.actor.state.0,
+                        partner_mac: p.partner.system.mac.to_string(),
+                        partner_port: p.partner.port,
+                        partner_key: p.partner.key,
+                        partner_state: p.partner.state.0,
+                        not_bundled: p.not_bundled_reason(),
+                    });
+                MemberStatus {
+                    name: m.name.clone(),
+                    mii_status: if !m.present() {
+                        "missing".into()
+                    } else if m.carrier.is_up() {
+                        "up".into()
+                    } else {
+                        "down".into()
+                    },
+                    speed: None,
+                    duplex: None,
+                    link_failure_count: m.carrier.failures,
+                    permanent_hw_addr: m.mac.to_string(),
+                    transmitting: tx(i),
+                    collecting: rx(i),
+                    watchers: m
+                        .watchers
+                        .verdicts()
+                        .iter()
+                        .map(|(n, u)| (n.to_string(), *u))
+                        .collect(),
+                    lacp,
+                }
+            })
+            .collect();
+        let lacp = sys.map(|sys| {
+            let agg = sys
+                .aggregators()
+                .into_iter()
+                .find(|a| !a.distributing.is_empty());
+            let l = &self.s.lacp;
+            LacpInfo {
+                lacp_rate: if l.fast { "fast" } else { "slow" }.into(),
+                lacp_activity: if l.active { "on" } else { "off (passive)" }.into(),
+                system_priority: sys.system_id().priority,
+                system_mac: sys.system_id().mac.to_string(),
+                aggregator_id: agg.as_ref().map(|a| a.id.0),
+                number_of_ports: agg.as_ref().map_or(0, |a| a.distributing.len()),
+                actor_key: agg.as_ref().and_then(|a| a.actor_key),
+                partner_key: agg.as_ref().and_then(|a| a.partner_key),
+                partner_mac: agg
+                    .as_ref()
+                    .and_then(|a| a.partner_system)
+                    .map(|s| s.mac.to_string()),
+                partner_priority: agg
+                    .as_ref()
+                    .and_then(|a| a.partner_system)
+                    .map(|s| s.priority),
+            }
+        });
+        if let Some(l) = &lacp {
+            if l.aggregator_id.is_none() && members.iter().any(|m| m.mii_status == "up") {
+                let why: Vec<String> = members
+                    .iter()
+                    .filter_map(|m| {
+                        Some(format!(
+                            "{}: {}",
+                            m.name,
+                            m.lacp.as_ref()?.not_bundled.as_ref()?
+                        ))
+                    })
+                    .collect();
+                problems.push(format!(
+                    "802.3ad: no aggregate with the partner; traffic is not flowing ({}). If the peer is a static channel (Cisco 'mode on'), use mode balance-xor here or enable LACP there.",
+                    why.join("; ")
+                ));
+            }
+        }
+        for m in &members {
+            if m.mii_status == "missing" {
+                problems.push(format!(
+                    "member {} does not exist; it is used as soon as it appears",
+                    m.name
+                ));
+            }
+        }
+        let any_up = members.iter().any(|m| m.transmitting);
+        BondStatus {
+            name: self.s.name.clone(),
+            mode: self.s.mode.name().into(),
+            xmit_hash_policy: self.s.policy.to_string(),
+            mii_status: if any_up { "up" } else { "down" }.into(),
+            mac: self.mac.to_string(),
+            mtu: self.tap.link().mtu().unwrap_or(0),
+            miimon_ms: self.s.miimon.as_millis() as u64,
+            updelay_ms: self.s.updelay.as_millis() as u64,
+            downdelay_ms: self.s.downdelay.as_millis() as u64,
+            active_member: self
+                .active
+                .filter(|_| self.s.mode == BondMode::ActiveBackup)
+                .map(|a| self.members[a].name.clone()),
+            lacp,
+            members,
+            problems,
+        }
+    }
+
+    /// The bond's counters.
+    pub fn stats(&self) -> BondStats {
+        let snap = self.engine.as_ref().map(|e| e.stats());
+        let sys = self.lacp.as_ref();
+        let members = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut s = m.past.clone();
+                s.name = m.name.clone();
+                if let Some(e) = snap.as_ref().and_then(|s| s.members.get(i)) {
+                    s.tx_packets += e.down_packets;
+                    s.tx_bytes += e.down_bytes;
+                    s.rx_packets += e.up_packets;
+                    s.rx_bytes += e.up_bytes;
+                }
+                if let Some(d) = &m.dev {
+                    s.drops = d.counters().snapshot().dropped_total();
+                }
+                if let Some(p) = m.port.and_then(|p| sys?.port_status(p)) {
+                    s.lacpdu_rx = p.counters.lacpdu_rx;
+                    s.lacpdu_tx = p.counters.lacpdu_tx;
+                    s.lacpdu_bad = p.counters.bad_rx;
+                    s.marker_rx = p.counters.marker_rx;
+                    s.marker_tx = p.counters.marker_response_tx;
+                }
+                s
+            })
+            .collect();
+        let engine_drops = snap
+            .map(|s| {
+                EngineDrop::ALL
+                    .iter()
+                    .map(|d| (format!("{d:?}"), s.dropped(*d)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        BondStats {
+            name: self.s.name.clone(),
+            members,
+            tx_balance: None,
+            rx_balance: None,
+            engine_drops,
+        }
+        .with_ratios()
+    }
+
+    /// Stops forwarding, gives every member back as it was, removes the TAP
+    /// (when the last descriptor closes) and the control socket.
+    pub fn shutdown(mut self) {
+        if let Some(e) = self.engine.take() {
+            let _ = e.stop();
+        }
+        for m in &self.members {
+            if let Some(s) = &m.saved {
+                member::restore(&m.name, s);
+            }
+        }
+        let _ = std::fs::remove_file(&self.s.control_socket);
+        tracing::info!(bond = %self.s.name, "bond down; members restored");
+    }
+}
+
+/// Sends one request to a bond's control socket and returns the response.
+pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
+    let stream = UnixStream::connect(path).map_err(|e| {
+        format!(
+            "cannot reach the bond's control socket {}: {e} (is `lagkit up` running in this network namespace?)",
+            path.display()
+        )
+    })?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    let mut w = &stream;
+    serde_json::to_writer(&mut w, req).map_err(|e| e.to_string())?;
+    w.write_all(b"\n").map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut line)
+        .map_err(|e| format!("no answer from {}: {e}", path.display()))?;
+    serde_json::from_str(&line).map_err(|e| format!("bad answer: {e}"))
+}

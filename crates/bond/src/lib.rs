@@ -1,0 +1,12 @@
+//! The host bond: N member interfaces become one logical interface (a TAP
+//! device), in any bonding mode, with LACP, link monitoring and failover.
+//!
+//! Control and data are separate: one control thread owns the LACP core,
+//! the link watchers and the control socket, and publishes a [`map::BondMap`];
+//! the forwarding threads of `lagkit-dataplane` only read it.
+
+pub mod daemon;
+pub mod map;
+pub mod member;
+pub mod settings;
+pub mod status;

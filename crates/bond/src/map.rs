@@ -1,0 +1,289 @@
+//! The distribution map: the only thing the forwarding threads read.
+//!
+//! The control thread builds a new [`BondMap`] whenever the set of members
+//! that may transmit or collect changes (LACP distribution events, carrier,
+//! probes, failover, rebalancing) and publishes it atomically; the data path
+//! loads it once per batch and never runs a state machine. Selecting a
+//! member for a frame is a pure function of the frame and the map, so
+//! `lagkit flow` can answer "which member carries this flow?" with the very
+//! same code.
+
+use lagkit_dataplane::forward::{Members, Target};
+use lagkit_hash::{BucketMap, Explain, FlowKey, Policy};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// How frames from the host are spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// By a hash policy over the usable members (802.3ad, balance-xor,
+    /// adaptive).
+    Hash,
+    /// Round-robin, `packets_per_member` frames per member in turn.
+    RoundRobin {
+        /// Frames sent on one member before moving on (Linux `packets_per_slave`; 0 = random).
+        packets_per_member: u32,
+    },
+    /// Everything on one member (active-backup).
+    Single,
+    /// Every frame on every usable member.
+    Broadcast,
+}
+
+/// An immutable snapshot of who carries what.
+#[derive(Debug, Clone)]
+pub struct BondMap {
+    /// Bumped on every publish.
+    pub generation: u64,
+    /// The spreading rule.
+    pub spread: Spread,
+    /// Hash policy (for `Spread::Hash`).
+    pub policy: Policy,
+    /// Members that may transmit, ascending member index (Linux's slave
+    /// order: what `hash mod n` indexes).
+    pub tx: Vec<usize>,
+    /// For `strong`: bucket -> slot, and slot -> member index. Slots keep
+    /// their member when others come and go, so a failure moves only the
+    /// failed member's buckets.
+    pub buckets: Option<(BucketMap, Vec<usize>)>,
+    /// The active member for `Spread::Single`.
+    pub active: Option<usize>,
+    /// Members whose received frames go up to the host.
+    pub rx: Vec<bool>,
+    /// Shared round-robin counter (survives republishing).
+    pub rr: Arc<AtomicU64>,
+}
+
+impl Members for BondMap {
+    fn all_members(&self) -> &[usize] {
+        &self.tx
+    }
+}
+
+impl BondMap {
+    /// A map with nothing usable.
+    pub fn empty(spread: Spread, policy: Policy, members: usize) -> BondMap {
+        BondMap {
+            generation: 0,
+            spread,
+            policy,
+            tx: Vec::new(),
+            buckets: None,
+            active: None,
+            rx: vec![false; members],
+            rr: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Frames from member `m` go up.
+    pub fn accepts(&self, m: usize) -> bool {
+        self.rx.get(m).copied().unwrap_or(false)
+    }
+
+    /// The member for a frame from the host (without the vnet header).
+    pub fn select(&self, frame: &[u8]) -> Target {
+        match self.spread {
+            Spread::Single => self.active.map_or(Target::Drop, Target::One),
+            Spread::Broadcast if self.tx.is_empty() => Target::Drop,
+            Spread::Broadcast => Target::All,
+            Spread::RoundRobin { packets_per_member } => {
+                let n = self.tx.len() as u64;
+                if n == 0 {
+                    return Target::Drop;
+                }
+                let c = self.rr.fetch_add(1, Ordering::Relaxed);
+                let i = if packets_per_member == 0 {
+                    // Linux: packets_per_slave 0 picks a member at random.
+                    c.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32
+                } else {
+                    c / u64::from(packets_per_member)
+                };
+                Target::One(self.tx[(i % n) as usize])
+            }
+            Spread::Hash => {
+                let key = FlowKey::from_frame(frame);
+                self.member_for(&key).map_or(Target::Drop, Target::One)
+            }
+        }
+    }
+
+    /// The member a flow hashes to.
+    pub fn member_for(&self, key: &FlowKey) -> Option<usize> {
+        match (&self.policy, &self.buckets) {
+            (Policy::Strong(_), Some((map, slots))) => {
+                let slot = self.policy.select_in(key, map)?;
+                slots.get(slot).copied()
+            }
+            _ => {
+                let i = self.policy.select(key, self.tx.len())?;
+                self.tx.get(i).copied()
+            }
+        }
+    }
+
+    /// Why a flow goes where it goes, for `lagkit flow`.
+    pub fn explain(&self, key: &FlowKey) -> (Option<usize>, Explain) {
+        let e = match (&self.policy, &self.buckets) {
+            (Policy::Strong(_), Some((map, _))) => self.policy.explain_in(key, map),
+            _ => self.policy.explain(key, self.tx.len()),
+        };
+        (self.member_for(key), e)
+    }
+}
+
+/// Keeps the bucket table of `strong` hashing in step with the usable set:
+/// a member leaving gives its buckets to the others, a member joining takes
+/// its share, everything else stays where it is.
+#[derive(Debug, Clone, Default)]
+pub struct Slots {
+    map: Option<BucketMap>,
+    owners: Vec<usize>,
+}
+
+impl Slots {
+    /// Makes the table serve exactly `usable` (member indices).
+    pub fn update(&mut self, usable: &[usize]) {
+        // Remove members that left (highest slot first keeps indices valid).
+        let mut gone: Vec<usize> = (0..self.owners.len())
+            .filter(|&s| !usable.contains(&self.owners[s]))
+            .collect();
+        gone.sort_unstable_by(|a, b| b.cmp(a));
+        for s in gone {
+            if let Some(m) = self.map.as_mut() {
+                let _ = m.remove_member(s);
+            }
+            self.owners.remove(s);
+        }
+        for &m in usable {
+            if self.owners.contains(&m) {
+                continue;
+            }
+            match self.map.as_mut() {
+                Some(map) if map.members() > 0 => {
+                    if map.add_member().is_ok() {
+                        self.owners.push(m);
+                    }
+                }
+                _ => {
+                    self.map = BucketMap::new(1).ok();
+                    self.owners = vec![m];
+                }
+            }
+        }
+        if self.owners.is_empty() {
+            self.map = None;
+        }
+    }
+
+    /// The table and its slot owners, if any member is usable.
+    pub fn snapshot(&self) -> Option<(BucketMap, Vec<usize>)> {
+        self.map.clone().map(|m| (m, self.owners.clone()))
+    }
+
+    /// Replaces the table (adaptive rebalancing edits it).
+    pub fn set_map(&mut self, map: BucketMap) {
+        if map.members() == self.owners.len() {
+            self.map = Some(map);
+        }
+    }
+
+    /// The current table.
+    pub fn map(&self) -> Option<&BucketMap> {
+        self.map.as_ref()
+    }
+
+    /// Slot -> member.
+    pub fn owners(&self) -> &[usize] {
+        &self.owners
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lagkit_hash::Strong;
+    use std::net::Ipv4Addr;
+
+    fn flows(n: u16) -> Vec<FlowKey> {
+        (0..n)
+            .map(|i| {
+                FlowKey::tcp4(
+                    Ipv4Addr::new(10, 0, 0, 1),
+                    40000 + i,
+                    Ipv4Addr::new(10, 0, 0, 2),
+                    5201,
+                )
+            })
+            .collect()
+    }
+
+    fn strong_map(slots: &Slots) -> BondMap {
+        let mut m = BondMap::empty(Spread::Hash, Policy::Strong(Strong::new(7)), 4);
+        m.tx = slots.owners().to_vec();
+        m.tx.sort_unstable();
+        m.buckets = slots.snapshot();
+        m
+    }
+
+    #[test]
+    fn strong_failure_moves_only_the_failed_members_flows() {
+        let mut slots = Slots::default();
+        slots.update(&[0, 1, 2, 3]);
+        let before: Vec<_> = flows(400)
+            .iter()
+            .map(|k| strong_map(&slots).member_for(k))
+            .collect();
+        slots.update(&[0, 1, 3]);
+        let map = strong_map(&slots);
+        for (k, b) in flows(400).iter().zip(&before) {
+            let now = map.member_for(k);
+            if *b != Some(2) {
+                assert_eq!(now, *b, "a flow not on member 2 moved");
+            } else {
+                assert_ne!(now, Some(2));
+            }
+        }
+        // Member 2 returns: it takes a share back, and nothing else moves
+        // between the survivors.
+        slots.update(&[0, 1, 2, 3]);
+        let back = strong_map(&slots);
+        let on2 = flows(400)
+            .iter()
+            .filter(|k| back.member_for(k) == Some(2))
+            .count();
+        assert!(on2 > 50, "member 2 carries {on2} of 400 flows again");
+    }
+
+    #[test]
+    fn round_robin_and_single_and_broadcast() {
+        let mut m = BondMap::empty(
+            Spread::RoundRobin {
+                packets_per_member: 2,
+            },
+            Policy::Layer2,
+            3,
+        );
+        m.tx = vec![0, 2];
+        let picks: Vec<_> = (0..6).map(|_| m.select(&[0u8; 60])).collect();
+        use Target::One;
+        assert_eq!(picks, [One(0), One(0), One(2), One(2), One(0), One(0)]);
+        m.spread = Spread::Single;
+        m.active = Some(1);
+        assert_eq!(m.select(&[0u8; 60]), One(1));
+        m.spread = Spread::Broadcast;
+        assert_eq!(m.select(&[0u8; 60]), Target::All);
+        m.tx.clear();
+        assert_eq!(m.select(&[0u8; 60]), Target::Drop);
+    }
+
+    #[test]
+    fn compat_policy_indexes_the_sorted_usable_list() {
+        let mut m = BondMap::empty(Spread::Hash, "layer3+4".parse().unwrap(), 4);
+        m.tx = vec![1, 3];
+        for k in flows(50) {
+            let i = m.policy.select(&k, 2).unwrap();
+            assert_eq!(m.member_for(&k), Some([1, 3][i]));
+        }
+        assert!(!m.accepts(5));
+    }
+}

@@ -1,0 +1,398 @@
+//! Test support for root network-namespace tests: a [`Lab`] owns the
+//! namespaces it creates (and any daemon it starts) and removes them on
+//! drop, also when the test panics; [`tcp_transfer`] and [`tcp_flows`] move
+//! real TCP between namespaces and check every byte.
+//!
+//! Namespaces are named `lkt-<pid>-<n>`, so parallel tests and other
+//! sessions never collide, and leftovers of a killed run (pid gone) are
+//! removed by the next [`Lab::new`]. Nothing in the root namespace gets an
+//! address or an interface.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use lagkit_dataplane::netns;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// Namespaces (and daemons) owned by one test.
+pub struct Lab {
+    namespaces: Vec<String>,
+    pids: Vec<i32>,
+}
+
+fn run(args: &[&str]) -> Result<String, String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Lab {
+    /// A lab, or None (with a message) when the test cannot run here.
+    pub fn new(test: &str) -> Option<Lab> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let why = if !root {
+            Some("needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN for namespaces, TAPs and packet sockets)")
+        } else if !std::path::Path::new("/dev/net/tun").exists() {
+            Some("needs /dev/net/tun")
+        } else if run(&["ip", "-V"]).is_err() {
+            Some("needs iproute2 (`ip`)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            eprintln!("SKIP {test}: {why}; run as root: `sudo -E cargo test`");
+            return None;
+        }
+        Self::remove_stale();
+        Some(Lab {
+            namespaces: Vec::new(),
+            pids: Vec::new(),
+        })
+    }
+
+    /// Deletes `lkt-<pid>-<n>` namespaces whose process is gone.
+    fn remove_stale() {
+        let Ok(list) = run(&["ip", "netns", "list"]) else {
+            return;
+        };
+        for line in list.lines() {
+            let name = line.split_whitespace().next().unwrap_or("");
+            let mut parts = name.split('-');
+            if parts.next() != Some("lkt") {
+                continue;
+            }
+            let Some(pid) = parts.next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = run(&["ip", "netns", "del", name]);
+            }
+        }
+    }
+
+    /// Creates a fresh namespace with loopback up.
+    pub fn netns(&mut self) -> String {
+        let name = format!(
+            "lkt-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        self.sh(&["ip", "netns", "add", &name]);
+        self.namespaces.push(name.clone());
+        self.sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        name
+    }
+
+    /// Runs a command; panics with its stderr if it fails.
+    pub fn sh(&self, args: &[&str]) -> String {
+        run(args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Runs a command; returns its stdout or an error message.
+    pub fn try_sh(&self, args: &[&str]) -> Result<String, String> {
+        run(args)
+    }
+
+    /// Runs a command inside a namespace.
+    pub fn nsexec(&self, ns: &str, args: &[&str]) -> String {
+        let mut v = vec!["ip", "netns", "exec", ns];
+        v.extend_from_slice(args);
+        self.sh(&v)
+    }
+
+    /// A veth pair with one end in each namespace (never in the root namespace).
+    pub fn veth(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
+        self.sh(&[
+            "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+        ]);
+    }
+
+    /// Prepares a bond member: no ARP, no IPv6 (so the namespace's kernel never
+    /// answers on it), the MTU, up.
+    pub fn prep_member(&self, ns: &str, ifname: &str, mtu: u32) {
+        let mtu = mtu.to_string();
+        self.sh(&[
+            "ip", "-n", ns, "link", "set", ifname, "arp", "off", "mtu", &mtu,
+        ]);
+        self.nsexec(
+            ns,
+            &[
+                "sysctl",
+                "-qw",
+                &format!("net.ipv6.conf.{ifname}.disable_ipv6=1"),
+            ],
+        );
+        self.sh(&["ip", "-n", ns, "link", "set", ifname, "up"]);
+    }
+
+    /// Stops this process at drop.
+    pub fn track_pid(&mut self, pid: i32) {
+        self.pids.push(pid);
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for &pid in &self.pids {
+            // SAFETY: sending a signal to a process we started.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+        for ns in &self.namespaces {
+            if let Err(e) = run(&["ip", "netns", "del", ns]) {
+                eprintln!("lab cleanup: {e}");
+            }
+        }
+    }
+}
+
+/// Polls `cond` until it holds or `timeout` passes (then panics with `what`).
+pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !cond() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The result of one TCP transfer.
+#[derive(Debug)]
+pub struct Transfer {
+    pub sent_hash: u64,
+    pub recv_hash: u64,
+    pub sent: u64,
+    pub received: u64,
+    pub elapsed: Duration,
+}
+
+/// Sends `bytes` of pseudo-random data over TCP from `client_ns` to a server
+/// listening on `server` in `server_ns`, hashing both ends.
+pub fn tcp_transfer(server_ns: &str, server: &str, client_ns: &str, bytes: u64) -> Transfer {
+    tcp_transfer_from(server_ns, server, client_ns, None, bytes)
+}
+
+/// As [`tcp_transfer`], with the client bound to `src` (IP:port) when given,
+/// so a test can choose which hash bucket a flow lands in.
+pub fn tcp_transfer_from(
+    server_ns: &str,
+    server: &str,
+    client_ns: &str,
+    src: Option<SocketAddr>,
+    bytes: u64,
+) -> Transfer {
+    let server: SocketAddr = server.parse().expect("address");
+    let io_timeout = Some(Duration::from_secs(30));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let sns = server_ns.to_owned();
+    let srv = std::thread::spawn(move || {
+        netns::enter(&sns).expect("enter server ns");
+        let l = TcpListener::bind(server).expect("bind");
+        l.set_nonblocking(true).expect("nonblocking");
+        ready_tx.send(()).expect("ready");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut s = loop {
+            match l.accept() {
+                Ok((s, _)) => break s,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    assert!(Instant::now() < deadline, "no connection within 30 s");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("accept: {e}"),
+            }
+        };
+        s.set_nonblocking(false).expect("blocking");
+        s.set_read_timeout(io_timeout).expect("timeout");
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => {
+                    h.update(&buf[..k]);
+                    n += k as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => panic!("read after {n} bytes: {e}"),
+            }
+        }
+        (h.digest(), n)
+    });
+    ready_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("server ready");
+    let cns = client_ns.to_owned();
+    let cli = std::thread::spawn(move || {
+        netns::enter(&cns).expect("enter client ns");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let connect = || -> std::io::Result<TcpStream> {
+            match src {
+                None => TcpStream::connect_timeout(&server, Duration::from_secs(2)),
+                Some(src) => connect_from(src, server),
+            }
+        };
+        let mut s = loop {
+            match connect() {
+                Ok(s) => break s,
+                Err(e) => {
+                    assert!(Instant::now() < deadline, "connect: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        };
+        s.set_write_timeout(io_timeout).expect("timeout");
+        let start = Instant::now();
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut left = bytes;
+        while left > 0 {
+            for c in buf.chunks_exact_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                c.copy_from_slice(&x.to_le_bytes());
+            }
+            let k = left.min(buf.len() as u64) as usize;
+            s.write_all(&buf[..k])
+                .unwrap_or_else(|e| panic!("write with {left} bytes left: {e}"));
+            h.update(&buf[..k]);
+            left -= k as u64;
+        }
+        s.shutdown(std::net::Shutdown::Write).expect("shutdown");
+        // Wait for the server to close so `elapsed` covers delivery.
+        let mut one = [0u8; 1];
+        let _ = s.set_read_timeout(io_timeout);
+        let _ = s.read(&mut one);
+        (h.digest(), start.elapsed())
+    });
+    let (sent_hash, elapsed) = cli.join().expect("client thread");
+    let (recv_hash, received) = srv.join().expect("server thread");
+    Transfer {
+        sent_hash,
+        recv_hash,
+        sent: bytes,
+        received,
+        elapsed,
+    }
+}
+
+/// Sum of `InCsumErrors` over IP/TCP/UDP/ICMP in a namespace's `/proc/net/snmp`.
+pub fn csum_errors(lab: &Lab, ns: &str) -> u64 {
+    snmp(lab, ns)
+        .iter()
+        .filter(|(k, _)| k.ends_with(":InCsumErrors"))
+        .map(|(_, v)| *v)
+        .sum()
+}
+
+/// `Tcp: RetransSegs` in a namespace.
+pub fn tcp_retrans(lab: &Lab, ns: &str) -> u64 {
+    snmp(lab, ns)
+        .iter()
+        .find(|(k, _)| k == "Tcp:RetransSegs")
+        .map(|(_, v)| *v)
+        .unwrap_or(0)
+}
+
+/// `/proc/net/snmp` of a namespace as ("Proto:Field", value) pairs.
+pub fn snmp(lab: &Lab, ns: &str) -> Vec<(String, u64)> {
+    let text = lab.nsexec(ns, &["cat", "/proc/net/snmp"]);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for pair in lines.chunks(2) {
+        let [names, values] = pair else { continue };
+        let mut n = names.split_whitespace();
+        let mut v = values.split_whitespace();
+        let proto = n.next().unwrap_or("");
+        v.next();
+        for (k, val) in n.zip(v) {
+            out.push((format!("{proto}{k}"), val.parse().unwrap_or(0)));
+        }
+    }
+    out
+}
+
+/// Runs `flows` TCP connections at once from `client_ns` to `server` in
+/// `server_ns`, `bytes` each, checking every byte; returns the transfers.
+pub fn tcp_flows(
+    server_ns: &str,
+    server: &str,
+    client_ns: &str,
+    flows: u16,
+    bytes: u64,
+) -> Vec<Transfer> {
+    let base: SocketAddr = server.parse().expect("address");
+    let handles: Vec<_> = (0..flows)
+        .map(|i| {
+            let mut addr = base;
+            addr.set_port(base.port() + i);
+            let (s, c) = (server_ns.to_owned(), client_ns.to_owned());
+            std::thread::spawn(move || tcp_transfer(&s, &addr.to_string(), &c, bytes))
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("transfer thread"))
+        .collect()
+}
+
+/// Connects to `dst` from the fixed local address `src` (SO_REUSEADDR set).
+pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let (SocketAddr::V4(src), SocketAddr::V4(dst)) = (src, dst) else {
+        return Err(std::io::Error::other("IPv4 only"));
+    };
+    let sin = |a: std::net::SocketAddrV4| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(a.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: plain socket calls on a descriptor owned by the TcpStream
+    // built from it (or closed on error).
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stream = TcpStream::from_raw_fd(fd);
+        let one: libc::c_int = 1;
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        let a = sin(src);
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(fd, &a as *const _ as *const libc::sockaddr, len) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let d = sin(dst);
+        if libc::connect(fd, &d as *const _ as *const libc::sockaddr, len) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stream)
+    }
+}
