@@ -924,8 +924,28 @@ impl Bond {
                     .map(|s| s.priority),
             }
         });
+        let defaulted: Vec<&str> = members
+            .iter()
+            .filter(|m| m.mii_status == "up")
+            .filter(|m| m.lacp.as_ref().is_some_and(|l| l.rx_state == "DEFAULTED"))
+            .map(|m| m.name.as_str())
+            .collect();
+        if !defaulted.is_empty() {
+            problems.push(format!(
+                "802.3ad: no LACPDU ever received on {}: the peer does not run LACP (a static 'mode on' channel, or no channel). Those links are not aggregated{}. Enable LACP on the peer, or use mode balance-xor here to match a static channel.",
+                defaulted.join(", "),
+                match self.s.lacp.no_partner {
+                    lagkit_proto::lacp::NoPartner::Individual => "; at most one of them carries traffic, as an individual link",
+                    lagkit_proto::lacp::NoPartner::Fallback => "; one of them carries traffic (fallback)",
+                    lagkit_proto::lacp::NoPartner::Suspend => " and carry nothing (suspended)",
+                }
+            ));
+        }
         if let Some(l) = &lacp {
-            if l.aggregator_id.is_none() && members.iter().any(|m| m.mii_status == "up") {
+            if l.aggregator_id.is_none()
+                && defaulted.is_empty()
+                && members.iter().any(|m| m.mii_status == "up")
+            {
                 let why: Vec<String> = members
                     .iter()
                     .filter_map(|m| {
