@@ -8,13 +8,14 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 
-use crate::map::{BondMap, Slots, Spread};
+use crate::map::{coarse_now_ns, BondMap, BucketLoad, Slots, Spread};
 use crate::member::{self, Saved};
 use crate::settings::{BondMode, Reselect, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowFrame};
 use lagkit_dataplane::{Device, MapPublisher, PacketSocket, PairDevice, Tap, TapConfig};
 use lagkit_hash::FlowKey;
+use lagkit_hash::{AdaptiveBalancer, AdaptiveConfig};
 use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_monitor::{Combine, Debounce, Watchers};
@@ -159,8 +160,18 @@ impl Member {
     }
 }
 
+/// Adaptive mode: the balancer and what the data path counted.
+struct Adaptive {
+    balancer: AdaptiveBalancer,
+    load: Arc<BucketLoad>,
+    seen: [u64; 256],
+    owners: Vec<usize>,
+    config: AdaptiveConfig,
+}
+
 /// One running bond.
 pub struct Bond {
+    adaptive: Option<Adaptive>,
     s: Settings,
     epoch: std::time::Instant,
     tap: Arc<Tap>,
@@ -251,7 +262,34 @@ impl Bond {
         })?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         listener.set_nonblocking(true).ok();
+        let adaptive = (s.mode == BondMode::Adaptive).then(|| {
+            let config = AdaptiveConfig {
+                interval_ns: s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            Adaptive {
+                balancer: AdaptiveBalancer::new(
+                    lagkit_hash::BucketMap::new(1).expect("one member"),
+                    config,
+                    coarse_now_ns(),
+                ),
+                load: Arc::new(BucketLoad::default()),
+                seen: [0; 256],
+                owners: Vec::new(),
+                config,
+            }
+        });
+        let mut s = s;
+        if adaptive.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
+            s.warnings.push(format!(
+                "mode adaptive rebalances the buckets of the strong hash; xmit_hash_policy {} is ignored",
+                s.policy
+            ));
+            s.policy = lagkit_hash::Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974));
+        }
         let mut bond = Bond {
+            adaptive,
             epoch: std::time::Instant::now(),
             tap,
             mac: MacAddr::ZERO,
@@ -513,9 +551,45 @@ impl Bond {
         }
         if matches!(self.s.policy, lagkit_hash::Policy::Strong(_)) {
             self.slots.update(&map.tx);
+            if let Some(a) = self.adaptive.as_mut() {
+                map.load = Some(a.load.clone());
+                if a.owners != self.slots.owners() {
+                    // Membership changed: start balancing the new table.
+                    a.owners = self.slots.owners().to_vec();
+                    if let Some(m) = self.slots.map() {
+                        a.balancer = AdaptiveBalancer::new(m.clone(), a.config, coarse_now_ns());
+                    }
+                }
+            }
             map.buckets = self.slots.snapshot();
         }
         map
+    }
+
+    /// Adaptive mode: feed the data path's counts to the balancer and, when
+    /// it moves buckets, publish the new table.
+    fn rebalance(&mut self) {
+        let Some(a) = self.adaptive.as_mut() else {
+            return;
+        };
+        let now = coarse_now_ns();
+        if now < a.balancer.poll_timeout() || a.owners.len() < 2 {
+            return;
+        }
+        for b in 0..=255u8 {
+            let (bytes, last) = a.load.get(b);
+            let delta = bytes.saturating_sub(a.seen[usize::from(b)]);
+            a.seen[usize::from(b)] = bytes;
+            if delta > 0 {
+                a.balancer.record(b, delta, last);
+            }
+        }
+        if a.balancer.rebalance(now) {
+            let st = a.balancer.stats();
+            tracing::info!(bond = %self.s.name, moves = st.moves, loads = ?a.balancer.member_loads(), "adaptive: buckets moved");
+            self.slots.set_map(a.balancer.map().clone());
+            self.dirty = true;
+        }
     }
 
     /// Active-backup: which member carries traffic.
@@ -654,6 +728,7 @@ impl Bond {
         }
         self.handle_slow();
         self.handle_timers();
+        self.rebalance();
         self.drain_lacp();
         if fds[1].revents != 0 {
             self.serve_control();

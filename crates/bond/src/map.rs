@@ -52,6 +52,58 @@ pub struct BondMap {
     pub rx: Vec<bool>,
     /// Shared round-robin counter (survives republishing).
     pub rr: Arc<AtomicU64>,
+    /// Per-bucket load, counted by the data path for adaptive rebalancing.
+    pub load: Option<Arc<BucketLoad>>,
+}
+
+/// Bytes and last activity per hash bucket, written by the forwarding
+/// threads (relaxed atomics, no locks) and read by the control thread.
+#[derive(Debug)]
+pub struct BucketLoad {
+    bytes: [AtomicU64; 256],
+    last: [AtomicU64; 256],
+}
+
+impl Default for BucketLoad {
+    fn default() -> Self {
+        BucketLoad {
+            bytes: std::array::from_fn(|_| AtomicU64::new(0)),
+            last: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl BucketLoad {
+    /// Counts a frame of `len` bytes in `bucket`.
+    #[inline]
+    pub fn record(&self, bucket: u8, len: usize) {
+        let b = usize::from(bucket);
+        self.bytes[b].fetch_add(len as u64, Ordering::Relaxed);
+        self.last[b].store(coarse_now_ns(), Ordering::Relaxed);
+    }
+
+    /// Total bytes and last activity (coarse monotonic ns) of `bucket`.
+    pub fn get(&self, bucket: u8) -> (u64, u64) {
+        let b = usize::from(bucket);
+        (
+            self.bytes[b].load(Ordering::Relaxed),
+            self.last[b].load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
+/// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
+/// path stamps bucket activity with it and the control thread judges
+/// idleness with it.
+pub fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 impl Members for BondMap {
@@ -72,6 +124,7 @@ impl BondMap {
             active: None,
             rx: vec![false; members],
             rr: Arc::new(AtomicU64::new(0)),
+            load: None,
         }
     }
 
@@ -102,6 +155,11 @@ impl BondMap {
             }
             Spread::Hash => {
                 let key = FlowKey::from_frame(frame);
+                if let Some(load) = &self.load {
+                    if let Some(b) = self.policy.bucket(&key) {
+                        load.record(b, frame.len());
+                    }
+                }
                 self.member_for(&key).map_or(Target::Drop, Target::One)
             }
         }

@@ -412,3 +412,61 @@ fn lacp_against_a_static_peer_says_so() {
     let st = a.status();
     assert!(st.render().contains("Problems:"), "{}", st.render());
 }
+
+#[test]
+fn adaptive_moves_buckets_off_an_overloaded_member() {
+    let Some(p) = pair("adaptive", 2, BondMode::Adaptive, |s| {
+        s.adaptive_interval = Duration::from_millis(200);
+    }) else {
+        return;
+    };
+    for (ns, side) in [(&p.ns_a, "a"), (&p.ns_b, "b")] {
+        for i in 1..=2 {
+            p.lab.sh(&[
+                "tc",
+                "-n",
+                ns,
+                "qdisc",
+                "add",
+                "dev",
+                &format!("{side}{i}"),
+                "root",
+                "tbf",
+                "rate",
+                "200mbit",
+                "burst",
+                "256kb",
+                "latency",
+                "50ms",
+            ]);
+        }
+    }
+    // Four flows that the hash puts on a1 alone.
+    let mut ports = Vec::new();
+    for i in 0..4usize {
+        let dst = format!("10.77.0.2:{}", 5701 + i);
+        ports.push(port_for(&p, &dst, "a1", &ports));
+    }
+    let before = tx_bytes(&p.a);
+    let hs: Vec<_> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, &sp)| {
+            let (nb, na) = (p.ns_b.clone(), p.ns_a.clone());
+            let dst = format!("10.77.0.2:{}", 5701 + i);
+            let src: SocketAddr = format!("10.77.0.1:{sp}").parse().unwrap();
+            std::thread::spawn(move || tcp_transfer_from(&nb, &dst, &na, Some(src), 24 << 20))
+        })
+        .collect();
+    for h in hs {
+        let t = h.join().expect("flow");
+        assert_eq!(t.sent, t.received);
+        assert_eq!(t.sent_hash, t.recv_hash);
+    }
+    let d = diff(&tx_bytes(&p.a), &before);
+    let total: u64 = d.iter().sum();
+    assert!(
+        d[1] as f64 > 0.2 * total as f64,
+        "adaptive moved load to a2: {d:?}"
+    );
+}

@@ -35,6 +35,11 @@ pub struct AdaptiveConfig {
     pub min_gap_permille: u64,
     /// Each move must shrink the gap by at least this percentage (Open vSwitch: 10%).
     pub min_shrink_percent: u64,
+    /// After this many consecutive passes in which every useful move was
+    /// refused because its bucket was busy, the best busy bucket moves
+    /// anyway: a saturating TCP flow is never idle for the gap, and one brief
+    /// reordering (which TCP absorbs) beats a lasting imbalance. 0 = never.
+    pub busy_patience: u32,
 }
 
 impl Default for AdaptiveConfig {
@@ -45,6 +50,7 @@ impl Default for AdaptiveConfig {
             min_gap_bytes: 100_000,
             min_gap_permille: 30,
             min_shrink_percent: 10,
+            busy_patience: 3,
         }
     }
 }
@@ -69,6 +75,8 @@ pub struct AdaptiveBalancer {
     last_seen: [Option<u64>; BUCKETS],
     next_rebalance: u64,
     stats: AdaptiveStats,
+    /// Consecutive passes blocked only by busy buckets.
+    blocked_passes: u32,
 }
 
 impl AdaptiveBalancer {
@@ -81,6 +89,7 @@ impl AdaptiveBalancer {
             last_seen: [None; BUCKETS],
             next_rebalance: now_ns.saturating_add(config.interval_ns),
             stats: AdaptiveStats::default(),
+            blocked_passes: 0,
         }
     }
 
@@ -167,12 +176,17 @@ impl AdaptiveBalancer {
         self.stats.passes += 1;
         let n = self.map.members();
         let mut changed = false;
+        let refusals_before = self.stats.busy_refusals;
+        let patience = self.config.busy_patience;
+        let mut allow_busy = patience > 0 && self.blocked_passes >= patience;
         if n >= 2 {
             let mut loads = [0u64; BUCKETS];
             self.add_loads(&mut loads[..n]);
             for _ in 0..BUCKETS {
-                match self.best_move(&loads[..n], now_ns) {
+                match self.best_move(&loads[..n], now_ns, allow_busy) {
                     Some((bucket, from, to)) => {
+                        // A forced move of a busy bucket happens once per pass.
+                        allow_busy = false;
                         let x = self.bytes[usize::from(bucket)];
                         // Saturating: counters near u64::MAX must not panic.
                         loads[from] = loads[from].saturating_sub(x);
@@ -185,13 +199,23 @@ impl AdaptiveBalancer {
                 }
             }
         }
+        if changed {
+            self.blocked_passes = 0;
+        } else if self.stats.busy_refusals > refusals_before {
+            self.blocked_passes = self.blocked_passes.saturating_add(1);
+        }
         for b in self.bytes.iter_mut() {
             *b /= 2;
         }
         changed
     }
 
-    fn best_move(&mut self, loads: &[u64], now_ns: u64) -> Option<(u8, usize, usize)> {
+    fn best_move(
+        &mut self,
+        loads: &[u64],
+        now_ns: u64,
+        allow_busy: bool,
+    ) -> Option<(u8, usize, usize)> {
         let from =
             (0..loads.len()).fold(0, |best, i| if loads[i] > loads[best] { i } else { best });
         let to = (0..loads.len()).fold(0, |best, i| if loads[i] < loads[best] { i } else { best });
@@ -224,7 +248,7 @@ impl AdaptiveBalancer {
             if !shrinks || best.is_some_and(|(_, g)| g <= new_gap) {
                 continue;
             }
-            if !self.is_idle(b, now_ns) {
+            if !allow_busy && !self.is_idle(b, now_ns) {
                 refused = true;
                 continue;
             }
@@ -264,6 +288,38 @@ mod tests {
         assert_eq!(a.member_loads(), [1_000_000, 500_000]);
         assert_eq!(a.map().member(0), Some(1));
         assert_eq!(a.stats().moves, 1);
+    }
+
+    #[test]
+    fn busy_buckets_move_only_after_patience_runs_out() {
+        let mut a = balancer(2);
+        let mut t = 100 * MS;
+        // Two saturating flows on member 0, never idle: three passes refuse,
+        // the fourth moves one of them.
+        for pass in 1..=4 {
+            for b in [0, 2] {
+                a.record(b, 5_000_000, t);
+            }
+            t += MS;
+            let moved = a.rebalance(t);
+            assert_eq!(moved, pass == 4, "pass {pass}");
+        }
+        assert_eq!(a.member_loads().iter().filter(|&&l| l > 0).count(), 2);
+        // With patience 0 a busy bucket never moves.
+        let mut a = AdaptiveBalancer::new(
+            BucketMap::new(2).unwrap(),
+            AdaptiveConfig {
+                busy_patience: 0,
+                ..AdaptiveConfig::default()
+            },
+            0,
+        );
+        for pass in 0..10 {
+            for b in [0, 2] {
+                a.record(b, 5_000_000, pass * MS);
+            }
+            assert!(!a.rebalance(pass * MS + MS / 2));
+        }
     }
 
     #[test]
