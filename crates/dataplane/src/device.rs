@@ -112,6 +112,11 @@ impl RxBatch {
         &mut self.slots[i][s..s + l]
     }
 
+    /// The Ethernet frame of packet `i`, mutable (for rewrites on the way through).
+    pub fn frame_mut(&mut self, i: usize) -> &mut [u8] {
+        self.packet_mut(i).get_mut(HEADER_LEN..).unwrap_or(&mut [])
+    }
+
     /// The Ethernet frame of packet `i`, without the virtio-net header.
     pub fn frame(&self, i: usize) -> &[u8] {
         self.packet(i).get(HEADER_LEN..).unwrap_or(&[])

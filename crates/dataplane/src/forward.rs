@@ -268,8 +268,30 @@ impl MemberSender {
     }
 }
 
-type Selector<M> = dyn Fn(&[u8], &M) -> Target + Send + Sync;
-type Accept<M> = dyn Fn(usize, &M) -> bool + Send + Sync;
+type Selector<M> = dyn Fn(&mut [u8], &M) -> Target + Send + Sync;
+type AcceptFn<M> = dyn Fn(usize, &mut [u8], &M) -> Accept + Send + Sync;
+
+/// What happens to a frame received on a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accept {
+    /// Not passed up (counted as `NotCollecting`).
+    Drop,
+    /// Passed up to the upper device.
+    Up,
+    /// Passed up, and a copy goes to the control queue (ARP the control
+    /// plane must see: probe replies, balance-alb clients).
+    UpAndCopy,
+}
+
+/// A distribution map the engine can use directly: it picks members for
+/// frames from the host, filters and fixes up frames from members, and
+/// may rewrite frames in place (source MAC per member, ARP replies).
+pub trait Distribution: Members + Send + Sync + 'static {
+    /// Where a frame from the upper device goes; may rewrite it.
+    fn select(&self, frame: &mut [u8]) -> Target;
+    /// What to do with a frame received on `member`; may rewrite it.
+    fn accept(&self, member: usize, frame: &mut [u8]) -> Accept;
+}
 
 /// Where the selector sends a frame from the upper device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,7 +398,53 @@ impl<M: Send + Sync + 'static> Engine<M> {
         A: Fn(usize, &M) -> bool + Send + Sync + 'static,
         M: Members,
     {
-        let selector = move |f: &[u8], m: &M| selector(f, m).into();
+        Self::start_raw(
+            upper,
+            members,
+            initial,
+            Arc::new(move |f: &mut [u8], m: &M| selector(f, m).into()),
+            Arc::new(move |i, _: &mut [u8], m: &M| {
+                if accept(i, m) {
+                    Accept::Up
+                } else {
+                    Accept::Drop
+                }
+            }),
+            cfg,
+        )
+    }
+
+    /// Starts an engine whose map is a [`Distribution`].
+    pub fn start_map(
+        upper: Arc<dyn Device>,
+        members: Vec<Arc<dyn Device>>,
+        initial: M,
+        cfg: EngineConfig,
+    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    where
+        M: Distribution,
+    {
+        Self::start_raw(
+            upper,
+            members,
+            initial,
+            Arc::new(|f: &mut [u8], m: &M| m.select(f)),
+            Arc::new(|i, f: &mut [u8], m: &M| m.accept(i, f)),
+            cfg,
+        )
+    }
+
+    fn start_raw(
+        upper: Arc<dyn Device>,
+        members: Vec<Arc<dyn Device>>,
+        initial: M,
+        selector: Arc<Selector<M>>,
+        accept: Arc<AcceptFn<M>>,
+        cfg: EngineConfig,
+    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    where
+        M: Members,
+    {
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             members: members.iter().map(|_| MemberStats::default()).collect(),
@@ -388,8 +456,6 @@ impl<M: Send + Sync + 'static> Engine<M> {
         );
         let publisher = MapPublisher::new(initial);
         let (slow_tx, slow_rx) = mpsc::sync_channel(cfg.slow_queue.max(1));
-        let selector: Arc<Selector<M>> = Arc::new(selector);
-        let accept: Arc<Accept<M>> = Arc::new(accept);
 
         let down_epoll =
             Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(sys("epoll_create1"))?;
@@ -572,7 +638,7 @@ impl<M: Members> Down<M> {
                         break;
                     }
                 }
-                self.distribute(&batch, &mut per_member);
+                self.distribute(&mut batch, &mut per_member);
                 if !batch.is_full() {
                     break;
                 }
@@ -580,10 +646,10 @@ impl<M: Members> Down<M> {
         }
     }
 
-    fn distribute(&self, batch: &RxBatch, per_member: &mut [Vec<usize>]) {
+    fn distribute(&self, batch: &mut RxBatch, per_member: &mut [Vec<usize>]) {
         let map = self.publisher.cell.load();
         for i in 0..batch.len() {
-            let frame = batch.frame(i);
+            let frame = batch.frame_mut(i);
             match ethertype(frame) {
                 None => self.shared.count_drop(EngineDrop::Malformed, 1),
                 Some(ETHERTYPE_SLOW) => self.shared.count_drop(EngineDrop::SlowFromUpper, 1),
@@ -630,7 +696,7 @@ struct Up<M> {
     upper: Arc<dyn Device>,
     members: Vec<Arc<dyn Device>>,
     publisher: MapPublisher<M>,
-    accept: Arc<Accept<M>>,
+    accept: Arc<AcceptFn<M>>,
     shared: Arc<Shared>,
     epoll: Epoll,
     slow: SyncSender<SlowFrame>,
@@ -638,6 +704,25 @@ struct Up<M> {
 }
 
 impl<M: Send + Sync + 'static> Up<M> {
+    /// Queues a copy of a frame for the control plane (bounded; a full
+    /// queue counts a drop and never blocks forwarding).
+    fn to_control(&self, m: usize, frame: &[u8], slow: bool) {
+        let st = &self.shared.members[m];
+        match self.slow.try_send(SlowFrame {
+            member: m,
+            frame: frame.to_vec(),
+        }) {
+            Ok(()) => {
+                if slow {
+                    st.slow_rx.fetch_add(1, Relaxed);
+                }
+            }
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.shared.count_drop(EngineDrop::SlowQueueFull, 1)
+            }
+        }
+    }
+
     fn run(self) {
         let mut batch = RxBatch::new(self.cfg.batch);
         let mut up_idx: Vec<usize> = Vec::with_capacity(batch.capacity());
@@ -668,7 +753,7 @@ impl<M: Send + Sync + 'static> Up<M> {
                     self.shared.count_drop(EngineDrop::RecvError, 1);
                     continue;
                 }
-                self.deliver(m, &batch, &mut up_idx);
+                self.deliver(m, &mut batch, &mut up_idx);
             }
             if last_refresh.elapsed() >= self.cfg.refresh_interval {
                 last_refresh = Instant::now();
@@ -682,29 +767,23 @@ impl<M: Send + Sync + 'static> Up<M> {
         }
     }
 
-    fn deliver(&self, m: usize, batch: &RxBatch, up_idx: &mut Vec<usize>) {
+    fn deliver(&self, m: usize, batch: &mut RxBatch, up_idx: &mut Vec<usize>) {
         up_idx.clear();
         let st = &self.shared.members[m];
-        let accepted = (self.accept)(m, &self.publisher.cell.load());
+        let map = self.publisher.cell.load();
         for i in 0..batch.len() {
-            let frame = batch.frame(i);
+            let frame = batch.frame_mut(i);
             match ethertype(frame) {
                 None => self.shared.count_drop(EngineDrop::Malformed, 1),
-                Some(ETHERTYPE_SLOW) => {
-                    match self.slow.try_send(SlowFrame {
-                        member: m,
-                        frame: frame.to_vec(),
-                    }) {
-                        Ok(()) => {
-                            st.slow_rx.fetch_add(1, Relaxed);
-                        }
-                        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                            self.shared.count_drop(EngineDrop::SlowQueueFull, 1)
-                        }
+                Some(ETHERTYPE_SLOW) => self.to_control(m, frame, true),
+                Some(_) => match (self.accept)(m, frame, &map) {
+                    Accept::Up => up_idx.push(i),
+                    Accept::UpAndCopy => {
+                        self.to_control(m, frame, false);
+                        up_idx.push(i);
                     }
-                }
-                Some(_) if accepted => up_idx.push(i),
-                Some(_) => self.shared.count_drop(EngineDrop::NotCollecting, 1),
+                    Accept::Drop => self.shared.count_drop(EngineDrop::NotCollecting, 1),
+                },
             }
         }
         if up_idx.is_empty() {
