@@ -8,7 +8,7 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 
-use crate::map::{coarse_now_ns, BondMap, BucketLoad, Slots, Spread};
+use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Slots, Spread};
 use crate::member::{self, Saved};
 use crate::settings::{BondMode, Reselect, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
@@ -24,6 +24,7 @@ use lagkit_proto::lacp::{
 };
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
@@ -169,9 +170,24 @@ struct Adaptive {
     config: AdaptiveConfig,
 }
 
+/// balance-alb: one peer and the member it was told to send to.
+#[derive(Debug, Clone)]
+struct Client {
+    mac: MacAddr,
+    member: usize,
+    /// Our address the client asked for.
+    our_ip: Ipv4Addr,
+    /// Times the client must still be told its member's MAC: a neighbour
+    /// entry refreshed within the last second (Linux `locktime`) ignores a
+    /// new reply, so the update is repeated.
+    notify: u8,
+    next_notify: u64,
+}
+
 /// One running bond.
 pub struct Bond {
     adaptive: Option<Adaptive>,
+    clients: HashMap<Ipv4Addr, Client>,
     s: Settings,
     epoch: std::time::Instant,
     tap: Arc<Tap>,
@@ -262,33 +278,35 @@ impl Bond {
         })?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         listener.set_nonblocking(true).ok();
-        let adaptive = (s.mode == BondMode::Adaptive).then(|| {
-            let config = AdaptiveConfig {
-                interval_ns: s.adaptive_interval.as_nanos() as u64,
-                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
-                ..AdaptiveConfig::default()
-            };
-            Adaptive {
-                balancer: AdaptiveBalancer::new(
-                    lagkit_hash::BucketMap::new(1).expect("one member"),
+        let adaptive =
+            matches!(s.mode, BondMode::Adaptive | BondMode::Tlb | BondMode::Alb).then(|| {
+                let config = AdaptiveConfig {
+                    interval_ns: s.adaptive_interval.as_nanos() as u64,
+                    idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                    ..AdaptiveConfig::default()
+                };
+                Adaptive {
+                    balancer: AdaptiveBalancer::new(
+                        lagkit_hash::BucketMap::new(1).expect("one member"),
+                        config,
+                        coarse_now_ns(),
+                    ),
+                    load: Arc::new(BucketLoad::default()),
+                    seen: [0; 256],
+                    owners: Vec::new(),
                     config,
-                    coarse_now_ns(),
-                ),
-                load: Arc::new(BucketLoad::default()),
-                seen: [0; 256],
-                owners: Vec::new(),
-                config,
-            }
-        });
+                }
+            });
         let mut s = s;
         if adaptive.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
             s.warnings.push(format!(
-                "mode adaptive rebalances the buckets of the strong hash; xmit_hash_policy {} is ignored",
+                "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
                 s.policy
             ));
             s.policy = lagkit_hash::Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974));
         }
         let mut bond = Bond {
+            clients: HashMap::new(),
             adaptive,
             epoch: std::time::Instant::now(),
             tap,
@@ -476,18 +494,13 @@ impl Bond {
             }
         }
         let map = self.build_map();
-        let (engine, slow) = Engine::start_filtered(
-            self.tap.clone(),
-            devs,
-            map,
-            |frame: &[u8], map: &BondMap| map.select(frame),
-            |m, map: &BondMap| map.accepts(m),
-            EngineConfig::default(),
-        )
-        .map_err(|e| BondError::Engine {
-            bond: self.s.name.clone(),
-            why: e.to_string(),
-        })?;
+        let (engine, slow) =
+            Engine::start_map(self.tap.clone(), devs, map, EngineConfig::default()).map_err(
+                |e| BondError::Engine {
+                    bond: self.s.name.clone(),
+                    why: e.to_string(),
+                },
+            )?;
         self.publisher = Some(engine.publisher());
         self.engine = Some(engine);
         self.slow_rx = Some(slow);
@@ -499,7 +512,9 @@ impl Bond {
     fn build_map(&mut self) -> BondMap {
         let n = self.members.len();
         let spread = match self.s.mode {
-            BondMode::Lacp | BondMode::Xor | BondMode::Adaptive => Spread::Hash,
+            BondMode::Lacp | BondMode::Xor | BondMode::Adaptive | BondMode::Tlb | BondMode::Alb => {
+                Spread::Hash
+            }
             BondMode::RoundRobin => Spread::RoundRobin {
                 packets_per_member: self.s.packets_per_slave,
             },
@@ -508,6 +523,9 @@ impl Bond {
         };
         let mut map = BondMap::empty(spread, self.s.policy, n);
         map.rr = self.rr.clone();
+        map.bond_mac = self.mac.0;
+        map.member_macs = self.members.iter().map(|m| m.mac.0).collect();
+        map.snoop_arp = self.s.arp.is_some() || self.s.mode == BondMode::Alb;
         self.generation += 1;
         map.generation = self.generation;
         match self.s.mode {
@@ -531,6 +549,26 @@ impl Bond {
                 if let Some(a) = self.active {
                     map.tx.push(a);
                     map.rx[a] = true;
+                }
+            }
+            BondMode::Tlb | BondMode::Alb => {
+                // Transmit on every usable member; receive on the active
+                // one (which owns the bond MAC), and in alb on every member
+                // a client was told to use.
+                self.active = self.choose_active();
+                map.active = self.active;
+                map.tlb = true;
+                for (i, m) in self.members.iter().enumerate() {
+                    if m.usable() {
+                        map.tx.push(i);
+                        map.rx[i] = true;
+                    }
+                }
+                if self.s.mode == BondMode::Alb {
+                    self.reassign_clients(&map.tx);
+                    let table: HashMap<Ipv4Addr, usize> =
+                        self.clients.iter().map(|(ip, c)| (*ip, c.member)).collect();
+                    map.alb = Some(Arc::new(table));
                 }
             }
             _ => {
@@ -623,7 +661,11 @@ impl Bond {
     fn publish(&mut self) {
         let before = self.active;
         let map = self.build_map();
-        if self.s.mode == BondMode::ActiveBackup && self.active != before {
+        if matches!(
+            self.s.mode,
+            BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
+        ) && self.active != before
+        {
             let name =
                 |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
             tracing::info!(bond = %self.s.name, from = %name(before), to = %name(self.active), "active member changed");
@@ -678,11 +720,117 @@ impl Bond {
         self.dirty = true;
     }
 
-    /// Runs until `stop` is set; `reload` is reported back to the caller.
+    /// Runs until `stop` is set.
     pub fn run(&mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
             self.step(Duration::from_millis(10));
         }
+    }
+
+    /// Runs until `stop` is set, applying new settings that arrive on
+    /// `updates` (see [`Bond::reconfigure`]). Returns settings that need a
+    /// restart of the bond.
+    pub fn run_with(
+        &mut self,
+        stop: &AtomicBool,
+        updates: &Receiver<Settings>,
+    ) -> Option<Settings> {
+        while !stop.load(Ordering::Relaxed) {
+            self.step(Duration::from_millis(10));
+            if let Ok(new) = updates.try_recv() {
+                if let Err(new) = self.reconfigure(new) {
+                    return Some(*new);
+                }
+            }
+        }
+        None
+    }
+
+    /// Applies new settings in place when only the member list changed:
+    /// new members are taken and join (LACP negotiates them), removed ones
+    /// are given back, and members that stay keep their sockets, LACP state
+    /// and traffic. Anything else needs a restart: the settings come back
+    /// as the error.
+    pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
+        let mut probe = new.clone();
+        probe.members = self.s.members.clone();
+        probe.warnings = self.s.warnings.clone();
+        if format!("{probe:?}") != format!("{:?}", self.s) {
+            return Err(Box::new(new));
+        }
+        let t = self.t();
+        let removed: Vec<usize> = (0..self.members.len())
+            .filter(|&i| !self.members[i].is_backup && !new.members.contains(&self.members[i].name))
+            .collect();
+        for &i in removed.iter().rev() {
+            let m = self.members.remove(i);
+            tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
+                sys.remove_port(p, t);
+            }
+            if let Some(saved) = &m.saved {
+                member::restore(&m.name, saved);
+            }
+        }
+        let mut next_port = self
+            .members
+            .iter()
+            .filter_map(|m| m.port.and_then(|p| self.lacp.as_ref()?.port_status(p)))
+            .map(|p| p.actor.port)
+            .max()
+            .unwrap_or(0);
+        for name in &new.members {
+            if self.members.iter().any(|m| &m.name == name) {
+                continue;
+            }
+            tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
+            let downdelay = if self.s.mode == BondMode::Lacp {
+                Duration::ZERO
+            } else {
+                self.s.downdelay
+            };
+            self.members.push(Member {
+                name: name.clone(),
+                dev: None,
+                placeholder: None,
+                saved: None,
+                mac: MacAddr::ZERO,
+                port: None,
+                carrier: Debounce::new(false, self.s.updelay, downdelay),
+                watchers: Watchers::new(Combine::All),
+                is_backup: false,
+                past: MemberStats::default(),
+            });
+            let i = self.members.len() - 1;
+            self.try_take(i);
+            if let Some(sys) = self.lacp.as_mut() {
+                next_port += 1;
+                let l = &self.s.lacp;
+                let mut pc = PortConfig::new(name, next_port, self.members[i].mac);
+                pc.activity = if l.active {
+                    Activity::Active
+                } else {
+                    Activity::Passive
+                };
+                pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
+                pc.key = l.key;
+                self.members[i].port = Some(sys.add_port(pc, t));
+            }
+        }
+        self.s.members = new.members;
+        if let Some(cfg) = self.s.arp.clone() {
+            self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now_ns(self.epoch)));
+        }
+        if let Ok(links) = CarrierWatcher::dump() {
+            for l in links {
+                self.link_event(&l);
+            }
+        }
+        if let Err(e) = self.restart_engine() {
+            tracing::error!("{e}");
+        }
+        self.dirty = true;
+        Ok(())
     }
 
     /// One iteration of the control loop, waiting at most `max_wait`.
@@ -736,6 +884,7 @@ impl Bond {
         if self.dirty {
             self.publish();
         }
+        self.notify_clients();
         self.send_gratuitous();
     }
 
@@ -747,10 +896,127 @@ impl Bond {
         }
         let t = self.t();
         for f in frames {
+            if f.frame.get(12..14) == Some(&[0x08, 0x06][..]) {
+                self.handle_arp(f.member, &f.frame);
+                continue;
+            }
             let port = self.members.get(f.member).and_then(|m| m.port);
             if let (Some(sys), Some(p)) = (self.lacp.as_mut(), port) {
                 sys.handle_frame(p, &f.frame, t);
             }
+        }
+    }
+
+    /// An ARP frame seen on member `m`: a probe reply for the monitor, and
+    /// in balance-alb a client to learn.
+    fn handle_arp(&mut self, m: usize, frame: &[u8]) {
+        let Some(arp) = ArpRepr::parse_frame(frame) else {
+            return;
+        };
+        let now = now_ns(self.epoch);
+        if let Some(mon) = self.arp.as_mut() {
+            mon.on_reply(m, arp.sender_ip, now);
+            mon.on_rx(m, now);
+        }
+        if self.s.mode != BondMode::Alb
+            || arp.sender_ip.is_unspecified()
+            || self.ipv4.contains(&arp.sender_ip)
+            || arp.sender_mac == self.mac
+            || self.members.iter().any(|x| x.mac == arp.sender_mac)
+        {
+            return;
+        }
+        let our_ip = if self.ipv4.contains(&arp.target_ip) {
+            arp.target_ip
+        } else {
+            match self.ipv4.first() {
+                Some(ip) => *ip,
+                None => return,
+            }
+        };
+        let known = self
+            .clients
+            .get(&arp.sender_ip)
+            .is_some_and(|c| c.mac == arp.sender_mac);
+        if !known {
+            let usable = self.usable_main();
+            let Some(member) = alb_member_for(arp.sender_ip, &usable) else {
+                return;
+            };
+            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
+            self.clients.insert(
+                arp.sender_ip,
+                Client {
+                    mac: arp.sender_mac,
+                    member,
+                    our_ip,
+                    notify: 3,
+                    next_notify: now,
+                },
+            );
+            self.dirty = true;
+        }
+    }
+
+    /// Usable members other than an AIX backup adapter.
+    fn usable_main(&self) -> Vec<usize> {
+        (0..self.members.len())
+            .filter(|&i| self.members[i].usable() && !self.members[i].is_backup)
+            .collect()
+    }
+
+    /// balance-alb: clients of members that can no longer receive move to
+    /// the least loaded usable member and are told so.
+    fn reassign_clients(&mut self, usable: &[usize]) {
+        let stale: Vec<Ipv4Addr> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| !usable.contains(&c.member))
+            .map(|(ip, _)| *ip)
+            .collect();
+        let now = now_ns(self.epoch);
+        for ip in stale {
+            if let Some(m) = alb_member_for(ip, usable) {
+                if let Some(c) = self.clients.get_mut(&ip) {
+                    c.member = m;
+                    c.notify = 3;
+                    c.next_notify = now;
+                }
+            }
+        }
+    }
+
+    /// balance-alb: tell clients which MAC to send to, with an ARP reply
+    /// from their member.
+    fn notify_clients(&mut self) {
+        let mut out = Vec::new();
+        let now = now_ns(self.epoch);
+        for (ip, c) in self
+            .clients
+            .iter_mut()
+            .filter(|(_, c)| c.notify > 0 && c.next_notify <= now)
+        {
+            c.notify -= 1;
+            c.next_notify = now + 1_100_000_000;
+            let Some(m) = self.members.get(c.member) else {
+                continue;
+            };
+            let mac = if Some(c.member) == self.active {
+                self.mac
+            } else {
+                m.mac
+            };
+            let reply = ArpRepr {
+                op: ArpOp::Reply,
+                sender_mac: mac,
+                sender_ip: c.our_ip,
+                target_mac: c.mac,
+                target_ip: *ip,
+            };
+            out.push((c.member, reply.emit_frame(mac, c.mac)));
+        }
+        for (m, f) in out {
+            self.send_on(m, &f);
         }
     }
 
@@ -1058,7 +1324,12 @@ impl Bond {
             downdelay_ms: self.s.downdelay.as_millis() as u64,
             active_member: self
                 .active
-                .filter(|_| self.s.mode == BondMode::ActiveBackup)
+                .filter(|_| {
+                    matches!(
+                        self.s.mode,
+                        BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
+                    )
+                })
                 .map(|a| self.members[a].name.clone()),
             lacp,
             members,

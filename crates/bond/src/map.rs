@@ -8,8 +8,11 @@
 //! `lagkit flow` can answer "which member carries this flow?" with the very
 //! same code.
 
-use lagkit_dataplane::forward::{Members, Target};
+use lagkit_dataplane::forward::{Accept, Distribution, Members, Target};
 use lagkit_hash::{BucketMap, Explain, FlowKey, Policy};
+use lagkit_wire::{ArpOp, ArpRepr};
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -54,6 +57,84 @@ pub struct BondMap {
     pub rr: Arc<AtomicU64>,
     /// Per-bucket load, counted by the data path for adaptive rebalancing.
     pub load: Option<Arc<BucketLoad>>,
+    /// The bond's MAC.
+    pub bond_mac: [u8; 6],
+    /// Each member's own MAC.
+    pub member_macs: Vec<[u8; 6]>,
+    /// balance-tlb/alb: frames leaving through a member other than the
+    /// receiving (active) one carry that member's own source MAC, so the
+    /// switch keeps the bond MAC on the active port.
+    pub tlb: bool,
+    /// balance-alb: the member each client (peer IPv4) sends to; ARP
+    /// replies to a client leave through its member, with its MAC.
+    pub alb: Option<Arc<HashMap<Ipv4Addr, usize>>>,
+    /// Copy received ARP to the control thread (probe monitor, alb).
+    pub snoop_arp: bool,
+}
+
+const ETH_ARP: [u8; 2] = [0x08, 0x06];
+
+/// balance-alb: the member a new client is given, a pure function of its
+/// address and the usable members, so the data path (answering the
+/// client's first ARP request before the control thread has seen it) and
+/// the control thread agree without sharing state. Consecutive client
+/// addresses go to consecutive members.
+pub fn alb_member_for(client: Ipv4Addr, usable: &[usize]) -> Option<usize> {
+    if usable.is_empty() {
+        return None;
+    }
+    usable
+        .get(u32::from(client) as usize % usable.len())
+        .copied()
+}
+
+fn is_arp(frame: &[u8]) -> bool {
+    frame.get(12..14) == Some(&ETH_ARP[..])
+}
+
+impl Distribution for BondMap {
+    fn select(&self, frame: &mut [u8]) -> Target {
+        if let Some(clients) = &self.alb {
+            if is_arp(frame) {
+                return self.select_alb_arp(clients, frame);
+            }
+        }
+        let t = BondMap::select(self, frame);
+        if self.tlb {
+            if let Target::One(m) = t {
+                if Some(m) != self.active && frame.get(6..12) == Some(&self.bond_mac[..]) {
+                    if let Some(mac) = self.member_macs.get(m) {
+                        frame[6..12].copy_from_slice(mac);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    fn accept(&self, m: usize, frame: &mut [u8]) -> Accept {
+        if !self.accepts(m) {
+            return Accept::Drop;
+        }
+        if self.tlb {
+            let group = frame.first().is_some_and(|b| b & 1 == 1);
+            if group && Some(m) != self.active {
+                // The switch floods broadcasts to every member port; only
+                // the receiving member passes them up (no duplicates).
+                return Accept::Drop;
+            }
+            if let Some(mac) = self.member_macs.get(m) {
+                if self.alb.is_some() && frame.get(0..6) == Some(&mac[..]) {
+                    frame[0..6].copy_from_slice(&self.bond_mac);
+                }
+            }
+        }
+        if self.snoop_arp && is_arp(frame) {
+            Accept::UpAndCopy
+        } else {
+            Accept::Up
+        }
+    }
 }
 
 /// Bytes and last activity per hash bucket, written by the forwarding
@@ -125,6 +206,43 @@ impl BondMap {
             rx: vec![false; members],
             rr: Arc::new(AtomicU64::new(0)),
             load: None,
+            bond_mac: [0; 6],
+            member_macs: Vec::new(),
+            tlb: false,
+            alb: None,
+            snoop_arp: false,
+        }
+    }
+
+    /// balance-alb: an ARP reply from the host to a known client leaves
+    /// through the client's member, advertising that member's MAC; any other
+    /// ARP leaves through the active member with the bond's MAC.
+    fn select_alb_arp(&self, clients: &HashMap<Ipv4Addr, usize>, frame: &mut [u8]) -> Target {
+        let active = self.active.map_or(Target::Drop, Target::One);
+        let Some(arp) = ArpRepr::parse_frame(frame) else {
+            return active;
+        };
+        if arp.op != ArpOp::Reply || arp.sender_mac.0 != self.bond_mac {
+            return active;
+        }
+        let member = clients
+            .get(&arp.target_ip)
+            .copied()
+            .filter(|m| self.tx.contains(m))
+            .or_else(|| alb_member_for(arp.target_ip, &self.tx));
+        match member {
+            Some(m) if Some(m) != self.active => {
+                let Some(mac) = self.member_macs.get(m) else {
+                    return active;
+                };
+                frame[6..12].copy_from_slice(mac);
+                // ARP sender hardware address: 14 (Ethernet) + 8.
+                if frame.len() >= 28 {
+                    frame[22..28].copy_from_slice(mac);
+                }
+                Target::One(m)
+            }
+            _ => active,
         }
     }
 

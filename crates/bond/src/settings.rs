@@ -25,6 +25,10 @@ pub enum BondMode {
     Broadcast,
     /// 256 hash buckets rebalanced by measured load.
     Adaptive,
+    /// Transmit load balancing: by load, each member with its own source MAC.
+    Tlb,
+    /// Adaptive load balancing: tlb plus receive balancing by ARP.
+    Alb,
 }
 
 impl BondMode {
@@ -37,6 +41,8 @@ impl BondMode {
             BondMode::ActiveBackup => "fault-tolerance (active-backup)",
             BondMode::Broadcast => "fault-tolerance (broadcast)",
             BondMode::Adaptive => "adaptive load balancing (lagkit: buckets by measured load)",
+            BondMode::Tlb => "transmit load balancing",
+            BondMode::Alb => "adaptive load balancing",
         }
     }
 }
@@ -123,6 +129,9 @@ pub struct Settings {
     pub adaptive_idle_gap: Duration,
     /// Warnings from the configuration, shown in status.
     pub warnings: Vec<String>,
+    /// The strong hash seed was configured (not drawn at random), so a
+    /// reload must not keep the old one.
+    pub hash_seed_fixed: bool,
 }
 
 impl Settings {
@@ -161,6 +170,7 @@ impl Settings {
             adaptive_interval: Duration::from_secs(1),
             adaptive_idle_gap: Duration::from_millis(10),
             warnings: Vec::new(),
+            hash_seed_fixed: true,
         }
     }
 }

@@ -470,3 +470,145 @@ fn adaptive_moves_buckets_off_an_overloaded_member() {
         "adaptive moved load to a2: {d:?}"
     );
 }
+
+/// A server with a bond over 2 links into a Linux bridge (the switch), and
+/// two client hosts on the same bridge: the topology of Linux balance-alb
+/// (seed 004) and balance-tlb.
+struct Switched {
+    a: Running,
+    ns_a: String,
+    clients: Vec<String>,
+    lab: Lab,
+}
+
+fn switched(test: &str, mode: BondMode) -> Option<Switched> {
+    let mut lab = Lab::new(test)?;
+    let (ns_a, ns_s) = (lab.netns(), lab.netns());
+    lab.sh(&["ip", "-n", &ns_s, "link", "add", "br0", "type", "bridge"]);
+    for i in 1..=2 {
+        lab.veth(&ns_a, &format!("a{i}"), &ns_s, &format!("s{i}"));
+    }
+    let mut clients = Vec::new();
+    for c in 1..=2 {
+        let ns_c = lab.netns();
+        lab.veth(&ns_c, &format!("c{c}"), &ns_s, &format!("s{}", c + 2));
+        lab.sh(&[
+            "ip",
+            "-n",
+            &ns_c,
+            "addr",
+            "add",
+            &format!("10.77.0.1{c}/24"),
+            "dev",
+            &format!("c{c}"),
+        ]);
+        lab.sh(&["ip", "-n", &ns_c, "link", "set", &format!("c{c}"), "up"]);
+        clients.push(ns_c);
+    }
+    for i in 1..=4 {
+        lab.sh(&[
+            "ip",
+            "-n",
+            &ns_s,
+            "link",
+            "set",
+            &format!("s{i}"),
+            "master",
+            "br0",
+            "up",
+        ]);
+    }
+    lab.sh(&["ip", "-n", &ns_s, "link", "set", "br0", "up"]);
+    let a = Running::start(&ns_a, settings(test, "a", 2, mode, "10.77.0.1/24"));
+    Some(Switched {
+        a,
+        ns_a,
+        clients,
+        lab,
+    })
+}
+
+fn rx_bytes(r: &Running) -> Vec<u64> {
+    r.stats().members.iter().map(|m| m.rx_bytes).collect()
+}
+
+#[test]
+fn balance_alb_balances_receive_across_clients() {
+    let Some(sw) = switched("alb", BondMode::Alb) else {
+        return;
+    };
+    // Each client sends to the server; alb tells each its own member's MAC.
+    let before = rx_bytes(&sw.a);
+    let hs: Vec<_> = sw
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (na, nc) = (sw.ns_a.clone(), c.clone());
+            std::thread::spawn(move || {
+                lagkit_testnet::tcp_transfer(&na, &format!("10.77.0.1:{}", 5801 + i), &nc, 24 << 20)
+            })
+        })
+        .collect();
+    for h in hs {
+        let t = h.join().expect("flow");
+        assert_eq!(t.sent, t.received);
+        assert_eq!(t.sent_hash, t.recv_hash);
+    }
+    let d = diff(&rx_bytes(&sw.a), &before);
+    let total: u64 = d.iter().sum();
+    assert!(
+        d.iter().all(|&b| b as f64 > 0.3 * total as f64),
+        "both members receive: {d:?}"
+    );
+    let _ = &sw.lab;
+}
+
+#[test]
+fn balance_tlb_transmits_on_every_member_and_receives_on_the_active_one() {
+    let Some(sw) = switched("tlb", BondMode::Tlb) else {
+        return;
+    };
+    let before_tx = tx_bytes(&sw.a);
+    let before_rx = rx_bytes(&sw.a);
+    // Server on each client; the bond's host sends. Choose flows the hash
+    // puts on each member.
+    let mut handles = Vec::new();
+    let mut taken = Vec::new();
+    for (i, c) in sw.clients.iter().enumerate() {
+        let dst = format!("10.77.0.1{}:{}", i + 1, 5901 + i);
+        let member = format!("a{}", i + 1);
+        let sp = (41000u16..45000)
+            .filter(|p| !taken.contains(p))
+            .find(|sp| {
+                sw.a.flow_member(&format!("10.77.0.1:{sp}"), &dst)
+                    .as_deref()
+                    == Some(&member)
+            })
+            .expect("port");
+        taken.push(sp);
+        let (na, nc) = (sw.ns_a.clone(), c.clone());
+        let src: SocketAddr = format!("10.77.0.1:{sp}").parse().unwrap();
+        handles.push(std::thread::spawn(move || {
+            tcp_transfer_from(&nc, &dst, &na, Some(src), 24 << 20)
+        }));
+    }
+    for h in handles {
+        let t = h.join().expect("flow");
+        assert_eq!(t.sent, t.received);
+        assert_eq!(t.sent_hash, t.recv_hash);
+    }
+    let tx = diff(&tx_bytes(&sw.a), &before_tx);
+    let total: u64 = tx.iter().sum();
+    assert!(
+        tx.iter().all(|&b| b as f64 > 0.3 * total as f64),
+        "both transmit: {tx:?}"
+    );
+    let rx = diff(&rx_bytes(&sw.a), &before_rx);
+    assert!(
+        rx[0] > 0 && rx[1] < rx[0] / 10,
+        "acks come back to the active member: {rx:?}"
+    );
+    assert_eq!(sw.a.status().active_member.as_deref(), Some("a1"));
+    let _ = &sw.lab;
+}

@@ -1,5 +1,6 @@
 //! The `lagkit` command: one binary, one subcommand per role.
 
+mod bond_cmd;
 mod duration;
 mod sim_lacp;
 
@@ -19,6 +20,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the bond(s) a configuration file describes, in the foreground.
+    Up(bond_cmd::UpArgs),
+    /// Show a running bond like /proc/net/bonding/bondX.
+    Status(bond_cmd::QueryArgs),
+    /// Show per-member counters and the balance ratio, like AIX entstat -d.
+    Stats(bond_cmd::QueryArgs),
+    /// Which member carries a flow, and why.
+    Flow(bond_cmd::FlowArgs),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -34,16 +43,34 @@ enum SimCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    use std::io::IsTerminal;
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LAGKIT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    use bond_cmd::Failure;
     let result = match cli.command {
         Command::Sim {
             what: SimCommand::Lacp(args),
-        } => sim_lacp::run(args),
+        } => sim_lacp::run(args).map_err(Failure::Usage),
+        Command::Up(a) => bond_cmd::up(a),
+        Command::Status(a) => bond_cmd::status(a),
+        Command::Stats(a) => bond_cmd::stats(a),
+        Command::Flow(a) => bond_cmd::flow(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(Failure::Usage(e)) => {
             eprintln!("lagkit: {e}");
             ExitCode::from(2)
+        }
+        Err(Failure::Runtime(e)) => {
+            eprintln!("lagkit: {e}");
+            ExitCode::from(1)
         }
     }
 }

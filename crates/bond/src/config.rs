@@ -1,0 +1,118 @@
+//! From the operator's configuration (`lagkit-bondcfg`) to the runtime's
+//! [`Settings`].
+
+use crate::settings::{BondMode, LacpSettings, Reselect, Settings};
+use lagkit_bondcfg::{
+    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Mode, PrimaryReselect,
+};
+use lagkit_hash::{Policy, Strong};
+use lagkit_monitor::arp::ArpConfig;
+use lagkit_monitor::Combine;
+use lagkit_proto::lacp::NoPartner;
+use std::time::Duration;
+
+/// A per-bond random seed for `strong` hashing (against polarization: two
+/// stages with the same seed would reuse the same bits).
+fn random_seed() -> u64 {
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .is_ok()
+    {
+        return u64::from_le_bytes(b);
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id().into());
+    h.finish()
+}
+
+/// The runtime settings of one configured bond, or why it cannot run.
+pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, String> {
+    let mode = match c.mode {
+        Mode::Lacp => BondMode::Lacp,
+        Mode::BalanceXor => BondMode::Xor,
+        Mode::BalanceRr => BondMode::RoundRobin,
+        Mode::ActiveBackup => BondMode::ActiveBackup,
+        Mode::Broadcast => BondMode::Broadcast,
+        Mode::Adaptive => BondMode::Adaptive,
+        Mode::BalanceTlb => BondMode::Tlb,
+        Mode::BalanceAlb => BondMode::Alb,
+    };
+    let refs: Vec<&str> = c.members.iter().map(String::as_str).collect();
+    let mut s = Settings::new(&c.name, &refs, mode);
+    s.policy = match c.xmit_hash_policy {
+        Policy::Strong(st) => Policy::Strong(
+            Strong::new(c.hash_seed.unwrap_or_else(random_seed))
+                .with_symmetric(st.symmetric || c.hash_symmetric),
+        ),
+        p => p,
+    };
+    s.backup = c.backup_adapter.clone();
+    s.auto_recovery = c.auto_recovery;
+    s.mtu = Some(u32::from(c.mtu));
+    s.addresses = c.address.iter().map(|a| a.to_string()).collect();
+    s.mac = c.mac;
+    s.miimon = Duration::from_millis(c.miimon.into());
+    s.updelay = Duration::from_millis(c.updelay.into());
+    s.downdelay = Duration::from_millis(c.downdelay.into());
+    s.lacp = LacpSettings {
+        fast: c.lacp_rate == LacpRate::Fast,
+        active: c.lacp_active,
+        system_priority: c.ad_actor_sys_prio,
+        system_mac: c.ad_actor_system,
+        // Like Linux, the user key sits above bits for speed and duplex;
+        // members of one bond here share one key.
+        key: (c.ad_user_port_key << 6) | 1,
+        min_links: c.min_links as usize,
+        max_bundle: c.max_bundle.map(usize::from),
+        no_partner: match c.lacp_no_partner {
+            lagkit_bondcfg::NoPartner::Individual => NoPartner::Individual,
+            lagkit_bondcfg::NoPartner::Fallback => NoPartner::Fallback,
+            lagkit_bondcfg::NoPartner::Suspend => NoPartner::Suspend,
+        },
+        coupled: c.coupled_control,
+    };
+    s.primary = c.primary.clone();
+    s.primary_reselect = match c.primary_reselect {
+        PrimaryReselect::Always => Reselect::Always,
+        PrimaryReselect::Better => Reselect::Better,
+        PrimaryReselect::Failure => Reselect::Failure,
+    };
+    let mut targets = c.arp_ip_target.clone();
+    let mut interval = c.arp_interval;
+    let mut missed = u32::from(c.arp_missed_max.max(1));
+    if let Some(n) = c.netaddr {
+        // AIX: ping netaddr every retry_time seconds, num_retries misses.
+        if !targets.contains(&n) {
+            targets.push(n);
+        }
+        if interval == 0 {
+            interval = c.retry_time.saturating_mul(1000);
+            missed = c.num_retries.max(1);
+        }
+    }
+    if interval > 0 && !targets.is_empty() {
+        s.arp = Some(ArpConfig {
+            interval: Duration::from_millis(interval.into()),
+            targets,
+            missed_max: missed,
+            validate: c.arp_validate != ArpValidate::None,
+            all_targets: match c.arp_all_targets {
+                ArpAllTargets::Any => Combine::Any,
+                ArpAllTargets::All => Combine::All,
+            },
+        });
+    }
+    s.num_grat_arp = c.num_grat_arp;
+    s.packets_per_slave = u32::from(c.packets_per_slave);
+    s.control_socket = c
+        .control_socket
+        .clone()
+        .unwrap_or_else(|| default_control_socket(&c.name));
+    s.adaptive_interval = Duration::from_millis(c.adaptive_interval.into());
+    s.adaptive_idle_gap = Duration::from_millis(c.adaptive_idle_gap.into());
+    s.warnings = warnings;
+    s.hash_seed_fixed = c.hash_seed.is_some();
+    Ok(s)
+}

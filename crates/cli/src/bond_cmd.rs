@@ -1,0 +1,369 @@
+//! `lagkit up`, `lagkit status`, `lagkit stats`, `lagkit flow`: the host
+//! bond daemon and its operator commands.
+
+use lagkit_bond::config::settings_from;
+use lagkit_bond::daemon::{request, Bond, Request, Response};
+use lagkit_bond::settings::Settings;
+use lagkit_bondcfg::paths::{control_socket_in, netns_dir, netns_id};
+use lagkit_hash::{Policy, Strong};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How a command failed, with the exit status it maps to.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input (configuration, arguments): exit status 2.
+    Usage(String),
+    /// The system refused (interfaces, sockets): exit status 1.
+    Runtime(String),
+}
+
+/// Options of `lagkit up`.
+#[derive(clap::Args, Debug)]
+pub struct UpArgs {
+    /// The bond configuration (TOML; Linux bonding option names, AIX and Cisco aliases).
+    config: PathBuf,
+    /// Only check the configuration, print what would run, and exit.
+    #[arg(long)]
+    check: bool,
+}
+
+/// Options shared by status and stats.
+#[derive(clap::Args, Debug)]
+pub struct QueryArgs {
+    /// The bond; default: every bond in this network namespace.
+    bond: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The control socket (default: derived from the bond name and this network namespace).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+/// Options of `lagkit flow`.
+#[derive(clap::Args, Debug)]
+pub struct FlowArgs {
+    /// The bond.
+    bond: String,
+    /// tcp or udp.
+    #[arg(long, default_value = "tcp")]
+    proto: String,
+    /// Source IP:PORT.
+    #[arg(long)]
+    src: String,
+    /// Destination IP:PORT.
+    #[arg(long)]
+    dst: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// The control socket.
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
+    let (cfgs, warnings) = lagkit_bondcfg::parse_file_with_warnings(path)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut out = Vec::new();
+    for c in &cfgs {
+        let w: Vec<String> = warnings
+            .iter()
+            .filter(|w| w.bond == c.name)
+            .map(|w| w.to_string())
+            .collect();
+        for x in &w {
+            tracing::warn!("{x}");
+        }
+        out.push(settings_from(c, w).map_err(Failure::Usage)?);
+    }
+    Ok(out)
+}
+
+struct Running {
+    name: String,
+    stop: Arc<AtomicBool>,
+    settings: Settings,
+    updates: mpsc::Sender<Settings>,
+    handle: JoinHandle<()>,
+}
+
+/// Starts one bond on its own thread; returns once it is up (or failed).
+/// Later settings sent to it apply in place when only members changed, or
+/// restart the bond otherwise.
+fn spawn(s: Settings) -> Result<Running, Failure> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let (utx, urx) = mpsc::channel::<Settings>();
+    let st = stop.clone();
+    let settings = s.clone();
+    let name = s.name.clone();
+    let handle = std::thread::Builder::new()
+        .name(format!("lagkit-{name}"))
+        .spawn(move || {
+            let mut s = s;
+            let mut first = Some(tx);
+            loop {
+                let mut b = match Bond::start(s.clone()) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        match first.take() {
+                            Some(tx) => {
+                                let _ = tx.send(Err(e.to_string()));
+                            }
+                            None => tracing::error!("restart failed: {e}"),
+                        }
+                        return;
+                    }
+                };
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
+                }
+                let again = b.run_with(&st, &urx);
+                b.shutdown();
+                match again {
+                    Some(new) => {
+                        tracing::info!(bond = %new.name, "configuration changed beyond members: restarting the bond");
+                        s = new;
+                    }
+                    None => return,
+                }
+            }
+        })
+        .map_err(|e| Failure::Runtime(format!("cannot start a thread: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(Running {
+            name,
+            stop,
+            settings,
+            updates: utx,
+            handle,
+        }),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(Failure::Runtime(e))
+        }
+        Err(_) => Err(Failure::Runtime(format!(
+            "bond {name}: its thread died while starting"
+        ))),
+    }
+}
+
+fn stop_bond(r: Running) {
+    r.stop.store(true, Ordering::Relaxed);
+    let _ = r.handle.join();
+}
+
+/// `lagkit up CONFIG`: runs in the foreground until SIGINT/SIGTERM; SIGHUP
+/// re-reads the file.
+pub fn up(args: UpArgs) -> Result<(), Failure> {
+    let settings = load(&args.config)?;
+    if args.check {
+        for s in &settings {
+            println!(
+                "bond {}: mode {}, members {}, policy {}, control socket {}",
+                s.name,
+                s.mode.name(),
+                s.members.join(","),
+                s.policy,
+                s.control_socket.display()
+            );
+        }
+        return Ok(());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let reload = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    }
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
+        .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+
+    let mut running: Vec<Running> = Vec::new();
+    for s in settings {
+        match spawn(s) {
+            Ok(r) => running.push(r),
+            Err(e) => {
+                for r in running {
+                    stop_bond(r);
+                }
+                return Err(e);
+            }
+        }
+    }
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        if reload.swap(false, Ordering::Relaxed) {
+            tracing::info!(config = %args.config.display(), "SIGHUP: reloading");
+            match load(&args.config) {
+                Err(Failure::Usage(e) | Failure::Runtime(e)) => {
+                    tracing::error!("reload refused, keeping the running configuration: {e}")
+                }
+                Ok(new) => running = reconcile(running, new),
+            }
+        }
+        // A bond thread that ended on its own (it cannot, short of a bug)
+        // is reported rather than silently gone.
+        if let Some(i) = running.iter().position(|r| r.handle.is_finished()) {
+            let r = running.remove(i);
+            tracing::error!(bond = %r.name, "bond thread ended unexpectedly");
+            let _ = r.handle.join();
+        }
+    }
+    tracing::info!("stopping: restoring members");
+    for r in running {
+        stop_bond(r);
+    }
+    Ok(())
+}
+
+/// Applies a new configuration: unchanged bonds are left alone; a bond
+/// whose member list changed takes and gives back members in place
+/// (traffic on the others continues); other changes restart that bond;
+/// removed bonds stop; new ones start.
+fn reconcile(running: Vec<Running>, new: Vec<Settings>) -> Vec<Running> {
+    let mut out = Vec::new();
+    let mut left = running;
+    for mut s in new {
+        if let Some(i) = left.iter().position(|r| r.name == s.name) {
+            let mut r = left.remove(i);
+            // A seed drawn at random stays the same across reloads, or
+            // every reload would move every flow.
+            if let (false, Policy::Strong(old), Policy::Strong(new)) =
+                (s.hash_seed_fixed, r.settings.policy, s.policy)
+            {
+                s.policy = Policy::Strong(Strong::new(old.seed).with_symmetric(new.symmetric));
+            }
+            if !same(&r.settings, &s) {
+                tracing::info!(bond = %s.name, "configuration changed");
+                let _ = r.updates.send(s.clone());
+                r.settings = s;
+            }
+            out.push(r);
+            continue;
+        }
+        match spawn(s) {
+            Ok(r) => out.push(r),
+            Err(Failure::Usage(e) | Failure::Runtime(e)) => tracing::error!("{e}"),
+        }
+    }
+    for r in left {
+        tracing::info!(bond = %r.name, "removed from the configuration: stopping");
+        stop_bond(r);
+    }
+    out
+}
+
+fn same(a: &Settings, b: &Settings) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+/// The sockets to ask: one bond's, or every bond's in this namespace.
+fn sockets(bond: Option<&str>, socket: Option<&PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+    if let Some(s) = socket {
+        return Ok(vec![s.clone()]);
+    }
+    let ns = netns_id();
+    if let Some(b) = bond {
+        return Ok(vec![control_socket_in(ns, b)]);
+    }
+    let dir = netns_dir(ns);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    if v.is_empty() {
+        return Err(Failure::Runtime(format!(
+            "no lagkit bond runs in this network namespace (nothing in {}); start one with `lagkit up CONFIG`",
+            dir.display()
+        )));
+    }
+    Ok(v)
+}
+
+fn ask(path: &Path, req: &Request) -> Result<Response, Failure> {
+    match request(path, req).map_err(Failure::Runtime)? {
+        Response::Error(e) => Err(Failure::Runtime(e)),
+        r => Ok(r),
+    }
+}
+
+/// `lagkit status`.
+pub fn status(a: QueryArgs) -> Result<(), Failure> {
+    let mut all = Vec::new();
+    for s in sockets(a.bond.as_deref(), a.socket.as_ref())? {
+        if let Response::Status(st) = ask(&s, &Request::Status)? {
+            all.push(*st);
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+    } else {
+        let text: Vec<String> = all.iter().map(|s| s.render()).collect();
+        print!("{}", text.join("\n"));
+    }
+    Ok(())
+}
+
+/// `lagkit stats`.
+pub fn stats(a: QueryArgs) -> Result<(), Failure> {
+    let mut all = Vec::new();
+    for s in sockets(a.bond.as_deref(), a.socket.as_ref())? {
+        if let Response::Stats(st) = ask(&s, &Request::Stats)? {
+            all.push(st);
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+    } else {
+        let text: Vec<String> = all.iter().map(|s| s.render()).collect();
+        print!("{}", text.join("\n"));
+    }
+    Ok(())
+}
+
+/// `lagkit flow`.
+pub fn flow(a: FlowArgs) -> Result<(), Failure> {
+    let path = sockets(Some(&a.bond), a.socket.as_ref())?.remove(0);
+    let req = Request::Flow {
+        proto: a.proto.clone(),
+        src: a.src.clone(),
+        dst: a.dst.clone(),
+    };
+    let Response::Flow(f) = ask(&path, &req)? else {
+        return Err(Failure::Runtime("unexpected answer".into()));
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&f).unwrap_or_default());
+    } else {
+        println!(
+            "{} {} -> {} on bond {}: member {}",
+            a.proto,
+            a.src,
+            a.dst,
+            a.bond,
+            f.member
+                .as_deref()
+                .unwrap_or("none (no member can carry it)")
+        );
+        println!(
+            "  policy {}, hash {:#018x}{}",
+            f.policy,
+            f.hash,
+            f.bucket.map_or(String::new(), |b| format!(", bucket {b}"))
+        );
+        println!("  why: {}", f.reason);
+    }
+    Ok(())
+}
