@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# The full test suite: formatting, lints, and every test of the workspace.
-# Installs what the tests need (tshark) when run as root on Debian.
+# The full test suite: formatting, lints, and every test of the workspace
+# (unit, simulation, tshark, and root network-namespace tests, which skip
+# with a message when not run as root). Installs what the tests need when
+# run as root on Debian.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v tshark >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark >/dev/null
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  need=()
+  command -v tshark >/dev/null 2>&1 || need+=(tshark)
+  command -v ovs-vswitchd >/dev/null 2>&1 || need+=(openvswitch-switch)
+  command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+  command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
+  command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
 fi
 
 cargo fmt --all -- --check
