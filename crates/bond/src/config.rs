@@ -105,6 +105,11 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         });
     }
     s.num_grat_arp = c.num_grat_arp;
+    s.fail_over_mac = match c.fail_over_mac {
+        lagkit_bondcfg::FailOverMac::None => crate::settings::FailOverMac::None,
+        lagkit_bondcfg::FailOverMac::Active => crate::settings::FailOverMac::Active,
+        lagkit_bondcfg::FailOverMac::Follow => crate::settings::FailOverMac::Follow,
+    };
     s.packets_per_slave = u32::from(c.packets_per_slave);
     s.control_socket = c
         .control_socket

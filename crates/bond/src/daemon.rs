@@ -669,6 +669,9 @@ impl Bond {
             let name =
                 |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
             tracing::info!(bond = %self.s.name, from = %name(before), to = %name(self.active), "active member changed");
+            if self.s.mode == BondMode::ActiveBackup {
+                self.move_mac(before, self.active);
+            }
             if self.active.is_some() && before.is_some() {
                 self.grat_pending = self.s.num_grat_arp;
             }
@@ -678,6 +681,34 @@ impl Bond {
             p.publish(map);
         }
         self.dirty = false;
+    }
+
+    /// `fail_over_mac`: `active` gives the bond the new active member's MAC;
+    /// `follow` gives the new active member the bond's MAC and the old one
+    /// its own back.
+    fn move_mac(&mut self, old: Option<usize>, new: Option<usize>) {
+        use crate::settings::FailOverMac;
+        let Some(n) = new else { return };
+        match self.s.fail_over_mac {
+            FailOverMac::None => {}
+            FailOverMac::Active => {
+                let mac = self.members[n].mac;
+                if self.tap.link().set_mac(mac.0).is_ok() {
+                    self.mac = mac;
+                }
+            }
+            FailOverMac::Follow => {
+                let set = |name: &str, mac: MacAddr| {
+                    if let Ok(l) = lagkit_dataplane::Link::open(name) {
+                        let _ = l.set_mac(mac.0);
+                    }
+                };
+                if let Some(o) = old.filter(|&o| o != n) {
+                    set(&self.members[o].name, self.members[o].mac);
+                }
+                set(&self.members[n].name, self.mac);
+            }
+        }
     }
 
     /// A netlink link event (or a dump entry).
@@ -1050,16 +1081,21 @@ impl Bond {
                     self.members[m].watchers.set("arp", up);
                     self.dirty = true;
                 }
-                let src_ip = self.ipv4.first().copied().unwrap_or(Ipv4Addr::UNSPECIFIED);
+                // Each member probes with its own MAC and sender address
+                // 0.0.0.0 (an RFC 5227 ARP probe): the target answers to
+                // that member alone and learns nothing about the bond's
+                // address, so probing never moves the bond's MAC or
+                // poisons a neighbour cache.
                 for p in probes {
+                    let mac = self.members[p.member].mac;
                     let req = ArpRepr {
                         op: ArpOp::Request,
-                        sender_mac: self.mac,
-                        sender_ip: src_ip,
+                        sender_mac: mac,
+                        sender_ip: Ipv4Addr::UNSPECIFIED,
                         target_mac: MacAddr::ZERO,
                         target_ip: p.target,
                     };
-                    self.send_on(p.member, &req.emit_frame(self.mac, MacAddr::BROADCAST));
+                    self.send_on(p.member, &req.emit_frame(mac, MacAddr::BROADCAST));
                 }
             }
         }

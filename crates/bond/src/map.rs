@@ -114,7 +114,12 @@ impl Distribution for BondMap {
 
     fn accept(&self, m: usize, frame: &mut [u8]) -> Accept {
         if !self.accepts(m) {
-            return Accept::Drop;
+            // Probe replies must be seen on standby members too.
+            return if self.snoop_arp && is_arp(frame) {
+                Accept::CopyOnly
+            } else {
+                Accept::Drop
+            };
         }
         if self.tlb {
             let group = frame.first().is_some_and(|b| b & 1 == 1);

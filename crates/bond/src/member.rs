@@ -13,6 +13,7 @@ use std::fs;
 /// The member's settings before the bond touched them.
 #[derive(Debug, Clone)]
 pub struct Saved {
+    mac: [u8; 6],
     mtu: u32,
     up: bool,
     noarp: bool,
@@ -51,6 +52,7 @@ pub fn take(name: &str, mtu: Option<u32>) -> Result<(PacketSocket, Saved, [u8; 6
         .flags()
         .map_err(|_| MemberError::Missing(name.to_string()))?;
     let saved = Saved {
+        mac: link.mac().map_err(|e| err(e.to_string()))?,
         mtu: link.mtu().map_err(|e| err(e.to_string()))?,
         up: flags.up(),
         noarp: flags.0 & libc::IFF_NOARP as u32 != 0,
@@ -87,6 +89,9 @@ pub fn take(name: &str, mtu: Option<u32>) -> Result<(PacketSocket, Saved, [u8; 6
 /// Gives a member back with the settings it had (best effort: it may be gone).
 pub fn restore(name: &str, saved: &Saved) {
     let Ok(link) = Link::open(name) else { return };
+    if link.mac().is_ok_and(|m| m != saved.mac) {
+        let _ = link.set_mac(saved.mac);
+    }
     let _ = link.set_mtu(saved.mtu);
     let _ = link.set_flag(libc::IFF_NOARP, saved.noarp);
     if let Some(v) = &saved.disable_ipv6 {

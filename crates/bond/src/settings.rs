@@ -58,6 +58,17 @@ pub enum Reselect {
     Failure,
 }
 
+/// Which MAC moves on an active-backup failover (Linux `fail_over_mac`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOverMac {
+    /// The bond keeps its MAC; members keep theirs.
+    None,
+    /// The bond takes the MAC of whichever member is active.
+    Active,
+    /// The active member takes the bond's MAC; the previous one gets its own back.
+    Follow,
+}
+
 /// LACP settings of an 802.3ad bond.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LacpSettings {
@@ -119,6 +130,8 @@ pub struct Settings {
     pub arp: Option<ArpConfig>,
     /// Gratuitous ARPs after a failover.
     pub num_grat_arp: u8,
+    /// MAC handling on failover.
+    pub fail_over_mac: FailOverMac,
     /// Round-robin: frames per member before moving on.
     pub packets_per_slave: u32,
     /// Control socket path.
@@ -165,6 +178,7 @@ impl Settings {
             primary_reselect: Reselect::Always,
             arp: None,
             num_grat_arp: 1,
+            fail_over_mac: FailOverMac::None,
             packets_per_slave: 1,
             control_socket: PathBuf::from(format!("/run/lagkit/{name}.sock")),
             adaptive_interval: Duration::from_secs(1),

@@ -612,3 +612,121 @@ fn balance_tlb_transmits_on_every_member_and_receives_on_the_active_one() {
     assert_eq!(sw.a.status().active_member.as_deref(), Some("a1"));
     let _ = &sw.lab;
 }
+
+#[test]
+fn arp_monitor_fails_over_when_the_path_dies_behind_a_live_carrier() {
+    // A (active-backup, ARP probing B) -- a1,a2 -- bridge S -- b1 -- B.
+    let Some(mut lab) = Lab::new("arp_monitor") else {
+        return;
+    };
+    let (ns_a, ns_s, ns_b) = (lab.netns(), lab.netns(), lab.netns());
+    lab.sh(&["ip", "-n", &ns_s, "link", "add", "br0", "type", "bridge"]);
+    for i in 1..=2 {
+        lab.veth(&ns_a, &format!("a{i}"), &ns_s, &format!("s{i}"));
+    }
+    lab.veth(&ns_b, "b1", &ns_s, "s3");
+    for i in 1..=3 {
+        lab.sh(&[
+            "ip",
+            "-n",
+            &ns_s,
+            "link",
+            "set",
+            &format!("s{i}"),
+            "master",
+            "br0",
+            "up",
+        ]);
+    }
+    lab.sh(&["ip", "-n", &ns_s, "link", "set", "br0", "up"]);
+    lab.sh(&[
+        "ip",
+        "-n",
+        &ns_b,
+        "addr",
+        "add",
+        "10.77.0.2/24",
+        "dev",
+        "b1",
+    ]);
+    lab.sh(&["ip", "-n", &ns_b, "link", "set", "b1", "up"]);
+    let mut s = settings(
+        "arp_monitor",
+        "a",
+        2,
+        BondMode::ActiveBackup,
+        "10.77.0.1/24",
+    );
+    s.primary = Some("a1".into());
+    s.arp = Some(lagkit_monitor::arp::ArpConfig {
+        interval: Duration::from_millis(100),
+        targets: vec!["10.77.0.2".parse().unwrap()],
+        missed_max: 2,
+        validate: true,
+        all_targets: lagkit_monitor::Combine::Any,
+    });
+    let a = Running::start(&ns_a, s);
+    wait_until("a1 active", Duration::from_secs(5), || {
+        a.status().active_member.as_deref() == Some("a1")
+    });
+    // Traffic runs while a1's switch port leaves the bridge: a1 keeps its
+    // carrier, so only the probes can tell.
+    let (na, nb) = (ns_a.clone(), ns_b.clone());
+    let t = std::thread::spawn(move || {
+        lagkit_testnet::tcp_transfer(&nb, "10.77.0.2:6201", &na, 200 << 20)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    lab.sh(&["ip", "-n", &ns_s, "link", "set", "s1", "nomaster"]);
+    wait_until(
+        "probe monitor fails over to a2",
+        Duration::from_secs(5),
+        || a.status().active_member.as_deref() == Some("a2"),
+    );
+    let st = a.status();
+    assert_eq!(st.members[0].mii_status, "up", "carrier still up on a1");
+    assert!(
+        st.members[0].watchers.contains(&("arp".to_string(), false)),
+        "{:?}",
+        st.members[0]
+    );
+    let t = t.join().expect("transfer");
+    assert_eq!(
+        t.sent, t.received,
+        "the session survived the silent failure"
+    );
+    assert_eq!(t.sent_hash, t.recv_hash);
+}
+
+#[test]
+fn fail_over_mac_active_and_follow() {
+    use lagkit_bond::settings::FailOverMac;
+    for policy in [FailOverMac::Active, FailOverMac::Follow] {
+        let Some(p) = pair(&format!("fom_{policy:?}"), 2, BondMode::ActiveBackup, |s| {
+            s.fail_over_mac = policy;
+            s.primary = Some(format!("{}1", &s.members[0][..1]));
+        }) else {
+            return;
+        };
+        wait_until("a1 active", Duration::from_secs(5), || {
+            p.a.status().active_member.as_deref() == Some("a1")
+        });
+        let st = p.a.status();
+        let (bond_mac, a2_mac) = (st.mac.clone(), st.members[1].permanent_hw_addr.clone());
+        p.lab
+            .sh(&["ip", "-n", &p.ns_a, "link", "set", "a1", "down"]);
+        wait_until("failover", Duration::from_secs(5), || {
+            p.a.status().active_member.as_deref() == Some("a2")
+        });
+        let st = p.a.status();
+        match policy {
+            FailOverMac::Active => assert_eq!(st.mac, a2_mac, "the bond took a2's MAC"),
+            _ => {
+                assert_eq!(st.mac, bond_mac, "the bond kept its MAC");
+                let link = p.lab.sh(&["ip", "-n", &p.ns_a, "-o", "link", "show", "a2"]);
+                assert!(link.contains(&bond_mac), "a2 took the bond's MAC: {link}");
+            }
+        }
+        let t = lagkit_testnet::tcp_flows(&p.ns_b, "10.77.0.2:6301", &p.ns_a, 1, 4 << 20);
+        assert!(t.iter().all(|x| x.sent == x.received));
+    }
+}

@@ -281,6 +281,9 @@ pub enum Accept {
     /// Passed up, and a copy goes to the control queue (ARP the control
     /// plane must see: probe replies, balance-alb clients).
     UpAndCopy,
+    /// Not passed up, but copied to the control queue (a probe reply on a
+    /// standby member).
+    CopyOnly,
 }
 
 /// A distribution map the engine can use directly: it picks members for
@@ -782,6 +785,7 @@ impl<M: Send + Sync + 'static> Up<M> {
                         self.to_control(m, frame, false);
                         up_idx.push(i);
                     }
+                    Accept::CopyOnly => self.to_control(m, frame, false),
                     Accept::Drop => self.shared.count_drop(EngineDrop::NotCollecting, 1),
                 },
             }

@@ -56,14 +56,16 @@ pub struct ArpMonitor {
 }
 
 impl ArpMonitor {
-    /// A monitor for `members` members; members start down until answered.
+    /// A monitor for `members` members. Members start up (so a bond does
+    /// not wait a probe round before carrying traffic) and are judged once
+    /// a full window (`interval` × `missed_max`) has passed without answers.
     pub fn new(cfg: ArpConfig, members: usize, now: u64) -> ArpMonitor {
         let t = cfg.targets.len();
         ArpMonitor {
             members: vec![
                 Member {
                     last: vec![None; t],
-                    up: false
+                    up: true
                 };
                 members
             ],
@@ -77,7 +79,7 @@ impl ArpMonitor {
     pub fn add_member(&mut self) -> usize {
         self.members.push(Member {
             last: vec![None; self.cfg.targets.len()],
-            up: false,
+            up: true,
         });
         self.members.len() - 1
     }
@@ -176,20 +178,23 @@ mod tests {
     }
 
     #[test]
-    fn answered_member_comes_up_silent_one_goes_down() {
+    fn silent_members_go_down_after_the_window_and_come_back_when_answered() {
         let mut m = ArpMonitor::new(cfg(Combine::Any, true), 2, 0);
         m.handle_timeout(0);
         m.on_reply(0, Ipv4Addr::new(10, 0, 0, 9), 5 * MS);
-        let (_, c) = m.handle_timeout(100 * MS);
-        assert_eq!(c, vec![(0, true)]);
-        // Member 1 never answered: judged down after the window (already down).
+        // Within the first window nobody is judged.
+        assert!(m.handle_timeout(100 * MS).1.is_empty());
+        // Member 1 never answered: down once a full window has passed.
         let (_, c) = m.handle_timeout(200 * MS);
-        assert!(c.is_empty());
-        // Member 0 stops answering: down once the answer is older than
+        assert_eq!(c, vec![(1, false)]);
+        // Member 0 stops answering: down once its answer is older than
         // missed_max intervals.
         let (_, c) = m.handle_timeout(300 * MS);
         assert_eq!(c, vec![(0, false)]);
         assert!(!m.is_up(0));
+        // An answer brings it back at the next round.
+        m.on_reply(0, Ipv4Addr::new(10, 0, 0, 9), 350 * MS);
+        assert_eq!(m.handle_timeout(400 * MS).1, vec![(0, true)]);
     }
 
     #[test]
@@ -198,11 +203,15 @@ mod tests {
         m.on_rx(0, 1);
         m.on_reply(0, Ipv4Addr::new(10, 0, 0, 9), 1);
         m.on_reply(0, Ipv4Addr::new(1, 2, 3, 4), 1);
-        assert!(m.handle_timeout(0).1.is_empty());
-        m.on_reply(0, Ipv4Addr::new(10, 0, 0, 8), 2);
-        assert_eq!(m.handle_timeout(100 * MS).1, vec![(0, true)]);
+        // One target of two answered: down once judged.
+        assert_eq!(m.handle_timeout(200 * MS).1, vec![(0, false)]);
+        m.on_reply(0, Ipv4Addr::new(10, 0, 0, 9), 250 * MS);
+        m.on_reply(0, Ipv4Addr::new(10, 0, 0, 8), 250 * MS);
+        assert_eq!(m.handle_timeout(300 * MS).1, vec![(0, true)]);
+        // Without validation any frame counts.
         let mut m = ArpMonitor::new(cfg(Combine::All, false), 1, 0);
-        m.on_rx(0, 1);
-        assert_eq!(m.handle_timeout(0).1, vec![(0, true)]);
+        m.on_rx(0, 150 * MS);
+        assert!(m.handle_timeout(200 * MS).1.is_empty());
+        assert!(m.is_up(0));
     }
 }
