@@ -186,6 +186,7 @@ struct Client {
 
 /// One running bond.
 pub struct Bond {
+    metrics: Option<(Arc<std::sync::Mutex<String>>, Arc<AtomicBool>, u64)>,
     adaptive: Option<Adaptive>,
     clients: HashMap<Ipv4Addr, Client>,
     s: Settings,
@@ -305,7 +306,23 @@ impl Bond {
             ));
             s.policy = lagkit_hash::Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974));
         }
+        let metrics = match s.metrics_port {
+            Some(port) => {
+                let text = Arc::new(std::sync::Mutex::new(String::new()));
+                let stop = Arc::new(AtomicBool::new(false));
+                crate::metrics::serve(port, text.clone(), stop.clone()).map_err(|e| {
+                    BondError::Control {
+                        bond: s.name.clone(),
+                        path: PathBuf::from(format!("127.0.0.1:{port}")),
+                        why: format!("metrics port: {e}"),
+                    }
+                })?;
+                Some((text, stop, 0))
+            }
+            None => None,
+        };
         let mut bond = Bond {
+            metrics,
             clients: HashMap::new(),
             adaptive,
             epoch: std::time::Instant::now(),
@@ -917,6 +934,26 @@ impl Bond {
         }
         self.notify_clients();
         self.send_gratuitous();
+        self.update_metrics();
+    }
+
+    /// Re-renders the metrics text at most once a second.
+    fn update_metrics(&mut self) {
+        let now = now_ns(self.epoch);
+        let due = match &self.metrics {
+            Some((_, _, last)) => now.saturating_sub(*last) >= 1_000_000_000 || *last == 0,
+            None => false,
+        };
+        if !due {
+            return;
+        }
+        let text = crate::metrics::render(&self.status(), &self.stats());
+        if let Some((shared, _, last)) = self.metrics.as_mut() {
+            if let Ok(mut t) = shared.lock() {
+                *t = text;
+            }
+            *last = now.max(1);
+        }
     }
 
     fn handle_slow(&mut self) {
@@ -1260,8 +1297,20 @@ impl Bond {
                     } else {
                         "down".into()
                     },
-                    speed: None,
-                    duplex: None,
+                    speed: if m.present() {
+                        lagkit_monitor::ethtool::speed_duplex(&m.name)
+                            .0
+                            .map(|s| format!("{s} Mbps"))
+                    } else {
+                        None
+                    },
+                    duplex: if m.present() {
+                        lagkit_monitor::ethtool::speed_duplex(&m.name)
+                            .1
+                            .map(|f| if f { "full" } else { "half" }.to_string())
+                    } else {
+                        None
+                    },
                     link_failure_count: m.carrier.failures,
                     permanent_hw_addr: m.mac.to_string(),
                     transmitting: tx(i),
@@ -1424,6 +1473,9 @@ impl Bond {
     /// Stops forwarding, gives every member back as it was, removes the TAP
     /// (when the last descriptor closes) and the control socket.
     pub fn shutdown(mut self) {
+        if let Some((_, stop, _)) = &self.metrics {
+            stop.store(true, Ordering::Relaxed);
+        }
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
         }

@@ -9,5 +9,6 @@ pub mod config;
 pub mod daemon;
 pub mod map;
 pub mod member;
+pub mod metrics;
 pub mod settings;
 pub mod status;

@@ -136,6 +136,8 @@ pub struct Settings {
     pub packets_per_slave: u32,
     /// Control socket path.
     pub control_socket: PathBuf,
+    /// Prometheus metrics on 127.0.0.1:PORT.
+    pub metrics_port: Option<u16>,
     /// Adaptive: rebalancing interval.
     pub adaptive_interval: Duration,
     /// Adaptive: a bucket idle this long may move.
@@ -181,6 +183,7 @@ impl Settings {
             fail_over_mac: FailOverMac::None,
             packets_per_slave: 1,
             control_socket: PathBuf::from(format!("/run/lagkit/{name}.sock")),
+            metrics_port: None,
             adaptive_interval: Duration::from_secs(1),
             adaptive_idle_gap: Duration::from_millis(10),
             warnings: Vec::new(),

@@ -730,3 +730,41 @@ fn fail_over_mac_active_and_follow() {
         assert!(t.iter().all(|x| x.sent == x.received));
     }
 }
+
+#[test]
+fn prometheus_metrics_on_loopback() {
+    let Some(p) = pair("metrics", 2, BondMode::Lacp, |s| {
+        s.metrics_port = Some(9464)
+    }) else {
+        return;
+    };
+    wait_until("LACP aggregate", Duration::from_secs(15), || {
+        lacp_formed(&p.a, 2)
+    });
+    let ns = p.ns_a.clone();
+    let fetch = move || {
+        let ns = ns.clone();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            lagkit_dataplane::netns::enter(&ns).unwrap();
+            let mut s = std::net::TcpStream::connect("127.0.0.1:9464").ok()?;
+            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
+            let mut body = String::new();
+            s.read_to_string(&mut body).ok()?;
+            Some(body)
+        })
+        .join()
+        .unwrap()
+        .unwrap_or_default()
+    };
+    wait_until(
+        "metrics show both members up",
+        Duration::from_secs(5),
+        || {
+            let b = fetch();
+            b.contains(r#"lagkit_member_link_up{bond="bond0",member="a1"} 1"#)
+                && b.contains(r#"lagkit_aggregate_ports{bond="bond0"} 2"#)
+                && b.contains("lagkit_member_lacpdu_tx_total")
+        },
+    );
+}

@@ -14,6 +14,7 @@ pub mod arp;
 pub mod carrier;
 pub mod combine;
 pub mod debounce;
+pub mod ethtool;
 
 pub use combine::{Combine, Watchers};
 pub use debounce::Debounce;

@@ -41,6 +41,7 @@ fn netlink_reports_carrier_changes() {
             }
         }
         let polled = poll_carrier("m0");
+        let speed = lagkit_monitor::ethtool::speed_duplex("m1");
         let st = Command::new("ip")
             .args(["link", "set", "m1", "up"])
             .status()
@@ -55,11 +56,13 @@ fn netlink_reports_carrier_changes() {
                 }
             }
         }
-        (m0, down_after, up_after, polled)
+        (m0, down_after, up_after, polled, speed)
     })
     .join()
     .expect("thread");
-    let (m0, down, up, polled) = events;
+    let (m0, down, up, polled, speed) = events;
+    // veth reports 10000 Mb/s full duplex.
+    assert_eq!(speed, (Some(10000), Some(true)));
     assert!(m0.usable() && m0.mtu == Some(1500) && m0.mac.is_some());
     let down = down.expect("carrier-down event within 5 s");
     let up = up.expect("carrier-up event within 5 s");
