@@ -1175,8 +1175,10 @@ impl Bond {
         self.grat_pending -= 1;
         let Some(a) = self.active else { return };
         for ip in self.ipv4.clone() {
-            let g = ArpRepr::gratuitous(self.mac, ip);
-            self.send_on(a, &g.emit_frame(self.mac, MacAddr::BROADCAST));
+            self.send_on(a, &crate::announce::gratuitous_arp(self.mac, ip));
+        }
+        for ip in crate::announce::ipv6_addresses(&self.s.name) {
+            self.send_on(a, &crate::announce::unsolicited_na(self.mac, ip));
         }
     }
 

@@ -5,6 +5,7 @@
 //! the link watchers and the control socket, and publishes a [`map::BondMap`];
 //! the forwarding threads of `lagkit-dataplane` only read it.
 
+pub mod announce;
 pub mod config;
 pub mod daemon;
 pub mod map;

@@ -43,13 +43,18 @@ enum SimCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The daemon logs every state change; one-shot commands only warnings.
+    let default_level = match cli.command {
+        Command::Up(_) => "info",
+        _ => "warn",
+    };
     use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("LAGKIT_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .init();
     use bond_cmd::Failure;

@@ -397,17 +397,27 @@ impl System {
                 }
                 MarkerKind::Response => p.counters.marker_response_rx += 1,
             },
-            Ok(SlowPdu::Lacp(pdu)) => self.receive_lacpdu(id, &pdu),
+            Ok(SlowPdu::Lacp(pdu)) => {
+                if !self.receive_lacpdu(id, &pdu) {
+                    // The routine CURRENT -> CURRENT refresh changed no
+                    // variable any machine reads (only current_while_timer
+                    // restarted): nothing can move, so skip the settle.
+                    return;
+                }
+            }
         }
         self.settle();
     }
 
-    fn receive_lacpdu(&mut self, id: PortId, pdu: &LacpduRepr) {
-        let Some(p) = self.port_mut(id) else { return };
+    /// Handles a valid LACPDU; false if it changed nothing but timers.
+    fn receive_lacpdu(&mut self, id: PortId, pdu: &LacpduRepr) -> bool {
+        let Some(p) = self.port_mut(id) else {
+            return false;
+        };
         p.counters.lacpdu_rx += 1;
         if !p.port_enabled || !p.lacp_enabled() {
             p.counters.lacpdu_ignored += 1;
-            return;
+            return false;
         }
         // port_moved (6.4.8): another port in PORT_DISABLED whose partner
         // (system, port) is the sender of this PDU has moved here.
@@ -430,17 +440,21 @@ impl System {
             min_links_met: true,
         };
         let Some(p) = self.ports[id.0].as_mut() else {
-            return;
+            return false;
         };
         let Some((ev, to)) = receive::on_pdu(p) else {
-            return;
+            return false;
         };
-        let from = p.rx.name();
+        let from = p.rx;
+        let before = (p.partner_oper, p.actor_state, p.selected, p.ntt);
         receive::enter(p, to, &ctx, Some(pdu));
+        let after = (p.partner_oper, p.actor_state, p.selected, p.ntt);
         // CURRENT -> CURRENT on every PDU is routine: not logged.
-        if from != to.name() {
-            self.log(id.0, Machine::Receive, from, ev.name(), to.name());
+        if from != to {
+            self.log(id.0, Machine::Receive, from.name(), ev.name(), to.name());
+            return true;
         }
+        before != after || self.ports.iter().flatten().any(|q| q.port_moved)
     }
 
     /// Time passed; expired timers take effect.

@@ -1,0 +1,955 @@
+//! `lagkit up` against a real LACP peer: Open vSwitch (userspace datapath)
+//! in its own network namespace, with its own ovsdb-server and ovs-vswitchd.
+//!
+//! ```text
+//!   netns L (lagkit)          netns S (OVS br0, netdev)          netns K (sink)
+//!   bond0 = eth1 + eth2  <-->  bond0 = s1 + s2 (ofport 1, 2)
+//!   10.0.0.1/24                s3 (ofport 3)              <-->  eth0 10.0.0.2/24
+//! ```
+//!
+//! Both views of every link are compared field by field (lagkit's actor is
+//! OVS's partner and the other way round), TCP crosses the bond, and tshark
+//! judges the LACPDUs lagkit sends. Root only; skips with a message when OVS
+//! (or tshark) is not installed, but fails when `CI` is set.
+//!
+//! Run: `cargo test -p lagkit --test ovs` (add `-- --nocapture` for timings).
+
+use lagkit_bond::status::BondStatus;
+use lagkit_testnet::{tcp_transfer, wait_until, Lab};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
+/// OVS bridge MAC = OVS's LACP system id.
+const OVS_MAC: &str = "02:00:00:0a:ff:ff";
+/// OVS's fixed LACP system priority.
+const OVS_PRIO: u16 = 65534;
+const SCHEMA: &str = "/usr/share/openvswitch/vswitch.ovsschema";
+/// lagkit member <-> OVS member, link by link.
+const LINKS: [(&str, &str); 2] = [("eth1", "s1"), ("eth2", "s2")];
+
+// ------------------------------------------------------------------ tools --
+
+/// `name` on PATH or in the sbin directories (OVS lives in /usr/sbin).
+fn tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin"])
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file());
+    found
+}
+
+fn tool_path(name: &str) -> String {
+    tool(name)
+        .unwrap_or_else(|| panic!("{name} not found"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A lab for `test`, or None (with a visible SKIP) when root, OVS or one of
+/// `extra` tools is missing. Missing tools fail the test when `CI` is set.
+fn lab(test: &str, extra: &[&str]) -> Option<Lab> {
+    let lab = Lab::new(test)?;
+    let mut need = vec![
+        "ovsdb-tool",
+        "ovsdb-server",
+        "ovs-vswitchd",
+        "ovs-vsctl",
+        "ovs-appctl",
+    ];
+    need.extend_from_slice(extra);
+    let missing: Vec<&str> = need.into_iter().filter(|t| tool(t).is_none()).collect();
+    let schema = Path::new(SCHEMA).exists();
+    if missing.is_empty() && schema {
+        return Some(lab);
+    }
+    let why = format!(
+        "missing {}{} (apt-get install -y --no-install-recommends openvswitch-switch tshark)",
+        missing.join(", "),
+        if schema { "" } else { " and the OVS schema" }
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: CI is set but the test cannot run: {why}");
+    }
+    eprintln!("SKIP {test}: {why}");
+    None
+}
+
+fn run(args: &[&str]) -> Result<String, String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+// -------------------------------------------------------------------- OVS --
+
+/// One Open vSwitch (ovsdb-server + ovs-vswitchd) serving one namespace,
+/// with its database, sockets, pidfiles and logs in its own directory.
+/// Both daemons are children of the test (no `--detach`), so they are
+/// stopped by PID and reaped; on drop: `ovs-appctl exit --cleanup`, SIGKILL
+/// if still alive after 5 s, directory removed (logs printed first if the
+/// test is failing).
+struct Ovs {
+    dir: PathBuf,
+    db: Option<Child>,
+    switchd: Option<Child>,
+}
+
+impl Ovs {
+    fn start(ns: &str, tag: &str) -> Ovs {
+        let dir = std::env::temp_dir().join(format!("lkt-ovs-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut o = Ovs {
+            dir,
+            db: None,
+            switchd: None,
+        };
+        let conf = o.path("conf.db");
+        run(&[&tool_path("ovsdb-tool"), "create", &conf, SCHEMA]).unwrap();
+        let db = o.daemon(
+            ns,
+            "ovsdb-server",
+            &[
+                conf,
+                format!("--remote=punix:{}", o.path("db.sock")),
+                format!("--unixctl={}", o.path("ovsdb-server.ctl")),
+                format!("--pidfile={}", o.path("ovsdb-server.pid")),
+                format!("--log-file={}", o.path("ovsdb-server.log")),
+            ],
+        );
+        o.db = Some(db);
+        o.wait_socket("db.sock");
+        o.vsctl(&["--no-wait", "init"]);
+        // Read once at start-up: with it OVS reads and writes its ports with
+        // virtio-net headers, so the partial checksums and 64 KB GSO frames
+        // that Linux endpoints (lagkit's TAP behind the bond, the sink) put
+        // on a veth are completed instead of forwarded broken. Without it
+        // every TCP segment from lagkit reaches the sink with a bad checksum
+        // unless offloads are turned off (`ethtool -K bond0 tx off`).
+        o.vsctl(&[
+            "--no-wait",
+            "set",
+            "Open_vSwitch",
+            ".",
+            "other_config:userspace-tso-enable=true",
+        ]);
+        let sw = o.daemon(
+            ns,
+            "ovs-vswitchd",
+            &[
+                format!("unix:{}", o.path("db.sock")),
+                format!("--unixctl={}", o.path("ovs-vswitchd.ctl")),
+                format!("--pidfile={}", o.path("ovs-vswitchd.pid")),
+                format!("--log-file={}", o.path("ovs-vswitchd.log")),
+            ],
+        );
+        o.switchd = Some(sw);
+        o.wait_socket("ovs-vswitchd.ctl");
+        o
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.dir.join(f).to_string_lossy().into_owned()
+    }
+
+    /// Starts `prog` inside `ns` as our child (`ip netns exec` execs it, so
+    /// the child's PID is the daemon's).
+    fn daemon(&self, ns: &str, prog: &str, args: &[String]) -> Child {
+        let d = &self.dir;
+        Command::new("ip")
+            .args(["netns", "exec", ns, &tool_path(prog)])
+            .args(args)
+            .env("OVS_RUNDIR", d)
+            .env("OVS_LOGDIR", d)
+            .env("OVS_DBDIR", d)
+            .env("OVS_SYSCONFDIR", d)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{prog} starts: {e}"))
+    }
+
+    fn wait_socket(&mut self, name: &str) {
+        let p = self.dir.join(name);
+        wait_until(
+            &format!("OVS socket {name}"),
+            Duration::from_secs(10),
+            || p.exists(),
+        );
+    }
+
+    /// `ovs-vsctl` on this instance's database; panics on failure.
+    fn vsctl(&self, args: &[&str]) -> String {
+        let db = format!("--db=unix:{}", self.path("db.sock"));
+        let mut v = vec![tool_path("ovs-vsctl"), "--timeout=20".into(), db];
+        v.extend(args.iter().map(|s| s.to_string()));
+        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+        run(&v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `ovs-appctl` to this instance's ovs-vswitchd; panics on failure.
+    fn appctl(&self, args: &[&str]) -> String {
+        let ctl = self.path("ovs-vswitchd.ctl");
+        let mut v = vec![
+            tool_path("ovs-appctl"),
+            "--timeout=10".into(),
+            "-t".into(),
+            ctl,
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+        run(&v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `lacp/show bond0`, parsed.
+    fn lacp(&self) -> OvsLacp {
+        OvsLacp::parse(&self.appctl(&["lacp/show", "bond0"]))
+    }
+
+    /// `bond/show bond0`: member name -> "enabled"/"disabled".
+    fn bond_members(&self) -> BTreeMap<String, String> {
+        self.appctl(&["bond/show", "bond0"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("member "))
+            .filter_map(|l| l.split_once(": "))
+            .map(|(m, s)| (m.to_string(), s.trim().to_string()))
+            .collect()
+    }
+
+    /// Asks `ctl` to exit, then makes sure `child` is gone (SIGKILL after 5 s).
+    fn stop(child: &mut Child, ctl: &str, args: &[&str]) {
+        if let Ok(None) = child.try_wait() {
+            if let Some(appctl) = tool("ovs-appctl") {
+                let mut v = vec![appctl.to_string_lossy().into_owned()];
+                v.extend(["--timeout=5", "-t", ctl].map(String::from));
+                v.extend(args.iter().map(|s| s.to_string()));
+                let v: Vec<&str> = v.iter().map(String::as_str).collect();
+                let _ = run(&v);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Ok(None) = child.try_wait() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Ovs {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log =
+                std::fs::read_to_string(self.dir.join("ovs-vswitchd.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(25).collect();
+            eprintln!("--- ovs-vswitchd.log (last lines, newest first) ---");
+            for l in tail {
+                eprintln!("{l}");
+            }
+        }
+        if let Some(mut c) = self.switchd.take() {
+            Ovs::stop(
+                &mut c,
+                &self.path("ovs-vswitchd.ctl"),
+                &["exit", "--cleanup"],
+            );
+        }
+        if let Some(mut c) = self.db.take() {
+            Ovs::stop(&mut c, &self.path("ovsdb-server.ctl"), &["exit"]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One side of one link as `lacp/show` prints it.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct OvsParty {
+    sys_id: String,
+    sys_priority: u16,
+    port_id: u16,
+    key: u16,
+    state: u8,
+}
+
+/// One OVS bond member in `lacp/show`.
+#[derive(Debug, Default, Clone)]
+struct OvsMember {
+    /// e.g. "current attached", "defaulted detached".
+    status: String,
+    actor: OvsParty,
+    partner: OvsParty,
+}
+
+/// `ovs-appctl lacp/show bond0`.
+#[derive(Debug, Default, Clone)]
+struct OvsLacp {
+    /// e.g. "active negotiated", "passive".
+    status: String,
+    sys_id: String,
+    sys_priority: u16,
+    members: BTreeMap<String, OvsMember>,
+}
+
+/// OVS prints the state octet as words, LSB first.
+fn state_from_words(s: &str) -> u8 {
+    s.split_whitespace()
+        .map(|w| match w {
+            "activity" => 0x01,
+            "timeout" => 0x02,
+            "aggregation" => 0x04,
+            "synchronized" => 0x08,
+            "collecting" => 0x10,
+            "distributing" => 0x20,
+            "defaulted" => 0x40,
+            "expired" => 0x80,
+            other => panic!("unknown OVS LACP state word {other:?}"),
+        })
+        .fold(0, |a, b| a | b)
+}
+
+impl OvsLacp {
+    fn parse(text: &str) -> OvsLacp {
+        let mut o = OvsLacp::default();
+        let mut cur: Option<String> = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(rest) = line.strip_prefix("member: ") {
+                let (name, status) = rest.split_once(':').unwrap_or((rest, ""));
+                cur = Some(name.to_string());
+                o.members.insert(
+                    name.to_string(),
+                    OvsMember {
+                        status: status.trim().to_string(),
+                        ..Default::default()
+                    },
+                );
+                continue;
+            }
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let v = v.trim();
+            let num = || v.parse::<u16>().unwrap_or(0);
+            match (&cur, k) {
+                (None, "status") => o.status = v.to_string(),
+                (None, "sys_id") => o.sys_id = v.to_string(),
+                (None, "sys_priority") => o.sys_priority = num(),
+                (Some(m), k) => {
+                    let m = o.members.get_mut(m).unwrap();
+                    let (party, field) = if let Some(f) = k.strip_prefix("actor ") {
+                        (&mut m.actor, f)
+                    } else if let Some(f) = k.strip_prefix("partner ") {
+                        (&mut m.partner, f)
+                    } else {
+                        continue;
+                    };
+                    match field {
+                        "sys_id" => party.sys_id = v.to_string(),
+                        "sys_priority" => party.sys_priority = num(),
+                        "port_id" => party.port_id = num(),
+                        "key" => party.key = num(),
+                        "state" => party.state = state_from_words(v),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        o
+    }
+
+    fn member(&self, m: &str) -> &OvsMember {
+        self.members
+            .get(m)
+            .unwrap_or_else(|| panic!("OVS lacp/show has no member {m}: {self:?}"))
+    }
+
+    /// Every member is current and attached.
+    fn all_current(&self) -> bool {
+        self.status.contains("negotiated")
+            && LINKS.iter().all(|(_, s)| {
+                self.members
+                    .get(*s)
+                    .is_some_and(|m| m.status == "current attached")
+            })
+    }
+}
+
+// ----------------------------------------------------------------- lagkit --
+
+/// A running `lagkit up`; SIGTERM and reaped on drop (also on failure).
+struct Daemon(Child);
+
+impl Daemon {
+    fn stop(&mut self) -> std::process::ExitStatus {
+        // SAFETY: signalling a process this test started.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        self.0.wait().expect("wait")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// A scratch directory removed on drop.
+struct TmpDir(PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn status(ns: &str) -> Option<BondStatus> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut v: Vec<BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
+    v.pop()
+}
+
+fn ports(st: &Option<BondStatus>) -> usize {
+    st.as_ref()
+        .and_then(|s| s.lacp.as_ref())
+        .map_or(0, |l| l.number_of_ports)
+}
+
+// -------------------------------------------------------------------- rig --
+
+/// The three namespaces, OVS, lagkit; dropped in field order: lagkit first
+/// (gives its members back), then OVS, then the namespaces, then files.
+struct Rig {
+    lagkit: Option<Daemon>,
+    ovs: Ovs,
+    lab: Lab,
+    dir: TmpDir,
+    /// lagkit's namespace.
+    l: String,
+    /// The switch's namespace.
+    s: String,
+    /// The sink's namespace.
+    k: String,
+    /// When lagkit was started.
+    t0: Instant,
+}
+
+impl Rig {
+    /// Namespaces and veths, OVS with `br0` (MAC [`OVS_MAC`]) and
+    /// `bond0 = s1 + s2` in `ovs_lacp` mode (active/passive, fast,
+    /// balance-tcp), plus a sink port s3. lagkit is not started yet.
+    fn new(mut lab: Lab, tag: &str, ovs_lacp: &str) -> Rig {
+        let (l, s, k) = (lab.netns(), lab.netns(), lab.netns());
+        for (m, sw) in LINKS {
+            lab.veth(&l, m, &s, sw);
+            lab.prep_member(&s, sw, 1500);
+        }
+        lab.veth(&s, "s3", &k, "eth0");
+        lab.prep_member(&s, "s3", 1500);
+        lab.sh(&["ip", "-n", &k, "addr", "add", "10.0.0.2/24", "dev", "eth0"]);
+        lab.sh(&["ip", "-n", &k, "link", "set", "eth0", "up"]);
+        let dir = std::env::temp_dir().join(format!("lkt-ovscfg-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TmpDir(dir);
+        let ovs = Ovs::start(&s, tag);
+        ovs.vsctl(&[
+            "add-br",
+            "br0",
+            "--",
+            "set",
+            "bridge",
+            "br0",
+            "datapath_type=netdev",
+            &format!("other-config:hwaddr=\"{OVS_MAC}\""),
+        ]);
+        ovs.vsctl(&[
+            "add-bond",
+            "br0",
+            "bond0",
+            "s1",
+            "s2",
+            &format!("lacp={ovs_lacp}"),
+            "bond_mode=balance-tcp",
+            "other_config:lacp-time=fast",
+            "other_config:bond-rebalance-interval=1000",
+            "--",
+            "set",
+            "interface",
+            "s1",
+            "ofport_request=1",
+            "--",
+            "set",
+            "interface",
+            "s2",
+            "ofport_request=2",
+        ]);
+        ovs.vsctl(&[
+            "add-port",
+            "br0",
+            "s3",
+            "--",
+            "set",
+            "interface",
+            "s3",
+            "ofport_request=3",
+        ]);
+        Rig {
+            lagkit: None,
+            ovs,
+            lab,
+            dir,
+            l,
+            s,
+            k,
+            t0: Instant::now(),
+        }
+    }
+
+    /// Starts `lagkit up` in L: bond0 = eth1 + eth2, fast, 10.0.0.1/24.
+    fn up(&mut self, active: bool) {
+        let text = format!(
+            "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\nlacp_active = {active}\naddress = [\"10.0.0.1/24\"]\n"
+        );
+        let cfg = self.dir.0.join("lagkit.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.l, BIN, "up"])
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("lagkit up starts");
+        self.t0 = Instant::now();
+        self.lagkit = Some(Daemon(child));
+        wait_until("lagkit status answers", Duration::from_secs(10), || {
+            status(&self.l).is_some()
+        });
+    }
+
+    /// Waits until lagkit aggregates both links and OVS has both members
+    /// current and enabled; returns the time since lagkit started.
+    fn wait_formed(&self, timeout: Duration) -> Duration {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let st = status(&self.l);
+            let ovs = self.ovs.lacp();
+            let en = self.ovs.bond_members();
+            let enabled = LINKS
+                .iter()
+                .all(|(_, s)| en.get(*s).is_some_and(|v| v == "enabled"));
+            if ports(&st) == 2 && ovs.all_current() && enabled {
+                return self.t0.elapsed();
+            }
+            let last = format!(
+                "lagkit ports {}, OVS status {:?}, members {:?}, bond/show {en:?}",
+                ports(&st),
+                ovs.status,
+                ovs.members
+                    .iter()
+                    .map(|(k, m)| (k.clone(), m.status.clone()))
+                    .collect::<Vec<_>>()
+            );
+            assert!(
+                Instant::now() < deadline,
+                "no aggregate within {timeout:?}: {last}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Polls until both views agree field by field (they may differ for up
+    /// to one PDU interval while something changes); panics with the last
+    /// difference after `timeout`.
+    fn wait_agree(&self, timeout: Duration, lk_state: u8, ovs_state: u8) -> BondStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let st = status(&self.l).expect("lagkit status");
+            let ovs = self.ovs.lacp();
+            match agree(&st, &ovs, lk_state, ovs_state) {
+                Ok(()) => return st,
+                Err(e) => assert!(
+                    Instant::now() < deadline,
+                    "lagkit and OVS disagree:\n{e}\nlagkit: {st:#?}\nOVS: {ovs:#?}"
+                ),
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Compares lagkit's status with OVS's `lacp/show`, link by link; every
+/// mismatch is listed.
+fn agree(st: &BondStatus, ovs: &OvsLacp, lk_state: u8, ovs_state: u8) -> Result<(), String> {
+    let mut bad = Vec::new();
+    let mut eq = |what: String, a: String, b: String| {
+        if a.to_lowercase() != b.to_lowercase() {
+            bad.push(format!("  {what}: {a} != {b}"));
+        }
+    };
+    let l = st.lacp.as_ref().expect("802.3ad status");
+    // The aggregate as a whole.
+    eq(
+        "lagkit ports".into(),
+        l.number_of_ports.to_string(),
+        "2".into(),
+    );
+    eq(
+        "lagkit partner_mac / OVS sys_id".into(),
+        format!("{:?}", l.partner_mac),
+        format!("{:?}", Some(&ovs.sys_id)),
+    );
+    eq("OVS sys_id".into(), ovs.sys_id.clone(), OVS_MAC.into());
+    eq(
+        "lagkit partner_priority / OVS sys_priority".into(),
+        format!("{:?}", l.partner_priority),
+        format!("{:?}", Some(ovs.sys_priority)),
+    );
+    eq(
+        "OVS sys_priority".into(),
+        ovs.sys_priority.to_string(),
+        OVS_PRIO.to_string(),
+    );
+    for (lm, sm) in LINKS {
+        let m = st
+            .members
+            .iter()
+            .find(|m| m.name == lm)
+            .unwrap_or_else(|| panic!("lagkit has no member {lm}"));
+        let ml = m.lacp.as_ref().expect("member LACP status");
+        let o = ovs.member(sm);
+        let link = format!("{lm}<->{sm}");
+        eq(
+            format!("{link} OVS member status"),
+            o.status.clone(),
+            "current attached".into(),
+        );
+        eq(
+            format!("{link} lagkit not_bundled"),
+            format!("{:?}", ml.not_bundled),
+            "None".into(),
+        );
+        // lagkit's actor = OVS's partner.
+        eq(
+            format!("{link} lagkit system = OVS partner sys_id"),
+            l.system_mac.clone(),
+            o.partner.sys_id.clone(),
+        );
+        eq(
+            format!("{link} lagkit system priority = OVS partner sys_priority"),
+            l.system_priority.to_string(),
+            o.partner.sys_priority.to_string(),
+        );
+        eq(
+            format!("{link} actor port = OVS partner port"),
+            ml.actor_port.to_string(),
+            o.partner.port_id.to_string(),
+        );
+        eq(
+            format!("{link} actor key = OVS partner key"),
+            ml.actor_key.to_string(),
+            o.partner.key.to_string(),
+        );
+        eq(
+            format!("{link} actor state = OVS partner state"),
+            format!("{:#04x}", ml.actor_state),
+            format!("{:#04x}", o.partner.state),
+        );
+        eq(
+            format!("{link} lagkit actor state"),
+            format!("{:#04x}", ml.actor_state),
+            format!("{lk_state:#04x}"),
+        );
+        // OVS's actor = lagkit's partner.
+        eq(
+            format!("{link} partner mac = OVS actor sys_id"),
+            ml.partner_mac.clone(),
+            o.actor.sys_id.clone(),
+        );
+        eq(
+            format!("{link} partner port = OVS actor port"),
+            ml.partner_port.to_string(),
+            o.actor.port_id.to_string(),
+        );
+        eq(
+            format!("{link} partner key = OVS actor key"),
+            ml.partner_key.to_string(),
+            o.actor.key.to_string(),
+        );
+        eq(
+            format!("{link} partner state = OVS actor state"),
+            format!("{:#04x}", ml.partner_state),
+            format!("{:#04x}", o.actor.state),
+        );
+        eq(
+            format!("{link} OVS actor state"),
+            format!("{:#04x}", o.actor.state),
+            format!("{ovs_state:#04x}"),
+        );
+    }
+    // The aggregate's keys: lagkit's actor key and OVS's key.
+    eq(
+        "lagkit partner_key = OVS actor key".into(),
+        format!("{:?}", l.partner_key),
+        format!("{:?}", Some(ovs.member("s1").actor.key)),
+    );
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(bad.join("\n"))
+    }
+}
+
+fn ovs_version() -> String {
+    run(&[&tool_path("ovs-vswitchd"), "--version"])
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+// ------------------------------------------------------------------ tests --
+
+/// Steady state, both ends active and fast: A S G Y C D.
+const ACTIVE_SYNCED: u8 = 0x3f;
+/// The same, passive: S G Y C D.
+const PASSIVE_SYNCED: u8 = 0x3e;
+
+#[test]
+fn lagkit_active_and_ovs_active_form_agree_field_by_field_and_carry_tcp() {
+    let Some(lab) = lab("ovs_active_active", &[]) else {
+        return;
+    };
+    let mut rig = Rig::new(lab, "aa", "active");
+    rig.up(true);
+    let formed = rig.wait_formed(Duration::from_secs(20));
+    let st = rig.wait_agree(Duration::from_secs(5), ACTIVE_SYNCED, ACTIVE_SYNCED);
+    let l = st.lacp.as_ref().unwrap();
+    assert_eq!(l.partner_mac.as_deref(), Some(OVS_MAC));
+    assert_eq!(l.partner_priority, Some(OVS_PRIO));
+    assert!(l.aggregator_id.is_some());
+    let ovs = rig.ovs.lacp();
+    for (_, s) in LINKS {
+        assert_eq!(
+            ovs.member(s).partner.sys_id,
+            l.system_mac,
+            "OVS sees lagkit's system"
+        );
+    }
+    eprintln!(
+        "{}: active/active formed {formed:?} after lagkit started",
+        ovs_version()
+    );
+
+    // TCP both ways between lagkit and a kernel endpoint behind OVS, default
+    // offloads everywhere (OVS has userspace TSO on, see `Ovs::start`).
+    let t = tcp_transfer(&rig.k, "10.0.0.2:7001", &rig.l, 20 << 20);
+    assert_eq!(t.sent, t.received, "lagkit -> OVS -> sink");
+    assert_eq!(t.sent_hash, t.recv_hash);
+    eprintln!("lagkit -> sink: 20 MiB in {:?}", t.elapsed);
+    let t = tcp_transfer(&rig.l, "10.0.0.1:7002", &rig.k, 20 << 20);
+    assert_eq!(t.sent, t.received, "sink -> OVS -> lagkit");
+    assert_eq!(t.sent_hash, t.recv_hash);
+    eprintln!("sink -> lagkit: 20 MiB in {:?}", t.elapsed);
+    // Still one aggregate of two afterwards.
+    rig.wait_agree(Duration::from_secs(5), ACTIVE_SYNCED, ACTIVE_SYNCED);
+    let rc = rig.lagkit.take().unwrap().stop();
+    assert!(rc.success(), "lagkit up exits 0 on SIGTERM");
+}
+
+#[test]
+fn lagkit_active_and_ovs_passive_form() {
+    let Some(lab) = lab("ovs_active_passive", &[]) else {
+        return;
+    };
+    let mut rig = Rig::new(lab, "ap", "passive");
+    rig.up(true);
+    let formed = rig.wait_formed(Duration::from_secs(20));
+    let st = rig.wait_agree(Duration::from_secs(5), ACTIVE_SYNCED, PASSIVE_SYNCED);
+    assert_eq!(st.lacp.unwrap().partner_mac.as_deref(), Some(OVS_MAC));
+    assert!(rig.ovs.lacp().status.starts_with("passive"));
+    eprintln!("active lagkit / passive OVS formed {formed:?} after lagkit started");
+}
+
+#[test]
+fn lagkit_passive_and_ovs_passive_never_form() {
+    let Some(lab) = lab("ovs_passive_passive", &[]) else {
+        return;
+    };
+    let mut rig = Rig::new(lab, "pp", "passive");
+    // OVS's members start EXPIRED, then DEFAULTED after 3 s (fast); with no
+    // carrier (lagkit's ends are still down) they cannot send meanwhile.
+    wait_until("OVS members defaulted", Duration::from_secs(10), || {
+        let o = rig.ovs.lacp();
+        LINKS.iter().all(|(_, s)| {
+            o.members
+                .get(*s)
+                .is_some_and(|m| m.status.starts_with("defaulted"))
+        })
+    });
+    rig.up(false);
+    let watch = Duration::from_secs(10);
+    let mut defaulted_at = None;
+    while rig.t0.elapsed() < watch {
+        let st = status(&rig.l).expect("lagkit status");
+        let ovs = rig.ovs.lacp();
+        assert_eq!(
+            ports(&Some(st.clone())),
+            0,
+            "passive/passive formed: {st:#?}"
+        );
+        assert!(
+            st.lacp.as_ref().unwrap().aggregator_id.is_none(),
+            "no aggregate: {st:#?}"
+        );
+        assert!(
+            !ovs.status.contains("negotiated"),
+            "OVS negotiated: {ovs:#?}"
+        );
+        for (lm, sm) in LINKS {
+            let m = st.members.iter().find(|m| m.name == lm).unwrap();
+            let ml = m.lacp.as_ref().unwrap();
+            assert!(ml.not_bundled.is_some(), "{lm} not bundled: {ml:?}");
+            assert!(!m.transmitting, "{lm} carries no traffic");
+            let o = ovs.member(sm);
+            assert!(o.status.starts_with("defaulted"), "OVS {sm}: {o:?}");
+            assert_eq!(
+                o.partner.sys_id, "00:00:00:00:00:00",
+                "OVS never heard lagkit"
+            );
+        }
+        let all_defaulted = st.members.iter().all(|m| {
+            let ml = m.lacp.as_ref().unwrap();
+            ml.rx_state == "DEFAULTED"
+                && ml
+                    .not_bundled
+                    .as_deref()
+                    .is_some_and(|r| r.contains("defaulted") || r.contains("never spoke"))
+        });
+        if all_defaulted && defaulted_at.is_none() {
+            defaulted_at = Some(rig.t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let at = defaulted_at.expect("lagkit's members end DEFAULTED (partner never spoke)");
+    let stats = rig.ovs.appctl(&["lacp/show-stats", "bond0"]);
+    assert!(
+        stats
+            .lines()
+            .filter(|l| l.contains("RX PDUs:"))
+            .all(|l| l.trim() == "RX PDUs: 0"),
+        "OVS never received an LACPDU from passive lagkit:\n{stats}"
+    );
+    eprintln!("passive/passive: lagkit members DEFAULTED at {at:?}; nothing formed in {watch:?}");
+}
+
+#[test]
+fn tshark_decodes_the_lacpdus_lagkit_sends_to_ovs() {
+    let Some(lab) = lab("ovs_tshark", &["tshark"]) else {
+        return;
+    };
+    let mut rig = Rig::new(lab, "ts", "active");
+    rig.up(true);
+    rig.wait_formed(Duration::from_secs(20));
+    let st = status(&rig.l).unwrap();
+    let sys = st.lacp.as_ref().unwrap().system_mac.clone();
+    let eth1 = st
+        .members
+        .iter()
+        .find(|m| m.name == "eth1")
+        .unwrap()
+        .permanent_hw_addr
+        .clone();
+    // A fixed capture window on the OVS end of link 1.
+    let pcap = rig.dir.0.join("s1.pcap");
+    let pcap_s = pcap.to_string_lossy().into_owned();
+    let tshark = tool_path("tshark");
+    rig.lab.nsexec(
+        &rig.s,
+        &[
+            "timeout",
+            "10",
+            &tshark,
+            "-q",
+            "-i",
+            "s1",
+            "-f",
+            "ether proto 0x8809",
+            "-a",
+            "duration:4",
+            "-w",
+            &pcap_s,
+        ],
+    );
+    let out = rig.lab.sh(&[
+        &tshark,
+        "-r",
+        &pcap_s,
+        "-T",
+        "fields",
+        "-E",
+        "separator=|",
+        "-e",
+        "eth.src",
+        "-e",
+        "lacp.actor.sysid",
+        "-e",
+        "lacp.actor.state",
+        "-e",
+        "lacp.partner.sysid",
+        "-e",
+        "_ws.malformed",
+        "-e",
+        "_ws.expert",
+    ]);
+    let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split('|').collect()).collect();
+    let ours: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == eth1).collect();
+    let theirs = rows.len() - ours.len();
+    assert!(
+        ours.len() >= 2,
+        "LACPDUs from lagkit's eth1 ({eth1}) in 4 s, fast rate: {out}"
+    );
+    for r in &ours {
+        assert_eq!(r[1], sys, "actor system = lagkit's system MAC: {r:?}");
+        assert_eq!(r[3], OVS_MAC, "partner system = OVS: {r:?}");
+        assert_eq!(r[2], "0x3f", "actor state A S G Y C D: {r:?}");
+        assert!(r[4].is_empty() && r[5].is_empty(), "tshark flags: {r:?}");
+    }
+    for r in rows.iter().filter(|r| r[0] != eth1) {
+        assert!(
+            r[4].is_empty() && r[5].is_empty(),
+            "tshark flags OVS's frame: {r:?}"
+        );
+    }
+    eprintln!(
+        "tshark: {} LACPDUs from lagkit, {theirs} from OVS in 4 s, none flagged",
+        ours.len()
+    );
+}
