@@ -211,6 +211,13 @@ pub struct Bond {
     grat_pending: u8,
 }
 
+/// A new member is down until its carrier is confirmed (after `updelay`).
+fn carrier_down_watchers() -> Watchers {
+    let mut w = Watchers::new(Combine::All);
+    w.set("carrier", false);
+    w
+}
+
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
@@ -248,7 +255,7 @@ impl Bond {
                 mac: MacAddr::ZERO,
                 port: None,
                 carrier: Debounce::new(false, s.updelay, downdelay),
-                watchers: Watchers::new(Combine::All),
+                watchers: carrier_down_watchers(),
                 is_backup,
                 past: MemberStats::default(),
             });
@@ -845,7 +852,7 @@ impl Bond {
                 mac: MacAddr::ZERO,
                 port: None,
                 carrier: Debounce::new(false, self.s.updelay, downdelay),
-                watchers: Watchers::new(Combine::All),
+                watchers: carrier_down_watchers(),
                 is_backup: false,
                 past: MemberStats::default(),
             });

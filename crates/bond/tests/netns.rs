@@ -768,3 +768,70 @@ fn prometheus_metrics_on_loopback() {
         },
     );
 }
+
+#[test]
+fn a_member_missing_at_start_is_taken_when_it_appears() {
+    let Some(mut lab) = Lab::new("late_member") else {
+        return;
+    };
+    let (ns_a, ns_b) = (lab.netns(), lab.netns());
+    lab.veth(&ns_a, "a1", &ns_b, "b1");
+    let a = Running::start(
+        &ns_a,
+        settings("late_member", "a", 2, BondMode::Lacp, "10.77.0.1/24"),
+    );
+    let b = Running::start(
+        &ns_b,
+        settings("late_member", "b", 2, BondMode::Lacp, "10.77.0.2/24"),
+    );
+    wait_until("one port aggregated", Duration::from_secs(15), || {
+        lacp_formed(&a, 1)
+    });
+    let st = a.status();
+    assert_eq!(st.members[1].mii_status, "missing");
+    assert!(
+        st.problems.iter().any(|p| p.contains("a2 does not exist")),
+        "{:?}",
+        st.problems
+    );
+    // The cable arrives: both bonds take it and aggregate it.
+    lab.veth(&ns_a, "a2", &ns_b, "b2");
+    wait_until("both ports aggregated", Duration::from_secs(15), || {
+        lacp_formed(&a, 2) && lacp_formed(&b, 2)
+    });
+    let t = lagkit_testnet::tcp_flows(&ns_b, "10.77.0.2:6401", &ns_a, 2, 4 << 20);
+    assert!(t
+        .iter()
+        .all(|x| x.sent == x.received && x.sent_hash == x.recv_hash));
+}
+
+#[test]
+fn updelay_holds_a_returning_member_back() {
+    let Some(p) = pair("updelay", 2, BondMode::Xor, |s| {
+        s.updelay = Duration::from_millis(600);
+    }) else {
+        return;
+    };
+    wait_until("both members up", Duration::from_secs(5), || {
+        p.a.status().members.iter().all(|m| m.transmitting)
+    });
+    p.lab
+        .sh(&["ip", "-n", &p.ns_a, "link", "set", "a2", "down"]);
+    wait_until("a2 out", Duration::from_secs(2), || {
+        !p.a.status().members[1].transmitting
+    });
+    let t0 = std::time::Instant::now();
+    p.lab.sh(&["ip", "-n", &p.ns_a, "link", "set", "a2", "up"]);
+    wait_until("a2 back", Duration::from_secs(5), || {
+        p.a.status().members[1].transmitting
+    });
+    let held = t0.elapsed();
+    assert!(
+        held >= Duration::from_millis(600),
+        "updelay respected: back after {held:?}"
+    );
+    assert!(
+        held < Duration::from_millis(1500),
+        "not much later: {held:?}"
+    );
+}
