@@ -835,3 +835,34 @@ fn updelay_holds_a_returning_member_back() {
         "not much later: {held:?}"
     );
 }
+
+#[test]
+fn aix_backup_adapter_with_auto_recovery() {
+    // AIX: a main adapter and a backup adapter used only when every main
+    // adapter failed; auto_recovery returns to the main one.
+    let Some(p) = pair("backup_adapter", 2, BondMode::Xor, |s| {
+        let side = s.members[0][..1].to_string();
+        s.members = vec![format!("{side}1")];
+        s.backup = Some(format!("{side}2"));
+        s.auto_recovery = true;
+    }) else {
+        return;
+    };
+    let tx = |i: usize| p.a.status().members[i].transmitting;
+    wait_until(
+        "main adapter carries traffic",
+        Duration::from_secs(5),
+        || tx(0) && !tx(1),
+    );
+    p.lab
+        .sh(&["ip", "-n", &p.ns_a, "link", "set", "a1", "down"]);
+    wait_until("backup takes over", Duration::from_secs(5), || tx(1));
+    let t = lagkit_testnet::tcp_flows(&p.ns_b, "10.77.0.2:6501", &p.ns_a, 1, 4 << 20);
+    assert!(t.iter().all(|x| x.sent == x.received));
+    p.lab.sh(&["ip", "-n", &p.ns_a, "link", "set", "a1", "up"]);
+    wait_until(
+        "auto_recovery back to the main adapter",
+        Duration::from_secs(5),
+        || tx(0) && !tx(1),
+    );
+}

@@ -204,3 +204,52 @@ fn sighup_adds_and_removes_members_without_disturbing_the_others() {
     assert!(!links.contains("NOARP"), "eth3 given back: {links}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn two_bonds_in_one_file_run_side_by_side() {
+    let Some(mut lab) = Lab::new("two_bonds") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=4 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let dir = tmpdir("two");
+    let file = |side: &str, n: u8| {
+        let p = dir.join(format!("{side}.toml"));
+        std::fs::write(
+            &p,
+            format!(
+                "mode = \"802.3ad\"\nlacp_rate = \"fast\"\n\n[bond0]\nmembers = [\"eth1\", \"eth2\"]\naddress = [\"10.0.0.{n}/24\"]\n\n[bond1]\nmembers = [\"eth3\", \"eth4\"]\naddress = [\"10.0.1.{n}/24\"]\n"
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let (fa, fb) = (file("a", 1), file("b", 2));
+    let _pa = up(&a, &fa);
+    let _pb = up(&b, &fb);
+    let bond_ports = |ns: &str, bond: &str| -> usize {
+        Command::new("ip")
+            .args(["netns", "exec", ns, BIN, "status", bond, "--json"])
+            .output()
+            .ok()
+            .and_then(|o| serde_json::from_slice::<Vec<BondStatus>>(&o.stdout).ok())
+            .and_then(|mut v| v.pop())
+            .and_then(|s| s.lacp)
+            .map_or(0, |l| l.number_of_ports)
+    };
+    wait_until("both bonds aggregate", Duration::from_secs(20), || {
+        bond_ports(&a, "bond0") == 2 && bond_ports(&a, "bond1") == 2
+    });
+    let t0 = tcp_transfer(&b, "10.0.0.2:6601", &a, 8 << 20);
+    let t1 = tcp_transfer(&b, "10.0.1.2:6602", &a, 8 << 20);
+    assert!(t0.sent == t0.received && t1.sent == t1.received);
+    // `lagkit status` with no bond lists both.
+    let all = lab.nsexec(&a, &[BIN, "status"]);
+    assert!(
+        all.contains("Bond: bond0") && all.contains("Bond: bond1"),
+        "{all}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
