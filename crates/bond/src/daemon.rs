@@ -153,6 +153,25 @@ struct Member {
 }
 
 impl Member {
+    /// A member not yet taken: no device, down until its carrier is
+    /// confirmed (after `updelay`).
+    fn new(name: String, is_backup: bool, updelay: Duration, downdelay: Duration) -> Member {
+        let mut watchers = Watchers::new(Combine::All);
+        watchers.set("carrier", false);
+        Member {
+            name,
+            dev: None,
+            placeholder: None,
+            saved: None,
+            mac: MacAddr::ZERO,
+            port: None,
+            carrier: Debounce::new(false, updelay, downdelay),
+            watchers,
+            is_backup,
+            past: MemberStats::default(),
+        }
+    }
+
     fn present(&self) -> bool {
         self.dev.is_some()
     }
@@ -211,13 +230,6 @@ pub struct Bond {
     grat_pending: u8,
 }
 
-/// A new member is down until its carrier is confirmed (after `updelay`).
-fn carrier_down_watchers() -> Watchers {
-    let mut w = Watchers::new(Combine::All);
-    w.set("carrier", false);
-    w
-}
-
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
@@ -245,21 +257,10 @@ impl Bond {
         } else {
             s.downdelay
         };
-        let mut members = Vec::new();
-        for (m, is_backup) in all {
-            members.push(Member {
-                name: m,
-                dev: None,
-                placeholder: None,
-                saved: None,
-                mac: MacAddr::ZERO,
-                port: None,
-                carrier: Debounce::new(false, s.updelay, downdelay),
-                watchers: carrier_down_watchers(),
-                is_backup,
-                past: MemberStats::default(),
-            });
-        }
+        let members = all
+            .into_iter()
+            .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
+            .collect();
         let tap = Tap::open(&TapConfig::new(&name)).map_err(|e| BondError::Tap {
             bond: name.clone(),
             why: e.to_string(),
@@ -844,18 +845,8 @@ impl Bond {
             } else {
                 self.s.downdelay
             };
-            self.members.push(Member {
-                name: name.clone(),
-                dev: None,
-                placeholder: None,
-                saved: None,
-                mac: MacAddr::ZERO,
-                port: None,
-                carrier: Debounce::new(false, self.s.updelay, downdelay),
-                watchers: carrier_down_watchers(),
-                is_backup: false,
-                past: MemberStats::default(),
-            });
+            self.members
+                .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
             let i = self.members.len() - 1;
             self.try_take(i);
             if let Some(sys) = self.lacp.as_mut() {

@@ -484,7 +484,6 @@ struct Switched {
 fn switched(test: &str, mode: BondMode) -> Option<Switched> {
     let mut lab = Lab::new(test)?;
     let (ns_a, ns_s) = (lab.netns(), lab.netns());
-    lab.sh(&["ip", "-n", &ns_s, "link", "add", "br0", "type", "bridge"]);
     for i in 1..=2 {
         lab.veth(&ns_a, &format!("a{i}"), &ns_s, &format!("s{i}"));
     }
@@ -492,33 +491,11 @@ fn switched(test: &str, mode: BondMode) -> Option<Switched> {
     for c in 1..=2 {
         let ns_c = lab.netns();
         lab.veth(&ns_c, &format!("c{c}"), &ns_s, &format!("s{}", c + 2));
-        lab.sh(&[
-            "ip",
-            "-n",
-            &ns_c,
-            "addr",
-            "add",
-            &format!("10.77.0.1{c}/24"),
-            "dev",
-            &format!("c{c}"),
-        ]);
-        lab.sh(&["ip", "-n", &ns_c, "link", "set", &format!("c{c}"), "up"]);
+        lab.host(&ns_c, &format!("c{c}"), &format!("10.77.0.1{c}/24"));
         clients.push(ns_c);
     }
-    for i in 1..=4 {
-        lab.sh(&[
-            "ip",
-            "-n",
-            &ns_s,
-            "link",
-            "set",
-            &format!("s{i}"),
-            "master",
-            "br0",
-            "up",
-        ]);
-    }
-    lab.sh(&["ip", "-n", &ns_s, "link", "set", "br0", "up"]);
+    let ports: Vec<String> = (1..=4).map(|i| format!("s{i}")).collect();
+    lab.bridge(&ns_s, "br0", &ports);
     let a = Running::start(&ns_a, settings(test, "a", 2, mode, "10.77.0.1/24"));
     Some(Switched {
         a,
@@ -620,36 +597,13 @@ fn arp_monitor_fails_over_when_the_path_dies_behind_a_live_carrier() {
         return;
     };
     let (ns_a, ns_s, ns_b) = (lab.netns(), lab.netns(), lab.netns());
-    lab.sh(&["ip", "-n", &ns_s, "link", "add", "br0", "type", "bridge"]);
     for i in 1..=2 {
         lab.veth(&ns_a, &format!("a{i}"), &ns_s, &format!("s{i}"));
     }
     lab.veth(&ns_b, "b1", &ns_s, "s3");
-    for i in 1..=3 {
-        lab.sh(&[
-            "ip",
-            "-n",
-            &ns_s,
-            "link",
-            "set",
-            &format!("s{i}"),
-            "master",
-            "br0",
-            "up",
-        ]);
-    }
-    lab.sh(&["ip", "-n", &ns_s, "link", "set", "br0", "up"]);
-    lab.sh(&[
-        "ip",
-        "-n",
-        &ns_b,
-        "addr",
-        "add",
-        "10.77.0.2/24",
-        "dev",
-        "b1",
-    ]);
-    lab.sh(&["ip", "-n", &ns_b, "link", "set", "b1", "up"]);
+    let ports: Vec<String> = (1..=3).map(|i| format!("s{i}")).collect();
+    lab.bridge(&ns_s, "br0", &ports);
+    lab.host(&ns_b, "b1", "10.77.0.2/24");
     let mut s = settings(
         "arp_monitor",
         "a",

@@ -299,38 +299,50 @@ fn ask(path: &Path, req: &Request) -> Result<Response, Failure> {
     }
 }
 
-/// `lagkit status`.
-pub fn status(a: QueryArgs) -> Result<(), Failure> {
+/// Asks every selected bond and prints the answers as text or JSON.
+fn query<T: serde::Serialize>(
+    a: &QueryArgs,
+    req: &Request,
+    pick: impl Fn(Response) -> Option<T>,
+    render: impl Fn(&T) -> String,
+) -> Result<(), Failure> {
     let mut all = Vec::new();
     for s in sockets(a.bond.as_deref(), a.socket.as_ref())? {
-        if let Response::Status(st) = ask(&s, &Request::Status)? {
-            all.push(*st);
-        }
+        all.extend(pick(ask(&s, req)?));
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
     } else {
-        let text: Vec<String> = all.iter().map(|s| s.render()).collect();
+        let text: Vec<String> = all.iter().map(render).collect();
         print!("{}", text.join("\n"));
     }
     Ok(())
 }
 
+/// `lagkit status`.
+pub fn status(a: QueryArgs) -> Result<(), Failure> {
+    query(
+        &a,
+        &Request::Status,
+        |r| match r {
+            Response::Status(s) => Some(*s),
+            _ => None,
+        },
+        |s| s.render(),
+    )
+}
+
 /// `lagkit stats`.
 pub fn stats(a: QueryArgs) -> Result<(), Failure> {
-    let mut all = Vec::new();
-    for s in sockets(a.bond.as_deref(), a.socket.as_ref())? {
-        if let Response::Stats(st) = ask(&s, &Request::Stats)? {
-            all.push(st);
-        }
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
-    } else {
-        let text: Vec<String> = all.iter().map(|s| s.render()).collect();
-        print!("{}", text.join("\n"));
-    }
-    Ok(())
+    query(
+        &a,
+        &Request::Stats,
+        |r| match r {
+            Response::Stats(s) => Some(s),
+            _ => None,
+        },
+        |s| s.render(),
+    )
 }
 
 /// `lagkit flow`.

@@ -140,6 +140,21 @@ impl Lab {
         self.sh(&["ip", "-n", ns, "link", "set", ifname, "up"]);
     }
 
+    /// A Linux bridge `name` in `ns` (a stand-in switch) with `ports` enslaved, all up.
+    pub fn bridge(&self, ns: &str, name: &str, ports: &[String]) {
+        self.sh(&["ip", "-n", ns, "link", "add", name, "type", "bridge"]);
+        for p in ports {
+            self.sh(&["ip", "-n", ns, "link", "set", p, "master", name, "up"]);
+        }
+        self.sh(&["ip", "-n", ns, "link", "set", name, "up"]);
+    }
+
+    /// Gives `ifname` in `ns` the address `cidr` and brings it up (a plain host).
+    pub fn host(&self, ns: &str, ifname: &str, cidr: &str) {
+        self.sh(&["ip", "-n", ns, "addr", "add", cidr, "dev", ifname]);
+        self.sh(&["ip", "-n", ns, "link", "set", ifname, "up"]);
+    }
+
     /// Stops this process at drop.
     pub fn track_pid(&mut self, pid: i32) {
         self.pids.push(pid);
