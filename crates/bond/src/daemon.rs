@@ -1339,14 +1339,21 @@ impl Bond {
                 aggregator_id: agg.as_ref().map(|a| a.id.0),
                 number_of_ports: agg.as_ref().map_or(0, |a| a.distributing.len()),
                 actor_key: agg.as_ref().and_then(|a| a.actor_key),
-                partner_key: agg.as_ref().and_then(|a| a.partner_key),
+                // An individual link with a defaulted partner has no partner
+                // to show (its zeros are administrative defaults).
+                partner_key: agg
+                    .as_ref()
+                    .filter(|a| a.partner_system.is_some_and(|s| !s.mac.is_zero()))
+                    .and_then(|a| a.partner_key),
                 partner_mac: agg
                     .as_ref()
                     .and_then(|a| a.partner_system)
+                    .filter(|s| !s.mac.is_zero())
                     .map(|s| s.mac.to_string()),
                 partner_priority: agg
                     .as_ref()
                     .and_then(|a| a.partner_system)
+                    .filter(|s| !s.mac.is_zero())
                     .map(|s| s.priority),
             }
         });

@@ -95,6 +95,26 @@ fn run(args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// Daemons get SIGTERM when the test thread that started them ends, even if
+/// the test process is killed (Ctrl-C) and no guard's `drop` runs. It
+/// survives `ip netns exec`'s exec.
+trait DieWithTest {
+    fn die_with_test(&mut self) -> &mut Self;
+}
+
+impl DieWithTest for Command {
+    fn die_with_test(&mut self) -> &mut Self {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe; nothing else runs in the child.
+        unsafe {
+            self.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            })
+        }
+    }
+}
+
 // -------------------------------------------------------------------- OVS --
 
 /// One Open vSwitch (ovsdb-server + ovs-vswitchd) serving one namespace,
@@ -111,7 +131,8 @@ struct Ovs {
 
 impl Ovs {
     fn start(ns: &str, tag: &str) -> Ovs {
-        let dir = std::env::temp_dir().join(format!("lkt-ovs-{}-{tag}", std::process::id()));
+        Ovs::remove_stale();
+        let dir = Path::new("/tmp").join(format!("lkt-ovs-{}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut o = Ovs {
@@ -163,6 +184,43 @@ impl Ovs {
         o
     }
 
+    /// Leftovers of a killed run (`/tmp/lkt-ovs-<pid>-*` whose test process
+    /// is gone): stops the daemons named in its pidfiles, if they are still
+    /// those daemons, and removes the directory.
+    fn remove_stale() {
+        let Ok(entries) = std::fs::read_dir("/tmp") else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("lkt-ovs-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            for prog in ["ovs-vswitchd", "ovsdb-server"] {
+                let pidfile = e.path().join(format!("{prog}.pid"));
+                let Some(pid) = std::fs::read_to_string(pidfile)
+                    .ok()
+                    .and_then(|p| p.trim().parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                if comm.trim() == prog {
+                    // SAFETY: a daemon an earlier run of this test started.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                }
+            }
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+
     fn path(&self, f: &str) -> String {
         self.dir.join(f).to_string_lossy().into_owned()
     }
@@ -181,6 +239,7 @@ impl Ovs {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .die_with_test()
             .spawn()
             .unwrap_or_else(|e| panic!("{prog} starts: {e}"))
     }
@@ -474,7 +533,7 @@ impl Rig {
         lab.prep_member(&s, "s3", 1500);
         lab.sh(&["ip", "-n", &k, "addr", "add", "10.0.0.2/24", "dev", "eth0"]);
         lab.sh(&["ip", "-n", &k, "link", "set", "eth0", "up"]);
-        let dir = std::env::temp_dir().join(format!("lkt-ovscfg-{}-{tag}", std::process::id()));
+        let dir = Path::new("/tmp").join(format!("lkt-ovs-{}-{tag}-cfg", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let dir = TmpDir(dir);
         let ovs = Ovs::start(&s, tag);
@@ -544,6 +603,7 @@ impl Rig {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .die_with_test()
             .spawn()
             .expect("lagkit up starts");
         self.t0 = Instant::now();
@@ -767,6 +827,16 @@ fn lagkit_active_and_ovs_active_form_agree_field_by_field_and_carry_tcp() {
         "{}: active/active formed {formed:?} after lagkit started",
         ovs_version()
     );
+    for (lm, sm) in LINKS {
+        let m = st.members.iter().find(|m| m.name == lm).unwrap();
+        let ml = m.lacp.as_ref().unwrap();
+        let o = &ovs.member(sm).actor;
+        eprintln!(
+            "  {lm}<->{sm}: lagkit {} port {} key {} state {:#04x} | OVS {} prio {} port {} key {} state {:#04x}",
+            l.system_mac, ml.actor_port, ml.actor_key, ml.actor_state,
+            o.sys_id, o.sys_priority, o.port_id, o.key, o.state
+        );
+    }
 
     // TCP both ways between lagkit and a kernel endpoint behind OVS, default
     // offloads everywhere (OVS has userspace TSO on, see `Ovs::start`).
@@ -804,8 +874,8 @@ fn lagkit_passive_and_ovs_passive_never_form() {
         return;
     };
     let mut rig = Rig::new(lab, "pp", "passive");
-    // OVS's members start EXPIRED, then DEFAULTED after 3 s (fast); with no
-    // carrier (lagkit's ends are still down) they cannot send meanwhile.
+    // A passive OVS member that has heard nothing is DEFAULTED at once and
+    // never sends (checked with a capture): start lagkit against that.
     wait_until("OVS members defaulted", Duration::from_secs(10), || {
         let o = rig.ovs.lacp();
         LINKS.iter().all(|(_, s)| {
