@@ -1,0 +1,569 @@
+#!/usr/bin/env bash
+# bench-bond.sh — host bond throughput and CPU cost, side by side in one run:
+# a bare veth, lagkit bonds (`lagkit up`, 802.3ad on both ends) and Open
+# vSwitch userspace bonds (LACP, balance-tcp, on both ends), over identical
+# veth links, unshaped and shaped with `tbf rate 1gbit`.
+#
+# Topologies (each case in fresh network namespaces, removed after the case):
+#
+#   bare:    C --- c0 <-veth-> d0 --- D          10.78.0.1 -> 10.78.0.2
+#   lagkit:  A [lagkit up: TAP bond0, 802.3ad]   a0..a{k-1} <-veth-> b0..b{k-1}
+#            B [lagkit up: TAP bond0, 802.3ad]   10.77.0.1 -> 10.77.0.2
+#   ovs:     A [ovsdb-server + ovs-vswitchd, br0 (netdev) with bond0 = a0..,
+#               lacp=active balance-tcp, internal port br0 = 10.79.0.1]
+#            B [the same, b0.., br0 = 10.79.0.2]
+#
+# Shaped cases put `tbf rate 1gbit burst 256kb latency 50ms` on BOTH ends of
+# every link (member veths, and c0/d0 for the "one link" reference).  For OVS
+# the tbf is added after the bond exists and the bond port carries
+# `qos=linux-noop`, or OVS deletes it; every shaped case checks afterwards
+# that each tbf is still there and has seen traffic, and prints a WARNING
+# row otherwise.
+#
+# Measured per case: iperf3 -c A->B with -P FLOWS for SECS seconds, REPS
+# times (the median by throughput is reported).  CPU = utime+stime of the
+# bond processes on both sides (/proc/PID/stat: both `lagkit up`, or both
+# ovs-vswitchd + ovsdb-server) over the iperf3 run, per GB received;
+# "all CPU" = the whole machine's busy time from /proc/stat per GB (includes
+# iperf3, the kernel and anything else running).  Per-member Gbit/s (A->B)
+# come from `lagkit stats bond0 --json` (tx_bytes) for lagkit and from the
+# member veths' kernel counters for OVS, so an uneven hash is visible.
+#
+# Ratios: shaped rows are divided by k x (bare veth shaped, same run) — the
+# physical limit of k links; unshaped rows by the bare unshaped veth.
+# "xOVS" columns: lagkit / OVS with the same k and shaping (throughput;
+# CPU-s/GB — below 1 means lagkit spends less CPU per GB).
+#
+# Usage: sudo scripts/bench-bond.sh [-t SECS] [-r REPS] [-P FLOWS] [-X FLOWS]
+#                                   [-H POLICY] [--no-ovs] [--no-build]
+#   -t SECS    iperf3 duration per run (default 8)
+#   -r REPS    runs per case, median reported (default 3)
+#   -P FLOWS   TCP flows (default 8; at least 8)
+#   -X FLOWS   extra row per shaped lagkit case with this many flows
+#              (default 32; 0 = none): 8 flows on 4 members leave one member
+#              idle ~40% of the time with any random hash (4 x (3/4)^8)
+#   -H POLICY  lagkit xmit_hash_policy (default: lagkit's default, `strong`)
+#   --no-ovs   skip the Open vSwitch cases
+#   --no-build use the lagkit binary already built
+# Env: CARGO_TARGET_DIR (default <repo>/target), CARGO_BUILD_JOBS.
+# Takes about 5 minutes with the defaults (-t 8 -r 3), build excluded.
+#
+# Only processes this script starts are stopped (by PID); namespaces are
+# named lkbb<PID>-*; a trap tears everything down on exit, error, Ctrl-C or
+# SIGTERM.  Logs of a failed run stay in /tmp/lkbb<PID>.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SECS=8
+REPS=3
+FLOWS=8
+XFLOWS=32
+HASH=
+OVS=1
+BUILD=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -t) SECS=$2; shift 2 ;;
+    -r) REPS=$2; shift 2 ;;
+    -P) FLOWS=$2; shift 2 ;;
+    -X) XFLOWS=$2; shift 2 ;;
+    -H) HASH=$2; shift 2 ;;
+    --no-ovs) OVS=0; shift ;;
+    --no-build) BUILD=0; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-bond.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for v in "$SECS" "$REPS" "$FLOWS" "$XFLOWS"; do
+  [[ $v =~ ^[0-9]+$ ]] || { echo "bench-bond.sh: not a number: $v" >&2; exit 2; }
+done
+[ "$FLOWS" -ge 1 ] && [ "$REPS" -ge 1 ] && [ "$SECS" -ge 1 ] || { echo "bench-bond.sh: -t, -r, -P must be >= 1" >&2; exit 2; }
+
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+LAGKIT=$TARGET/release/lagkit
+PFX=lkbb$$
+W=/tmp/$PFX
+SCHEMA=/usr/share/openvswitch/vswitch.ovsschema
+TBF=(tbf rate 1gbit burst 256kb latency 50ms)
+HZ=$(getconf CLK_TCK)
+
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root"
+tools=(ip tc iperf3 jq awk ss timeout)
+[ "$OVS" = 1 ] && tools+=(ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl ethtool)
+for t in "${tools[@]}"; do
+  command -v "$t" >/dev/null || die "missing $t (apt-get install -y --no-install-recommends iproute2 iperf3 jq openvswitch-switch ethtool)"
+done
+
+# ---------------------------------------------------------------- teardown --
+# What the current case started; teardown_case undoes it (also from the trap).
+CASE_PIDS=()   # "pid:comm"
+CASE_NS=()
+CASE_OVS=()    # OVS run directories
+SLEEP_PID=
+
+pause() { sleep "$1" & SLEEP_PID=$!; wait "$SLEEP_PID"; SLEEP_PID=; }
+
+# kill_pid PID COMM [SIG]: stop one process this script started, if it is still that program.
+kill_pid() {
+  local pid=$1 comm=$2 sig=${3:-TERM} c i
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
+  c=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+  [ "$c" = "$comm" ] || [ "$c" = ip ] || return 0
+  kill "-$sig" "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do
+    [ -d "/proc/$pid" ] || return 0
+    grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && { wait "$pid" 2>/dev/null || true; return 0; }
+    sleep 0.1
+  done
+  log "WARNING: $comm ($pid) ignored SIG$sig for 5 s: killing it"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_ovs() {
+  local D=$1 pid
+  [ -d "$D" ] || return 0
+  [ -S "$D/ovs-vswitchd.ctl" ] && { timeout 10 ovs-appctl -t "$D/ovs-vswitchd.ctl" exit --cleanup >/dev/null 2>&1 || true; }
+  [ -f "$D/ovs-vswitchd.pid" ] && { pid=$(cat "$D/ovs-vswitchd.pid" 2>/dev/null || true); kill_pid "$pid" ovs-vswitchd; }
+  [ -S "$D/ovsdb-server.ctl" ] && { timeout 10 ovs-appctl -t "$D/ovsdb-server.ctl" exit >/dev/null 2>&1 || true; }
+  [ -f "$D/ovsdb-server.pid" ] && { pid=$(cat "$D/ovsdb-server.pid" 2>/dev/null || true); kill_pid "$pid" ovsdb-server; }
+  return 0
+}
+
+teardown_case() {
+  local i p ns
+  for ((i = ${#CASE_PIDS[@]} - 1; i >= 0; i--)); do
+    p=${CASE_PIDS[$i]}
+    kill_pid "${p%%:*}" "${p#*:}"
+  done
+  CASE_PIDS=()
+  for D in "${CASE_OVS[@]}"; do stop_ovs "$D"; done
+  CASE_OVS=()
+  for ns in "${CASE_NS[@]}"; do
+    [ -e "/run/netns/$ns" ] || continue
+    # anything still inside one of our namespaces was started by us
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || log "WARNING: could not delete netns $ns"
+  done
+  CASE_NS=()
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  trap - INT TERM
+  [ -n "$SLEEP_PID" ] && kill "$SLEEP_PID" 2>/dev/null
+  teardown_case
+  if [ "$rc" = 0 ]; then rm -rf "$W"; else log "failed or interrupted (rc=$rc); everything torn down; logs in $W"; fi
+  exit "$rc"
+}
+
+# Namespaces of an earlier run of this script whose process is gone.
+for ns in $(ip netns list | awk '{print $1}' | grep -E '^lkbb[0-9]+-' || true); do
+  owner=${ns#lkbb}; owner=${owner%%-*}
+  [ -d "/proc/$owner" ] && continue
+  log "removing leftover netns $ns (its bench-bond.sh $owner is gone)"
+  for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+  ip netns del "$ns" || true
+done
+
+mkdir -p "$W"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ------------------------------------------------------------------- build --
+if [ "$BUILD" = 1 ]; then
+  log "building lagkit (release) into $TARGET"
+  (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release -q -p lagkit) || die "cargo build failed"
+fi
+[ -x "$LAGKIT" ] || die "no $LAGKIT (build it, or drop --no-build)"
+
+# ----------------------------------------------------------------- helpers --
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+
+# cpu_of PID...: user+system CPU seconds of these processes (all threads).
+cpu_of() {
+  local t=0 p s
+  for p in "$@"; do
+    s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    s=${s##*) }   # fields after "(comm) "; utime and stime are fields 14 and 15
+    t=$(awk -v a="$t" -v s="$s" 'BEGIN { split(s, f, " "); printf "%d", a + f[12] + f[13] }')
+  done
+  calc "$t / $HZ"
+}
+
+# Busy CPU seconds of the whole machine.
+sys_busy() {
+  awk -v hz="$HZ" '/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9; printf "%.6f", b / hz; exit }' /proc/stat
+}
+
+new_ns() { # new_ns NAME: creates netns $PFX-NAME, sets NS to its name
+  NS=$PFX-$1
+  ip netns add "$NS"
+  CASE_NS+=("$NS")
+  ip -n "$NS" link set lo up
+}
+
+links() { # links NSA NSB K: veth pairs a0-b0 .. a{K-1}-b{K-1}, up
+  local i
+  for ((i = 0; i < $3; i++)); do
+    ip link add "a$i" netns "$1" type veth peer name "b$i" netns "$2"
+    ip -n "$1" link set "a$i" up
+    ip -n "$2" link set "b$i" up
+  done
+}
+
+members_off() { # members_off NS IF...: members must not answer ARP or speak IPv6
+  local ns=$1 i; shift
+  for i in "$@"; do
+    ip -n "$ns" link set "$i" arp off
+    ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+  done
+}
+
+shape() { # shape NS IF...
+  local ns=$1 i; shift
+  for i in "$@"; do tc -n "$ns" qdisc replace dev "$i" root "${TBF[@]}"; done
+}
+
+# tbf_check NS IF...: prints problems (missing tbf, or a tbf that saw no bytes).
+tbf_check() {
+  local ns=$1 i j kind bytes; shift
+  for i in "$@"; do
+    j=$(tc -n "$ns" -s -j qdisc show dev "$i" root 2>/dev/null || echo '[]')
+    kind=$(jq -r '.[0].kind // "none"' <<<"$j")
+    bytes=$(jq -r '.[0].bytes // 0' <<<"$j")
+    if [ "$kind" != tbf ]; then echo -n "$i:no-tbf($kind) "
+    elif [ "$bytes" = 0 ]; then echo -n "$i:tbf-idle "
+    fi
+  done
+}
+
+start_iperf_server() { # start_iperf_server NS
+  local pid i
+  ip netns exec "$1" iperf3 -s >"$W/iperf3-server-$1.log" 2>&1 &
+  pid=$!
+  CASE_PIDS+=("$pid:iperf3")
+  for i in $(seq 1 50); do
+    [ -n "$(ip netns exec "$1" ss -Hltn 'sport = :5201')" ] && return 0
+    sleep 0.1
+  done
+  die "iperf3 server in $1 did not start: $(cat "$W/iperf3-server-$1.log")"
+}
+
+wait_ping() { # wait_ping NS ADDR: until ADDR answers (ARP/MAC learning through the bond)
+  # (no ping on this machine: a TCP connect to a closed port must be refused by ADDR)
+  local i
+  for i in $(seq 1 30); do
+    [[ $(ip netns exec "$1" timeout 1 bash -c "exec 3<>/dev/tcp/$2/9" 2>&1) == *refused* ]] && return 0
+    sleep 0.2
+  done
+  die "no answer from $2 to $1 through the bond"
+}
+
+# --------------------------------------------------------------- measuring --
+# member_rates BEFORE AFTER SECS: "0.96/0.96, 31.2 KB/frame, drops 0" from two
+# MEMBERFN snapshots ("tx=BYTES" per member, then "pk=PACKETS", "dr=DROPS").
+member_rates() {
+  awk -v a="$1" -v b="$2" -v s="$3" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " "); o = ""; m = 0; by = 0; pk = -1; dr = -1
+    for (i = 1; i <= n; i++) {
+      split(x[i], u, "="); split(y[i], v, "="); d = v[2] - u[2]
+      if (u[1] == "tx") { o = o sprintf("%s%.2f", (m++ ? "/" : ""), d * 8 / 1e9 / s); by += d }
+      else if (u[1] == "pk") pk = d
+      else if (u[1] == "dr") dr = d
+    }
+    if (pk > 0) o = o sprintf(", %.1f KB/frame", by / pk / 1000)
+    if (dr >= 0) o = o sprintf(", drops %d", dr)
+    print o }'
+}
+
+# run_case ID LABEL K FLOWS SHAPED KIND NSA DST "PIDS" MEMBERFN [FLAG]
+#   Runs iperf3 REPS times; appends the median run (by throughput) to $W/results:
+#   id|label|k|flows|shaped|kind|gbps|bytes|retrans|cpu|wall|allcpu|members|runs|flag
+#   MEMBERFN prints A's member counters in the A->B direction (see member_rates).
+run_case() {
+  local id=$1 label=$2 k=$3 flows=$4 shaped=$5 kind=$6 nsa=$7 dst=$8 pids=$9 memfn=${10} flag=${11:-}
+  local r out c0 c1 s0 s1 t0 t1 tries pid m0 m1 per runs
+  : >"$W/$id.reps"
+  for ((r = 1; r <= REPS; r++)); do
+    out=$W/$id.$r.json
+    tries=0
+    while :; do
+      m0=$([ -n "$memfn" ] && $memfn || true)
+      c0=$(cpu_of $pids); s0=$(sys_busy); t0=$(date +%s.%N)
+      ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" -J >"$out" 2>"$W/$id.$r.err" &
+      pid=$!
+      wait "$pid" || true
+      c1=$(cpu_of $pids); s1=$(sys_busy); t1=$(date +%s.%N)
+      m1=$([ -n "$memfn" ] && $memfn || true)
+      if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received' "$out" >/dev/null 2>&1; then
+        if grep -q busy "$out" && [ $tries -lt 20 ]; then tries=$((tries + 1)); sleep 0.3; continue; fi
+        die "iperf3 ($id run $r) failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(cat "$W/$id.$r.err")"
+      fi
+      break
+    done
+    per=$([ -n "$memfn" ] && member_rates "$m0" "$m1" "$SECS" || true)
+    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" --arg p "$per" \
+      '"\(.end.sum_received.bits_per_second / 1e9) \(.end.sum_received.bytes) \(.end.sum_sent.retransmits // 0) \($c) \($w) \($s)|\($p)"' \
+      "$out" >>"$W/$id.reps"
+    log "  $label, $flows flows, run $r/$REPS: $(awk -F'|' '{split($1, f, " "); printf "%.3f Gbit/s, %d retransmits, process CPU %.2f s; members %s", f[1], f[3], f[4], $2}' <(tail -1 "$W/$id.reps"))"
+  done
+  runs=$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")
+  sort -g -k1,1 "$W/$id.reps" | awk -v m=$((REPS / 2 + 1)) 'NR == m' |
+    while IFS='|' read -r nums per; do
+      read -r g b rt c w s <<<"$nums"
+      echo "$id|$label|$k|$flows|$shaped|$kind|$g|$b|$rt|$c|$w|$s|$per|$runs|$flag"
+    done >>"$W/results"
+}
+
+# --------------------------------------------------------------- the cases --
+case_bare() { # case_bare SHAPED
+  local shaped=$1 nc nd tag
+  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
+  log "case: bare veth, $tag"
+  new_ns c; nc=$NS; new_ns d; nd=$NS
+  ip link add c0 netns "$nc" type veth peer name d0 netns "$nd"
+  ip -n "$nc" addr add 10.78.0.1/24 dev c0; ip -n "$nc" link set c0 up
+  ip -n "$nd" addr add 10.78.0.2/24 dev d0; ip -n "$nd" link set d0 up
+  if [ "$shaped" = 1 ]; then shape "$nc" c0; shape "$nd" d0; fi
+  start_iperf_server "$nd"
+  wait_ping "$nc" 10.78.0.2
+  run_case "bare-$tag" "bare veth, $tag" 1 "$FLOWS" "$shaped" bare "$nc" 10.78.0.2 "" ""
+  if [ "$shaped" = 1 ]; then
+    local bad; bad="$(tbf_check "$nc" c0)$(tbf_check "$nd" d0)"
+    [ -z "$bad" ] || echo "bare-$tag|WARNING: bare veth shaping: $bad" >>"$W/warnings"
+  fi
+  teardown_case
+}
+
+LK_NSA=
+lagkit_members() { # A's per-member tx bytes, packets, drops (member + engine) from `lagkit stats`
+  ip netns exec "$LK_NSA" "$LAGKIT" stats bond0 --json |
+    jq -r '.[0] | ([.members[] | "tx=\(.tx_bytes)"] + ["pk=\([.members[].tx_packets] | add)",
+      "dr=\(([.members[].drops] | add) + ([.engine_drops[][1]] | add // 0))"]) | join(" ")'
+}
+
+lagkit_up() { # lagkit_up NS ADDR MEMBERS...: starts `lagkit up` in NS; sets LK_PID
+  local ns=$1 addr=$2 cfg; shift 2
+  cfg=$W/$ns.toml
+  {
+    echo 'name = "bond0"'
+    echo 'mode = "802.3ad"'
+    printf 'members = [%s]\n' "$(printf '"%s", ' "$@" | sed 's/, $//')"
+    [ -n "$HASH" ] && echo "xmit_hash_policy = \"$HASH\""
+    echo 'lacp_rate = "fast"'
+    echo "address = [\"$addr\"]"
+  } >"$cfg"
+  ip netns exec "$ns" "$LAGKIT" up "$cfg" >"$W/$ns-lagkit.log" 2>&1 &
+  LK_PID=$!
+  CASE_PIDS+=("$LK_PID:lagkit")
+}
+
+# wait_lacp NS K: until lagkit's aggregate in NS has K ports distributing,
+# every member transmitting and collecting
+wait_lacp() {
+  local i n
+  for i in $(seq 1 150); do
+    n=$(ip netns exec "$1" "$LAGKIT" status bond0 --json 2>/dev/null |
+      jq -r '.[0] | if ([.members[] | select(.transmitting and .collecting)] | length) == (.members | length)
+                    then .lacp.number_of_ports // 0 else 0 end' 2>/dev/null || echo 0)
+    [ "$n" = "$2" ] && return 0
+    sleep 0.2
+  done
+  ip netns exec "$1" "$LAGKIT" status bond0 >&2 || true
+  die "lagkit in $1: aggregate has $n of $2 ports after 30 s (log: $W/$1-lagkit.log)"
+}
+
+case_lagkit() { # case_lagkit K SHAPED
+  local k=$1 shaped=$2 na nb tag pa pb i ma=() mb=() id bad rc
+  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
+  log "case: lagkit bond, $k links, $tag"
+  new_ns a; na=$NS; new_ns b; nb=$NS
+  links "$na" "$nb" "$k"
+  for ((i = 0; i < k; i++)); do ma+=("a$i"); mb+=("b$i"); done
+  if [ "$shaped" = 1 ]; then shape "$na" "${ma[@]}"; shape "$nb" "${mb[@]}"; fi
+  lagkit_up "$na" 10.77.0.1/24 "${ma[@]}"; pa=$LK_PID
+  lagkit_up "$nb" 10.77.0.2/24 "${mb[@]}"; pb=$LK_PID
+  wait_lacp "$na" "$k"; wait_lacp "$nb" "$k"
+  pause 1
+  start_iperf_server "$nb"
+  wait_ping "$na" 10.77.0.2
+  LK_NSA=$na
+  id=lagkit$k-$tag
+  run_case "$id" "lagkit $k links, $tag" "$k" "$FLOWS" "$shaped" lagkit "$na" 10.77.0.2 "$pa $pb" lagkit_members
+  if [ "$shaped" = 1 ] && [ "$XFLOWS" -gt 0 ] && [ "$XFLOWS" != "$FLOWS" ]; then
+    run_case "$id-x" "lagkit $k links, $tag" "$k" "$XFLOWS" "$shaped" lagkit "$na" 10.77.0.2 "$pa $pb" lagkit_members extra
+  fi
+  ip netns exec "$na" "$LAGKIT" stats bond0 >"$W/$id-stats-A.txt" 2>&1 || true
+  ip netns exec "$nb" "$LAGKIT" stats bond0 >"$W/$id-stats-B.txt" 2>&1 || true
+  if [ "$shaped" = 1 ]; then
+    bad="$(tbf_check "$na" "${ma[@]}")$(tbf_check "$nb" "${mb[@]}")"
+    [ -z "$bad" ] || echo "$id|WARNING: tbf missing or idle under lagkit: $bad" >>"$W/warnings"
+  fi
+  # lagkit must restore its members and exit 0 on SIGTERM
+  for pid in $pa $pb; do
+    kill -TERM "$pid" 2>/dev/null || true
+    rc=0; wait "$pid" || rc=$?
+    [ "$rc" = 0 ] || echo "$id|WARNING: lagkit ($pid) exited $rc on SIGTERM" >>"$W/warnings"
+  done
+  teardown_case
+}
+
+# ----------------------------------------------------------------- OVS ----
+start_ovs() { # start_ovs NS DIR HWADDR
+  local ns=$1 D=$2 hw=$3
+  mkdir -p "$D"
+  CASE_OVS+=("$D")
+  ovsdb-tool create "$D/conf.db" "$SCHEMA"
+  env OVS_RUNDIR="$D" OVS_LOGDIR="$D" OVS_DBDIR="$D" ip netns exec "$ns" \
+    ovsdb-server "$D/conf.db" --remote="punix:$D/db.sock" --unixctl="$D/ovsdb-server.ctl" \
+    --pidfile="$D/ovsdb-server.pid" --log-file="$D/ovsdb-server.log" --detach >>"$D/start.log" 2>&1
+  ovs-vsctl --db="unix:$D/db.sock" --no-wait init
+  env OVS_RUNDIR="$D" OVS_LOGDIR="$D" OVS_DBDIR="$D" ip netns exec "$ns" \
+    ovs-vswitchd "unix:$D/db.sock" --unixctl="$D/ovs-vswitchd.ctl" \
+    --pidfile="$D/ovs-vswitchd.pid" --log-file="$D/ovs-vswitchd.log" --detach >>"$D/start.log" 2>&1
+  ovs-vsctl --timeout=20 --db="unix:$D/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev \
+    other-config:hwaddr=\"$hw\"
+}
+
+ovs_bond() { # ovs_bond DIR MEMBERS...: LACP balance-tcp bond that leaves kernel qdiscs alone
+  local D=$1; shift
+  ovs-vsctl --timeout=20 --db="unix:$D/db.sock" add-bond br0 bond0 "$@" \
+    lacp=active bond_mode=balance-tcp other_config:lacp-time=fast \
+    other_config:bond-rebalance-interval=1000 \
+    -- set port bond0 qos=@q -- --id=@q create qos type=linux-noop >/dev/null
+}
+
+ovs_ready() { # ovs_ready DIR K: negotiated and K members enabled
+  local s
+  s=$(ovs-appctl -t "$1/ovs-vswitchd.ctl" bond/show bond0 2>/dev/null) || return 1
+  grep -q 'lacp_status: negotiated' <<<"$s" || return 1
+  [ "$(grep -c '^member .*: enabled' <<<"$s")" = "$2" ]
+}
+
+OVS_NSA=
+OVS_K=0
+ovs_members() { # A's member veths' kernel tx bytes and packets (A->B)
+  local i b p=0 x
+  for ((i = 0; i < OVS_K; i++)); do
+    read -r b x < <(ip netns exec "$OVS_NSA" cat "/sys/class/net/a$i/statistics/tx_bytes" "/sys/class/net/a$i/statistics/tx_packets" | tr '\n' ' ')
+    echo -n "tx=$b "; p=$((p + x))
+  done
+  echo "pk=$p"
+}
+
+case_ovs() { # case_ovs K SHAPED
+  local k=$1 shaped=$2 na nb tag i ma=() mb=() id DA DB pids bad
+  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
+  id=ovs$k-$tag
+  log "case: Open vSwitch userspace bond, $k links, $tag"
+  new_ns oa; na=$NS; new_ns ob; nb=$NS
+  links "$na" "$nb" "$k"
+  for ((i = 0; i < k; i++)); do ma+=("a$i"); mb+=("b$i"); done
+  members_off "$na" "${ma[@]}"; members_off "$nb" "${mb[@]}"
+  DA=$W/ovs-$id-a; DB=$W/ovs-$id-b
+  start_ovs "$na" "$DA" 02:00:00:0a:ff:ff
+  start_ovs "$nb" "$DB" 02:00:00:0b:ff:ff
+  ovs_bond "$DA" "${ma[@]}"
+  ovs_bond "$DB" "${mb[@]}"
+  # the shaping goes on after OVS took the ports over, and must still be there
+  if [ "$shaped" = 1 ]; then
+    shape "$na" "${ma[@]}"; shape "$nb" "${mb[@]}"
+    sleep 1
+    for i in "${ma[@]}"; do [[ $(tc -n "$na" qdisc show dev "$i" root) == *tbf* ]] || die "OVS removed the tbf on $i right away"; done
+    for i in "${mb[@]}"; do [[ $(tc -n "$nb" qdisc show dev "$i" root) == *tbf* ]] || die "OVS removed the tbf on $i right away"; done
+  fi
+  ip -n "$na" addr add 10.79.0.1/24 dev br0; ip -n "$na" link set br0 up
+  ip -n "$nb" addr add 10.79.0.2/24 dev br0; ip -n "$nb" link set br0 up
+  # kernel endpoints behind an OVS userspace port: no partial checksums
+  ip netns exec "$na" ethtool -K br0 tx off >/dev/null 2>&1 || true
+  ip netns exec "$nb" ethtool -K br0 tx off >/dev/null 2>&1 || true
+  for i in $(seq 1 150); do
+    ovs_ready "$DA" "$k" && ovs_ready "$DB" "$k" && break
+    sleep 0.2
+  done
+  ovs_ready "$DA" "$k" && ovs_ready "$DB" "$k" ||
+    die "OVS bonds did not negotiate $k members in 30 s: $(ovs-appctl -t "$DA/ovs-vswitchd.ctl" bond/show bond0 2>&1)"
+  start_iperf_server "$nb"
+  wait_ping "$na" 10.79.0.2
+  pids="$(cat "$DA/ovs-vswitchd.pid" "$DA/ovsdb-server.pid" "$DB/ovs-vswitchd.pid" "$DB/ovsdb-server.pid" | tr '\n' ' ')"
+  OVS_NSA=$na; OVS_K=$k
+  run_case "$id" "OVS $k links, $tag" "$k" "$FLOWS" "$shaped" ovs "$na" 10.79.0.2 "$pids" ovs_members
+  ovs-appctl -t "$DA/ovs-vswitchd.ctl" bond/show bond0 >"$W/$id-bond-A.txt" 2>&1 || true
+  if [ "$shaped" = 1 ]; then
+    bad="$(tbf_check "$na" "${ma[@]}")$(tbf_check "$nb" "${mb[@]}")"
+    [ -z "$bad" ] || echo "$id|WARNING: OVS removed or bypassed the tbf: $bad" >>"$W/warnings"
+  fi
+  teardown_case
+}
+
+# --------------------------------------------------------------------- run --
+: >"$W/results"; : >"$W/warnings"
+START=$(date +%s)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+log "bench-bond: iperf3 -P $FLOWS (extra rows -P $XFLOWS) -t $SECS, median of $REPS; $(nproc) CPUs; $(uname -r)"
+case_bare 0
+case_bare 1
+case_lagkit 2 0
+case_lagkit 2 1
+case_lagkit 4 1
+if [ "$OVS" = 1 ]; then
+  case_ovs 2 0
+  case_ovs 2 1
+  case_ovs 4 1
+fi
+END=$(date +%s)
+
+# ------------------------------------------------------------------- table --
+LAGKIT_VERSION=$("$LAGKIT" --version 2>/dev/null || echo lagkit)
+OVS_VERSION=$([ "$OVS" = 1 ] && ovs-vswitchd --version | head -1 || echo "OVS skipped")
+echo "bench-bond: $LAGKIT_VERSION ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')); $OVS_VERSION; iperf3 $(iperf3 --version | head -1 | awk '{print $2}')"
+echo "machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r); load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "iperf3 -P $FLOWS -t $SECS (A -> B), median of $REPS run(s) by throughput; links: veth, shaped = tbf rate 1gbit burst 256kb latency 50ms on both ends"
+echo "lagkit: \`lagkit up\` 802.3ad, lacp_rate fast, xmit_hash_policy ${HASH:-default (strong, seeded)}; OVS: netdev datapath, lacp=active, balance-tcp, lacp-time=fast, bond-rebalance-interval=1000"
+echo
+awk -F'|' '
+  {
+    n++; id[n] = $1; lab[n] = $2; k[n] = $3; fl[n] = $4; sh[n] = $5; kind[n] = $6
+    g[n] = $7; by[n] = $8; rt[n] = $9; c[n] = $10; w[n] = $11; s[n] = $12; mem[n] = $13; runs[n] = $14
+    if ($1 == "bare-shaped") one = $7
+    if ($1 == "bare-unshaped") bare = $7
+    if ($6 == "ovs") { og[$3 "-" $5] = $7; oc[$3 "-" $5] = $10 / ($8 / 1e9) }
+  }
+  END {
+    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s  %-17s %s\n", "case", "flows", "Gbit/s", "ratio", "ratio to", "CPU-s/GB", "CPU%", "all-s/GB", "retrans", "xOVS", "xOVS", "runs (Gbit/s)", "median run per member Gbit/s A->B"
+    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s  %-17s %s\n", "", "", "", "", "", "", "", "", "", "Gbit/s", "CPU/GB", "", ""
+    for (i = 1; i <= n; i++) {
+      gb = by[i] / 1e9
+      if (sh[i] == 1) { ref = k[i] * one; rl = (k[i] == 1 ? "1 link" : k[i] " x 1 link") } else { ref = bare; rl = "bare veth" }
+      r[i] = (ref > 0 ? g[i] / ref : 0)
+      if (kind[i] == "bare") { cpg = "-"; pct = "-" } else { cpg = sprintf("%.3f", c[i] / gb); pct = sprintf("%.0f", 100 * c[i] / w[i]) }
+      xg[i] = "-"; xc[i] = "-"; key = k[i] "-" sh[i]
+      if (kind[i] == "lagkit" && (key in og)) { xg[i] = sprintf("%.2f", g[i] / og[key]); xc[i] = sprintf("%.3f", (c[i] / gb) / oc[key]) }
+      printf "%-30s %5d %7.3f %6.3f %-11s %8s %5s %8.3f %7d %6s %6s  %-17s %s\n", lab[i], fl[i], g[i], r[i], rl, cpg, pct, s[i] / gb, rt[i], xg[i], xc[i], runs[i], mem[i]
+    }
+    print ""
+    print "summary:"
+    for (i = 1; i <= n; i++) {
+      if (kind[i] == "lagkit" && sh[i] == 1)
+        printf "  lagkit k=%d shaped, %2d flows: %.3f of k x one link (target >= 0.95: %s)%s\n", k[i], fl[i], r[i], (r[i] >= 0.95 ? "met" : "NOT met"), (xg[i] != "-" ? sprintf("; vs OVS k=%d: %sx throughput, %sx CPU per GB", k[i], xg[i], xc[i]) : "")
+      if (kind[i] == "lagkit" && sh[i] == 0 && xg[i] != "-")
+        printf "  lagkit k=%d unshaped, %2d flows: %.3f of a bare veth; vs OVS k=%d: %sx throughput, %sx CPU per GB\n", k[i], fl[i], r[i], k[i], xg[i], xc[i]
+    }
+  }' "$W/results"
+if [ -s "$W/warnings" ]; then
+  echo
+  cut -d'|' -f2- "$W/warnings"
+fi
+echo
+echo "ratio: shaped rows / (k x bare veth shaped, this run); unshaped rows / bare veth unshaped (this run)"
+echo "CPU-s/GB, CPU %: the bond processes of both sides (lagkit: both \`lagkit up\`; OVS: both ovs-vswitchd + ovsdb-server), utime+stime from /proc/PID/stat; CPU % = of one core over the run"
+echo "all-s/GB: whole machine busy CPU (/proc/stat) per GB, includes iperf3 and the kernel"
+echo "xOVS Gbit/s, xOVS CPU/GB: lagkit / OVS with the same k and shaping (throughput, > 1 = lagkit faster; CPU-s/GB, < 1 = lagkit cheaper)"
+echo "runs: every run's Gbit/s; per member: bytes each member of A sent in the median run (lagkit: \`lagkit stats\`; OVS: kernel counters of the member veths) / $SECS s, mean frame size on the members (GSO frames count once), member+engine drops (lagkit)"
+echo "shaped tbf qdiscs checked after each case (present, and counted traffic): $([ -s "$W/warnings" ] && echo 'see WARNING lines' || echo 'all present')"
+echo "total time: $((END - START)) s"
