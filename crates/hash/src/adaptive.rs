@@ -176,6 +176,15 @@ impl AdaptiveBalancer {
         self.stats.passes += 1;
         let n = self.map.members();
         let mut changed = false;
+        // Buckets silent for a whole interval carry no flow any more: their
+        // decayed history must not make a member look loaded (or make its
+        // one live bucket look like one of several).
+        let stale_before = now_ns.saturating_sub(self.config.interval_ns);
+        for (b, seen) in self.last_seen.iter().enumerate() {
+            if seen.is_none_or(|t| t < stale_before) {
+                self.bytes[b] = 0;
+            }
+        }
         let refusals_before = self.stats.busy_refusals;
         let patience = self.config.busy_patience;
         let mut allow_busy = patience > 0 && self.blocked_passes >= patience;
@@ -320,6 +329,21 @@ mod tests {
             }
             assert!(!a.rebalance(pass * MS + MS / 2));
         }
+    }
+
+    #[test]
+    fn ended_flows_do_not_count_as_load() {
+        let mut a = balancer(2);
+        let interval = AdaptiveConfig::default().interval_ns;
+        // A flow in bucket 0 ended long ago; one live flow in bucket 2.
+        a.record(0, 10_000_000, 0);
+        let now = 3 * interval;
+        a.record(2, 5_000_000, now - 20 * MS);
+        // Member 0 carries one live bucket: it is never drained onto
+        // member 1, and the dead bucket's history does not count.
+        assert!(!a.rebalance(now));
+        assert_eq!(a.bucket_bytes(0), 0);
+        assert_eq!(a.map().member(2), Some(0));
     }
 
     #[test]
