@@ -2,6 +2,8 @@
 
 mod bond_cmd;
 mod duration;
+mod lab_cmd;
+mod load_cmd;
 mod sim_lacp;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,13 @@ enum Command {
     Stats(bond_cmd::QueryArgs),
     /// Which member carries a flow, and why.
     Flow(bond_cmd::FlowArgs),
+    /// Built-in workloads (socketprocs, netperf stream/maerts/rr, LPM): server and client.
+    Load(load_cmd::Args),
+    /// Labs: hosts, switches and shaped links in network namespaces.
+    Lab {
+        #[command(subcommand)]
+        what: lab_cmd::LabCommand,
+    },
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -45,7 +54,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The daemon logs every state change; one-shot commands only warnings.
     let default_level = match cli.command {
-        Command::Up(_) => "info",
+        Command::Up(_) | Command::Load(_) => "info",
         _ => "warn",
     };
     use std::io::IsTerminal;
@@ -66,6 +75,8 @@ fn main() -> ExitCode {
         Command::Status(a) => bond_cmd::status(a),
         Command::Stats(a) => bond_cmd::stats(a),
         Command::Flow(a) => bond_cmd::flow(a),
+        Command::Lab { what } => lab_cmd::run(what),
+        Command::Load(a) => load_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

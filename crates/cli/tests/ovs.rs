@@ -15,6 +15,8 @@
 //! Run: `cargo test -p lagkit --test ovs` (add `-- --nocapture` for timings).
 
 use lagkit_bond::status::BondStatus;
+use lagkit_lab::ovs::{self as lab_ovs, OvsLacp, OvsMember};
+use lagkit_lab::sys::{run, tool};
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,73 +28,40 @@ const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
 const OVS_MAC: &str = "02:00:00:0a:ff:ff";
 /// OVS's fixed LACP system priority.
 const OVS_PRIO: u16 = 65534;
-const SCHEMA: &str = "/usr/share/openvswitch/vswitch.ovsschema";
 /// lagkit member <-> OVS member, link by link.
 const LINKS: [(&str, &str); 2] = [("eth1", "s1"), ("eth2", "s2")];
 
 // ------------------------------------------------------------------ tools --
 
-/// `name` on PATH or in the sbin directories (OVS lives in /usr/sbin).
-fn tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
-        .split(':')
-        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin"])
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file());
-    found
-}
-
 fn tool_path(name: &str) -> String {
-    tool(name)
-        .unwrap_or_else(|| panic!("{name} not found"))
-        .to_string_lossy()
-        .into_owned()
+    lagkit_lab::sys::tool_path(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A lab for `test`, or None (with a visible SKIP) when root, OVS or one of
 /// `extra` tools is missing. Missing tools fail the test when `CI` is set.
 fn lab(test: &str, extra: &[&str]) -> Option<Lab> {
     let lab = Lab::new(test)?;
-    let mut need = vec![
-        "ovsdb-tool",
-        "ovsdb-server",
-        "ovs-vswitchd",
-        "ovs-vsctl",
-        "ovs-appctl",
-    ];
-    need.extend_from_slice(extra);
-    let missing: Vec<&str> = need.into_iter().filter(|t| tool(t).is_none()).collect();
-    let schema = Path::new(SCHEMA).exists();
-    if missing.is_empty() && schema {
+    let mut why: Vec<String> = lab_ovs::missing().into_iter().collect();
+    let missing: Vec<&str> = extra
+        .iter()
+        .copied()
+        .filter(|t| tool(t).is_none())
+        .collect();
+    if !missing.is_empty() {
+        why.push(format!(
+            "missing {} (apt-get install -y --no-install-recommends tshark)",
+            missing.join(", ")
+        ));
+    }
+    if why.is_empty() {
         return Some(lab);
     }
-    let why = format!(
-        "missing {}{} (apt-get install -y --no-install-recommends openvswitch-switch tshark)",
-        missing.join(", "),
-        if schema { "" } else { " and the OVS schema" }
-    );
+    let why = why.join("; ");
     if std::env::var_os("CI").is_some() {
         panic!("{test}: CI is set but the test cannot run: {why}");
     }
     eprintln!("SKIP {test}: {why}");
     None
-}
-
-fn run(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "`{}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
 }
 
 /// Daemons get SIGTERM when the test thread that started them ends, even if
@@ -117,340 +86,72 @@ impl DieWithTest for Command {
 
 // -------------------------------------------------------------------- OVS --
 
-/// One Open vSwitch (ovsdb-server + ovs-vswitchd) serving one namespace,
-/// with its database, sockets, pidfiles and logs in its own directory.
-/// Both daemons are children of the test (no `--detach`), so they are
-/// stopped by PID and reaped; on drop: `ovs-appctl exit --cleanup`, SIGKILL
-/// if still alive after 5 s, directory removed (logs printed first if the
-/// test is failing).
-struct Ovs {
-    dir: PathBuf,
-    db: Option<Child>,
-    switchd: Option<Child>,
-}
+/// The test's view of one Open vSwitch instance (`lagkit_lab::ovs::Ovs`,
+/// shared with `lagkit lab`): started as children of the test that die
+/// with it, in `/tmp/lkt-ovs-<pid>-<tag>`; queries panic on failure; on
+/// drop the daemons are stopped (logs printed first if the test is
+/// failing) and the directory removed.
+struct Ovs(lab_ovs::Ovs);
 
 impl Ovs {
     fn start(ns: &str, tag: &str) -> Ovs {
-        Ovs::remove_stale();
+        // Leftovers of a killed run (`/tmp/lkt-ovs-<pid>-*`, pid gone).
+        lab_ovs::Ovs::remove_stale(Path::new("/tmp"), "lkt-ovs-");
         let dir = Path::new("/tmp").join(format!("lkt-ovs-{}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut o = Ovs {
+        let o = lab_ovs::Ovs::start(
+            ns,
             dir,
-            db: None,
-            switchd: None,
-        };
-        let conf = o.path("conf.db");
-        run(&[&tool_path("ovsdb-tool"), "create", &conf, SCHEMA]).unwrap();
-        let db = o.daemon(
-            ns,
-            "ovsdb-server",
-            &[
-                conf,
-                format!("--remote=punix:{}", o.path("db.sock")),
-                format!("--unixctl={}", o.path("ovsdb-server.ctl")),
-                format!("--pidfile={}", o.path("ovsdb-server.pid")),
-                format!("--log-file={}", o.path("ovsdb-server.log")),
-            ],
-        );
-        o.db = Some(db);
-        o.wait_socket("db.sock");
-        o.vsctl(&["--no-wait", "init"]);
-        // Read once at start-up: with it OVS reads and writes its ports with
-        // virtio-net headers, so the partial checksums and 64 KB GSO frames
-        // that Linux endpoints (lagkit's TAP behind the bond, the sink) put
-        // on a veth are completed instead of forwarded broken. Without it
-        // every TCP segment from lagkit reaches the sink with a bad checksum
-        // unless offloads are turned off (`ethtool -K bond0 tx off`).
-        o.vsctl(&[
-            "--no-wait",
-            "set",
-            "Open_vSwitch",
-            ".",
-            "other_config:userspace-tso-enable=true",
-        ]);
-        let sw = o.daemon(
-            ns,
-            "ovs-vswitchd",
-            &[
-                format!("unix:{}", o.path("db.sock")),
-                format!("--unixctl={}", o.path("ovs-vswitchd.ctl")),
-                format!("--pidfile={}", o.path("ovs-vswitchd.pid")),
-                format!("--log-file={}", o.path("ovs-vswitchd.log")),
-            ],
-        );
-        o.switchd = Some(sw);
-        o.wait_socket("ovs-vswitchd.ctl");
-        o
-    }
-
-    /// Leftovers of a killed run (`/tmp/lkt-ovs-<pid>-*` whose test process
-    /// is gone): stops the daemons named in its pidfiles, if they are still
-    /// those daemons, and removes the directory.
-    fn remove_stale() {
-        let Ok(entries) = std::fs::read_dir("/tmp") else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix("lkt-ovs-")
-                .and_then(|r| r.split('-').next())
-                .and_then(|p| p.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if Path::new(&format!("/proc/{pid}")).exists() {
-                continue;
-            }
-            for prog in ["ovs-vswitchd", "ovsdb-server"] {
-                let pidfile = e.path().join(format!("{prog}.pid"));
-                let Some(pid) = std::fs::read_to_string(pidfile)
-                    .ok()
-                    .and_then(|p| p.trim().parse::<i32>().ok())
-                else {
-                    continue;
-                };
-                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-                if comm.trim() == prog {
-                    // SAFETY: a daemon an earlier run of this test started.
-                    unsafe { libc::kill(pid, libc::SIGTERM) };
-                }
-            }
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.dir.join(f).to_string_lossy().into_owned()
-    }
-
-    /// Starts `prog` inside `ns` as our child (`ip netns exec` execs it, so
-    /// the child's PID is the daemon's).
-    fn daemon(&self, ns: &str, prog: &str, args: &[String]) -> Child {
-        let d = &self.dir;
-        Command::new("ip")
-            .args(["netns", "exec", ns, &tool_path(prog)])
-            .args(args)
-            .env("OVS_RUNDIR", d)
-            .env("OVS_LOGDIR", d)
-            .env("OVS_DBDIR", d)
-            .env("OVS_SYSCONFDIR", d)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .die_with_test()
-            .spawn()
-            .unwrap_or_else(|e| panic!("{prog} starts: {e}"))
-    }
-
-    fn wait_socket(&mut self, name: &str) {
-        let p = self.dir.join(name);
-        wait_until(
-            &format!("OVS socket {name}"),
-            Duration::from_secs(10),
-            || p.exists(),
-        );
+            lab_ovs::Spawn::Child {
+                die_with_parent: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("OVS starts: {e}"));
+        Ovs(o)
     }
 
     /// `ovs-vsctl` on this instance's database; panics on failure.
     fn vsctl(&self, args: &[&str]) -> String {
-        let db = format!("--db=unix:{}", self.path("db.sock"));
-        let mut v = vec![tool_path("ovs-vsctl"), "--timeout=20".into(), db];
-        v.extend(args.iter().map(|s| s.to_string()));
-        let v: Vec<&str> = v.iter().map(String::as_str).collect();
-        run(&v).unwrap_or_else(|e| panic!("{e}"))
+        self.0.vsctl(args).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// `ovs-appctl` to this instance's ovs-vswitchd; panics on failure.
     fn appctl(&self, args: &[&str]) -> String {
-        let ctl = self.path("ovs-vswitchd.ctl");
-        let mut v = vec![
-            tool_path("ovs-appctl"),
-            "--timeout=10".into(),
-            "-t".into(),
-            ctl,
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        let v: Vec<&str> = v.iter().map(String::as_str).collect();
-        run(&v).unwrap_or_else(|e| panic!("{e}"))
+        self.0.appctl(args).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// `lacp/show bond0`, parsed.
     fn lacp(&self) -> OvsLacp {
-        OvsLacp::parse(&self.appctl(&["lacp/show", "bond0"]))
+        self.0.lacp("bond0").unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// `bond/show bond0`: member name -> "enabled"/"disabled".
     fn bond_members(&self) -> BTreeMap<String, String> {
-        self.appctl(&["bond/show", "bond0"])
-            .lines()
-            .filter_map(|l| l.strip_prefix("member "))
-            .filter_map(|l| l.split_once(": "))
-            .map(|(m, s)| (m.to_string(), s.trim().to_string()))
-            .collect()
-    }
-
-    /// Asks `ctl` to exit, then makes sure `child` is gone (SIGKILL after 5 s).
-    fn stop(child: &mut Child, ctl: &str, args: &[&str]) {
-        if let Ok(None) = child.try_wait() {
-            if let Some(appctl) = tool("ovs-appctl") {
-                let mut v = vec![appctl.to_string_lossy().into_owned()];
-                v.extend(["--timeout=5", "-t", ctl].map(String::from));
-                v.extend(args.iter().map(|s| s.to_string()));
-                let v: Vec<&str> = v.iter().map(String::as_str).collect();
-                let _ = run(&v);
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while let Ok(None) = child.try_wait() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.wait();
+        self.0
+            .bond_members("bond0")
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
 impl Drop for Ovs {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let log =
-                std::fs::read_to_string(self.dir.join("ovs-vswitchd.log")).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(25).collect();
-            eprintln!("--- ovs-vswitchd.log (last lines, newest first) ---");
-            for l in tail {
-                eprintln!("{l}");
-            }
+            eprintln!("--- OVS logs (last lines) ---\n{}", self.0.log_tail(25));
         }
-        if let Some(mut c) = self.switchd.take() {
-            Ovs::stop(
-                &mut c,
-                &self.path("ovs-vswitchd.ctl"),
-                &["exit", "--cleanup"],
-            );
-        }
-        if let Some(mut c) = self.db.take() {
-            Ovs::stop(&mut c, &self.path("ovsdb-server.ctl"), &["exit"]);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.0.stop();
+        let _ = std::fs::remove_dir_all(self.0.dir());
     }
 }
 
-/// One side of one link as `lacp/show` prints it.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct OvsParty {
-    sys_id: String,
-    sys_priority: u16,
-    port_id: u16,
-    key: u16,
-    state: u8,
+/// The member `m` of OVS's `lacp/show`; panics if it has none.
+fn member<'a>(o: &'a OvsLacp, m: &str) -> &'a OvsMember {
+    o.members
+        .get(m)
+        .unwrap_or_else(|| panic!("OVS lacp/show has no member {m}: {o:?}"))
 }
 
-/// One OVS bond member in `lacp/show`.
-#[derive(Debug, Default, Clone)]
-struct OvsMember {
-    /// e.g. "current attached", "defaulted detached".
-    status: String,
-    actor: OvsParty,
-    partner: OvsParty,
-}
-
-/// `ovs-appctl lacp/show bond0`.
-#[derive(Debug, Default, Clone)]
-struct OvsLacp {
-    /// e.g. "active negotiated", "passive".
-    status: String,
-    sys_id: String,
-    sys_priority: u16,
-    members: BTreeMap<String, OvsMember>,
-}
-
-/// OVS prints the state octet as words, LSB first.
-fn state_from_words(s: &str) -> u8 {
-    s.split_whitespace()
-        .map(|w| match w {
-            "activity" => 0x01,
-            "timeout" => 0x02,
-            "aggregation" => 0x04,
-            "synchronized" => 0x08,
-            "collecting" => 0x10,
-            "distributing" => 0x20,
-            "defaulted" => 0x40,
-            "expired" => 0x80,
-            other => panic!("unknown OVS LACP state word {other:?}"),
-        })
-        .fold(0, |a, b| a | b)
-}
-
-impl OvsLacp {
-    fn parse(text: &str) -> OvsLacp {
-        let mut o = OvsLacp::default();
-        let mut cur: Option<String> = None;
-        for line in text.lines().map(str::trim) {
-            if let Some(rest) = line.strip_prefix("member: ") {
-                let (name, status) = rest.split_once(':').unwrap_or((rest, ""));
-                cur = Some(name.to_string());
-                o.members.insert(
-                    name.to_string(),
-                    OvsMember {
-                        status: status.trim().to_string(),
-                        ..Default::default()
-                    },
-                );
-                continue;
-            }
-            let Some((k, v)) = line.split_once(':') else {
-                continue;
-            };
-            let v = v.trim();
-            let num = || v.parse::<u16>().unwrap_or(0);
-            match (&cur, k) {
-                (None, "status") => o.status = v.to_string(),
-                (None, "sys_id") => o.sys_id = v.to_string(),
-                (None, "sys_priority") => o.sys_priority = num(),
-                (Some(m), k) => {
-                    let m = o.members.get_mut(m).unwrap();
-                    let (party, field) = if let Some(f) = k.strip_prefix("actor ") {
-                        (&mut m.actor, f)
-                    } else if let Some(f) = k.strip_prefix("partner ") {
-                        (&mut m.partner, f)
-                    } else {
-                        continue;
-                    };
-                    match field {
-                        "sys_id" => party.sys_id = v.to_string(),
-                        "sys_priority" => party.sys_priority = num(),
-                        "port_id" => party.port_id = num(),
-                        "key" => party.key = num(),
-                        "state" => party.state = state_from_words(v),
-                        _ => {}
-                    }
-                }
-                _ => {}
-            }
-        }
-        o
-    }
-
-    fn member(&self, m: &str) -> &OvsMember {
-        self.members
-            .get(m)
-            .unwrap_or_else(|| panic!("OVS lacp/show has no member {m}: {self:?}"))
-    }
-
-    /// Every member is current and attached.
-    fn all_current(&self) -> bool {
-        self.status.contains("negotiated")
-            && LINKS.iter().all(|(_, s)| {
-                self.members
-                    .get(*s)
-                    .is_some_and(|m| m.status == "current attached")
-            })
-    }
-}
+/// Switch-side members of the links.
+const OVS_MEMBERS: [&str; 2] = [LINKS[0].1, LINKS[1].1];
 
 // ----------------------------------------------------------------- lagkit --
 
@@ -624,7 +325,7 @@ impl Rig {
             let enabled = LINKS
                 .iter()
                 .all(|(_, s)| en.get(*s).is_some_and(|v| v == "enabled"));
-            if ports(&st) == 2 && ovs.all_current() && enabled {
+            if ports(&st) == 2 && ovs.all_current(&OVS_MEMBERS) && enabled {
                 return self.t0.elapsed();
             }
             let last = format!(
@@ -703,7 +404,7 @@ fn agree(st: &BondStatus, ovs: &OvsLacp, lk_state: u8, ovs_state: u8) -> Result<
             .find(|m| m.name == lm)
             .unwrap_or_else(|| panic!("lagkit has no member {lm}"));
         let ml = m.lacp.as_ref().expect("member LACP status");
-        let o = ovs.member(sm);
+        let o = member(ovs, sm);
         let link = format!("{lm}<->{sm}");
         eq(
             format!("{link} OVS member status"),
@@ -777,7 +478,7 @@ fn agree(st: &BondStatus, ovs: &OvsLacp, lk_state: u8, ovs_state: u8) -> Result<
     eq(
         "lagkit partner_key = OVS actor key".into(),
         format!("{:?}", l.partner_key),
-        format!("{:?}", Some(ovs.member("s1").actor.key)),
+        format!("{:?}", Some(member(ovs, "s1").actor.key)),
     );
     if bad.is_empty() {
         Ok(())
@@ -818,7 +519,7 @@ fn lagkit_active_and_ovs_active_form_agree_field_by_field_and_carry_tcp() {
     let ovs = rig.ovs.lacp();
     for (_, s) in LINKS {
         assert_eq!(
-            ovs.member(s).partner.sys_id,
+            member(&ovs, s).partner.sys_id,
             l.system_mac,
             "OVS sees lagkit's system"
         );
@@ -830,7 +531,7 @@ fn lagkit_active_and_ovs_active_form_agree_field_by_field_and_carry_tcp() {
     for (lm, sm) in LINKS {
         let m = st.members.iter().find(|m| m.name == lm).unwrap();
         let ml = m.lacp.as_ref().unwrap();
-        let o = &ovs.member(sm).actor;
+        let o = &member(&ovs, sm).actor;
         eprintln!(
             "  {lm}<->{sm}: lagkit {} port {} key {} state {:#04x} | OVS {} prio {} port {} key {} state {:#04x}",
             l.system_mac, ml.actor_port, ml.actor_key, ml.actor_state,
@@ -916,7 +617,7 @@ fn lagkit_passive_and_ovs_passive_never_form() {
             let ml = m.lacp.as_ref().unwrap();
             assert!(ml.not_bundled.is_some(), "{lm} not bundled: {ml:?}");
             assert_eq!(ml.partner_mac, "00:00:00:00:00:00", "{lm}: {ml:?}");
-            let o = ovs.member(sm);
+            let o = member(&ovs, sm);
             assert!(o.status.starts_with("defaulted"), "OVS {sm}: {o:?}");
             assert_eq!(
                 o.partner.sys_id, "00:00:00:00:00:00",

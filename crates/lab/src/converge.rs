@@ -1,0 +1,276 @@
+//! Waiting for the aggregates to form, and the LACP state of every bond and
+//! port-channel as a snapshot (taken at the start and end of a run).
+
+use crate::lab::Lab;
+use crate::topology::{Channel, Protocol, SwitchKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// One member of a host bond.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberView {
+    /// Interface.
+    pub name: String,
+    /// Carrier.
+    pub mii_status: String,
+    /// Transmits now.
+    pub transmitting: bool,
+    /// Collects now.
+    pub collecting: bool,
+    /// LACP actor state octet.
+    pub actor_state: Option<u8>,
+    /// LACP partner state octet.
+    pub partner_state: Option<u8>,
+    /// Why it is not in the bundle.
+    pub not_bundled: Option<String>,
+}
+
+/// A host bond's view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostView {
+    /// Host.
+    pub host: String,
+    /// Bond.
+    pub bond: String,
+    /// Mode.
+    pub mode: String,
+    /// Members configured.
+    pub members: usize,
+    /// Ports in the active aggregate (LACP) or members carrying traffic.
+    pub ports: usize,
+    /// Partner system (LACP).
+    pub partner: Option<String>,
+    /// Formed as configured.
+    pub ok: bool,
+    /// Per member.
+    pub member_views: Vec<MemberView>,
+    /// `lagkit status` problems, or why the status could not be read.
+    pub problems: Vec<String>,
+}
+
+/// A switch port-channel's view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelView {
+    /// Switch.
+    pub switch: String,
+    /// Channel.
+    pub channel: String,
+    /// OVS `lacp/show` status ("active negotiated"), "static" or "none".
+    pub status: String,
+    /// Member -> LACP status ("current attached") or bond/show state.
+    pub members: BTreeMap<String, String>,
+    /// Formed as configured.
+    pub ok: bool,
+    /// Why the view could not be read.
+    pub problems: Vec<String>,
+}
+
+/// Every bond and channel at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LacpSnapshot {
+    /// Host bonds.
+    pub hosts: Vec<HostView>,
+    /// Switch channels.
+    pub channels: Vec<ChannelView>,
+}
+
+impl LacpSnapshot {
+    /// Every bond and channel formed.
+    pub fn all_ok(&self) -> bool {
+        self.hosts.iter().all(|h| h.ok) && self.channels.iter().all(|c| c.ok)
+    }
+
+    /// One line per side that has not formed, with the reasons.
+    pub fn not_converged(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for h in self.hosts.iter().filter(|h| !h.ok) {
+            let mut why: Vec<String> = h.problems.clone();
+            for m in &h.member_views {
+                if let Some(r) = &m.not_bundled {
+                    why.push(format!("{}: not bundled: {r}", m.name));
+                } else if m.mii_status != "up" {
+                    why.push(format!("{}: carrier {}", m.name, m.mii_status));
+                } else if !(m.transmitting && m.collecting) {
+                    why.push(format!(
+                        "{}: transmitting {} collecting {}",
+                        m.name, m.transmitting, m.collecting
+                    ));
+                }
+            }
+            out.push(format!(
+                "host {} bond {} ({}): {} of {} ports{}",
+                h.host,
+                h.bond,
+                h.mode,
+                h.ports,
+                h.members,
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", why.join("; "))
+                }
+            ));
+        }
+        for c in self.channels.iter().filter(|c| !c.ok) {
+            let m: Vec<String> = c.members.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            out.push(format!(
+                "switch {} channel {}: status '{}'; {}{}",
+                c.switch,
+                c.channel,
+                c.status,
+                m.join(", "),
+                if c.problems.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", c.problems.join("; "))
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// The OVS port name of a channel (a one-port channel is a plain port).
+pub fn ovs_port_name(c: &Channel) -> String {
+    if c.ports.len() >= 2 {
+        c.name.clone()
+    } else {
+        c.ports[0].clone()
+    }
+}
+
+/// Reads every bond's and channel's state now.
+pub fn snapshot(lab: &Lab) -> LacpSnapshot {
+    let mut snap = LacpSnapshot::default();
+    for h in &lab.topo.hosts {
+        let Some(b) = &h.bond else { continue };
+        let mut v = HostView {
+            host: h.name.clone(),
+            bond: b.name.clone(),
+            mode: b.mode.clone(),
+            members: b.members.len(),
+            ports: 0,
+            partner: None,
+            ok: false,
+            member_views: Vec::new(),
+            problems: Vec::new(),
+        };
+        match lab.bond_status(&h.name, &b.name) {
+            Err(e) => v.problems.push(format!("lagkit status: {e}")),
+            Ok(st) => {
+                v.problems = st.problems.clone();
+                v.member_views = st
+                    .members
+                    .iter()
+                    .map(|m| MemberView {
+                        name: m.name.clone(),
+                        mii_status: m.mii_status.clone(),
+                        transmitting: m.transmitting,
+                        collecting: m.collecting,
+                        actor_state: m.lacp.as_ref().map(|l| l.actor_state),
+                        partner_state: m.lacp.as_ref().map(|l| l.partner_state),
+                        not_bundled: m.lacp.as_ref().and_then(|l| l.not_bundled.clone()),
+                    })
+                    .collect();
+                let all_up = st.members.iter().all(|m| m.mii_status == "up");
+                match &st.lacp {
+                    Some(l) => {
+                        v.ports = l.number_of_ports;
+                        v.partner = l.partner_mac.clone();
+                        v.ok = l.number_of_ports == b.members.len()
+                            && st.members.iter().all(|m| m.transmitting && m.collecting);
+                    }
+                    None => {
+                        v.ports = st.members.iter().filter(|m| m.transmitting).count();
+                        v.ok = all_up && st.mii_status == "up";
+                    }
+                }
+            }
+        }
+        snap.hosts.push(v);
+    }
+    for sw in &lab.topo.switches {
+        if sw.kind != SwitchKind::Ovs {
+            continue;
+        }
+        let Some(ovs) = lab.ovs(&sw.name) else {
+            continue;
+        };
+        for c in &sw.channels {
+            let mut v = ChannelView {
+                switch: sw.name.clone(),
+                channel: c.name.clone(),
+                status: String::new(),
+                members: BTreeMap::new(),
+                ok: false,
+                problems: Vec::new(),
+            };
+            let port = ovs_port_name(c);
+            match c.protocol {
+                Protocol::None => {
+                    v.status = "none".into();
+                    v.ok = true;
+                }
+                Protocol::Static => {
+                    v.status = "static".into();
+                    match ovs.bond_members(&port) {
+                        Ok(m) => {
+                            v.ok = c
+                                .ports
+                                .iter()
+                                .all(|p| m.get(p).is_some_and(|s| s == "enabled"));
+                            v.members = m;
+                        }
+                        Err(e) => v.problems.push(e),
+                    }
+                }
+                Protocol::LacpActive | Protocol::LacpPassive => match ovs.lacp(&port) {
+                    Ok(l) => {
+                        let ports: Vec<&str> = c.ports.iter().map(String::as_str).collect();
+                        let enabled = ovs
+                            .bond_members(&port)
+                            .map(|m| {
+                                ports
+                                    .iter()
+                                    .all(|p| m.get(*p).is_some_and(|s| s == "enabled"))
+                            })
+                            // A one-port channel has no bond/show.
+                            .unwrap_or(c.ports.len() == 1);
+                        v.ok = l.all_current(&ports) && enabled;
+                        v.status = l.status.clone();
+                        v.members = l
+                            .members
+                            .iter()
+                            .map(|(k, m)| (k.clone(), m.status.clone()))
+                            .collect();
+                    }
+                    Err(e) => v.problems.push(e),
+                },
+            }
+            snap.channels.push(v);
+        }
+    }
+    snap
+}
+
+/// Waits until every host bond and every switch channel has formed, up to
+/// `deadline`; returns the time it took and the final snapshot, or says
+/// which side has not converged and why.
+pub fn converge(lab: &Lab, deadline: Duration) -> Result<(Duration, LacpSnapshot), String> {
+    let t0 = Instant::now();
+    loop {
+        let s = snapshot(lab);
+        if s.all_ok() {
+            return Ok((t0.elapsed(), s));
+        }
+        if t0.elapsed() >= deadline {
+            return Err(format!(
+                "not converged after {:.0?}:\n  {}",
+                deadline,
+                s.not_converged().join("\n  ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}

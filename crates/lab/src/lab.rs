@@ -1,0 +1,690 @@
+//! `lab up` and `lab down`: namespaces, veths, shaping, switches and bond
+//! daemons, all recorded in a state file so that `down` (a later command,
+//! perhaps after a crash) removes exactly what `up` made.
+//!
+//! The state file `<root>/<lab>.json` (root: `/run/lagkit/lab`, or
+//! `$LAGKIT_LAB_DIR`) is written before each namespace is created and after
+//! each process starts. `down` stops the recorded processes (checked by
+//! name and start time, so a recycled PID is never hit), stops the OVS
+//! instances, deletes the recorded namespaces *and* any `lklab-<lab>-<node>`
+//! namespace not recorded (killing what still runs inside: only the lab
+//! starts processes there), then removes the lab's directory and state
+//! file. Deleting a namespace deletes the veths in it, and their peers.
+
+use crate::ovs::{Ovs, Spawn};
+use crate::sys::{self, netns_delete, netns_list, poll, run, tool_path, ProcId};
+use crate::topology::{ns_of_lab, Protocol, Topology};
+use crate::LabError;
+use lagkit_bond::status::{BondStats, BondStatus};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Where state files live unless `$LAGKIT_LAB_DIR` says otherwise.
+pub const STATE_ROOT: &str = "/run/lagkit/lab";
+
+/// The state root in force.
+pub fn state_root() -> PathBuf {
+    std::env::var_os("LAGKIT_LAB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(STATE_ROOT))
+}
+
+/// How to run a lab.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The `lagkit` binary for the host bonds (the CLI passes its own path).
+    pub lagkit: PathBuf,
+    /// Directory of state files and lab directories.
+    pub state_root: PathBuf,
+    /// Print progress on stderr.
+    pub verbose: bool,
+}
+
+impl Options {
+    /// Options with the default state root.
+    pub fn new(lagkit: PathBuf) -> Options {
+        Options {
+            lagkit,
+            state_root: state_root(),
+            verbose: false,
+        }
+    }
+}
+
+/// A process the lab started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcRecord {
+    /// What it is, e.g. "lagkit up h1".
+    pub what: String,
+    /// Its identity.
+    pub proc: ProcId,
+}
+
+/// An OVS instance the lab started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OvsRecord {
+    /// Switch name.
+    pub switch: String,
+    /// Its namespace.
+    pub ns: String,
+    /// Its directory.
+    pub dir: PathBuf,
+}
+
+/// What the state file holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LabState {
+    /// Lab name.
+    pub lab: String,
+    /// The topology file.
+    pub topology_file: String,
+    /// The lab's directory (configs, logs, OVS databases).
+    pub dir: PathBuf,
+    /// "starting" while `up` runs, then "up".
+    pub phase: String,
+    /// Namespaces (recorded before they are created).
+    pub namespaces: Vec<String>,
+    /// Processes, in start order.
+    pub processes: Vec<ProcRecord>,
+    /// OVS instances.
+    pub ovs: Vec<OvsRecord>,
+}
+
+impl LabState {
+    /// The state file of lab `lab` under `root`.
+    pub fn path(root: &Path, lab: &str) -> PathBuf {
+        root.join(format!("{lab}.json"))
+    }
+
+    /// Reads lab `lab`'s state, if it has a state file.
+    pub fn load(root: &Path, lab: &str) -> Result<Option<LabState>, String> {
+        let p = LabState::path(root, lab);
+        match std::fs::read_to_string(&p) {
+            Ok(t) => serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| format!("{}: unreadable state file: {e}", p.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", p.display())),
+        }
+    }
+
+    fn save(&self, root: &Path) -> Result<(), String> {
+        std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let p = LabState::path(root, &self.lab);
+        let tmp = p.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))
+    }
+}
+
+/// What `down` removed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DownReport {
+    /// Whether a state file was found.
+    pub had_state: bool,
+    /// Processes stopped (still running when asked).
+    pub processes: usize,
+    /// OVS instances stopped.
+    pub ovs: usize,
+    /// Namespaces deleted.
+    pub namespaces: Vec<String>,
+    /// What could not be removed.
+    pub errors: Vec<String>,
+}
+
+impl DownReport {
+    /// Nothing was there.
+    pub fn was_noop(&self) -> bool {
+        !self.had_state && self.processes == 0 && self.ovs == 0 && self.namespaces.is_empty()
+    }
+}
+
+/// Removes everything of lab `lab`: idempotent, works after a crash and when
+/// there is nothing (then it does nothing).
+pub fn down(root: &Path, lab: &str) -> DownReport {
+    let mut rep = DownReport::default();
+    let state = match LabState::load(root, lab) {
+        Ok(s) => s,
+        Err(e) => {
+            rep.errors.push(e);
+            None
+        }
+    };
+    let mut namespaces = Vec::new();
+    if let Some(st) = &state {
+        rep.had_state = true;
+        // Bond daemons and workloads first (lagkit gives its members back),
+        // then the switches, gracefully, then anything left.
+        let is_ovs = |p: &ProcRecord| {
+            st.ovs.iter().any(|o| {
+                p.what.ends_with(&format!(" {}", o.switch)) && p.proc.comm.starts_with("ovs")
+            })
+        };
+        for p in st.processes.iter().rev().filter(|p| !is_ovs(p)) {
+            if p.proc.alive() {
+                rep.processes += 1;
+            }
+            p.proc.stop(Duration::from_secs(5));
+        }
+        for o in &st.ovs {
+            let mut ovs = Ovs::attach(&o.ns, o.dir.clone());
+            if !ovs.pids().is_empty() {
+                rep.ovs += 1;
+            }
+            ovs.stop();
+        }
+        for p in st.processes.iter().rev().filter(|p| is_ovs(p)) {
+            p.proc.stop(Duration::from_secs(5));
+        }
+        namespaces.extend(st.namespaces.iter().cloned());
+    }
+    for ns in netns_list() {
+        if ns_of_lab(lab, &ns) && !namespaces.contains(&ns) {
+            namespaces.push(ns);
+        }
+    }
+    for ns in namespaces {
+        if !sys::netns_exists(&ns) {
+            continue;
+        }
+        match netns_delete(&ns) {
+            Ok(()) => rep.namespaces.push(ns),
+            Err(e) => rep.errors.push(e),
+        }
+    }
+    let dir = state
+        .as_ref()
+        .map(|s| s.dir.clone())
+        .unwrap_or_else(|| root.join(lab));
+    // Only a directory under the state root is ours to remove.
+    if dir.starts_with(root) && dir.exists() {
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            rep.errors.push(format!("{}: {e}", dir.display()));
+        }
+    }
+    // The state file goes once nothing it records is left; otherwise the
+    // next `down` tries again.
+    let sf = LabState::path(root, lab);
+    let left = state.as_ref().is_some_and(|s| {
+        s.namespaces.iter().any(|n| sys::netns_exists(n))
+            || s.processes.iter().any(|p| p.proc.alive())
+    });
+    if !left {
+        if let Err(e) = std::fs::remove_file(&sf) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                rep.errors.push(format!("{}: {e}", sf.display()));
+            }
+        }
+    }
+    rep
+}
+
+/// A lab that is up (or being brought up), with its topology and state.
+#[derive(Debug)]
+pub struct Lab {
+    /// The topology.
+    pub topo: Topology,
+    /// What was made.
+    pub state: LabState,
+    /// Options in force.
+    pub opts: Options,
+}
+
+/// The OVS bridge MAC of the `i`-th switch (OVS's LACP system id).
+pub fn switch_mac(i: usize) -> String {
+    format!("02:00:00:0a:ff:{:02x}", (i + 1) & 0xff)
+}
+
+impl Lab {
+    fn say(&self, msg: &str) {
+        if self.opts.verbose {
+            eprintln!("[lab {}] {msg}", self.topo.name);
+        }
+    }
+
+    /// Brings the lab up. On failure everything made so far is removed and
+    /// the error says what failed.
+    pub fn up(topo: Topology, opts: Options) -> Result<Lab, LabError> {
+        if !sys::is_root() {
+            return Err(LabError::Usage(
+                "lab up needs root (network namespaces, veths, tc)".into(),
+            ));
+        }
+        for t in ["ip", "tc"] {
+            tool_path(t).map_err(LabError::Run)?;
+        }
+        if !topo.switches.is_empty() {
+            if let Some(m) = crate::ovs::missing() {
+                return Err(LabError::Run(m));
+            }
+        }
+        let root = opts.state_root.clone();
+        if let Some(st) = LabState::load(&root, &topo.name).map_err(LabError::Run)? {
+            return Err(LabError::Usage(format!(
+                "lab '{}' is already up (state file {}, phase {}); run `lagkit lab down {}` first",
+                topo.name,
+                LabState::path(&root, &topo.name).display(),
+                st.phase,
+                topo.file
+            )));
+        }
+        // Leftovers of a run whose state file is gone.
+        let stale = down(&root, &topo.name);
+        if !stale.namespaces.is_empty() && opts.verbose {
+            eprintln!(
+                "[lab {}] removed leftover namespaces {}",
+                topo.name,
+                stale.namespaces.join(", ")
+            );
+        }
+        let dir = root.join(&topo.name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| LabError::Run(format!("{}: {e}", dir.display())))?;
+        let state = LabState {
+            lab: topo.name.clone(),
+            topology_file: topo.file.clone(),
+            dir,
+            phase: "starting".into(),
+            ..Default::default()
+        };
+        let mut lab = Lab { topo, state, opts };
+        lab.save().map_err(LabError::Run)?;
+        match lab.build() {
+            Ok(()) => {
+                lab.state.phase = "up".into();
+                lab.save().map_err(LabError::Run)?;
+                Ok(lab)
+            }
+            Err(e) => {
+                let logs = lab.logs_tail();
+                let rep = lab.down();
+                let mut msg = format!("lab up failed: {e}");
+                if !logs.is_empty() {
+                    msg.push_str(&format!("\n{logs}"));
+                }
+                if !rep.errors.is_empty() {
+                    msg.push_str(&format!("\ncleanup also failed: {}", rep.errors.join("; ")));
+                }
+                Err(LabError::Run(msg))
+            }
+        }
+    }
+
+    /// A lab brought up earlier (its state file must exist).
+    pub fn attach(topo: Topology, opts: Options) -> Result<Lab, LabError> {
+        let state = LabState::load(&opts.state_root, &topo.name)
+            .map_err(LabError::Run)?
+            .ok_or_else(|| LabError::Usage(format!("lab '{}' is not up", topo.name)))?;
+        Ok(Lab { topo, state, opts })
+    }
+
+    fn save(&self) -> Result<(), String> {
+        self.state.save(&self.opts.state_root)
+    }
+
+    /// Removes everything (see [`down`]).
+    pub fn down(&mut self) -> DownReport {
+        down(&self.opts.state_root, &self.topo.name)
+    }
+
+    /// Records a process the lab (or a workload) started, in the state file.
+    pub fn track(&mut self, what: &str, proc: ProcId) -> Result<(), String> {
+        self.state.processes.push(ProcRecord {
+            what: what.to_string(),
+            proc,
+        });
+        self.save()
+    }
+
+    /// Forgets a process that was stopped.
+    pub fn untrack(&mut self, pid: i32) -> Result<(), String> {
+        self.state.processes.retain(|p| p.proc.pid != pid);
+        self.save()
+    }
+
+    /// The namespace of `node`.
+    pub fn ns(&self, node: &str) -> String {
+        self.topo.ns(node)
+    }
+
+    /// The lab's directory.
+    pub fn dir(&self) -> &Path {
+        &self.state.dir
+    }
+
+    /// The OVS instance of switch `name`.
+    pub fn ovs(&self, name: &str) -> Option<Ovs> {
+        self.state
+            .ovs
+            .iter()
+            .find(|o| o.switch == name)
+            .map(|o| Ovs::attach(&o.ns, o.dir.clone()))
+    }
+
+    fn lagkit_query(&self, host: &str, what: &str, bond: &str) -> Result<String, String> {
+        let lagkit = self.opts.lagkit.to_string_lossy().into_owned();
+        sys::ns_run(&self.ns(host), &[&lagkit, what, bond, "--json"])
+    }
+
+    /// `lagkit status BOND --json` of a host.
+    pub fn bond_status(&self, host: &str, bond: &str) -> Result<BondStatus, String> {
+        let t = self.lagkit_query(host, "status", bond)?;
+        let mut v: Vec<BondStatus> =
+            serde_json::from_str(&t).map_err(|e| format!("lagkit status: {e}"))?;
+        v.pop().ok_or_else(|| "lagkit status: empty answer".into())
+    }
+
+    /// `lagkit stats BOND --json` of a host.
+    pub fn bond_stats(&self, host: &str, bond: &str) -> Result<BondStats, String> {
+        let t = self.lagkit_query(host, "stats", bond)?;
+        let mut v: Vec<BondStats> =
+            serde_json::from_str(&t).map_err(|e| format!("lagkit stats: {e}"))?;
+        v.pop().ok_or_else(|| "lagkit stats: empty answer".into())
+    }
+
+    /// The last lines of every log in the lab directory.
+    pub fn logs_tail(&self) -> String {
+        let mut o = String::new();
+        let Ok(rd) = std::fs::read_dir(&self.state.dir) else {
+            return o;
+        };
+        let mut files: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        files.sort();
+        for f in files {
+            let t = sys::tail(&f, 8);
+            if !t.is_empty() {
+                o.push_str(&format!("--- {} ---\n{t}\n", f.display()));
+            }
+        }
+        for r in &self.state.ovs {
+            let t = Ovs::attach(&r.ns, r.dir.clone()).log_tail(8);
+            if !t.is_empty() {
+                o.push_str(&format!("--- OVS {} ---\n{t}", r.switch));
+            }
+        }
+        o
+    }
+
+    fn build(&mut self) -> Result<(), String> {
+        // Namespaces.
+        let nodes: Vec<String> = self.topo.nodes().map(String::from).collect();
+        for n in &nodes {
+            let ns = self.ns(n);
+            self.state.namespaces.push(ns.clone());
+            self.save()?;
+            run(&["ip", "netns", "add", &ns])?;
+            run(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
+        }
+        self.say(&format!("{} namespaces", nodes.len()));
+        // Links.
+        let links = self.topo.links.clone();
+        for l in &links {
+            let (na, nb) = (self.ns(&l.a.node), self.ns(&l.b.node));
+            run(&[
+                "ip", "link", "add", &l.a.iface, "netns", &na, "type", "veth", "peer", "name",
+                &l.b.iface, "netns", &nb,
+            ])?;
+            for (end, ns) in [(&l.a, &na), (&l.b, &nb)] {
+                let mtu = l.mtu.to_string();
+                run(&["ip", "-n", ns, "link", "set", &end.iface, "mtu", &mtu])?;
+                let plain_host = self.topo.host(&end.node).is_some_and(|h| h.bond.is_none());
+                if plain_host {
+                    if let Some(a) = &self.topo.host(&end.node).and_then(|h| h.address.clone()) {
+                        run(&["ip", "-n", ns, "addr", "add", a, "dev", &end.iface])?;
+                    }
+                } else {
+                    // Bond members and switch ports must not answer ARP or
+                    // speak IPv6 for the namespace.
+                    run(&["ip", "-n", ns, "link", "set", &end.iface, "arp", "off"])?;
+                    sys::ns_run(
+                        ns,
+                        &[
+                            "sysctl",
+                            "-qw",
+                            &format!("net.ipv6.conf.{}.disable_ipv6=1", end.iface),
+                        ],
+                    )?;
+                }
+                run(&["ip", "-n", ns, "link", "set", &end.iface, "up"])?;
+            }
+            // Host ends are shaped now; switch ends once the switch owns
+            // them (OVS would delete an earlier qdisc).
+            for (end, ns) in [(&l.a, &na), (&l.b, &nb)] {
+                if self.topo.host(&end.node).is_some() {
+                    shape(ns, &end.iface, l)?;
+                }
+            }
+        }
+        self.say(&format!("{} links", links.len()));
+        // Switches.
+        let switches = self.topo.switches.clone();
+        for (i, sw) in switches.iter().enumerate() {
+            let ns = self.ns(&sw.name);
+            let dir = self.state.dir.join(format!("ovs-{}", sw.name));
+            self.state.ovs.push(OvsRecord {
+                switch: sw.name.clone(),
+                ns: ns.clone(),
+                dir: dir.clone(),
+            });
+            self.save()?;
+            let ovs = Ovs::start(&ns, dir, Spawn::Detached)?;
+            for p in ovs.pids() {
+                let what = format!("{} {}", p.comm, sw.name);
+                self.track(&what, p)?;
+            }
+            configure_switch(&ovs, sw, &switch_mac(i))?;
+            for l in &links {
+                for end in [&l.a, &l.b] {
+                    if end.node == sw.name {
+                        shape(&ns, &end.iface, l)?;
+                    }
+                }
+            }
+            self.say(&format!("switch {} (Open vSwitch) configured", sw.name));
+        }
+        // Host bonds.
+        let hosts = self.topo.hosts.clone();
+        for h in &hosts {
+            let Some(b) = &h.bond else { continue };
+            let cfg = self.state.dir.join(format!("{}.toml", h.name));
+            std::fs::write(&cfg, &b.toml).map_err(|e| format!("{}: {e}", cfg.display()))?;
+            let log_path = self.state.dir.join(format!("{}-lagkit.log", h.name));
+            let log = std::fs::File::create(&log_path)
+                .map_err(|e| format!("{}: {e}", log_path.display()))?;
+            let log2 = log.try_clone().map_err(|e| e.to_string())?;
+            let mut cmd = Command::new("ip");
+            cmd.args(["netns", "exec", &self.ns(&h.name)])
+                .arg(&self.opts.lagkit)
+                .arg("up")
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(log)
+                .stderr(log2);
+            {
+                use std::os::unix::process::CommandExt;
+                // SAFETY: setsid is async-signal-safe. Its own session: a
+                // Ctrl-C meant for `lagkit lab` does not reach the daemon,
+                // which `lab down` stops.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        libc::setsid();
+                        Ok(())
+                    });
+                }
+            }
+            let child = cmd
+                .spawn()
+                .map_err(|e| format!("{}: {e}", self.opts.lagkit.display()))?;
+            let pid = child.id() as i32;
+            drop(child);
+            // `ip netns exec` execs lagkit: wait until the PID is lagkit.
+            let want = self
+                .opts
+                .lagkit
+                .file_name()
+                .map(|f| f.to_string_lossy().chars().take(15).collect::<String>())
+                .unwrap_or_default();
+            let p = poll(Duration::from_secs(3), || {
+                ProcId::of(pid).filter(|p| p.comm == want)
+            })
+            .ok_or_else(|| {
+                format!(
+                    "lagkit up for host {} did not start: {}",
+                    h.name,
+                    sys::tail(&log_path, 5)
+                )
+            })?;
+            self.track(&format!("lagkit up {}", h.name), p.clone())?;
+            let ok = poll(Duration::from_secs(10), || {
+                if !p.alive() {
+                    return Some(false);
+                }
+                self.bond_status(&h.name, &b.name).ok().map(|_| true)
+            });
+            if ok != Some(true) {
+                return Err(format!(
+                    "lagkit up for host {} {}: {}",
+                    h.name,
+                    if p.alive() {
+                        "does not answer `lagkit status` after 10 s"
+                    } else {
+                        "exited"
+                    },
+                    sys::tail(&log_path, 8)
+                ));
+            }
+            self.say(&format!("host {}: lagkit bond {} up", h.name, b.name));
+        }
+        Ok(())
+    }
+}
+
+/// `tc qdisc replace ... root tbf` on one end of `l`, if it is shaped.
+fn shape(ns: &str, iface: &str, l: &crate::topology::Link) -> Result<(), String> {
+    let Some(rate) = &l.rate else {
+        return Ok(());
+    };
+    let mut v = vec![
+        "tc", "-n", ns, "qdisc", "replace", "dev", iface, "root", "tbf", "rate", &rate.text,
+        "burst", "256kb", "latency", "50ms",
+    ];
+    if l.overhead {
+        v.extend(["overhead", "24", "mpu", "84"]);
+    }
+    run(&v).map(|_| ())
+}
+
+/// What is at the root of `iface`'s qdisc tree, with its byte counter.
+pub fn root_qdisc(ns: &str, iface: &str) -> Result<(String, u64), String> {
+    let t = run(&[
+        "tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", iface, "root",
+    ])?;
+    let v: serde_json::Value = serde_json::from_str(&t).map_err(|e| format!("tc -j: {e}"))?;
+    let q = v.get(0).ok_or("tc: no qdisc")?;
+    Ok((
+        q["kind"].as_str().unwrap_or("?").to_string(),
+        q["bytes"].as_u64().unwrap_or(0),
+    ))
+}
+
+/// Bridge `br0` with the switch's channels and plain ports; every port
+/// keeps its kernel qdisc (`qos=linux-noop`).
+fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Result<(), String> {
+    ovs.vsctl(&[
+        "add-br",
+        "br0",
+        "--",
+        "set",
+        "bridge",
+        "br0",
+        "datapath_type=netdev",
+        &format!("other-config:hwaddr=\"{mac}\""),
+    ])?;
+    let ofport = |p: &str| format!("ofport_request={}", p.trim_start_matches('p'));
+    let mut in_channel: Vec<&str> = Vec::new();
+    for c in &sw.channels {
+        in_channel.extend(c.ports.iter().map(String::as_str));
+        let bonded = c.protocol != Protocol::None;
+        if !bonded {
+            continue;
+        }
+        let lacp = match c.protocol {
+            Protocol::LacpActive => "active",
+            Protocol::LacpPassive => "passive",
+            _ => "off",
+        };
+        let mode = c
+            .load_balance
+            .ovs_bond_mode()
+            .ok_or("OVS has no bond mode for this load balance")?;
+        let mut args: Vec<String> = Vec::new();
+        let port = crate::converge::ovs_port_name(c);
+        if c.ports.len() >= 2 {
+            args.extend(["add-bond", "br0", &c.name].map(String::from));
+            args.extend(c.ports.iter().cloned());
+        } else {
+            args.extend(["add-port", "br0", &c.ports[0]].map(String::from));
+        }
+        args.extend([
+            "--".into(),
+            "set".into(),
+            "port".into(),
+            port.clone(),
+            format!("lacp={lacp}"),
+            format!("bond_mode={mode}"),
+            "other_config:lacp-time=fast".into(),
+            "other_config:bond-rebalance-interval=1000".into(),
+            "qos=@q".into(),
+        ]);
+        for p in &c.ports {
+            args.extend([
+                "--".into(),
+                "set".into(),
+                "interface".into(),
+                p.clone(),
+                ofport(p),
+            ]);
+        }
+        args.extend(["--", "--id=@q", "create", "qos", "type=linux-noop"].map(String::from));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        ovs.vsctl(&a)?;
+    }
+    for p in &sw.ports {
+        if in_channel.contains(&p.as_str())
+            && sw
+                .channels
+                .iter()
+                .any(|c| c.protocol != Protocol::None && c.ports.contains(p))
+        {
+            continue;
+        }
+        ovs.vsctl(&[
+            "add-port",
+            "br0",
+            p,
+            "--",
+            "set",
+            "interface",
+            p,
+            &ofport(p),
+            "--",
+            "set",
+            "port",
+            p,
+            "qos=@q",
+            "--",
+            "--id=@q",
+            "create",
+            "qos",
+            "type=linux-noop",
+        ])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! The lagkit lab: a topology file of hosts (network namespaces, each
+//! running a lagkit bond), switches (Open vSwitch's userspace datapath now;
+//! lagkit's own switch later) and shaped veth links, brought up and down as
+//! a unit, with a workload, measurements and reports.
+//!
+//! - [`topology`]: the TOML model, validated, errors with file:line:column.
+//! - [`lab`]: `up` / `down`, with a state file so `down` works from another
+//!   process and after a crash.
+//! - [`converge`]: wait until every bond and port-channel has formed, or say
+//!   which has not and why; LACP snapshots.
+//! - [`measure`]: before/after snapshots (lagkit counters, TCP counters, CPU).
+//! - [`workload`]: the [`workload::Workload`] trait, iperf3 now.
+//! - [`report`]: seed 000's table, JSON, SVG charts.
+//! - [`run`]: up → converge → workload → measure → down.
+//! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
+//!   OVS interoperability tests).
+//!
+//! Namespaces are named `lklab-<lab>-<node>`; nothing gets an address in
+//! the root namespace. Switches are a role ([`topology::SwitchKind`]):
+//! only the OVS implementation exists, and the `lagkit` kind is reserved
+//! for lagkit's own switch.
+
+pub mod converge;
+pub mod lab;
+pub mod measure;
+pub mod ovs;
+pub mod report;
+pub mod run;
+mod svg;
+pub mod sys;
+pub mod topology;
+pub mod workload;
+
+pub use lab::{down, DownReport, Lab, LabState, Options};
+pub use run::{run, run_once, LabGuard, RunOptions};
+pub use topology::{Topology, TopologyError};
+
+/// Why a lab command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The topology file is wrong.
+    #[error("{0}")]
+    Topology(#[from] TopologyError),
+    /// The request cannot be served as asked (not root, already up, ...).
+    #[error("{0}")]
+    Usage(String),
+    /// The system failed (a command, a daemon, convergence).
+    #[error("{0}")]
+    Run(String),
+}
+
+/// Built-in scenarios (`lagkit lab list`). PLACEHOLDER: the scenarios of the
+/// issue (ibm-6513, hp-apa, lpm, zvm, linux-alb) are not written yet; the
+/// list is empty until they are.
+pub fn builtin_scenarios() -> Vec<(&'static str, &'static str)> {
+    Vec::new()
+}

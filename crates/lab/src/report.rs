@@ -1,0 +1,430 @@
+//! Reports: a terminal table in the layout of seed 000's tables (run
+//! number, configuration code columns, CPU, balance ratios per bond,
+//! Mbit/s, out-of-order/s), the same as JSON, and SVG charts (Mbit/s per
+//! configuration; bytes per link) in a report folder.
+
+use crate::converge::LacpSnapshot;
+use crate::measure::Measurement;
+use crate::topology::{LoadBalance, Protocol, Scale, Topology};
+use crate::workload::{WorkloadCode, WorkloadResult};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The configuration code of a run, seed 000 style.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigCode {
+    /// Application: `i` iperf3.
+    pub app: String,
+    /// Flows/processes.
+    pub procs: u32,
+    /// Switch: load balance - protocol - port mode, e.g. `p-L-v`
+    /// (p: L4 ports, i: L3 IP, m: L2 MAC; L: LACP, M: manual/static,
+    /// N: none; v: active, s: passive, o: on, n: none).
+    pub switch: String,
+    /// Server (host bond): mode - hash, e.g. `8d-st` (8d: 802.3ad, sd:
+    /// balance-xor "standard", rn: round-robin, ab: active-backup, ad:
+    /// adaptive, tl/al: tlb/alb, bc: broadcast; st: layer3+4, l2: layer2,
+    /// l3: layer2+3, sg: strong, en: encap).
+    pub server: String,
+    /// MTU: S (≤ 1500) or J (jumbo).
+    pub mtu: String,
+    /// Links: `<count per bond>x<rate>`, e.g. `2x100M`.
+    pub links: String,
+}
+
+impl ConfigCode {
+    /// The code of `topo` with workload columns `w`.
+    pub fn of(topo: &Topology, w: Option<&WorkloadCode>) -> ConfigCode {
+        let mut sw: Vec<String> = Vec::new();
+        for s in &topo.switches {
+            for c in &s.channels {
+                let lb = match c.load_balance {
+                    LoadBalance::L4 => "p",
+                    LoadBalance::L3 => "i",
+                    LoadBalance::L2 => "m",
+                };
+                let (proto, mode) = match c.protocol {
+                    Protocol::LacpActive => ("L", "v"),
+                    Protocol::LacpPassive => ("L", "s"),
+                    Protocol::Static => ("M", "o"),
+                    Protocol::None => ("N", "n"),
+                };
+                let code = format!("{lb}-{proto}-{mode}");
+                if !sw.contains(&code) {
+                    sw.push(code);
+                }
+            }
+        }
+        let mut srv: Vec<String> = Vec::new();
+        for h in &topo.hosts {
+            if let Some(b) = &h.bond {
+                let m = match b.mode.as_str() {
+                    "802.3ad" => "8d",
+                    "balance-xor" => "sd",
+                    "balance-rr" => "rn",
+                    "active-backup" => "ab",
+                    "adaptive" => "ad",
+                    "balance-tlb" => "tl",
+                    "balance-alb" => "al",
+                    "broadcast" => "bc",
+                    other => &other[..other.len().min(2)],
+                };
+                let hname = b.hash.split(':').next().unwrap_or("");
+                let hc = match hname {
+                    "layer3+4" => "st",
+                    "layer2" => "l2",
+                    "layer2+3" => "l3",
+                    "strong" => "sg",
+                    x if x.starts_with("encap") => "en",
+                    other => &other[..other.len().min(2)],
+                };
+                let code = format!("{m}-{hc}");
+                if !srv.contains(&code) {
+                    srv.push(code);
+                }
+            }
+        }
+        let mtu = topo.links.iter().map(|l| l.mtu).max().unwrap_or(1500);
+        let per_bond = topo
+            .hosts
+            .iter()
+            .filter_map(|h| h.bond.as_ref().map(|b| b.members.len()))
+            .max()
+            .unwrap_or(1);
+        let rate = match topo.link_rate_mbit() {
+            Some(r) if r >= 1000.0 => format!("{}G", r / 1000.0),
+            Some(r) => format!("{r}M"),
+            None => "unsh".into(),
+        };
+        ConfigCode {
+            app: w.map_or("-".into(), |w| w.app.clone()),
+            procs: w.map_or(0, |w| w.procs),
+            switch: if sw.is_empty() {
+                "-".into()
+            } else {
+                sw.join("/")
+            },
+            server: if srv.is_empty() {
+                "-".into()
+            } else {
+                srv.join("/")
+            },
+            mtu: if mtu > 1500 { "J".into() } else { "S".into() },
+            links: format!("{per_bond}x{rate}"),
+        }
+    }
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Run number (1-based).
+    pub run: usize,
+    /// Configuration code.
+    pub code: ConfigCode,
+    /// The topology file.
+    pub topology: String,
+    /// What the workload reported.
+    pub workload: Option<WorkloadResult>,
+    /// What the counters say.
+    pub measurement: Option<Measurement>,
+    /// Seconds to converge.
+    pub converge_seconds: Option<f64>,
+    /// LACP at the start of the run.
+    pub lacp_start: Option<LacpSnapshot>,
+    /// LACP at the end.
+    pub lacp_end: Option<LacpSnapshot>,
+    /// The physical limit of the links for this workload, Mbit/s (shaped
+    /// rate × members × directions), if known.
+    pub limit_mbps: Option<f64>,
+    /// Flags: "CPU-bound", "shaping lost", "LACP changed", ...
+    pub flags: Vec<String>,
+    /// Why the run failed, if it did.
+    pub error: Option<String>,
+}
+
+impl RunRecord {
+    /// A record with only the code filled.
+    pub fn new(run: usize, topo: &Topology, code: ConfigCode) -> RunRecord {
+        RunRecord {
+            run,
+            code,
+            topology: topo.file.clone(),
+            workload: None,
+            measurement: None,
+            converge_seconds: None,
+            lacp_start: None,
+            lacp_end: None,
+            limit_mbps: None,
+            flags: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Sets the flags from the measurements.
+    pub fn derive_flags(&mut self) {
+        let mut f = Vec::new();
+        if let Some(m) = &self.measurement {
+            if m.cpu.cpu_bound {
+                f.push(format!(
+                    "CPU-bound ({:.0}% busy): the CPU, not the links, may have set the rate",
+                    m.cpu.busy_pct
+                ));
+            }
+            if !m.shaping_problems.is_empty() {
+                f.push(format!("shaping: {}", m.shaping_problems.join(", ")));
+            }
+        }
+        if let (Some(a), Some(b)) = (&self.lacp_start, &self.lacp_end) {
+            if a.all_ok() && !b.all_ok() {
+                f.push(format!(
+                    "LACP changed during the run: {}",
+                    b.not_converged().join("; ")
+                ));
+            }
+        }
+        self.flags = f;
+    }
+}
+
+/// The machine the runs ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// CPUs.
+    pub cores: usize,
+    /// `uname -r`.
+    pub kernel: String,
+}
+
+impl Machine {
+    /// This machine.
+    pub fn here() -> Machine {
+        Machine {
+            cores: crate::measure::CpuTimes::now().cores,
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        }
+    }
+}
+
+/// A set of runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Title (the lab name).
+    pub title: String,
+    /// What the rates stand for.
+    pub scale: Option<Scale>,
+    /// Where it ran.
+    pub machine: Machine,
+    /// The runs.
+    pub runs: Vec<RunRecord>,
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map_or("-".into(), |r| format!("{r:.2}"))
+}
+
+impl Report {
+    /// An empty report.
+    pub fn new(title: &str, scale: Option<Scale>) -> Report {
+        Report {
+            title: title.to_string(),
+            scale,
+            machine: Machine::here(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Hosts with a bond measured in any run, in first-seen order.
+    fn bond_hosts(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in &self.runs {
+            for b in r.measurement.iter().flat_map(|m| &m.bonds) {
+                if !v.contains(&b.host) {
+                    v.push(b.host.clone());
+                }
+            }
+        }
+        v
+    }
+
+    /// The table, seed 000 layout.
+    pub fn table(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "lagkit lab report: {}", self.title);
+        match &self.scale {
+            Some(s) => {
+                let _ = writeln!(
+                    o,
+                    "scale: {}{}",
+                    s.note,
+                    s.factor.map_or(String::new(), |f| format!(" (factor {f})"))
+                );
+            }
+            None => {
+                let _ = writeln!(o, "scale: 1:1 (no scale note in the topology)");
+            }
+        }
+        let _ = writeln!(
+            o,
+            "machine: {} cores, kernel {}; CPU is the whole machine's (all hosts and switches share it); a run at ≥ {:.0}% busy is flagged CPU-bound",
+            self.machine.cores, self.machine.kernel, crate::measure::CPU_BOUND_PCT
+        );
+        let hosts = self.bond_hosts();
+        let mut head1 = format!(
+            "{:>3} {:>3} {:>5} {:<7} {:<7} {:>3} {:<7} | {:>5} {:>5} {:>5} |",
+            "Run", "App", "Procs", "Switch", "Server", "MTU", "Links", "usr%", "sys%", "idle%"
+        );
+        for h in &hosts {
+            let _ = write!(
+                head1,
+                " {:>6} {:>6} |",
+                format!("{h} tx"),
+                format!("{h} rx")
+            );
+        }
+        let _ = write!(
+            head1,
+            " {:>8} {:>6} {:>8} {:>8}  Flags",
+            "Mbit/s", "limit", "OOO/s", "Retr/s"
+        );
+        let _ = writeln!(o, "{}", "-".repeat(head1.chars().count()));
+        let _ = writeln!(o, "{head1}");
+        let _ = writeln!(o, "{}", "-".repeat(head1.chars().count()));
+        for r in &self.runs {
+            let c = &r.code;
+            let mut line = format!(
+                "{:>3} {:>3} {:>5} {:<7} {:<7} {:>3} {:<7} |",
+                r.run, c.app, c.procs, c.switch, c.server, c.mtu, c.links
+            );
+            match &r.measurement {
+                Some(m) => {
+                    let _ = write!(
+                        line,
+                        " {:>5.1} {:>5.1} {:>5.1} |",
+                        m.cpu.user_pct, m.cpu.sys_pct, m.cpu.headroom_pct
+                    );
+                    for h in &hosts {
+                        let b = m.bonds.iter().find(|b| &b.host == h);
+                        let _ = write!(
+                            line,
+                            " {:>6} {:>6} |",
+                            ratio(b.and_then(|b| b.tx_ratio)),
+                            ratio(b.and_then(|b| b.rx_ratio))
+                        );
+                    }
+                }
+                None => {
+                    let _ = write!(line, " {:>5} {:>5} {:>5} |", "-", "-", "-");
+                    for _ in &hosts {
+                        let _ = write!(line, " {:>6} {:>6} |", "-", "-");
+                    }
+                }
+            }
+            let mbps = r.workload.as_ref().map(|w| w.mbps);
+            let limit = match (mbps, r.limit_mbps) {
+                (Some(x), Some(l)) if l > 0.0 => format!("{:.0}%", 100.0 * x / l),
+                _ => "-".into(),
+            };
+            let _ = write!(
+                line,
+                " {:>8} {:>6} {:>8} {:>8}  ",
+                mbps.map_or("-".into(), |x| format!("{x:.1}")),
+                limit,
+                r.measurement
+                    .as_ref()
+                    .map_or("-".into(), |m| format!("{:.1}", m.out_of_order_per_s)),
+                r.measurement
+                    .as_ref()
+                    .map_or("-".into(), |m| format!("{:.1}", m.retransmits_per_s)),
+            );
+            let mut flags: Vec<String> = r
+                .flags
+                .iter()
+                .map(|f| f.split(':').next().unwrap_or(f).to_string())
+                .collect();
+            if let Some(e) = &r.error {
+                flags.insert(0, format!("FAILED: {}", e.lines().next().unwrap_or("")));
+            }
+            line.push_str(&flags.join(", "));
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+        let _ = writeln!(
+            o,
+            "Mbit/s: workload goodput, transmit plus receive; limit: Mbit/s as a share of links × rate × directions; \
+             tx/rx: balance ratio (share of packets through the bond's first member, 0.50 = even); \
+             OOO/s: TCP segments queued out of order (TcpExt TCPOFOQueue), all hosts; Retr/s: Tcp RetransSegs."
+        );
+        for r in &self.runs {
+            for f in &r.flags {
+                let _ = writeln!(o, "run {}: {f}", r.run);
+            }
+        }
+        o
+    }
+
+    /// Writes `report.txt`, `report.json`, `mbps.svg` and one
+    /// `links-run<N>.svg` per measured run into `dir`; returns the paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut out = Vec::new();
+        let mut put = |name: &str, text: String| -> Result<(), String> {
+            let p = dir.join(name);
+            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+            out.push(p);
+            Ok(())
+        };
+        put("report.txt", self.table())?;
+        put(
+            "report.json",
+            serde_json::to_string_pretty(self).map_err(|e| e.to_string())?,
+        )?;
+        let bars: Vec<(String, Vec<f64>)> = self
+            .runs
+            .iter()
+            .map(|r| {
+                (
+                    format!("{} {} {}", r.run, r.code.switch, r.code.server),
+                    vec![r.workload.as_ref().map_or(0.0, |w| w.mbps)],
+                )
+            })
+            .collect();
+        put(
+            "mbps.svg",
+            crate::svg::bar_chart(
+                &format!("{}: goodput per configuration", self.title),
+                "Mbit/s",
+                &["Mbit/s"],
+                &bars,
+            ),
+        )?;
+        for r in &self.runs {
+            let Some(m) = &r.measurement else { continue };
+            let bars: Vec<(String, Vec<f64>)> = m
+                .bonds
+                .iter()
+                .flat_map(|b| {
+                    b.members.iter().map(move |mm| {
+                        (
+                            format!("{}/{}", b.host, mm.name),
+                            vec![mm.tx_bytes as f64 / 1e6, mm.rx_bytes as f64 / 1e6],
+                        )
+                    })
+                })
+                .collect();
+            put(
+                &format!("links-run{}.svg", r.run),
+                crate::svg::bar_chart(
+                    &format!("{} run {}: bytes per link", self.title, r.run),
+                    "MB",
+                    &["transmitted", "received"],
+                    &bars,
+                ),
+            )?;
+        }
+        Ok(out)
+    }
+}

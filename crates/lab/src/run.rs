@@ -1,0 +1,157 @@
+//! `lab run`: up, wait for convergence (with a deadline), run the workload
+//! between two snapshots, collect, down — down also when anything fails.
+
+use crate::converge::{converge, snapshot as lacp_snapshot};
+use crate::lab::{DownReport, Lab, Options};
+use crate::measure;
+use crate::report::{ConfigCode, Report, RunRecord};
+use crate::topology::Topology;
+use crate::LabError;
+use std::time::Duration;
+
+/// Options of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Lab options.
+    pub lab: Options,
+    /// How long to wait for the aggregates.
+    pub converge_timeout: Duration,
+    /// Pause after convergence before measuring (lets OVS rebalance).
+    pub settle: Duration,
+    /// Run number in the report.
+    pub run: usize,
+}
+
+impl RunOptions {
+    /// Defaults: 60 s to converge, 1 s to settle, run 1.
+    pub fn new(lab: Options) -> RunOptions {
+        RunOptions {
+            lab,
+            converge_timeout: Duration::from_secs(60),
+            settle: Duration::from_secs(1),
+            run: 1,
+        }
+    }
+}
+
+/// Brings a lab down when dropped (also on panic).
+pub struct LabGuard {
+    lab: Option<Lab>,
+}
+
+impl LabGuard {
+    /// Guards `lab`.
+    pub fn new(lab: Lab) -> LabGuard {
+        LabGuard { lab: Some(lab) }
+    }
+
+    /// The lab.
+    pub fn lab(&mut self) -> &mut Lab {
+        self.lab.as_mut().expect("lab is up")
+    }
+
+    /// Brings it down now.
+    pub fn down(mut self) -> DownReport {
+        self.lab.take().map(|mut l| l.down()).unwrap_or_default()
+    }
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        if let Some(mut l) = self.lab.take() {
+            let r = l.down();
+            for e in r.errors {
+                eprintln!("lab down: {e}");
+            }
+        }
+    }
+}
+
+/// One run of `topo`'s workload: returns the record (with `error` set if the
+/// run failed after the lab came up); `Err` only when the lab could not be
+/// brought up at all, or has no workload.
+pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabError> {
+    let spec = topo.workload.clone().ok_or_else(|| {
+        LabError::Usage(format!(
+            "{}: no [workload] table; add one (kind = \"iperf3\", client, server)",
+            topo.file
+        ))
+    })?;
+    let mut w = spec.workload();
+    let code = ConfigCode::of(topo, Some(&w.code()));
+    let mut rec = RunRecord::new(opts.run, topo, code);
+    let say = |m: &str| {
+        if opts.lab.verbose {
+            eprintln!("[lab {} run {}] {m}", topo.name, opts.run);
+        }
+    };
+    let mut guard = LabGuard::new(Lab::up(topo.clone(), opts.lab.clone())?);
+    let result = (|| -> Result<(), String> {
+        let lab = guard.lab();
+        let (took, snap) = converge(lab, opts.converge_timeout)?;
+        rec.converge_seconds = Some(took.as_secs_f64());
+        say(&format!("converged in {:.1} s", took.as_secs_f64()));
+        rec.lacp_start = Some(snap);
+        w.prepare(lab)?;
+        std::thread::sleep(opts.settle);
+        say(&w.describe());
+        let before = measure::snapshot(lab)?;
+        let res = w.run(lab);
+        let after = measure::snapshot(lab);
+        rec.lacp_end = Some(lacp_snapshot(lab));
+        w.finish(lab);
+        let res = res?;
+        rec.measurement = Some(measure::diff(&before, &after?));
+        rec.limit_mbps = limit(topo, &spec, &res);
+        rec.workload = Some(res);
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let logs = guard.lab().logs_tail();
+        rec.error = Some(if logs.is_empty() {
+            e
+        } else {
+            format!("{e}\n{logs}")
+        });
+    }
+    let down = guard.down();
+    if !down.errors.is_empty() {
+        rec.flags
+            .push(format!("cleanup: {}", down.errors.join("; ")));
+    }
+    let extra = rec.flags.clone();
+    rec.derive_flags();
+    rec.flags.extend(extra);
+    Ok(rec)
+}
+
+/// The links' capacity for the workload: shaped rate × members of the
+/// smaller end bond × directions.
+fn limit(
+    topo: &Topology,
+    spec: &crate::workload::WorkloadSpec,
+    res: &crate::workload::WorkloadResult,
+) -> Option<f64> {
+    let rate = topo.link_rate_mbit()?;
+    let crate::workload::WorkloadSpec::Iperf3(s) = spec;
+    let links = |h: &str| topo.host(h).map(|h| h.ifaces.len()).unwrap_or(0);
+    let k = links(&s.client).min(links(&s.server)) as f64;
+    let dirs = if res.reverse_mbps > 0.0 { 2.0 } else { 1.0 };
+    (k > 0.0).then_some(rate * k * dirs)
+}
+
+/// `lab run`: one run, a report written to `report_dir` (if given).
+pub fn run(
+    topo: &Topology,
+    opts: &RunOptions,
+    report_dir: Option<&std::path::Path>,
+) -> Result<(Report, Vec<std::path::PathBuf>), LabError> {
+    let rec = run_once(topo, opts)?;
+    let mut report = Report::new(&topo.name, topo.scale.clone());
+    report.runs.push(rec);
+    let files = match report_dir {
+        Some(d) => report.write(d).map_err(LabError::Run)?,
+        None => Vec::new(),
+    };
+    Ok((report, files))
+}

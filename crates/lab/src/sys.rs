@@ -1,0 +1,215 @@
+//! Running programs, network namespaces, and stopping processes by PID
+//! without ever hitting a recycled one.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Runs `args[0]` with the rest as arguments; its stdout, or an error that
+/// quotes the command and its stderr.
+pub fn run(args: &[&str]) -> Result<String, String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("`{}`: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Runs a command inside network namespace `ns` (`ip netns exec`).
+pub fn ns_run(ns: &str, args: &[&str]) -> Result<String, String> {
+    let mut v = vec!["ip", "netns", "exec", ns];
+    v.extend_from_slice(args);
+    run(&v)
+}
+
+/// `name` on PATH or in the sbin directories (OVS lives in /usr/sbin).
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin", "/bin"])
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file());
+    found
+}
+
+/// The full path of `name`, or an error saying how to install it.
+pub fn tool_path(name: &str) -> Result<String, String> {
+    tool(name)
+        .map(|p| p.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            format!(
+                "{name} not found (apt-get install -y --no-install-recommends iproute2 iperf3 openvswitch-switch)"
+            )
+        })
+}
+
+/// Names of the network namespaces that exist (`ip netns list`).
+pub fn netns_list() -> Vec<String> {
+    // /run/netns is where iproute2 keeps them; reading it needs no process.
+    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whether namespace `ns` exists.
+pub fn netns_exists(ns: &str) -> bool {
+    Path::new("/run/netns").join(ns).exists()
+}
+
+/// Deletes namespace `ns`, first stopping (SIGKILL) whatever still runs in
+/// it: everything inside a lab namespace was started by the lab. Deleting a
+/// namespace that is gone is not an error.
+pub fn netns_delete(ns: &str) -> Result<(), String> {
+    if !netns_exists(ns) {
+        return Ok(());
+    }
+    if let Ok(pids) = run(&["ip", "netns", "pids", ns]) {
+        for pid in pids
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            if let Some(p) = ProcId::of(pid) {
+                p.kill_now();
+            }
+        }
+    }
+    match run(&["ip", "netns", "del", ns]) {
+        Ok(_) => Ok(()),
+        Err(_) if !netns_exists(ns) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A process identified by PID, program name and start time, so a PID
+/// reused by another program after a crash is never signalled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcId {
+    /// Process id.
+    pub pid: i32,
+    /// `/proc/PID/comm` when recorded.
+    pub comm: String,
+    /// Start time in clock ticks since boot (`/proc/PID/stat` field 22).
+    pub start: u64,
+}
+
+fn stat_of(pid: i32) -> Option<(String, char, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = s.find('(')?;
+    let close = s.rfind(')')?;
+    let comm = s[open + 1..close].to_string();
+    let rest: Vec<&str> = s[close + 2..].split_whitespace().collect();
+    // rest[0] is field 3 (state); field 22 (starttime) is rest[19].
+    let state = rest.first()?.chars().next()?;
+    let start = rest.get(19)?.parse().ok()?;
+    Some((comm, state, start))
+}
+
+impl ProcId {
+    /// The process `pid` as it is now, if it exists.
+    pub fn of(pid: i32) -> Option<ProcId> {
+        let (comm, _, start) = stat_of(pid)?;
+        Some(ProcId { pid, comm, start })
+    }
+
+    /// Still the same process, and not a zombie.
+    pub fn alive(&self) -> bool {
+        match stat_of(self.pid) {
+            Some((comm, state, start)) => {
+                comm == self.comm && start == self.start && state != 'Z' && state != 'X'
+            }
+            None => false,
+        }
+    }
+
+    fn signal(&self, sig: i32) {
+        if self.alive() {
+            // SAFETY: kill(2) has no memory preconditions; the PID was checked
+            // to be the process recorded (same name and start time).
+            unsafe { libc::kill(self.pid, sig) };
+        }
+    }
+
+    /// Reaps the process if it is our child (no zombie left behind).
+    fn reap(&self) {
+        let mut st = 0;
+        // SAFETY: waitpid with WNOHANG on a PID; harmless if not our child.
+        unsafe { libc::waitpid(self.pid, &mut st, libc::WNOHANG) };
+    }
+
+    /// SIGTERM, then SIGKILL if still alive after `grace`; reaps it when it
+    /// is our child. A process already gone is fine.
+    pub fn stop(&self, grace: Duration) {
+        if !self.alive() {
+            self.reap();
+            return;
+        }
+        self.signal(libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            self.reap();
+            if !self.alive() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill_now();
+    }
+
+    /// SIGKILL and wait (up to 2 s) for it to go.
+    pub fn kill_now(&self) {
+        self.signal(libc::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            self.reap();
+            if !self.alive() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Polls `cond` every 50 ms until it returns `Some` or `timeout` passes.
+pub fn poll<T>(timeout: Duration, mut cond: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = cond() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last `n` lines of a file (for error messages).
+pub fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Whether we run as root (namespaces need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}

@@ -1,0 +1,174 @@
+//! The example topology end to end, as root: up → converge → iperf3 →
+//! measure → report → down, then nothing of the lab is left (namespaces,
+//! processes, state file).
+//!
+//! Needs the `lagkit` binary (for `lagkit up` in the host namespaces):
+//! `$LAGKIT_BIN`, or `lagkit` next to this test's target directory — build
+//! it first (`cargo build -p lagkit`; `cargo test --workspace` does).
+//! Skips with a message when not root or when OVS, iperf3 or the binary is
+//! missing; fails instead when `CI` is set.
+
+use lagkit_lab::report::Report;
+use lagkit_lab::sys::{netns_list, tool};
+use lagkit_lab::{LabState, Options, RunOptions, Topology};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/lab/two-hosts-ovs.toml"
+);
+
+fn lagkit_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LAGKIT_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    // <target>/<profile>/deps/e2e-HASH -> <target>/<profile>/lagkit
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.parent()?.join("lagkit");
+    p.is_file().then_some(p)
+}
+
+fn skip(why: &str) -> bool {
+    if std::env::var_os("CI").is_some() {
+        panic!("CI is set but the lab test cannot run: {why}");
+    }
+    eprintln!("SKIP lab e2e: {why}");
+    true
+}
+
+/// Our processes still alive whose command line mentions `needle`.
+fn procs_with(needle: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if stat.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')) {
+            continue;
+        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            v.push(format!("{pid}: {cmd}"));
+        }
+    }
+    v
+}
+
+#[test]
+fn example_lab_runs_iperf3_reports_and_leaves_nothing() {
+    if !lagkit_lab::sys::is_root() && skip("needs root") {
+        return;
+    }
+    if let Some(m) = lagkit_lab::ovs::missing() {
+        if skip(&m) {
+            return;
+        }
+    }
+    if tool("iperf3").is_none() && skip("iperf3 missing (apt-get install iperf3)") {
+        return;
+    }
+    let Some(bin) = lagkit_bin() else {
+        skip("no lagkit binary: build it (cargo build -p lagkit) or set LAGKIT_BIN");
+        return;
+    };
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let mut topo = Topology::parse(&text, EXAMPLE, "x").unwrap();
+    // A name and a state root of our own: never meets a lab a user brought up.
+    topo.name = format!("e2e-{}", std::process::id());
+    // Short run: the test stays well under a minute.
+    if let Some(lagkit_lab::workload::WorkloadSpec::Iperf3(w)) = topo.workload.as_mut() {
+        w.seconds = 5;
+    }
+    let root = std::env::temp_dir().join(format!("lklab-e2e-{}", std::process::id()));
+    let mut opts = Options::new(bin);
+    opts.state_root = root.clone();
+    opts.verbose = true;
+    let mut ropts = RunOptions::new(opts);
+    ropts.converge_timeout = Duration::from_secs(30);
+    let report_dir = root.join("report");
+
+    let t0 = std::time::Instant::now();
+    let (report, files) = lagkit_lab::run(&topo, &ropts, Some(&report_dir)).expect("lab run");
+    eprintln!("{}", report.table());
+    eprintln!("lab run took {:?}", t0.elapsed());
+
+    // Nothing of the lab is left.
+    let left: Vec<String> = netns_list()
+        .into_iter()
+        .filter(|n| n.starts_with(&format!("lklab-{}-", topo.name)))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    let procs = procs_with(&root.to_string_lossy());
+    assert!(procs.is_empty(), "processes left: {procs:?}");
+    assert!(
+        !LabState::path(&root, &topo.name).exists(),
+        "state file left"
+    );
+    assert!(!root.join(&topo.name).exists(), "lab directory left");
+
+    // The run itself.
+    let r = &report.runs[0];
+    assert!(r.error.is_none(), "run failed: {:?}", r.error);
+    let w = r.workload.as_ref().unwrap();
+    assert!(w.mbps > 0.0, "{w:?}");
+    assert!(w.reverse_mbps > 0.0, "bidir: {w:?}");
+    // 2 × 100 Mbit/s each way: more than one link's worth is aggregation.
+    assert!(
+        w.mbps <= 2.0 * 2.0 * 100.0 * 1.05,
+        "beyond the links: {w:?}"
+    );
+    let m = r.measurement.as_ref().unwrap();
+    assert_eq!(m.bonds.len(), 2);
+    for b in &m.bonds {
+        for x in [b.tx_ratio, b.rx_ratio] {
+            let x = x.expect("traffic through every bond both ways");
+            assert!((0.0..=1.0).contains(&x), "{b:?}");
+        }
+        assert!(b.mbps > 0.0);
+        assert_eq!(b.members.len(), 2);
+    }
+    assert!(
+        m.cpu.busy_pct > 0.0 && m.cpu.busy_pct <= 100.0,
+        "{:?}",
+        m.cpu
+    );
+    assert_eq!(m.cpu.cores, report.machine.cores);
+    assert!(m.shaping_problems.is_empty(), "{:?}", m.shaping_problems);
+    assert!(r.lacp_start.as_ref().unwrap().all_ok());
+    assert!(r.converge_seconds.unwrap() < 30.0);
+    assert_eq!(r.code.switch, "p-L-v");
+    assert_eq!(r.code.server, "8d-st");
+    assert_eq!(r.code.links, "2x100M");
+
+    // The report folder.
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for n in ["report.txt", "report.json", "mbps.svg", "links-run1.svg"] {
+        assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
+    }
+    let again: Report =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(again.runs.len(), 1);
+    assert_eq!(again.runs[0].code, r.code);
+    let back = again.runs[0].workload.as_ref().unwrap().mbps;
+    assert!((back - w.mbps).abs() < 1e-6 * w.mbps.max(1.0));
+    let svg = std::fs::read_to_string(report_dir.join("links-run1.svg")).unwrap();
+    assert!(svg.contains("h1/e1") && svg.contains("h2/e2"));
+    let table = std::fs::read_to_string(report_dir.join("report.txt")).unwrap();
+    assert!(table.contains("scale: 100 Mbit/s links stand for 1 Gbit/s"));
+    assert!(table.contains("p-L-v"));
+    std::fs::remove_dir_all(&root).unwrap();
+
+    // And down once more is a no-op.
+    assert!(lagkit_lab::down(&root, &topo.name).was_noop());
+    let _ = std::fs::remove_dir_all(&root);
+}

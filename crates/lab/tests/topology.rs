@@ -1,0 +1,250 @@
+//! Topology files: the example parses as described, and every mistake is
+//! reported at its line (and column) with a fix.
+
+use lagkit_lab::topology::{lab_name_of, ns_of_lab, LoadBalance, Protocol, Rate};
+use lagkit_lab::{Topology, TopologyError};
+use std::path::Path;
+
+const EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/lab/two-hosts-ovs.toml"
+);
+
+fn parse(text: &str) -> Result<Topology, TopologyError> {
+    Topology::parse(text, "t.toml", "t")
+}
+
+fn err(text: &str) -> TopologyError {
+    match parse(text) {
+        Ok(t) => panic!("accepted: {t:#?}"),
+        Err(e) => e,
+    }
+}
+
+/// A valid base: two hosts with 2-link LACP bonds and an OVS switch.
+const BASE: &str = r#"name = "t"
+[[host]]
+name = "h1"
+address = "10.0.0.1/24"
+bond = { mode = "802.3ad", lacp_rate = "fast" }
+
+[[host]]
+name = "h2"
+address = "10.0.0.2/24"
+bond = { mode = "802.3ad" }
+
+[[switch]]
+name = "sw"
+
+[[switch.channel]]
+name = "po1"
+host = "h1"
+protocol = "lacp-active"
+
+[[link]]
+between = ["h1", "sw"]
+count = 2
+rate = "100mbit"
+
+[[link]]
+between = ["h2", "sw"]
+count = 2
+"#;
+
+#[test]
+fn the_example_parses_as_described() {
+    let t = Topology::load(Path::new(EXAMPLE)).unwrap();
+    assert_eq!(t.name, "two-hosts-ovs");
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    assert_eq!(t.scale.as_ref().unwrap().factor, Some(10.0));
+    assert_eq!(t.hosts.len(), 2);
+    assert_eq!(t.links.len(), 4);
+    let h1 = t.host("h1").unwrap();
+    assert_eq!(h1.ifaces, ["e1", "e2"]);
+    let b = h1.bond.as_ref().unwrap();
+    assert_eq!(b.name, "bond0");
+    assert_eq!(b.mode, "802.3ad");
+    assert_eq!(b.hash, "layer3+4");
+    assert_eq!(b.members, ["e1", "e2"]);
+    assert!(b.toml.contains("10.0.0.1/24"), "{}", b.toml);
+    let sw = &t.switches[0];
+    assert_eq!(sw.ports, ["p1", "p2", "p3", "p4"]);
+    assert_eq!(sw.channels[0].ports, ["p1", "p2"]);
+    assert_eq!(sw.channels[1].ports, ["p3", "p4"]);
+    assert_eq!(sw.channels[1].protocol, Protocol::LacpActive);
+    assert_eq!(sw.channels[1].load_balance, LoadBalance::L4);
+    assert_eq!(t.links[2].a.node, "h2");
+    assert_eq!(t.links[2].a.iface, "e1");
+    assert_eq!(t.links[2].b.iface, "p3");
+    assert!(t.links.iter().all(|l| l.overhead && l.mtu == 1500));
+    assert_eq!(t.links[0].rate.as_ref().unwrap().bits, 100_000_000);
+    assert_eq!(t.ns("h1"), "lklab-two-hosts-ovs-h1");
+    assert!(t.workload.is_some());
+}
+
+#[test]
+fn base_is_valid_and_defaults_apply() {
+    let t = parse(BASE).unwrap();
+    assert_eq!(t.links.len(), 4);
+    assert!(t.links[2].rate.is_none(), "unshaped without rate");
+    assert_eq!(t.switches[0].channels[0].load_balance, LoadBalance::L4);
+    assert!(t.workload.is_none());
+}
+
+#[test]
+fn unknown_key_is_reported_at_its_line() {
+    let e = err(&BASE.replace("count = 2\nrate", "count = 2\nspeed = \"1g\"\nrate"));
+    assert_eq!(e.line, 23, "{e}");
+    assert!(e.message.contains("speed"), "{e}");
+    assert!(e.to_string().starts_with("t.toml:23:1: "), "{e}");
+}
+
+#[test]
+fn bad_rate_names_line_and_column() {
+    let e = err(&BASE.replace("\"100mbit\"", "\"100mbps\""));
+    assert_eq!((e.line, e.column), (23, 8), "{e}");
+    assert!(e.message.contains("bytes per second"), "{e}");
+    let e = err(&BASE.replace("\"100mbit\"", "\"fast\""));
+    assert_eq!(e.line, 23, "{e}");
+    assert_eq!(Rate::parse("2.5gbit").unwrap().bits, 2_500_000_000);
+    assert!(Rate::parse("1bit").is_err());
+}
+
+#[test]
+fn channel_to_an_unlinked_host_is_refused() {
+    let e = err(&BASE.replace("host = \"h1\"", "host = \"h3\""));
+    assert_eq!(e.line, 17, "{e}");
+    assert!(e.message.contains("no link to 'h3'"), "{e}");
+}
+
+#[test]
+fn ovs_cannot_hash_on_l3_nor_balance_tcp_without_lacp() {
+    let e = err(&BASE.replace(
+        "protocol = \"lacp-active\"",
+        "protocol = \"lacp-active\"\nload_balance = \"l3\"",
+    ));
+    assert_eq!(e.line, 19, "{e}");
+    assert!(e.message.contains("l4 or l2"), "{e}");
+    let e = err(&BASE.replace("protocol = \"lacp-active\"", "protocol = \"static\""));
+    assert_eq!(e.line, 18, "{e}");
+    assert!(
+        e.message.contains("balance-tcp needs negotiated LACP"),
+        "{e}"
+    );
+    // static with L2 is fine (with a warning: the hosts run LACP).
+    let t = parse(&BASE.replace(
+        "protocol = \"lacp-active\"",
+        "protocol = \"static\"\nload_balance = \"l2\"",
+    ))
+    .unwrap();
+    assert!(
+        t.warnings.iter().any(|w| w.contains("will not agree")),
+        "{:?}",
+        t.warnings
+    );
+}
+
+#[test]
+fn bond_errors_point_into_the_bond_table() {
+    // Inline table: the line of the bond.
+    let e = err(&BASE.replace("mode = \"802.3ad\" }", "mode = \"balance-foo\" }"));
+    assert_eq!(e.line, 10, "{e}");
+    assert!(e.message.contains("host 'h2' bond: key 'mode'"), "{e}");
+    assert!(e.message.contains("unknown mode"), "{e}");
+    // A [host.bond] table: the line of the key.
+    let text = BASE.replace(
+        "bond = { mode = \"802.3ad\" }\n",
+        "[host.bond]\nmode = \"802.3ad\"\nlacp_rate = \"sometimes\"\n",
+    );
+    let e = err(&text);
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("lacp_rate"), "{e}");
+    // Members must be the host's links.
+    let e = err(&BASE.replace(
+        "mode = \"802.3ad\" }",
+        "mode = \"802.3ad\", members = [\"e1\", \"eth9\"] }",
+    ));
+    assert_eq!(e.line, 10, "{e}");
+    assert!(
+        e.message
+            .contains("'eth9' is not one of its links (e1, e2)"),
+        "{e}"
+    );
+    // One address, not two.
+    let e = err(&BASE.replace(
+        "mode = \"802.3ad\" }",
+        "mode = \"802.3ad\", address = [\"10.0.0.9/24\"] }",
+    ));
+    assert!(
+        e.message.contains("both for the host and in its bond"),
+        "{e}"
+    );
+}
+
+#[test]
+fn structural_mistakes_are_refused_with_lines() {
+    let e = err(&BASE.replace("name = \"h2\"", "name = \"h1\""));
+    assert_eq!(e.line, 8, "{e}");
+    assert!(e.message.contains("defined twice"), "{e}");
+    let e = err(&BASE.replace("name = \"h2\"", "name = \"Host-2\""));
+    assert_eq!(e.line, 8, "{e}");
+    let e = err(&BASE.replace(
+        "between = [\"h2\", \"sw\"]",
+        "between = [\"h2\", \"nowhere\"]",
+    ));
+    assert_eq!((e.line, e.column), (26, 11), "{e}");
+    assert!(e.message.contains("no host or switch 'nowhere'"), "{e}");
+    let e = err(&BASE.replace("name = \"sw\"", "name = \"sw\"\nkind = \"lagkit\""));
+    assert_eq!(e.line, 14, "{e}");
+    assert!(e.message.contains("reserved"), "{e}");
+    let e = err(&BASE.replace(
+        "count = 2\nrate",
+        "count = 2\nfault = { loss = 0.01 }\nrate",
+    ));
+    assert_eq!(e.line, 23, "{e}");
+    assert!(e.message.contains("fault"), "{e}");
+    let e = err(&BASE.replace(
+        "[[host]]\nname = \"h2\"\naddress = \"10.0.0.2/24\"\nbond = { mode = \"802.3ad\" }\n",
+        "[[host]]\nname = \"h2\"\naddress = \"10.0.0.2/24\"\n",
+    ));
+    assert_eq!((e.line, e.column), (8, 8), "{e}");
+    assert!(e.message.contains("2 links but no bond"), "{e}");
+    let e = err(&BASE.replace("count = 2\nrate", "count = 99\nrate"));
+    assert_eq!(e.line, 22, "{e}");
+    let e = err(&BASE.replace("name = \"t\"", "name = \"Bad_Name\""));
+    assert_eq!((e.line, e.column), (1, 8), "{e}");
+    let e = err(&BASE.replace(
+        "name = \"t\"",
+        "name = \"t\"\n[workload]\nkind = \"iperf3\"\nclient = \"h1\"\nserver = \"h1\"\n",
+    ));
+    assert!(e.message.contains("different hosts"), "{e}");
+    let e = err(&BASE.replace(
+        "name = \"t\"",
+        "name = \"t\"\n[workload]\nkind = \"lagkit-load\"\n",
+    ));
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("not wired into the lab yet"), "{e}");
+    let e = err("name = \"t\"\n[[host]\n");
+    assert_eq!(e.line, 2, "{e}");
+}
+
+#[test]
+fn namespace_names_never_match_another_labs() {
+    assert!(ns_of_lab("two", "lklab-two-h1"));
+    assert!(!ns_of_lab("two", "lklab-two-hosts-h1"));
+    assert!(ns_of_lab("two-hosts", "lklab-two-hosts-h1"));
+    assert!(!ns_of_lab("two", "lklab-two-"));
+    assert!(!ns_of_lab("two", "lkt-1-2"));
+}
+
+#[test]
+fn lab_name_of_a_broken_file_falls_back() {
+    let dir = std::env::temp_dir().join(format!("lklab-topo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("my-lab.toml");
+    std::fs::write(&f, "name = \"named\"\n[[host]]\nbogus = 1\n").unwrap();
+    assert_eq!(lab_name_of(&f).as_deref(), Some("named"));
+    std::fs::write(&f, "this is [not toml").unwrap();
+    assert_eq!(lab_name_of(&f).as_deref(), Some("my-lab"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
