@@ -15,10 +15,14 @@ pub enum LabCommand {
     /// Remove everything `lab up` made for this topology (idempotent; also
     /// after a crash).
     Down(FileArgs),
-    /// Up, wait for the aggregates, run the workload, measure, report, down.
+    /// Up, wait for the aggregates, run the workload, measure, report, down
+    /// (a built-in scenario's name runs its whole sweep; see `lab list`).
     Run(RunArgs),
     /// List the built-in scenarios.
     List,
+    /// Seed 000's LACP hashing comparison (the short ibm-6513 sweep; also
+    /// `lagkit demo`).
+    Demo(DemoArgs),
 }
 
 /// A topology file.
@@ -34,8 +38,12 @@ pub struct FileArgs {
 /// Options of `lagkit lab run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// The topology (TOML: [[host]], [[switch]], [[link]], [workload]).
+    /// The topology (TOML: [[host]], [[switch]], [[link]], [workload]), or
+    /// a built-in scenario's name (`lagkit lab list`).
     file: PathBuf,
+    /// Built-in scenario: the short sweep (fewer, shorter runs).
+    #[arg(long)]
+    short: bool,
     /// Write report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -78,18 +86,13 @@ fn load(file: &Path) -> Result<Topology, Failure> {
 pub fn run(cmd: LabCommand) -> Result<(), Failure> {
     match cmd {
         LabCommand::List => {
-            let list = lagkit_lab::builtin_scenarios();
-            if list.is_empty() {
-                println!(
-                    "No built-in scenarios yet (planned: ibm-6513, hp-apa, lpm, zvm, linux-alb)."
-                );
-                println!("Write a topology file instead; example: examples/lab/two-hosts-ovs.toml");
-            }
-            for (name, what) in list {
+            for (name, what) in lagkit_lab::builtin_scenarios() {
                 println!("{name:<14} {what}");
             }
+            println!("(run one: lagkit lab run NAME [--short] --report DIR; or a topology file, e.g. examples/lab/two-hosts-ovs.toml)");
             Ok(())
         }
+        LabCommand::Demo(a) => demo(a),
         LabCommand::Up(a) => {
             let topo = load(&a.file)?;
             let lab = lagkit_lab::Lab::up(topo, options(a.quiet)?).map_err(failure)?;
@@ -150,26 +153,155 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
         }
         LabCommand::Run(a) => {
+            let name = a.file.to_string_lossy().into_owned();
+            if !a.file.exists() {
+                if let Some(sc) = lagkit_lab::scenario::builtin(&name, a.short) {
+                    return run_scenario(&sc, &a);
+                }
+            }
+            if a.short {
+                return Err(Failure::Usage(
+                    "--short is for built-in scenarios (lagkit lab list)".into(),
+                ));
+            }
             let topo = load(&a.file)?;
             let mut opts = RunOptions::new(options(a.quiet)?);
             opts.converge_timeout = Duration::from_secs(a.converge_timeout);
             let (report, files) =
                 lagkit_lab::run(&topo, &opts, a.report.as_deref()).map_err(failure)?;
-            if a.json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                );
-            } else {
-                print!("{}", report.table());
-            }
-            for f in files {
-                eprintln!("wrote {}", f.display());
-            }
+            print_report(&report, &files, a.json)?;
             match report.runs.iter().find_map(|r| r.error.clone()) {
                 Some(e) => Err(Failure::Runtime(format!("the run failed: {e}"))),
                 None => Ok(()),
             }
         }
+    }
+}
+
+fn print_report(
+    report: &lagkit_lab::report::Report,
+    files: &[PathBuf],
+    json: bool,
+) -> Result<(), Failure> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", report.table());
+    }
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// `lagkit lab run NAME`: a built-in scenario's sweep; fails (exit 1) only
+/// when every run failed.
+fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), Failure> {
+    let mut opts = RunOptions::new(options(true)?);
+    opts.lab.verbose = false;
+    opts.converge_timeout = Duration::from_secs(a.converge_timeout);
+    let quiet = a.quiet;
+    if !quiet {
+        eprintln!(
+            "lab scenario {}: {} configuration(s)",
+            sc.name,
+            sc.configs.len()
+        );
+    }
+    let (report, files) = lagkit_lab::scenario::run_sweep(sc, &opts, a.report.as_deref(), |m| {
+        if !quiet {
+            eprintln!("{m}");
+        }
+    })
+    .map_err(failure)?;
+    print_report(&report, &files, a.json)?;
+    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
+    if failed == report.runs.len() {
+        Err(Failure::Runtime(format!("all {failed} runs failed")))
+    } else {
+        if failed > 0 {
+            eprintln!("lagkit: {failed} of {} runs failed", report.runs.len());
+        }
+        Ok(())
+    }
+}
+
+/// Options of `lagkit demo`.
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Where to write report.txt, report.json and the SVG charts.
+    #[arg(long, default_value = "/tmp/lagkit-demo")]
+    report: PathBuf,
+}
+
+/// `lagkit demo`: seed 000's finding in about 20 seconds — with two hosts,
+/// address (L2/L3) hashing leaves one link of each bond idle and halves
+/// the throughput that L4 (port) hashing gets over LACP.
+pub fn demo(a: DemoArgs) -> Result<(), Failure> {
+    if !lagkit_lab::sys::is_root() {
+        return Err(Failure::Usage(
+            "lagkit demo builds network namespaces: run it as root".into(),
+        ));
+    }
+    if let Some(m) = lagkit_lab::ovs::missing() {
+        return Err(Failure::Usage(format!(
+            "lagkit demo needs Open vSwitch: {m}"
+        )));
+    }
+    println!("lagkit demo: seed 000 (IBM, Cisco 6513) in network namespaces.");
+    println!("  Two servers, each a 2-link 802.3ad lagkit bond, to one Open vSwitch switch");
+    let n = lagkit_lab::scenario::IBM_6513_PROCS;
+    println!("  with an LACP port-channel per server; socketprocs (epoll-et, {n}×{n} connections, 4 KB).");
+    println!(
+        "  Run 1: address hashing (switch balance-slb for Cisco src-dst-ip, servers layer2+3)."
+    );
+    println!("  Run 2: port hashing (switch balance-tcp for src-dst-port, servers layer3+4).");
+    println!("  {}", lagkit_lab::scenario::IBM_6513_SCALE);
+    let mut o = options(true)?;
+    o.verbose = false;
+    let t0 = std::time::Instant::now();
+    let (report, files) =
+        lagkit_lab::scenario::demo(o, &a.report, |m| eprintln!("{m}")).map_err(failure)?;
+    println!();
+    print!("{}", report.table());
+    println!();
+    let get = |i: usize| {
+        report.runs.get(i).and_then(|r| {
+            let w = r.workload.as_ref()?;
+            let m = r.measurement.as_ref()?;
+            let rx = m
+                .bonds
+                .iter()
+                .find(|b| b.host == "srv")
+                .and_then(|b| b.rx_ratio)?;
+            Some((w.mbps, rx))
+        })
+    };
+    if let (Some((l2, rx2)), Some((l4, rx4))) = (get(0), get(1)) {
+        println!(
+            "Finding: address hashing puts {:.0}% of the receiving server's packets on one link \
+             and gets {l2:.0} Mbit/s, {:.0}% of port hashing's {l4:.0} Mbit/s \
+             (which splits them {:.2}/{:.2}).",
+            100.0 * rx2.max(1.0 - rx2),
+            100.0 * l2 / l4.max(1e-9),
+            rx4,
+            1.0 - rx4
+        );
+    }
+    println!(
+        "Charts: {} (Mbit/s per configuration), links-run<N>.svg (bytes per link); report.txt, report.json",
+        a.report.join("mbps.svg").display()
+    );
+    println!(
+        "Done in {:.0} s; the lab was removed after each run.",
+        t0.elapsed().as_secs_f64()
+    );
+    let _ = files;
+    match report.runs.iter().find_map(|r| r.error.clone()) {
+        Some(e) => Err(Failure::Runtime(format!("a run failed: {e}"))),
+        None => Ok(()),
     }
 }

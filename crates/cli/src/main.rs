@@ -37,6 +37,9 @@ enum Command {
         #[command(subcommand)]
         what: lab_cmd::LabCommand,
     },
+    /// The default lab demo: seed 000's address-vs-port hashing comparison
+    /// (the short ibm-6513 sweep) in network namespaces, about a minute.
+    Demo(lab_cmd::DemoArgs),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Flow(a) => bond_cmd::flow(a),
         Command::Lab { what } => lab_cmd::run(what),
         Command::Load(a) => load_cmd::run(a),
+        Command::Demo(a) => lab_cmd::demo(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,9 +9,10 @@
 //! - [`converge`]: wait until every bond and port-channel has formed, or say
 //!   which has not and why; LACP snapshots.
 //! - [`measure`]: before/after snapshots (lagkit counters, TCP counters, CPU).
-//! - [`workload`]: the [`workload::Workload`] trait, iperf3 now.
+//! - [`workload`]: the [`workload::Workload`] trait: iperf3 and lagkit-load.
 //! - [`report`]: seed 000's table, JSON, SVG charts.
 //! - [`run`]: up → converge → workload → measure → down.
+//! - [`scenario`]: built-in scenarios (ibm-6513) swept over configurations.
 //! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
 //!   OVS interoperability tests).
 //!
@@ -26,6 +27,7 @@ pub mod measure;
 pub mod ovs;
 pub mod report;
 pub mod run;
+pub mod scenario;
 mod svg;
 pub mod sys;
 pub mod topology;
@@ -49,9 +51,9 @@ pub enum LabError {
     Run(String),
 }
 
-/// Built-in scenarios (`lagkit lab list`). PLACEHOLDER: the scenarios of the
-/// issue (ibm-6513, hp-apa, lpm, zvm, linux-alb) are not written yet; the
-/// list is empty until they are.
+/// Built-in scenarios (`lagkit lab list`): name and one-line description.
+/// Only ibm-6513 exists so far (planned: hp-apa, lpm, zvm, linux-alb); see
+/// [`scenario`].
 pub fn builtin_scenarios() -> Vec<(&'static str, &'static str)> {
-    Vec::new()
+    scenario::BUILTIN.to_vec()
 }

@@ -35,6 +35,14 @@
 //! flows = 8
 //! seconds = 10
 //! bidir = true
+//! # or lagkit's own workloads (crates/load):
+//! # kind = "lagkit-load"
+//! # load = "socketprocs"              # socketprocs | stream | maerts | rr
+//! # procs = 4                         # socketprocs: N per side, N×N connections
+//! # method = "epoll-et"               # socketprocs: select | poll | epoll-et
+//! # conns = 1                         # stream/maerts/rr: parallel connections
+//! # size = 4096                       # message size, bytes (default by load)
+//! # seconds = 10
 //! ```
 //!
 //! Interfaces are named by the lab, in file order: a host's links are `e1`,
@@ -42,7 +50,7 @@
 //! `members` default to all of the host's links; `name` defaults to
 //! `bond0`, `address` to the host's address and `mtu` to its links' MTU.
 
-use crate::workload::{Iperf3Spec, WorkloadSpec};
+use crate::workload::{Iperf3Spec, LoadSpec, WorkloadSpec};
 use lagkit_bondcfg::{BondConfig, Cidr};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -466,6 +474,11 @@ struct RawWorkload {
     seconds: Option<Spanned<i64>>,
     bidir: Option<bool>,
     port: Option<Spanned<i64>>,
+    load: Option<Spanned<String>>,
+    procs: Option<Spanned<i64>>,
+    method: Option<Spanned<String>>,
+    conns: Option<Spanned<i64>>,
+    size: Option<Spanned<i64>>,
 }
 
 // ------------------------------------------------------------ validation --
@@ -1024,15 +1037,40 @@ fn workload(
     hosts: &[Host],
 ) -> Result<WorkloadSpec, TopologyError> {
     let r = w.get_ref();
-    match r.kind.get_ref().as_str() {
-        "iperf3" => {}
-        "lagkit-load" => {
+    let lagkit_load = match r.kind.get_ref().as_str() {
+        "iperf3" => false,
+        "lagkit-load" => true,
+        other => {
             return Err(cx.at(
                 &r.kind,
-                "kind 'lagkit-load': lagkit's own workloads (crates/load) are not wired into the lab yet; use \"iperf3\"".into(),
+                format!("kind '{other}': use \"iperf3\" or \"lagkit-load\""),
             ))
         }
-        other => return Err(cx.at(&r.kind, format!("kind '{other}': use \"iperf3\""))),
+    };
+    let only = |set: bool, key: &str, kind: &str| -> Result<(), TopologyError> {
+        if set {
+            Err(cx.at(w, format!("workload: '{key}' is for kind = \"{kind}\"")))
+        } else {
+            Ok(())
+        }
+    };
+    if lagkit_load {
+        only(
+            r.flows.is_some(),
+            "flows",
+            "iperf3 (lagkit-load: procs or conns)",
+        )?;
+        only(r.bidir.is_some(), "bidir", "iperf3")?;
+    } else {
+        for (set, key) in [
+            (r.load.is_some(), "load"),
+            (r.procs.is_some(), "procs"),
+            (r.method.is_some(), "method"),
+            (r.conns.is_some(), "conns"),
+            (r.size.is_some(), "size"),
+        ] {
+            only(set, key, "lagkit-load")?;
+        }
     }
     let host = |s: &Option<Spanned<String>>, what: &str| -> Result<String, TopologyError> {
         let Some(s) = s else {
@@ -1059,6 +1097,56 @@ fn workload(
         Some(s) if (lo..=hi).contains(s.get_ref()) => Ok(*s.get_ref()),
         Some(s) => Err(cx.at(s, format!("{what}: between {lo} and {hi}"))),
     };
+    if lagkit_load {
+        let load = match &r.load {
+            None => "socketprocs".to_string(),
+            Some(l) if LoadSpec::LOADS.contains(&l.get_ref().as_str()) => l.get_ref().clone(),
+            Some(l) => {
+                return Err(cx.at(
+                    l,
+                    format!("load '{}': use {}", l.get_ref(), LoadSpec::LOADS.join(", ")),
+                ))
+            }
+        };
+        let method = match &r.method {
+            None => "epoll-et".to_string(),
+            Some(m) => match m.get_ref().as_str() {
+                "select" | "s" => "select".into(),
+                "poll" | "p" => "poll".into(),
+                "epoll-et" | "e" => "epoll-et".into(),
+                other => {
+                    return Err(cx.at(
+                        m,
+                        format!(
+                            "method '{other}': use {} (or s, p, e)",
+                            LoadSpec::METHODS.join(", ")
+                        ),
+                    ))
+                }
+            },
+        };
+        return Ok(WorkloadSpec::LagkitLoad(LoadSpec {
+            client,
+            server,
+            load,
+            procs: int(&r.procs, "procs", 1, 64, 4)? as u32,
+            method,
+            conns: int(&r.conns, "conns", 1, 128, 1)? as u32,
+            size: r
+                .size
+                .as_ref()
+                .map(|_| int(&r.size, "size", 1, 16 << 20, 4096))
+                .transpose()?
+                .map(|s| s as u64),
+            seconds: int(&r.seconds, "seconds", 1, 3600, 10)? as u32,
+            port: r
+                .port
+                .as_ref()
+                .map(|_| int(&r.port, "port", 1024, 65000, 7000))
+                .transpose()?
+                .map(|p| p as u16),
+        }));
+    }
     Ok(WorkloadSpec::Iperf3(Iperf3Spec {
         client,
         server,

@@ -3,10 +3,10 @@
 //! after a crash), runs once, and stops them.
 //!
 //! Implemented: `iperf3` (`iperf3 -s -D` in the server's namespace,
-//! `iperf3 -c ... -J` in the client's). Slot: lagkit's own workloads
-//! (`lagkit load`: socketprocs, stream, rr, lpm — crates/load) go in
-//! [`WorkloadSpec`] as a new variant and a new [`Workload`] impl; nothing
-//! else in the lab changes.
+//! `iperf3 -c ... -J` in the client's) and `lagkit-load` (lagkit's own
+//! workloads from crates/load: socketprocs, stream, maerts, rr — the lab's
+//! lagkit binary as `lagkit load server` in the server's namespace, its PID
+//! in the state file, and `lagkit load client --json` in the client's).
 
 use crate::lab::Lab;
 use crate::sys::{self, poll, ProcId};
@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 pub enum WorkloadSpec {
     /// iperf3 between two hosts.
     Iperf3(Iperf3Spec),
-    // SLOT (not implemented yet): `LagkitLoad(LoadSpec)` — lagkit's own
-    // workloads from crates/load (`lagkit load ...`), once that crate is
-    // ready. The topology parser refuses `kind = "lagkit-load"` until then.
+    /// lagkit's own workloads (crates/load), run as `lagkit load server`
+    /// and `lagkit load client` in the hosts' namespaces.
+    LagkitLoad(LoadSpec),
 }
 
 impl WorkloadSpec {
@@ -29,7 +29,77 @@ impl WorkloadSpec {
     pub fn workload(&self) -> Box<dyn Workload> {
         match self {
             WorkloadSpec::Iperf3(s) => Box::new(Iperf3::new(s.clone())),
+            WorkloadSpec::LagkitLoad(s) => Box::new(LagkitLoad::new(s.clone())),
         }
+    }
+
+    /// The client and server hosts.
+    pub fn ends(&self) -> (&str, &str) {
+        match self {
+            WorkloadSpec::Iperf3(s) => (&s.client, &s.server),
+            WorkloadSpec::LagkitLoad(s) => (&s.client, &s.server),
+        }
+    }
+}
+
+/// `lagkit load` options (`kind = "lagkit-load"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Host running `lagkit load client`.
+    pub client: String,
+    /// Host running `lagkit load server`.
+    pub server: String,
+    /// The workload: socketprocs, stream, maerts or rr.
+    pub load: String,
+    /// socketprocs: processes per side (N×N connections).
+    pub procs: u32,
+    /// socketprocs: select, poll or epoll-et.
+    pub method: String,
+    /// stream/maerts/rr: parallel connections.
+    pub conns: u32,
+    /// Message size, bytes (None: the kind's default).
+    pub size: Option<u64>,
+    /// Duration, seconds.
+    pub seconds: u32,
+    /// (First) server port (None: the kind's default).
+    pub port: Option<u16>,
+}
+
+impl LoadSpec {
+    /// The loads the lab runs.
+    pub const LOADS: [&'static str; 4] = ["socketprocs", "stream", "maerts", "rr"];
+    /// The socketprocs methods.
+    pub const METHODS: [&'static str; 3] = ["select", "poll", "epoll-et"];
+
+    /// Seed 000's "App meth" letter for socketprocs (s/p/e); `n` (netperf
+    /// stream/maerts/rr) otherwise.
+    pub fn app_code(&self) -> String {
+        if self.load != "socketprocs" {
+            return match self.load.as_str() {
+                "stream" => "ns",
+                "maerts" => "nm",
+                "rr" => "nr",
+                _ => "n",
+            }
+            .into();
+        }
+        match self.method.as_str() {
+            "select" | "s" => "s",
+            "poll" | "p" => "p",
+            _ => "e",
+        }
+        .into()
+    }
+
+    fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.load.as_str() {
+            "socketprocs" => 7000,
+            _ => 12865,
+        })
+    }
+
+    fn socketprocs(&self) -> bool {
+        self.load == "socketprocs"
     }
 }
 
@@ -283,6 +353,246 @@ impl Workload for Iperf3 {
     }
 }
 
+/// Goodput from `lagkit load client --json` output.
+pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
+    let v: serde_json::Value = serde_json::from_str(json.trim())
+        .map_err(|e| format!("lagkit load --json output is not JSON: {e}"))?;
+    let f = |k: &str| v[k].as_f64().ok_or(format!("lagkit load --json: no '{k}'"));
+    let kind = v["kind"].as_str().unwrap_or("?");
+    let conns = v["connections"].as_array().map_or(0, |c| c.len()) as u32;
+    let errors = v["errors"].as_u64().unwrap_or(0);
+    if errors > 0 {
+        let first = v["connections"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| !c["error"].is_null()))
+            .map(|c| c["error"].to_string())
+            .unwrap_or_default();
+        return Err(format!(
+            "lagkit load {kind}: {errors} of {conns} connection(s) failed; first: {first}"
+        ));
+    }
+    Ok(WorkloadResult {
+        kind: format!("lagkit-load {kind}"),
+        mbps: f("mbit_s")?,
+        forward_mbps: f("tx_mbit_s")?,
+        reverse_mbps: f("rx_mbit_s")?,
+        retransmits: 0,
+        flows: conns,
+        seconds: f("elapsed_s")?,
+    })
+}
+
+/// `lagkit load server` in the server's namespace, `lagkit load client` in
+/// the client's.
+#[derive(Debug)]
+pub struct LagkitLoad {
+    spec: LoadSpec,
+    server: Option<ProcId>,
+}
+
+impl LagkitLoad {
+    /// A workload for `spec`.
+    pub fn new(spec: LoadSpec) -> LagkitLoad {
+        LagkitLoad { spec, server: None }
+    }
+
+    fn listening(&self, lab: &Lab) -> usize {
+        let ns = lab.ns(&self.spec.server);
+        let lo = self.spec.port();
+        let n = if self.spec.socketprocs() {
+            self.spec.procs.max(1) as u16
+        } else {
+            1
+        };
+        let filter = format!("( sport >= :{lo} and sport <= :{} )", lo + n - 1);
+        sys::ns_run(&ns, &["ss", "-Hltn", &filter])
+            .map(|o| o.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0)
+    }
+}
+
+impl Workload for LagkitLoad {
+    fn code(&self) -> WorkloadCode {
+        WorkloadCode {
+            app: self.spec.app_code(),
+            procs: if self.spec.socketprocs() {
+                self.spec.procs
+            } else {
+                self.spec.conns
+            },
+        }
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.spec;
+        let size = s.size.map_or("default size".into(), |b| format!("{b} B"));
+        if s.socketprocs() {
+            format!(
+                "lagkit load socketprocs {} -> {}, {} procs ({} connections), {}, {size}, {} s",
+                s.client,
+                s.server,
+                s.procs,
+                s.procs * s.procs,
+                s.method,
+                s.seconds
+            )
+        } else {
+            format!(
+                "lagkit load {} {} -> {}, {} connections, {size}, {} s",
+                s.load, s.client, s.server, s.conns, s.seconds
+            )
+        }
+    }
+
+    fn prepare(&mut self, lab: &mut Lab) -> Result<(), String> {
+        let ns = lab.ns(&self.spec.server);
+        let bin = lab.opts.lagkit.to_string_lossy().into_owned();
+        let logfile = lab
+            .dir()
+            .join(format!("lagkit-load-{}.log", self.spec.server));
+        let log =
+            std::fs::File::create(&logfile).map_err(|e| format!("{}: {e}", logfile.display()))?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let port = self.spec.port().to_string();
+        let procs = self.spec.procs.to_string();
+        let mut args = vec![
+            "netns",
+            "exec",
+            &ns,
+            &bin,
+            "load",
+            "server",
+            "--kind",
+            &self.spec.load,
+            "--port",
+            &port,
+        ];
+        if self.spec.socketprocs() {
+            args.extend_from_slice(&["--procs", &procs, "--method", &self.spec.method]);
+        }
+        // `ip netns exec` execs the program: the child's PID is the server's.
+        let child = std::process::Command::new("ip")
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+            .map_err(|e| format!("ip netns exec {ns} lagkit load server: {e}"))?;
+        let pid = child.id() as i32;
+        // Reaped by ProcId::stop (waitpid) in finish, or by `lab down`.
+        drop(child);
+        let p = poll(Duration::from_secs(5), || {
+            ProcId::of(pid).filter(|p| p.comm != "ip")
+        })
+        .ok_or_else(|| {
+            format!(
+                "lagkit load server did not start: {}",
+                sys::tail(&logfile, 5)
+            )
+        })?;
+        lab.track(
+            &format!("lagkit load server {}", self.spec.server),
+            p.clone(),
+        )?;
+        self.server = Some(p.clone());
+        let want = if self.spec.socketprocs() {
+            self.spec.procs.max(1) as usize
+        } else {
+            1
+        };
+        let up = poll(Duration::from_secs(10), || {
+            if !p.alive() {
+                return Some(false);
+            }
+            (self.listening(lab) >= want).then_some(true)
+        });
+        match up {
+            Some(true) => Ok(()),
+            Some(false) => Err(format!(
+                "lagkit load server exited: {}",
+                sys::tail(&logfile, 5)
+            )),
+            None => Err(format!(
+                "lagkit load server does not listen on {want} port(s) after 10 s: {}",
+                sys::tail(&logfile, 5)
+            )),
+        }
+    }
+
+    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, String> {
+        let addr = lab
+            .topo
+            .host(&self.spec.server)
+            .and_then(|h| h.address.as_deref())
+            .and_then(|a| a.split('/').next())
+            .map(String::from)
+            .ok_or_else(|| format!("host {} has no address", self.spec.server))?;
+        let ns = lab.ns(&self.spec.client);
+        let bin = lab.opts.lagkit.to_string_lossy().into_owned();
+        let limit = (self.spec.seconds + 30).to_string();
+        let port = self.spec.port().to_string();
+        let dur = format!("{}s", self.spec.seconds);
+        let procs = self.spec.procs.to_string();
+        let conns = self.spec.conns.to_string();
+        let size = self.spec.size.map(|s| s.to_string());
+        let mut args = vec![
+            "netns",
+            "exec",
+            &ns,
+            "timeout",
+            &limit,
+            &bin,
+            "load",
+            "client",
+            "--kind",
+            &self.spec.load,
+            "--to",
+            &addr,
+            "--port",
+            &port,
+            "--duration",
+            &dur,
+            "--json",
+        ];
+        if self.spec.socketprocs() {
+            args.extend_from_slice(&["--procs", &procs, "--method", &self.spec.method]);
+        } else {
+            args.extend_from_slice(&["--conns", &conns]);
+        }
+        if let Some(s) = &size {
+            args.extend_from_slice(&["--size", s]);
+        }
+        let out = std::process::Command::new("ip")
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("lagkit load client: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match parse_lagkit_load(&text) {
+            Ok(r) if out.status.success() => Ok(r),
+            Ok(_) => Err(format!(
+                "lagkit load client exited with {}: {}",
+                out.status,
+                err.trim()
+            )),
+            Err(_) if text.trim().is_empty() => Err(format!(
+                "lagkit load client ({}): {}",
+                out.status,
+                err.trim()
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn finish(&mut self, lab: &mut Lab) {
+        if let Some(p) = self.server.take() {
+            p.stop(Duration::from_secs(5));
+            let _ = lab.untrack(p.pid);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,5 +614,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("busy"));
+    }
+
+    #[test]
+    fn parses_lagkit_load_json() {
+        let j = r#"{"kind":"socketprocs","mbit_s":180.5,"tx_mbit_s":90.0,"rx_mbit_s":90.5,
+            "elapsed_s":3.0,"errors":0,"connections":[{"error":null},{"error":null}]}"#;
+        let r = parse_lagkit_load(j).unwrap();
+        assert_eq!(r.flows, 2);
+        assert!((r.mbps - 180.5).abs() < 1e-9);
+        assert_eq!(r.kind, "lagkit-load socketprocs");
+        let bad = r#"{"kind":"stream","mbit_s":1,"tx_mbit_s":1,"rx_mbit_s":0,
+            "elapsed_s":1,"errors":1,"connections":[{"error":"reset"}]}"#;
+        assert!(parse_lagkit_load(bad).unwrap_err().contains("1 of 1"));
     }
 }

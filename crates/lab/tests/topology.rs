@@ -220,10 +220,38 @@ fn structural_mistakes_are_refused_with_lines() {
     assert!(e.message.contains("different hosts"), "{e}");
     let e = err(&BASE.replace(
         "name = \"t\"",
-        "name = \"t\"\n[workload]\nkind = \"lagkit-load\"\n",
+        "name = \"t\"\n[workload]\nkind = \"lagkit-load\"\nclient = \"h1\"\nserver = \"h2\"\nload = \"bogus\"\n",
     ));
-    assert_eq!(e.line, 3, "{e}");
-    assert!(e.message.contains("not wired into the lab yet"), "{e}");
+    assert_eq!(e.line, 6, "{e}");
+    assert!(e.message.contains("load 'bogus'"), "{e}");
+    let e = err(&BASE.replace(
+        "name = \"t\"",
+        "name = \"t\"\n[workload]\nkind = \"lagkit-load\"\nclient = \"h1\"\nserver = \"h2\"\nmethod = \"x\"\n",
+    ));
+    assert_eq!(e.line, 6, "{e}");
+    let e = err(&BASE.replace(
+        "name = \"t\"",
+        "name = \"t\"\n[workload]\nkind = \"iperf3\"\nclient = \"h1\"\nserver = \"h2\"\nprocs = 4\n",
+    ));
+    assert!(e.message.contains("'procs' is for kind"), "{e}");
+    let t = Topology::parse(
+        &BASE.replace(
+            "name = \"t\"",
+            "name = \"t\"\n[workload]\nkind = \"lagkit-load\"\nclient = \"h1\"\nserver = \"h2\"\nprocs = 3\nmethod = \"s\"\nsize = 4096\nseconds = 2\n",
+        ),
+        "t.toml",
+        "t",
+    )
+    .unwrap();
+    match t.workload {
+        Some(lagkit_lab::workload::WorkloadSpec::LagkitLoad(l)) => {
+            assert_eq!(l.load, "socketprocs");
+            assert_eq!(l.method, "select");
+            assert_eq!((l.procs, l.size, l.seconds), (3, Some(4096), 2));
+            assert_eq!(l.app_code(), "s");
+        }
+        other => panic!("{other:?}"),
+    }
     let e = err("name = \"t\"\n[[host]\n");
     assert_eq!(e.line, 2, "{e}");
 }

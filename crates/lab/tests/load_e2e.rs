@@ -1,0 +1,137 @@
+//! lagkit's own socketprocs workload through the example topology, as root:
+//! `lagkit load server` in h2's namespace, `lagkit load client` in h1's,
+//! N×N connections, a rate, and nothing of the lab left afterwards.
+//!
+//! Needs the `lagkit` binary (`$LAGKIT_BIN`, or `lagkit` next to this
+//! test's target directory: `cargo build -p lagkit`). Skips with a message
+//! when not root or OVS or the binary is missing; fails instead when `CI`
+//! is set.
+
+use lagkit_lab::sys::netns_list;
+use lagkit_lab::workload::{LoadSpec, WorkloadSpec};
+use lagkit_lab::{LabState, Options, RunOptions, Topology};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/lab/two-hosts-ovs.toml"
+);
+
+fn lagkit_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LAGKIT_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.parent()?.join("lagkit");
+    p.is_file().then_some(p)
+}
+
+fn skip(why: &str) -> bool {
+    if std::env::var_os("CI").is_some() {
+        panic!("CI is set but the lab test cannot run: {why}");
+    }
+    eprintln!("SKIP lab load e2e: {why}");
+    true
+}
+
+/// Live processes whose command line mentions `needle`.
+fn procs_with(needle: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if stat.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')) {
+            continue;
+        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            v.push(format!("{pid}: {cmd}"));
+        }
+    }
+    v
+}
+
+#[test]
+fn socketprocs_runs_through_the_example_lab() {
+    if !lagkit_lab::sys::is_root() && skip("needs root") {
+        return;
+    }
+    if let Some(m) = lagkit_lab::ovs::missing() {
+        if skip(&m) {
+            return;
+        }
+    }
+    let Some(bin) = lagkit_bin() else {
+        skip("no lagkit binary: build it (cargo build -p lagkit) or set LAGKIT_BIN");
+        return;
+    };
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let mut topo = Topology::parse(&text, EXAMPLE, "x").unwrap();
+    topo.name = format!("lde2e-{}", std::process::id());
+    let n = 3;
+    topo.workload = Some(WorkloadSpec::LagkitLoad(LoadSpec {
+        client: "h1".into(),
+        server: "h2".into(),
+        load: "socketprocs".into(),
+        procs: n,
+        method: "epoll-et".into(),
+        conns: 1,
+        size: Some(4096),
+        seconds: 3,
+        port: None,
+    }));
+    let root = std::env::temp_dir().join(format!("lklab-lde2e-{}", std::process::id()));
+    let mut opts = Options::new(bin.clone());
+    opts.state_root = root.clone();
+    opts.verbose = true;
+    let mut ropts = RunOptions::new(opts);
+    ropts.converge_timeout = Duration::from_secs(30);
+
+    let (report, _) = lagkit_lab::run(&topo, &ropts, None).expect("lab run");
+    eprintln!("{}", report.table());
+
+    // Nothing left: namespaces, the load server and its workers, state.
+    let left: Vec<String> = netns_list()
+        .into_iter()
+        .filter(|x| x.starts_with(&format!("lklab-{}-", topo.name)))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    let procs = procs_with(&root.to_string_lossy());
+    assert!(procs.is_empty(), "processes left: {procs:?}");
+    let loads: Vec<String> = procs_with("load server")
+        .into_iter()
+        .chain(procs_with("load worker"))
+        .filter(|p| p.contains(&*bin.to_string_lossy()))
+        .collect();
+    assert!(loads.is_empty(), "lagkit load processes left: {loads:?}");
+    assert!(
+        !LabState::path(&root, &topo.name).exists(),
+        "state file left"
+    );
+
+    let r = &report.runs[0];
+    assert!(r.error.is_none(), "run failed: {:?}", r.error);
+    let w = r.workload.as_ref().unwrap();
+    assert_eq!(w.kind, "lagkit-load socketprocs");
+    assert_eq!(w.flows, n * n, "N×N connections: {w:?}");
+    assert!(w.mbps > 0.0, "{w:?}");
+    assert!(w.forward_mbps > 0.0 && w.reverse_mbps > 0.0, "{w:?}");
+    assert!(
+        w.mbps <= 2.0 * 2.0 * 100.0 * 1.05,
+        "beyond the links: {w:?}"
+    );
+    assert_eq!(r.code.app, "e");
+    assert_eq!(r.code.procs, n);
+    assert_eq!(r.code.switch, "p-L-v");
+    let m = r.measurement.as_ref().unwrap();
+    assert_eq!(m.bonds.len(), 2);
+    assert!(report.table().contains("   e     3 p-L-v"));
+    let _ = std::fs::remove_dir_all(&root);
+}
