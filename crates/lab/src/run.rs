@@ -133,9 +133,9 @@ fn limit(
     res: &crate::workload::WorkloadResult,
 ) -> Option<f64> {
     let rate = topo.link_rate_mbit()?;
-    let (client, server) = spec.ends();
+    let (clients, server) = spec.ends();
     let links = |h: &str| topo.host(h).map(|h| h.ifaces.len()).unwrap_or(0);
-    let k = links(client).min(links(server)) as f64;
+    let k = clients.iter().map(|c| links(c)).sum::<usize>().min(links(server)) as f64;
     let dirs = if res.reverse_mbps > 0.0 { 2.0 } else { 1.0 };
     (k > 0.0).then_some(rate * k * dirs)
 }

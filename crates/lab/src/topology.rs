@@ -37,7 +37,9 @@
 //! bidir = true
 //! # or lagkit's own workloads (crates/load):
 //! # kind = "lagkit-load"
-//! # load = "socketprocs"              # socketprocs | stream | maerts | rr
+//! # load = "socketprocs"              # socketprocs | stream | maerts | bidir | rr | lpm
+//! # clients = ["c1", "c2"]            # instead of client: all at once (stream, maerts, bidir, rr)
+//! # migrations = 4                    # lpm: control+data pairs on sequential ports
 //! # procs = 4                         # socketprocs: N per side, N×N connections
 //! # method = "epoll-et"               # socketprocs: select | poll | epoll-et
 //! # conns = 1                         # stream/maerts/rr: parallel connections
@@ -469,7 +471,9 @@ struct RawLink {
 struct RawWorkload {
     kind: Spanned<String>,
     client: Option<Spanned<String>>,
+    clients: Option<Spanned<Vec<String>>>,
     server: Option<Spanned<String>>,
+    migrations: Option<Spanned<i64>>,
     flows: Option<Spanned<i64>>,
     seconds: Option<Spanned<i64>>,
     bidir: Option<bool>,
@@ -1062,6 +1066,7 @@ fn workload(
         )?;
         only(r.bidir.is_some(), "bidir", "iperf3")?;
     } else {
+        only(r.migrations.is_some(), "migrations", "lagkit-load")?;
         for (set, key) in [
             (r.load.is_some(), "load"),
             (r.procs.is_some(), "procs"),
@@ -1084,14 +1089,45 @@ fn workload(
         }
         Ok(h.name.clone())
     };
-    let client = host(&r.client, "client")?;
     let server = host(&r.server, "server")?;
-    if client == server {
+    let clients = match (&r.client, &r.clients) {
+        (Some(_), Some(c)) => {
+            return Err(cx.at(
+                c,
+                "workload: give 'client' (one host) or 'clients' (a list), not both".into(),
+            ))
+        }
+        (None, Some(list)) if lagkit_load => {
+            if list.get_ref().is_empty() {
+                return Err(cx.at(list, "clients: name at least one host".into()));
+            }
+            let mut v = Vec::new();
+            for c in list.get_ref() {
+                let one = Spanned::new(list.span(), c.clone());
+                let h = host(&Some(one), "clients")?;
+                if v.contains(&h) {
+                    return Err(cx.at(list, format!("clients: '{h}' is named twice")));
+                }
+                v.push(h);
+            }
+            v
+        }
+        (None, Some(list)) => {
+            return Err(cx.at(
+                list,
+                "clients: several clients are for kind = \"lagkit-load\"; iperf3 takes one 'client'"
+                    .into(),
+            ))
+        }
+        _ => vec![host(&r.client, "client")?],
+    };
+    if clients.contains(&server) {
         return Err(cx.at(
             w,
             "workload: client and server must be different hosts".into(),
         ));
     }
+    let client = clients[0].clone();
     let int = |v: &Option<Spanned<i64>>, what: &str, lo: i64, hi: i64, def: i64| match v {
         None => Ok(def),
         Some(s) if (lo..=hi).contains(s.get_ref()) => Ok(*s.get_ref()),
@@ -1125,9 +1161,19 @@ fn workload(
                 }
             },
         };
+        if clients.len() > 1 && matches!(load.as_str(), "socketprocs" | "lpm") {
+            return Err(cx.at(
+                w,
+                format!("workload: load '{load}' runs between two hosts; several clients are for stream, maerts, bidir and rr"),
+            ));
+        }
+        if r.migrations.is_some() && load != "lpm" {
+            return Err(cx.at(w, "workload: 'migrations' is for load = \"lpm\"".into()));
+        }
         return Ok(WorkloadSpec::LagkitLoad(LoadSpec {
-            client,
+            clients,
             server,
+            migrations: int(&r.migrations, "migrations", 1, 32, 4)? as u32,
             load,
             procs: int(&r.procs, "procs", 1, 64, 4)? as u32,
             method,

@@ -4,9 +4,11 @@
 //!
 //! Implemented: `iperf3` (`iperf3 -s -D` in the server's namespace,
 //! `iperf3 -c ... -J` in the client's) and `lagkit-load` (lagkit's own
-//! workloads from crates/load: socketprocs, stream, maerts, rr — the lab's
-//! lagkit binary as `lagkit load server` in the server's namespace, its PID
-//! in the state file, and `lagkit load client --json` in the client's).
+//! workloads from crates/load: socketprocs, stream, maerts, rr, lpm — the
+//! lab's lagkit binary as `lagkit load server` in the server's namespace,
+//! its PID in the state file, and `lagkit load client --json` in each
+//! client's, all clients at once; `bidir` runs a stream and a maerts client
+//! per client host, HP's bidirectional test).
 
 use crate::lab::Lab;
 use crate::sys::{self, poll, ProcId};
@@ -33,11 +35,11 @@ impl WorkloadSpec {
         }
     }
 
-    /// The client and server hosts.
-    pub fn ends(&self) -> (&str, &str) {
+    /// The client hosts and the server host.
+    pub fn ends(&self) -> (&[String], &str) {
         match self {
-            WorkloadSpec::Iperf3(s) => (&s.client, &s.server),
-            WorkloadSpec::LagkitLoad(s) => (&s.client, &s.server),
+            WorkloadSpec::Iperf3(s) => (std::slice::from_ref(&s.client), &s.server),
+            WorkloadSpec::LagkitLoad(s) => (&s.clients, &s.server),
         }
     }
 }
@@ -45,11 +47,12 @@ impl WorkloadSpec {
 /// `lagkit load` options (`kind = "lagkit-load"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadSpec {
-    /// Host running `lagkit load client`.
-    pub client: String,
+    /// Hosts running `lagkit load client`, all at once (at least one).
+    pub clients: Vec<String>,
     /// Host running `lagkit load server`.
     pub server: String,
-    /// The workload: socketprocs, stream, maerts or rr.
+    /// The workload: socketprocs, stream, maerts, bidir (stream and maerts
+    /// at once), rr or lpm.
     pub load: String,
     /// socketprocs: processes per side (N×N connections).
     pub procs: u32,
@@ -63,11 +66,14 @@ pub struct LoadSpec {
     pub seconds: u32,
     /// (First) server port (None: the kind's default).
     pub port: Option<u16>,
+    /// lpm: parallel migrations (control+data pairs with sequential ports).
+    #[serde(default)]
+    pub migrations: u32,
 }
 
 impl LoadSpec {
     /// The loads the lab runs.
-    pub const LOADS: [&'static str; 4] = ["socketprocs", "stream", "maerts", "rr"];
+    pub const LOADS: [&'static str; 6] = ["socketprocs", "stream", "maerts", "bidir", "rr", "lpm"];
     /// The socketprocs methods.
     pub const METHODS: [&'static str; 3] = ["select", "poll", "epoll-et"];
 
@@ -78,7 +84,9 @@ impl LoadSpec {
             return match self.load.as_str() {
                 "stream" => "ns",
                 "maerts" => "nm",
+                "bidir" => "nb",
                 "rr" => "nr",
+                "lpm" => "l",
                 _ => "n",
             }
             .into();
@@ -94,8 +102,38 @@ impl LoadSpec {
     fn port(&self) -> u16 {
         self.port.unwrap_or(match self.load.as_str() {
             "socketprocs" => 7000,
+            "lpm" => 32791,
             _ => 12865,
         })
+    }
+
+    /// The ports the server listens on.
+    fn server_ports(&self) -> u16 {
+        match self.load.as_str() {
+            "socketprocs" => self.procs.max(1) as u16,
+            "lpm" => 2 * self.migrations.max(1) as u16,
+            _ => 1,
+        }
+    }
+
+    /// The `--kind` of `lagkit load server`.
+    fn server_kind(&self) -> &str {
+        match self.load.as_str() {
+            "bidir" => "stream",
+            k => k,
+        }
+    }
+
+    /// The `--kind`s of the `lagkit load client`s each client host runs.
+    fn client_kinds(&self) -> &[&'static str] {
+        match self.load.as_str() {
+            "socketprocs" => &["socketprocs"],
+            "stream" => &["stream"],
+            "maerts" => &["maerts"],
+            "bidir" => &["stream", "maerts"],
+            "rr" => &["rr"],
+            _ => &["lpm"],
+        }
     }
 
     fn socketprocs(&self) -> bool {
@@ -137,6 +175,9 @@ pub struct WorkloadResult {
     pub flows: u32,
     /// Seconds it ran.
     pub seconds: f64,
+    /// Request/reply transactions per second (socketprocs, rr), all clients.
+    #[serde(default)]
+    pub transactions_per_s: f64,
 }
 
 /// The configuration-code columns a workload contributes.
@@ -212,6 +253,7 @@ pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, String> {
         retransmits: retr,
         flows,
         seconds: secs,
+        transactions_per_s: 0.0,
     })
 }
 
@@ -379,7 +421,30 @@ pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
         retransmits: 0,
         flows: conns,
         seconds: f("elapsed_s")?,
+        transactions_per_s: v["transactions_per_s"].as_f64().unwrap_or(0.0),
     })
+}
+
+/// Several clients' results as one: rates and flows add up, the time is
+/// the longest.
+pub fn sum_results(parts: &[WorkloadResult]) -> WorkloadResult {
+    let mut r = WorkloadResult {
+        kind: parts.first().map(|p| p.kind.clone()).unwrap_or_default(),
+        ..WorkloadResult::default()
+    };
+    for p in parts {
+        if p.kind != r.kind && !r.kind.ends_with("+") {
+            r.kind = format!("{}+", r.kind);
+        }
+        r.mbps += p.mbps;
+        r.forward_mbps += p.forward_mbps;
+        r.reverse_mbps += p.reverse_mbps;
+        r.retransmits += p.retransmits;
+        r.flows += p.flows;
+        r.seconds = r.seconds.max(p.seconds);
+        r.transactions_per_s += p.transactions_per_s;
+    }
+    r
 }
 
 /// `lagkit load server` in the server's namespace, `lagkit load client` in
@@ -399,11 +464,7 @@ impl LagkitLoad {
     fn listening(&self, lab: &Lab) -> usize {
         let ns = lab.ns(&self.spec.server);
         let lo = self.spec.port();
-        let n = if self.spec.socketprocs() {
-            self.spec.procs.max(1) as u16
-        } else {
-            1
-        };
+        let n = self.spec.server_ports();
         let filter = format!("( sport >= :{lo} and sport <= :{} )", lo + n - 1);
         sys::ns_run(&ns, &["ss", "-Hltn", &filter])
             .map(|o| o.lines().filter(|l| !l.trim().is_empty()).count())
@@ -429,17 +490,26 @@ impl Workload for LagkitLoad {
         if s.socketprocs() {
             format!(
                 "lagkit load socketprocs {} -> {}, {} procs ({} connections), {}, {size}, {} s",
-                s.client,
+                s.clients.join(","),
                 s.server,
                 s.procs,
                 s.procs * s.procs,
                 s.method,
                 s.seconds
             )
+        } else if s.load == "lpm" {
+            format!(
+                "lagkit load lpm {} -> {}, {} migrations (control+data pairs, sequential ports), {size}, {} s",
+                s.clients.join(","), s.server, s.migrations, s.seconds
+            )
         } else {
             format!(
-                "lagkit load {} {} -> {}, {} connections, {size}, {} s",
-                s.load, s.client, s.server, s.conns, s.seconds
+                "lagkit load {} {} -> {}, {} connection(s) per client, {size}, {} s",
+                s.load,
+                s.clients.join(","),
+                s.server,
+                s.conns,
+                s.seconds
             )
         }
     }
@@ -455,6 +525,7 @@ impl Workload for LagkitLoad {
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
         let port = self.spec.port().to_string();
         let procs = self.spec.procs.to_string();
+        let migrations = self.spec.migrations.max(1).to_string();
         let mut args = vec![
             "netns",
             "exec",
@@ -463,12 +534,15 @@ impl Workload for LagkitLoad {
             "load",
             "server",
             "--kind",
-            &self.spec.load,
+            self.spec.server_kind(),
             "--port",
             &port,
         ];
         if self.spec.socketprocs() {
             args.extend_from_slice(&["--procs", &procs, "--method", &self.spec.method]);
+        }
+        if self.spec.load == "lpm" {
+            args.extend_from_slice(&["--lpm-ports", "sequential", "--migrations", &migrations]);
         }
         // `ip netns exec` execs the program: the child's PID is the server's.
         let child = std::process::Command::new("ip")
@@ -495,11 +569,7 @@ impl Workload for LagkitLoad {
             p.clone(),
         )?;
         self.server = Some(p.clone());
-        let want = if self.spec.socketprocs() {
-            self.spec.procs.max(1) as usize
-        } else {
-            1
-        };
+        let want = self.spec.server_ports() as usize;
         let up = poll(Duration::from_secs(10), || {
             if !p.alive() {
                 return Some(false);
@@ -527,62 +597,77 @@ impl Workload for LagkitLoad {
             .and_then(|a| a.split('/').next())
             .map(String::from)
             .ok_or_else(|| format!("host {} has no address", self.spec.server))?;
-        let ns = lab.ns(&self.spec.client);
         let bin = lab.opts.lagkit.to_string_lossy().into_owned();
-        let limit = (self.spec.seconds + 30).to_string();
-        let port = self.spec.port().to_string();
-        let dur = format!("{}s", self.spec.seconds);
-        let procs = self.spec.procs.to_string();
-        let conns = self.spec.conns.to_string();
-        let size = self.spec.size.map(|s| s.to_string());
-        let mut args = vec![
-            "netns",
-            "exec",
-            &ns,
-            "timeout",
-            &limit,
-            &bin,
-            "load",
-            "client",
-            "--kind",
-            &self.spec.load,
-            "--to",
-            &addr,
-            "--port",
-            &port,
-            "--duration",
-            &dur,
-            "--json",
-        ];
-        if self.spec.socketprocs() {
-            args.extend_from_slice(&["--procs", &procs, "--method", &self.spec.method]);
-        } else {
-            args.extend_from_slice(&["--conns", &conns]);
+        let s = &self.spec;
+        let limit = (s.seconds + 30).to_string();
+        let port = s.port().to_string();
+        let dur = format!("{}s", s.seconds);
+        let procs = s.procs.to_string();
+        let conns = s.conns.to_string();
+        let migrations = s.migrations.max(1).to_string();
+        let size = s.size.map(|s| s.to_string());
+        // Every client process starts before any is waited for, so they
+        // overlap for (almost) the whole run.
+        let mut running = Vec::new();
+        for client in &s.clients {
+            let ns = lab.ns(client);
+            for kind in s.client_kinds() {
+                let mut args = vec![
+                    "netns", "exec", &ns, "timeout", &limit, &bin, "load", "client", "--kind",
+                    kind, "--to", &addr, "--port", &port, "--duration", &dur, "--json",
+                ];
+                match *kind {
+                    "socketprocs" => {
+                        args.extend_from_slice(&["--procs", &procs, "--method", &s.method])
+                    }
+                    "lpm" => args.extend_from_slice(&[
+                        "--lpm-ports",
+                        "sequential",
+                        "--migrations",
+                        &migrations,
+                    ]),
+                    _ => args.extend_from_slice(&["--conns", &conns]),
+                }
+                if let Some(sz) = &size {
+                    args.extend_from_slice(&["--size", sz]);
+                }
+                let child = std::process::Command::new("ip")
+                    .args(&args)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("lagkit load client: {e}"))?;
+                running.push((format!("{client} {kind}"), child));
+            }
         }
-        if let Some(s) = &size {
-            args.extend_from_slice(&["--size", s]);
+        let mut parts = Vec::new();
+        let mut failures = Vec::new();
+        for (who, child) in running {
+            let out = child
+                .wait_with_output()
+                .map_err(|e| format!("lagkit load client {who}: {e}"))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let err = String::from_utf8_lossy(&out.stderr);
+            match parse_lagkit_load(&text) {
+                Ok(r) if out.status.success() => parts.push(r),
+                Ok(_) => failures.push(format!(
+                    "lagkit load client ({who}) exited with {}: {}",
+                    out.status,
+                    err.trim()
+                )),
+                Err(_) if text.trim().is_empty() => failures.push(format!(
+                    "lagkit load client ({who}, {}): {}",
+                    out.status,
+                    err.trim()
+                )),
+                Err(e) => failures.push(format!("{who}: {e}")),
+            }
         }
-        let out = std::process::Command::new("ip")
-            .args(&args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| format!("lagkit load client: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let err = String::from_utf8_lossy(&out.stderr);
-        match parse_lagkit_load(&text) {
-            Ok(r) if out.status.success() => Ok(r),
-            Ok(_) => Err(format!(
-                "lagkit load client exited with {}: {}",
-                out.status,
-                err.trim()
-            )),
-            Err(_) if text.trim().is_empty() => Err(format!(
-                "lagkit load client ({}): {}",
-                out.status,
-                err.trim()
-            )),
-            Err(e) => Err(e),
+        if !failures.is_empty() {
+            return Err(failures.join("; "));
         }
+        Ok(sum_results(&parts))
     }
 
     fn finish(&mut self, lab: &mut Lab) {
