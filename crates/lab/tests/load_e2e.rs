@@ -77,7 +77,7 @@ fn socketprocs_runs_through_the_example_lab() {
     topo.name = format!("lde2e-{}", std::process::id());
     let n = 3;
     topo.workload = Some(WorkloadSpec::LagkitLoad(LoadSpec {
-        client: "h1".into(),
+        clients: vec!["h1".into()],
         server: "h2".into(),
         load: "socketprocs".into(),
         procs: n,
@@ -86,6 +86,7 @@ fn socketprocs_runs_through_the_example_lab() {
         size: Some(4096),
         seconds: 3,
         port: None,
+        migrations: 0,
     }));
     let root = std::env::temp_dir().join(format!("lklab-lde2e-{}", std::process::id()));
     let mut opts = Options::new(bin.clone());
