@@ -20,6 +20,8 @@ pub enum LabCommand {
     Run(RunArgs),
     /// List the built-in scenarios.
     List,
+    /// Print a built-in scenario's topology files (one per configuration).
+    Show(ShowArgs),
     /// Seed 000's LACP hashing comparison (the short ibm-6513 sweep; also
     /// `lagkit demo`).
     Demo(DemoArgs),
@@ -33,6 +35,16 @@ pub struct FileArgs {
     /// No progress messages.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// Options of `lagkit lab show`.
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// A built-in scenario's name (`lagkit lab list`).
+    name: String,
+    /// The short sweep's configurations.
+    #[arg(long)]
+    short: bool,
 }
 
 /// Options of `lagkit lab run`.
@@ -93,6 +105,19 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Demo(a) => demo(a),
+        LabCommand::Show(a) => {
+            let sc = lagkit_lab::scenario::builtin(&a.name, a.short).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "no built-in scenario '{}' (lagkit lab list shows them)",
+                    a.name
+                ))
+            })?;
+            for (i, c) in sc.configs.iter().enumerate() {
+                println!("# --- run {}: {} (key {}) ---", i + 1, c.label, c.key);
+                println!("{}", c.text);
+            }
+            Ok(())
+        }
         LabCommand::Up(a) => {
             let topo = load(&a.file)?;
             let lab = lagkit_lab::Lab::up(topo, options(a.quiet)?).map_err(failure)?;
@@ -211,12 +236,12 @@ fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), 
             sc.configs.len()
         );
     }
-    let (report, files) = lagkit_lab::scenario::run_sweep(sc, &opts, a.report.as_deref(), |m| {
-        if !quiet {
-            eprintln!("{m}");
-        }
-    })
-    .map_err(failure)?;
+    opts.command = Some(command_line());
+    let mut bar = SweepBar::new(quiet);
+    let (report, files) =
+        lagkit_lab::scenario::run_sweep(sc, &opts, a.report.as_deref(), |p| bar.update(&p))
+            .map_err(failure)?;
+    bar.finish();
     print_report(&report, &files, a.json)?;
     let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
     if failed == report.runs.len() {
@@ -226,6 +251,62 @@ fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), 
             eprintln!("lagkit: {failed} of {} runs failed", report.runs.len());
         }
         Ok(())
+    }
+}
+
+/// The command line as typed (for the report).
+fn command_line() -> String {
+    let mut v: Vec<String> = std::env::args().collect();
+    if let Some(first) = v.first_mut() {
+        *first = "lagkit".into();
+    }
+    v.join(" ")
+}
+
+/// A sweep's progress: a bar with time estimate on a terminal, one line
+/// per run otherwise (logs, CI).
+struct SweepBar {
+    bar: Option<indicatif::ProgressBar>,
+    quiet: bool,
+}
+
+impl SweepBar {
+    fn new(quiet: bool) -> SweepBar {
+        use std::io::IsTerminal;
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(0);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} runs, {elapsed_precise} elapsed, ETA {eta_precise}  {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b.enable_steady_tick(Duration::from_millis(500));
+            b
+        });
+        SweepBar { bar, quiet }
+    }
+
+    fn update(&mut self, p: &lagkit_lab::scenario::Progress<'_>) {
+        use lagkit_lab::scenario::Progress;
+        match (&self.bar, p) {
+            (_, _) if self.quiet => {}
+            (Some(b), Progress::Start { total, label, .. }) => {
+                b.set_length(*total as u64);
+                b.set_message(label.to_string());
+            }
+            (Some(b), Progress::Done { index, .. }) => {
+                b.println(p.line());
+                b.set_position(*index as u64 + 1);
+            }
+            (None, _) => eprintln!("{}", p.line()),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
     }
 }
 
@@ -263,8 +344,10 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
     let mut o = options(true)?;
     o.verbose = false;
     let t0 = std::time::Instant::now();
+    let mut bar = SweepBar::new(false);
     let (report, files) =
-        lagkit_lab::scenario::demo(o, &a.report, |m| eprintln!("{m}")).map_err(failure)?;
+        lagkit_lab::scenario::demo(o, &a.report, |p| bar.update(&p)).map_err(failure)?;
+    bar.finish();
     println!();
     print!("{}", report.table());
     println!();

@@ -431,9 +431,12 @@ impl Lab {
                 "ip", "link", "add", &l.a.iface, "netns", &na, "type", "veth", "peer", "name",
                 &l.b.iface, "netns", &nb,
             ])?;
-            for (end, ns) in [(&l.a, &na), (&l.b, &nb)] {
-                let mtu = l.mtu.to_string();
+            for (k, (end, ns)) in [(&l.a, &na), (&l.b, &nb)].into_iter().enumerate() {
+                let mtu = l.mtu[k].to_string();
                 run(&["ip", "-n", ns, "link", "set", &end.iface, "mtu", &mtu])?;
+                if let Some(mac) = self.topo.host_mac(end) {
+                    run(&["ip", "-n", ns, "link", "set", &end.iface, "address", &mac])?;
+                }
                 let plain_host = self.topo.host(&end.node).is_some_and(|h| h.bond.is_none());
                 if plain_host {
                     if let Some(a) = &self.topo.host(&end.node).and_then(|h| h.address.clone()) {
@@ -562,6 +565,44 @@ impl Lab {
             }
             self.say(&format!("host {}: lagkit bond {} up", h.name, b.name));
         }
+        if self.topo.needs_static_arp() {
+            self.static_arp()?;
+        }
+        Ok(())
+    }
+
+    /// Permanent neighbour entries for every other host on every host (see
+    /// [`Topology::needs_static_arp`]).
+    fn static_arp(&self) -> Result<(), String> {
+        for h in &self.topo.hosts {
+            let Some((dev, _)) = self.topo.l3_port(&h.name) else {
+                continue;
+            };
+            for o in &self.topo.hosts {
+                let (Some(addr), Some((_, mac))) = (&o.address, self.topo.l3_port(&o.name)) else {
+                    continue;
+                };
+                if o.name == h.name {
+                    continue;
+                }
+                let ip = addr.split('/').next().unwrap_or(addr);
+                run(&[
+                    "ip",
+                    "-n",
+                    &self.ns(&h.name),
+                    "neigh",
+                    "replace",
+                    ip,
+                    "lladdr",
+                    &mac,
+                    "nud",
+                    "permanent",
+                    "dev",
+                    &dev,
+                ])?;
+            }
+        }
+        self.say("static ARP entries set (static channel on Open vSwitch)");
         Ok(())
     }
 }

@@ -22,6 +22,7 @@
 //! for lagkit's own switch.
 
 pub mod converge;
+pub mod findings;
 pub mod lab;
 pub mod measure;
 pub mod ovs;
@@ -52,8 +53,7 @@ pub enum LabError {
 }
 
 /// Built-in scenarios (`lagkit lab list`): name and one-line description.
-/// Only ibm-6513 exists so far (planned: hp-apa, lpm, zvm, linux-alb); see
-/// [`scenario`].
+/// See [`scenario`].
 pub fn builtin_scenarios() -> Vec<(&'static str, &'static str)> {
     scenario::BUILTIN.to_vec()
 }

@@ -27,7 +27,7 @@ pub struct ConfigCode {
     /// adaptive, tl/al: tlb/alb, bc: broadcast; st: layer3+4, l2: layer2,
     /// l3: layer2+3, sg: strong, en: encap).
     pub server: String,
-    /// MTU: S (≤ 1500) or J (jumbo).
+    /// MTU: S (≤ 1500), J (jumbo) or P (set in only some places).
     pub mtu: String,
     /// Links: `<count per bond>x<rate>`, e.g. `2x100M`.
     pub links: String,
@@ -85,7 +85,16 @@ impl ConfigCode {
                 }
             }
         }
-        let mtu = topo.links.iter().map(|l| l.mtu).max().unwrap_or(1500);
+        let mtu = topo.links.iter().map(|l| l.max_mtu()).max().unwrap_or(1500);
+        // MTU set in only some places: link ends that differ, or a bond
+        // whose MTU is not its links'.
+        let partial = topo.links.iter().any(|l| l.mtu_mismatch())
+            || topo.hosts.iter().any(|h| {
+                h.bond.as_ref().is_some_and(|b| {
+                    topo.ends_on(&h.name)
+                        .any(|(e, l)| l.mtu[usize::from(e != &l.a)] != u32::from(b.config.mtu))
+                })
+            });
         let per_bond = topo
             .hosts
             .iter()
@@ -110,7 +119,13 @@ impl ConfigCode {
             } else {
                 srv.join("/")
             },
-            mtu: if mtu > 1500 { "J".into() } else { "S".into() },
+            mtu: if partial {
+                "P".into()
+            } else if mtu > 1500 {
+                "J".into()
+            } else {
+                "S".into()
+            },
             links: format!("{per_bond}x{rate}"),
         }
     }
@@ -121,6 +136,12 @@ impl ConfigCode {
 pub struct RunRecord {
     /// Run number (1-based).
     pub run: usize,
+    /// The sweep configuration's key (built-in scenarios), e.g. `l4`.
+    #[serde(default)]
+    pub key: String,
+    /// What this configuration is, in words.
+    #[serde(default)]
+    pub label: String,
     /// Configuration code.
     pub code: ConfigCode,
     /// The topology file.
@@ -149,6 +170,8 @@ impl RunRecord {
     pub fn new(run: usize, topo: &Topology, code: ConfigCode) -> RunRecord {
         RunRecord {
             run,
+            key: String::new(),
+            label: String::new(),
             code,
             topology: topo.file.clone(),
             workload: None,
@@ -221,6 +244,12 @@ pub struct Report {
     pub machine: Machine,
     /// The runs.
     pub runs: Vec<RunRecord>,
+    /// The seed's findings, checked on these runs (built-in scenarios).
+    #[serde(default)]
+    pub findings: Vec<crate::findings::Finding>,
+    /// The command that produced the report, if recorded.
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 fn ratio(r: Option<f64>) -> String {
@@ -235,6 +264,8 @@ impl Report {
             scale,
             machine: Machine::here(),
             runs: Vec::new(),
+            findings: Vec::new(),
+            command: None,
         }
     }
 
@@ -286,11 +317,16 @@ impl Report {
                 format!("{h} rx")
             );
         }
-        let _ = write!(
-            head1,
-            " {:>8} {:>6} {:>8} {:>8}  Flags",
-            "Mbit/s", "limit", "OOO/s", "Retr/s"
-        );
+        let trans = self.runs.iter().any(|r| {
+            r.workload
+                .as_ref()
+                .is_some_and(|w| w.transactions_per_s > 0.0)
+        });
+        let _ = write!(head1, " {:>8} {:>6}", "Mbit/s", "limit");
+        if trans {
+            let _ = write!(head1, " {:>9}", "Trans/s");
+        }
+        let _ = write!(head1, " {:>8} {:>8}  Flags", "OOO/s", "Retr/s");
         let _ = writeln!(o, "{}", "-".repeat(head1.chars().count()));
         let _ = writeln!(o, "{head1}");
         let _ = writeln!(o, "{}", "-".repeat(head1.chars().count()));
@@ -331,9 +367,17 @@ impl Report {
             };
             let _ = write!(
                 line,
-                " {:>8} {:>6} {:>8} {:>8}  ",
+                " {:>8} {:>6}",
                 mbps.map_or("-".into(), |x| format!("{x:.1}")),
-                limit,
+                limit
+            );
+            if trans {
+                let t = r.workload.as_ref().map(|w| w.transactions_per_s);
+                let _ = write!(line, " {:>9}", t.map_or("-".into(), |x| format!("{x:.0}")));
+            }
+            let _ = write!(
+                line,
+                " {:>8} {:>8}  ",
                 r.measurement
                     .as_ref()
                     .map_or("-".into(), |m| format!("{:.1}", m.out_of_order_per_s)),
@@ -358,10 +402,37 @@ impl Report {
              tx/rx: balance ratio (share of packets through the bond's first member, 0.50 = even); \
              OOO/s: TCP segments queued out of order (TcpExt TCPOFOQueue), all hosts; Retr/s: Tcp RetransSegs."
         );
+        if trans {
+            let _ = writeln!(
+                o,
+                "Trans/s: request/reply transactions per second, all clients."
+            );
+        }
         for r in &self.runs {
+            if !r.label.is_empty() {
+                let _ = writeln!(o, "run {}: {}", r.run, r.label);
+            }
             for f in &r.flags {
                 let _ = writeln!(o, "run {}: {f}", r.run);
             }
+        }
+        if !self.findings.is_empty() {
+            let _ = writeln!(o, "Findings (the seed's, checked on these runs):");
+            for f in &self.findings {
+                let mark = match f.holds {
+                    Some(true) => "holds  ",
+                    Some(false) => "NOT MET",
+                    None => "info   ",
+                };
+                let _ = writeln!(
+                    o,
+                    "  [{mark}] {}\n            measured: {}",
+                    f.claim, f.measured
+                );
+            }
+        }
+        if let Some(c) = &self.command {
+            let _ = writeln!(o, "command: {c}");
         }
         o
     }
@@ -387,7 +458,11 @@ impl Report {
             .iter()
             .map(|r| {
                 (
-                    format!("{} {} {}", r.run, r.code.switch, r.code.server),
+                    if r.key.is_empty() {
+                        format!("{} {} {}", r.run, r.code.switch, r.code.server)
+                    } else {
+                        format!("{} {}", r.run, r.key)
+                    },
                     vec![r.workload.as_ref().map_or(0.0, |w| w.mbps)],
                 )
             })

@@ -20,6 +20,8 @@ pub struct RunOptions {
     pub settle: Duration,
     /// Run number in the report.
     pub run: usize,
+    /// The command line, recorded in sweep reports.
+    pub command: Option<String>,
 }
 
 impl RunOptions {
@@ -30,6 +32,7 @@ impl RunOptions {
             converge_timeout: Duration::from_secs(60),
             settle: Duration::from_secs(1),
             run: 1,
+            command: None,
         }
     }
 }
@@ -135,8 +138,13 @@ fn limit(
     let rate = topo.link_rate_mbit()?;
     let (clients, server) = spec.ends();
     let links = |h: &str| topo.host(h).map(|h| h.ifaces.len()).unwrap_or(0);
-    let k = clients.iter().map(|c| links(c)).sum::<usize>().min(links(server)) as f64;
-    let dirs = if res.reverse_mbps > 0.0 { 2.0 } else { 1.0 };
+    let k = clients
+        .iter()
+        .map(|c| links(c))
+        .sum::<usize>()
+        .min(links(server)) as f64;
+    let dirs =
+        f64::from(u8::from(res.forward_mbps > 0.0) + u8::from(res.reverse_mbps > 0.0)).max(1.0);
     (k > 0.0).then_some(rate * k * dirs)
 }
 

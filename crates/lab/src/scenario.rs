@@ -1,31 +1,52 @@
 //! Built-in scenarios: a topology swept over a list of configurations
-//! (`lagkit lab list`, `lagkit lab run NAME`, `lagkit demo`).
+//! (`lagkit lab list`, `lagkit lab run NAME`, `lagkit demo`), each modelled
+//! on one seed, with the seed's findings checked on the results
+//! ([`crate::findings`]).
 //!
-//! `ibm-6513` models seed 000's test system 1: two servers, each with a
-//! 2-link 802.3ad bond, through one switch (a Cisco 6513 there, Open
-//! vSwitch here) with an LACP port-channel per server, running socketprocs.
-//! The sweep compares the switch's frame distribution: L4 ports (Cisco
-//! `src-dst-port`, OVS `balance-tcp`, code `p-L-v`) against address
-//! hashing (Cisco `src-dst-ip` in the seed, code `i-L-v`; OVS has no IP
-//! hash, so `balance-slb` on source MAC stands for it, code `m-L-v` — with
-//! two hosts both put every frame to one server on one link). Hosts are
-//! `cli` and `srv` (the seed's "cli" columns), the switch `c6513`.
+//! Every configuration is an ordinary topology file, built here as text and
+//! parsed like a user's (`lagkit lab show NAME` prints them), so a built-in
+//! exercises exactly what a user's topology would.
+//!
+//! - `ibm-6513` (seed 000, test system 1): two servers, each a 2-link
+//!   lagkit bond, through one switch (a Cisco 6513 there, Open vSwitch
+//!   here), socketprocs. The sweep varies the switch's frame distribution
+//!   (L4 ports: Cisco `src-dst-port`, OVS `balance-tcp`; addresses: Cisco
+//!   `src-dst-ip`, stood for by OVS `balance-slb` on source MACs — with two
+//!   hosts both put every frame to one server on one link), the channel
+//!   (LACP, static "mode on", none), the server mode (802.3ad, standard =
+//!   balance-xor, round-robin) and the MTU (1500, 9000, 9000 on the servers
+//!   only). Hosts `cli` and `srv`, switch `c6513`.
+//! - `hp-apa` (seed 001): one server with k = 1, 2, 4, 8 links in an LACP
+//!   aggregate, eight single-link clients, transmit, receive, both.
+//! - `lpm` (seed 002): two hosts back to back, 2 links, four LPM-style
+//!   control+data pairs on sequential ports, AIX hash modes against
+//!   `strong` and `adaptive`.
+//! - `zvm` (seed 003): 1 against 2 links, 1/10/50 connections, stream and
+//!   request/response.
+//! - `linux-alb` (seed 004): a balance-alb server with 1–4 links behind a
+//!   plain switch, one client per link.
 
+use crate::findings::{self, Finding};
 use crate::lab::Options;
 use crate::report::{ConfigCode, Report, RunRecord};
 use crate::run::{run_once, RunOptions};
 use crate::topology::Topology;
 use crate::LabError;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// One configuration of a sweep.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Short label, e.g. "switch L2 (balance-slb), server layer2+3".
+    /// Stable key the findings look runs up by, e.g. `l2`, `k4-rx`.
+    pub key: String,
+    /// What differs in this configuration, for the legend and charts.
     pub label: String,
     /// The topology of this configuration.
     pub topo: Topology,
+    /// Its topology file text.
+    pub text: String,
 }
 
 /// A built-in scenario: a name, a description and its configurations.
@@ -37,21 +58,110 @@ pub struct Scenario {
     pub description: &'static str,
     /// The sweep, run in order.
     pub configs: Vec<Config>,
+    /// The seed's findings, checked on a finished sweep.
+    pub findings: fn(&Report) -> Vec<Finding>,
 }
 
 /// The built-in scenarios: name and one-line description.
-pub const BUILTIN: [(&str, &str); 1] = [(
-    "ibm-6513",
-    "seed 000 test system 1: 2 servers × 2-link LACP bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing (--short: 2 runs, ~20 s; full: 4 runs, ~1 min)",
-)];
+pub const BUILTIN: [(&str, &str); 5] = [
+    (
+        "ibm-6513",
+        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial (--short: 6 runs ~2 min; full: 13 runs ~5 min)",
+    ),
+    (
+        "hp-apa",
+        "seed 001: one server with 1, 2, 4, 8 LACP links, 8 single-link clients, transmit/receive/both; scaling against k × one link (--short: k=1,2,4 ~2 min; full: 12 runs ~5 min)",
+    ),
+    (
+        "lpm",
+        "seed 002: two hosts, 2 links, 4 LPM control+data pairs on sequential ports; AIX hash modes src_port/dst_port/src_dst_port against strong and adaptive (~1.5 min)",
+    ),
+    (
+        "zvm",
+        "seed 003: bond-to-bond, 1 vs 2 links, 1/10/50 connections, stream and request/response (--short: 4 runs; full: 12 runs ~4 min)",
+    ),
+    (
+        "linux-alb",
+        "seed 004: a balance-alb server with 1–4 links behind a plain switch, one client per link, receive and transmit (--short: 3 runs; full: 8 runs ~3 min)",
+    ),
+];
+
+fn describe(name: &str) -> &'static str {
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, d)| d)
+}
 
 /// The scenario `name`, short (fewer, shorter runs) or full.
 pub fn builtin(name: &str, short: bool) -> Option<Scenario> {
     match name {
         "ibm-6513" => Some(ibm_6513(short)),
+        "hp-apa" => Some(hp_apa(short)),
+        "lpm" => Some(lpm(short)),
+        "zvm" => Some(zvm(short)),
+        "linux-alb" => Some(linux_alb(short)),
         _ => None,
     }
 }
+
+// ---------------------------------------------------------------------
+// Topology text, piece by piece.
+
+fn scale_toml(note: &str, factor: f64) -> String {
+    format!("[scale]\nnote = \"{note}\"\nfactor = {factor}\n\n")
+}
+
+fn host_toml(name: &str, address: &str, bond: Option<&str>) -> String {
+    let mut s = format!("[[host]]\nname = \"{name}\"\naddress = \"{address}\"\n");
+    if let Some(b) = bond {
+        let _ = writeln!(s, "bond = {{ {b} }}");
+    }
+    s.push('\n');
+    s
+}
+
+/// A switch; channels are (name, host, protocol, load_balance).
+fn switch_toml(name: &str, channels: &[(&str, &str, &str, &str)]) -> String {
+    let mut s = format!("[[switch]]\nname = \"{name}\"\nkind = \"ovs\"\n\n");
+    for (c, h, p, lb) in channels {
+        let _ = writeln!(
+            s,
+            "[[switch.channel]]\nname = \"{c}\"\nhost = \"{h}\"\nprotocol = \"{p}\"\nload_balance = \"{lb}\"\n"
+        );
+    }
+    s
+}
+
+/// `mtu`: TOML value text, `1500` or `[9000, 1500]`.
+fn link_toml(a: &str, b: &str, count: usize, rate: &str, mtu: &str) -> String {
+    format!(
+        "[[link]]\nbetween = [\"{a}\", \"{b}\"]\ncount = {count}\nrate = \"{rate}\"\noverhead = true\nmtu = {mtu}\n\n"
+    )
+}
+
+/// A `lagkit-load` workload; `extra` adds keys (one per line).
+fn load_toml(load: &str, clients: &[&str], server: &str, seconds: u32, extra: &str) -> String {
+    let list: Vec<String> = clients.iter().map(|c| format!("\"{c}\"")).collect();
+    format!(
+        "[workload]\nkind = \"lagkit-load\"\nload = \"{load}\"\nclients = [{}]\nserver = \"{server}\"\nseconds = {seconds}\n{extra}",
+        list.join(", ")
+    )
+}
+
+fn config(scenario: &str, key: &str, label: &str, text: String) -> Config {
+    let topo = Topology::parse(&text, &format!("builtin:{scenario}:{key}"), scenario)
+        .unwrap_or_else(|e| panic!("the built-in {scenario} topology {key} is invalid: {e}"));
+    Config {
+        key: key.to_string(),
+        label: label.to_string(),
+        topo,
+        text,
+    }
+}
+
+// ---------------------------------------------------------------------
+// ibm-6513
 
 /// socketprocs processes per side (N×N connections). The seed ran 8–16;
 /// 8 (64 connections) overruns the shaped links' queues on 2 cores
@@ -63,126 +173,458 @@ pub const IBM_6513_RATE: &str = "100mbit";
 /// The scale note of ibm-6513's reports.
 pub const IBM_6513_SCALE: &str = "100 Mbit/s links stand for the seed's 1 Gbit/s ones (factor 10): on 2 cores Open vSwitch's userspace datapath tops out near 1 Gbit/s";
 
-fn ibm_6513_toml(switch_lb: &str, server_hash: &str, procs: u32, seconds: u32) -> String {
-    format!(
-        r#"name = "ibm-6513"
+/// One ibm-6513 configuration.
+struct Ibm {
+    key: &'static str,
+    label: &'static str,
+    /// Channel protocol on the switch.
+    protocol: &'static str,
+    /// Switch load balance (l2 = balance-slb, l4 = balance-tcp).
+    lb: &'static str,
+    /// The servers' bond table.
+    bond: &'static str,
+    /// MTU on the hosts' and on the switch's link ends.
+    mtu: (u32, u32),
+    /// The servers cabled to each other, no switch (seed 000: "the
+    /// typical choice for hosts connected back-to-back" is round-robin).
+    direct: bool,
+}
 
-[scale]
-note = "{IBM_6513_SCALE}"
-factor = 10
+const LACP_L23: &str = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2+3""#;
+const LACP_L34: &str = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
+const XOR_L34: &str = r#"mode = "balance-xor", xmit_hash_policy = "layer3+4""#;
+const RR: &str = r#"mode = "balance-rr""#;
 
-[[host]]
-name = "cli"
-address = "10.65.13.1/24"
-bond = {{ mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "{server_hash}" }}
+const IBM: [Ibm; 13] = [
+    Ibm {
+        key: "l2",
+        label: "LACP, switch L2, servers layer2+3",
+        protocol: "lacp-active",
+        lb: "l2",
+        bond: LACP_L23,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "l4",
+        label: "LACP, switch L4, servers layer3+4",
+        protocol: "lacp-active",
+        lb: "l4",
+        bond: LACP_L34,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "xor",
+        label: "static channel (L2), servers standard layer3+4",
+        protocol: "static",
+        lb: "l2",
+        bond: XOR_L34,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "rr",
+        label: "static channel (L2), servers round-robin",
+        protocol: "static",
+        lb: "l2",
+        bond: RR,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "l2-34",
+        label: "LACP, switch L2, servers layer3+4",
+        protocol: "lacp-active",
+        lb: "l2",
+        bond: LACP_L34,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "l4-23",
+        label: "LACP, switch L4, servers layer2+3",
+        protocol: "lacp-active",
+        lb: "l4",
+        bond: LACP_L23,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "lacp-passive",
+        label: "LACP passive on the switch, switch L4, servers layer3+4",
+        protocol: "lacp-passive",
+        lb: "l4",
+        bond: LACP_L34,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "none-xor",
+        label: "no channel on the switch, servers standard layer3+4",
+        protocol: "none",
+        lb: "l2",
+        bond: XOR_L34,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "none-rr",
+        label: "no channel on the switch, servers round-robin",
+        protocol: "none",
+        lb: "l2",
+        bond: RR,
+        mtu: (1500, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "jumbo",
+        label: "LACP, switch L4, servers layer3+4, MTU 9000 everywhere",
+        protocol: "lacp-active",
+        lb: "l4",
+        bond: LACP_L34,
+        mtu: (9000, 9000),
+        direct: false,
+    },
+    Ibm {
+        key: "jumbo-partial",
+        label: "LACP, switch L4, servers layer3+4, MTU 9000 on the servers, 1500 on the switch",
+        protocol: "lacp-active",
+        lb: "l4",
+        bond: LACP_L34,
+        mtu: (9000, 1500),
+        direct: false,
+    },
+    Ibm {
+        key: "xor-b2b",
+        label: "back-to-back (no switch), servers standard layer3+4",
+        protocol: "",
+        lb: "",
+        bond: XOR_L34,
+        mtu: (1500, 1500),
+        direct: true,
+    },
+    Ibm {
+        key: "rr-b2b",
+        label: "back-to-back (no switch), servers round-robin",
+        protocol: "",
+        lb: "",
+        bond: RR,
+        mtu: (1500, 1500),
+        direct: true,
+    },
+];
 
-[[host]]
-name = "srv"
-address = "10.65.13.2/24"
-bond = {{ mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "{server_hash}" }}
-
-[[switch]]
-name = "c6513"
-kind = "ovs"
-
-[[switch.channel]]
-name = "po3"
-host = "cli"
-protocol = "lacp-active"
-load_balance = "{switch_lb}"
-
-[[switch.channel]]
-name = "po4"
-host = "srv"
-protocol = "lacp-active"
-load_balance = "{switch_lb}"
-
-[[link]]
-between = ["cli", "c6513"]
-count = 2
-rate = "{IBM_6513_RATE}"
-overhead = true
-mtu = 1500
-
-[[link]]
-between = ["srv", "c6513"]
-count = 2
-rate = "{IBM_6513_RATE}"
-overhead = true
-mtu = 1500
-
-[workload]
-kind = "lagkit-load"
-load = "socketprocs"
-client = "cli"
-server = "srv"
-procs = {procs}
-method = "epoll-et"
-size = 4096
-seconds = {seconds}
-"#
-    )
+fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32) -> Config {
+    let mtu = if v.mtu.0 == v.mtu.1 {
+        v.mtu.0.to_string()
+    } else {
+        format!("[{}, {}]", v.mtu.0, v.mtu.1)
+    };
+    let mut t = String::from("name = \"ibm-6513\"\n\n");
+    t += &scale_toml(IBM_6513_SCALE, 10.0);
+    t += &host_toml("cli", "10.65.13.1/24", Some(v.bond));
+    t += &host_toml("srv", "10.65.13.2/24", Some(v.bond));
+    if v.direct {
+        t += &link_toml("cli", "srv", 2, IBM_6513_RATE, &mtu);
+    } else {
+        t += &switch_toml(
+            "c6513",
+            &[
+                ("po3", "cli", v.protocol, v.lb),
+                ("po4", "srv", v.protocol, v.lb),
+            ],
+        );
+        t += &link_toml("cli", "c6513", 2, IBM_6513_RATE, &mtu);
+        t += &link_toml("srv", "c6513", 2, IBM_6513_RATE, &mtu);
+    }
+    t += &load_toml(
+        "socketprocs",
+        &["cli"],
+        "srv",
+        seconds,
+        &format!("procs = {procs}\nmethod = \"epoll-et\"\nsize = 4096\n"),
+    );
+    config("ibm-6513", v.key, v.label, t)
 }
 
 /// seed 000 test system 1, scaled (see the module documentation). Short:
-/// L2/L3 (switch balance-slb, servers layer2+3) against L4 (balance-tcp,
-/// layer3+4), 4 procs, 6 s each (OVS rebalances every second meanwhile). Full: also the crossed combinations (the
-/// seed's runs 1 and 22: address hashing on the switch, layer3+4 on the
-/// servers), 10 s each.
+/// L2/L3 against L4 with LACP, and standard against round-robin servers on
+/// a static channel and back-to-back, 6 s each (OVS rebalances every
+/// second meanwhile). Full: every configuration, 10 s each.
 pub fn ibm_6513(short: bool) -> Scenario {
     let seconds = if short { 6 } else { 10 };
-    let mut combos = vec![
-        (
-            "l2",
-            "layer2+3",
-            "switch L2 (balance-slb), servers layer2+3",
-        ),
-        (
-            "l4",
-            "layer3+4",
-            "switch L4 (balance-tcp), servers layer3+4",
-        ),
-    ];
-    if !short {
-        combos.push((
-            "l2",
-            "layer3+4",
-            "switch L2 (balance-slb), servers layer3+4",
-        ));
-        combos.push((
-            "l4",
-            "layer2+3",
-            "switch L4 (balance-tcp), servers layer2+3",
-        ));
-    }
-    let configs = combos
-        .into_iter()
-        .map(|(lb, hash, label)| {
-            let text = ibm_6513_toml(lb, hash, IBM_6513_PROCS, seconds);
-            let topo = Topology::parse(&text, "builtin:ibm-6513", "ibm-6513")
-                .expect("the built-in ibm-6513 topology is valid");
-            Config {
-                label: label.to_string(),
-                topo,
-            }
-        })
+    let keys: &[&str] = if short {
+        &["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]
+    } else {
+        &[]
+    };
+    let configs = IBM
+        .iter()
+        .filter(|v| keys.is_empty() || keys.contains(&v.key))
+        .map(|v| ibm_6513_config(v, IBM_6513_PROCS, seconds))
         .collect();
     Scenario {
         name: "ibm-6513",
-        description: BUILTIN[0].1,
+        description: describe("ibm-6513"),
         configs,
+        findings: findings::ibm_6513,
     }
 }
 
+// ---------------------------------------------------------------------
+// hp-apa
+
+/// hp-apa's link rate: 8 links each way plus 8 clients must stay within
+/// what Open vSwitch's userspace datapath forwards on 2 cores.
+pub const HP_APA_RATE: &str = "25mbit";
+const HP_APA_SCALE: &str = "25 Mbit/s links stand for the seed's 1 Gbit/s ones (factor 40), so that 8 links in both directions stay within 2 cores";
+/// Clients (the seed's eight single-link clients).
+pub const HP_APA_CLIENTS: usize = 8;
+
+fn hp_apa_config(k: usize, load: &str, seconds: u32) -> Config {
+    let dir = match load {
+        "maerts" => "tx",
+        "stream" => "rx",
+        _ => "both",
+    };
+    let key = format!("k{k}-{dir}");
+    let label = format!(
+        "{k} link{} , server {}",
+        if k == 1 { "" } else { "s" },
+        match dir {
+            "tx" => "transmits",
+            "rx" => "receives",
+            _ => "transmits and receives",
+        }
+    )
+    .replace(" ,", ",");
+    let mut t = String::from("name = \"hp-apa\"\n\n");
+    t += &scale_toml(HP_APA_SCALE, 40.0);
+    // APA's default distribution is by MAC (LB_MAC); the lab's
+    // consecutive client MACs spread evenly under Linux's layer2 hash.
+    t += &host_toml(
+        "srv",
+        "10.0.1.1/24",
+        Some(r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2""#),
+    );
+    let clients: Vec<String> = (1..=HP_APA_CLIENTS).map(|i| format!("c{i}")).collect();
+    for (i, c) in clients.iter().enumerate() {
+        t += &host_toml(c, &format!("10.0.1.{}/24", 11 + i), None);
+    }
+    t += &switch_toml("sw", &[("apa", "srv", "lacp-active", "l2")]);
+    t += &link_toml("srv", "sw", k, HP_APA_RATE, "1500");
+    for c in &clients {
+        t += &link_toml(c, "sw", 1, HP_APA_RATE, "1500");
+    }
+    let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
+    t += &load_toml(load, &cl, "srv", seconds, "conns = 1\nsockbuf = 131072\n");
+    config("hp-apa", &key, &label, t)
+}
+
+/// seed 001: k links against k × one link. Short: k = 1, 2, 4, transmit
+/// and receive, 6 s; full: k = 1, 2, 4, 8, transmit, receive and both, 10 s.
+pub fn hp_apa(short: bool) -> Scenario {
+    let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
+        (&[1, 2, 4], &["maerts", "stream"], 6)
+    } else {
+        (&[1, 2, 4, 8], &["maerts", "stream", "bidir"], 10)
+    };
+    let configs = loads
+        .iter()
+        .flat_map(|l| ks.iter().map(move |k| hp_apa_config(*k, l, seconds)))
+        .collect();
+    Scenario {
+        name: "hp-apa",
+        description: describe("hp-apa"),
+        configs,
+        findings: findings::hp_apa,
+    }
+}
+
+// ---------------------------------------------------------------------
+// lpm
+
+/// The hash modes lpm compares: (key, source bond table).
+pub const LPM_MODES: [(&str, &str); 5] = [
+    (
+        "src_port",
+        r#"mode = "balance-xor", xmit_hash_policy = "src_port""#,
+    ),
+    (
+        "dst_port",
+        r#"mode = "balance-xor", xmit_hash_policy = "dst_port""#,
+    ),
+    (
+        "src_dst_port",
+        r#"mode = "balance-xor", xmit_hash_policy = "src_dst_port""#,
+    ),
+    (
+        "strong",
+        r#"mode = "balance-xor", xmit_hash_policy = "strong""#,
+    ),
+    ("adaptive", r#"mode = "adaptive", adaptive_interval = 500"#),
+];
+/// Parallel migrations (control+data pairs).
+pub const LPM_MIGRATIONS: u32 = 4;
+
+fn lpm_config(key: &str, bond: &str, seconds: u32) -> Config {
+    let mut t = String::from("name = \"lpm\"\n\n");
+    t += &scale_toml(
+        "100 Mbit/s links stand for the seed's 10 Gbit/s adapters; what matters is which link the data takes",
+        100.0,
+    );
+    t += &host_toml("src", "10.0.2.1/24", Some(bond));
+    t += &host_toml(
+        "dst",
+        "10.0.2.2/24",
+        Some(r#"mode = "balance-xor", xmit_hash_policy = "layer3+4""#),
+    );
+    t += &link_toml("src", "dst", 2, "100mbit", "1500");
+    t += &load_toml(
+        "lpm",
+        &["src"],
+        "dst",
+        seconds,
+        &format!("migrations = {LPM_MIGRATIONS}\n"),
+    );
+    config("lpm", key, &format!("source hash {key}"), t)
+}
+
+/// seed 002: each hash mode on the sending (source) side, 8 s (short 6 s).
+pub fn lpm(short: bool) -> Scenario {
+    let seconds = if short { 6 } else { 10 };
+    Scenario {
+        name: "lpm",
+        description: describe("lpm"),
+        configs: LPM_MODES
+            .iter()
+            .map(|(k, b)| lpm_config(k, b, seconds))
+            .collect(),
+        findings: findings::lpm,
+    }
+}
+
+// ---------------------------------------------------------------------
+// zvm
+
+fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
+    let key = format!("k{k}-{load}-{conns}");
+    let label = format!(
+        "{k} link{}, {load}, {conns} connection{}",
+        if k == 1 { "" } else { "s" },
+        if conns == 1 { "" } else { "s" }
+    );
+    let bond = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
+    let mut t = String::from("name = \"zvm\"\n\n");
+    t += &scale_toml(
+        "100 Mbit/s links stand for the seed's 1 Gbit/s OSA adapters (factor 10)",
+        10.0,
+    );
+    t += &host_toml("guest", "10.0.3.1/24", Some(bond));
+    t += &host_toml("peer", "10.0.3.2/24", Some(bond));
+    t += &link_toml("guest", "peer", k, "100mbit", "1500");
+    t += &load_toml(
+        load,
+        &["guest"],
+        "peer",
+        seconds,
+        &format!("conns = {conns}\n"),
+    );
+    config("zvm", &key, &label, t)
+}
+
+/// seed 003: 1 against 2 links. Short: 10 connections, stream and rr;
+/// full: 1, 10 and 50 connections.
+pub fn zvm(short: bool) -> Scenario {
+    let (conns, seconds): (&[u32], u32) = if short {
+        (&[10], 6)
+    } else {
+        (&[1, 10, 50], 10)
+    };
+    let mut configs = Vec::new();
+    for load in ["stream", "rr"] {
+        for c in conns {
+            for k in [1, 2] {
+                configs.push(zvm_config(k, load, *c, seconds));
+            }
+        }
+    }
+    Scenario {
+        name: "zvm",
+        description: describe("zvm"),
+        configs,
+        findings: findings::zvm,
+    }
+}
+
+// ---------------------------------------------------------------------
+// linux-alb
+
+const ALB_RATE: &str = "50mbit";
+
+fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
+    let dir = if load == "stream" { "rx" } else { "tx" };
+    let key = format!("k{k}-{dir}");
+    let label = format!(
+        "{k} link{}, {k} client{}, server {}",
+        if k == 1 { "" } else { "s" },
+        if k == 1 { "" } else { "s" },
+        if dir == "rx" { "receives" } else { "transmits" }
+    );
+    let mut t = String::from("name = \"linux-alb\"\n\n");
+    t += &scale_toml(
+        "50 Mbit/s links stand for the seed's 1 Gbit/s adapters (factor 20)",
+        20.0,
+    );
+    t += &host_toml("srv", "10.0.4.1/24", Some(r#"mode = "balance-alb""#));
+    let clients: Vec<String> = (1..=k).map(|i| format!("c{i}")).collect();
+    for (i, c) in clients.iter().enumerate() {
+        t += &host_toml(c, &format!("10.0.4.{}/24", 11 + i), None);
+    }
+    t += &switch_toml("sw", &[]);
+    t += &link_toml("srv", "sw", k, ALB_RATE, "1500");
+    for c in &clients {
+        t += &link_toml(c, "sw", 1, ALB_RATE, "1500");
+    }
+    let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
+    t += &load_toml(load, &cl, "srv", seconds, "conns = 2\nsockbuf = 131072\n");
+    config("linux-alb", &key, &label, t)
+}
+
+/// seed 004: k = 1..4 (short: 1, 2, 4), the server receiving (ARP-taught
+/// receive balancing) and, in full, transmitting.
+pub fn linux_alb(short: bool) -> Scenario {
+    let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
+        (&[1, 2, 4], &["stream"], 6)
+    } else {
+        (&[1, 2, 3, 4], &["stream", "maerts"], 10)
+    };
+    let configs = loads
+        .iter()
+        .flat_map(|l| ks.iter().map(move |k| alb_config(*k, l, seconds)))
+        .collect();
+    Scenario {
+        name: "linux-alb",
+        description: describe("linux-alb"),
+        configs,
+        findings: findings::linux_alb,
+    }
+}
+
+// ---------------------------------------------------------------------
+// Running.
+
 /// Runs every configuration of `sc` in order (each: up → converge →
-/// workload → measure → down), calling `progress` with one line per run;
-/// a failed run is recorded as failed and the sweep goes on. Writes the
-/// report into `report_dir` if given.
+/// workload → measure → down), calling `progress` before and after each
+/// run; a failed run is recorded as failed and the sweep goes on. Checks
+/// the scenario's findings and writes the report into `report_dir` if
+/// given.
 pub fn run_sweep(
     sc: &Scenario,
     opts: &RunOptions,
     report_dir: Option<&Path>,
-    mut progress: impl FnMut(&str),
+    mut progress: impl FnMut(Progress<'_>),
 ) -> Result<(Report, Vec<PathBuf>), LabError> {
     let scale = sc.configs.first().and_then(|c| c.topo.scale.clone());
     let mut report = Report::new(sc.name, scale);
@@ -191,9 +633,12 @@ pub fn run_sweep(
     for (i, c) in sc.configs.iter().enumerate() {
         let mut o = opts.clone();
         o.run = i + 1;
-        let started = Instant::now();
-        progress(&format!("[{}/{n}] {} ...", i + 1, c.label));
-        let rec = match run_once(&c.topo, &o) {
+        progress(Progress::Start {
+            index: i,
+            total: n,
+            label: &c.label,
+        });
+        let mut rec = match run_once(&c.topo, &o) {
             Ok(r) => r,
             Err(e) => {
                 let code = ConfigCode::of(
@@ -209,25 +654,21 @@ pub fn run_sweep(
                 r
             }
         };
-        let took = started.elapsed();
+        rec.key = c.key.clone();
+        rec.label = c.label.clone();
         let done = i + 1;
         let eta = t0.elapsed().as_secs_f64() / done as f64 * (n - done) as f64;
-        let what = match (&rec.error, &rec.workload) {
-            (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
-            (None, Some(w)) => format!("{:.1} Mbit/s", w.mbps),
-            (None, None) => "no result".into(),
-        };
-        progress(&format!(
-            "[{done}/{n}] {} {} {}: {what} ({:.0} s; elapsed {:.0} s, ETA {:.0} s)",
-            rec.code.switch,
-            rec.code.server,
-            rec.code.app,
-            took.as_secs_f64(),
-            t0.elapsed().as_secs_f64(),
-            eta
-        ));
+        progress(Progress::Done {
+            index: i,
+            total: n,
+            record: &rec,
+            elapsed: t0.elapsed(),
+            eta: Duration::from_secs_f64(eta),
+        });
         report.runs.push(rec);
     }
+    report.findings = (sc.findings)(&report);
+    report.command = opts.command.clone();
     let files = match report_dir {
         Some(d) => report.write(d).map_err(LabError::Run)?,
         None => Vec::new(),
@@ -235,14 +676,85 @@ pub fn run_sweep(
     Ok((report, files))
 }
 
+/// What [`run_sweep`] reports as it goes.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// Run `index` (0-based) of `total` starts.
+    Start {
+        /// 0-based.
+        index: usize,
+        /// Runs in the sweep.
+        total: usize,
+        /// The configuration's label.
+        label: &'a str,
+    },
+    /// Run `index` ended (well or not: see the record's `error`).
+    Done {
+        /// 0-based.
+        index: usize,
+        /// Runs in the sweep.
+        total: usize,
+        /// Its record.
+        record: &'a RunRecord,
+        /// Since the sweep started.
+        elapsed: Duration,
+        /// Estimated time left.
+        eta: Duration,
+    },
+}
+
+impl Progress<'_> {
+    /// One line, e.g. `[2/4] m-L-v 8d-l3 e: 182.5 Mbit/s (elapsed 40 s, ETA 40 s)`.
+    pub fn line(&self) -> String {
+        match self {
+            Progress::Start {
+                index,
+                total,
+                label,
+            } => format!("[{}/{total}] {label} ...", index + 1),
+            Progress::Done {
+                index,
+                total,
+                record: r,
+                elapsed,
+                eta,
+            } => {
+                let what = match (&r.error, &r.workload) {
+                    (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+                    (None, Some(w)) if w.transactions_per_s > 0.0 && w.mbps < 1.0 => {
+                        format!("{:.0} transactions/s", w.transactions_per_s)
+                    }
+                    (None, Some(w)) => format!("{:.1} Mbit/s", w.mbps),
+                    (None, None) => "no result".into(),
+                };
+                format!(
+                    "[{}/{total}] {}: {what} (elapsed {:.0} s, ETA {:.0} s)",
+                    index + 1,
+                    r.label,
+                    elapsed.as_secs_f64(),
+                    eta.as_secs_f64()
+                )
+            }
+        }
+    }
+}
+
+/// The two ibm-6513 configurations of `lagkit demo`: L2/L3 against L4
+/// hashing with LACP, short runs.
+pub fn demo_scenario() -> Scenario {
+    let mut sc = ibm_6513(true);
+    sc.configs.retain(|c| c.key == "l2" || c.key == "l4");
+    sc
+}
+
 /// The short ibm-6513 comparison for `lagkit demo`, with `lagkit` as the
 /// lab's binary; the report goes to `report_dir`.
 pub fn demo(
     lab: Options,
     report_dir: &Path,
-    progress: impl FnMut(&str),
+    progress: impl FnMut(Progress<'_>),
 ) -> Result<(Report, Vec<PathBuf>), LabError> {
-    let sc = ibm_6513(true);
+    let sc = demo_scenario();
     let mut o = RunOptions::new(lab);
     o.converge_timeout = Duration::from_secs(40);
     run_sweep(&sc, &o, Some(report_dir), progress)
@@ -252,12 +764,8 @@ pub fn demo(
 mod tests {
     use super::*;
 
-    #[test]
-    fn ibm_6513_configurations() {
-        let s = ibm_6513(true);
-        assert_eq!(s.configs.len(), 2);
-        let codes: Vec<ConfigCode> = s
-            .configs
+    fn codes(s: &Scenario) -> Vec<ConfigCode> {
+        s.configs
             .iter()
             .map(|c| {
                 ConfigCode::of(
@@ -265,18 +773,90 @@ mod tests {
                     Some(&c.topo.workload.as_ref().unwrap().workload().code()),
                 )
             })
-            .collect();
-        assert_eq!(codes[0].switch, "m-L-v");
-        assert_eq!(codes[0].server, "8d-l3");
-        assert_eq!(codes[1].switch, "p-L-v");
-        assert_eq!(codes[1].server, "8d-st");
+            .collect()
+    }
+
+    #[test]
+    fn ibm_6513_configurations() {
+        let s = ibm_6513(true);
+        let keys: Vec<&str> = s.configs.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(keys, ["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]);
+        let c = codes(&s);
         assert_eq!(
-            (codes[0].app.as_str(), codes[0].procs),
-            ("e", IBM_6513_PROCS)
+            (c[0].switch.as_str(), c[0].server.as_str()),
+            ("m-L-v", "8d-l3")
         );
-        assert_eq!(codes[0].links, "2x100M");
-        assert_eq!(ibm_6513(false).configs.len(), 4);
-        assert!(builtin("ibm-6513", true).is_some());
+        assert_eq!(
+            (c[1].switch.as_str(), c[1].server.as_str()),
+            ("p-L-v", "8d-st")
+        );
+        assert_eq!(c[3].server, "rn-sg");
+        assert_eq!((c[0].app.as_str(), c[0].procs), ("e", IBM_6513_PROCS));
+        assert_eq!(c[0].links, "2x100M");
+        let full = ibm_6513(false);
+        assert_eq!(full.configs.len(), IBM.len());
+        let fc = codes(&full);
+        let mtu: Vec<&str> = fc.iter().map(|c| c.mtu.as_str()).collect();
+        assert_eq!(&mtu[mtu.len() - 5..mtu.len() - 2], ["S", "J", "P"]);
+        let partial = &full
+            .configs
+            .iter()
+            .find(|c| c.key == "jumbo-partial")
+            .unwrap()
+            .topo;
+        assert!(
+            partial
+                .warnings
+                .iter()
+                .any(|w| w.contains("MTU 9000 on one end, 1500")),
+            "{:?}",
+            partial.warnings
+        );
+        assert_eq!(demo_scenario().configs.len(), 2);
+    }
+
+    #[test]
+    fn every_builtin_parses_short_and_full() {
+        for (name, d) in BUILTIN {
+            assert!(!d.is_empty());
+            for short in [true, false] {
+                let s = builtin(name, short).unwrap();
+                assert_eq!(s.name, name);
+                assert!(!s.configs.is_empty());
+                let mut keys: Vec<&str> = s.configs.iter().map(|c| c.key.as_str()).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                assert_eq!(keys.len(), s.configs.len(), "{name}: keys repeat");
+                for c in &s.configs {
+                    assert!(c.topo.workload.is_some(), "{name} {}", c.key);
+                }
+            }
+        }
         assert!(builtin("nope", true).is_none());
+    }
+
+    #[test]
+    fn hp_apa_client_macs_spread_under_layer2() {
+        // The server's MAC xor each client's last byte, mod k, must hit
+        // every member equally for k = 2, 4, 8.
+        let s = hp_apa(false);
+        let t = &s.configs[0].topo;
+        let last = |h: &str| {
+            let h = t.host(h).unwrap();
+            let e = t.ends_on(&h.name).next().unwrap().0;
+            let mac = t.host_mac(e).unwrap();
+            u8::from_str_radix(&mac[15..], 16).unwrap()
+        };
+        let srv = last("srv");
+        for k in [2u8, 4, 8] {
+            let mut n = vec![0; k as usize];
+            for i in 1..=HP_APA_CLIENTS {
+                n[((last(&format!("c{i}")) ^ srv) % k) as usize] += 1;
+            }
+            assert!(
+                n.iter().all(|x| *x == HP_APA_CLIENTS / k as usize),
+                "k={k}: {n:?}"
+            );
+        }
     }
 }

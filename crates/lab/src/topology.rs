@@ -40,6 +40,7 @@
 //! # load = "socketprocs"              # socketprocs | stream | maerts | bidir | rr | lpm
 //! # clients = ["c1", "c2"]            # instead of client: all at once (stream, maerts, bidir, rr)
 //! # migrations = 4                    # lpm: control+data pairs on sequential ports
+//! # sockbuf = 131072                  # SO_SNDBUF/SO_RCVBUF, bytes (default: the kernel's autotuning)
 //! # procs = 4                         # socketprocs: N per side, N×N connections
 //! # method = "epoll-et"               # socketprocs: select | poll | epoll-et
 //! # conns = 1                         # stream/maerts/rr: parallel connections
@@ -306,8 +307,21 @@ pub struct Link {
     pub rate: Option<Rate>,
     /// Real-wire accounting (tbf `overhead 24 mpu 84`).
     pub overhead: bool,
-    /// MTU of both ends.
-    pub mtu: u32,
+    /// MTU of each end: `[a, b]` (`mtu = 9000` sets both; `mtu = [9000,
+    /// 1500]` sets them apart, as when a switch port was left at 1500).
+    pub mtu: [u32; 2],
+}
+
+impl Link {
+    /// The larger of the two ends' MTUs.
+    pub fn max_mtu(&self) -> u32 {
+        self.mtu[0].max(self.mtu[1])
+    }
+
+    /// The two ends' MTUs differ.
+    pub fn mtu_mismatch(&self) -> bool {
+        self.mtu[0] != self.mtu[1]
+    }
 }
 
 impl Topology {
@@ -363,6 +377,45 @@ impl Topology {
                 .into_iter()
                 .filter(move |e| e.node == node)
                 .map(move |e| (e, l))
+        })
+    }
+
+    /// The MAC the lab gives a host's link end: `02:6c:6b:00:<link>:<host>`
+    /// (locally administered), both numbers 1-based in file order, so runs
+    /// repeat exactly and MAC-based hashes (Linux `layer2`, the last byte
+    /// xor) see consecutive last bytes across hosts, as a lab of real
+    /// servers from one vendor would. A bond takes its first member's.
+    /// `None` for switch ports (OVS owns those).
+    pub fn host_mac(&self, end: &End) -> Option<String> {
+        let h = self.hosts.iter().position(|h| h.name == end.node)? + 1;
+        let i: usize = end.iface.strip_prefix('e')?.parse().ok()?;
+        Some(format!("02:6c:6b:00:{:02x}:{:02x}", i & 0xff, h & 0xff))
+    }
+
+    /// The device that carries host `name`'s address (its bond, or its
+    /// only link) and that device's MAC (a bond takes its first member's).
+    pub fn l3_port(&self, name: &str) -> Option<(String, String)> {
+        let h = self.host(name)?;
+        let (dev, first) = match &h.bond {
+            Some(b) => (b.name.clone(), b.members.first()?.clone()),
+            None => (h.ifaces.first()?.clone(), h.ifaces.first()?.clone()),
+        };
+        let end = self
+            .ends_on(name)
+            .map(|(e, _)| e)
+            .find(|e| e.iface == first)?;
+        Some((dev, self.host_mac(end)?))
+    }
+
+    /// Whether hosts need static ARP entries: Open vSwitch's static
+    /// (`lacp=off`) bonds drop broadcasts that arrive on any member but
+    /// the one they elected for multicast, so a host's ARP request sent on
+    /// another member (standard mode hashes it there) is never answered,
+    /// unlike on a Cisco "mode on" channel. The lab then gives every host
+    /// the others' addresses, as an operator of such a switch would.
+    pub fn needs_static_arp(&self) -> bool {
+        self.switches.iter().any(|s| {
+            s.kind == SwitchKind::Ovs && s.channels.iter().any(|c| c.protocol == Protocol::Static)
         })
     }
 
@@ -462,7 +515,7 @@ struct RawLink {
     count: Option<Spanned<i64>>,
     rate: Option<Spanned<String>>,
     overhead: Option<bool>,
-    mtu: Option<Spanned<i64>>,
+    mtu: Option<Spanned<toml::Value>>,
     fault: Option<Spanned<toml::Value>>,
 }
 
@@ -474,6 +527,7 @@ struct RawWorkload {
     clients: Option<Spanned<Vec<String>>>,
     server: Option<Spanned<String>>,
     migrations: Option<Spanned<i64>>,
+    sockbuf: Option<Spanned<i64>>,
     flows: Option<Spanned<i64>>,
     seconds: Option<Spanned<i64>>,
     bidir: Option<bool>,
@@ -620,11 +674,27 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
             None => None,
         };
         let mtu = match &l.mtu {
-            Some(m) if !(576..=65535).contains(m.get_ref()) => {
-                return Err(cx.at(m, "mtu: between 576 and 65535".into()))
+            Some(m) => {
+                let bad = || {
+                    cx.at(
+                        m,
+                        "mtu: a number between 576 and 65535 for both ends, or [a, b] for each end of `between`".into(),
+                    )
+                };
+                let one = |v: &toml::Value| match v.as_integer() {
+                    Some(n) if (576..=65535).contains(&n) => Ok(n as u32),
+                    _ => Err(bad()),
+                };
+                match m.get_ref() {
+                    toml::Value::Array(a) if a.len() == 2 => [one(&a[0])?, one(&a[1])?],
+                    v @ toml::Value::Integer(_) => {
+                        let n = one(v)?;
+                        [n, n]
+                    }
+                    _ => return Err(bad()),
+                }
             }
-            Some(m) => *m.get_ref() as u32,
-            None => 1500,
+            None => [1500, 1500],
         };
         if let Some(f) = &l.fault {
             return Err(cx.at(
@@ -637,6 +707,18 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
                 "{}:{}: overhead = true has no effect on an unshaped link (give a rate)",
                 cx.file,
                 line_col(cx.text, l.between.span().start).0
+            ));
+        }
+        if mtu[0] != mtu[1] {
+            warnings.push(format!(
+                "{}:{}: link {} — {}: MTU {} on one end, {} on the other; frames above {} are dropped where they arrive",
+                cx.file,
+                line_col(cx.text, l.between.span().start).0,
+                b[0],
+                b[1],
+                mtu[0],
+                mtu[1],
+                mtu[0].min(mtu[1])
             ));
         }
         let mut end = |node: &str| {
@@ -663,7 +745,7 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
     let ifaces_of = |node: &str| -> Vec<(String, u32, String)> {
         links
             .iter()
-            .flat_map(|l| [(&l.a, &l.b, l.mtu), (&l.b, &l.a, l.mtu)])
+            .flat_map(|l| [(&l.a, &l.b, l.mtu[0]), (&l.b, &l.a, l.mtu[1])])
             .filter(|(e, _, _)| e.node == node)
             .map(|(e, peer, mtu)| (e.iface.clone(), mtu, peer.node.clone()))
             .collect()
@@ -703,7 +785,14 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
             warnings.push(format!("host '{name}' has no link"));
         }
         let bond = match &h.bond {
-            Some(t) => Some(host_bond(cx, &name, t, &ifs, address.as_deref())?),
+            Some(t) => Some(host_bond(
+                cx,
+                &name,
+                t,
+                &ifs,
+                address.as_deref(),
+                &mut warnings,
+            )?),
             None => {
                 if ifs.len() > 1 {
                     return Err(cx.at(
@@ -926,6 +1015,7 @@ fn host_bond(
     t: &Spanned<toml::Table>,
     ifs: &[(String, u32, String)],
     address: Option<&str>,
+    warnings: &mut Vec<String>,
 ) -> Result<HostBond, TopologyError> {
     let mut table = t.get_ref().clone();
     let span = t.span();
@@ -1017,12 +1107,18 @@ fn host_bond(
         _ => return Err(cx.at(t, format!("host '{host}': one bond per host"))),
     };
     if config.mtu as u32 != link_mtu {
-        return Err(cx.err(
-            at_key("mtu"),
-            format!(
-                "host '{host}' bond: mtu {} differs from its links' mtu {link_mtu}",
-                config.mtu
-            ),
+        // Allowed (seed 000 measured MTUs set in only some places), but
+        // frames larger than a member's MTU cannot leave: say so.
+        warnings.push(format!(
+            "{}:{}: host '{host}' bond: mtu {} differs from its links' mtu {link_mtu}; {}",
+            cx.file,
+            line_col(cx.text, at_key("mtu")).0,
+            config.mtu,
+            if config.mtu as u32 > link_mtu {
+                "frames above the links' MTU are dropped (counted as tx errors)"
+            } else {
+                "the links' larger MTU goes unused"
+            }
         ));
     }
     Ok(HostBond {
@@ -1067,6 +1163,7 @@ fn workload(
         only(r.bidir.is_some(), "bidir", "iperf3")?;
     } else {
         only(r.migrations.is_some(), "migrations", "lagkit-load")?;
+        only(r.sockbuf.is_some(), "sockbuf", "lagkit-load")?;
         for (set, key) in [
             (r.load.is_some(), "load"),
             (r.procs.is_some(), "procs"),
@@ -1112,13 +1209,11 @@ fn workload(
             }
             v
         }
-        (None, Some(list)) => {
-            return Err(cx.at(
-                list,
-                "clients: several clients are for kind = \"lagkit-load\"; iperf3 takes one 'client'"
-                    .into(),
-            ))
-        }
+        (None, Some(list)) => return Err(cx.at(
+            list,
+            "clients: several clients are for kind = \"lagkit-load\"; iperf3 takes one 'client'"
+                .into(),
+        )),
         _ => vec![host(&r.client, "client")?],
     };
     if clients.contains(&server) {
@@ -1174,6 +1269,12 @@ fn workload(
             clients,
             server,
             migrations: int(&r.migrations, "migrations", 1, 32, 4)? as u32,
+            sockbuf: r
+                .sockbuf
+                .as_ref()
+                .map(|_| int(&r.sockbuf, "sockbuf", 4096, 64 << 20, 131072))
+                .transpose()?
+                .map(|s| s as u64),
             load,
             procs: int(&r.procs, "procs", 1, 64, 4)? as u32,
             method,

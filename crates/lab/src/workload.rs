@@ -69,6 +69,10 @@ pub struct LoadSpec {
     /// lpm: parallel migrations (control+data pairs with sequential ports).
     #[serde(default)]
     pub migrations: u32,
+    /// Socket buffers, bytes (None: the kernel's autotuning). Small
+    /// buffers keep the data queued at the end of a slow run short.
+    #[serde(default)]
+    pub sockbuf: Option<u64>,
 }
 
 impl LoadSpec {
@@ -425,9 +429,18 @@ pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
     })
 }
 
-/// Several clients' results as one: rates and flows add up, the time is
-/// the longest.
+/// Several clients' results as one: bytes and transactions add up over
+/// the longest client's time (clients start together but end apart, each
+/// draining what it queued: adding their rates would count the same
+/// seconds of link time several times); flows add up.
 pub fn sum_results(parts: &[WorkloadResult]) -> WorkloadResult {
+    let longest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+    let over = |f: fn(&WorkloadResult) -> f64| -> f64 {
+        if longest <= 0.0 {
+            return parts.iter().map(f).sum();
+        }
+        parts.iter().map(|p| f(p) * p.seconds).sum::<f64>() / longest
+    };
     let mut r = WorkloadResult {
         kind: parts.first().map(|p| p.kind.clone()).unwrap_or_default(),
         ..WorkloadResult::default()
@@ -436,14 +449,14 @@ pub fn sum_results(parts: &[WorkloadResult]) -> WorkloadResult {
         if p.kind != r.kind && !r.kind.ends_with("+") {
             r.kind = format!("{}+", r.kind);
         }
-        r.mbps += p.mbps;
-        r.forward_mbps += p.forward_mbps;
-        r.reverse_mbps += p.reverse_mbps;
         r.retransmits += p.retransmits;
         r.flows += p.flows;
-        r.seconds = r.seconds.max(p.seconds);
-        r.transactions_per_s += p.transactions_per_s;
     }
+    r.seconds = longest;
+    r.mbps = over(|p| p.mbps);
+    r.forward_mbps = over(|p| p.forward_mbps);
+    r.reverse_mbps = over(|p| p.reverse_mbps);
+    r.transactions_per_s = over(|p| p.transactions_per_s);
     r
 }
 
@@ -606,6 +619,7 @@ impl Workload for LagkitLoad {
         let conns = s.conns.to_string();
         let migrations = s.migrations.max(1).to_string();
         let size = s.size.map(|s| s.to_string());
+        let sockbuf = s.sockbuf.map(|s| s.to_string());
         // Every client process starts before any is waited for, so they
         // overlap for (almost) the whole run.
         let mut running = Vec::new();
@@ -613,8 +627,23 @@ impl Workload for LagkitLoad {
             let ns = lab.ns(client);
             for kind in s.client_kinds() {
                 let mut args = vec![
-                    "netns", "exec", &ns, "timeout", &limit, &bin, "load", "client", "--kind",
-                    kind, "--to", &addr, "--port", &port, "--duration", &dur, "--json",
+                    "netns",
+                    "exec",
+                    &ns,
+                    "timeout",
+                    &limit,
+                    &bin,
+                    "load",
+                    "client",
+                    "--kind",
+                    kind,
+                    "--to",
+                    &addr,
+                    "--port",
+                    &port,
+                    "--duration",
+                    &dur,
+                    "--json",
                 ];
                 match *kind {
                     "socketprocs" => {
@@ -630,6 +659,9 @@ impl Workload for LagkitLoad {
                 }
                 if let Some(sz) = &size {
                     args.extend_from_slice(&["--size", sz]);
+                }
+                if let Some(b) = &sockbuf {
+                    args.extend_from_slice(&["--sockbuf", b]);
                 }
                 let child = std::process::Command::new("ip")
                     .args(&args)
@@ -680,6 +712,24 @@ impl Workload for LagkitLoad {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sum_results_adds_bytes_over_the_longest_time() {
+        let p = |mbps: f64, seconds: f64| WorkloadResult {
+            kind: "lagkit-load stream".into(),
+            mbps,
+            forward_mbps: mbps,
+            flows: 1,
+            seconds,
+            ..WorkloadResult::default()
+        };
+        // 10 Mbit/s for 6 s and 20 Mbit/s for 12 s: 300 Mbit in 12 s.
+        let r = sum_results(&[p(10.0, 6.0), p(20.0, 12.0)]);
+        assert!((r.mbps - 25.0).abs() < 1e-9, "{r:?}");
+        assert!((r.forward_mbps - 25.0).abs() < 1e-9);
+        assert_eq!((r.flows, r.seconds), (2, 12.0));
+        assert_eq!(sum_results(&[p(7.0, 3.0)]).mbps, 7.0);
+    }
+
     use super::*;
 
     #[test]

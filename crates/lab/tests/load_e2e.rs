@@ -87,6 +87,7 @@ fn socketprocs_runs_through_the_example_lab() {
         seconds: 3,
         port: None,
         migrations: 0,
+        sockbuf: None,
     }));
     let root = std::env::temp_dir().join(format!("lklab-lde2e-{}", std::process::id()));
     let mut opts = Options::new(bin.clone());

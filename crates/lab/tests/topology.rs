@@ -76,7 +76,7 @@ fn the_example_parses_as_described() {
     assert_eq!(t.links[2].a.node, "h2");
     assert_eq!(t.links[2].a.iface, "e1");
     assert_eq!(t.links[2].b.iface, "p3");
-    assert!(t.links.iter().all(|l| l.overhead && l.mtu == 1500));
+    assert!(t.links.iter().all(|l| l.overhead && l.mtu == [1500, 1500]));
     assert_eq!(t.links[0].rate.as_ref().unwrap().bits, 100_000_000);
     assert_eq!(t.ns("h1"), "lklab-two-hosts-ovs-h1");
     assert!(t.workload.is_some());
@@ -275,4 +275,63 @@ fn lab_name_of_a_broken_file_falls_back() {
     std::fs::write(&f, "this is [not toml").unwrap();
     assert_eq!(lab_name_of(&f).as_deref(), Some("my-lab"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn mtu_per_end_and_partial_mtu_warn() {
+    // One number: both ends. [a, b]: each end of `between`.
+    let t = parse(&BASE.replace(
+        "count = 2\nrate = \"100mbit\"",
+        "count = 2\nrate = \"100mbit\"\nmtu = [9000, 1500]",
+    ))
+    .unwrap();
+    assert_eq!(t.links[0].mtu, [9000, 1500]);
+    assert!(t.links[0].mtu_mismatch());
+    assert_eq!(t.links[2].mtu, [1500, 1500]);
+    // h1's bond follows its links' MTU; the mismatch is a warning, not an error.
+    assert_eq!(t.hosts[0].bond.as_ref().unwrap().config.mtu, 9000);
+    assert!(
+        t.warnings
+            .iter()
+            .any(|w| w.contains("MTU 9000 on one end, 1500 on the other")),
+        "{:?}",
+        t.warnings
+    );
+    // A bond MTU above its links' runs, with a warning naming the drop.
+    let t = parse(&BASE.replace(
+        "bond = { mode = \"802.3ad\" }",
+        "bond = { mode = \"802.3ad\", mtu = 9000 }",
+    ))
+    .unwrap();
+    assert!(
+        t.warnings
+            .iter()
+            .any(|w| w.contains("mtu 9000 differs from its links' mtu 1500")),
+        "{:?}",
+        t.warnings
+    );
+    let e = err(&BASE.replace("count = 2\nrate", "count = 2\nmtu = [9000]\nrate"));
+    assert!(e.message.contains("[a, b]"), "{e}");
+    let e = err(&BASE.replace("count = 2\nrate", "count = 2\nmtu = 100\nrate"));
+    assert!(e.message.contains("between 576 and 65535"), "{e}");
+}
+
+#[test]
+fn host_macs_are_fixed_and_the_bond_takes_its_first_members() {
+    let t = parse(BASE).unwrap();
+    let (e, _) = t.ends_on("h2").next().unwrap();
+    assert_eq!(t.host_mac(e).as_deref(), Some("02:6c:6b:00:01:02"));
+    let (sw, _) = t.ends_on("sw").next().unwrap();
+    assert_eq!(t.host_mac(sw), None, "switch ports keep OVS's MACs");
+    assert_eq!(
+        t.l3_port("h1"),
+        Some(("bond0".into(), "02:6c:6b:00:01:01".into()))
+    );
+    assert!(!t.needs_static_arp());
+    let s = parse(&BASE.replace(
+        "protocol = \"lacp-active\"",
+        "protocol = \"static\"\nload_balance = \"l2\"",
+    ))
+    .unwrap();
+    assert!(s.needs_static_arp());
 }

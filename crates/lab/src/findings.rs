@@ -1,0 +1,321 @@
+//! The seeds' findings, checked on a finished sweep: each built-in scenario
+//! states what its seed found, as a ratio with a threshold, and whether
+//! this run's numbers agree. Informational comparisons (no threshold in
+//! the seed) carry `holds: None`.
+//!
+//! Runs are looked up by their configuration key (see
+//! [`crate::scenario::Config::key`]); a finding whose runs failed or are
+//! not in the sweep (a short sweep) is left out rather than guessed.
+
+use crate::measure::{BondMeasure, MemberDelta};
+use crate::report::{Report, RunRecord};
+use serde::{Deserialize, Serialize};
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What the seed found, with the threshold checked.
+    pub claim: String,
+    /// What this sweep measured.
+    pub measured: String,
+    /// Whether the measurement meets the threshold (`None`: informational).
+    pub holds: Option<bool>,
+}
+
+impl Finding {
+    fn check(claim: impl Into<String>, measured: impl Into<String>, holds: bool) -> Finding {
+        Finding {
+            claim: claim.into(),
+            measured: measured.into(),
+            holds: Some(holds),
+        }
+    }
+
+    fn info(claim: impl Into<String>, measured: impl Into<String>) -> Finding {
+        Finding {
+            claim: claim.into(),
+            measured: measured.into(),
+            holds: None,
+        }
+    }
+}
+
+/// The run with configuration `key`, if it finished with a result.
+pub fn run<'a>(r: &'a Report, key: &str) -> Option<&'a RunRecord> {
+    r.runs.iter().find(|x| {
+        x.key == key && x.error.is_none() && x.workload.is_some() && x.measurement.is_some()
+    })
+}
+
+fn mbps(r: &RunRecord) -> f64 {
+    r.workload.as_ref().map_or(0.0, |w| w.mbps)
+}
+
+fn bonds(r: &RunRecord) -> &[BondMeasure] {
+    r.measurement.as_ref().map_or(&[], |m| &m.bonds)
+}
+
+fn bond<'a>(r: &'a RunRecord, host: &str) -> Option<&'a BondMeasure> {
+    bonds(r).iter().find(|b| b.host == host)
+}
+
+/// The larger side of a first-member ratio (1.00: one link carries all).
+fn one_sided(ratio: f64) -> f64 {
+    ratio.max(1.0 - ratio)
+}
+
+/// Share of transmitted bytes on the busiest member.
+pub fn busiest_tx_share(members: &[MemberDelta]) -> Option<f64> {
+    let total: u64 = members.iter().map(|m| m.tx_bytes).sum();
+    let max = members.iter().map(|m| m.tx_bytes).max()?;
+    (total > 0).then(|| max as f64 / total as f64)
+}
+
+/// seed 000 test system 1.
+pub fn ibm_6513(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    if let (Some(l2), Some(l4)) = (run(r, "l2"), run(r, "l4")) {
+        let rx: Vec<(String, f64)> = bonds(l2)
+            .iter()
+            .filter_map(|b| b.rx_ratio.map(|x| (b.host.clone(), one_sided(x))))
+            .collect();
+        f.push(Finding::check(
+            "L2/L3 switch hashing leaves one link of each receiving bond idle: receive balance ≥ 0.95 (seed 000: 1.00 with src-dst-ip and two hosts)",
+            rx.iter()
+                .map(|(h, x)| format!("{h} rx {x:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            !rx.is_empty() && rx.iter().all(|(_, x)| *x >= 0.95),
+        ));
+        let q = mbps(l2) / mbps(l4).max(1e-9);
+        f.push(Finding::check(
+            "L2/L3 gets at most 0.6 × the throughput of L4 hashing",
+            format!("{:.1} / {:.1} Mbit/s = {q:.2}", mbps(l2), mbps(l4)),
+            q <= 0.6,
+        ));
+        let ratios: Vec<(String, f64)> = bonds(l4)
+            .iter()
+            .flat_map(|b| {
+                [("tx", b.tx_ratio), ("rx", b.rx_ratio)]
+                    .into_iter()
+                    .filter_map(|(d, x)| x.map(|x| (format!("{} {d}", b.host), x)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        f.push(Finding::check(
+            "L4 hashing balances both ways: every tx and rx ratio within 0.45–0.55",
+            ratios
+                .iter()
+                .map(|(h, x)| format!("{h} {x:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            ratios.len() >= 4 && ratios.iter().all(|(_, x)| (0.45..=0.55).contains(x)),
+        ));
+    }
+    let ooo = |x: &RunRecord| x.measurement.as_ref().map_or(0.0, |m| m.out_of_order_per_s);
+    let runs_of =
+        |keys: &[&str]| -> Vec<&RunRecord> { keys.iter().filter_map(|k| run(r, k)).collect() };
+    let hashed = runs_of(&["l2", "l4", "xor", "l2-34", "l4-23", "xor-b2b"]);
+    let rr = runs_of(&["rr", "rr-b2b", "none-rr"]);
+    if !rr.is_empty() && !hashed.is_empty() {
+        let most = |v: &[&RunRecord]| v.iter().map(|x| ooo(x)).fold(0.0, f64::max);
+        let each = |v: &[&RunRecord]| {
+            v.iter()
+                .map(|x| format!("run {} {:.1}/s", x.run, ooo(x)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        f.push(Finding::check(
+            "round-robin server mode shows more out-of-order segments than hashed modes",
+            format!("round-robin: {}; hashed: {}", each(&rr), each(&hashed)),
+            most(&rr) > most(&hashed),
+        ));
+    }
+    if let (Some(j), Some(l4)) = (run(r, "jumbo"), run(r, "l4")) {
+        f.push(Finding::info(
+            "MTU 9000 everywhere against 1500 (seed 000: jumbo frames raise throughput mostly by lowering CPU per byte)",
+            format!(
+                "{:.1} against {:.1} Mbit/s ({:+.1}%)",
+                mbps(j),
+                mbps(l4),
+                100.0 * (mbps(j) / mbps(l4).max(1e-9) - 1.0)
+            ),
+        ));
+    }
+    if let Some(l4) = run(r, "l4") {
+        let p = r.runs.iter().find(|x| x.key == "jumbo-partial");
+        if let Some(p) = p {
+            f.push(Finding::info(
+                "MTU 9000 on the servers but 1500 on the switch: large frames are dropped where the MTU is smaller",
+                match (&p.error, &p.workload) {
+                    (None, Some(w)) => format!(
+                        "{:.1} against {:.1} Mbit/s, {:.0} retransmits/s",
+                        w.mbps,
+                        mbps(l4),
+                        p.measurement.as_ref().map_or(0.0, |m| m.retransmits_per_s)
+                    ),
+                    (Some(e), _) => format!("the run failed: {}", e.lines().next().unwrap_or("")),
+                    _ => "no result".into(),
+                },
+            ));
+        }
+    }
+    for (none, chan) in [("none-xor", "xor"), ("none-rr", "rr")] {
+        if let (Some(n), Some(c)) = (run(r, none), run(r, chan)) {
+            f.push(Finding::info(
+                format!(
+                    "servers {} with no channel on the switch against a static channel (the switch sees the servers' MAC move between ports)",
+                    if chan == "rr" { "round-robin" } else { "standard" }
+                ),
+                format!("{:.1} against {:.1} Mbit/s", mbps(n), mbps(c)),
+            ));
+        }
+    }
+    f
+}
+
+/// seed 001: k links against k × one link, per direction.
+pub fn hp_apa(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    for (dir, what) in [
+        ("tx", "server transmits"),
+        ("rx", "server receives"),
+        ("both", "both directions"),
+    ] {
+        let Some(base) = run(r, &format!("k1-{dir}")) else {
+            continue;
+        };
+        let one = mbps(base);
+        for k in [2usize, 4, 8] {
+            let Some(x) = run(r, &format!("k{k}-{dir}")) else {
+                continue;
+            };
+            let q = mbps(x) / (k as f64 * one).max(1e-9);
+            let cpu = if x.flags.iter().any(|g| g.starts_with("CPU-bound")) {
+                " (CPU-bound)"
+            } else {
+                ""
+            };
+            f.push(Finding::check(
+                format!(
+                    "{k} links reach at least 0.95 of {k} × one link, {what} (seed 001: 0.99–1.00)"
+                ),
+                format!("{:.1} Mbit/s against {k} × {one:.1} = {q:.3}{cpu}", mbps(x)),
+                q >= 0.95,
+            ));
+        }
+    }
+    f
+}
+
+/// seed 002: which link the data takes, per hash mode.
+pub fn lpm(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    for (mode, aix) in [
+        ("src_port", true),
+        ("dst_port", true),
+        ("src_dst_port", true),
+        ("strong", false),
+        ("adaptive", false),
+    ] {
+        let Some(x) = run(r, mode) else { continue };
+        let Some(share) = bond(x, "src").and_then(|b| busiest_tx_share(&b.members)) else {
+            continue;
+        };
+        let measured = format!(
+            "{:.1}% of the source's bytes on its busiest link, {:.1} Mbit/s",
+            100.0 * share,
+            mbps(x)
+        );
+        f.push(if aix {
+            Finding::check(
+                format!("AIX hash_mode {mode} puts at least 90% of the data on one link (sequential ports share their low bit)"),
+                measured,
+                share >= 0.90,
+            )
+        } else {
+            Finding::check(
+                format!("{mode} spreads the migrations: under 90% of the data on one link"),
+                measured,
+                share < 0.90,
+            )
+        });
+    }
+    f
+}
+
+/// seed 003: 2 links against 1.
+pub fn zvm(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    for load in ["stream", "rr"] {
+        for conns in [1, 10, 50] {
+            let (Some(a), Some(b)) = (
+                run(r, &format!("k1-{load}-{conns}")),
+                run(r, &format!("k2-{load}-{conns}")),
+            ) else {
+                continue;
+            };
+            let (va, vb, unit) = if load == "rr" {
+                let t = |x: &RunRecord| x.workload.as_ref().map_or(0.0, |w| w.transactions_per_s);
+                (t(a), t(b), "transactions/s")
+            } else {
+                (mbps(a), mbps(b), "Mbit/s")
+            };
+            f.push(Finding::info(
+                format!(
+                    "2 links against 1, {load}, {conns} connection{} (seed 003: stream +6–15% with one connection, +84–100% with many; rr +5–57%)",
+                    if conns == 1 { "" } else { "s" }
+                ),
+                format!(
+                    "{vb:.1} against {va:.1} {unit} ({:+.0}%)",
+                    100.0 * (vb / va.max(1e-9) - 1.0)
+                ),
+            ));
+        }
+    }
+    f
+}
+
+/// seed 004: balance-alb over k links against one.
+pub fn linux_alb(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    for (dir, what) in [("rx", "receives"), ("tx", "transmits")] {
+        let Some(base) = run(r, &format!("k1-{dir}")) else {
+            continue;
+        };
+        for k in [2usize, 3, 4] {
+            let Some(x) = run(r, &format!("k{k}-{dir}")) else {
+                continue;
+            };
+            let q = mbps(x) / mbps(base).max(1e-9);
+            f.push(Finding::info(
+                format!("balance-alb, server {what}: {k} links against 1 (seed 004: 3.624× with 4 adapters)"),
+                format!("{:.1} against {:.1} Mbit/s = {q:.2}×", mbps(x), mbps(base)),
+            ));
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(name: &str, tx: u64) -> MemberDelta {
+        MemberDelta {
+            name: name.into(),
+            tx_packets: tx / 1000,
+            tx_bytes: tx,
+            rx_packets: 0,
+            rx_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn busiest_share() {
+        assert_eq!(busiest_tx_share(&[]), None);
+        assert_eq!(busiest_tx_share(&[m("e1", 0), m("e2", 0)]), None);
+        assert_eq!(busiest_tx_share(&[m("e1", 950), m("e2", 50)]), Some(0.95));
+        assert_eq!(one_sided(0.02), 0.98);
+    }
+}
