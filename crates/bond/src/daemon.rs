@@ -13,7 +13,7 @@ use crate::member::{self, Saved};
 use crate::settings::{BondMode, Reselect, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowFrame};
-use lagkit_dataplane::{Device, MapPublisher, PacketSocket, PairDevice, Tap, TapConfig};
+use lagkit_dataplane::{Device, FaultInjector, MapPublisher, PairDevice, Tap, TapConfig};
 use lagkit_hash::FlowKey;
 use lagkit_hash::{AdaptiveBalancer, AdaptiveConfig};
 use lagkit_monitor::arp::ArpMonitor;
@@ -138,7 +138,9 @@ pub enum Response {
 
 struct Member {
     name: String,
-    dev: Option<Arc<PacketSocket>>,
+    /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
+    /// settings inject loss on it.
+    dev: Option<Arc<dyn Device>>,
     /// Stand-in for a missing member, so engine indices stay fixed; the
     /// peer is kept so the stand-in never reads end-of-file.
     placeholder: Option<(Arc<PairDevice>, PairDevice)>,
@@ -386,8 +388,20 @@ impl Bond {
         let name = self.members[i].name.clone();
         match member::take(&name, self.s.mtu) {
             Ok((sock, saved, mac)) => {
+                let fault = self.s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
+                let dev: Arc<dyn Device> = match fault {
+                    Some(p) => {
+                        // Seeded by the member's position: the same frames
+                        // meet the same fate run after run.
+                        let f = FaultInjector::new(sock, 0x6c61_676b_0000 + i as u64);
+                        f.control().set_drop_probability(p);
+                        tracing::warn!(bond = %self.s.name, member = %name, loss = p, "injecting loss on this member (--fault-loss)");
+                        Arc::new(f)
+                    }
+                    None => Arc::new(sock),
+                };
                 let m = &mut self.members[i];
-                m.dev = Some(Arc::new(sock));
+                m.dev = Some(dev);
                 m.placeholder = None;
                 m.saved = Some(saved);
                 m.mac = MacAddr(mac);

@@ -147,6 +147,11 @@ pub struct Settings {
     /// The strong hash seed was configured (not drawn at random), so a
     /// reload must not keep the old one.
     pub hash_seed_fixed: bool,
+    /// Injected loss per member, (member, probability 0..=1), both
+    /// directions: lagkit's own fault injection for labs and tests (this
+    /// kernel has no netem). Set by `lagkit up --fault-loss`, never by the
+    /// configuration file.
+    pub faults: Vec<(String, f64)>,
 }
 
 impl Settings {
@@ -188,6 +193,7 @@ impl Settings {
             adaptive_idle_gap: Duration::from_millis(10),
             warnings: Vec::new(),
             hash_seed_fixed: true,
+            faults: Vec::new(),
         }
     }
 }

@@ -30,6 +30,37 @@ pub struct UpArgs {
     /// Only check the configuration, print what would run, and exit.
     #[arg(long)]
     check: bool,
+    /// Lab and test use: drop this share of a member's frames, both
+    /// directions (MEMBER=P, P from 0 to 1, e.g. e1=0.01; repeatable). This
+    /// kernel has no netem: this is lagkit's own fault injection. A dropped
+    /// GSO frame loses all its segments.
+    #[arg(long, value_name = "MEMBER=P", value_parser = parse_fault)]
+    fault_loss: Vec<(String, f64)>,
+}
+
+fn parse_fault(s: &str) -> Result<(String, f64), String> {
+    let (m, p) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': write MEMBER=P, e.g. e1=0.01"))?;
+    let p: f64 = p
+        .parse()
+        .map_err(|_| format!("'{s}': '{p}' is not a number (a share from 0 to 1)"))?;
+    if !(0.0..=1.0).contains(&p) || m.is_empty() {
+        return Err(format!("'{s}': a member name and a share from 0 to 1"));
+    }
+    Ok((m.to_string(), p))
+}
+
+/// Attaches `--fault-loss` to the bonds that have those members.
+fn with_faults(mut settings: Vec<Settings>, faults: &[(String, f64)]) -> Vec<Settings> {
+    for s in &mut settings {
+        s.faults = faults
+            .iter()
+            .filter(|(m, _)| s.members.contains(m))
+            .cloned()
+            .collect();
+    }
+    settings
 }
 
 /// Options shared by status and stats.
@@ -162,7 +193,17 @@ fn stop_bond(r: Running) {
 /// `lagkit up CONFIG`: runs in the foreground until SIGINT/SIGTERM; SIGHUP
 /// re-reads the file.
 pub fn up(args: UpArgs) -> Result<(), Failure> {
-    let settings = load(&args.config)?;
+    let settings = with_faults(load(&args.config)?, &args.fault_loss);
+    if let Some((m, _)) = args
+        .fault_loss
+        .iter()
+        .find(|(m, _)| !settings.iter().any(|s| s.members.contains(m)))
+    {
+        return Err(Failure::Usage(format!(
+            "--fault-loss {m}=..: '{m}' is not a member of any bond in {}",
+            args.config.display()
+        )));
+    }
     if args.check {
         for s in &settings {
             println!(
@@ -205,7 +246,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
                 Err(Failure::Usage(e) | Failure::Runtime(e)) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }
-                Ok(new) => running = reconcile(running, new),
+                Ok(new) => running = reconcile(running, with_faults(new, &args.fault_loss)),
             }
         }
         // A bond thread that ended on its own (it cannot, short of a bug)

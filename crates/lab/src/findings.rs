@@ -118,17 +118,21 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
     // switch for information (the static L2 channel sends everything for
     // one host down one link, so round-robin's two paths merge in the
     // switch, and drops at that one link blur the count).
-    for (rr, hashed, check) in [
-        ("rr-b2b", "xor-b2b", true),
-        ("rr", "xor", false),
-        ("none-rr", "none-xor", false),
+    for (rr, hashed, check, where_) in [
+        ("rr-b2b", "xor-b2b", true, "servers back to back"),
+        ("rr", "xor", false, "through the switch's static channel"),
+        (
+            "none-rr",
+            "none-xor",
+            false,
+            "through the switch, no channel",
+        ),
     ] {
         let (Some(a), Some(b)) = (run(r, rr), run(r, hashed)) else {
             continue;
         };
         let claim = format!(
-            "round-robin server mode shows more out-of-order segments than hashed (standard) mode, {}",
-            if check { "servers back to back" } else { "through the switch" }
+            "round-robin server mode shows more out-of-order segments than hashed (standard) mode, {where_}"
         );
         let measured = format!(
             "round-robin {:.1}/s (run {}), standard {:.1}/s (run {}); {:.1} against {:.1} Mbit/s",

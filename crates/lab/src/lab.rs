@@ -507,6 +507,12 @@ impl Lab {
                 .arg(&self.opts.lagkit)
                 .arg("up")
                 .arg(&cfg)
+                .args(
+                    self.topo
+                        .fault_losses(&h.name)
+                        .into_iter()
+                        .map(|(i, p)| format!("--fault-loss={i}={p}")),
+                )
                 .stdin(Stdio::null())
                 .stdout(log)
                 .stderr(log2);

@@ -24,8 +24,9 @@ pub struct ConfigCode {
     pub switch: String,
     /// Server (host bond): mode - hash, e.g. `8d-st` (8d: 802.3ad, sd:
     /// balance-xor "standard", rn: round-robin, ab: active-backup, ad:
-    /// adaptive, tl/al: tlb/alb, bc: broadcast; st: layer3+4, l2: layer2,
-    /// l3: layer2+3, sg: strong, en: encap).
+    /// adaptive, tl/al: tlb/alb, bc: broadcast; st: layer3+4 or AIX
+    /// src_dst_port, sp/dp: AIX src_port/dst_port, l2: layer2, l3:
+    /// layer2+3, sg: strong, en: encap).
     pub server: String,
     /// MTU: S (≤ 1500), J (jumbo) or P (set in only some places).
     pub mtu: String,
@@ -72,7 +73,10 @@ impl ConfigCode {
                 };
                 let hname = b.hash.split(':').next().unwrap_or("");
                 let hc = match hname {
-                    "layer3+4" => "st",
+                    // seed 000's "st" is AIX src_dst_port, the L4 hash.
+                    "layer3+4" | "src_dst_port" => "st",
+                    "src_port" => "sp",
+                    "dst_port" => "dp",
                     "layer2" => "l2",
                     "layer2+3" => "l3",
                     "strong" => "sg",

@@ -26,7 +26,8 @@
 //! count = 2                           # veth pairs
 //! rate = "100mbit"                    # tbf on both ends; absent: unshaped
 //! overhead = true                     # count preamble, FCS and gap (tbf overhead 24 mpu 84)
-//! mtu = 1500
+//! mtu = 1500                          # or [9000, 1500]: each end of `between`
+//! fault = { loss = 0.01 }             # optional: drop 1% of frames (by the lagkit bond at one end)
 //!
 //! [workload]
 //! kind = "iperf3"
@@ -310,6 +311,9 @@ pub struct Link {
     /// MTU of each end: `[a, b]` (`mtu = 9000` sets both; `mtu = [9000,
     /// 1500]` sets them apart, as when a switch port was left at 1500).
     pub mtu: [u32; 2],
+    /// Injected loss (share of frames, both directions), applied by the
+    /// lagkit bond at the first end that is a bonded host.
+    pub loss: Option<f64>,
 }
 
 impl Link {
@@ -405,6 +409,20 @@ impl Topology {
             .map(|(e, _)| e)
             .find(|e| e.iface == first)?;
         Some((dev, self.host_mac(end)?))
+    }
+
+    /// The `--fault-loss` arguments of host `name`'s `lagkit up`: its
+    /// member ends of lossy links where it is the first bonded end.
+    pub fn fault_losses(&self, name: &str) -> Vec<(String, f64)> {
+        let bonded = |n: &str| self.host(n).is_some_and(|h| h.bond.is_some());
+        self.links
+            .iter()
+            .filter_map(|l| {
+                let p = l.loss?;
+                let end = [&l.a, &l.b].into_iter().find(|e| bonded(&e.node))?;
+                (end.node == name).then(|| (end.iface.clone(), p))
+            })
+            .collect()
     }
 
     /// Whether hosts need static ARP entries: Open vSwitch's static
@@ -696,12 +714,41 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
             }
             None => [1500, 1500],
         };
-        if let Some(f) = &l.fault {
-            return Err(cx.at(
-                f,
-                "fault: fault injection (delay, loss) is done by lagkit's own fault-injection wrapper, which the lab does not drive yet; remove it for now".into(),
-            ));
-        }
+        let loss = match &l.fault {
+            None => None,
+            Some(f) => {
+                let bad = |m: &str| cx.at(f, format!("fault: {m}"));
+                let t = f
+                    .get_ref()
+                    .as_table()
+                    .ok_or_else(|| bad("write a table, e.g. fault = { loss = 0.01 }"))?;
+                if let Some(k) = t.keys().find(|k| k.as_str() != "loss") {
+                    return Err(bad(&format!(
+                        "'{k}': only loss is injected (lagkit's fault wrapper drops frames; it does not delay them), e.g. fault = {{ loss = 0.01 }}"
+                    )));
+                }
+                let p = t
+                    .get("loss")
+                    .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+                    .ok_or_else(|| bad("give loss as a share from 0 to 1, e.g. loss = 0.01"))?;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(bad("loss is a share from 0 to 1 (0.01 = 1%)"));
+                }
+                // The drops are lagkit's: one end must be a bonded host.
+                let bonded = |n: &str| {
+                    raw.host
+                        .iter()
+                        .any(|h| h.name.get_ref() == n && h.bond.is_some())
+                };
+                if !b.iter().any(|n| bonded(n)) {
+                    return Err(bad(&format!(
+                        "link {} — {}: neither end runs a lagkit bond, and only lagkit injects faults here (this kernel has no netem); give one of the hosts a bond",
+                        b[0], b[1]
+                    )));
+                }
+                Some(p)
+            }
+        };
         if l.overhead == Some(true) && rate.is_none() {
             warnings.push(format!(
                 "{}:{}: overhead = true has no effect on an unshaped link (give a rate)",
@@ -739,6 +786,7 @@ fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, 
                 rate: rate.clone(),
                 overhead: l.overhead.unwrap_or(false),
                 mtu,
+                loss,
             });
         }
     }

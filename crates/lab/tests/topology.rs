@@ -199,7 +199,7 @@ fn structural_mistakes_are_refused_with_lines() {
     assert!(e.message.contains("reserved"), "{e}");
     let e = err(&BASE.replace(
         "count = 2\nrate",
-        "count = 2\nfault = { loss = 0.01 }\nrate",
+        "count = 2\nfault = { loss = \"1%\" }\nrate",
     ));
     assert_eq!(e.line, 23, "{e}");
     assert!(e.message.contains("fault"), "{e}");
@@ -334,4 +334,31 @@ fn host_macs_are_fixed_and_the_bond_takes_its_first_members() {
     ))
     .unwrap();
     assert!(s.needs_static_arp());
+}
+
+#[test]
+fn fault_loss_needs_a_bonded_end() {
+    let t = parse(&BASE.replace(
+        "count = 2\nrate = \"100mbit\"",
+        "count = 2\nrate = \"100mbit\"\nfault = { loss = 0.02 }",
+    ))
+    .unwrap();
+    assert_eq!(t.links[0].loss, Some(0.02));
+    assert_eq!(t.links[2].loss, None);
+    assert_eq!(
+        t.fault_losses("h1"),
+        vec![("e1".to_string(), 0.02), ("e2".to_string(), 0.02)]
+    );
+    assert!(t.fault_losses("h2").is_empty());
+    let e = err(&BASE.replace("count = 2\nrate", "count = 2\nfault = { delay = 5 }\nrate"));
+    assert!(e.message.contains("only loss"), "{e}");
+    let e = err(&BASE.replace("count = 2\nrate", "count = 2\nfault = { loss = 2 }\nrate"));
+    assert!(e.message.contains("from 0 to 1"), "{e}");
+    let plain = BASE.replace("bond = { mode = \"802.3ad\" }\n", "");
+    let plain = plain.replace(
+        "between = [\"h2\", \"sw\"]\ncount = 2",
+        "between = [\"h2\", \"sw\"]\nfault = { loss = 0.1 }",
+    );
+    let e = err(&plain);
+    assert!(e.message.contains("only lagkit injects faults"), "{e}");
 }
