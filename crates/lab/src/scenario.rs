@@ -149,6 +149,34 @@ fn load_toml(load: &str, clients: &[&str], server: &str, seconds: u32, extra: &s
     )
 }
 
+/// A server `srv` with `k` links to switch `sw` (`channels`) and `n`
+/// single-link clients `c1`..`cn`, every link at `rate`; addresses
+/// `<net>.1` and `<net>.11`...; returns the text and the client names.
+fn star_toml(
+    net: &str,
+    bond: &str,
+    channels: &[(&str, &str, &str, &str)],
+    k: usize,
+    n: usize,
+    rate: &str,
+) -> (String, Vec<String>) {
+    let mut t = host_toml("srv", &format!("{net}.1/24"), Some(bond));
+    let clients: Vec<String> = (1..=n).map(|i| format!("c{i}")).collect();
+    for (i, c) in clients.iter().enumerate() {
+        t += &host_toml(c, &format!("{net}.{}/24", 11 + i), None);
+    }
+    t += &switch_toml("sw", channels);
+    t += &link_toml("srv", "sw", k, rate, "1500");
+    for c in &clients {
+        t += &link_toml(c, "sw", 1, rate, "1500");
+    }
+    (t, clients)
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn config(scenario: &str, key: &str, label: &str, text: String) -> Config {
     let topo = Topology::parse(&text, &format!("builtin:{scenario}:{key}"), scenario)
         .unwrap_or_else(|e| panic!("the built-in {scenario} topology {key} is invalid: {e}"));
@@ -399,33 +427,27 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32) -> Config {
     };
     let key = format!("k{k}-{dir}");
     let label = format!(
-        "{k} link{} , server {}",
-        if k == 1 { "" } else { "s" },
+        "{}, server {}",
+        plural(k, "link"),
         match dir {
             "tx" => "transmits",
             "rx" => "receives",
             _ => "transmits and receives",
         }
-    )
-    .replace(" ,", ",");
+    );
     let mut t = String::from("name = \"hp-apa\"\n\n");
     t += &scale_toml(HP_APA_SCALE, 40.0);
     // APA's default distribution is by MAC (LB_MAC); the lab's
     // consecutive client MACs spread evenly under Linux's layer2 hash.
-    t += &host_toml(
-        "srv",
-        "10.0.1.1/24",
-        Some(r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2""#),
+    let (hosts, clients) = star_toml(
+        "10.0.1",
+        r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2""#,
+        &[("apa", "srv", "lacp-active", "l2")],
+        k,
+        HP_APA_CLIENTS,
+        HP_APA_RATE,
     );
-    let clients: Vec<String> = (1..=HP_APA_CLIENTS).map(|i| format!("c{i}")).collect();
-    for (i, c) in clients.iter().enumerate() {
-        t += &host_toml(c, &format!("10.0.1.{}/24", 11 + i), None);
-    }
-    t += &switch_toml("sw", &[("apa", "srv", "lacp-active", "l2")]);
-    t += &link_toml("srv", "sw", k, HP_APA_RATE, "1500");
-    for c in &clients {
-        t += &link_toml(c, "sw", 1, HP_APA_RATE, "1500");
-    }
+    t += &hosts;
     let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
     // 16 KB socket buffers: eight clients' windows together stay below the
     // switch port's queue (tbf, 50 ms), as a switch's buffers would hold
@@ -525,9 +547,9 @@ pub fn lpm(short: bool) -> Scenario {
 fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
     let key = format!("k{k}-{load}-{conns}");
     let label = format!(
-        "{k} link{}, {load}, {conns} connection{}",
-        if k == 1 { "" } else { "s" },
-        if conns == 1 { "" } else { "s" }
+        "{}, {load}, {}",
+        plural(k, "link"),
+        plural(conns as usize, "connection")
     );
     let bond = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
     let mut t = String::from("name = \"zvm\"\n\n");
@@ -581,9 +603,9 @@ fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
     let dir = if load == "stream" { "rx" } else { "tx" };
     let key = format!("k{k}-{dir}");
     let label = format!(
-        "{k} link{}, {k} client{}, server {}",
-        if k == 1 { "" } else { "s" },
-        if k == 1 { "" } else { "s" },
+        "{}, {}, server {}",
+        plural(k, "link"),
+        plural(k, "client"),
         if dir == "rx" { "receives" } else { "transmits" }
     );
     let mut t = String::from("name = \"linux-alb\"\n\n");
@@ -591,16 +613,8 @@ fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
         "50 Mbit/s links stand for the seed's 1 Gbit/s adapters (factor 20)",
         20.0,
     );
-    t += &host_toml("srv", "10.0.4.1/24", Some(r#"mode = "balance-alb""#));
-    let clients: Vec<String> = (1..=k).map(|i| format!("c{i}")).collect();
-    for (i, c) in clients.iter().enumerate() {
-        t += &host_toml(c, &format!("10.0.4.{}/24", 11 + i), None);
-    }
-    t += &switch_toml("sw", &[]);
-    t += &link_toml("srv", "sw", k, ALB_RATE, "1500");
-    for c in &clients {
-        t += &link_toml(c, "sw", 1, ALB_RATE, "1500");
-    }
+    let (hosts, clients) = star_toml("10.0.4", r#"mode = "balance-alb""#, &[], k, k, ALB_RATE);
+    t += &hosts;
     let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
     t += &load_toml(load, &cl, "srv", seconds, "conns = 2\nsockbuf = 16384\n");
     config("linux-alb", &key, &label, t)

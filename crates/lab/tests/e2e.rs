@@ -11,53 +11,13 @@
 use lagkit_lab::report::Report;
 use lagkit_lab::sys::{netns_list, tool};
 use lagkit_lab::{LabState, Options, RunOptions, Topology};
-use std::path::PathBuf;
 use std::time::Duration;
 
-const EXAMPLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../examples/lab/two-hosts-ovs.toml"
-);
-
-fn lagkit_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("LAGKIT_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    // <target>/<profile>/deps/e2e-HASH -> <target>/<profile>/lagkit
-    let exe = std::env::current_exe().ok()?;
-    let p = exe.parent()?.parent()?.join("lagkit");
-    p.is_file().then_some(p)
-}
+mod common;
+use common::{lagkit_bin, procs_with, EXAMPLE};
 
 fn skip(why: &str) -> bool {
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but the lab test cannot run: {why}");
-    }
-    eprintln!("SKIP lab e2e: {why}");
-    true
-}
-
-/// Our processes still alive whose command line mentions `needle`.
-fn procs_with(needle: &str) -> Vec<String> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        if stat.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')) {
-            continue;
-        }
-        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        if cmd.contains(needle) {
-            v.push(format!("{pid}: {cmd}"));
-        }
-    }
-    v
+    common::skip("lab e2e", why)
 }
 
 #[test]

@@ -30,37 +30,10 @@ use std::time::Duration;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn lagkit_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("LAGKIT_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().ok()?;
-    let p = exe.parent()?.parent()?.join("lagkit");
-    p.is_file().then_some(p)
-}
-
-fn skip(why: &str) -> bool {
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but the lab test cannot run: {why}");
-    }
-    eprintln!("SKIP scenario sweep: {why}");
-    true
-}
+mod common;
 
 fn can_run() -> Option<PathBuf> {
-    if !lagkit_lab::sys::is_root() && skip("needs root") {
-        return None;
-    }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        if skip(&m) {
-            return None;
-        }
-    }
-    let bin = lagkit_bin();
-    if bin.is_none() {
-        skip("no lagkit binary: build it (cargo build --release -p lagkit) or set LAGKIT_BIN");
-    }
-    bin
+    common::can_run("scenario sweep")
 }
 
 /// Runs `sc` under a lab name of this process, checks that nothing is
