@@ -8,12 +8,16 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 
+use crate::control::{ControlServer, Pending};
+use crate::journal::{self, JournalError, RunDir};
 use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Slots, Spread};
 use crate::member::{self, Saved};
 use crate::settings::{BondMode, Reselect, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
-use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowFrame};
-use lagkit_dataplane::{Device, FaultInjector, MapPublisher, PairDevice, Tap, TapConfig};
+use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
+use lagkit_dataplane::{
+    Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
+};
 use lagkit_hash::FlowKey;
 use lagkit_hash::{AdaptiveBalancer, AdaptiveConfig};
 use lagkit_monitor::arp::ArpMonitor;
@@ -25,14 +29,13 @@ use lagkit_proto::lacp::{
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +78,21 @@ pub enum BondError {
         bond: String,
         /// Reason.
         why: String,
+    },
+    /// Another daemon runs this bond, or its run directory is unusable.
+    #[error("{0}")]
+    RunDir(#[from] JournalError),
+    /// A member is in use by another bond.
+    #[error("bond {bond}: member {member} is in use by bond {owner} (pid {pid}); a member belongs to one bond at a time")]
+    InUse {
+        /// This bond.
+        bond: String,
+        /// The member.
+        member: String,
+        /// The bond that has it.
+        owner: String,
+        /// The daemon running that bond.
+        pid: u32,
     },
     /// An address could not be set.
     #[error("bond {bond}: address {addr}: {why}")]
@@ -145,6 +163,8 @@ struct Member {
     /// peer is kept so the stand-in never reads end-of-file.
     placeholder: Option<(Arc<PairDevice>, PairDevice)>,
     saved: Option<Saved>,
+    /// Keeps the member's frames from the host stack while held.
+    isolation: Option<Isolation>,
     mac: MacAddr,
     port: Option<PortId>,
     carrier: Debounce,
@@ -165,6 +185,7 @@ impl Member {
             dev: None,
             placeholder: None,
             saved: None,
+            isolation: None,
             mac: MacAddr::ZERO,
             port: None,
             carrier: Debounce::new(false, updelay, downdelay),
@@ -216,7 +237,7 @@ pub struct Bond {
     mac: MacAddr,
     members: Vec<Member>,
     engine: Option<Engine<BondMap>>,
-    slow_rx: Option<Receiver<SlowFrame>>,
+    slow_rx: Option<SlowQueues>,
     publisher: Option<MapPublisher<BondMap>>,
     lacp: Option<System>,
     carrier: CarrierWatcher,
@@ -225,7 +246,10 @@ pub struct Bond {
     active: Option<usize>,
     generation: u64,
     rr: Arc<AtomicU64>,
-    listener: UnixListener,
+    control: Option<ControlServer>,
+    requests: Receiver<Pending>,
+    /// The run directory and state file; `None` once shut down.
+    run: Option<RunDir>,
     dirty: bool,
     next_miimon: u64,
     ipv4: Vec<Ipv4Addr>,
@@ -240,18 +264,39 @@ impl Bond {
     /// Creates the TAP, takes the members that exist, starts LACP and the
     /// engine, and opens the control socket. Must be called on a thread in
     /// the network namespace the bond lives in.
+    ///
+    /// Nothing is touched before the bond's run directory is locked (a
+    /// second daemon for the same bond stops here) and every member is
+    /// known to be free. A start that fails later gives back everything it
+    /// changed before the error returns (see [`Bond`]'s `Drop`).
     pub fn start(s: Settings) -> Result<Bond, BondError> {
         let name = s.name.clone();
-        let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
-            bond: name.clone(),
-            why: e.to_string(),
-        })?;
+        let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
+        let run_dir = ns_dir.join(&name);
+        let (run, left) = RunDir::acquire(run_dir.clone(), &name)?;
+        if let Some(old) = left {
+            tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
+        }
         let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
         if let Some(b) = &s.backup {
             if !s.members.contains(b) {
                 all.push((b.clone(), true));
             }
         }
+        for (m, _) in &all {
+            if let Some((owner, pid)) = journal::member_owner(&ns_dir, m, &run_dir) {
+                return Err(BondError::InUse {
+                    bond: name,
+                    member: m.clone(),
+                    owner,
+                    pid,
+                });
+            }
+        }
+        let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
+            bond: name.clone(),
+            why: e.to_string(),
+        })?;
         // 802.3ad: a port leaves distribution the moment carrier drops, so
         // downdelay does not apply there.
         let downdelay = if s.mode == BondMode::Lacp {
@@ -269,26 +314,26 @@ impl Bond {
         })?;
         let tap = Arc::new(tap);
         let path = s.control_socket.clone();
+        let control_err = |why: String| BondError::Control {
+            bond: name.clone(),
+            path: path.clone(),
+            why,
+        };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         if path.exists() {
             if UnixStream::connect(&path).is_ok() {
-                return Err(BondError::Control {
-                    bond: name,
-                    path,
-                    why: "another lagkit already serves this bond (socket is live)".into(),
-                });
+                return Err(control_err(
+                    "another lagkit already serves this socket (it is live)".into(),
+                ));
             }
             let _ = std::fs::remove_file(&path);
         }
-        let listener = UnixListener::bind(&path).map_err(|e| BondError::Control {
-            bond: name.clone(),
-            path: path.clone(),
-            why: e.to_string(),
-        })?;
+        let listener = UnixListener::bind(&path).map_err(|e| control_err(e.to_string()))?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
-        listener.set_nonblocking(true).ok();
+        let (control, requests) = ControlServer::start(listener, path.clone(), &name)
+            .map_err(|e| control_err(e.to_string()))?;
         let adaptive =
             matches!(s.mode, BondMode::Adaptive | BondMode::Tlb | BondMode::Alb).then(|| {
                 let config = AdaptiveConfig {
@@ -349,15 +394,21 @@ impl Bond {
             active: None,
             generation: 0,
             rr: Arc::new(AtomicU64::new(0)),
-            listener,
+            control: Some(control),
+            requests,
+            run: Some(run),
             dirty: true,
             next_miimon: 0,
             ipv4: Vec::new(),
             grat_pending: 0,
             s,
         };
+        // From here on, an error drops `bond`, which gives back whatever
+        // was taken.
         for i in 0..bond.members.len() {
-            bond.try_take(i);
+            if let Err(e) = bond.try_take(i) {
+                return Err(BondError::Member(e, bond.s.name.clone()));
+            }
         }
         bond.setup_tap()?;
         bond.setup_lacp();
@@ -365,7 +416,15 @@ impl Bond {
             let now = now_ns(bond.epoch);
             bond.arp = Some(ArpMonitor::new(cfg, bond.members.len(), now));
         }
-        // The starting carrier of every present member.
+        // Link events queued while the members were being set up describe
+        // states that are already gone (a member before it was brought up
+        // would count as a link failure): discard them, then read the
+        // current carrier of every present member.
+        while bond
+            .carrier
+            .recv(Duration::ZERO)
+            .is_ok_and(|v| !v.is_empty())
+        {}
         if let Ok(links) = CarrierWatcher::dump() {
             for l in links {
                 bond.link_event(&l);
@@ -380,42 +439,66 @@ impl Bond {
         lagkit_proto::Instant::from_nanos(now_ns(self.epoch))
     }
 
-    /// Takes member `i` if its interface exists now.
-    fn try_take(&mut self, i: usize) -> bool {
+    /// Takes member `i` if its interface exists now: `Ok(true)` if it is
+    /// taken, `Ok(false)` if it does not exist (yet), an error if it exists
+    /// but cannot be used (it is then left as it was).
+    fn try_take(&mut self, i: usize) -> Result<bool, member::MemberError> {
         if self.members[i].present() {
-            return true;
+            return Ok(true);
         }
         let name = self.members[i].name.clone();
-        match member::take(&name, self.s.mtu) {
-            Ok((sock, saved, mac)) => {
+        let Some(run) = self.run.as_mut() else {
+            return Ok(false);
+        };
+        let ns_dir = run.dir().parent().map(PathBuf::from).unwrap_or_default();
+        if let Some((owner, pid)) = journal::member_owner(&ns_dir, &name, run.dir()) {
+            return Err(member::MemberError::Setup {
+                name,
+                what: format!(
+                    "in use by bond {owner} (pid {pid}); a member belongs to one bond at a time"
+                ),
+            });
+        }
+        match member::take(&name, self.s.mtu, run) {
+            Ok(t) => {
                 let fault = self.s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
                 let dev: Arc<dyn Device> = match fault {
                     Some(p) => {
                         // Seeded by the member's position: the same frames
                         // meet the same fate run after run.
-                        let f = FaultInjector::new(sock, 0x6c61_676b_0000 + i as u64);
+                        let f = FaultInjector::new(t.sock, 0x6c61_676b_0000 + i as u64);
                         f.control().set_drop_probability(p);
                         tracing::warn!(bond = %self.s.name, member = %name, loss = p, "injecting loss on this member (--fault-loss)");
                         Arc::new(f)
                     }
-                    None => Arc::new(sock),
+                    None => Arc::new(t.sock),
                 };
                 let m = &mut self.members[i];
+                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.kind(), "member taken");
                 m.dev = Some(dev);
                 m.placeholder = None;
-                m.saved = Some(saved);
-                m.mac = MacAddr(mac);
-                tracing::info!(bond = %self.s.name, member = %name, "member taken");
-                true
+                m.saved = Some(t.saved);
+                m.isolation = Some(t.isolation);
+                m.mac = MacAddr(t.mac);
+                Ok(true)
             }
             Err(member::MemberError::Missing(_)) => {
                 tracing::warn!(bond = %self.s.name, member = %name, "member missing; waiting for it to appear");
-                false
+                Ok(false)
             }
-            Err(e) => {
-                tracing::error!(bond = %self.s.name, error = %e, "member cannot be used");
-                false
-            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gives member `i` back as it was and forgets it in the state file.
+    fn give_back(&mut self, i: usize) {
+        let m = &mut self.members[i];
+        m.isolation = None;
+        if let Some(saved) = m.saved.take() {
+            member::restore(&m.name, &saved);
+        }
+        if let Some(run) = self.run.as_mut() {
+            run.forget(&m.name);
         }
     }
 
@@ -510,6 +593,8 @@ impl Bond {
                 m.past.tx_bytes += s.down_bytes;
                 m.past.rx_packets += s.up_packets;
                 m.past.rx_bytes += s.up_bytes;
+                m.past.control_malformed += s.control_malformed;
+                m.past.control_queue_full += s.control_queue_full;
             }
             let _ = e.stop();
         }
@@ -758,15 +843,21 @@ impl Bond {
         if !l.present {
             if self.members[i].present() {
                 tracing::warn!(bond = %self.s.name, member = %l.name, "member removed from the system");
+                self.give_back(i);
                 self.members[i].dev = None;
-                self.members[i].saved = None;
                 self.set_carrier(i, false);
                 let _ = self.restart_engine();
             }
             return;
         }
-        if !self.members[i].present() && self.try_take(i) {
-            let _ = self.restart_engine();
+        if !self.members[i].present() {
+            match self.try_take(i) {
+                Ok(true) => {
+                    let _ = self.restart_engine();
+                }
+                Ok(false) => {}
+                Err(e) => tracing::error!(bond = %self.s.name, error = %e, "member cannot be used"),
+            }
         }
         self.set_carrier(i, l.usable());
     }
@@ -833,13 +924,11 @@ impl Bond {
             .filter(|&i| !self.members[i].is_backup && !new.members.contains(&self.members[i].name))
             .collect();
         for &i in removed.iter().rev() {
+            self.give_back(i);
             let m = self.members.remove(i);
             tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
             if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
                 sys.remove_port(p, t);
-            }
-            if let Some(saved) = &m.saved {
-                member::restore(&m.name, saved);
             }
         }
         let mut next_port = self
@@ -862,7 +951,9 @@ impl Bond {
             self.members
                 .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
             let i = self.members.len() - 1;
-            self.try_take(i);
+            if let Err(e) = self.try_take(i) {
+                tracing::error!(bond = %self.s.name, error = %e, "member cannot be used");
+            }
             if let Some(sys) = self.lacp.as_mut() {
                 next_port += 1;
                 let l = &self.s.lacp;
@@ -911,21 +1002,14 @@ impl Bond {
         if let Some(a) = &self.arp {
             deadline(Some(a.poll_timeout()));
         }
-        let mut fds = [
-            libc::pollfd {
-                fd: self.carrier.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
+        let mut fds = [libc::pollfd {
+            fd: self.carrier.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
         let ms = i32::try_from(wait.as_millis()).unwrap_or(10);
-        // SAFETY: two valid pollfds for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        // SAFETY: one valid pollfd for the duration of the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
 
         if fds[0].revents != 0 {
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
@@ -938,12 +1022,10 @@ impl Bond {
         self.handle_timers();
         self.rebalance();
         self.drain_lacp();
-        if fds[1].revents != 0 {
-            self.serve_control();
-        }
         if self.dirty {
             self.publish();
         }
+        self.serve_requests();
         self.notify_clients();
         self.send_gratuitous();
         self.update_metrics();
@@ -970,7 +1052,9 @@ impl Bond {
 
     fn handle_slow(&mut self) {
         let Some(rx) = &self.slow_rx else { return };
-        let frames: Vec<SlowFrame> = rx.try_iter().take(1024).collect();
+        // A bounded share per member and step: a member flooded with
+        // plausible-looking PDUs cannot delay another member's.
+        let frames = rx.drain(64);
         if frames.is_empty() {
             return;
         }
@@ -1194,24 +1278,20 @@ impl Bond {
         }
     }
 
-    fn serve_control(&mut self) {
-        while let Ok((stream, _)) = self.listener.accept() {
-            let _ = stream.set_nonblocking(false);
-            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-            let mut line = String::new();
-            let mut reader = BufReader::new(&stream);
-            let resp = match reader.read_line(&mut line) {
-                Ok(_) => match serde_json::from_str::<Request>(line.trim()) {
-                    Ok(Request::Status) => Response::Status(Box::new(self.status())),
-                    Ok(Request::Stats) => Response::Stats(self.stats()),
-                    Ok(Request::Flow { proto, src, dst }) => self.flow(&proto, &src, &dst),
-                    Err(e) => Response::Error(format!("bad request: {e}")),
-                },
-                Err(e) => Response::Error(format!("read: {e}")),
+    /// Answers the requests the control server queued (it owns the
+    /// sockets; this thread never waits on a client).
+    fn serve_requests(&mut self) {
+        for _ in 0..32 {
+            let p = match self.requests.try_recv() {
+                Ok(p) => p,
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
             };
-            let mut w = &stream;
-            let _ = serde_json::to_writer(&mut w, &resp);
-            let _ = w.write_all(b"\n");
+            let r = match &p.req {
+                Request::Status => Response::Status(Box::new(self.status())),
+                Request::Stats => Response::Stats(self.stats()),
+                Request::Flow { proto, src, dst } => self.flow(proto, src, dst),
+            };
+            p.answer(r);
         }
     }
 
@@ -1335,6 +1415,7 @@ impl Bond {
                         .iter()
                         .map(|(n, u)| (n.to_string(), *u))
                         .collect(),
+                    isolation: m.isolation.as_ref().map(|i| i.kind().to_string()),
                     lacp,
                 }
             })
@@ -1459,6 +1540,8 @@ impl Bond {
                     s.tx_bytes += e.down_bytes;
                     s.rx_packets += e.up_packets;
                     s.rx_bytes += e.up_bytes;
+                    s.control_malformed += e.control_malformed;
+                    s.control_queue_full += e.control_queue_full;
                 }
                 if let Some(d) = &m.dev {
                     s.drops = d.counters().snapshot().dropped_total();
@@ -1492,31 +1575,52 @@ impl Bond {
     }
 
     /// Stops forwarding, gives every member back as it was, removes the TAP
-    /// (when the last descriptor closes) and the control socket.
-    pub fn shutdown(mut self) {
+    /// (when the last descriptor closes), the control socket and the run
+    /// directory. Dropping a bond does the same.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+
+    fn close(&mut self) {
+        let Some(run) = self.run.take() else {
+            return;
+        };
         if let Some((_, stop, _)) = &self.metrics {
             stop.store(true, Ordering::Relaxed);
         }
+        self.control = None;
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
         }
-        for m in &self.members {
-            if let Some(s) = &m.saved {
-                member::restore(&m.name, s);
+        for m in &mut self.members {
+            m.isolation = None;
+            if let Some(s) = m.saved.take() {
+                member::restore(&m.name, &s);
             }
         }
-        let _ = std::fs::remove_file(&self.s.control_socket);
+        run.release();
         tracing::info!(bond = %self.s.name, "bond down; members restored");
+    }
+}
+
+impl Drop for Bond {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
 /// Sends one request to a bond's control socket and returns the response.
 pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
-    let stream = UnixStream::connect(path).map_err(|e| {
-        format!(
-            "cannot reach the bond's control socket {}: {e} (is `lagkit up` running in this network namespace?)",
+    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
+        ErrorKind::PermissionDenied => format!(
+            "permission denied on the bond's control socket {}: it is root's (mode 0600); run this as root",
             path.display()
-        )
+        ),
+        ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
+            "no bond answers on {}: is `lagkit up` running in this network namespace?",
+            path.display()
+        ),
+        _ => format!("cannot reach the bond's control socket {}: {e}", path.display()),
     })?;
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))

@@ -7,7 +7,9 @@
 
 pub mod announce;
 pub mod config;
+pub mod control;
 pub mod daemon;
+pub mod journal;
 pub mod map;
 pub mod member;
 pub mod metrics;

@@ -82,6 +82,10 @@ pub struct MemberStatus {
     pub collecting: bool,
     /// Each watcher's verdict, e.g. carrier=up arp=down.
     pub watchers: Vec<(String, bool)>,
+    /// How its received frames are kept from the host stack (`tcx`,
+    /// `tc-clsact`), when it is taken.
+    #[serde(default)]
+    pub isolation: Option<String>,
     /// LACP details (802.3ad).
     pub lacp: Option<MemberLacp>,
 }
@@ -160,6 +164,13 @@ pub struct MemberStats {
     pub marker_rx: u64,
     /// Marker responses sent.
     pub marker_tx: u64,
+    /// Control frames from this member dropped before the control plane:
+    /// malformed slow-protocol frames.
+    #[serde(default)]
+    pub control_malformed: u64,
+    /// Control frames dropped because this member's queue was full.
+    #[serde(default)]
+    pub control_queue_full: u64,
 }
 
 fn ratio(first: u64, total: u64) -> Option<f64> {
@@ -228,6 +239,15 @@ impl BondStats {
         if !drops.is_empty() {
             let _ = writeln!(o, "  engine drops: {}", drops.join(", "));
         }
+        for m in &self.members {
+            if m.control_malformed + m.control_queue_full > 0 {
+                let _ = writeln!(
+                    o,
+                    "  {}: control frames dropped: {} malformed, {} queue full",
+                    m.name, m.control_malformed, m.control_queue_full
+                );
+            }
+        }
         o
     }
 }
@@ -288,6 +308,9 @@ impl BondStatus {
                 if m.transmitting { "yes" } else { "no" },
                 if m.collecting { "yes" } else { "no" }
             );
+            if let Some(i) = &m.isolation {
+                let _ = writeln!(o, "Host stack isolation: {i}");
+            }
             if !m.watchers.is_empty() {
                 let w: Vec<String> = m
                     .watchers

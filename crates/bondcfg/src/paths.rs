@@ -20,9 +20,14 @@ pub const RUN_DIR: &str = "/run/lagkit";
 /// Used in place of the inode when `/proc` is not mounted.
 pub const UNKNOWN_NETNS: &str = "netns-unknown";
 
-/// The inode number of this process's network namespace, if `/proc` says.
+/// The inode number of the calling thread's network namespace, if `/proc`
+/// says. The thread's, not the process's: one process may run bonds in
+/// several namespaces, each on a thread that entered its own.
 pub fn netns_id() -> Option<u64> {
-    std::fs::metadata("/proc/self/ns/net").ok().map(|m| m.ino())
+    std::fs::metadata("/proc/thread-self/ns/net")
+        .or_else(|_| std::fs::metadata("/proc/self/ns/net"))
+        .ok()
+        .map(|m| m.ino())
 }
 
 /// The directory for one network namespace's files (`/run/lagkit/<inode>`).

@@ -63,6 +63,27 @@ fn with_faults(mut settings: Vec<Settings>, faults: &[(String, f64)]) -> Vec<Set
     settings
 }
 
+/// Options of `lagkit down`.
+#[derive(clap::Args, Debug)]
+pub struct DownArgs {
+    /// The bond (as named in its configuration).
+    bond: String,
+}
+
+/// `lagkit down BOND`: restores what a dead daemon left changed, from the
+/// bond's state file in this network namespace.
+pub fn down(a: DownArgs) -> Result<(), Failure> {
+    let dir = lagkit_bondcfg::paths::state_dir_in(netns_id(), &a.bond);
+    let restored =
+        lagkit_bond::journal::down(dir, &a.bond).map_err(|e| Failure::Runtime(e.to_string()))?;
+    if restored.is_empty() {
+        println!("{}: nothing to restore (no state left behind)", a.bond);
+    } else {
+        println!("{}: restored {}", a.bond, restored.join(", "));
+    }
+    Ok(())
+}
+
 /// Options shared by status and stats.
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {
@@ -112,6 +133,23 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
             tracing::warn!("{x}");
         }
         out.push(settings_from(c, w).map_err(Failure::Usage)?);
+    }
+    // A member belongs to one bond at a time.
+    for (i, a) in out.iter().enumerate() {
+        for b in &out[i + 1..] {
+            let mine = a.members.iter().chain(a.backup.iter());
+            if let Some(m) = mine
+                .into_iter()
+                .find(|m| b.members.contains(m) || b.backup.as_ref() == Some(m))
+            {
+                return Err(Failure::Usage(format!(
+                    "{}: member {m} is in both bond {} and bond {}; a member belongs to one bond at a time",
+                    path.display(),
+                    a.name,
+                    b.name
+                )));
+            }
+        }
     }
     Ok(out)
 }

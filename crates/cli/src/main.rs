@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Run the bond(s) a configuration file describes, in the foreground.
     Up(bond_cmd::UpArgs),
+    /// Give back what a bond that is not running left changed (after a crash
+    /// or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters, from its state file.
+    Down(bond_cmd::DownArgs),
     /// Show a running bond like /proc/net/bonding/bondX.
     Status(bond_cmd::QueryArgs),
     /// Show per-member counters and the balance ratio, like AIX entstat -d.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
             what: SimCommand::Lacp(args),
         } => sim_lacp::run(args).map_err(Failure::Usage),
         Command::Up(a) => bond_cmd::up(a),
+        Command::Down(a) => bond_cmd::down(a),
         Command::Status(a) => bond_cmd::status(a),
         Command::Stats(a) => bond_cmd::stats(a),
         Command::Flow(a) => bond_cmd::flow(a),

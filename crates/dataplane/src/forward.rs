@@ -7,8 +7,10 @@
 //! threads load the current map once per batch (`arc-swap`: a lock-free
 //! pointer read) and hand each frame with the map to a caller-supplied
 //! selector. Slow-protocol frames (EtherType 0x8809: LACP, Marker) are the
-//! control plane's business: received ones go to a bounded queue with a drop
-//! counter and never reach the TAP; ones the host sends into the TAP are
+//! control plane's business: received ones are checked (a known subtype,
+//! version and length) and go to their member's own bounded queue, with drops
+//! counted per member and per reason, so junk flooding one member can never
+//! crowd out another member's LACPDUs; they never reach the TAP; ones the host sends into the TAP are
 //! dropped and counted, so they never leave through the hash path. The
 //! control plane transmits its own PDUs on a chosen member through a
 //! [`MemberSender`].
@@ -115,6 +117,80 @@ pub struct SlowFrame {
     pub frame: Vec<u8>,
 }
 
+/// The control plane's side of the per-member control-frame queues.
+#[derive(Debug)]
+pub struct SlowQueues {
+    queues: Vec<Receiver<SlowFrame>>,
+    next: std::cell::Cell<usize>,
+}
+
+impl SlowQueues {
+    /// Takes at most `per_member` frames from each member's queue, members
+    /// in turn, so that no member's backlog delays another's frames.
+    pub fn drain(&self, per_member: usize) -> Vec<SlowFrame> {
+        let mut out = Vec::new();
+        for q in &self.queues {
+            out.extend(q.try_iter().take(per_member));
+        }
+        out
+    }
+
+    /// One queued frame, taking members in turn; `None` when all are empty.
+    pub fn try_recv(&self) -> Option<SlowFrame> {
+        let n = self.queues.len();
+        for k in 0..n {
+            let i = (self.next.get() + k) % n;
+            if let Ok(f) = self.queues[i].try_recv() {
+                self.next.set((i + 1) % n);
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    /// Everything queued now, members in turn.
+    pub fn try_iter(&self) -> impl Iterator<Item = SlowFrame> + '_ {
+        std::iter::from_fn(|| self.try_recv())
+    }
+
+    /// Waits up to `timeout` for a frame from any member.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<SlowFrame> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(f) = self.try_recv() {
+                return Some(f);
+            }
+            if Instant::now() >= end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Why a received control frame was not queued (counted per member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ControlDrop {
+    /// A slow-protocol frame with an unknown subtype or version, or too
+    /// short to be an LACPDU or Marker PDU.
+    Malformed,
+    /// The member's queue was full.
+    QueueFull,
+}
+
+/// The slow-protocol subtypes the control plane handles (LACP, Marker).
+const SLOW_SUBTYPES: [u8; 2] = [1, 2];
+/// An LACPDU or Marker PDU is 110 octets after the Ethernet header.
+const SLOW_MIN_LEN: usize = 14 + 110;
+
+/// The cheap structural check made before a slow-protocol frame is queued
+/// (the control plane parses it in full).
+pub fn plausible_slow_frame(frame: &[u8]) -> bool {
+    frame.len() >= SLOW_MIN_LEN
+        && SLOW_SUBTYPES.contains(&frame[14])
+        && (1..=2).contains(&frame[15])
+}
+
 /// Why the engine itself dropped a frame (device-level drops are in each
 /// device's counters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,9 +199,10 @@ pub enum EngineDrop {
     NoMember,
     /// A slow-protocol frame came from the upper device; it may not use the hash path.
     SlowFromUpper,
-    /// The slow-protocol queue was full (or its receiver gone).
+    /// A member's control-frame queue was full (or its receiver gone).
     SlowQueueFull,
-    /// A frame shorter than an Ethernet header.
+    /// A frame shorter than an Ethernet header, or a slow-protocol frame
+    /// that is no LACPDU or Marker PDU.
     Malformed,
     /// A device read failed with an error other than "nothing ready".
     RecvError,
@@ -153,6 +230,8 @@ struct MemberStats {
     up_bytes: AtomicU64,
     slow_rx: AtomicU64,
     slow_tx: AtomicU64,
+    control_malformed: AtomicU64,
+    control_queue_full: AtomicU64,
 }
 
 /// What the engine did for one member.
@@ -170,6 +249,10 @@ pub struct MemberSnapshot {
     pub slow_rx: u64,
     /// Slow-protocol frames the control plane sent on this member.
     pub slow_tx: u64,
+    /// Control frames from this member dropped as malformed.
+    pub control_malformed: u64,
+    /// Control frames from this member dropped because its queue was full.
+    pub control_queue_full: u64,
 }
 
 /// The engine's counters at one moment.
@@ -208,7 +291,7 @@ pub struct EngineConfig {
     pub batch: usize,
     /// Longest wait in epoll before re-checking the stop flag.
     pub poll_timeout: Duration,
-    /// Capacity of the slow-protocol queue.
+    /// Capacity of each member's control-frame queue.
     pub slow_queue: usize,
     /// How often kernel-side counters (socket drops) are collected.
     pub refresh_interval: Duration,
@@ -219,7 +302,7 @@ impl Default for EngineConfig {
         EngineConfig {
             batch: DEFAULT_BATCH,
             poll_timeout: Duration::from_millis(100),
-            slow_queue: 1024,
+            slow_queue: 256,
             refresh_interval: Duration::from_millis(500),
         }
     }
@@ -374,7 +457,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
         initial: M,
         selector: S,
         cfg: EngineConfig,
-    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    ) -> Result<(Engine<M>, SlowQueues), EngineError>
     where
         S: Fn(&[u8], &M) -> R + Send + Sync + 'static,
         R: Into<Target>,
@@ -394,7 +477,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
         selector: S,
         accept: A,
         cfg: EngineConfig,
-    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    ) -> Result<(Engine<M>, SlowQueues), EngineError>
     where
         S: Fn(&[u8], &M) -> R + Send + Sync + 'static,
         R: Into<Target>,
@@ -423,7 +506,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
         members: Vec<Arc<dyn Device>>,
         initial: M,
         cfg: EngineConfig,
-    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    ) -> Result<(Engine<M>, SlowQueues), EngineError>
     where
         M: Distribution,
     {
@@ -444,7 +527,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
         selector: Arc<Selector<M>>,
         accept: Arc<AcceptFn<M>>,
         cfg: EngineConfig,
-    ) -> Result<(Engine<M>, Receiver<SlowFrame>), EngineError>
+    ) -> Result<(Engine<M>, SlowQueues), EngineError>
     where
         M: Members,
     {
@@ -458,7 +541,14 @@ impl<M: Send + Sync + 'static> Engine<M> {
                 .map_err(sys("eventfd"))?,
         );
         let publisher = MapPublisher::new(initial);
-        let (slow_tx, slow_rx) = mpsc::sync_channel(cfg.slow_queue.max(1));
+        let (slow_tx, slow_rx): (Vec<_>, Vec<_>) = members
+            .iter()
+            .map(|_| mpsc::sync_channel(cfg.slow_queue.max(1)))
+            .unzip();
+        let slow_rx = SlowQueues {
+            queues: slow_rx,
+            next: std::cell::Cell::new(0),
+        };
 
         let down_epoll =
             Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(sys("epoll_create1"))?;
@@ -568,6 +658,8 @@ impl<M: Send + Sync + 'static> Engine<M> {
                     up_bytes: m.up_bytes.load(Relaxed),
                     slow_rx: m.slow_rx.load(Relaxed),
                     slow_tx: m.slow_tx.load(Relaxed),
+                    control_malformed: m.control_malformed.load(Relaxed),
+                    control_queue_full: m.control_queue_full.load(Relaxed),
                 })
                 .collect(),
             drops,
@@ -702,16 +794,23 @@ struct Up<M> {
     accept: Arc<AcceptFn<M>>,
     shared: Arc<Shared>,
     epoll: Epoll,
-    slow: SyncSender<SlowFrame>,
+    slow: Vec<SyncSender<SlowFrame>>,
     cfg: EngineConfig,
 }
 
 impl<M: Send + Sync + 'static> Up<M> {
-    /// Queues a copy of a frame for the control plane (bounded; a full
-    /// queue counts a drop and never blocks forwarding).
+    /// Queues a copy of a frame for the control plane on member `m`'s own
+    /// queue (bounded; a full queue counts a drop and never blocks
+    /// forwarding). Slow-protocol frames are checked first.
     fn to_control(&self, m: usize, frame: &[u8], slow: bool) {
         let st = &self.shared.members[m];
-        match self.slow.try_send(SlowFrame {
+        if slow && !plausible_slow_frame(frame) {
+            st.control_malformed.fetch_add(1, Relaxed);
+            self.shared.count_drop(EngineDrop::Malformed, 1);
+            return;
+        }
+        let Some(q) = self.slow.get(m) else { return };
+        match q.try_send(SlowFrame {
             member: m,
             frame: frame.to_vec(),
         }) {
@@ -721,6 +820,7 @@ impl<M: Send + Sync + 'static> Up<M> {
                 }
             }
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                st.control_queue_full.fetch_add(1, Relaxed);
                 self.shared.count_drop(EngineDrop::SlowQueueFull, 1)
             }
         }
@@ -819,6 +919,9 @@ mod tests {
         f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
         f[12..14].copy_from_slice(&ethertype.to_be_bytes());
         f[14] = tag;
+        if ethertype == ETHERTYPE_SLOW && len > 15 {
+            f[15] = 1; // version
+        }
         f
     }
 
@@ -957,15 +1060,68 @@ mod tests {
             cfg,
         )
         .unwrap();
-        for i in 0..5 {
+        for _ in 0..5 {
             m0_wire
-                .send(&plain_packet(&frame(ETHERTYPE_SLOW, i, 60)))
+                .send(&plain_packet(&frame(ETHERTYPE_SLOW, 1, 124)))
                 .unwrap();
         }
         wait_for("3 queue drops", || {
             engine.stats().dropped(EngineDrop::SlowQueueFull) == 3
         });
         assert_eq!(slow.try_iter().count(), 2);
+        assert_eq!(engine.stats().members[0].control_queue_full, 3);
+        drop(engine);
+    }
+
+    /// Junk and a backlog on one member neither reach nor delay another
+    /// member's control frames; each drop is counted on its own member.
+    #[test]
+    fn a_flood_on_one_member_leaves_the_other_members_queue_alone() {
+        let (upper_eng, _upper_host) = PairDevice::pair("tap", "host").unwrap();
+        let (m0_eng, m0_wire) = PairDevice::pair("m0", "w0").unwrap();
+        let (m1_eng, m1_wire) = PairDevice::pair("m1", "w1").unwrap();
+        let cfg = EngineConfig {
+            slow_queue: 4,
+            ..EngineConfig::default()
+        };
+        let (engine, slow) = Engine::start(
+            Arc::new(upper_eng),
+            vec![
+                Arc::new(m0_eng) as Arc<dyn Device>,
+                Arc::new(m1_eng) as Arc<dyn Device>,
+            ],
+            DistMap::new([0, 1], 0),
+            |_: &[u8], m: &DistMap| m.pick(0),
+            cfg,
+        )
+        .unwrap();
+        for i in 0..50u8 {
+            // Junk (unknown subtype, short) and plausible PDUs, alternating.
+            let f = if i % 2 == 0 {
+                frame(ETHERTYPE_SLOW, 0x55, 60)
+            } else {
+                frame(ETHERTYPE_SLOW, 1, 124)
+            };
+            m0_wire.send(&plain_packet(&f)).unwrap();
+        }
+        wait_for("m0's drops", || {
+            let s = engine.stats().members[0];
+            s.control_malformed == 25 && s.control_queue_full == 21
+        });
+        m1_wire
+            .send(&plain_packet(&frame(ETHERTYPE_SLOW, 2, 124)))
+            .unwrap();
+        let mut got = Vec::new();
+        wait_for("m1's frame", || {
+            got.extend(slow.drain(64));
+            got.iter().any(|f| f.member == 1)
+        });
+        let st = engine.stats();
+        assert_eq!(st.members[1].control_malformed, 0);
+        assert_eq!(st.members[1].control_queue_full, 0);
+        assert_eq!(got.iter().filter(|f| f.member == 0).count(), 4);
+        assert!(!plausible_slow_frame(&frame(ETHERTYPE_SLOW, 3, 124)));
+        assert!(plausible_slow_frame(&frame(ETHERTYPE_SLOW, 2, 124)));
         drop(engine);
     }
 

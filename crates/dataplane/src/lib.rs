@@ -26,6 +26,7 @@
 pub mod device;
 pub mod fault;
 pub mod forward;
+pub mod isolate;
 pub mod netns;
 pub mod packet;
 pub mod pair;
@@ -37,8 +38,10 @@ pub mod vnet;
 pub use device::{CounterSnapshot, Counters, Device, DropReason, RxBatch, SendError};
 pub use fault::{Direction, FaultControl, FaultInjector};
 pub use forward::{
-    DistMap, Engine, EngineConfig, EngineDrop, EngineError, MapPublisher, MemberSender, SlowFrame,
+    plausible_slow_frame, ControlDrop, DistMap, Engine, EngineConfig, EngineDrop, EngineError,
+    MapPublisher, MemberSender, SlowFrame, SlowQueues,
 };
+pub use isolate::{isolate_ingress, IsolateError, Isolation};
 pub use packet::{PacketConfig, PacketSocket};
 pub use pair::PairDevice;
 pub use pcap::{Capture, PcapDevice};

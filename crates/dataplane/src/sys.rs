@@ -354,6 +354,104 @@ impl Link {
     }
 }
 
+/// `bpf(BPF_PROG_LOAD)` attributes, as far as lagkit uses them (the
+/// kernel accepts a shorter `union bpf_attr` as long as it is what it
+/// knows; every field not set here is zero).
+#[repr(C)]
+#[derive(Default)]
+struct BpfProgLoad {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+/// `bpf(BPF_LINK_CREATE)` attributes for a tcx attachment.
+#[repr(C)]
+#[derive(Default)]
+struct BpfLinkCreate {
+    prog_fd: u32,
+    target_ifindex: u32,
+    attach_type: u32,
+    flags: u32,
+    relative_fd: u32,
+    _pad: u32,
+    expected_revision: u64,
+}
+
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_LINK_CREATE: libc::c_long = 28;
+const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
+const BPF_TCX_INGRESS: u32 = 46;
+/// Attach before every program already there.
+const BPF_F_BEFORE: u32 = 1 << 3;
+
+fn bpf<T>(cmd: libc::c_long, attr: &mut T, op: &'static str) -> Result<OwnedFd, SysError> {
+    // SAFETY: attr is a live, exclusively borrowed repr(C) bpf_attr prefix
+    // of the size passed; the kernel reads (and may write) at most that.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            (attr as *mut T).cast::<libc::c_void>(),
+            std::mem::size_of::<T>() as libc::c_uint,
+        )
+    };
+    if r < 0 {
+        return Err(SysError::last(op));
+    }
+    // SAFETY: on success these commands return a new descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// Loads a BPF program that drops every frame (`r0 = TC_ACT_SHOT; exit`)
+/// and attaches it first at the tcx ingress of interface `ifindex`. The
+/// attachment lasts as long as the returned link descriptor.
+///
+/// Hand-written rather than through a BPF library: two instructions and two
+/// system calls, with no ELF object, map or helper to relocate.
+pub(crate) fn bpf_attach_tcx_drop(ifindex: u32) -> Result<OwnedFd, SysError> {
+    // struct bpf_insn { u8 code; u8 dst:4, src:4; s16 off; s32 imm; }
+    // BPF_ALU64 | BPF_MOV | BPF_K (0xb7), r0, imm 2; then BPF_JMP | BPF_EXIT (0x95).
+    let insns: [u64; 2] = [
+        u64::from_le_bytes([0xb7, 0, 0, 0, 2, 0, 0, 0]),
+        u64::from_le_bytes([0x95, 0, 0, 0, 0, 0, 0, 0]),
+    ];
+    let license = b"GPL\0";
+    let mut name = [0u8; 16];
+    name[..11].copy_from_slice(b"lagkit_drop");
+    let mut load = BpfProgLoad {
+        prog_type: BPF_PROG_TYPE_SCHED_CLS,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        prog_name: name,
+        ..BpfProgLoad::default()
+    };
+    let prog = bpf(BPF_PROG_LOAD, &mut load, "bpf(BPF_PROG_LOAD)")?;
+    let mut link = BpfLinkCreate {
+        prog_fd: prog.as_raw_fd() as u32,
+        target_ifindex: ifindex,
+        attach_type: BPF_TCX_INGRESS,
+        flags: BPF_F_BEFORE,
+        ..BpfLinkCreate::default()
+    };
+    // The link holds its own reference to the program; `prog` may close.
+    bpf(
+        BPF_LINK_CREATE,
+        &mut link,
+        "bpf(BPF_LINK_CREATE, tcx ingress)",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,13 +3,12 @@
 
 #![allow(dead_code)]
 
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 pub use lagkit_testnet::*;
 
 use lagkit_dataplane::{
-    netns, DistMap, Engine, EngineConfig, Offloads, PacketConfig, PacketSocket, SlowFrame, Tap,
+    netns, DistMap, Engine, EngineConfig, Offloads, PacketConfig, PacketSocket, SlowQueues, Tap,
     TapConfig,
 };
 
@@ -94,7 +93,7 @@ impl SideOpts {
 pub struct BondSide {
     pub ns: String,
     pub engine: Engine<DistMap>,
-    pub slow: Receiver<SlowFrame>,
+    pub slow: SlowQueues,
     pub tap: Arc<Tap>,
     pub members: Vec<Arc<PacketSocket>>,
 }

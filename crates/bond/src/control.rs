@@ -1,0 +1,389 @@
+//! The control socket (`lagkit status`, `stats`, `flow`), served on a
+//! thread of its own so that no client can delay the control thread that
+//! runs LACP and the link watchers.
+//!
+//! The protocol is one JSON request per line and one JSON response per
+//! line, then the connection closes. Every client is non-blocking with its
+//! own input and output buffer; the server thread polls them all. A client
+//! that sends nothing, sends half a line, or does not read its answer is
+//! closed after [`CLIENT_TIMEOUT`]; at most [`MAX_CLIENTS`] are served at
+//! once (others get a "busy" answer and are closed). A complete request is
+//! handed to the bond's control thread over a bounded queue as a
+//! [`Pending`]; that thread answers it between two protocol steps without
+//! ever touching a socket, and the server writes the answer.
+
+use crate::daemon::{Request, Response};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Clients served at once.
+pub const MAX_CLIENTS: usize = 64;
+/// How long a client may take to send its request and read its answer.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest request line accepted.
+pub const MAX_REQUEST: usize = 64 * 1024;
+/// Requests waiting for the control thread.
+const QUEUE: usize = 64;
+
+/// A request waiting for the bond's answer.
+#[derive(Debug)]
+pub struct Pending {
+    /// What the client asked.
+    pub req: Request,
+    reply: SyncSender<Response>,
+}
+
+impl Pending {
+    /// Answers it (the client may have gone; that is not an error).
+    pub fn answer(self, r: Response) {
+        let _ = self.reply.try_send(r);
+    }
+}
+
+/// What the server counted.
+#[derive(Debug, Default)]
+pub struct ControlCounters {
+    /// Requests answered.
+    pub served: AtomicU64,
+    /// Clients closed for taking too long.
+    pub timed_out: AtomicU64,
+    /// Clients turned away because [`MAX_CLIENTS`] were connected.
+    pub refused: AtomicU64,
+}
+
+/// The running server; stops (and removes the socket file) on drop.
+#[derive(Debug)]
+pub struct ControlServer {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+    path: PathBuf,
+    /// Its counters.
+    pub counters: Arc<ControlCounters>,
+}
+
+struct Client {
+    stream: UnixStream,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    waiting: Option<Receiver<Response>>,
+    answered: bool,
+    deadline: Instant,
+}
+
+impl ControlServer {
+    /// Serves `listener` (bound at `path`) on a new thread; complete
+    /// requests come out of the returned receiver.
+    pub fn start(
+        listener: UnixListener,
+        path: PathBuf,
+        bond: &str,
+    ) -> std::io::Result<(ControlServer, Receiver<Pending>)> {
+        listener.set_nonblocking(true)?;
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let stop = Arc::new(AtomicBool::new(false));
+        let counters = Arc::new(ControlCounters::default());
+        let (st, c) = (stop.clone(), counters.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("lk-ctl-{bond}"))
+            .spawn(move || serve(listener, tx, &st, &c))?;
+        Ok((
+            ControlServer {
+                stop,
+                handle: Some(handle),
+                path,
+                counters,
+            },
+            rx,
+        ))
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn line(r: &Response) -> Vec<u8> {
+    let mut v = serde_json::to_vec(r).unwrap_or_else(|_| b"{\"error\":\"unencodable\"}".to_vec());
+    v.push(b'\n');
+    v
+}
+
+fn serve(
+    listener: UnixListener,
+    to_bond: SyncSender<Pending>,
+    stop: &AtomicBool,
+    counters: &ControlCounters,
+) {
+    let mut clients: Vec<Client> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let waiting = clients.iter().any(|c| c.waiting.is_some());
+        // Waiting for the bond's answer: look again soon; otherwise sleep
+        // until a socket is ready (bounded, to notice `stop`).
+        let timeout = if waiting { 2u16 } else { 50 };
+        let mut fds: Vec<PollFd> = Vec::with_capacity(clients.len() + 1);
+        fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+        for c in &clients {
+            let mut ev = PollFlags::empty();
+            if c.waiting.is_none() && !c.answered {
+                ev |= PollFlags::POLLIN;
+            }
+            if !c.output.is_empty() {
+                ev |= PollFlags::POLLOUT;
+            }
+            fds.push(PollFd::new(c.stream.as_fd(), ev));
+        }
+        let _ = poll(&mut fds, PollTimeout::from(timeout));
+        let ready: Vec<bool> = fds
+            .iter()
+            .map(|f| f.revents().is_some_and(|r| !r.is_empty()))
+            .collect();
+        drop(fds);
+        let now = Instant::now();
+        for (c, ready) in clients.iter_mut().zip(ready.iter().skip(1)) {
+            if *ready {
+                pump(c, &to_bond);
+            }
+            if let Some(rx) = &c.waiting {
+                match rx.try_recv() {
+                    Ok(r) => {
+                        c.output = line(&r);
+                        c.waiting = None;
+                        c.answered = true;
+                        counters.served.fetch_add(1, Ordering::Relaxed);
+                        flush(c);
+                    }
+                    Err(TryRecvError::Empty) => {}
+                    Err(TryRecvError::Disconnected) => {
+                        c.output = line(&Response::Error("the bond is stopping".into()));
+                        c.waiting = None;
+                        c.answered = true;
+                    }
+                }
+            }
+        }
+        clients.retain(|c| {
+            let done = c.answered && c.output.is_empty();
+            let late = now >= c.deadline;
+            if late && !done {
+                counters.timed_out.fetch_add(1, Ordering::Relaxed);
+            }
+            !done && !late
+        });
+        if ready[0] {
+            loop {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        if stream.set_nonblocking(true).is_err() {
+                            continue;
+                        }
+                        if clients.len() >= MAX_CLIENTS {
+                            counters.refused.fetch_add(1, Ordering::Relaxed);
+                            let msg = Response::Error(format!(
+                                "busy: {MAX_CLIENTS} control clients are connected; try again"
+                            ));
+                            let _ = (&stream).write(&line(&msg));
+                            continue;
+                        }
+                        clients.push(Client {
+                            stream,
+                            input: Vec::new(),
+                            output: Vec::new(),
+                            waiting: None,
+                            answered: false,
+                            deadline: now + CLIENT_TIMEOUT,
+                        });
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+}
+
+/// Reads what a client sent, hands a complete request to the bond, and
+/// writes what is pending.
+fn pump(c: &mut Client, to_bond: &SyncSender<Pending>) {
+    if !c.output.is_empty() {
+        flush(c);
+    }
+    if c.waiting.is_some() || c.answered {
+        return;
+    }
+    let mut buf = [0u8; 4096];
+    loop {
+        match c.stream.read(&mut buf) {
+            Ok(0) => {
+                // Closed before a whole line: nothing to answer.
+                c.answered = true;
+                c.output.clear();
+                return;
+            }
+            Ok(n) => c.input.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => {
+                c.answered = true;
+                return;
+            }
+        }
+        if c.input.len() > MAX_REQUEST {
+            break;
+        }
+    }
+    let Some(end) = c.input.iter().position(|&b| b == b'\n') else {
+        if c.input.len() > MAX_REQUEST {
+            c.output = line(&Response::Error(format!(
+                "request longer than {MAX_REQUEST} bytes"
+            )));
+            c.answered = true;
+            flush(c);
+        }
+        return;
+    };
+    let text = String::from_utf8_lossy(&c.input[..end]).into_owned();
+    let answer = |c: &mut Client, r: Response| {
+        c.output = line(&r);
+        c.answered = true;
+        flush(c);
+    };
+    match serde_json::from_str::<Request>(text.trim()) {
+        Err(e) => answer(c, Response::Error(format!("bad request: {e}"))),
+        Ok(req) => {
+            let (tx, rx) = mpsc::sync_channel(1);
+            match to_bond.try_send(Pending { req, reply: tx }) {
+                Ok(()) => c.waiting = Some(rx),
+                Err(TrySendError::Full(_)) => answer(
+                    c,
+                    Response::Error("busy: too many requests queued; try again".into()),
+                ),
+                Err(TrySendError::Disconnected(_)) => {
+                    answer(c, Response::Error("the bond is stopping".into()))
+                }
+            }
+        }
+    }
+}
+
+fn flush(c: &mut Client) {
+    while !c.output.is_empty() {
+        match c.stream.write(&c.output) {
+            Ok(0) => break,
+            Ok(n) => {
+                c.output.drain(..n);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(_) => {
+                c.output.clear();
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead;
+
+    fn server(tag: &str) -> (ControlServer, Receiver<Pending>, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("lk-ctl-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("b.sock");
+        let _ = std::fs::remove_file(&path);
+        let l = UnixListener::bind(&path).unwrap();
+        let (s, rx) = ControlServer::start(l, path.clone(), "t").unwrap();
+        (s, rx, path)
+    }
+
+    fn ask(path: &std::path::Path, text: &str) -> String {
+        let s = UnixStream::connect(path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        (&s).write_all(text.as_bytes()).unwrap();
+        let mut out = String::new();
+        std::io::BufReader::new(&s).read_line(&mut out).unwrap();
+        out
+    }
+
+    /// Answers every pending request with an error naming it, until `stop`.
+    fn answerer(rx: Receiver<Pending>, stop: Arc<AtomicBool>) -> JoinHandle<usize> {
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(p) = rx.recv_timeout(Duration::from_millis(10)) {
+                    n += 1;
+                    let what = format!("{:?}", p.req);
+                    p.answer(Response::Error(what));
+                }
+            }
+            n
+        })
+    }
+
+    #[test]
+    fn idle_and_half_written_clients_do_not_block_a_real_one() {
+        let (srv, rx, path) = server("idle");
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = answerer(rx, stop.clone());
+        let mut idle: Vec<UnixStream> = (0..40)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        for s in idle.iter_mut().take(20) {
+            s.write_all(b"{\"cmd\":\"sta").unwrap();
+        }
+        let t = Instant::now();
+        let out = ask(&path, "{\"cmd\":\"status\"}\n");
+        assert!(out.contains("Status"), "{out}");
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(h.join().unwrap(), 1);
+        drop(srv);
+        assert!(!path.exists(), "socket file removed");
+    }
+
+    #[test]
+    fn too_many_clients_are_told_so_and_idle_ones_time_out() {
+        let (srv, _rx, path) = server("many");
+        let held: Vec<UnixStream> = (0..MAX_CLIENTS)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        // The server accepts them in its own time: poll until it is full.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let out = loop {
+            let out = ask(&path, "");
+            if out.contains("busy") || Instant::now() > deadline {
+                break out;
+            }
+        };
+        assert!(out.contains("busy"), "{out}");
+        assert!(srv.counters.refused.load(Ordering::Relaxed) >= 1);
+        drop(held);
+    }
+
+    #[test]
+    fn bad_and_oversized_requests_get_an_error() {
+        let (_srv, rx, path) = server("bad");
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = answerer(rx, stop.clone());
+        assert!(ask(&path, "nonsense\n").contains("bad request"));
+        let big = "x".repeat(MAX_REQUEST + 10);
+        assert!(ask(&path, &big).contains("longer than"));
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(h.join().unwrap(), 0);
+    }
+}

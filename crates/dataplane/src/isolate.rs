@@ -1,0 +1,164 @@
+//! Keeping a member's received frames away from the host's own IP stack.
+//!
+//! Linux follows the weak host model: an IPv4 packet addressed to any of
+//! the host's addresses is accepted on any interface. A frame for the
+//! bond's MAC and IP that arrives on the member whose MAC the bond borrowed
+//! is therefore taken by the kernel's stack on the member, and lagkit's
+//! packet socket delivers the same frame a second time through the
+//! logical interface: every ping is answered twice and TCP sees duplicate
+//! segments (DSACKs). The kernel's bonding driver avoids this with an
+//! `rx_handler` that steals member frames before the stack sees them.
+//!
+//! lagkit drops every frame at the member's ingress hook instead. In
+//! `__netif_receive_skb_core` the packet taps (`ETH_P_ALL` sockets, i.e.
+//! lagkit's member socket) are served before the ingress hook runs, so the
+//! bond still gets each frame once and the stack never does. Two ways:
+//!
+//! - **tcx** (Linux ≥ 6.6): a two-instruction BPF program (`return
+//!   TC_ACT_SHOT`) attached with `BPF_LINK_CREATE`. The attachment is a BPF
+//!   link owned by a file descriptor, so it goes away with the process —
+//!   also after SIGKILL — and nothing is left on the member.
+//! - **tc clsact** (older kernels): the same verdict as a classic BPF
+//!   `cls_bpf` filter in direct-action mode, installed with `tc(8)` at a
+//!   fixed preference ([`TC_PREF`]); it outlives the process, so the bond
+//!   records it in its state file and removes it on exit or at the next
+//!   start after a crash ([`remove_tc_filter`]).
+//!
+//! The future in-kernel data path replaces the drop with a redirect; the
+//! guarantee (no member frame reaches the stack but through the bond) is
+//! the same.
+
+use std::os::fd::OwnedFd;
+use std::process::Command;
+
+use crate::sys::{bpf_attach_tcx_drop, Link, SysError};
+
+/// The tc filter preference lagkit's fallback filter uses (so that it, and
+/// only it, can be removed later).
+pub const TC_PREF: u32 = 49_411;
+
+/// How a member is isolated from the host stack; dropping it undoes a tcx
+/// attachment (the tc fallback is removed by [`remove_tc_filter`]).
+#[derive(Debug)]
+pub enum Isolation {
+    /// A tcx ingress BPF link; detached when this descriptor closes.
+    Tcx(OwnedFd),
+    /// A `cls_bpf` filter under a clsact qdisc, installed with `tc`.
+    TcClassic {
+        /// The member interface.
+        ifname: String,
+        /// Whether lagkit created the clsact qdisc (and so may delete it).
+        created_qdisc: bool,
+    },
+}
+
+impl Isolation {
+    /// A short name for status output: `tcx` or `tc-clsact`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Isolation::Tcx(_) => "tcx",
+            Isolation::TcClassic { .. } => "tc-clsact",
+        }
+    }
+}
+
+/// Why a member could not be isolated.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolateError {
+    /// Neither tcx nor a tc filter could be installed.
+    #[error("cannot keep {ifname}'s frames from the host stack: tcx: {tcx}; tc: {tc} (needs Linux >= 6.6 with BPF, or tc(8) with clsact and cls_bpf)")]
+    Unsupported {
+        /// The member.
+        ifname: String,
+        /// Why tcx failed.
+        tcx: SysError,
+        /// Why the tc fallback failed.
+        tc: String,
+    },
+}
+
+/// Drops every frame at `link`'s ingress, after packet sockets have seen it.
+pub fn isolate_ingress(link: &Link) -> Result<Isolation, IsolateError> {
+    let ifindex = link.ifindex().map_err(|e| IsolateError::Unsupported {
+        ifname: link.name().to_string(),
+        tcx: e,
+        tc: "not tried".into(),
+    })?;
+    let tcx = match bpf_attach_tcx_drop(ifindex) {
+        Ok(fd) => return Ok(Isolation::Tcx(fd)),
+        Err(e) => e,
+    };
+    match tc_classic(link.name()) {
+        Ok(created_qdisc) => Ok(Isolation::TcClassic {
+            ifname: link.name().to_string(),
+            created_qdisc,
+        }),
+        Err(tc) => Err(IsolateError::Unsupported {
+            ifname: link.name().to_string(),
+            tcx,
+            tc,
+        }),
+    }
+}
+
+fn tc(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("tc")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run tc: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Installs the fallback filter; returns whether the clsact qdisc was new.
+fn tc_classic(ifname: &str) -> Result<bool, String> {
+    let created = tc(&["qdisc", "add", "dev", ifname, "clsact"]).is_ok();
+    let pref = TC_PREF.to_string();
+    // Classic BPF: one instruction, `ret #2` (TC_ACT_SHOT).
+    tc(&[
+        "filter",
+        "add",
+        "dev",
+        ifname,
+        "ingress",
+        "pref",
+        &pref,
+        "protocol",
+        "all",
+        "bpf",
+        "da",
+        "bytecode",
+        "1,6 0 0 2,",
+    ])
+    .inspect_err(|_| {
+        if created {
+            let _ = tc(&["qdisc", "del", "dev", ifname, "clsact"]);
+        }
+    })?;
+    Ok(created)
+}
+
+/// Removes the fallback filter (and the clsact qdisc if lagkit made it).
+/// Best effort: the member may be gone.
+pub fn remove_tc_filter(ifname: &str, created_qdisc: bool) {
+    let pref = TC_PREF.to_string();
+    let _ = tc(&["filter", "del", "dev", ifname, "ingress", "pref", &pref]);
+    if created_qdisc {
+        let _ = tc(&["qdisc", "del", "dev", ifname, "clsact"]);
+    }
+}
+
+impl Drop for Isolation {
+    fn drop(&mut self) {
+        if let Isolation::TcClassic {
+            ifname,
+            created_qdisc,
+        } = self
+        {
+            remove_tc_filter(ifname, *created_qdisc);
+        }
+    }
+}
