@@ -10,7 +10,7 @@
 
 use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
-use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Slots, Spread};
+use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Dedup, Slots, Spread};
 use crate::member::{self, Saved};
 use crate::settings::{BondMode, Reselect, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
@@ -246,6 +246,8 @@ pub struct Bond {
     active: Option<usize>,
     generation: u64,
     rr: Arc<AtomicU64>,
+    /// broadcast: first-copy-only receive, shared by every published map.
+    dedup: Option<Arc<Dedup>>,
     control: Option<ControlServer>,
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
@@ -394,6 +396,7 @@ impl Bond {
             active: None,
             generation: 0,
             rr: Arc::new(AtomicU64::new(0)),
+            dedup: (s.mode == BondMode::Broadcast).then(|| Arc::new(Dedup::default())),
             control: Some(control),
             requests,
             run: Some(run),
@@ -647,6 +650,7 @@ impl Bond {
         };
         let mut map = BondMap::empty(spread, self.s.policy, n);
         map.rr = self.rr.clone();
+        map.dedup = self.dedup.clone();
         map.bond_mac = self.mac.0;
         map.member_macs = self.members.iter().map(|m| m.mac.0).collect();
         map.snoop_arp = self.s.arp.is_some() || self.s.mode == BondMode::Alb;
@@ -1556,7 +1560,7 @@ impl Bond {
                 s
             })
             .collect();
-        let engine_drops = snap
+        let mut engine_drops: Vec<(String, u64)> = snap
             .map(|s| {
                 EngineDrop::ALL
                     .iter()
@@ -1564,6 +1568,9 @@ impl Bond {
                     .collect()
             })
             .unwrap_or_default();
+        if let Some(d) = &self.dedup {
+            engine_drops.push(("BroadcastCopy".into(), d.copies()));
+        }
         BondStats {
             name: self.s.name.clone(),
             members,

@@ -70,6 +70,60 @@ pub struct BondMap {
     pub alb: Option<Arc<HashMap<Ipv4Addr, usize>>>,
     /// Copy received ARP to the control thread (probe monitor, alb).
     pub snoop_arp: bool,
+    /// broadcast: recognises the second copy of a frame (shared by every
+    /// map the bond publishes).
+    pub dedup: Option<Arc<Dedup>>,
+}
+
+/// broadcast mode: every frame is sent on every member, so a peer that is
+/// also a broadcast bond (or two switches) delivers each frame once per
+/// member. Only the first copy goes up: a frame identical to one that came
+/// up through a *different* member within [`Dedup::WINDOW_NS`] is a copy.
+/// Identity is a hash of the frame's length and first 256 bytes (headers
+/// with IP ID and TCP sequence numbers make it unique in practice); a
+/// sender's genuine retransmission comes after an RTT or a timeout, and
+/// through the same member as well as the others, so it is never mistaken.
+#[derive(Debug)]
+pub struct Dedup {
+    slots: std::sync::Mutex<Vec<(u64, usize, u64)>>,
+    copies: AtomicU64,
+}
+
+impl Default for Dedup {
+    fn default() -> Self {
+        Dedup {
+            slots: std::sync::Mutex::new(vec![(0, usize::MAX, 0); Dedup::SLOTS]),
+            copies: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Dedup {
+    const SLOTS: usize = 4096;
+    /// How long a frame's first copy is remembered.
+    pub const WINDOW_NS: u64 = 50_000_000;
+
+    /// True if `frame`, received on member `m` at `now`, is a copy of one
+    /// that came up through another member.
+    pub fn is_copy(&self, m: usize, frame: &[u8], now: u64) -> bool {
+        let head = &frame[..frame.len().min(256)];
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(head, frame.len() as u64);
+        let Ok(mut slots) = self.slots.lock() else {
+            return false;
+        };
+        let slot = &mut slots[(h as usize) & (Dedup::SLOTS - 1)];
+        if slot.0 == h && slot.1 != m && now.saturating_sub(slot.2) <= Dedup::WINDOW_NS {
+            self.copies.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        *slot = (h, m, now);
+        false
+    }
+
+    /// Copies dropped so far.
+    pub fn copies(&self) -> u64 {
+        self.copies.load(Ordering::Relaxed)
+    }
 }
 
 const ETH_ARP: [u8; 2] = [0x08, 0x06];
@@ -132,6 +186,11 @@ impl Distribution for BondMap {
                 if self.alb.is_some() && frame.get(0..6) == Some(&mac[..]) {
                     frame[0..6].copy_from_slice(&self.bond_mac);
                 }
+            }
+        }
+        if let Some(d) = &self.dedup {
+            if d.is_copy(m, frame, coarse_now_ns()) {
+                return Accept::Drop;
             }
         }
         if self.snoop_arp && is_arp(frame) {
@@ -216,6 +275,7 @@ impl BondMap {
             tlb: false,
             alb: None,
             snoop_arp: false,
+            dedup: None,
         }
     }
 
@@ -455,6 +515,27 @@ mod tests {
         assert_eq!(m.select(&[0u8; 60]), Target::All);
         m.tx.clear();
         assert_eq!(m.select(&[0u8; 60]), Target::Drop);
+    }
+
+    #[test]
+    fn broadcast_copies_from_other_members_are_recognised() {
+        let d = Dedup::default();
+        let f = |seq: u8| {
+            let mut v = vec![0u8; 100];
+            v[40] = seq;
+            v
+        };
+        assert!(!d.is_copy(0, &f(1), 0));
+        assert!(d.is_copy(1, &f(1), 1_000), "second copy, other member");
+        assert!(d.is_copy(2, &f(1), 2_000), "third copy, third member");
+        assert!(!d.is_copy(1, &f(2), 3_000), "another frame");
+        assert!(
+            !d.is_copy(0, &f(2), 3_000 + Dedup::WINDOW_NS + 1),
+            "too late"
+        );
+        assert!(!d.is_copy(0, &f(3), 0));
+        assert!(!d.is_copy(0, &f(3), 10), "same member: a new frame");
+        assert_eq!(d.copies(), 2);
     }
 
     #[test]
