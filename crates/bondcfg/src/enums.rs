@@ -11,6 +11,8 @@ use core::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
+use crate::quote::Quoted;
+
 /// A value that is not one of an option's names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseEnumError {
@@ -26,8 +28,10 @@ impl fmt::Display for ParseEnumError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown {} '{}'; use one of {}",
-            self.what, self.value, self.valid
+            "unknown {} {}; use one of {}",
+            self.what,
+            Quoted(&self.value),
+            self.valid
         )
     }
 }

@@ -13,11 +13,12 @@ use std::path::PathBuf;
 use lagkit_hash::ParsePolicyError;
 
 use crate::enums::{Mode, ParseEnumError};
+use crate::quote::{Bare, Quoted};
 
 /// Why a config could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file could not be read (missing, unreadable, not UTF-8).
+    /// The file could not be read (missing, unreadable).
     #[error("{}: cannot read the config file: {source}; check the path and its permissions", file.display())]
     Read {
         /// The path given.
@@ -83,10 +84,10 @@ impl fmt::Display for InvalidConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
         if let Some(bond) = &self.bond {
-            write!(f, "bond '{bond}': ")?;
+            write!(f, "bond {}: ", Quoted(bond))?;
         }
         if let Some(key) = &self.key {
-            write!(f, "key '{key}': ")?;
+            write!(f, "key {}: ", Quoted(key))?;
         }
         write!(f, "{}", self.kind)
     }
@@ -159,6 +160,13 @@ pub enum PathProblem {
 /// What is wrong with a config, and how to fix it (the `Display` says both).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// The file is not text: a byte that is not UTF-8, or a NUL.
+    NotText {
+        /// Offset of the first such byte from the start of the file.
+        offset: usize,
+        /// That byte.
+        byte: u8,
+    },
     /// The text is not valid TOML.
     Syntax {
         /// The TOML parser's description.
@@ -374,6 +382,11 @@ pub enum ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ErrorKind::NotText { offset, byte } => write!(
+                f,
+                "not a text file (byte {offset} is {byte:#04x}); a bond config is TOML text: \
+                 check that the path names the config file, not a binary or compressed one"
+            ),
             ErrorKind::Syntax { message } if message == "duplicate key" => write!(
                 f,
                 "invalid TOML: duplicate key; this key or table is already defined above: \
@@ -416,76 +429,97 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownValue(e) => write!(f, "{e}"),
             ErrorKind::Policy(e) => write!(f, "{e}"),
             ErrorKind::NotANumber { value, example } => {
-                write!(f, "'{value}' is not a whole number; write e.g. {example}")
+                write!(
+                    f,
+                    "{value_q} is not a whole number; write e.g. {example}",
+                    value_q = Quoted(value)
+                )
             }
             ErrorKind::OutOfRange { value, min, max } => {
                 write!(
                     f,
-                    "{value} is out of range; use a value from {min} to {max}"
+                    "{value_b} is out of range; use a value from {min} to {max}",
+                    value_b = Bare(value)
                 )
             }
             ErrorKind::NotABool { value } => write!(
                 f,
-                "'{value}' is not a yes/no value; use true or false (yes/no, on/off and 1/0 \
-                 work too)"
+                "{value_q} is not a yes/no value; use true or false (yes/no, on/off and 1/0 \
+                 work too)",
+                value_q = Quoted(value)
             ),
             ErrorKind::BadMac { value, problem } => match problem {
                 MacProblem::Syntax => write!(
                     f,
-                    "'{value}' is not a MAC address; write six hex octets like 02:00:00:00:00:01"
+                    "{value_q} is not a MAC address; write six hex octets like 02:00:00:00:00:01",
+                    value_q = Quoted(value)
                 ),
                 MacProblem::Multicast => write!(
                     f,
-                    "{value} is a multicast address; use a unicast one (first octet even), \
-                     e.g. 02:00:00:00:00:01"
+                    "{value_b} is a multicast address; use a unicast one (first octet even), \
+                     e.g. 02:00:00:00:00:01",
+                    value_b = Bare(value)
                 ),
-                MacProblem::Zero => write!(
+                MacProblem::Zero => {
+                    write!(
                     f,
-                    "{value} is not a usable address; use e.g. 02:00:00:00:00:01, or leave the \
-                     key out to use the first member's"
-                ),
+                    "{value_b} is not a usable address; use e.g. 02:00:00:00:00:01, or leave the \
+                     key out to use the first member's", value_b = Bare(value))
+                }
             },
             ErrorKind::BadCidr { value, problem } => match problem {
                 CidrProblem::Syntax => write!(
                     f,
-                    "'{value}' is not an address with a prefix length; write e.g. 10.0.0.1/24 \
-                     or fd00::1/64"
+                    "{value_q} is not an address with a prefix length; write e.g. 10.0.0.1/24 \
+                     or fd00::1/64",
+                    value_q = Quoted(value)
                 ),
                 CidrProblem::NoPrefix => {
                     let len = if value.contains(':') { 64 } else { 24 };
                     write!(
                         f,
-                        "'{value}' has no prefix length; write it with one, e.g. {value}/{len}"
+                        "{value_q} has no prefix length; write it with one, e.g. {}/{len}",
+                        value.trim(),
+                        value_q = Quoted(value)
                     )
                 }
                 CidrProblem::PrefixTooLong { max } => {
-                    write!(f, "the prefix length of '{value}' must be 0 to {max}")
+                    write!(
+                        f,
+                        "the prefix length of {value_q} must be 0 to {max}",
+                        value_q = Quoted(value)
+                    )
                 }
                 CidrProblem::Unspecified => write!(
                     f,
-                    "'{value}' is the unspecified address; write the bond's own address"
+                    "{value_q} is the unspecified address; write the bond's own address",
+                    value_q = Quoted(value)
                 ),
                 CidrProblem::NotUnicast => write!(
                     f,
-                    "'{value}' is a multicast or broadcast address; write the bond's own \
-                     unicast address"
+                    "{value_q} is a multicast or broadcast address; write the bond's own \
+                     unicast address",
+                    value_q = Quoted(value)
                 ),
             },
             ErrorKind::BadTarget { value, problem } => match problem {
                 TargetProblem::NotIpv4 => write!(
                     f,
-                    "'{value}' is not an IPv4 address; write a dotted address like 192.0.2.1"
+                    "{value_q} is not an IPv4 address; write a dotted address like 192.0.2.1",
+                    value_q = Quoted(value)
                 ),
                 TargetProblem::NotIpv6 => {
                     write!(
                         f,
-                        "'{value}' is not an IPv6 address; write one like fd00::1"
+                        "{value_q} is not an IPv6 address; write one like fd00::1",
+                        value_q = Quoted(value)
                     )
                 }
                 TargetProblem::Unusable => write!(
                     f,
-                    "'{value}' cannot be probed (Linux refuses zero, broadcast and multicast \
-                     targets); use a host that answers, such as the default gateway"
+                    "{value_q} cannot be probed (Linux refuses zero, broadcast and multicast \
+                     targets); use a host that answers, such as the default gateway",
+                    value_q = Quoted(value)
                 ),
             },
             ErrorKind::BadName { value, problem } => match problem {
@@ -494,32 +528,37 @@ impl fmt::Display for ErrorKind {
                 }
                 NameProblem::TooLong => write!(
                     f,
-                    "'{value}' is {} bytes long; Linux interface names have at most 15",
-                    value.len()
+                    "{value_q} is {} bytes long; Linux interface names have at most 15",
+                    value.len(),
+                    value_q = Quoted(value)
                 ),
                 NameProblem::BadChar(c) => write!(
                     f,
-                    "'{value}' contains {c:?}, which Linux forbids in interface names; use \
-                     letters, digits, '.', '-' or '_'"
+                    "{value_q} contains {c:?}, which Linux forbids in interface names; use \
+                     letters, digits, '.', '-' or '_'",
+                    value_q = Quoted(value)
                 ),
                 NameProblem::Dots => {
                     write!(
                         f,
-                        "'{value}' is not an interface name; write a name like eth1"
+                        "{value_q} is not an interface name; write a name like eth1",
+                        value_q = Quoted(value)
                     )
                 }
             },
             ErrorKind::BadPath { value, problem } => match problem {
                 PathProblem::NotAbsolute => write!(
                     f,
-                    "'{value}' is a relative path; write an absolute one such as \
-                     /run/lagkit/bond0.sock, or leave the key out for the default"
+                    "{value_q} is a relative path; write an absolute one such as \
+                     /run/lagkit/bond0.sock, or leave the key out for the default",
+                    value_q = Quoted(value)
                 ),
                 PathProblem::TooLong => write!(
                     f,
-                    "'{value}' is {} bytes; a Unix socket path holds at most 107: use a \
+                    "{value_q} is {} bytes; a Unix socket path holds at most 107: use a \
                      shorter one",
-                    value.len()
+                    value.len(),
+                    value_q = Quoted(value)
                 ),
             },
             ErrorKind::TooMany { what, count, max } => write!(
@@ -529,14 +568,16 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::Duplicate { value, first_line } => write!(
                 f,
-                "'{value}' is listed twice (also on line {first_line}); remove one"
+                "{value_q} is listed twice (also on line {first_line}); remove one",
+                value_q = Quoted(value)
             ),
             ErrorKind::Missing { example } => {
                 write!(f, "missing; every bond needs it: add e.g. {example}")
             }
             ErrorKind::GivenTwice { other, line } => write!(
                 f,
-                "the same option is also set as '{other}' on line {line}; keep one of them"
+                "the same option is also set as {other_q} on line {line}; keep one of them",
+                other_q = Quoted(other)
             ),
             ErrorKind::NotATable { found } => write!(
                 f,
@@ -551,13 +592,13 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::NameMismatch { table, name } => write!(
                 f,
-                "the table [{table}] names this bond but name = '{name}'; remove name or make it \
-                 '{table}'"
-            ),
+                "the table [{table_b}] names this bond but name = {name_q}; remove name or make it \
+                 {table_q}", name_q = Quoted(name), table_b = Bare(table), table_q = Quoted(table)),
             ErrorKind::DuplicateBond { name, first_line } => write!(
                 f,
-                "a bond named '{name}' is already defined on line {first_line}; rename one of \
-                 them or merge the two"
+                "a bond named {name_q} is already defined on line {first_line}; rename one of \
+                 them or merge the two",
+                name_q = Quoted(name)
             ),
             ErrorKind::EmptyMembers => write!(
                 f,
@@ -565,7 +606,8 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::MemberIsBond { name } => write!(
                 f,
-                "'{name}' is the bond itself; list the physical interfaces it aggregates"
+                "{name_q} is the bond itself; list the physical interfaces it aggregates",
+                name_q = Quoted(name)
             ),
             ErrorKind::MemberInTwoBonds {
                 member,
@@ -573,18 +615,22 @@ impl fmt::Display for ErrorKind {
                 other_line,
             } => write!(
                 f,
-                "'{member}' is already in bond '{other_bond}' (line {other_line}); an interface \
-                 can belong to one bond only: remove it from one of them"
+                "{member_q} is already in bond {other_bond_q} (line {other_line}); an interface \
+                 can belong to one bond only: remove it from one of them",
+                member_q = Quoted(member),
+                other_bond_q = Quoted(other_bond)
             ),
             ErrorKind::PrimaryNotMember { primary, members } => write!(
                 f,
-                "primary '{primary}' is not a member; use one of {members}, or add it to members"
+                "primary {primary_q} is not a member; use one of {members}, or add it to members",
+                primary_q = Quoted(primary)
             ),
             ErrorKind::BackupIsMember { backup } => write!(
                 f,
-                "'{backup}' is also in members; a backup adapter carries traffic only after \
+                "{backup_q} is also in members; a backup adapter carries traffic only after \
                  every member has failed (as on AIX), so list it in one place: remove it from \
-                 members or drop backup_adapter"
+                 members or drop backup_adapter",
+                backup_q = Quoted(backup)
             ),
             ErrorKind::ArpNotAllowed { mode } => write!(
                 f,
@@ -599,8 +645,9 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::AdaptiveNeedsStrong { policy } => write!(
                 f,
-                "adaptive mode moves the buckets of the strong hash and '{policy}' has none; use \
-                 xmit_hash_policy = \"strong\", or mode = \"balance-xor\" to keep '{policy}'"
+                "adaptive mode moves the buckets of the strong hash and {policy_q} has none; use \
+                 xmit_hash_policy = \"strong\", or mode = \"balance-xor\" to keep {policy_q}",
+                policy_q = Quoted(policy)
             ),
             ErrorKind::SeedConflict {
                 in_policy,
@@ -634,17 +681,19 @@ impl fmt::Display for ErrorKind {
                 other_line,
             } => write!(
                 f,
-                "bond '{other_bond}' uses the same path (line {other_line}); give each bond its \
-                 own control_socket, or leave it out for the per-bond default"
+                "bond {other_bond_q} uses the same path (line {other_line}); give each bond its \
+                 own control_socket, or leave it out for the per-bond default",
+                other_bond_q = Quoted(other_bond)
             ),
             ErrorKind::PortClash {
                 other_bond,
                 other_line,
-            } => write!(
+            } => {
+                write!(
                 f,
-                "bond '{other_bond}' uses the same port (line {other_line}); give each bond its \
-                 own metrics_port"
-            ),
+                "bond {other_bond_q} uses the same port (line {other_line}); give each bond its \
+                 own metrics_port", other_bond_q = Quoted(other_bond))
+            }
         }
     }
 }
@@ -671,8 +720,13 @@ impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:{}:{}: bond '{}': key '{}': {}",
-            self.file, self.line, self.column, self.bond, self.key, self.kind
+            "{}:{}:{}: bond {}: key {}: {}",
+            self.file,
+            self.line,
+            self.column,
+            Quoted(&self.bond),
+            Quoted(&self.key),
+            self.kind
         )
     }
 }

@@ -245,9 +245,13 @@ pub(crate) fn suggest(written: &str) -> Option<&'static str> {
     let all = KEYS
         .iter()
         .flat_map(|(_, name, aliases)| core::iter::once(*name).chain(aliases.iter().copied()));
-    let limit = (folded.chars().count() / 3).max(2);
+    let len = folded.chars().count();
+    let limit = (len / 3).max(2);
+    // The distance is at least the difference in length: skip keys that
+    // cannot be close (and the quadratic work on a huge key).
     let best = all
         .clone()
+        .filter(|k| len.abs_diff(k.chars().count()) <= limit)
         .map(|k| (levenshtein(&folded, k), k))
         .min_by_key(|(d, k)| (*d, k.len()));
     match best {

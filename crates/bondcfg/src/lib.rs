@@ -104,6 +104,7 @@ mod error;
 mod keys;
 mod parse;
 pub mod paths;
+mod quote;
 mod value;
 
 use std::path::Path;
@@ -144,11 +145,15 @@ pub fn parse_file_with_warnings(
     path: impl AsRef<Path>,
 ) -> Result<(Vec<BondConfig>, Vec<Warning>), ConfigError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
         file: path.to_path_buf(),
         source,
     })?;
-    parse_str(&text, &path.display().to_string())
+    let name = path.display().to_string();
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => parse_str(text, &name),
+        Err(e) => Err(parse::not_text(&bytes, e.valid_up_to(), &name)),
+    }
 }
 
 /// Runs arbitrary bytes through the parser (as lossy UTF-8) for `cargo

@@ -126,6 +126,24 @@ struct Built {
     port_at: Option<(usize, String)>,
 }
 
+/// The error for file contents that are not text, where `bytes[utf8_end]`
+/// is the first byte that is not UTF-8 (`Utf8Error::valid_up_to`); it names
+/// the first NUL before that, if there is one, as [`parse_str`] would.
+pub(crate) fn not_text(bytes: &[u8], utf8_end: usize, file_name: &str) -> ConfigError {
+    let offset = bytes[..utf8_end]
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(utf8_end);
+    let ctx = Ctx {
+        // Everything before the first bad byte is text.
+        text: std::str::from_utf8(&bytes[..offset]).unwrap_or_default(),
+        file: file_name,
+        multi: false,
+    };
+    let byte = bytes.get(offset).copied().unwrap_or(0);
+    ctx.error(offset, None, None, ErrorKind::NotText { offset, byte })
+}
+
 /// Parses a config from `text`; `file_name` is used in messages only.
 /// Returns the bonds in file order and the warnings the daemon should log.
 pub fn parse_str(
@@ -137,6 +155,10 @@ pub fn parse_str(
         file: file_name,
         multi: false,
     };
+    // NUL is UTF-8 but no text file has one: a binary, not a TOML mistake.
+    if let Some(offset) = text.find('\0') {
+        return Err(ctx.error(offset, None, None, ErrorKind::NotText { offset, byte: 0 }));
+    }
     let doc = DeTable::parse(text).map_err(|e| {
         let at = e.span().map_or(0, |s| s.start);
         ctx.error(

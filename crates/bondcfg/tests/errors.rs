@@ -887,6 +887,126 @@ fn read_errors_name_the_path() {
     assert!(msg.contains("check the path"));
 }
 
+/// 10 MB: a pasted file, a runaway string.
+const HUGE: usize = 10 * 1024 * 1024;
+
+/// The first 80 characters of `c` repeated, cut and counted as errors show them.
+fn cut(c: char, len: usize) -> String {
+    format!("'{}…' ({len} characters)", c.to_string().repeat(80))
+}
+
+/// `text` is refused on `line` for `key`, quoting the value as `shown`,
+/// in a message of a few hundred bytes.
+#[track_caller]
+fn cut_in_message(text: &str, line: usize, key: Option<&str>, shown: &str) {
+    let e = parse_str(text, "bond.toml").expect_err("refused");
+    let msg = e.to_string();
+    assert_eq!(e.line(), Some(line), "{msg}");
+    assert_eq!(e.key().map(str::len), key.map(str::len));
+    assert!(msg.contains(shown), "{shown} missing in {msg}");
+    assert!(msg.len() < 600, "{} bytes: {}", msg.len(), &msg[..600]);
+}
+
+#[test]
+fn a_huge_value_is_cut_to_80_characters_and_its_length() {
+    let a = "a".repeat(HUGE);
+    let (ca, c9) = (cut('a', HUGE), cut('9', HUGE));
+    let nines = "9".repeat(HUGE);
+    let value = |key: &str, v: &str| with(&format!("{key} = \"{v}\""));
+    cut_in_message(&value("lacp_rate", &a), 4, Some("lacp_rate"), &ca);
+    cut_in_message(&value("miimon", &a), 4, Some("miimon"), &ca);
+    cut_in_message(&value("miimon", &nines), 4, Some("miimon"), &c9);
+    cut_in_message(&value("hash_symmetric", &a), 4, Some("hash_symmetric"), &ca);
+    cut_in_message(&value("address", &a), 4, Some("address"), &ca);
+    cut_in_message(&value("primary", &a), 4, Some("primary"), &ca);
+    let targets = with(&format!("arp_ip_target = [\"{a}\"]"));
+    cut_in_message(&targets, 4, Some("arp_ip_target"), &ca);
+    let socket = value("control_socket", &format!("/{a}"));
+    let shown = format!("'/{}…' ({} characters)", "a".repeat(79), HUGE + 1);
+    cut_in_message(&socket, 4, Some("control_socket"), &shown);
+    // An unknown key, a member and a bond name (as `name` and as a table).
+    cut_in_message(&with(&format!("{a} = 1")), 4, Some(&a), &ca);
+    let member = format!("name = \"bond0\"\nmode = 4\nmembers = [\"{a}\"]\n");
+    cut_in_message(&member, 3, Some("members"), &ca);
+    let name = format!("name = \"{a}\"\nmode = 4\nmembers = [\"eth1\"]\n");
+    cut_in_message(&name, 1, Some("name"), &ca);
+    let table = format!("[{a}]\nmode = 4\nmembers = [\"eth1\"]\n[b1]\nmembers = [\"eth2\"]\n");
+    cut_in_message(&table, 1, None, &ca);
+    // The policy parser (lagkit-hash) keeps its double quotes.
+    let e = parse_str(&with(&format!("xmit_hash_policy = \"{a}\"")), "bond.toml").unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!("\"{}…\" ({HUGE} characters)", "a".repeat(80))),
+        "{msg}"
+    );
+    assert!(msg.len() < 1000, "{}", msg.len());
+    // Characters, not bytes: 80 'é' are shown whole, 81 are cut.
+    let e80 = "é".repeat(80);
+    fails(
+        &with(&format!("lacp_rate = \"{e80}\"")),
+        4,
+        Some("lacp_rate"),
+        &format!("'{e80}';"),
+    );
+    fails(
+        &with(&format!("lacp_rate = \"{e80}é\"")),
+        4,
+        Some("lacp_rate"),
+        &format!("'{e80}…' (81 characters);"),
+    );
+}
+
+/// Writes `bytes` to a file of its own and parses it.
+fn parse_bytes(name: &str, bytes: &[u8]) -> (String, ConfigError) {
+    let dir = std::env::temp_dir().join(format!("lagkit-bondcfg-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let e = lagkit_bondcfg::parse_file(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    (path.display().to_string(), e)
+}
+
+#[test]
+fn a_binary_file_is_not_a_text_file() {
+    // Not UTF-8 (a gzip header), on line 2.
+    let (path, e) = parse_bytes("gz.toml", b"name = \"bond0\"\n\x1f\x8b\x08\x00");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{path}:2:2: not a text file (byte 16 is 0x8b); a bond config is TOML text: check \
+             that the path names the config file, not a binary or compressed one"
+        )
+    );
+    assert_eq!(
+        e.kind(),
+        Some(&ErrorKind::NotText {
+            offset: 16,
+            byte: 0x8b
+        })
+    );
+    assert!(!e.to_string().contains("UTF"), "{e}");
+    // Valid UTF-8 with a NUL (an ELF header): the NUL is the first bad byte,
+    // also when invalid UTF-8 follows.
+    let (path, e) = parse_bytes("elf.toml", b"\x7fELF\x02\x01\x01\x00\x00\xff");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{path}:1:8: not a text file (byte 7 is 0x00)")),
+        "{e}"
+    );
+    // parse_str (text already in memory) says the same of a NUL.
+    let inv = fails(
+        &with("miimon = \"1\0\""),
+        4,
+        None,
+        "not a text file (byte 70 is 0x00)",
+    );
+    assert_eq!(inv.column, 12);
+    // An empty or all-text file is not called binary.
+    let (_, e) = parse_bytes("empty.toml", b"");
+    assert_eq!(e.kind(), Some(&ErrorKind::NoBond));
+}
+
 // ---- warnings ----
 
 fn warnings(text: &str) -> Vec<lagkit_bondcfg::Warning> {

@@ -157,11 +157,31 @@ pub enum ParsePolicyError {
     },
 }
 
+/// The text a user gave, as the message quotes it: whole up to 80
+/// characters, else its start and its length (a config value can be of
+/// any size, and one error must not flood a log).
+struct Given<'a>(&'a str);
+
+impl fmt::Display for Given<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(80) {
+            None => write!(f, "{:?}", self.0),
+            Some((end, _)) => write!(
+                f,
+                "{:?} ({} characters)",
+                format!("{}…", &self.0[..end]),
+                self.0.chars().count()
+            ),
+        }
+    }
+}
+
 impl fmt::Display for ParsePolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParsePolicyError::Unknown { name } => {
-                write!(f, "unknown transmit hash policy {name:?}; valid policies: ")?;
+                let name = Given(name);
+                write!(f, "unknown transmit hash policy {name}; valid policies: ")?;
                 for (i, p) in Policy::COMPAT.iter().enumerate() {
                     write!(f, "{}{p}", if i == 0 { "" } else { ", " })?;
                 }
@@ -173,8 +193,9 @@ impl fmt::Display for ParsePolicyError {
             }
             ParsePolicyError::BadStrongOption { option } => write!(
                 f,
-                "bad option {option:?} for the strong policy; expected seed=N (decimal or 0x hex) \
-                 or symmetric[=true|false], e.g. strong:seed=0x2a,symmetric"
+                "bad option {} for the strong policy; expected seed=N (decimal or 0x hex) \
+                 or symmetric[=true|false], e.g. strong:seed=0x2a,symmetric",
+                Given(option)
             ),
         }
     }

@@ -11,8 +11,10 @@
 //! the seed's `netstat`). Data flows client to server in bulk; the control
 //! connection carries one 64-byte message each way per interval, and at
 //! the end the total the client sent, so the server closes both
-//! connections first (the client's fixed ports never sit in TIME_WAIT and
-//! a rerun can reuse them at once).
+//! connections first: the client's fixed ports never sit in TIME_WAIT,
+//! and since the client waits for its own FIN to be acknowledged
+//! ([`net::close_after_peer`]) a rerun can reuse them as soon as the
+//! previous run returns.
 
 use crate::net::{self, Acceptor, GRACE, HANDSHAKE_TIMEOUT};
 use crate::netperf::sink;
@@ -340,6 +342,7 @@ fn migrate(
         .spawn(move || {
             let cpu0 = Cpu::thread();
             let mut data = data;
+            let mut peer_closed = false;
             let r = (|| {
                 while limit.is_none_or(|m| drep2.messages < m)
                     && deadline.is_none_or(|d| Instant::now() < d)
@@ -358,7 +361,7 @@ fn migrate(
                     .map_err(|e| ConnError::io("read", &e))?;
                 let t = Trailer::parse(&b).ok_or(ConnError::Protocol)?;
                 drep2.peer_received = Some(t.bytes);
-                net::drain_to_eof(&mut data, HANDSHAKE_TIMEOUT);
+                peer_closed = net::drain_to_eof(&mut data, HANDSHAKE_TIMEOUT);
                 if t.corrupt > 0 {
                     return Err(ConnError::Corrupt { at: 0 });
                 }
@@ -376,6 +379,9 @@ fn migrate(
             }
             drep2.finish(start.elapsed(), false);
             drep2.cpu = Some(Cpu::thread().since(cpu0));
+            if peer_closed {
+                net::close_after_peer(data, HANDSHAKE_TIMEOUT);
+            }
             drep2
         });
     let sender = match sender {
@@ -386,6 +392,7 @@ fn migrate(
             return (crep, drep);
         }
     };
+    let mut peer_closed = false;
     let r = (|| {
         let _ = ctrl.set_read_timeout(Some(GRACE * 2));
         let mut seq = 0u64;
@@ -413,7 +420,7 @@ fn migrate(
             };
             crep.bytes_received += Control::LEN as u64;
             if done {
-                net::drain_to_eof(&mut ctrl, HANDSHAKE_TIMEOUT);
+                peer_closed = net::drain_to_eof(&mut ctrl, HANDSHAKE_TIMEOUT);
                 return Ok(());
             }
         }
@@ -433,6 +440,9 @@ fn migrate(
     });
     crep.finish(start.elapsed(), false);
     crep.cpu = Some(Cpu::thread().since(cpu0));
+    if peer_closed {
+        net::close_after_peer(ctrl, HANDSHAKE_TIMEOUT);
+    }
     (crep, drep)
 }
 

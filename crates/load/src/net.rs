@@ -153,7 +153,13 @@ pub(crate) fn peek_now(s: &TcpStream) -> io::Result<bool> {
     }
 }
 
-/// One connect attempt from `local` (if given) with SO_REUSEADDR, within `timeout`.
+/// One connect attempt from `local` (if given) within `timeout`.
+///
+/// Every client socket gets SO_REUSEADDR, not only those bound to a fixed
+/// port: a connection that closed first leaves its port in TIME_WAIT, and
+/// without the flag on that socket a later bind to the same port (LPM's
+/// sequential client ports lie in the ephemeral range) fails with
+/// EADDRINUSE for a minute.
 fn connect_once(
     local: Option<SocketAddr>,
     addr: SocketAddr,
@@ -173,8 +179,8 @@ fn connect_once(
         )
     })?;
     let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
     if let Some(local) = local {
-        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
         let (ss, len) = sockaddr(local);
         // SAFETY: a sockaddr of the given length.
         cvt(unsafe { libc::bind(fd, &ss as *const _ as *const libc::sockaddr, len) })?;
@@ -330,6 +336,50 @@ pub(crate) fn drain_to_eof(s: &mut TcpStream, timeout: Duration) -> bool {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return false,
+        }
+    }
+}
+
+/// `TCP_CLOSE` from linux/tcp_states.h (libc does not export the TCP states).
+const TCP_CLOSE: u8 = 7;
+
+/// The kernel's TCP state of `fd` (a `TCP_*` value).
+fn tcp_state(fd: RawFd) -> io::Result<u8> {
+    // SAFETY: all-zero is a valid tcp_info (plain integers).
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: passes a pointer to a live tcp_info and its size.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    })?;
+    Ok(info.tcpi_state)
+}
+
+/// Closes a connection the peer has already closed (its EOF was read) and
+/// returns once the kernel has forgotten it, or after `timeout`.
+///
+/// Closing second leaves no TIME_WAIT on this side, but the socket still
+/// holds its address pair in LAST_ACK until the peer acknowledges our FIN;
+/// until then a new connection between the same two ports fails with
+/// EADDRNOTAVAIL. Sending the FIN with the descriptor still open and
+/// waiting for the socket to reach CLOSE makes a fixed local port (LPM's)
+/// free again when the run returns.
+pub(crate) fn close_after_peer(s: TcpStream, timeout: Duration) {
+    if s.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        match tcp_state(s.as_raw_fd()) {
+            Ok(TCP_CLOSE) | Err(_) => return,
+            // The ACK crosses the wire in one round trip; look often.
+            Ok(_) => std::thread::sleep(Duration::from_millis(1)),
         }
     }
 }
@@ -548,7 +598,8 @@ impl Acceptor {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        for s in lock(&self.shared.open).values() {
+        // Taking a connection out of `open` marks it as cut (see accept_loop).
+        for (_, s) in lock(&self.shared.open).drain() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
         let handles = std::mem::take(&mut *lock(&self.shared.handles));
@@ -592,9 +643,10 @@ fn accept_loop(listeners: Vec<TcpListener>, sh: Arc<Shared>, handler: Arc<Handle
                 let _ = s.set_nonblocking(false);
                 let id = next_id;
                 next_id += 1;
-                if let Ok(c) = s.try_clone() {
-                    lock(&sh.open).insert(id, c);
-                }
+                let tracked = match s.try_clone() {
+                    Ok(c) => lock(&sh.open).insert(id, c).is_none(),
+                    Err(_) => false,
+                };
                 let (sh2, h2) = (sh.clone(), handler.clone());
                 let spawned = std::thread::Builder::new()
                     .name(format!("load-conn-{id}"))
@@ -609,7 +661,11 @@ fn accept_loop(listeners: Vec<TcpListener>, sh: Arc<Shared>, handler: Arc<Handle
                         let cpu0 = Cpu::thread();
                         let mut rep = h2(s, li);
                         rep.cpu = Some(Cpu::thread().since(cpu0));
-                        if rep.error.is_some() && sh2.stop.load(Ordering::SeqCst) {
+                        // Stopped only if the stop cut this connection and
+                        // the error is one a cut causes: a refusal or a
+                        // corrupt stream sent before the stop stays itself.
+                        let cut = tracked && lock(&sh2.open).remove(&id).is_none();
+                        if cut && rep.error.as_ref().is_some_and(ConnError::may_be_cut) {
                             rep.error = Some(ConnError::Stopped);
                         }
                         if let Some(e) = &rep.error {
@@ -621,7 +677,6 @@ fn accept_loop(listeners: Vec<TcpListener>, sh: Arc<Shared>, handler: Arc<Handle
                                 rep.purpose, rep.bytes_received, rep.bytes_sent, rep.mbit_s
                             );
                         }
-                        lock(&sh2.open).remove(&id);
                         lock(&sh2.span).1 = Some(Instant::now());
                         lock(&sh2.done).push(rep);
                     });

@@ -120,6 +120,14 @@ impl ConnError {
             },
         }
     }
+
+    /// True for the errors a connection cut under it ends with.
+    pub(crate) fn may_be_cut(&self) -> bool {
+        matches!(
+            self,
+            ConnError::PeerClosed | ConnError::Timeout | ConnError::Io { .. }
+        )
+    }
 }
 
 impl fmt::Display for ConnError {

@@ -10,6 +10,7 @@ use lagkit_load::{
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -346,6 +347,45 @@ fn lpm_sequential_both_sides() {
     );
 }
 
+/// A port on 127.0.0.1 that refuses connections while the returned
+/// socket lives: bound, never listening. A listener dropped at once would
+/// free its port for a test running in parallel to take, and a connect
+/// to a free port can pick that same port as its source and connect to
+/// itself; the kernel never hands out a bound port either way.
+fn refusing_port() -> (OwnedFd, u16) {
+    // SAFETY: a fresh socket, owned by the OwnedFd at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(Ipv4Addr::LOCALHOST.octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: bind reads a sockaddr_in of the given length; getsockname
+    // writes one into `sin`, no more than `len` bytes.
+    let r = unsafe {
+        match libc::bind(
+            fd.as_raw_fd(),
+            &sin as *const _ as *const libc::sockaddr,
+            len,
+        ) {
+            0 => libc::getsockname(
+                fd.as_raw_fd(),
+                &mut sin as *mut _ as *mut libc::sockaddr,
+                &mut len,
+            ),
+            e => e,
+        }
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+    (fd, u16::from_be(sin.sin_port))
+}
+
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     let mut cfg = ClientConfig::new(Kind::Stream, LO);
@@ -372,10 +412,7 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(matches!(run_client(&cfg), Err(LoadError::PortRange)));
 
     // Nobody listening: a connect error after the timeout.
-    let port = {
-        let l = TcpListener::bind((LO, 0)).unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let (_hold, port) = refusing_port();
     let mut cfg = ClientConfig::new(Kind::Rr, LO);
     cfg.port = port;
     cfg.connect_timeout = Duration::from_millis(200);
