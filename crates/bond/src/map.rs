@@ -182,8 +182,12 @@ impl Distribution for BondMap {
                 // the receiving member passes them up (no duplicates).
                 return Accept::Drop;
             }
-            if let Some(mac) = self.member_macs.get(m) {
-                if self.alb.is_some() && frame.get(0..6) == Some(&mac[..]) {
+            // A client sends to the member MAC it was given; back to back
+            // (no switch steering by MAC) that frame may arrive on another
+            // member, so any member's MAC counts.
+            if self.alb.is_some() {
+                let is_member = |d: &[u8]| self.member_macs.iter().any(|mac| d == mac);
+                if frame.get(0..6).is_some_and(is_member) {
                     frame[0..6].copy_from_slice(&self.bond_mac);
                 }
             }

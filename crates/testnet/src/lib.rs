@@ -329,7 +329,86 @@ pub fn tcp_retrans(lab: &Lab, ns: &str) -> u64 {
 
 /// `/proc/net/snmp` of a namespace as ("Proto:Field", value) pairs.
 pub fn snmp(lab: &Lab, ns: &str) -> Vec<(String, u64)> {
-    let text = lab.nsexec(ns, &["cat", "/proc/net/snmp"]);
+    proc_counters(lab, ns, "/proc/net/snmp")
+}
+
+/// `/proc/net/netstat` of a namespace (`TcpExt:`, `IpExt:`) as pairs.
+pub fn netstat(lab: &Lab, ns: &str) -> Vec<(String, u64)> {
+    proc_counters(lab, ns, "/proc/net/netstat")
+}
+
+/// One named counter of a namespace, from `/proc/net/snmp` or `/proc/net/netstat`
+/// (e.g. `Ip:InReceives`, `TcpExt:TCPDSACKRecv`); 0 if absent.
+pub fn counter(lab: &Lab, ns: &str, name: &str) -> u64 {
+    let file = if name.starts_with("TcpExt:") || name.starts_with("IpExt:") {
+        "/proc/net/netstat"
+    } else {
+        "/proc/net/snmp"
+    };
+    proc_counters(lab, ns, file)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map_or(0, |(_, v)| v)
+}
+
+/// An interface's counter from `/sys/class/net/IF/statistics/NAME` in a namespace.
+pub fn link_counter(lab: &Lab, ns: &str, ifname: &str, name: &str) -> u64 {
+    let path = format!("/sys/class/net/{ifname}/statistics/{name}");
+    lab.nsexec(ns, &["cat", &path]).trim().parse().unwrap_or(0)
+}
+
+/// What `ping` reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ping {
+    /// Echo requests sent.
+    pub transmitted: u64,
+    /// Distinct replies received.
+    pub received: u64,
+    /// Replies received more than once.
+    pub duplicates: u64,
+}
+
+/// Pings `dst` from namespace `ns` `count` times, 20 ms apart.
+pub fn ping(ns: &str, dst: &str, count: u32) -> Ping {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "ping", "-n", "-q", "-i", "0.02", "-W", "1", "-c",
+        ])
+        .arg(count.to_string())
+        .arg(dst)
+        .output()
+        .expect("ping runs (iputils-ping installed?)");
+    parse_ping(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Parses ping's summary line: `N packets transmitted, M received, +D duplicates, ...`.
+pub fn parse_ping(text: &str) -> Ping {
+    let mut p = Ping {
+        transmitted: 0,
+        received: 0,
+        duplicates: 0,
+    };
+    if let Some(line) = text.lines().find(|l| l.contains("packets transmitted")) {
+        for part in line.split(',') {
+            let mut w = part.split_whitespace();
+            let n = w
+                .next()
+                .map(|x| x.trim_start_matches('+'))
+                .and_then(|x| x.parse().ok())
+                .unwrap_or(0);
+            match w.next() {
+                Some("packets") => p.transmitted = n,
+                Some("received") => p.received = n,
+                Some("duplicates") => p.duplicates = n,
+                _ => {}
+            }
+        }
+    }
+    p
+}
+
+fn proc_counters(lab: &Lab, ns: &str, file: &str) -> Vec<(String, u64)> {
+    let text = lab.nsexec(ns, &["cat", file]);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for pair in lines.chunks(2) {
@@ -409,5 +488,33 @@ pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStre
             return Err(std::io::Error::last_os_error());
         }
         Ok(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ping_summaries_parse() {
+        let dup = "--- 10.0.0.2 ping statistics ---\n10 packets transmitted, 10 received, +9 duplicates, 0% packet loss, time 9012ms\n";
+        assert_eq!(
+            parse_ping(dup),
+            Ping {
+                transmitted: 10,
+                received: 10,
+                duplicates: 9
+            }
+        );
+        let clean = "5 packets transmitted, 4 received, 20% packet loss, time 4005ms\n";
+        assert_eq!(
+            parse_ping(clean),
+            Ping {
+                transmitted: 5,
+                received: 4,
+                duplicates: 0
+            }
+        );
+        assert_eq!(parse_ping("").transmitted, 0);
     }
 }
