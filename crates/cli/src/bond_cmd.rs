@@ -73,7 +73,13 @@ pub struct DownArgs {
 /// `lagkit down BOND`: restores what a dead daemon left changed, from the
 /// bond's state file in this network namespace.
 pub fn down(a: DownArgs) -> Result<(), Failure> {
-    let dir = lagkit_bondcfg::paths::state_dir_in(netns_id(), &a.bond);
+    let ns = netns_id();
+    let dir = lagkit_bondcfg::paths::state_dir_in(ns, &a.bond);
+    // A socket nobody answers on was left by a daemon that died.
+    let sock = control_socket_in(ns, &a.bond);
+    if sock.exists() && std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        let _ = std::fs::remove_file(&sock);
+    }
     let restored =
         lagkit_bond::journal::down(dir, &a.bond).map_err(|e| Failure::Runtime(e.to_string()))?;
     if restored.is_empty() {
@@ -133,23 +139,6 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
             tracing::warn!("{x}");
         }
         out.push(settings_from(c, w).map_err(Failure::Usage)?);
-    }
-    // A member belongs to one bond at a time.
-    for (i, a) in out.iter().enumerate() {
-        for b in &out[i + 1..] {
-            let mine = a.members.iter().chain(a.backup.iter());
-            if let Some(m) = mine
-                .into_iter()
-                .find(|m| b.members.contains(m) || b.backup.as_ref() == Some(m))
-            {
-                return Err(Failure::Usage(format!(
-                    "{}: member {m} is in both bond {} and bond {}; a member belongs to one bond at a time",
-                    path.display(),
-                    a.name,
-                    b.name
-                )));
-            }
-        }
     }
     Ok(out)
 }

@@ -253,3 +253,243 @@ fn two_bonds_in_one_file_run_side_by_side() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Runs `lagkit ARGS` in a namespace to completion: (exit code, stderr+stdout).
+fn run(ns: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, BIN])
+        .args(args)
+        .output()
+        .expect("lagkit runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    (out.status.code(), text)
+}
+
+/// One line per interface of a namespace, without the qdisc (the kernel
+/// attaches `noqueue` the first time an interface goes up; not lagkit's).
+fn links(lab: &Lab, ns: &str) -> String {
+    lab.sh(&["ip", "-n", ns, "-o", "link"])
+        .lines()
+        .map(|l| {
+            let mut w: Vec<&str> = l.split(' ').collect();
+            if let Some(i) = w.iter().position(|x| *x == "qdisc") {
+                w.drain(i..(i + 2).min(w.len()));
+            }
+            w.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The run-time files of every bond in a namespace (`/run/lagkit/<netns>/`).
+fn run_files(ns: &str) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c"])
+        .arg("d=/run/lagkit/$(stat -L -c %i /proc/self/ns/net); [ -d $d ] && find $d || true")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_failed_start_gives_everything_back() {
+    let Some(mut lab) = Lab::new("failed_start") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let dir = tmpdir("failed");
+    // New devices get no IPv6 here, so the bond's IPv6 address fails after
+    // the members were taken.
+    lab.nsexec(
+        &a,
+        &["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
+    );
+    let before = links(&lab, &a);
+    let cfg = config(&dir, "v6", &["eth1", "eth2"], "fd00::1/64");
+    let (code, text) = run(&a, &["up", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("fd00::1/64"), "names the address: {text}");
+    assert_eq!(links(&lab, &a), before, "members as they were, no bond0");
+    assert!(
+        run_files(&a).is_empty(),
+        "no run files: {:?}",
+        run_files(&a)
+    );
+
+    // The loopback interface is refused, and left alone.
+    let lo_before = lab.sh(&["ip", "-n", &a, "-o", "link", "show", "lo"]);
+    let cfg = config(&dir, "lo", &["lo"], "10.0.0.1/24");
+    let (code, text) = run(&a, &["up", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("loopback"), "{text}");
+    assert_eq!(
+        lab.sh(&["ip", "-n", &a, "-o", "link", "show", "lo"]),
+        lo_before
+    );
+    assert!(run_files(&a).is_empty());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
+    let Some(mut lab) = Lab::new("sigkill") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    lab.sh(&["ip", "-n", &a, "link", "set", "eth1", "mtu", "1400"]);
+    let originals = links(&lab, &a);
+    let dir = tmpdir("sigkill");
+    let ca = config(&dir, "a", &["eth1", "eth2"], "10.0.0.1/24");
+    let cb = config(&dir, "b", &["eth1", "eth2"], "10.0.0.2/24");
+    let mut pa = up(&a, &ca);
+    let _pb = up(&b, &cb);
+    wait_until("2 ports", Duration::from_secs(20), || {
+        ports(&a) == 2 && ports(&b) == 2
+    });
+    pa.signal(libc::SIGKILL);
+    let _ = pa.0.wait();
+    assert!(
+        run_files(&a).iter().any(|f| f.ends_with("state.json")),
+        "the state file outlives a SIGKILL"
+    );
+    // A second daemon meanwhile is refused before touching anything.
+    let t0 = std::time::Instant::now();
+    let mut pa = up(&a, &ca);
+    wait_until("2 ports again", Duration::from_secs(20), || ports(&a) == 2);
+    let reformed = t0.elapsed();
+    eprintln!("aggregate back {reformed:?} after restart");
+    assert!(reformed < Duration::from_secs(3), "{reformed:?}");
+    let (code, text) = run(&a, &["up", ca.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(text.contains("already running (pid"), "{text}");
+    // A clean stop now restores the true originals (MTU 1400, ARP on),
+    // not what the killed daemon had set.
+    assert!(pa.stop().success());
+    assert_eq!(links(&lab, &a), originals);
+    assert!(run_files(&a).is_empty(), "{:?}", run_files(&a));
+
+    // `lagkit down` restores after a SIGKILL without starting anything.
+    let mut pa = up(&a, &ca);
+    wait_until("2 ports", Duration::from_secs(20), || ports(&a) == 2);
+    pa.signal(libc::SIGKILL);
+    let _ = pa.0.wait();
+    let (code, text) = run(&a, &["down", "bond0"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("restored eth1, eth2"), "{text}");
+    assert_eq!(links(&lab, &a), originals);
+    assert!(run_files(&a).is_empty());
+    let (code, text) = run(&a, &["down", "bond0"]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains("nothing to restore"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_member_belongs_to_one_bond() {
+    let Some(mut lab) = Lab::new("exclusive") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=3 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let dir = tmpdir("exclusive");
+    let ca = config(&dir, "a", &["eth1", "eth2"], "10.0.0.1/24");
+    let _pa = up(&a, &ca);
+    wait_until("bond0 runs", Duration::from_secs(10), || {
+        status(&a).is_some()
+    });
+    let pid = _pa.0.id();
+    // Another daemon, another bond name, one shared member.
+    let other = dir.join("other.toml");
+    std::fs::write(
+        &other,
+        "name = \"bond7\"\nmode = \"balance-xor\"\nmembers = [\"eth2\", \"eth3\"]\n",
+    )
+    .unwrap();
+    let before = links(&lab, &a);
+    let (code, text) = run(&a, &["up", other.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("eth2 is in use by bond bond0") && text.contains(&format!("pid {pid}")),
+        "{text}"
+    );
+    assert_eq!(links(&lab, &a), before, "nothing touched");
+    // Two bonds of one file sharing a member: a configuration mistake.
+    let both = dir.join("both.toml");
+    std::fs::write(
+        &both,
+        "mode = \"balance-xor\"\n[bond5]\nmembers = [\"eth3\"]\n[bond6]\nmembers = [\"eth3\"]\n",
+    )
+    .unwrap();
+    let (code, text) = run(&a, &["up", both.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("'eth3' is already in bond 'bond5'"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn link_failure_count_counts_failures_only_and_permission_is_explained() {
+    let Some(mut lab) = Lab::new("failure_count") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let dir = tmpdir("count");
+    let ca = config(&dir, "a", &["eth1", "eth2"], "10.0.0.1/24");
+    let cb = config(&dir, "b", &["eth1", "eth2"], "10.0.0.2/24");
+    let _pa = up(&a, &ca);
+    let _pb = up(&b, &cb);
+    wait_until("2 ports", Duration::from_secs(20), || ports(&a) == 2);
+    let st = status(&a).unwrap();
+    assert!(
+        st.members.iter().all(|m| m.link_failure_count == 0),
+        "starting is no failure: {:?}",
+        st.members
+    );
+    lab.sh(&["ip", "-n", &a, "link", "set", "eth2", "down"]);
+    wait_until("one failure", Duration::from_secs(5), || {
+        status(&a).is_some_and(|s| s.members[1].link_failure_count == 1)
+    });
+    lab.sh(&["ip", "-n", &a, "link", "set", "eth2", "up"]);
+    // An unprivileged user asking is told why it fails.
+    let sock = run_files(&a)
+        .into_iter()
+        .find(|f| f.ends_with("bond0.sock"))
+        .expect("control socket");
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &a,
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            BIN,
+            "status",
+            "--socket",
+            &sock,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
