@@ -908,3 +908,162 @@ fn once_balance_tlb() {
 fn once_balance_alb() {
     delivered_once(BondMode::Alb);
 }
+
+/// Keeps `n` connections to a control socket open (half of them with half
+/// a request written), reconnecting any the server closes, until `stop`.
+/// Returns how many connections it made.
+fn hog_control(path: PathBuf, n: usize, stop: Arc<AtomicBool>) -> JoinHandle<u64> {
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        use std::os::unix::net::UnixStream;
+        let open = |i: usize| {
+            let s = UnixStream::connect(&path).ok()?;
+            s.set_nonblocking(true).ok()?;
+            if i % 2 == 1 {
+                let _ = (&s).write_all(b"{\"cmd\":\"sta");
+            }
+            Some(s)
+        };
+        let mut made = 0u64;
+        let mut conns: Vec<Option<UnixStream>> = (0..n).map(|_| None).collect();
+        while !stop.load(Ordering::Relaxed) {
+            for (i, c) in conns.iter_mut().enumerate() {
+                let closed = match c {
+                    None => true,
+                    Some(s) => {
+                        let mut b = [0u8; 256];
+                        // Ok(0): closed; Ok(n): an answer ("busy"), then closed.
+                        s.read(&mut b).is_ok()
+                    }
+                };
+                if closed {
+                    *c = open(i);
+                    made += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        made
+    })
+}
+
+/// A hundred idle or half-written control clients, held (and re-opened
+/// when the server closes them) for 30 s: the bond's LACPDUs still leave
+/// on time on both links and the partner never sees a member leave.
+#[test]
+fn control_clients_cannot_stall_the_control_plane() {
+    use lagkit_testnet::{longest_gap, SlowCapture};
+    let Some(p) = pair("control_stall", 2, BondMode::Lacp, |_| {}) else {
+        return;
+    };
+    wait_until("aggregate", Duration::from_secs(15), || {
+        lacp_formed(&p.a, 2) && lacp_formed(&p.b, 2)
+    });
+    let caps = [
+        SlowCapture::start(&p.ns_b, "b1"),
+        SlowCapture::start(&p.ns_b, "b2"),
+    ];
+    let stop = Arc::new(AtomicBool::new(false));
+    let hog = hog_control(p.a.socket.clone(), 100, stop.clone());
+    let hold = Duration::from_secs(30);
+    let t0 = std::time::Instant::now();
+    let mut samples = 0;
+    while t0.elapsed() < hold {
+        assert!(
+            lacp_formed(&p.b, 2),
+            "the partner lost a member after {:?}",
+            t0.elapsed()
+        );
+        samples += 1;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let made = hog.join().unwrap();
+    for (i, c) in caps.into_iter().enumerate() {
+        let times = c.finish();
+        let gap = longest_gap(&times);
+        eprintln!(
+            "link {}: {} LACPDUs from A in {hold:?}, longest gap {gap:?}",
+            i + 1,
+            times.len()
+        );
+        assert!(times.len() >= 25, "{} LACPDUs", times.len());
+        assert!(
+            gap <= Duration::from_millis(1500),
+            "an LACPDU was late: {gap:?}"
+        );
+    }
+    eprintln!("{made} control connections made, {samples} partner samples");
+    assert!(made >= 100);
+    // And the bond still answers a real client once they are gone.
+    assert!(lacp_formed(&p.a, 2));
+}
+
+/// ~100k junk slow-protocol frames per second on one member while the
+/// partner runs LACP at the fast rate: the other member never leaves the
+/// aggregate, the junk is counted on the flooded member only, and TCP keeps
+/// flowing (throughput with and without the flood is printed).
+#[test]
+fn a_junk_flood_on_one_member_never_knocks_out_the_other() {
+    use lagkit_testnet::{flood, junk_slow_frames, tcp_flows};
+    let Some(p) = pair("junk_flood", 2, BondMode::Lacp, |_| {}) else {
+        return;
+    };
+    wait_until("aggregate", Duration::from_secs(15), || {
+        lacp_formed(&p.a, 2) && lacp_formed(&p.b, 2)
+    });
+    let rate = |t: &[Transfer]| {
+        let bytes: u64 = t.iter().map(|x| x.received).sum();
+        let secs = t.iter().map(|x| x.elapsed).max().unwrap().as_secs_f64();
+        bytes as f64 * 8.0 / secs / 1e6
+    };
+    let quiet = tcp_flows(&p.ns_b, "10.77.0.2:5701", &p.ns_a, 4, 16 << 20);
+    let nb = p.ns_b.clone();
+    let dur = Duration::from_secs(10);
+    let flooder = std::thread::spawn(move || flood(&nb, "b1", &junk_slow_frames(1), 100_000, dur));
+    let t0 = std::time::Instant::now();
+    let mut loud = Vec::new();
+    let mut checks = 0;
+    while t0.elapsed() < dur {
+        let st = p.a.status();
+        let a2 = &st.members[1];
+        let l = a2.lacp.as_ref().unwrap();
+        assert!(
+            a2.transmitting && a2.collecting && l.rx_state == "CURRENT",
+            "a2 left the aggregate during the flood after {:?}: {a2:?}",
+            t0.elapsed()
+        );
+        checks += 1;
+        if loud.is_empty() {
+            loud = tcp_flows(&p.ns_b, "10.77.0.2:5711", &p.ns_a, 4, 16 << 20);
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let sent = flooder.join().unwrap();
+    let fps = sent as f64 / dur.as_secs_f64();
+    assert!(
+        loud.iter()
+            .all(|x| x.sent == x.received && x.sent_hash == x.recv_hash),
+        "TCP intact during the flood"
+    );
+    let st = p.a.stats();
+    eprintln!(
+        "flood: {sent} frames ({fps:.0}/s); a2 checked {checks} times; TCP {:.0} Mbit/s quiet, {:.0} Mbit/s flooded; a1 dropped {} malformed, {} queue-full, {} bad LACPDUs",
+        rate(&quiet),
+        rate(&loud),
+        st.members[0].control_malformed,
+        st.members[0].control_queue_full,
+        st.members[0].lacpdu_bad
+    );
+    assert!(fps >= 50_000.0, "the flood was only {fps:.0} frames/s");
+    assert!(st.members[0].control_malformed > 0, "junk counted on a1");
+    assert_eq!(
+        (
+            st.members[1].control_malformed,
+            st.members[1].control_queue_full
+        ),
+        (0, 0),
+        "nothing dropped on a2"
+    );
+}

@@ -491,6 +491,117 @@ pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStre
     }
 }
 
+/// Records when slow-protocol frames (LACPDUs, Markers) arrive on an
+/// interface, from a packet socket of its own (the bond's socket is not
+/// disturbed: every packet socket gets its copy).
+pub struct SlowCapture {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Vec<Instant>>>,
+}
+
+impl SlowCapture {
+    /// Starts capturing on `ifname` in namespace `ns`.
+    pub fn start(ns: &str, ifname: &str) -> SlowCapture {
+        use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
+        let mut cfg = PacketConfig::new(ifname);
+        cfg.promisc = false;
+        let sock = netns::run_in(ns, || PacketSocket::open(&cfg))
+            .expect("enter namespace")
+            .expect("capture socket");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let st = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            let mut batch = RxBatch::new(64);
+            while !st.load(Ordering::Relaxed) {
+                batch.clear();
+                if sock.recv(&mut batch).unwrap_or(0) == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                let now = Instant::now();
+                for f in batch.iter() {
+                    let f = &f[lagkit_dataplane::vnet::HEADER_LEN..];
+                    if f.get(12..15) == Some(&[0x88, 0x09, 0x01][..]) {
+                        seen.push(now);
+                    }
+                }
+            }
+            seen
+        });
+        SlowCapture {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops; returns the arrival times of the LACPDUs seen.
+    pub fn finish(mut self) -> Vec<Instant> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for SlowCapture {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The longest gap between consecutive instants (zero with fewer than two).
+pub fn longest_gap(times: &[Instant]) -> Duration {
+    times
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .max()
+        .unwrap_or_default()
+}
+
+/// Frames a junk flood sends: alternately garbage of an unknown
+/// slow-protocol subtype, and LACPDU-shaped frames whose TLVs are junk.
+pub fn junk_slow_frames(src_last: u8) -> Vec<Vec<u8>> {
+    let head = |len: usize, subtype: u8| {
+        let mut f = vec![0xa5u8; len];
+        f[..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x02]);
+        f[6..12].copy_from_slice(&[0x02, 0x6a, 0x75, 0x6e, 0x6b, src_last]);
+        f[12..14].copy_from_slice(&[0x88, 0x09]);
+        f[14] = subtype;
+        f[15] = 1;
+        f
+    };
+    vec![head(60, 0x77), head(124, 1), head(60, 2), head(124, 0x0a)]
+}
+
+/// Sends `frames` round and round on `ifname` in `ns` for `d`, at most
+/// `rate` frames per second; returns how many were sent.
+pub fn flood(ns: &str, ifname: &str, frames: &[Vec<u8>], rate: u64, d: Duration) -> u64 {
+    use lagkit_dataplane::{device::plain_packet, Device, PacketConfig, PacketSocket};
+    let mut cfg = PacketConfig::new(ifname);
+    cfg.promisc = false;
+    let sock = netns::run_in(ns, || PacketSocket::open(&cfg))
+        .expect("enter namespace")
+        .expect("flood socket");
+    let packets: Vec<Vec<u8>> = frames.iter().map(|f| plain_packet(f)).collect();
+    let refs: Vec<&[u8]> = (0..64).map(|i| &packets[i % packets.len()][..]).collect();
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed() < d {
+        let due = (start.elapsed().as_secs_f64() * rate as f64) as u64;
+        if sent >= due {
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        }
+        sent += sock.send_batch(&refs) as u64;
+    }
+    sent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
