@@ -258,6 +258,24 @@ pub struct Bond {
     grat_pending: u8,
 }
 
+/// The LACP configuration of one member's port.
+fn port_config(
+    l: &crate::settings::LacpSettings,
+    name: &str,
+    number: u16,
+    mac: MacAddr,
+) -> PortConfig {
+    let mut pc = PortConfig::new(name, number, mac);
+    pc.activity = if l.active {
+        Activity::Active
+    } else {
+        Activity::Passive
+    };
+    pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
+    pc.key = l.key;
+    pc
+}
+
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
@@ -573,17 +591,35 @@ impl Bond {
         let mut sys = System::new(cfg);
         let now = self.t();
         for (i, m) in self.members.iter_mut().enumerate() {
-            let mut pc = PortConfig::new(&m.name, (i + 1) as u16, m.mac);
-            pc.activity = if l.active {
-                Activity::Active
-            } else {
-                Activity::Passive
-            };
-            pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
-            pc.key = l.key;
-            m.port = Some(sys.add_port(pc, now));
+            m.port = Some(sys.add_port(port_config(l, &m.name, (i + 1) as u16, m.mac), now));
         }
         self.lacp = Some(sys);
+    }
+
+    /// Applies new LACP identity, key, rate or activity in place: the
+    /// System ID changes at once (partners re-select), and ports whose
+    /// key, rate or activity changed are re-created with the same port
+    /// numbers; data keeps flowing on whatever stays aggregated.
+    fn apply_lacp(&mut self, new: &crate::settings::LacpSettings) {
+        let old = std::mem::replace(&mut self.s.lacp, new.clone());
+        let t = self.t();
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let id = SystemId::new(new.system_priority, new.system_mac.unwrap_or(self.mac));
+        sys.set_system_id(id, t);
+        if (old.fast, old.active, old.key) != (new.fast, new.active, new.key) {
+            for m in &mut self.members {
+                let Some(p) = m.port else { continue };
+                let number = sys.port_status(p).map_or(0, |st| st.actor.port);
+                sys.remove_port(p, t);
+                let np = sys.add_port(port_config(new, &m.name, number, m.mac), t);
+                sys.set_port_enabled(np, m.carrier.is_up() && m.dev.is_some(), t);
+                m.port = Some(np);
+            }
+        }
+        tracing::info!(bond = %self.s.name, system = %id, fast = new.fast, active = new.active, key = new.key, "LACP settings changed in place");
+        self.dirty = true;
     }
 
     /// Stops the current engine (keeping its counters) and starts one over
@@ -920,8 +956,18 @@ impl Bond {
         let mut probe = new.clone();
         probe.members = self.s.members.clone();
         probe.warnings = self.s.warnings.clone();
+        // LACP identity, key, rate and activity apply in place too.
+        let l = &self.s.lacp;
+        probe.lacp.fast = l.fast;
+        probe.lacp.active = l.active;
+        probe.lacp.system_priority = l.system_priority;
+        probe.lacp.system_mac = l.system_mac;
+        probe.lacp.key = l.key;
         if format!("{probe:?}") != format!("{:?}", self.s) {
             return Err(Box::new(new));
+        }
+        if new.lacp != self.s.lacp {
+            self.apply_lacp(&new.lacp);
         }
         let t = self.t();
         let removed: Vec<usize> = (0..self.members.len())
@@ -960,15 +1006,7 @@ impl Bond {
             }
             if let Some(sys) = self.lacp.as_mut() {
                 next_port += 1;
-                let l = &self.s.lacp;
-                let mut pc = PortConfig::new(name, next_port, self.members[i].mac);
-                pc.activity = if l.active {
-                    Activity::Active
-                } else {
-                    Activity::Passive
-                };
-                pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
-                pc.key = l.key;
+                let pc = port_config(&self.s.lacp, name, next_port, self.members[i].mac);
                 self.members[i].port = Some(sys.add_port(pc, t));
             }
         }

@@ -78,13 +78,15 @@ pub enum IsolateError {
 }
 
 /// Drops every frame at `link`'s ingress, after packet sockets have seen it.
+/// Call it in the namespace `link` was opened in (the kernel resolves the
+/// interface index in the caller's).
 pub fn isolate_ingress(link: &Link) -> Result<Isolation, IsolateError> {
     let ifindex = link.ifindex().map_err(|e| IsolateError::Unsupported {
         ifname: link.name().to_string(),
         tcx: e,
         tc: "not tried".into(),
     })?;
-    let tcx = match bpf_attach_tcx_drop(ifindex) {
+    let tcx = match bpf_attach_tcx_drop(ifindex, false) {
         Ok(fd) => return Ok(Isolation::Tcx(fd)),
         Err(e) => e,
     };
@@ -99,6 +101,20 @@ pub fn isolate_ingress(link: &Link) -> Result<Isolation, IsolateError> {
             tc,
         }),
     }
+}
+
+/// Fault injection (labs, tests): drops every frame interface `ifname` of
+/// the calling thread's network namespace sends, its carrier staying up —
+/// a link that fails silently in one direction. The fault lasts while the
+/// returned descriptor is open.
+pub fn blackhole_egress(ifname: &str) -> Result<OwnedFd, crate::OpenError> {
+    // Opened here so the name and the index are resolved in the same
+    // namespace the kernel attaches in (the caller's).
+    let link = Link::open(ifname)?;
+    let ifindex = link
+        .ifindex()
+        .map_err(|e| crate::OpenError::from_sys(e, ifname))?;
+    bpf_attach_tcx_drop(ifindex, true).map_err(crate::OpenError::Sys)
 }
 
 fn tc(args: &[&str]) -> Result<(), String> {

@@ -391,6 +391,7 @@ const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_LINK_CREATE: libc::c_long = 28;
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_TCX_INGRESS: u32 = 46;
+const BPF_TCX_EGRESS: u32 = 47;
 /// Attach before every program already there.
 const BPF_F_BEFORE: u32 = 1 << 3;
 
@@ -413,12 +414,12 @@ fn bpf<T>(cmd: libc::c_long, attr: &mut T, op: &'static str) -> Result<OwnedFd, 
 }
 
 /// Loads a BPF program that drops every frame (`r0 = TC_ACT_SHOT; exit`)
-/// and attaches it first at the tcx ingress of interface `ifindex`. The
-/// attachment lasts as long as the returned link descriptor.
+/// and attaches it first at the tcx ingress (or `egress`) of interface
+/// `ifindex`. The attachment lasts as long as the returned link descriptor.
 ///
 /// Hand-written rather than through a BPF library: two instructions and two
 /// system calls, with no ELF object, map or helper to relocate.
-pub(crate) fn bpf_attach_tcx_drop(ifindex: u32) -> Result<OwnedFd, SysError> {
+pub(crate) fn bpf_attach_tcx_drop(ifindex: u32, egress: bool) -> Result<OwnedFd, SysError> {
     // struct bpf_insn { u8 code; u8 dst:4, src:4; s16 off; s32 imm; }
     // BPF_ALU64 | BPF_MOV | BPF_K (0xb7), r0, imm 2; then BPF_JMP | BPF_EXIT (0x95).
     let insns: [u64; 2] = [
@@ -440,7 +441,11 @@ pub(crate) fn bpf_attach_tcx_drop(ifindex: u32) -> Result<OwnedFd, SysError> {
     let mut link = BpfLinkCreate {
         prog_fd: prog.as_raw_fd() as u32,
         target_ifindex: ifindex,
-        attach_type: BPF_TCX_INGRESS,
+        attach_type: if egress {
+            BPF_TCX_EGRESS
+        } else {
+            BPF_TCX_INGRESS
+        },
         flags: BPF_F_BEFORE,
         ..BpfLinkCreate::default()
     };

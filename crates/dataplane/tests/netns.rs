@@ -615,3 +615,28 @@ fn isolated_member_feeds_the_packet_socket_but_not_the_stack() {
         ping("1")
     });
 }
+
+/// Fault injection: a blackholed link drops what it sends, keeps its
+/// carrier, and heals when the descriptor closes.
+#[test]
+fn blackhole_egress_fails_a_link_silently_one_way() {
+    let Some(mut lab) = Lab::new("blackhole") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    lab.veth(&a, "m0", &b, "p0");
+    lab.host(&a, "m0", "10.79.0.1/24");
+    lab.host(&b, "p0", "10.79.0.2/24");
+    let ping = || lagkit_testnet::ping(&a, "10.79.0.2", 1).received == 1;
+    wait_until("ping works", Duration::from_secs(5), ping);
+    let link = netns::run_in(&b, || lagkit_dataplane::Link::open("p0"))
+        .unwrap()
+        .unwrap();
+    let hole = netns::run_in(&b, || lagkit_dataplane::isolate::blackhole_egress("p0"))
+        .unwrap()
+        .expect("blackhole");
+    assert!(!ping(), "replies vanish");
+    assert!(link.carrier().unwrap(), "carrier stays up");
+    drop(hole);
+    wait_until("healed", Duration::from_secs(5), ping);
+}

@@ -491,6 +491,98 @@ pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStre
     }
 }
 
+/// `n` TCP connections from `client_ns` to `server` (ports `server.port()
+/// + i`) in `server_ns`, sending pseudo-random data until `stop` is set.
+/// Each result is the connection's transfer (both ends hashed), or why the
+/// connection was lost: a fault campaign counts losses instead of
+/// panicking at the first.
+pub fn tcp_until(
+    server_ns: &str,
+    server: &str,
+    client_ns: &str,
+    n: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<Result<Transfer, String>>> {
+    let base: SocketAddr = server.parse().expect("address");
+    let (sns, cns) = (server_ns.to_owned(), client_ns.to_owned());
+    std::thread::spawn(move || {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let mut addr = base;
+                addr.set_port(base.port() + i);
+                let (sns, cns, stop) = (sns.clone(), cns.clone(), stop.clone());
+                std::thread::spawn(move || stream_until(&sns, addr, &cns, &stop))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())))
+            .collect()
+    })
+}
+
+fn stream_until(
+    server_ns: &str,
+    server: SocketAddr,
+    client_ns: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Transfer, String> {
+    let timeout = Some(Duration::from_secs(60));
+    let l = netns::run_in(server_ns, || TcpListener::bind(server))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("bind {server}: {e}"))?;
+    let srv = std::thread::spawn(move || -> Result<(u64, u64), String> {
+        let (mut s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
+        s.set_read_timeout(timeout).map_err(|e| e.to_string())?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 18];
+        let mut n = 0u64;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => return Ok((h.digest(), n)),
+                Ok(k) => {
+                    h.update(&buf[..k]);
+                    n += k as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("read after {n} bytes: {e}")),
+            }
+        }
+    });
+    let mut s = netns::run_in(client_ns, || {
+        TcpStream::connect_timeout(&server, Duration::from_secs(10))
+    })
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("connect {server}: {e}"))?;
+    s.set_write_timeout(timeout).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d ^ u64::from(server.port());
+    let mut sent = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for c in buf.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        s.write_all(&buf)
+            .map_err(|e| format!("write after {sent} bytes: {e}"))?;
+        h.update(&buf);
+        sent += buf.len() as u64;
+    }
+    s.shutdown(std::net::Shutdown::Write)
+        .map_err(|e| e.to_string())?;
+    let (recv_hash, received) = srv.join().map_err(|_| "server panicked".to_string())??;
+    Ok(Transfer {
+        sent_hash: h.digest(),
+        recv_hash,
+        sent,
+        received,
+        elapsed: start.elapsed(),
+    })
+}
+
 /// Records when slow-protocol frames (LACPDUs, Markers) arrive on an
 /// interface, from a packet socket of its own (the bond's socket is not
 /// disturbed: every packet socket gets its copy).
