@@ -491,8 +491,8 @@ pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStre
     }
 }
 
-/// `n` TCP connections from `client_ns` to `server` (ports `server.port()
-/// + i`) in `server_ns`, sending pseudo-random data until `stop` is set.
+/// `n` TCP connections from `client_ns` to `server` (ports `server.port() + i`)
+/// in `server_ns`, sending pseudo-random data until `stop` is set.
 /// Each result is the connection's transfer (both ends hashed), or why the
 /// connection was lost: a fault campaign counts losses instead of
 /// panicking at the first.
