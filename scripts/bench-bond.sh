@@ -281,24 +281,34 @@ member_rates() {
     print o }'
 }
 
+# dsacks NS: duplicate-SACKs the TCP senders of namespace NS have received
+# (TcpExt TCPDSACKRecv + TCPDSACKOfoRecv): segments that arrived twice or
+# were retransmitted needlessly. A bond that delivers frames twice shows here.
+dsacks() {
+  ip netns exec "$1" cat /proc/net/netstat | awk '
+    /^TcpExt:/ { if (!h) { for (i = 2; i <= NF; i++) name[i] = $i; h = 1; next }
+                 for (i = 2; i <= NF; i++) if (name[i] == "TCPDSACKRecv" || name[i] == "TCPDSACKOfoRecv") n += $i }
+    END { print n + 0 }'
+}
+
 # run_case ID LABEL K FLOWS SHAPED KIND NSA DST "PIDS" MEMBERFN [FLAG]
 #   Runs iperf3 REPS times; appends the median run (by throughput) to $W/results:
-#   id|label|k|flows|shaped|kind|gbps|bytes|retrans|cpu|wall|allcpu|members|runs|flag
+#   id|label|k|flows|shaped|kind|gbps|bytes|retrans|cpu|wall|allcpu|members|runs|flag|dsacks
 #   MEMBERFN prints A's member counters in the A->B direction (see member_rates).
 run_case() {
   local id=$1 label=$2 k=$3 flows=$4 shaped=$5 kind=$6 nsa=$7 dst=$8 pids=$9 memfn=${10} flag=${11:-}
-  local r out c0 c1 s0 s1 t0 t1 tries pid m0 m1 per runs
+  local r out c0 c1 s0 s1 t0 t1 tries pid m0 m1 per runs d0 d1
   : >"$W/$id.reps"
   for ((r = 1; r <= REPS; r++)); do
     out=$W/$id.$r.json
     tries=0
     while :; do
       m0=$([ -n "$memfn" ] && $memfn || true)
-      c0=$(cpu_of $pids); s0=$(sys_busy); t0=$(date +%s.%N)
+      c0=$(cpu_of $pids); s0=$(sys_busy); t0=$(date +%s.%N); d0=$(dsacks "$nsa")
       ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" -J >"$out" 2>"$W/$id.$r.err" &
       pid=$!
       wait "$pid" || true
-      c1=$(cpu_of $pids); s1=$(sys_busy); t1=$(date +%s.%N)
+      c1=$(cpu_of $pids); s1=$(sys_busy); t1=$(date +%s.%N); d1=$(dsacks "$nsa")
       m1=$([ -n "$memfn" ] && $memfn || true)
       if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received' "$out" >/dev/null 2>&1; then
         if grep -q busy "$out" && [ $tries -lt 20 ]; then tries=$((tries + 1)); sleep 0.3; continue; fi
@@ -307,16 +317,16 @@ run_case() {
       break
     done
     per=$([ -n "$memfn" ] && member_rates "$m0" "$m1" "$SECS" || true)
-    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" --arg p "$per" \
-      '"\(.end.sum_received.bits_per_second / 1e9) \(.end.sum_received.bytes) \(.end.sum_sent.retransmits // 0) \($c) \($w) \($s)|\($p)"' \
+    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" --arg p "$per" --arg d "$((d1 - d0))" \
+      '"\(.end.sum_received.bits_per_second / 1e9) \(.end.sum_received.bytes) \(.end.sum_sent.retransmits // 0) \($c) \($w) \($s) \($d)|\($p)"' \
       "$out" >>"$W/$id.reps"
-    log "  $label, $flows flows, run $r/$REPS: $(awk -F'|' '{split($1, f, " "); printf "%.3f Gbit/s, %d retransmits, process CPU %.2f s; members %s", f[1], f[3], f[4], $2}' <(tail -1 "$W/$id.reps"))"
+    log "  $label, $flows flows, run $r/$REPS: $(awk -F'|' '{split($1, f, " "); printf "%.3f Gbit/s, %d retransmits, %d DSACKs, process CPU %.2f s; members %s", f[1], f[3], f[7], f[4], $2}' <(tail -1 "$W/$id.reps"))"
   done
   runs=$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")
   sort -g -k1,1 "$W/$id.reps" | awk -v m=$((REPS / 2 + 1)) 'NR == m' |
     while IFS='|' read -r nums per; do
-      read -r g b rt c w s <<<"$nums"
-      echo "$id|$label|$k|$flows|$shaped|$kind|$g|$b|$rt|$c|$w|$s|$per|$runs|$flag"
+      read -r g b rt c w s ds <<<"$nums"
+      echo "$id|$label|$k|$flows|$shaped|$kind|$g|$b|$rt|$c|$w|$s|$per|$runs|$flag|$ds"
     done >>"$W/results"
 }
 
@@ -529,14 +539,14 @@ echo
 awk -F'|' '
   {
     n++; id[n] = $1; lab[n] = $2; k[n] = $3; fl[n] = $4; sh[n] = $5; kind[n] = $6
-    g[n] = $7; by[n] = $8; rt[n] = $9; c[n] = $10; w[n] = $11; s[n] = $12; mem[n] = $13; runs[n] = $14
+    g[n] = $7; by[n] = $8; rt[n] = $9; c[n] = $10; w[n] = $11; s[n] = $12; mem[n] = $13; runs[n] = $14; ds[n] = $16
     if ($1 == "bare-shaped") one = $7
     if ($1 == "bare-unshaped") bare = $7
     if ($6 == "ovs") { og[$3 "-" $5] = $7; oc[$3 "-" $5] = $10 / ($8 / 1e9) }
   }
   END {
-    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s  %-17s %s\n", "case", "flows", "Gbit/s", "ratio", "ratio to", "CPU-s/GB", "CPU%", "all-s/GB", "retrans", "xOVS", "xOVS", "runs (Gbit/s)", "median run per member Gbit/s A->B"
-    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s  %-17s %s\n", "", "", "", "", "", "", "", "", "", "Gbit/s", "CPU/GB", "", ""
+    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s %6s  %-17s %s\n", "case", "flows", "Gbit/s", "ratio", "ratio to", "CPU-s/GB", "CPU%", "all-s/GB", "retrans", "DSACK", "xOVS", "xOVS", "runs (Gbit/s)", "median run per member Gbit/s A->B"
+    printf "%-30s %5s %7s %6s %-11s %8s %5s %8s %7s %6s %6s %6s  %-17s %s\n", "", "", "", "", "", "", "", "", "", "", "Gbit/s", "CPU/GB", "", ""
     for (i = 1; i <= n; i++) {
       gb = by[i] / 1e9
       if (sh[i] == 1) { ref = k[i] * one; rl = (k[i] == 1 ? "1 link" : k[i] " x 1 link") } else { ref = bare; rl = "bare veth" }
@@ -544,7 +554,7 @@ awk -F'|' '
       if (kind[i] == "bare") { cpg = "-"; pct = "-" } else { cpg = sprintf("%.3f", c[i] / gb); pct = sprintf("%.0f", 100 * c[i] / w[i]) }
       xg[i] = "-"; xc[i] = "-"; key = k[i] "-" sh[i]
       if (kind[i] == "lagkit" && (key in og)) { xg[i] = sprintf("%.2f", g[i] / og[key]); xc[i] = sprintf("%.3f", (c[i] / gb) / oc[key]) }
-      printf "%-30s %5d %7.3f %6.3f %-11s %8s %5s %8.3f %7d %6s %6s  %-17s %s\n", lab[i], fl[i], g[i], r[i], rl, cpg, pct, s[i] / gb, rt[i], xg[i], xc[i], runs[i], mem[i]
+      printf "%-30s %5d %7.3f %6.3f %-11s %8s %5s %8.3f %7d %6d %6s %6s  %-17s %s\n", lab[i], fl[i], g[i], r[i], rl, cpg, pct, s[i] / gb, rt[i], ds[i], xg[i], xc[i], runs[i], mem[i]
     }
     print ""
     print "summary:"
@@ -563,6 +573,7 @@ echo
 echo "ratio: shaped rows / (k x bare veth shaped, this run); unshaped rows / bare veth unshaped (this run)"
 echo "CPU-s/GB, CPU %: the bond processes of both sides (lagkit: both \`lagkit up\`; OVS: both ovs-vswitchd + ovsdb-server), utime+stime from /proc/PID/stat; CPU % = of one core over the run"
 echo "all-s/GB: whole machine busy CPU (/proc/stat) per GB, includes iperf3 and the kernel"
+echo "retrans: iperf3's retransmits; DSACK: duplicate-SACKs the senders received (TcpExt TCPDSACKRecv + TCPDSACKOfoRecv) in the median run: segments delivered twice or resent needlessly"
 echo "xOVS Gbit/s, xOVS CPU/GB: lagkit / OVS with the same k and shaping (throughput, > 1 = lagkit faster; CPU-s/GB, < 1 = lagkit cheaper)"
 echo "runs: every run's Gbit/s; per member: bytes each member of A sent in the median run (lagkit: \`lagkit stats\`; OVS: kernel counters of the member veths) / $SECS s, mean frame size on the members (GSO frames count once), member+engine drops (lagkit)"
 echo "shaped tbf qdiscs checked after each case (present, and counted traffic): $([ -s "$W/warnings" ] && echo 'see WARNING lines' || echo 'all present')"

@@ -983,7 +983,7 @@ fn control_clients_cannot_stall_the_control_plane() {
         let times = c.finish();
         let gap = longest_gap(&times);
         eprintln!(
-            "link {}: {} LACPDUs from A in {hold:?}, longest gap {gap:?}",
+            "campaign | control_clients | link {}: {} LACPDUs from A in {hold:?} while 100 idle/half-written control clients were held, longest gap {gap:?}",
             i + 1,
             times.len()
         );
@@ -993,7 +993,7 @@ fn control_clients_cannot_stall_the_control_plane() {
             "an LACPDU was late: {gap:?}"
         );
     }
-    eprintln!("{made} control connections made, {samples} partner samples");
+    eprintln!("campaign | control_clients | {made} control connections made in {hold:?}; the partner showed 2 ports in all {samples} samples");
     assert!(made >= 100);
     // And the bond still answers a real client once they are gone.
     assert!(lacp_formed(&p.a, 2));
@@ -1049,7 +1049,7 @@ fn a_junk_flood_on_one_member_never_knocks_out_the_other() {
     );
     let st = p.a.stats();
     eprintln!(
-        "flood: {sent} frames ({fps:.0}/s); a2 checked {checks} times; TCP {:.0} Mbit/s quiet, {:.0} Mbit/s flooded; a1 dropped {} malformed, {} queue-full, {} bad LACPDUs",
+        "campaign | junk_flood | {sent} junk slow-protocol frames on a1 ({fps:.0}/s, 10 s); a2 stayed in the aggregate in all {checks} checks; TCP {:.0} Mbit/s quiet, {:.0} Mbit/s flooded; a1 dropped {} malformed, {} queue-full, {} bad LACPDUs",
         rate(&quiet),
         rate(&loud),
         st.members[0].control_malformed,

@@ -241,6 +241,13 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
                 s.policy,
                 s.control_socket.display()
             );
+            for m in s.members.iter().chain(s.backup.iter()) {
+                if lagkit_dataplane::Link::open(m).is_err() {
+                    println!(
+                        "  warning: member {m} does not exist in this network namespace; `lagkit up` starts without it and takes it when it appears"
+                    );
+                }
+            }
         }
         return Ok(());
     }

@@ -493,3 +493,22 @@ fn link_failure_count_counts_failures_only_and_permission_is_explained() {
     assert!(err.contains("permission denied"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn check_warns_about_a_missing_member_and_up_waits_for_it() {
+    let Some(mut lab) = Lab::new("check_missing") else {
+        return;
+    };
+    let a = lab.netns();
+    lab.veth(&a, "eth1", &a, "peer1");
+    let dir = tmpdir("check");
+    let cfg = config(&dir, "a", &["eth1", "eth9"], "10.0.0.1/24");
+    let (code, text) = run(&a, &["up", "--check", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("warning: member eth9 does not exist"),
+        "{text}"
+    );
+    assert!(!text.contains("eth1 does not exist"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

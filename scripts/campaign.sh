@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The fault campaign: lagkit bonds in network namespaces under TCP load,
+# through link flaps, partner churn, SIGKILL and restart, links that fail
+# silently one way, junk floods, idle control clients and a soak; every
+# scenario prints one "campaign | scenario | figures" line.
+#
+# Usage (root): scripts/campaign.sh [short|full]   (default: full)
+#   short: what CI runs with the test suite (about 2 minutes)
+#   full:  1,000 flaps, a 10-minute soak, ... (about 25 minutes)
+# The figures of the last full run are in docs/reliability.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-full}
+case $mode in short | full) ;; *) echo "usage: $0 [short|full]" >&2; exit 2 ;; esac
+[ "$(id -u)" = 0 ] || { echo "$0: needs root (network namespaces)" >&2; exit 2; }
+command -v ping >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iputils-ping >/dev/null; }
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+start=$(date +%s)
+echo "campaign ($mode), $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), kernel $(uname -r), $(nproc) CPUs"
+LAGKIT_CAMPAIGN=$mode cargo test --release -q -p lagkit --test campaign -- --test-threads 1 --nocapture 2>&1 |
+  tee -a "$out" | grep -o 'campaign | .*' || true
+cargo test --release -q -p lagkit-bond --test netns -- --test-threads 1 --nocapture \
+  control_clients_cannot_stall_the_control_plane a_junk_flood_on_one_member_never_knocks_out_the_other 2>&1 |
+  tee -a "$out" | grep -o 'campaign | .*' || true
+echo "took $(($(date +%s) - start)) s"
+if grep -qE 'FAILED|panicked' "$out"; then
+  grep -E 'panicked|FAILED' "$out" >&2
+  echo "campaign: FAILED" >&2
+  exit 1
+fi
+echo "campaign: every scenario passed"
