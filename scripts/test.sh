@@ -13,6 +13,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
   command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
   command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
+  command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
   if [ ${#need[@]} -gt 0 ]; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get update -qq
