@@ -25,7 +25,7 @@ cargo test --release -q -p lagkit-bond --test netns -- --test-threads 1 --nocapt
   tee -a "$out" | grep -o 'campaign | .*' || true
 echo "took $(($(date +%s) - start)) s"
 if grep -qE 'FAILED|panicked' "$out"; then
-  grep -E 'panicked|FAILED' "$out" >&2
+  grep -E -A4 'panicked' "$out" >&2
   echo "campaign: FAILED" >&2
   exit 1
 fi
