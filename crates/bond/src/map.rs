@@ -153,6 +153,12 @@ impl Distribution for BondMap {
                 return self.select_alb_arp(clients, frame);
             }
         }
+        if self.tlb && frame.first().is_some_and(|b| b & 1 == 1) {
+            // balance-tlb/alb (as Linux): broadcasts and multicasts leave
+            // through the active member, the one that owns the bond MAC and
+            // is the only one that receives them.
+            return self.active.map_or(Target::Drop, Target::One);
+        }
         let t = BondMap::select(self, frame);
         if self.tlb {
             if let Target::One(m) = t {
