@@ -168,16 +168,6 @@ impl SlowQueues {
     }
 }
 
-/// Why a received control frame was not queued (counted per member).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ControlDrop {
-    /// A slow-protocol frame with an unknown subtype or version, or too
-    /// short to be an LACPDU or Marker PDU.
-    Malformed,
-    /// The member's queue was full.
-    QueueFull,
-}
-
 /// The slow-protocol subtypes the control plane handles (LACP, Marker).
 const SLOW_SUBTYPES: [u8; 2] = [1, 2];
 /// An LACPDU or Marker PDU is 110 octets after the Ethernet header.

@@ -38,8 +38,8 @@ pub mod vnet;
 pub use device::{CounterSnapshot, Counters, Device, DropReason, RxBatch, SendError};
 pub use fault::{Direction, FaultControl, FaultInjector};
 pub use forward::{
-    plausible_slow_frame, ControlDrop, DistMap, Engine, EngineConfig, EngineDrop, EngineError,
-    MapPublisher, MemberSender, SlowFrame, SlowQueues,
+    plausible_slow_frame, DistMap, Engine, EngineConfig, EngineDrop, EngineError, MapPublisher,
+    MemberSender, SlowFrame, SlowQueues,
 };
 pub use isolate::{isolate_ingress, IsolateError, Isolation};
 pub use packet::{PacketConfig, PacketSocket};
