@@ -290,6 +290,13 @@ impl Bond {
     /// known to be free. A start that fails later gives back everything it
     /// changed before the error returns (see [`Bond`]'s `Drop`).
     pub fn start(s: Settings) -> Result<Bond, BondError> {
+        Bond::start_with(s, &mut |_| {})
+    }
+
+    /// [`Bond::start`], running `between(member)` after each member's
+    /// originals are recorded and before it is changed (a seam for tests
+    /// that remove a member in the middle of a start).
+    pub fn start_with(s: Settings, between: &mut dyn FnMut(&str)) -> Result<Bond, BondError> {
         let name = s.name.clone();
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
         let run_dir = ns_dir.join(&name);
@@ -427,7 +434,7 @@ impl Bond {
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
         for i in 0..bond.members.len() {
-            if let Err(e) = bond.try_take(i) {
+            if let Err(e) = bond.try_take_with(i, &mut *between) {
                 return Err(BondError::Member(e, bond.s.name.clone()));
             }
         }
@@ -464,6 +471,14 @@ impl Bond {
     /// taken, `Ok(false)` if it does not exist (yet), an error if it exists
     /// but cannot be used (it is then left as it was).
     fn try_take(&mut self, i: usize) -> Result<bool, member::MemberError> {
+        self.try_take_with(i, &mut |_| {})
+    }
+
+    fn try_take_with(
+        &mut self,
+        i: usize,
+        between: &mut dyn FnMut(&str),
+    ) -> Result<bool, member::MemberError> {
         if self.members[i].present() {
             return Ok(true);
         }
@@ -480,7 +495,7 @@ impl Bond {
                 ),
             });
         }
-        match member::take(&name, self.s.mtu, run) {
+        match member::take_with(&name, self.s.mtu, run, between) {
             Ok(t) => {
                 let fault = self.s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
                 let dev: Arc<dyn Device> = match fault {

@@ -76,8 +76,22 @@ pub enum MemberError {
 
 /// Takes interface `name` for the bond: records its settings in `journal`,
 /// then changes them; on failure everything is given back before the error
-/// returns.
+/// returns. An interface that disappears while it is being changed is
+/// [`MemberError::Missing`], as if it had never been there: the bond waits
+/// for it.
 pub fn take(name: &str, mtu: Option<u32>, journal: &mut RunDir) -> Result<Taken, MemberError> {
+    take_with(name, mtu, journal, |_| {})
+}
+
+/// [`take`], running `between` after the record is written and before the
+/// first change: the seam where tests remove the interface at exactly the
+/// worst moment.
+pub fn take_with(
+    name: &str,
+    mtu: Option<u32>,
+    journal: &mut RunDir,
+    between: impl FnOnce(&str),
+) -> Result<Taken, MemberError> {
     let link = Link::open(name).map_err(|_| MemberError::Missing(name.to_string()))?;
     let err = |what: String| MemberError::Setup {
         name: name.to_string(),
@@ -106,6 +120,7 @@ pub fn take(name: &str, mtu: Option<u32>, journal: &mut RunDir) -> Result<Taken,
             tc_filter: None,
         })
         .map_err(|e| err(format!("cannot record its settings: {e}")))?;
+    between(name);
     match change(&link, name, mtu, &saved, journal) {
         Ok((sock, isolation)) => Ok(Taken {
             sock,
@@ -116,6 +131,12 @@ pub fn take(name: &str, mtu: Option<u32>, journal: &mut RunDir) -> Result<Taken,
         Err(what) => {
             restore(name, &saved);
             journal.forget(name);
+            // Gone half-way (deleted, or its driver unloaded): nothing is
+            // left to give back, and it is waited for like a member that
+            // was missing at start.
+            if Link::open(name).is_err() {
+                return Err(MemberError::Missing(name.to_string()));
+            }
             Err(err(what))
         }
     }

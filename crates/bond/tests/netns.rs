@@ -23,6 +23,16 @@ struct Running {
 
 impl Running {
     fn start(ns: &str, s: Settings) -> Running {
+        Running::start_with(ns, s, |_| {})
+    }
+
+    /// Starts the bond with `between(member)` run after each member's
+    /// originals are recorded and before it is changed.
+    fn start_with(
+        ns: &str,
+        s: Settings,
+        mut between: impl FnMut(&str) + Send + 'static,
+    ) -> Running {
         let stop = Arc::new(AtomicBool::new(false));
         let socket = s.control_socket.clone();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -30,7 +40,7 @@ impl Running {
         let st = stop.clone();
         let handle = std::thread::spawn(move || {
             lagkit_dataplane::netns::enter(&ns).expect("setns");
-            let mut b = match Bond::start(s) {
+            let mut b = match Bond::start_with(s, &mut between) {
                 Ok(b) => b,
                 Err(e) => {
                     tx.send(Err(e.to_string())).ok();
@@ -757,6 +767,67 @@ fn a_member_missing_at_start_is_taken_when_it_appears() {
     assert!(t
         .iter()
         .all(|x| x.sent == x.received && x.sent_hash == x.recv_hash));
+}
+
+/// A member that disappears between the record of its originals and the
+/// first change to it (a cable pulled or a driver unloaded in the middle of
+/// a start): the start goes on without it, the state file does not keep
+/// it, the bond takes it when it comes back, and a stop gives the other
+/// member back as it was.
+#[test]
+fn a_member_removed_mid_start_is_waited_for_and_not_recorded() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(mut lab) = Lab::new("mid_start") else {
+        return;
+    };
+    let (ns_a, ns_b) = (lab.netns(), lab.netns());
+    lab.veth(&ns_a, "a1", &ns_b, "b1");
+    lab.veth(&ns_a, "a2", &ns_b, "b2");
+    let ino = std::fs::metadata(format!("/run/netns/{ns_a}"))
+        .unwrap()
+        .ino();
+    let state = PathBuf::from(format!("/run/lagkit/{ino}/bond0/state.json"));
+    let before = lab.nsexec(&ns_a, &["ip", "-o", "link", "show", "a1"]);
+    assert!(!before.contains("NOARP"), "{before}");
+    // The bond thread runs in ns_a, so `ip` forked from it does too.
+    let a = Running::start_with(
+        &ns_a,
+        settings("mid_start", "a", 2, BondMode::Lacp, "10.77.0.1/24"),
+        |m| {
+            if m == "a2" {
+                let st = std::process::Command::new("ip")
+                    .args(["link", "del", "a2"])
+                    .status()
+                    .expect("ip");
+                assert!(st.success());
+            }
+        },
+    );
+    let b = Running::start(
+        &ns_b,
+        settings("mid_start", "b", 2, BondMode::Lacp, "10.77.0.2/24"),
+    );
+    wait_until("one port aggregated", Duration::from_secs(15), || {
+        lacp_formed(&a, 1) && lacp_formed(&b, 1)
+    });
+    assert_eq!(a.status().members[1].mii_status, "missing");
+    let recorded = std::fs::read_to_string(&state).expect("state file");
+    assert!(recorded.contains("\"a1\""), "{recorded}");
+    assert!(!recorded.contains("\"a2\""), "{recorded}");
+    // The cable comes back: both bonds take it and aggregate it.
+    lab.veth(&ns_a, "a2", &ns_b, "b2");
+    wait_until("both ports aggregated", Duration::from_secs(15), || {
+        lacp_formed(&a, 2) && lacp_formed(&b, 2)
+    });
+    let t = lagkit_testnet::tcp_flows(&ns_b, "10.77.0.2:6402", &ns_a, 2, 4 << 20);
+    assert!(t
+        .iter()
+        .all(|x| x.sent == x.received && x.sent_hash == x.recv_hash));
+    drop(a);
+    let after = lab.nsexec(&ns_a, &["ip", "-o", "link", "show", "a1"]);
+    assert!(!after.contains("NOARP"), "a1 given back: {after}");
+    assert!(!state.exists(), "state file removed on exit");
+    drop(b);
 }
 
 #[test]
