@@ -4,6 +4,7 @@ mod bond_cmd;
 mod duration;
 mod lab_cmd;
 mod load_cmd;
+mod plan_cmd;
 mod sim_lacp;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,9 @@ enum Command {
     /// The default lab demo: seed 000's address-vs-port hashing comparison
     /// (the short ibm-6513 sweep) in network namespaces, about a minute.
     Demo(lab_cmd::DemoArgs),
+    /// Predict how a configuration spreads given traffic (a flow list or a
+    /// capture), explain imbalance, rank the alternatives.
+    Plan(plan_cmd::Args),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Lab { what } => lab_cmd::run(what),
         Command::Load(a) => load_cmd::run(a),
         Command::Demo(a) => lab_cmd::demo(a),
+        Command::Plan(a) => plan_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

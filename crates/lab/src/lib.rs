@@ -29,7 +29,7 @@ pub mod ovs;
 pub mod report;
 pub mod run;
 pub mod scenario;
-mod svg;
+
 pub mod sys;
 pub mod topology;
 pub mod workload;

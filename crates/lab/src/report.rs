@@ -473,7 +473,7 @@ impl Report {
             .collect();
         put(
             "mbps.svg",
-            crate::svg::bar_chart(
+            lagkit_chart::bar_chart(
                 &format!("{}: goodput per configuration", self.title),
                 "Mbit/s",
                 &["Mbit/s"],
@@ -496,7 +496,7 @@ impl Report {
                 .collect();
             put(
                 &format!("links-run{}.svg", r.run),
-                crate::svg::bar_chart(
+                lagkit_chart::bar_chart(
                     &format!("{} run {}: bytes per link", self.title, r.run),
                     "MB",
                     &["transmitted", "received"],

@@ -1,5 +1,7 @@
-//! Grouped bar charts as plain SVG text: no plotting or font libraries,
-//! viewable in any browser.
+//! Grouped bar charts as plain SVG text, shared by the lab's reports and
+//! the planner: no plotting or font libraries, viewable in any browser.
+
+#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 

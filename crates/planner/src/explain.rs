@@ -1,0 +1,493 @@
+//! Why a configuration spreads badly, in a network engineer's words.
+//!
+//! Each [`Cause`] names the pattern, the fields and values behind it, and
+//! the fix. The checks are the surprises the seeds' measurements record:
+//! one address pair under an address hash (IBM's AIX/Cisco runs), routed
+//! traffic that shows a MAC hash one MAC pair, sequential or same-parity
+//! ports of paired connections (IBM's LPM measurements), Cisco's 8 buckets
+//! over 3, 5, 6 or 7 links, fewer flows than links, and elephant flows.
+
+use crate::flow::{Dir, Flow};
+use crate::predict::{EndConfig, Prediction, Spread};
+use lagkit_hash::Policy;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::fmt;
+use std::net::IpAddr;
+
+/// One reason for an imbalance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum Cause {
+    /// Fewer flows than links: some links must stay idle under any hash.
+    FewerFlowsThanLinks {
+        /// Flows in the direction.
+        flows: usize,
+        /// Links.
+        links: usize,
+    },
+    /// The policy reads only addresses, and every flow has the same pair.
+    OneAddressPair {
+        /// The policy.
+        policy: String,
+        /// The pair, e.g. `10.0.0.1 -> 10.0.0.2`.
+        pair: String,
+        /// Flows sharing it.
+        flows: usize,
+    },
+    /// The policy reads only MACs, and the flows' many IP pairs share one
+    /// MAC pair (routed traffic: the router's MAC on every frame).
+    OneMacPair {
+        /// The policy.
+        policy: String,
+        /// The MAC pair.
+        pair: String,
+        /// Distinct IP pairs behind it.
+        ip_pairs: usize,
+    },
+    /// The policy reads ports, yet the flows' values all fall on the same
+    /// link(s): a pattern in the ports (sequential ports of paired
+    /// connections, all-even sums).
+    PortPattern {
+        /// The policy.
+        policy: String,
+        /// What the ports look like.
+        pattern: String,
+        /// A few flows with the policy's arithmetic.
+        examples: Vec<String>,
+    },
+    /// Cisco's 8 result-bundle-hash buckets do not divide evenly over this
+    /// many links.
+    CiscoBuckets {
+        /// Links.
+        links: usize,
+        /// Buckets per link.
+        buckets: Vec<usize>,
+    },
+    /// A few large flows carry most bytes; a hash moves whole flows.
+    Elephants {
+        /// How many flows.
+        flows: usize,
+        /// Their share of the bytes.
+        share: f64,
+        /// The link they are on, when it is one.
+        link: Option<usize>,
+    },
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::FewerFlowsThanLinks { flows, links } => write!(
+                f,
+                "fewer flows than links: {flows} flow(s) over {links} links; a hash keeps each flow on one link, so at least {} link(s) stay idle",
+                links - flows
+            ),
+            Cause::OneAddressPair { policy, pair, flows } => write!(
+                f,
+                "one address pair: all {flows} flows are {pair}, and {policy} hashes only addresses, so they all take one link"
+            ),
+            Cause::OneMacPair { policy, pair, ip_pairs } => write!(
+                f,
+                "one MAC pair: {ip_pairs} IP pairs all travel as {pair} (routed through one gateway), and {policy} hashes only MACs"
+            ),
+            Cause::PortPattern { policy, pattern, examples } => {
+                write!(f, "port pattern under {policy}: {pattern}")?;
+                for e in examples {
+                    write!(f, "\n      {e}")?;
+                }
+                Ok(())
+            }
+            Cause::CiscoBuckets { links, buckets } => {
+                let b: Vec<String> = buckets.iter().map(ToString::to_string).collect();
+                if *links > 8 {
+                    write!(f, "Cisco's 8 buckets over {links} links: links 9 and up carry nothing")
+                } else {
+                    write!(
+                        f,
+                        "Cisco's 8 buckets over {links} links split {}: the busiest link gets {:.3} of evenly spread traffic, not {:.3}",
+                        b.join(":"),
+                        *buckets.iter().max().unwrap_or(&0) as f64 / 8.0,
+                        1.0 / *links as f64
+                    )
+                }
+            }
+            Cause::Elephants { flows, share, link } => {
+                write!(f, "elephant flows: the {flows} largest flow(s) carry {:.0}% of the bytes", share * 100.0)?;
+                match link {
+                    Some(l) => write!(f, ", all on link {l}"),
+                    None => write!(f, "; no hash splits a flow"),
+                }
+            }
+        }
+    }
+}
+
+impl Cause {
+    /// What to change.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            Cause::FewerFlowsThanLinks { .. } => {
+                "use more connections (parallel streams), or balance-rr if the peer tolerates reordering"
+            }
+            Cause::OneAddressPair { .. } | Cause::OneMacPair { .. } => {
+                "hash on ports too (layer3+4, src-dst-port) or use lagkit's strong/adaptive"
+            }
+            Cause::PortPattern { .. } => {
+                "use a hash that mixes all fields (lagkit's strong) or adaptive, which balances by load"
+            }
+            Cause::CiscoBuckets { .. } => "use 2, 4 or 8 links in the channel",
+            Cause::Elephants { .. } => {
+                "adaptive moves other flows off the elephants' link; only round-robin splits a flow"
+            }
+        }
+    }
+}
+
+enum Fields {
+    Mac,
+    Ip,
+    Ports,
+    All,
+}
+
+fn fields(p: &Policy) -> Fields {
+    match p {
+        Policy::Layer2
+        | Policy::VlanSrcMac
+        | Policy::CiscoSrcMac
+        | Policy::CiscoDstMac
+        | Policy::CiscoSrcDstMac
+        | Policy::HpLbMac => Fields::Mac,
+        Policy::Layer23
+        | Policy::Encap23
+        | Policy::AixDefault
+        | Policy::CiscoSrcIp
+        | Policy::CiscoDstIp
+        | Policy::CiscoSrcDstIp
+        | Policy::HpLbIp => Fields::Ip,
+        Policy::Strong(_) => Fields::All,
+        _ => Fields::Ports,
+    }
+}
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Whether `v`, sorted, runs in steps of at most 2.
+fn sequential(mut v: Vec<u16>) -> bool {
+    v.sort_unstable();
+    v.dedup();
+    v.len() >= 2 && v.windows(2).all(|w| w[1] - w[0] <= 2)
+}
+
+/// The causes of the imbalance in `pred` (flows of `dir` spread by `end`);
+/// empty when the spread is even or nothing explains it.
+pub fn explain(flows: &[Flow], dir: Dir, end: &EndConfig, pred: &Prediction) -> Vec<Cause> {
+    let mine: Vec<&Flow> = flows.iter().filter(|f| f.dir == dir).collect();
+    let links = end.links;
+    let mut out = Vec::new();
+    if mine.is_empty() || links < 2 {
+        return out;
+    }
+    let idle = pred.links.iter().filter(|l| l.flows == 0).count();
+    let uneven = idle > 0 || pred.max_over_mean > 1.15;
+    if mine.len() < links {
+        out.push(Cause::FewerFlowsThanLinks {
+            flows: mine.len(),
+            links,
+        });
+    }
+    let Spread::Hash(policy) = end.spread else {
+        if uneven {
+            elephants(&mine, pred, &mut out);
+        }
+        return out;
+    };
+    if policy.vendor() == lagkit_hash::Vendor::Cisco && (links > 8 || 8 % links != 0) {
+        let buckets = (0..links.min(8))
+            .map(|l| (0..8).filter(|b| b % links == l).count())
+            .collect();
+        out.push(Cause::CiscoBuckets { links, buckets });
+    }
+    if !uneven {
+        return out;
+    }
+    let name = policy.to_string();
+    // The flows that carry the bytes: a pattern among a thousand-byte
+    // control connections does not cost throughput, one among the bulk
+    // transfers does (IBM's LPM: 4 control and 4 data connections).
+    let mean = mine.iter().map(|f| f.weight() as f64).sum::<f64>() / mine.len() as f64;
+    let heavy: Vec<&Flow> = mine
+        .iter()
+        .copied()
+        .filter(|f| f.weight() as f64 >= mean / 10.0)
+        .collect();
+    let all = mine;
+    let mine = heavy;
+    let at = crate::predict::assign(flows, dir, end);
+    let on: HashSet<usize> = flows
+        .iter()
+        .zip(&at)
+        .filter(|(f, _)| f.dir == dir && f.weight() as f64 >= mean / 10.0)
+        .filter_map(|(_, l)| *l)
+        .collect();
+    let ip_pairs: HashSet<(IpAddr, IpAddr)> = mine
+        .iter()
+        .filter_map(|f| Some((f.key.src_ip()?, f.key.dst_ip()?)))
+        .collect();
+    let mac_pairs: HashSet<([u8; 6], [u8; 6])> = mine
+        .iter()
+        .map(|f| (f.key.src_mac, f.key.dst_mac))
+        .collect();
+    match fields(&policy) {
+        Fields::Mac if mac_pairs.len() == 1 && mine.len() >= links => {
+            let (s, d) = mac_pairs.iter().next().copied().unwrap_or_default();
+            if ip_pairs.len() > 1 {
+                out.push(Cause::OneMacPair {
+                    policy: name,
+                    pair: format!("{} -> {}", mac(s), mac(d)),
+                    ip_pairs: ip_pairs.len(),
+                });
+            } else {
+                out.push(Cause::OneAddressPair {
+                    policy: name,
+                    pair: format!("{} -> {}", mac(s), mac(d)),
+                    flows: mine.len(),
+                });
+            }
+        }
+        Fields::Ip if ip_pairs.len() == 1 && mine.len() >= links => {
+            let (s, d) = ip_pairs
+                .iter()
+                .next()
+                .copied()
+                .unwrap_or((IpAddr::from([0, 0, 0, 0]), IpAddr::from([0, 0, 0, 0])));
+            out.push(Cause::OneAddressPair {
+                policy: name,
+                pair: format!("{s} -> {d}"),
+                flows: mine.len(),
+            });
+        }
+        Fields::Ports if mine.len() >= links => {
+            let used = on.len();
+            let ported: Vec<&&Flow> = mine.iter().filter(|f| f.key.l4_ports().is_some()).collect();
+            if used < links && ported.len() >= links {
+                let sports: Vec<u16> = ported.iter().map(|f| f.key.src_port()).collect();
+                let dports: Vec<u16> = ported.iter().map(|f| f.key.dst_port()).collect();
+                let mut pattern = Vec::new();
+                if sequential(sports.clone()) {
+                    pattern.push(format!(
+                        "source ports are sequential ({}..{})",
+                        sports.iter().min().unwrap_or(&0),
+                        sports.iter().max().unwrap_or(&0)
+                    ));
+                }
+                if sequential(dports.clone()) {
+                    pattern.push(format!(
+                        "destination ports are sequential ({}..{})",
+                        dports.iter().min().unwrap_or(&0),
+                        dports.iter().max().unwrap_or(&0)
+                    ));
+                }
+                let values: HashSet<u64> = ported
+                    .iter()
+                    .map(|f| policy.hash(&f.key) % links as u64)
+                    .collect();
+                pattern.push(format!(
+                    "the {} flows that carry the bytes all hash to {} mod {links}, so {} of {links} links carry them",
+                    ported.len(),
+                    values
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    used
+                ));
+                let examples = ported
+                    .iter()
+                    .take(4)
+                    .map(|f| policy.explain(&f.key, links).reason)
+                    .collect();
+                out.push(Cause::PortPattern {
+                    policy: name,
+                    pattern: pattern.join("; "),
+                    examples,
+                });
+            }
+        }
+        _ => {}
+    }
+    elephants(&all, pred, &mut out);
+    out
+}
+
+fn elephants(mine: &[&Flow], pred: &Prediction, out: &mut Vec<Cause>) {
+    let total: u64 = mine.iter().map(|f| f.weight()).sum();
+    let links = pred.links.len();
+    if total == 0 || links < 2 {
+        return;
+    }
+    let mut sizes: Vec<u64> = mine.iter().map(|f| f.weight()).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    // The smallest number of flows that carry more than one link's fair share.
+    let mut acc = 0u64;
+    for (i, s) in sizes.iter().enumerate().take(links) {
+        acc += s;
+        let share = acc as f64 / total as f64;
+        if share > 1.0 / links as f64 && (i + 1) * 4 <= mine.len() {
+            let busiest = pred
+                .links
+                .iter()
+                .max_by_key(|l| l.bytes)
+                .filter(|l| l.bytes as f64 >= acc as f64)
+                .map(|l| l.link);
+            out.push(Cause::Elephants {
+                flows: i + 1,
+                share,
+                link: busiest,
+            });
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::predict;
+    use lagkit_hash::FlowKey;
+
+    fn flow(key: FlowKey, bytes: u64) -> Flow {
+        Flow {
+            key,
+            dir: Dir::Out,
+            bytes,
+            demand_bps: None,
+        }
+    }
+
+    fn run(flows: &[Flow], spread: &str, links: usize) -> Vec<Cause> {
+        let end = EndConfig {
+            spread: Spread::parse(spread).unwrap(),
+            links,
+            rate_bps: 1e9,
+        };
+        let p = predict(flows, Dir::Out, &end);
+        explain(flows, Dir::Out, &end, &p)
+    }
+
+    #[test]
+    fn one_address_pair_is_named() {
+        let flows: Vec<Flow> = (0..8)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), 40000 + i, [10, 0, 0, 2].into(), 80),
+                    1,
+                )
+            })
+            .collect();
+        let c = run(&flows, "layer2+3", 2);
+        assert!(
+            matches!(&c[0], Cause::OneAddressPair { pair, flows: 8, .. } if pair == "10.0.0.1 -> 10.0.0.2"),
+            "{c:?}"
+        );
+        assert!(run(&flows, "layer3+4", 2).is_empty());
+    }
+
+    /// IBM's LPM pattern: control and data connections on sequential ports;
+    /// AIX src_dst_port's (sport + dport) / 2 lands every data flow on one
+    /// adapter.
+    #[test]
+    fn lpm_sequential_ports_are_named() {
+        let flows: Vec<Flow> = (0..4u16)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4(
+                        [10, 0, 0, 1].into(),
+                        32789 + 2 * i,
+                        [10, 0, 0, 2].into(),
+                        32792 + 2 * i,
+                    ),
+                    1_000_000,
+                )
+            })
+            .collect();
+        let c = run(&flows, "src_dst_port", 2);
+        let Cause::PortPattern {
+            pattern, examples, ..
+        } = &c[0]
+        else {
+            panic!("{c:?}")
+        };
+        assert!(
+            pattern.contains("source ports are sequential (32789..32795)"),
+            "{pattern}"
+        );
+        assert!(pattern.contains("1 of 2 links"), "{pattern}");
+        assert_eq!(examples.len(), 4);
+        assert!(c[0].fix().contains("strong"));
+    }
+
+    #[test]
+    fn routed_traffic_under_a_mac_hash() {
+        let gw = [2, 0, 0, 0, 0, 0xfe];
+        let flows: Vec<Flow> = (0..6u8)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), 1000, [192, 0, 2, i].into(), 80)
+                        .with_macs([2, 0, 0, 0, 0, 1], gw),
+                    1,
+                )
+            })
+            .collect();
+        let c = run(&flows, "layer2", 2);
+        assert!(
+            matches!(&c[0], Cause::OneMacPair { ip_pairs: 6, .. }),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn cisco_buckets_fewer_flows_and_elephants() {
+        let flows: Vec<Flow> = (0..16u8)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), 1000, [10, 0, 1, i].into(), 80),
+                    1,
+                )
+            })
+            .collect();
+        let c = run(&flows, "dst-ip", 3);
+        assert!(
+            matches!(&c[0], Cause::CiscoBuckets { links: 3, buckets } if buckets == &vec![3, 3, 2]),
+            "{c:?}"
+        );
+        let one = [flow(
+            FlowKey::tcp4([1, 1, 1, 1].into(), 1, [2, 2, 2, 2].into(), 2),
+            1,
+        )];
+        assert!(matches!(
+            run(&one, "layer3+4", 2)[0],
+            Cause::FewerFlowsThanLinks { flows: 1, links: 2 }
+        ));
+        let mut big: Vec<Flow> = (0..12u16)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), 5000 + i, [10, 0, 0, 2].into(), 80),
+                    1,
+                )
+            })
+            .collect();
+        big[0].bytes = 1000;
+        let c = run(&big, "strong", 2);
+        assert!(
+            matches!(c.last(), Some(Cause::Elephants { flows: 1, .. })),
+            "{c:?}"
+        );
+    }
+}

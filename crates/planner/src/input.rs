@@ -1,0 +1,653 @@
+//! Reading traffic: flow lists (CSV, JSON) and captures (pcap, pcapng).
+//!
+//! A flow list names each flow's header fields, its volume and optionally
+//! its rate; a capture is read as a stream, packet by packet, and folded
+//! into one flow per distinct header key, so a capture larger than memory
+//! costs memory only for its distinct flows. Every error names the file,
+//! the line (or packet) and what to fix; nothing here panics on bad input.
+
+use crate::flow::{Dir, Flow};
+use lagkit_hash::{ip_proto, FlowKey, IpFlow, L4};
+use pcap_file::pcapng::Block;
+use pcap_file::DataLink;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::io::{BufReader, Read};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+/// Why traffic could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file could not be opened or read.
+    #[error("{path}: {why}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        why: String,
+    },
+    /// A record or packet was not understood.
+    #[error("{path}:{at}: {why}")]
+    Bad {
+        /// The file.
+        path: PathBuf,
+        /// `line N` for flow lists, `packet N` for captures.
+        at: String,
+        /// What is wrong and how to fix it.
+        why: String,
+    },
+    /// The format could not be recognised.
+    #[error("{path}: {why}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What was expected.
+        why: String,
+    },
+}
+
+/// What a capture held besides the flows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Packets read.
+    pub packets: u64,
+    /// Packets on interfaces that are not Ethernet (skipped).
+    pub not_ethernet: u64,
+    /// Packets neither from nor to the host (when a host was named).
+    pub unrelated: u64,
+}
+
+/// Which frames the bonded host sends, for captures: frames from this MAC
+/// or IP are [`Dir::Out`], frames to it [`Dir::In`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// By MAC address.
+    Mac([u8; 6]),
+    /// By IP address.
+    Ip(IpAddr),
+}
+
+impl std::str::FromStr for Host {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Host, String> {
+        if let Ok(ip) = s.parse::<IpAddr>() {
+            return Ok(Host::Ip(ip));
+        }
+        parse_mac(s).map(Host::Mac).ok_or_else(|| {
+            format!("{s:?} is neither an IP address nor a MAC address (aa:bb:cc:dd:ee:ff)")
+        })
+    }
+}
+
+/// Reads flows from `path`: `.csv`, `.json`, or a pcap/pcapng capture
+/// (recognised by its first bytes, whatever its name). `host` gives
+/// captures their directions; without it every captured frame is `out`.
+pub fn read_flows(
+    path: &Path,
+    host: Option<Host>,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let io = |e: std::io::Error| InputError::Io {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut magic = [0u8; 4];
+    let n = read_up_to(&mut file, &mut magic).map_err(io)?;
+    let rest = std::io::Cursor::new(magic[..n].to_vec()).chain(file);
+    let reader = BufReader::with_capacity(1 << 20, rest);
+    match capture_kind(&magic[..n]) {
+        Some(Capture::Pcap) => read_pcap(path, reader, host),
+        Some(Capture::PcapNg) => read_pcapng(path, reader, host),
+        None => {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let first = magic[..n].iter().find(|b| !b.is_ascii_whitespace());
+            let flows = if ext.eq_ignore_ascii_case("json") || first == Some(&b'[') {
+                read_json(path, reader)?
+            } else if ext.eq_ignore_ascii_case("csv") || ext.is_empty() || ext == "txt" {
+                read_csv(path, reader)?
+            } else {
+                return Err(InputError::Format {
+                    path: path.to_path_buf(),
+                    why: "not a flow list (.csv, .json) nor a capture (pcap, pcapng)".into(),
+                });
+            };
+            Ok((flows, CaptureStats::default()))
+        }
+    }
+}
+
+enum Capture {
+    Pcap,
+    PcapNg,
+}
+
+/// A capture format recognised by its magic number (either byte order,
+/// microsecond or nanosecond pcap).
+fn capture_kind(head: &[u8]) -> Option<Capture> {
+    match head.get(..4)? {
+        [0xd4, 0xc3, 0xb2, 0xa1]
+        | [0xa1, 0xb2, 0xc3, 0xd4]
+        | [0x4d, 0x3c, 0xb2, 0xa1]
+        | [0xa1, 0xb2, 0x3c, 0x4d] => Some(Capture::Pcap),
+        [0x0a, 0x0d, 0x0d, 0x0a] => Some(Capture::PcapNg),
+        _ => None,
+    }
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// A number or a string, for fields JSON may give either way.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum NumOrStr {
+    Num(f64),
+    Str(String),
+}
+
+/// One flow as written in a list.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    #[serde(default)]
+    proto: Option<String>,
+    #[serde(default)]
+    src: Option<String>,
+    #[serde(default)]
+    sport: Option<u16>,
+    #[serde(default)]
+    dst: Option<String>,
+    #[serde(default)]
+    dport: Option<u16>,
+    #[serde(default)]
+    src_mac: Option<String>,
+    #[serde(default)]
+    dst_mac: Option<String>,
+    #[serde(default)]
+    vlan: Option<u16>,
+    #[serde(default)]
+    bytes: Option<u64>,
+    #[serde(default)]
+    rate: Option<NumOrStr>,
+    #[serde(default)]
+    dir: Option<String>,
+}
+
+const COLUMNS: &str = "proto,src,sport,dst,dport,src_mac,dst_mac,vlan,bytes,rate,dir";
+
+fn read_csv(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
+    let mut rd = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .flexible(false)
+        .from_reader(r);
+    let bad = |line: u64, why: String| InputError::Bad {
+        path: path.to_path_buf(),
+        at: format!("line {line}"),
+        why,
+    };
+    let headers = rd.headers().map_err(|e| bad(1, csv_why(&e)))?.clone();
+    if let Some(h) = headers
+        .iter()
+        .find(|h| !COLUMNS.split(',').any(|c| c == *h))
+    {
+        return Err(bad(
+            1,
+            format!(
+                "unknown column {}; the columns are {COLUMNS} (any subset, in any order)",
+                cut(h)
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for rec in rd.deserialize::<Record>() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            bad(line, csv_why(&e))
+        })?;
+        let line = out.len() as u64 + 2;
+        out.push(to_flow(&rec).map_err(|why| bad(line, why))?);
+    }
+    Ok(out)
+}
+
+fn csv_why(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "not a text file (invalid UTF-8)".into(),
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => {
+            format!("{len} fields where the header has {expected_len}")
+        }
+        csv::ErrorKind::Deserialize { err, .. } => {
+            let field = err
+                .field()
+                .map_or(String::new(), |f| format!("field {}: ", f + 1));
+            format!("{field}{}", cut(&err.to_string()))
+        }
+        _ => cut(&e.to_string()),
+    }
+}
+
+fn read_json(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
+    let recs: Vec<Record> = serde_json::from_reader(r).map_err(|e| InputError::Bad {
+        path: path.to_path_buf(),
+        at: format!("line {}", e.line()),
+        why: format!(
+            "{} (expected a JSON array of objects with fields {COMPACT})",
+            cut(&e.to_string()),
+            COMPACT = COLUMNS
+        ),
+    })?;
+    recs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            to_flow(r).map_err(|why| InputError::Bad {
+                path: path.to_path_buf(),
+                at: format!("flow {}", i + 1),
+                why,
+            })
+        })
+        .collect()
+}
+
+/// Cuts a long value to 80 characters and says how long it was.
+fn cut(s: &str) -> String {
+    match s.char_indices().nth(80) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}… ({} characters)", &s[..i], s.chars().count()),
+    }
+}
+
+fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut out = [0u8; 6];
+    let mut parts = s.split([':', '-']);
+    for b in &mut out {
+        let p = parts.next()?;
+        if p.is_empty() || p.len() > 2 {
+            return None;
+        }
+        *b = u8::from_str_radix(p, 16).ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+/// Parses a rate: bit/s as a number, or with a unit (`100M`, `1g`,
+/// `250kbit`, `10Gbit/s`).
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .trim_end_matches("/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit");
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult = match &t[i..] {
+                "k" => 1e3,
+                "m" => 1e6,
+                "g" => 1e9,
+                "t" => 1e12,
+                _ => {
+                    return Err(format!(
+                        "bad rate {}: use bit/s, e.g. 100M, 1g, 250kbit",
+                        cut(s)
+                    ))
+                }
+            };
+            (&t[..i], mult)
+        }
+        None => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * mult),
+        _ => Err(format!(
+            "bad rate {}: use bit/s, e.g. 100M, 1g, 250kbit",
+            cut(s)
+        )),
+    }
+}
+
+fn to_flow(r: &Record) -> Result<Flow, String> {
+    let ip = |f: &Option<String>, what: &str| -> Result<Option<IpAddr>, String> {
+        match f.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(s) => s
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{what} {} is not an IP address", cut(s))),
+        }
+    };
+    let mac = |f: &Option<String>, what: &str| -> Result<[u8; 6], String> {
+        match f.as_deref().map(str::trim) {
+            None | Some("") => Ok([0; 6]),
+            Some(s) => parse_mac(s).ok_or_else(|| {
+                format!("{what} {} is not a MAC address (aa:bb:cc:dd:ee:ff)", cut(s))
+            }),
+        }
+    };
+    let (src, dst) = (ip(&r.src, "src")?, ip(&r.dst, "dst")?);
+    let proto = match r.proto.as_deref().map(|p| p.trim().to_ascii_lowercase()) {
+        None => None,
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(match p.as_str() {
+            "tcp" => ip_proto::TCP,
+            "udp" => ip_proto::UDP,
+            "icmp" => 1,
+            "icmpv6" | "icmp6" => 58,
+            n => n.parse::<u8>().map_err(|_| {
+                format!(
+                    "proto {} is not tcp, udp, icmp or a protocol number",
+                    cut(n)
+                )
+            })?,
+        }),
+    };
+    let mut key = match (src, dst) {
+        (Some(s), Some(d)) => {
+            if s.is_ipv4() != d.is_ipv4() {
+                return Err("src and dst are of different IP versions".into());
+            }
+            let proto = proto.unwrap_or(ip_proto::TCP);
+            let l4 = match (r.sport, r.dport) {
+                (Some(a), Some(b)) => L4::Ports { src: a, dst: b },
+                (None, None) => L4::None,
+                _ => return Err("give both sport and dport, or neither".into()),
+            };
+            let et = if s.is_ipv4() { 0x0800 } else { 0x86dd };
+            FlowKey::ip(IpFlow::new(s, d, proto, l4)).with_ethertype(et)
+        }
+        (None, None) => {
+            if r.sport.is_some() || r.dport.is_some() {
+                return Err("ports without src and dst addresses".into());
+            }
+            FlowKey::l2([0; 6], [0; 6], 0x88b5)
+        }
+        _ => return Err("give both src and dst, or neither (a non-IP flow)".into()),
+    };
+    key = key.with_macs(mac(&r.src_mac, "src_mac")?, mac(&r.dst_mac, "dst_mac")?);
+    if let Some(v) = r.vlan {
+        if v > 4094 {
+            return Err(format!("vlan {v} is outside 0-4094"));
+        }
+        key = key.with_vlan(v);
+    }
+    let demand_bps = match &r.rate {
+        None => None,
+        Some(NumOrStr::Num(v)) if v.is_finite() && *v >= 0.0 => Some(*v),
+        Some(NumOrStr::Num(v)) => return Err(format!("rate {v} is not a rate in bit/s")),
+        Some(NumOrStr::Str(s)) if s.trim().is_empty() => None,
+        Some(NumOrStr::Str(s)) => Some(parse_rate(s)?),
+    };
+    let dir = match r.dir.as_deref().map(|d| d.trim().to_ascii_lowercase()) {
+        None => Dir::Out,
+        Some(d) => match d.as_str() {
+            "" | "out" | "tx" => Dir::Out,
+            "in" | "rx" => Dir::In,
+            _ => {
+                return Err(format!(
+                    "dir {} is not out (sent by the bonded host) or in",
+                    cut(&d)
+                ))
+            }
+        },
+    };
+    Ok(Flow {
+        key,
+        dir,
+        bytes: r.bytes.unwrap_or(0),
+        demand_bps,
+    })
+}
+
+/// Folds packets into flows.
+#[derive(Default)]
+struct Folder {
+    flows: HashMap<(FlowKey, Dir), u64>,
+    stats: CaptureStats,
+}
+
+impl Folder {
+    /// One captured frame, from an interface of link type `link`.
+    fn packet(&mut self, link: Option<DataLink>, data: &[u8], len: u32, host: Option<Host>) {
+        self.stats.packets += 1;
+        if link != Some(DataLink::ETHERNET) {
+            self.stats.not_ethernet += 1;
+            return;
+        }
+        let key = FlowKey::from_frame(data);
+        let dir = match host {
+            None => Dir::Out,
+            Some(Host::Mac(m)) if key.src_mac == m => Dir::Out,
+            Some(Host::Mac(m)) if key.dst_mac == m => Dir::In,
+            Some(Host::Ip(a)) if key.src_ip() == Some(a) => Dir::Out,
+            Some(Host::Ip(a)) if key.dst_ip() == Some(a) => Dir::In,
+            Some(_) => {
+                self.stats.unrelated += 1;
+                return;
+            }
+        };
+        *self.flows.entry((key, dir)).or_default() += u64::from(len);
+    }
+
+    fn finish(self) -> (Vec<Flow>, CaptureStats) {
+        let mut v: Vec<Flow> = self
+            .flows
+            .into_iter()
+            .map(|((key, dir), bytes)| Flow {
+                key,
+                dir,
+                bytes,
+                demand_bps: None,
+            })
+            .collect();
+        // A stable order (HashMap's is random): largest first.
+        v.sort_by_cached_key(|f| (std::cmp::Reverse(f.bytes), format!("{:?}", f.key)));
+        (v, self.stats)
+    }
+}
+
+fn capture_err(path: &Path, packet: u64, e: pcap_file::PcapError) -> InputError {
+    InputError::Bad {
+        path: path.to_path_buf(),
+        at: format!("packet {}", packet + 1),
+        why: format!(
+            "{} (the capture is damaged or cut short here; the packets before it were read)",
+            cut(&e.to_string())
+        ),
+    }
+}
+
+fn read_pcap(
+    path: &Path,
+    r: impl Read,
+    host: Option<Host>,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let mut rd = pcap_file::pcap::PcapReader::new(r).map_err(|e| capture_err(path, 0, e))?;
+    let link = Some(rd.header().datalink);
+    let mut f = Folder::default();
+    while let Some(p) = rd.next_packet() {
+        let p = p.map_err(|e| capture_err(path, f.stats.packets, e))?;
+        f.packet(link, &p.data, p.orig_len, host);
+    }
+    Ok(f.finish())
+}
+
+fn read_pcapng(
+    path: &Path,
+    r: impl Read,
+    host: Option<Host>,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let mut rd = pcap_file::pcapng::PcapNgReader::new(r).map_err(|e| capture_err(path, 0, e))?;
+    let mut f = Folder::default();
+    let mut links: Vec<DataLink> = Vec::new();
+    while let Some(b) = rd.next_block() {
+        match b.map_err(|e| capture_err(path, f.stats.packets, e))? {
+            Block::SectionHeader(_) => links.clear(),
+            Block::InterfaceDescription(i) => links.push(i.linktype),
+            Block::EnhancedPacket(p) => {
+                let id = usize::try_from(p.interface_id).unwrap_or(usize::MAX);
+                f.packet(links.get(id).copied(), &p.data, p.original_len, host);
+            }
+            Block::SimplePacket(p) => {
+                f.packet(links.first().copied(), &p.data, p.original_len, host);
+            }
+            _ => {}
+        }
+    }
+    Ok(f.finish())
+}
+
+/// Reads flows from bytes, as [`read_flows`] would from a file of that
+/// content (for the fuzz target: never panics).
+pub fn read_bytes(name: &str, data: &[u8]) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let path = Path::new(name);
+    match capture_kind(data) {
+        Some(Capture::Pcap) => read_pcap(path, data, None),
+        Some(Capture::PcapNg) => read_pcapng(path, data, None),
+        None if data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') => {
+            read_json(path, data).map(|f| (f, CaptureStats::default()))
+        }
+        None => read_csv(path, data).map(|f| (f, CaptureStats::default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csv(text: &str) -> Result<Vec<Flow>, InputError> {
+        read_bytes("t.csv", text.as_bytes()).map(|r| r.0)
+    }
+
+    #[test]
+    fn csv_flows_with_every_column() {
+        let f = csv("proto,src,sport,dst,dport,src_mac,dst_mac,vlan,bytes,rate,dir\n\
+                     tcp,10.0.0.1,32789,10.0.0.2,32792,02:00:00:00:00:01,02:00:00:00:00:02,129,1000,100M,out\n\
+                     udp,fd00::2,53,fd00::1,5353,,,,,,in\n")
+            .unwrap();
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].key.l4_ports(), Some((32789, 32792)));
+        assert_eq!(f[0].key.vlan_id(), Some(129));
+        assert_eq!(f[0].key.src_mac, [2, 0, 0, 0, 0, 1]);
+        assert_eq!(f[0].demand_bps, Some(1e8));
+        assert_eq!(f[1].dir, Dir::In);
+        assert_eq!(f[1].key.ip_proto(), Some(ip_proto::UDP));
+        assert_eq!(f[1].demand_bps, None);
+    }
+
+    #[test]
+    fn csv_errors_name_the_line_and_the_fix() {
+        let e =
+            csv("src,dst,sport,dport\n10.0.0.1,10.0.0.2,1,2\n10.0.0.1,nothere,1,2\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:line 3: dst nothere is not an IP address"
+        );
+        let e = csv("src,dst,colour\n").unwrap_err();
+        assert!(e.to_string().contains("unknown column colour"), "{e}");
+        let e = csv("src,dst\n10.0.0.1\n").unwrap_err();
+        assert!(
+            e.to_string().contains("line 2") && e.to_string().contains("1 fields"),
+            "{e}"
+        );
+        let e = csv("src,dst,sport\n10.0.0.1,10.0.0.2,99999\n").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        let e = csv(&format!("src,dst\n10.0.0.1,{}\n", "x".repeat(10_000))).unwrap_err();
+        assert!(e.to_string().len() < 200, "long values are cut: {e}");
+        let e = csv("src,dst,rate\n10.0.0.1,10.0.0.2,fast\n").unwrap_err();
+        assert!(e.to_string().contains("bad rate"), "{e}");
+        assert!(csv("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn json_flows_and_errors() {
+        let f = read_bytes(
+            "t.json",
+            br#"[{"proto":"tcp","src":"10.0.0.1","sport":1,"dst":"10.0.0.2","dport":2,"bytes":5,"rate":1e6},
+                {"src_mac":"02:00:00:00:00:01","dst_mac":"02:00:00:00:00:02"}]"#,
+        )
+        .unwrap()
+        .0;
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].demand_bps, Some(1e6));
+        assert!(f[1].key.ip.is_none());
+        let e = read_bytes(
+            "t.json",
+            br#"[{"src":"10.0.0.1","dst":"10.0.0.2"},{"srcc":1}]"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown field"), "{e}");
+        let e = read_bytes("t.json", b"[{\"src\":\"10.0.0.1\"").unwrap_err();
+        assert!(e.to_string().starts_with("t.json:line 1"), "{e}");
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("1g").unwrap(), 1e9);
+        assert_eq!(parse_rate("250kbit").unwrap(), 2.5e5);
+        assert_eq!(parse_rate("10Gbit/s").unwrap(), 1e10);
+        assert_eq!(parse_rate("1500").unwrap(), 1500.0);
+        assert!(parse_rate("-1").is_err());
+        assert!(parse_rate("3x").is_err());
+    }
+
+    fn pcap_of(frames: &[Vec<u8>]) -> Vec<u8> {
+        use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+        let mut w = PcapWriter::with_header(Vec::new(), PcapHeader::default()).unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            let p = PcapPacket::new(
+                std::time::Duration::from_millis(i as u64),
+                f.len() as u32,
+                f,
+            );
+            w.write_packet(&p).unwrap();
+        }
+        w.into_writer()
+    }
+
+    fn tcp_frame(sport: u16) -> Vec<u8> {
+        let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(sport, 80, 1, 1000);
+        let mut v = Vec::new();
+        b.write(&mut v, &[0u8; 100]).unwrap();
+        v
+    }
+
+    #[test]
+    fn pcap_is_folded_into_flows_and_a_cut_capture_is_an_error() {
+        let frames = vec![tcp_frame(1000), tcp_frame(1001), tcp_frame(1000)];
+        let data = pcap_of(&frames);
+        let (f, st) = read_bytes("c.pcap", &data).unwrap();
+        assert_eq!(st.packets, 3);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].bytes, 2 * frames[0].len() as u64);
+        let cut = &data[..data.len() - 10];
+        let e = read_bytes("c.pcap", cut).unwrap_err();
+        assert!(e.to_string().contains("packet 3"), "{e}");
+    }
+
+    #[test]
+    fn host_gives_directions() {
+        let data = pcap_of(&[tcp_frame(1000)]);
+        let dir = std::env::temp_dir().join(format!("lkt-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.pcap");
+        std::fs::write(&p, &data).unwrap();
+        let (f, _) = read_flows(&p, Some("10.0.0.2".parse().unwrap())).unwrap();
+        assert_eq!(f[0].dir, Dir::In);
+        let (f, st) = read_flows(&p, Some("10.9.9.9".parse().unwrap())).unwrap();
+        assert!(f.is_empty());
+        assert_eq!(st.unrelated, 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,219 @@
+//! The planner's answer as a table, as JSON, and as a chart.
+
+use crate::explain::{explain, Cause};
+use crate::flow::{Dir, Flow};
+use crate::predict::{alternatives, predict, EndConfig, Prediction};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A cause with its fix, as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// The cause, structured.
+    #[serde(flatten)]
+    pub cause: Cause,
+    /// One sentence.
+    pub text: String,
+    /// What to change.
+    pub fix: &'static str,
+}
+
+/// One direction's answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirReport {
+    /// Who spreads it: `host bond` or `switch`.
+    pub end: &'static str,
+    /// The configured spreading's prediction.
+    pub prediction: Prediction,
+    /// Why it is uneven (with `--explain`).
+    pub causes: Vec<Finding>,
+    /// Every alternative, best first.
+    pub alternatives: Vec<Prediction>,
+}
+
+/// The whole answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Flows read.
+    pub flows: usize,
+    /// One entry per direction that has flows.
+    pub directions: Vec<DirReport>,
+}
+
+/// Plans both directions: `out` spread by `host`, `in` by `switch`.
+pub fn plan(
+    flows: &[Flow],
+    host: &EndConfig,
+    switch: &EndConfig,
+    want_explain: bool,
+    cisco_switch: bool,
+) -> Report {
+    let mut directions = Vec::new();
+    for dir in Dir::BOTH {
+        let (end, name, cisco) = match dir {
+            Dir::Out => (host, "host bond", false),
+            Dir::In => (switch, "switch", cisco_switch),
+        };
+        if !flows.iter().any(|f| f.dir == dir) {
+            continue;
+        }
+        let prediction = predict(flows, dir, end);
+        let causes = if want_explain {
+            explain(flows, dir, end, &prediction)
+                .into_iter()
+                .map(|c| Finding {
+                    text: c.to_string(),
+                    fix: c.fix(),
+                    cause: c,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let alternatives = alternatives(flows, dir, end.links, end.rate_bps, cisco);
+        directions.push(DirReport {
+            end: name,
+            prediction,
+            causes,
+            alternatives,
+        });
+    }
+    Report {
+        flows: flows.len(),
+        directions,
+    }
+}
+
+fn rate(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else {
+        format!("{:.1} Mbit/s", bps / 1e6)
+    }
+}
+
+fn shares(p: &Prediction) -> String {
+    p.links
+        .iter()
+        .map(|l| format!("{:.2}", l.share))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl Report {
+    /// The table a person reads.
+    pub fn text(&self, top: usize) -> String {
+        let mut o = String::new();
+        if self.directions.is_empty() {
+            let _ = writeln!(o, "no flows to plan");
+        }
+        for d in &self.directions {
+            let p = &d.prediction;
+            let _ = writeln!(
+                o,
+                "{} ({} spreads it with {}): {} flows, {} links",
+                p.dir.name(),
+                d.end,
+                p.spread,
+                p.flows,
+                p.links.len()
+            );
+            let _ = writeln!(
+                o,
+                "  predicted {} of {} = {:.2} of capacity ({:.2} of what these flows could get from these links)",
+                rate(p.throughput_bps),
+                rate(p.capacity_bps),
+                p.of_capacity,
+                p.of_ideal
+            );
+            let _ = writeln!(
+                o,
+                "  {:>4} {:>9} {:>16} {:>7} {:>14}",
+                "link", "flows", "bytes", "share", "predicted"
+            );
+            for l in &p.links {
+                let _ = writeln!(
+                    o,
+                    "  {:>4} {:>9} {:>16} {:>7.3} {:>14}",
+                    l.link,
+                    l.flows,
+                    l.bytes,
+                    l.share,
+                    rate(l.throughput_bps)
+                );
+            }
+            let _ = writeln!(
+                o,
+                "  balance ratio (link 1's share of bytes) {:.2}; busiest link / mean {:.2}",
+                p.first_link_share, p.max_over_mean
+            );
+            if !d.causes.is_empty() {
+                let _ = writeln!(o, "  why:");
+                for c in &d.causes {
+                    let _ = writeln!(o, "    - {}", c.text);
+                    let _ = writeln!(o, "      fix: {}", c.fix);
+                }
+            }
+            let _ = writeln!(
+                o,
+                "  alternatives, best first (shares per link, predicted of capacity):"
+            );
+            for a in d.alternatives.iter().take(top) {
+                let mark = if a.spread == p.spread {
+                    "  <- configured"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    o,
+                    "    {:<24} {:<28} {:.2}{mark}",
+                    a.spread,
+                    shares(a),
+                    a.of_capacity
+                );
+            }
+            if d.alternatives.len() > top {
+                let _ = writeln!(o, "    ... {} more (--top N)", d.alternatives.len() - top);
+            }
+            if let Some(best) = d.alternatives.first() {
+                if best.of_capacity > p.of_capacity + 0.005 {
+                    let _ = writeln!(
+                        o,
+                        "  recommendation: {} ({:.2} of capacity instead of {:.2})",
+                        best.spread, best.of_capacity, p.of_capacity
+                    );
+                }
+            }
+        }
+        o
+    }
+
+    /// Per-link shares of each configuration as SVG bar charts, one per
+    /// direction: `(file name, SVG text)`.
+    pub fn svgs(&self, top: usize) -> Vec<(String, String)> {
+        let mut charts = Vec::new();
+        for d in &self.directions {
+            let n = d.prediction.links.len();
+            let names: Vec<String> = (1..=n).map(|l| format!("link {l}")).collect();
+            let series: Vec<&str> = names.iter().map(String::as_str).collect();
+            let bars: Vec<(String, Vec<f64>)> = d
+                .alternatives
+                .iter()
+                .take(top)
+                .map(|a| (a.spread.clone(), a.links.iter().map(|l| l.share).collect()))
+                .collect();
+            let svg = lagkit_chart::bar_chart(
+                &format!(
+                    "{} ({}): share of bytes per link, per configuration",
+                    d.prediction.dir.name(),
+                    d.end
+                ),
+                "share",
+                &series,
+                &bars,
+            );
+            charts.push((format!("plan-{}.svg", d.prediction.dir.name()), svg));
+        }
+        charts
+    }
+}
