@@ -8,12 +8,11 @@
 //! over 3, 5, 6 or 7 links, fewer flows than links, and elephant flows.
 
 use crate::flow::{Dir, Flow};
-use crate::predict::{EndConfig, Prediction, Spread};
+use crate::predict::{Chooser, EndConfig, Prediction, Spread};
 use lagkit_hash::Policy;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::fmt;
-use std::net::IpAddr;
 
 /// One reason for an imbalance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -171,6 +170,21 @@ fn fields(p: &Policy) -> Fields {
     }
 }
 
+/// The distinct values of `it`, stopping after `cap` of them (so that 10^7
+/// flows cost no more than `cap` comparisons each).
+fn distinct_up_to<T: PartialEq>(it: impl Iterator<Item = T>, cap: usize) -> Vec<T> {
+    let mut v: Vec<T> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+            if v.len() >= cap {
+                break;
+            }
+        }
+    }
+    v
+}
+
 fn mac(m: [u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
@@ -188,6 +202,17 @@ fn sequential(mut v: Vec<u16>) -> bool {
 /// The causes of the imbalance in `pred` (flows of `dir` spread by `end`);
 /// empty when the spread is even or nothing explains it.
 pub fn explain(flows: &[Flow], dir: Dir, end: &EndConfig, pred: &Prediction) -> Vec<Cause> {
+    explain_with(flows, dir, end, pred, &Chooser::new(flows, dir, end))
+}
+
+/// [`explain`] with the [`Chooser`] the prediction was made with.
+pub fn explain_with(
+    flows: &[Flow],
+    dir: Dir,
+    end: &EndConfig,
+    pred: &Prediction,
+    choose: &Chooser,
+) -> Vec<Cause> {
     let mine: Vec<&Flow> = flows.iter().filter(|f| f.dir == dir).collect();
     let links = end.links;
     let mut out = Vec::new();
@@ -229,24 +254,14 @@ pub fn explain(flows: &[Flow], dir: Dir, end: &EndConfig, pred: &Prediction) -> 
         .collect();
     let all = mine;
     let mine = heavy;
-    let at = crate::predict::assign(flows, dir, end);
-    let on: HashSet<usize> = flows
-        .iter()
-        .zip(&at)
-        .filter(|(f, _)| f.dir == dir && f.weight() as f64 >= mean / 10.0)
-        .filter_map(|(_, l)| *l)
-        .collect();
-    let ip_pairs: HashSet<(IpAddr, IpAddr)> = mine
-        .iter()
-        .filter_map(|f| Some((f.key.src_ip()?, f.key.dst_ip()?)))
-        .collect();
-    let mac_pairs: HashSet<([u8; 6], [u8; 6])> = mine
-        .iter()
-        .map(|f| (f.key.src_mac, f.key.dst_mac))
-        .collect();
+    let on: HashSet<usize> = mine.iter().filter_map(|f| choose.link(f)).collect();
+    let ip_pair = |f: &Flow| Some((f.key.src_ip()?, f.key.dst_ip()?));
+    let mac_pair = |f: &Flow| (f.key.src_mac, f.key.dst_mac);
+    let ip_pairs = distinct_up_to(mine.iter().filter_map(|f| ip_pair(f)), 1000);
+    let mac_pairs = distinct_up_to(mine.iter().map(|f| mac_pair(f)), 2);
     match fields(&policy) {
         Fields::Mac if mac_pairs.len() == 1 && mine.len() >= links => {
-            let (s, d) = mac_pairs.iter().next().copied().unwrap_or_default();
+            let (s, d) = mac_pairs[0];
             if ip_pairs.len() > 1 {
                 out.push(Cause::OneMacPair {
                     policy: name,
@@ -262,11 +277,7 @@ pub fn explain(flows: &[Flow], dir: Dir, end: &EndConfig, pred: &Prediction) -> 
             }
         }
         Fields::Ip if ip_pairs.len() == 1 && mine.len() >= links => {
-            let (s, d) = ip_pairs
-                .iter()
-                .next()
-                .copied()
-                .unwrap_or((IpAddr::from([0, 0, 0, 0]), IpAddr::from([0, 0, 0, 0])));
+            let (s, d) = ip_pairs[0];
             out.push(Cause::OneAddressPair {
                 policy: name,
                 pair: format!("{s} -> {d}"),

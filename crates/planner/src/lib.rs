@@ -28,3 +28,33 @@ pub use explain::{explain, Cause};
 pub use flow::{Dir, Flow};
 pub use input::{read_flows, InputError};
 pub use predict::{alternatives, predict, EndConfig, LinkLoad, Prediction, Spread};
+
+/// Runs arbitrary bytes through the planner as a traffic file would: the
+/// format sniffing, the CSV/JSON/pcap/pcapng readers, then a prediction and
+/// its explanation for a policy and link count taken from the first byte.
+/// Errors are values; it panics only if an invariant breaks (shares that do
+/// not add up, a throughput above capacity), which is what a `cargo fuzz`
+/// target wants to find.
+pub fn fuzz_one(data: &[u8]) {
+    let Ok((flows, _)) = input::read_bytes("fuzz", data) else {
+        return;
+    };
+    let b = usize::from(data.first().copied().unwrap_or(0));
+    let candidates = Spread::candidates();
+    let spread = candidates[b % candidates.len()];
+    let end = EndConfig {
+        spread,
+        links: 1 + b % 8,
+        rate_bps: 1e9,
+    };
+    for dir in Dir::BOTH {
+        let p = predict(&flows, dir, &end);
+        let shares: f64 = p.links.iter().map(|l| l.share).sum();
+        assert!(
+            p.bytes == 0 || (shares - 1.0).abs() < 1e-6,
+            "shares add up to {shares}"
+        );
+        assert!(p.throughput_bps <= p.capacity_bps * (1.0 + 1e-9), "{p:?}");
+        let _ = explain(&flows, dir, &end, &p);
+    }
+}

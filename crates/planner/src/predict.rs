@@ -132,41 +132,67 @@ pub struct Prediction {
     pub max_over_mean: f64,
 }
 
-/// The link each flow of `dir` takes (`None` for flows of the other
-/// direction); a round-robin flow is `Some(usize::MAX)` (every link).
-pub fn assign(flows: &[Flow], dir: Dir, end: &EndConfig) -> Vec<Option<usize>> {
-    let n = end.links;
-    let mine = |f: &Flow| f.dir == dir && n > 0;
-    match end.spread {
-        Spread::Hash(p) => flows
-            .iter()
-            .map(|f| mine(f).then(|| p.select(&f.key, n)).flatten())
-            .collect(),
-        Spread::Single => flows.iter().map(|f| mine(f).then_some(0)).collect(),
-        Spread::RoundRobin => flows
-            .iter()
-            .map(|f| mine(f).then_some(usize::MAX))
-            .collect(),
-        Spread::Adaptive(s) => {
-            let p = Policy::Strong(s);
-            let mut load = [0u64; BUCKETS];
-            let buckets: Vec<Option<u8>> = flows
-                .iter()
-                .map(|f| {
-                    let b = if mine(f) { p.bucket(&f.key) } else { None };
-                    if let Some(b) = b {
+/// Which link a flow takes under one end's spreading: a pure function of
+/// the flow once made (for `adaptive`, after the buckets are placed by the
+/// load of the flows it was made from).
+#[derive(Clone, Debug)]
+pub struct Chooser {
+    dir: Dir,
+    spread: Spread,
+    links: usize,
+    /// adaptive: bucket -> link.
+    table: Option<Box<[usize; BUCKETS]>>,
+}
+
+/// What [`Chooser::link`] answers for a round-robin flow: every link.
+pub const EVERY_LINK: usize = usize::MAX;
+
+impl Chooser {
+    /// The chooser for the flows of `dir` spread by `end`.
+    pub fn new(flows: &[Flow], dir: Dir, end: &EndConfig) -> Chooser {
+        let table = match end.spread {
+            Spread::Adaptive(s) if end.links > 0 => {
+                let p = Policy::Strong(s);
+                let mut load = [0u64; BUCKETS];
+                for f in flows.iter().filter(|f| f.dir == dir) {
+                    if let Some(b) = p.bucket(&f.key) {
                         load[usize::from(b)] += f.weight();
                     }
-                    b
-                })
-                .collect();
-            let to = place_buckets(&load, n);
-            buckets
-                .iter()
-                .map(|b| b.map(|b| to[usize::from(b)]))
-                .collect()
+                }
+                Some(Box::new(place_buckets(&load, end.links)))
+            }
+            _ => None,
+        };
+        Chooser {
+            dir,
+            spread: end.spread,
+            links: end.links,
+            table,
         }
     }
+
+    /// The link `f` takes; `None` for a flow of the other direction (or no
+    /// links), [`EVERY_LINK`] for a round-robin flow.
+    pub fn link(&self, f: &Flow) -> Option<usize> {
+        if f.dir != self.dir || self.links == 0 {
+            return None;
+        }
+        match self.spread {
+            Spread::Hash(p) => p.select(&f.key, self.links),
+            Spread::Single => Some(0),
+            Spread::RoundRobin => Some(EVERY_LINK),
+            Spread::Adaptive(s) => {
+                let b = Policy::Strong(s).bucket(&f.key)?;
+                self.table.as_ref().map(|t| t[usize::from(b)])
+            }
+        }
+    }
+}
+
+/// The link each flow takes ([`Chooser::link`] for every flow).
+pub fn assign(flows: &[Flow], dir: Dir, end: &EndConfig) -> Vec<Option<usize>> {
+    let c = Chooser::new(flows, dir, end);
+    flows.iter().map(|f| c.link(f)).collect()
 }
 
 /// Largest bucket first onto the least-loaded link (ties: the lower link),
@@ -191,17 +217,11 @@ fn place_buckets(load: &[u64; BUCKETS], n: usize) -> [usize; BUCKETS] {
 
 /// Predicts one direction under `end`.
 pub fn predict(flows: &[Flow], dir: Dir, end: &EndConfig) -> Prediction {
-    let at = assign(flows, dir, end);
-    predict_assigned(flows, dir, end, &at)
+    predict_with(flows, dir, end, &Chooser::new(flows, dir, end))
 }
 
-/// [`predict`] from an assignment made by [`assign`].
-pub fn predict_assigned(
-    flows: &[Flow],
-    dir: Dir,
-    end: &EndConfig,
-    at: &[Option<usize>],
-) -> Prediction {
+/// [`predict`] with a [`Chooser`] already made.
+pub fn predict_with(flows: &[Flow], dir: Dir, end: &EndConfig, choose: &Chooser) -> Prediction {
     let n = end.links;
     let mut links: Vec<LinkLoad> = (0..n)
         .map(|l| LinkLoad {
@@ -219,8 +239,8 @@ pub fn predict_assigned(
     let mut all: Vec<Option<f64>> = Vec::new();
     let (mut count, mut bytes, mut all_bulk, mut largest) = (0usize, 0u64, 0usize, 0u64);
     let rr = end.spread == Spread::RoundRobin;
-    for (f, l) in flows.iter().zip(at) {
-        let Some(l) = *l else { continue };
+    for f in flows {
+        let Some(l) = choose.link(f) else { continue };
         count += 1;
         bytes += f.weight();
         largest = largest.max(f.weight());
@@ -228,7 +248,7 @@ pub fn predict_assigned(
             Some(d) => all.push(Some(if rr { d } else { d.min(end.rate_bps) })),
             None => all_bulk += 1,
         }
-        if l == usize::MAX {
+        if l == EVERY_LINK {
             for (i, link) in links.iter_mut().enumerate() {
                 link.flows += 1;
                 link.bytes += f.weight() / n as u64 + u64::from((i as u64) < f.weight() % n as u64);

@@ -1,8 +1,8 @@
 //! The planner's answer as a table, as JSON, and as a chart.
 
-use crate::explain::{explain, Cause};
+use crate::explain::{explain_with, Cause};
 use crate::flow::{Dir, Flow};
-use crate::predict::{alternatives, predict, EndConfig, Prediction};
+use crate::predict::{alternatives, predict_with, Chooser, EndConfig, Prediction};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -57,9 +57,10 @@ pub fn plan(
         if !flows.iter().any(|f| f.dir == dir) {
             continue;
         }
-        let prediction = predict(flows, dir, end);
+        let choose = Chooser::new(flows, dir, end);
+        let prediction = predict_with(flows, dir, end, &choose);
         let causes = if want_explain {
-            explain(flows, dir, end, &prediction)
+            explain_with(flows, dir, end, &prediction, &choose)
                 .into_iter()
                 .map(|c| Finding {
                     text: c.to_string(),
