@@ -1,0 +1,90 @@
+//! `lagkit plan` as a user runs it: the shipped LPM example, JSON output,
+//! charts, and bad input.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
+
+fn example() -> String {
+    format!("{}/../../examples/plan/lpm.csv", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn plan(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(BIN)
+        .arg("plan")
+        .args(args)
+        .output()
+        .expect("run lagkit");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// IBM's LPM pattern under AIX src_dst_port: all data on one adapter, the
+/// sequential ports named, strong or adaptive recommended.
+#[test]
+fn lpm_example_names_the_port_pattern_and_recommends_adaptive() {
+    let (code, out, err) = plan(&[&example(), "--host-hash", "aix:src_dst_port", "--explain"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0.50 of capacity"), "{out}");
+    assert!(out.contains("source ports are sequential"), "{out}");
+    assert!(
+        out.contains("(source port 32789 + destination port 32792) / 2 = 32790"),
+        "{out}"
+    );
+    assert!(out.contains("recommendation: adaptive"), "{out}");
+}
+
+#[test]
+fn json_and_charts() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-cli-{}", std::process::id()));
+    let (code, out, err) = plan(&[
+        &example(),
+        "--host-hash",
+        "layer3+4",
+        "--links",
+        "4",
+        "--json",
+        "--svg",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let d = &v["directions"][0];
+    assert_eq!(d["prediction"]["spread"], "layer3+4");
+    assert_eq!(d["prediction"]["links"].as_array().unwrap().len(), 4);
+    assert_eq!(d["alternatives"].as_array().unwrap().len(), 26);
+    let svg = std::fs::read_to_string(dir.join("plan-out.svg")).expect("chart");
+    assert!(svg.starts_with("<svg"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_says_where_and_exits_2() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("flows.csv");
+    std::fs::write(
+        &f,
+        "src,dst,sport,dport\n10.0.0.1,10.0.0.2,1,2\n10.0.0.1,10.0.0.300,1,2\n",
+    )
+    .unwrap();
+    let (code, _, err) = plan(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("flows.csv:line 3: dst 10.0.0.300 is not an IP address"),
+        "{err}"
+    );
+    let (code, _, err) = plan(&[f.to_str().unwrap(), "--host-hash", "layer9"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--host-hash: unknown transmit hash policy"),
+        "{err}"
+    );
+    let (code, _, err) = plan(&[dir.join("missing.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.csv"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
