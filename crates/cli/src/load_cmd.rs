@@ -129,7 +129,7 @@ struct ClientArgs {
     #[arg(long, default_value = "5s", value_parser = duration::parse)]
     connect_timeout: Duration,
     /// lpm: first client port; migration i uses base+2i (control) and base+2i+1 (data).
-    #[arg(long, default_value_t = 32788)]
+    #[arg(long, default_value_t = lagkit_load::lpm::DEFAULT_BASE)]
     lpm_base: u16,
     /// lpm: the server's port layout, fixed or sequential.
     #[arg(long, default_value = "fixed", value_parser = parse_lpm_ports)]

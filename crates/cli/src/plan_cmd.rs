@@ -1,9 +1,8 @@
 //! `lagkit plan`: how would a configuration spread this traffic?
 
 use crate::bond_cmd::Failure;
-use lagkit_bondcfg::Mode;
 use lagkit_planner::input::{parse_rate, Host};
-use lagkit_planner::predict::{EndConfig, Spread, DEFAULT_STRONG};
+use lagkit_planner::predict::{EndConfig, Spread};
 use std::path::PathBuf;
 
 /// Options of `lagkit plan`.
@@ -12,7 +11,19 @@ pub struct Args {
     /// The traffic: a flow list (.csv or .json: proto, src, sport, dst,
     /// dport, src_mac, dst_mac, vlan, bytes, rate, dir) or a pcap/pcapng
     /// capture (read as a stream).
-    traffic: PathBuf,
+    #[arg(required_unless_present = "lab")]
+    traffic: Option<PathBuf>,
+    /// Plan a built-in lab scenario instead (`lagkit lab list`): each
+    /// configuration's workload becomes flows and its bonds the ends.
+    #[arg(long, conflicts_with_all = ["traffic", "config", "host_hash", "switch_hash", "links", "rate", "host"])]
+    lab: Option<String>,
+    /// With --lab: its short sweep's configurations.
+    #[arg(long, requires = "lab")]
+    short: bool,
+    /// With --lab: a `lagkit lab run` report (report.json) of the same
+    /// scenario; prints predicted beside measured shares.
+    #[arg(long, requires = "lab")]
+    measured: Option<PathBuf>,
     /// The host bond's spreading, for flows it sends (`dir = out`): a
     /// transmit hash policy (layer3+4, src_dst_port, strong, ...) or a mode
     /// (balance-rr, active-backup, adaptive).
@@ -72,17 +83,99 @@ fn from_config(path: &PathBuf, bond: Option<&str>) -> Result<(Spread, usize), St
             .first()
             .ok_or_else(|| format!("{}: no bond in this file", path.display()))?,
     };
-    let spread = match b.mode {
-        Mode::Lacp | Mode::BalanceXor => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
-        Mode::BalanceRr => Spread::RoundRobin,
-        Mode::ActiveBackup | Mode::Broadcast => Spread::Single,
-        Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => Spread::Adaptive(DEFAULT_STRONG),
-    };
+    let spread = lagkit_planner::lab::spread_of(b);
     Ok((spread, b.members.len()))
+}
+
+/// `lagkit plan --lab NAME [--measured REPORT]`.
+fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
+    use lagkit_planner::lab;
+    let usage = Failure::Usage;
+    let (plans, skipped) = lab::plan_scenario(name, a.short).map_err(usage)?;
+    let measured = match &a.measured {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                usage(format!(
+                    "{}: not a lab report (report.json): {e}",
+                    p.display()
+                ))
+            })?;
+            Some(lab::compare(&plans, &v))
+        }
+        None => None,
+    };
+    if a.json {
+        let out = serde_json::json!({
+            "scenario": name,
+            "configurations": plans.iter().map(|p| {
+                let r = lagkit_planner::report::plan(&p.flows, &p.out, &p.back.unwrap_or(p.out), a.explain, false);
+                serde_json::json!({"key": p.key, "label": p.label, "host": p.host, "report": r})
+            }).collect::<Vec<_>>(),
+            "skipped": skipped.iter().map(|s| serde_json::json!({"key": s.key, "why": s.why})).collect::<Vec<_>>(),
+            "accuracy": measured,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| Failure::Runtime(e.to_string()))?
+        );
+        return Ok(());
+    }
+    for p in &plans {
+        println!("== {} ({}): {} sends", p.key, p.label, p.host);
+        let r = lagkit_planner::report::plan(
+            &p.flows,
+            &p.out,
+            &p.back.unwrap_or(p.out),
+            a.explain,
+            false,
+        );
+        for line in r.text(a.top).lines() {
+            println!("  {line}");
+        }
+    }
+    for s in &skipped {
+        println!("== {}: not planned: {}", s.key, s.why);
+    }
+    if let Some(acc) = measured {
+        println!(
+            "\npredicted vs measured (share of {}'s sent bytes per link; Mbit/s):",
+            plans.first().map_or("", |p| p.host.as_str())
+        );
+        println!(
+            "  {:<14} {:<16} {:<16} {:>8} {:>10} {:>10}",
+            "configuration", "predicted", "measured", "max diff", "pred Mb/s", "meas Mb/s"
+        );
+        for x in &acc {
+            let f = |v: &[f64]| {
+                v.iter()
+                    .map(|s| format!("{s:.3}"))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
+            println!(
+                "  {:<14} {:<16} {:<16} {:>6.1}pp {:>10.1} {:>10.1}",
+                x.key,
+                f(&x.predicted),
+                f(&x.measured),
+                x.max_diff_pp,
+                x.predicted_mbps,
+                x.measured_mbps
+            );
+        }
+        if acc.is_empty() {
+            println!("  (no run of the report matches these configurations' keys)");
+        }
+    }
+    Ok(())
 }
 
 /// Runs `lagkit plan`.
 pub fn run(a: Args) -> Result<(), Failure> {
+    if let Some(name) = a.lab.clone() {
+        return run_lab(&a, &name);
+    }
     let usage = Failure::Usage;
     let rate = parse_rate(&a.rate).map_err(|e| usage(format!("--rate: {e}")))?;
     if rate <= 0.0 {
@@ -110,8 +203,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .map(str::parse::<Host>)
         .transpose()
         .map_err(|e| usage(format!("--host: {e}")))?;
+    let traffic = a.traffic.clone().unwrap_or_default();
     let (flows, stats) =
-        lagkit_planner::read_flows(&a.traffic, host).map_err(|e| usage(e.to_string()))?;
+        lagkit_planner::read_flows(&traffic, host).map_err(|e| usage(e.to_string()))?;
     let end = |spread| EndConfig {
         spread,
         links,
@@ -132,7 +226,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         if stats.packets > 0 {
             println!(
                 "{}: {} packets in {} flows{}{}",
-                a.traffic.display(),
+                traffic.display(),
                 stats.packets,
                 flows.len(),
                 if stats.not_ethernet > 0 {

@@ -88,3 +88,29 @@ fn bad_input_says_where_and_exits_2() {
     assert!(err.contains("missing.csv"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The lpm scenario planned from its topology, beside the committed run.
+#[test]
+fn lab_scenario_beside_its_measurement() {
+    let report = format!(
+        "{}/../../docs/results/lpm/report.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, err) = plan(&["--lab", "lpm", "--explain", "--measured", &report]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("== src_dst_port"), "{out}");
+    assert!(out.contains("source ports are sequential"), "{out}");
+    assert!(out.contains("predicted vs measured"), "{out}");
+    let table = &out[out.find("predicted vs measured").unwrap()..];
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("strong "))
+        .expect("strong row");
+    assert!(row.contains("0.500/0.500"), "{row}");
+    let (code, out, _) = plan(&["--lab", "hp-apa", "--short"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("chosen by the kernel at run time"), "{out}");
+    let (code, _, err) = plan(&["--lab", "nosuch"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no built-in scenario"), "{err}");
+}

@@ -78,6 +78,18 @@ impl BucketMap {
         })
     }
 
+    /// The map a bond holds when members `0..members` became usable one
+    /// after the other: [`BucketMap::new`]`(1)`, then [`BucketMap::add_member`]
+    /// for each further member. This, not `bucket mod n`, is where a running
+    /// lagkit bond's `strong` buckets are, so the planner predicts with it.
+    pub fn grown(members: usize) -> Result<BucketMap, BucketMapError> {
+        let mut m = BucketMap::new(members.min(1))?;
+        for _ in 1..members {
+            m.add_member()?;
+        }
+        Ok(m)
+    }
+
     /// Builds a map from an explicit table; every entry must be below `members`.
     pub fn from_slots(slots: [u8; BUCKETS], members: usize) -> Result<BucketMap, BucketMapError> {
         if members > MAX_MEMBERS {
@@ -339,5 +351,20 @@ mod tests {
             BucketMap::from_slots([1; BUCKETS], 2).unwrap().counts(),
             [0, 256]
         );
+    }
+
+    #[test]
+    fn grown_is_new_then_add_member() {
+        assert!(BucketMap::grown(0).unwrap().is_empty());
+        assert_eq!(BucketMap::grown(1).unwrap(), BucketMap::new(1).unwrap());
+        let g = BucketMap::grown(2).unwrap();
+        assert_ne!(
+            g,
+            BucketMap::new(2).unwrap(),
+            "the second member takes the top half, not every other bucket"
+        );
+        assert_eq!(g.counts(), vec![128, 128]);
+        assert_eq!(g.member(214), Some(1));
+        assert!(BucketMap::grown(MAX_MEMBERS + 1).is_err());
     }
 }

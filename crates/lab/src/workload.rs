@@ -103,7 +103,8 @@ impl LoadSpec {
         .into()
     }
 
-    fn port(&self) -> u16 {
+    /// The (first) server port: the one given, or the kind's default.
+    pub fn port(&self) -> u16 {
         self.port.unwrap_or(match self.load.as_str() {
             "socketprocs" => 7000,
             "lpm" => 32791,

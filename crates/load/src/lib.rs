@@ -291,7 +291,7 @@ impl ClientConfig {
             nodelay: false,
             sockbuf: None,
             connect_timeout: Duration::from_secs(5),
-            lpm_base: 32788,
+            lpm_base: lpm::DEFAULT_BASE,
             lpm_ports: LpmPorts::Fixed,
             lpm_interval: Duration::from_millis(100),
             spawn: Spawn::Fork,

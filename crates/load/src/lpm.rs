@@ -41,6 +41,9 @@ pub fn server_ports(port: u16, layout: LpmPorts, migrations: u32) -> Vec<u16> {
     (0..n).map(|k| port.wrapping_add(k as u16)).collect()
 }
 
+/// The first client port when none is given (`lagkit load client --lpm-base`).
+pub const DEFAULT_BASE: u16 = 32788;
+
 /// Client ports of migration `i`: (control, data).
 pub fn client_ports(base: u16, i: u32) -> (u16, u16) {
     let c = u32::from(base) + 2 * i;

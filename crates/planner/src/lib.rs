@@ -21,6 +21,7 @@ pub mod explain;
 pub mod fair;
 pub mod flow;
 pub mod input;
+pub mod lab;
 pub mod predict;
 pub mod report;
 

@@ -2,7 +2,7 @@
 
 use crate::fair;
 use crate::flow::{Dir, Flow};
-use lagkit_hash::{Policy, Strong, BUCKETS};
+use lagkit_hash::{BucketMap, Policy, Strong, BUCKETS};
 use serde::Serialize;
 use std::fmt;
 
@@ -142,6 +142,8 @@ pub struct Chooser {
     links: usize,
     /// adaptive: bucket -> link.
     table: Option<Box<[usize; BUCKETS]>>,
+    /// strong: the bond's bucket map.
+    map: Option<BucketMap>,
 }
 
 /// What [`Chooser::link`] answers for a round-robin flow: every link.
@@ -163,11 +165,18 @@ impl Chooser {
             }
             _ => None,
         };
+        // A lagkit bond's strong buckets sit where its members' joining
+        // put them (BucketMap::grown), not at bucket mod n.
+        let map = match end.spread {
+            Spread::Hash(Policy::Strong(_)) => BucketMap::grown(end.links).ok(),
+            _ => None,
+        };
         Chooser {
             dir,
             spread: end.spread,
             links: end.links,
             table,
+            map,
         }
     }
 
@@ -178,7 +187,10 @@ impl Chooser {
             return None;
         }
         match self.spread {
-            Spread::Hash(p) => p.select(&f.key, self.links),
+            Spread::Hash(p) => match &self.map {
+                Some(m) => p.select_in(&f.key, m),
+                None => p.select(&f.key, self.links),
+            },
             Spread::Single => Some(0),
             Spread::RoundRobin => Some(EVERY_LINK),
             Spread::Adaptive(s) => {
