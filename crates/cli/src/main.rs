@@ -1,6 +1,7 @@
 //! The `lagkit` command: one binary, one subcommand per role.
 
 mod bond_cmd;
+mod check_cmd;
 mod duration;
 mod lab_cmd;
 mod load_cmd;
@@ -47,6 +48,9 @@ enum Command {
     /// Predict how a configuration spreads given traffic (a flow list or a
     /// capture), explain imbalance, rank the alternatives.
     Plan(plan_cmd::Args),
+    /// Read both ends' configurations (lagkit bond, /proc/net/bonding,
+    /// Cisco IOS) and flag what does not match, before it costs throughput.
+    Check(check_cmd::Args),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -90,6 +94,8 @@ fn main() -> ExitCode {
         Command::Load(a) => load_cmd::run(a),
         Command::Demo(a) => lab_cmd::demo(a),
         Command::Plan(a) => plan_cmd::run(a),
+        // Its exit status tells the worst finding (0, 1, 3), not just success.
+        Command::Check(a) => return check_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

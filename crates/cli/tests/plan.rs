@@ -1,25 +1,14 @@
 //! `lagkit plan` as a user runs it: the shipped LPM example, JSON output,
 //! charts, and bad input.
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
-
-fn example() -> String {
-    format!("{}/../../examples/plan/lpm.csv", env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
 
 fn plan(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN)
-        .arg("plan")
-        .args(args)
-        .output()
-        .expect("run lagkit");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    common::lagkit("plan", args)
+}
+
+fn example() -> String {
+    common::example("plan/lpm.csv")
 }
 
 /// IBM's LPM pattern under AIX src_dst_port: all data on one adapter, the

@@ -1,0 +1,128 @@
+//! `lagkit check`: both ends of an aggregated link, read from their
+//! configurations, and the mismatches that cost throughput or connectivity
+//! found before anything is cabled.
+//!
+//! Each input is read into the facts of one end ([`facts`]): a host's bond
+//! (a lagkit bond configuration, or Linux's `/proc/net/bonding/bondX`) or a
+//! switch's port-channels (Cisco IOS). [`rules`] then looks at each end
+//! alone and at the host facing a channel, and returns [`Finding`]s with a
+//! severity, the file and line, the reason in one sentence and the fix:
+//! protocol pairs that never form (LACP passive on both ends, LACP facing
+//! `on` or PAgP, a host without PAgP facing `auto`), LACP rates that
+//! differ, an MTU that is not the same in all five places (server adapters,
+//! server aggregate and interface, switch ports, switch port-channel: IBM's
+//! run 18 lost throughput to exactly that), hashes that cannot spread
+//! traffic between two hosts, Cisco's 8 buckets over 3, 5, 6 or 7 links,
+//! round-robin into a switch (reordering), min_links/max_bundle that cannot
+//! be met, and ports of one channel that differ in speed, duplex or VLAN.
+
+#![forbid(unsafe_code)]
+
+pub mod facts;
+pub mod rules;
+
+use serde::Serialize;
+use std::fmt;
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing breaks.
+    Info,
+    /// Works, but costs throughput or resilience.
+    Warning,
+    /// Does not form, loses frames, or black-holes traffic.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// Where a fact came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Loc {
+    /// The file, as given.
+    pub file: String,
+    /// The line, when known.
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// One problem found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// How bad.
+    pub severity: Severity,
+    /// A stable name for scripts (`lacp-passive-both`, `mtu-mismatch`).
+    pub code: &'static str,
+    /// Where.
+    pub loc: Loc,
+    /// The reason, one sentence.
+    pub reason: String,
+    /// What to change.
+    pub fix: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} [{}]: {}\n  fix: {}",
+            self.loc, self.severity, self.code, self.reason, self.fix
+        )
+    }
+}
+
+/// The exit status for the worst finding: 0 none or info, 1 warnings, 3
+/// errors (2 stays the status of unreadable input, as for every lagkit
+/// command).
+pub fn exit_status(findings: &[Finding]) -> u8 {
+    match findings.iter().map(|f| f.severity).max() {
+        Some(Severity::Error) => 3,
+        Some(Severity::Warning) => 1,
+        _ => 0,
+    }
+}
+
+/// Runs arbitrary bytes through `check` as an input file would (dialect
+/// detection, the IOS, /proc and lagkit readers, every rule against a fixed
+/// host and switch). Errors are values; it panics only on a bug, which is
+/// what a `cargo fuzz` target wants to find.
+pub fn fuzz_one(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(end) = facts::read("fuzz", &text) else {
+        return;
+    };
+    let host = "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"a\", \"b\"]\nmtu = 9000\n";
+    let switch = "interface range gi1/1 - 2\nchannel-group 1 mode active\n";
+    let others = [facts::read("h", host), facts::read("s", switch)];
+    let mut ends = vec![end];
+    ends.extend(others.into_iter().flatten());
+    for channel in [
+        None,
+        Some(1),
+        Some(u32::from(data.first().copied().unwrap_or(0))),
+    ] {
+        let f = rules::check(&ends, channel);
+        let _ = exit_status(&f);
+        for x in &f {
+            let _ = x.to_string();
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! `lagkit check`: both ends' configurations, and what does not match.
+
+use lagkit_check::facts::{read, ReadError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Options of `lagkit check`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Configurations of one or both ends: a lagkit bond configuration
+    /// (TOML), Linux's /proc/net/bonding/bondX, a Cisco IOS configuration
+    /// (running-config or the commands as typed).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The switch's channel group the host is cabled to (needed when the
+    /// switch configuration has several).
+    #[arg(long)]
+    channel: Option<u32>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `lagkit check`; exits 0 (nothing or information only), 1
+/// (warnings), 3 (errors), 2 (an input could not be read).
+pub fn run(a: Args) -> ExitCode {
+    let mut ends = Vec::new();
+    for f in &a.files {
+        let name = f.display().to_string();
+        let text = match std::fs::read(f) {
+            Ok(b) => match String::from_utf8(b) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!(
+                        "lagkit: {name}: not a text file (byte {} is not UTF-8)",
+                        e.utf8_error().valid_up_to()
+                    );
+                    return ExitCode::from(2);
+                }
+            },
+            Err(e) => {
+                eprintln!(
+                    "lagkit: {}",
+                    ReadError::Io {
+                        file: name,
+                        why: e.to_string()
+                    }
+                );
+                return ExitCode::from(2);
+            }
+        };
+        match read(&name, &text) {
+            Ok(e) => ends.push(e),
+            Err(e) => {
+                eprintln!("lagkit: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let findings = lagkit_check::rules::check(&ends, a.channel);
+    if a.json {
+        let v = serde_json::json!({ "findings": findings, "exit": lagkit_check::exit_status(&findings) });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else if findings.is_empty() {
+        println!("no findings: the ends agree on everything lagkit checks");
+    } else {
+        for f in &findings {
+            println!("{f}");
+        }
+        let count = |s| findings.iter().filter(|f| f.severity == s).count();
+        use lagkit_check::Severity::*;
+        println!(
+            "{} error(s), {} warning(s), {} note(s)",
+            count(Error),
+            count(Warning),
+            count(Info)
+        );
+    }
+    ExitCode::from(lagkit_check::exit_status(&findings))
+}

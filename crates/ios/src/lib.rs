@@ -1,0 +1,619 @@
+//! The Cisco IOS configuration subset that port aggregation needs.
+//!
+//! IBM's AIX/Cisco measurements print their switch configuration as typed
+//! at the console (`interface range gigabitethernet 8/4-5`, then `mtu 9216`
+//! and `channel-group 3 mode active` on the following lines, unindented,
+//! closed by `end`), and a `show running-config` prints the same commands
+//! indented under each `interface` and separated by `!`. This module reads
+//! both into one [`Config`]: interfaces with their MTU, channel-group and
+//! mode, VLAN, speed, duplex, LACP/PAgP options and shutdown state, and the
+//! global `port-channel load-balance` method. Commands outside the subset
+//! are skipped (counted); commands that make no sense where they stand (a
+//! `channel-group` outside any interface, a mode that does not exist, a
+//! range that runs backwards) are errors that name the line and the fix.
+//! No crate parses IOS configurations, hence this hand-written reader;
+//! lagkit's `check` and its switch both use it.
+
+#![forbid(unsafe_code)]
+
+use serde::Serialize;
+use std::fmt;
+
+/// A 1-based line number in the configuration text.
+pub type Line = usize;
+
+/// How a port joins its channel (`channel-group N mode ...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelMode {
+    /// No protocol: bundle whatever is cabled.
+    On,
+    /// LACP, starts negotiating.
+    Active,
+    /// LACP, only answers.
+    Passive,
+    /// PAgP, starts negotiating; `silent` bundles after a wait when the
+    /// partner never speaks PAgP.
+    Desirable {
+        /// `silent` (the IOS default) rather than `non-silent`.
+        silent: bool,
+    },
+    /// PAgP, only answers.
+    Auto {
+        /// `silent` (the IOS default) rather than `non-silent`.
+        silent: bool,
+    },
+}
+
+impl ChannelMode {
+    /// The protocol the mode speaks: `lacp`, `pagp` or `none`.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            ChannelMode::On => "none",
+            ChannelMode::Active | ChannelMode::Passive => "lacp",
+            ChannelMode::Desirable { .. } | ChannelMode::Auto { .. } => "pagp",
+        }
+    }
+}
+
+impl fmt::Display for ChannelMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |silent: bool| if silent { "" } else { " non-silent" };
+        match self {
+            ChannelMode::On => f.write_str("on"),
+            ChannelMode::Active => f.write_str("active"),
+            ChannelMode::Passive => f.write_str("passive"),
+            ChannelMode::Desirable { silent } => write!(f, "desirable{}", s(*silent)),
+            ChannelMode::Auto { silent } => write!(f, "auto{}", s(*silent)),
+        }
+    }
+}
+
+/// A value and the line that set it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct At<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was set.
+    pub line: Line,
+}
+
+/// `channel-group N mode M` on a port.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChannelGroup {
+    /// The group number (the port-channel's number).
+    pub number: u32,
+    /// The mode.
+    pub mode: ChannelMode,
+}
+
+/// One interface and what the configuration set on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Interface {
+    /// Its canonical name: `GigabitEthernet8/4`, `Port-channel3`.
+    pub name: String,
+    /// Where it was first named.
+    pub line: Line,
+    /// `mtu N`.
+    pub mtu: Option<At<u32>>,
+    /// `channel-group N mode M`.
+    pub channel_group: Option<At<ChannelGroup>>,
+    /// `switchport access vlan N`.
+    pub access_vlan: Option<At<u16>>,
+    /// `switchport mode trunk`.
+    pub trunk: Option<At<bool>>,
+    /// `speed ...`.
+    pub speed: Option<At<String>>,
+    /// `duplex ...`.
+    pub duplex: Option<At<String>>,
+    /// `lacp rate fast` (true) or `lacp rate normal` (false).
+    pub lacp_rate_fast: Option<At<bool>>,
+    /// `lacp port-priority N`.
+    pub lacp_port_priority: Option<At<u16>>,
+    /// `pagp port-priority N`.
+    pub pagp_port_priority: Option<At<u16>>,
+    /// `pagp learn-method ...`.
+    pub pagp_learn_method: Option<At<String>>,
+    /// `shutdown` (true) or `no shutdown` (false).
+    pub shutdown: Option<At<bool>>,
+}
+
+impl Interface {
+    /// Whether this is a `Port-channelN` interface; its number.
+    pub fn port_channel(&self) -> Option<u32> {
+        self.name.strip_prefix("Port-channel")?.parse().ok()
+    }
+}
+
+/// A parsed configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Config {
+    /// `hostname`.
+    pub hostname: Option<String>,
+    /// `port-channel load-balance METHOD`.
+    pub load_balance: Option<At<String>>,
+    /// Interfaces in the order first named.
+    pub interfaces: Vec<Interface>,
+    /// Lines outside the subset, skipped.
+    pub skipped: usize,
+}
+
+impl Config {
+    /// The interface named `name` (any spelling IOS accepts).
+    pub fn interface(&self, name: &str) -> Option<&Interface> {
+        let canon = canonical(name).ok()?;
+        self.interfaces.iter().find(|i| i.name == canon)
+    }
+
+    /// The numbers of every channel group, ascending.
+    pub fn channels(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .interfaces
+            .iter()
+            .filter_map(|i| i.channel_group.as_ref().map(|c| c.value.number))
+            .chain(self.interfaces.iter().filter_map(Interface::port_channel))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The member ports of channel group `n`.
+    pub fn members(&self, n: u32) -> Vec<&Interface> {
+        self.interfaces
+            .iter()
+            .filter(|i| {
+                i.channel_group
+                    .as_ref()
+                    .is_some_and(|c| c.value.number == n)
+            })
+            .collect()
+    }
+}
+
+/// Why a configuration could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {why}")]
+pub struct ParseError {
+    /// The line.
+    pub line: Line,
+    /// What is wrong and how to fix it.
+    pub why: String,
+}
+
+/// Interface types IOS abbreviates, with the canonical spelling.
+const TYPES: [(&str, &str); 8] = [
+    ("port-channel", "Port-channel"),
+    ("hundredgigabitethernet", "HundredGigabitEthernet"),
+    ("fortygigabitethernet", "FortyGigabitEthernet"),
+    ("twentyfivegige", "TwentyFiveGigE"),
+    ("tengigabitethernet", "TenGigabitEthernet"),
+    ("gigabitethernet", "GigabitEthernet"),
+    ("fastethernet", "FastEthernet"),
+    ("ethernet", "Ethernet"),
+];
+
+/// The canonical form of an interface name: `gi 8/4`, `Gi8/4` and
+/// `gigabitethernet8/4` are all `GigabitEthernet8/4`.
+pub fn canonical(name: &str) -> Result<String, String> {
+    let compact: String = name.split_whitespace().collect();
+    let lower = compact.to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (word, num) = (&lower[..split], &compact[split..]);
+    if word.is_empty() || num.is_empty() {
+        return Err(format!(
+            "{name:?} is not an interface name (e.g. gigabitethernet 8/4, port-channel 3)"
+        ));
+    }
+    // The shortest unambiguous prefix IOS accepts; "po", "gi", "te", "fa" and "e" are the common ones.
+    let (_, canon) = TYPES
+        .iter()
+        .find(|(full, _)| full.starts_with(word) && (word.len() >= 2 || *full == "ethernet"))
+        .ok_or_else(|| format!("unknown interface type {word:?} in {name:?}"))?;
+    if !num
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '/' || c == '.')
+    {
+        return Err(format!(
+            "{name:?}: the interface number may hold only digits, '/' and '.'"
+        ));
+    }
+    Ok(format!("{canon}{num}"))
+}
+
+/// Expands the argument of `interface range`: `gigabitethernet 8/4 - 5`,
+/// `gi8/4-5`, `gi1/1 - 2 , gi1/5`.
+pub fn expand_range(arg: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for part in arg.split(',') {
+        let part = part.trim();
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) if !a.trim().to_ascii_lowercase().ends_with("port") => {
+                (a.trim(), Some(b.trim()))
+            }
+            _ => (part, None),
+        };
+        let name = canonical(first)?;
+        let Some(last) = last else {
+            out.push(name);
+            continue;
+        };
+        let cut = name
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        let (stem, lo) = name.split_at(cut);
+        let lo: u32 = lo
+            .parse()
+            .map_err(|_| format!("{part:?}: no number to count from"))?;
+        let hi: u32 = last
+            .parse()
+            .map_err(|_| format!("{part:?}: the end of a range is a number (gi8/4 - 5)"))?;
+        if hi < lo || hi - lo > 255 {
+            return Err(format!(
+                "{part:?}: a range runs upwards, at most 256 ports (gi8/4 - 5)"
+            ));
+        }
+        out.extend((lo..=hi).map(|n| format!("{stem}{n}")));
+    }
+    Ok(out)
+}
+
+fn parse_mode(words: &[&str], line: Line) -> Result<ChannelMode, ParseError> {
+    let err = |why: String| ParseError { line, why };
+    let silent = match words.get(1).copied() {
+        None | Some("silent") => true,
+        Some("non-silent") => false,
+        Some(w) => {
+            return Err(err(format!(
+                "{w:?} after the mode: only silent or non-silent may follow auto/desirable"
+            )))
+        }
+    };
+    let mode = match words.first().copied() {
+        Some("on") => ChannelMode::On,
+        Some("active") => ChannelMode::Active,
+        Some("passive") => ChannelMode::Passive,
+        Some("desirable") => ChannelMode::Desirable { silent },
+        Some("auto") => ChannelMode::Auto { silent },
+        Some(w) => {
+            return Err(err(format!(
+                "unknown channel-group mode {w:?}: use on, active, passive, desirable [non-silent] or auto [non-silent]"
+            )))
+        }
+        None => return Err(err("channel-group N mode needs a mode: on, active, passive, desirable or auto".into())),
+    };
+    if words.len() > 1
+        && matches!(
+            mode,
+            ChannelMode::On | ChannelMode::Active | ChannelMode::Passive
+        )
+    {
+        return Err(err(format!(
+            "{mode} takes no silent/non-silent (those are PAgP's)"
+        )));
+    }
+    Ok(mode)
+}
+
+fn number<T: std::str::FromStr>(w: Option<&&str>, what: &str, line: Line) -> Result<T, ParseError> {
+    w.and_then(|s| s.parse().ok()).ok_or_else(|| ParseError {
+        line,
+        why: format!("{what} needs a number"),
+    })
+}
+
+/// Reads a configuration.
+pub fn parse(text: &str) -> Result<Config, ParseError> {
+    let mut cfg = Config::default();
+    // The interfaces the current sub-commands apply to (indices).
+    let mut ctx: Vec<usize> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let indented = raw.starts_with(' ') || raw.starts_with('\t');
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if t.starts_with('!') {
+            ctx.clear();
+            continue;
+        }
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+        let lw: Vec<&str> = lower.iter().map(String::as_str).collect();
+        let err = |why: String| ParseError { line, why };
+        let enter = |names: Vec<String>, cfg: &mut Config| -> Vec<usize> {
+            names
+                .into_iter()
+                .map(|n| match cfg.interfaces.iter().position(|x| x.name == n) {
+                    Some(p) => p,
+                    None => {
+                        cfg.interfaces.push(Interface {
+                            name: n,
+                            line,
+                            ..Interface::default()
+                        });
+                        cfg.interfaces.len() - 1
+                    }
+                })
+                .collect()
+        };
+        match lw.as_slice() {
+            ["end"] | ["exit"] => {
+                ctx.clear();
+                continue;
+            }
+            ["configure", ..]
+            | ["conf", ..]
+            | ["building", ..]
+            | ["current", ..]
+            | ["version", ..] => continue,
+            ["hostname", name] => {
+                cfg.hostname = Some((*name).to_string());
+                ctx.clear();
+                continue;
+            }
+            ["interface", "range", ..] => {
+                let arg = words[2..].join(" ");
+                let names = expand_range(&arg).map_err(err)?;
+                ctx = enter(names, &mut cfg);
+                continue;
+            }
+            ["interface", ..] if words.len() >= 2 => {
+                let name = canonical(&words[1..].join(" ")).map_err(err)?;
+                ctx = enter(vec![name], &mut cfg);
+                continue;
+            }
+            ["port-channel", "load-balance", method] => {
+                cfg.load_balance = Some(At {
+                    value: (*method).to_string(),
+                    line,
+                });
+                ctx.clear();
+                continue;
+            }
+            ["no", "interface", ..] => {
+                ctx.clear();
+                continue;
+            }
+            _ => {}
+        }
+        // An interface sub-command.
+        let is_sub = matches!(
+            lw.first().copied(),
+            Some(
+                "mtu"
+                    | "channel-group"
+                    | "switchport"
+                    | "speed"
+                    | "duplex"
+                    | "lacp"
+                    | "pagp"
+                    | "shutdown"
+                    | "shut"
+                    | "no"
+                    | "description"
+                    | "channel-protocol"
+            )
+        );
+        if !is_sub {
+            if !indented {
+                ctx.clear();
+            }
+            cfg.skipped += 1;
+            continue;
+        }
+        if ctx.is_empty() {
+            if lw.first() == Some(&"no") {
+                cfg.skipped += 1;
+                continue;
+            }
+            return Err(err(format!(
+                "{:?} outside any interface: put it under `interface NAME` (the configuration may be pasted only in part)",
+                t
+            )));
+        }
+        let apply = |cfg: &mut Config, f: &dyn Fn(&mut Interface)| {
+            for &k in &ctx {
+                f(&mut cfg.interfaces[k]);
+            }
+        };
+        match lw.as_slice() {
+            ["mtu", ..] => {
+                let v: u32 = number(words.get(1), "mtu", line)?;
+                if !(64..=65535).contains(&v) {
+                    return Err(err(format!("mtu {v} is outside 64-65535")));
+                }
+                apply(&mut cfg, &|x| x.mtu = Some(At { value: v, line }));
+            }
+            ["no", "mtu"] => apply(&mut cfg, &|x| x.mtu = None),
+            ["channel-group", n, "mode", rest @ ..] => {
+                let number: u32 = n
+                    .parse()
+                    .map_err(|_| err(format!("channel-group {n:?}: the group is a number")))?;
+                let mode = parse_mode(rest, line)?;
+                apply(&mut cfg, &|x| {
+                    x.channel_group = Some(At {
+                        value: ChannelGroup { number, mode },
+                        line,
+                    })
+                });
+            }
+            ["channel-group", ..] => {
+                return Err(err(
+                    "write channel-group N mode MODE (e.g. channel-group 3 mode active)".into(),
+                ))
+            }
+            ["no", "channel-group", ..] => apply(&mut cfg, &|x| x.channel_group = None),
+            ["switchport", "access", "vlan", v] => {
+                let v: u16 = v
+                    .parse()
+                    .ok()
+                    .filter(|v| (1..=4094).contains(v))
+                    .ok_or_else(|| err(format!("vlan {v:?} is not 1-4094")))?;
+                apply(&mut cfg, &|x| x.access_vlan = Some(At { value: v, line }));
+            }
+            ["switchport", "mode", "trunk"] => {
+                apply(&mut cfg, &|x| x.trunk = Some(At { value: true, line }))
+            }
+            ["switchport", "mode", "access"] => {
+                apply(&mut cfg, &|x| x.trunk = Some(At { value: false, line }))
+            }
+            ["speed", v] => apply(&mut cfg, &|x| {
+                x.speed = Some(At {
+                    value: (*v).to_string(),
+                    line,
+                })
+            }),
+            ["duplex", v] => apply(&mut cfg, &|x| {
+                x.duplex = Some(At {
+                    value: (*v).to_string(),
+                    line,
+                })
+            }),
+            ["lacp", "rate", r] => {
+                let fast = match *r {
+                    "fast" => true,
+                    "normal" | "slow" => false,
+                    _ => return Err(err(format!("lacp rate {r:?}: use fast or normal"))),
+                };
+                apply(&mut cfg, &|x| {
+                    x.lacp_rate_fast = Some(At { value: fast, line })
+                });
+            }
+            ["lacp", "port-priority", _] => {
+                let v: u16 = number(words.get(2), "lacp port-priority", line)?;
+                apply(&mut cfg, &|x| {
+                    x.lacp_port_priority = Some(At { value: v, line })
+                });
+            }
+            ["pagp", "port-priority", _] => {
+                let v: u16 = number(words.get(2), "pagp port-priority", line)?;
+                apply(&mut cfg, &|x| {
+                    x.pagp_port_priority = Some(At { value: v, line })
+                });
+            }
+            ["pagp", "learn-method", m] => apply(&mut cfg, &|x| {
+                x.pagp_learn_method = Some(At {
+                    value: (*m).to_string(),
+                    line,
+                })
+            }),
+            ["shutdown"] | ["shut"] => {
+                apply(&mut cfg, &|x| x.shutdown = Some(At { value: true, line }))
+            }
+            ["no", "shutdown"] | ["no", "shut"] => {
+                apply(&mut cfg, &|x| x.shutdown = Some(At { value: false, line }))
+            }
+            _ => cfg.skipped += 1,
+        }
+    }
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// IBM's steps 6, 7 and 11, as typed at the console.
+    const IBM: &str = "configure terminal
+interface range gigabitethernet 8/4-5
+mtu 9216
+channel-group 3 mode active
+end
+configure terminal
+interface port-channel 3
+switchport access vlan 129
+description ?????
+mtu 9216
+no shut
+end
+configure terminal
+port-channel load-balance src-dst-port
+end
+";
+
+    #[test]
+    fn ibm_console_steps() {
+        let c = parse(IBM).unwrap();
+        let gi = c.interface("gi8/4").unwrap();
+        assert_eq!(gi.mtu.as_ref().unwrap().value, 9216);
+        assert_eq!(
+            gi.channel_group.as_ref().unwrap().value,
+            ChannelGroup {
+                number: 3,
+                mode: ChannelMode::Active
+            }
+        );
+        assert_eq!(gi.channel_group.as_ref().unwrap().line, 4);
+        assert!(c.interface("GigabitEthernet 8/5").is_some());
+        let po = c.interface("Po3").unwrap();
+        assert_eq!(po.port_channel(), Some(3));
+        assert_eq!(po.access_vlan.as_ref().unwrap().value, 129);
+        assert!(!po.shutdown.as_ref().unwrap().value);
+        assert_eq!(c.load_balance.as_ref().unwrap().value, "src-dst-port");
+        assert_eq!(c.channels(), vec![3]);
+        assert_eq!(c.members(3).len(), 2);
+        assert_eq!(c.skipped, 1, "the description");
+    }
+
+    #[test]
+    fn running_config_with_indentation_and_bangs() {
+        let c = parse(
+            "hostname sw1\n!\ninterface GigabitEthernet1/1\n mtu 1500\n channel-group 1 mode desirable non-silent\n!\n\
+             interface GigabitEthernet1/2\n channel-group 1 mode auto\n speed 100\n!\ninterface Port-channel1\n!\nip routing\nmtu 9000\n",
+        );
+        // `mtu` after a global command (ip routing) is outside any interface.
+        let e = c.unwrap_err();
+        assert_eq!(e.line, 14);
+        assert!(e.why.contains("outside any interface"), "{e}");
+        let c = parse("interface Gi1/1\n channel-group 1 mode desirable non-silent\n!\ninterface Gi1/2\n channel-group 1 mode auto\n").unwrap();
+        assert_eq!(
+            c.interfaces[0].channel_group.as_ref().unwrap().value.mode,
+            ChannelMode::Desirable { silent: false }
+        );
+        assert_eq!(
+            c.interfaces[1].channel_group.as_ref().unwrap().value.mode,
+            ChannelMode::Auto { silent: true }
+        );
+        assert_eq!(
+            ChannelMode::Desirable { silent: false }.to_string(),
+            "desirable non-silent"
+        );
+    }
+
+    #[test]
+    fn names_and_ranges() {
+        assert_eq!(canonical("gi 8/4").unwrap(), "GigabitEthernet8/4");
+        assert_eq!(canonical("Te1/0/1").unwrap(), "TenGigabitEthernet1/0/1");
+        assert_eq!(canonical("po3").unwrap(), "Port-channel3");
+        assert!(canonical("x9").is_err());
+        assert!(canonical("gigabitethernet").is_err());
+        assert_eq!(
+            expand_range("gigabitethernet 8/4 - 5 , gi8/7").unwrap(),
+            vec![
+                "GigabitEthernet8/4",
+                "GigabitEthernet8/5",
+                "GigabitEthernet8/7"
+            ]
+        );
+        assert!(expand_range("gi8/5 - 4").is_err());
+        assert!(expand_range("gi8/1 - x").is_err());
+    }
+
+    #[test]
+    fn bad_lines_name_the_line_and_the_fix() {
+        let e = parse("interface gi1/1\nchannel-group 3 mode sometimes\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.why.contains("use on, active, passive"), "{e}");
+        let e = parse("channel-group 3 mode active\n").unwrap_err();
+        assert!(e.why.contains("outside any interface"), "{e}");
+        let e = parse("interface gi1/1\nmtu 9999999\n").unwrap_err();
+        assert!(e.why.contains("outside 64-65535"), "{e}");
+        let e = parse("interface gi1/1\nchannel-group 3 mode active non-silent\n").unwrap_err();
+        assert!(e.why.contains("PAgP"), "{e}");
+        assert_eq!(parse("").unwrap(), Config::default());
+    }
+}
