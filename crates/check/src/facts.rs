@@ -49,6 +49,18 @@ pub struct Host {
     pub max_bundle: Option<u16>,
 }
 
+/// Members known by name only.
+pub fn ports(names: &[String]) -> Vec<HostPort> {
+    names
+        .iter()
+        .map(|m| HostPort {
+            name: m.clone(),
+            speed: None,
+            duplex: None,
+        })
+        .collect()
+}
+
 /// A host bond's member.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HostPort {
@@ -141,7 +153,7 @@ pub enum ReadError {
 }
 
 /// The dialects [`read`] knows.
-pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, a Cisco IOS configuration (running-config or console commands)";
+pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, ifupdown's interfaces, systemd-networkd .netdev/.network, NetworkManager keyfiles, teamd JSON, AIX `lsattr -El entX`, a Cisco IOS configuration (running-config or console commands)";
 
 /// The line of the first `key =` in a TOML text, for locations.
 fn toml_line(text: &str, key: &str) -> Option<usize> {
@@ -164,6 +176,14 @@ pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
     }
     if text.lines().any(|l| l.starts_with("Bonding Mode:")) {
         return read_proc(file, text);
+    }
+    if let Some(dialect) = crate::dialects::sniff(text) {
+        let bonds = dialect(file, text)?;
+        return bonds
+            .iter()
+            .map(|b| b.host(file))
+            .collect::<Result<Vec<_>, _>>()
+            .map(End::Hosts);
     }
     let ios_like = text.lines().any(|l| {
         let t = l.trim_start().to_ascii_lowercase();
@@ -191,16 +211,21 @@ pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
 }
 
 fn host_mode(b: &BondConfig) -> HostMode {
-    match b.mode {
-        Mode::Lacp => HostMode::Lacp {
-            active: b.lacp_active,
-            fast: b.lacp_rate == LacpRate::Fast,
-        },
-        Mode::BalanceXor => HostMode::Static,
-        Mode::BalanceRr => HostMode::RoundRobin,
-        Mode::ActiveBackup => HostMode::ActiveBackup,
-        Mode::Broadcast => HostMode::Broadcast,
-        Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => HostMode::NoChannel,
+    HostMode::of(b.mode, b.lacp_active, b.lacp_rate == LacpRate::Fast)
+}
+
+impl HostMode {
+    /// The host mode of a Linux bonding mode (LACP's activity and rate
+    /// matter only for 802.3ad).
+    pub fn of(mode: Mode, active: bool, fast: bool) -> HostMode {
+        match mode {
+            Mode::Lacp => HostMode::Lacp { active, fast },
+            Mode::BalanceXor => HostMode::Static,
+            Mode::BalanceRr => HostMode::RoundRobin,
+            Mode::ActiveBackup => HostMode::ActiveBackup,
+            Mode::Broadcast => HostMode::Broadcast,
+            Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => HostMode::NoChannel,
+        }
     }
 }
 
@@ -225,15 +250,7 @@ fn read_lagkit(file: &str, text: &str) -> Result<End, ReadError> {
                     hash: hashes.then(|| b.xmit_hash_policy.to_string()),
                     // lagkit sets the members' MTU to the bond's: one place.
                     mtu: Some((u32::from(b.mtu), loc(toml_line(text, "mtu")))),
-                    members: b
-                        .members
-                        .iter()
-                        .map(|m| HostPort {
-                            name: m.clone(),
-                            speed: None,
-                            duplex: None,
-                        })
-                        .collect(),
+                    members: ports(&b.members),
                     min_links: b.min_links,
                     max_bundle: b.max_bundle,
                 }

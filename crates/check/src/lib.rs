@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dialects;
 pub mod facts;
 pub mod rules;
 

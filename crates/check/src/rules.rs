@@ -627,6 +627,14 @@ mod tests {
 
     #[test]
     fn unreadable_inputs_say_what_and_where() {
+        // An AIX alias in a lagkit TOML is still lagkit's dialect.
+        let t =
+            "name = \"bond0\"\nmode = \"standard\"\nhash_mode = \"src_port\"\nmembers = [\"a\"]\n";
+        assert!(
+            matches!(read("b.toml", t), Ok(End::Hosts(_))),
+            "{:?}",
+            read("b.toml", t)
+        );
         assert!(read("x", "hello world\n")
             .unwrap_err()
             .to_string()
