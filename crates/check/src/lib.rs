@@ -20,6 +20,7 @@
 
 pub mod dialects;
 pub mod facts;
+pub mod lacpdus;
 pub mod rules;
 
 use serde::Serialize;

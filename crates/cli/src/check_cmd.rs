@@ -10,8 +10,12 @@ pub struct Args {
     /// Configurations of one or both ends: a lagkit bond configuration
     /// (TOML), Linux's /proc/net/bonding/bondX, a Cisco IOS configuration
     /// (running-config or the commands as typed).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "lacpdus")]
     files: Vec<PathBuf>,
+    /// A capture (pcap or pcapng, from either end or the wire) whose
+    /// LACPDUs tell what the ends actually say; may be repeated.
+    #[arg(long, value_name = "CAPTURE")]
+    lacpdus: Vec<PathBuf>,
     /// The switch's channel group the host is cabled to (needed when the
     /// switch configuration has several).
     #[arg(long)]
@@ -57,7 +61,24 @@ pub fn run(a: Args) -> ExitCode {
             }
         }
     }
-    let findings = lagkit_check::rules::check(&ends, a.channel);
+    let mut findings = lagkit_check::rules::check(&ends, a.channel);
+    for c in &a.lacpdus {
+        let name = c.display().to_string();
+        let said = std::fs::File::open(c)
+            .map_err(|e| ReadError::Io {
+                file: name.clone(),
+                why: e.to_string(),
+            })
+            .and_then(|f| lagkit_check::lacpdus::read_capture(&name, f));
+        match said {
+            Ok(s) => findings.extend(lagkit_check::lacpdus::check(&name, &s)),
+            Err(e) => {
+                eprintln!("lagkit: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if a.json {
         let v = serde_json::json!({ "findings": findings, "exit": lagkit_check::exit_status(&findings) });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());

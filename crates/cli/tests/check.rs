@@ -75,3 +75,42 @@ fn unreadable_input_exits_2_naming_file_and_line() {
     assert!(err.contains("not a dialect lagkit reads"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Captures of what two LACP systems say (from `lagkit sim lacp --pcap`):
+/// a healthy pair says nothing; passive facing passive sends nothing at
+/// all, which is named; differing rates are named.
+#[test]
+fn lacpdus_from_a_capture() {
+    let dir = std::env::temp_dir().join(format!("lkt-check-pdus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sim = |a: &str, b: &str, name: &str| {
+        let p = dir.join(name);
+        let (code, out, err) = common::lagkit(
+            "sim",
+            &[
+                "lacp",
+                "--a",
+                a,
+                "--b",
+                b,
+                "--quiet",
+                "--pcap",
+                p.to_str().unwrap(),
+            ],
+        );
+        assert!(code == 0 || code == 1, "{out}{err}");
+        p
+    };
+    let good = sim("active,fast", "active,fast", "good.pcap");
+    let (code, out, err) = check(&["--lacpdus", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let bad = sim("passive", "passive", "bad.pcap");
+    let (code, out, _) = check(&["--lacpdus", bad.to_str().unwrap()]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("lacpdu-none"), "{out}");
+    let rate = sim("active,fast", "active,slow", "rate.pcap");
+    let (code, out, _) = check(&["--lacpdus", rate.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lacpdu-rate-mismatch"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
