@@ -1,0 +1,52 @@
+//! Compiles the BPF programs in `src/bpf/` with clang (`-target bpf -O2 -g`:
+//! the BTF that `-g` emits is what describes `.maps` to the loader) into
+//! `$OUT_DIR/lagkit.bpf.o`, which `src/lib.rs` embeds.
+//!
+//! Debian's `clang` and `libbpf-dev` (for `<bpf/bpf_helpers.h>`) are enough;
+//! `CLANG` names another compiler.
+
+use std::env;
+use std::io::ErrorKind;
+use std::path::PathBuf;
+use std::process::Command;
+
+const SOURCES: [&str; 2] = ["src/bpf/lagkit.bpf.c", "src/bpf/lagkit.h"];
+const INSTALL: &str = "install them with `apt-get install clang llvm libbpf-dev` \
+                       (or set CLANG to a clang that targets bpf)";
+
+fn main() {
+    for s in SOURCES {
+        println!("cargo:rerun-if-changed={s}");
+    }
+    println!("cargo:rerun-if-env-changed=CLANG");
+    let out =
+        PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("lagkit.bpf.o");
+    let clang = env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
+    // <linux/bpf.h> includes <asm/types.h>, which Debian keeps in the
+    // multiarch directory of the build host, not in /usr/include.
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let multiarch = format!("/usr/include/{arch}-linux-gnu");
+    let result = Command::new(&clang)
+        .args(["-target", "bpf", "-O2", "-g", "-Wall", "-Werror"])
+        .arg("-I")
+        .arg(&multiarch)
+        .arg("-c")
+        .arg(SOURCES[0])
+        .arg("-o")
+        .arg(&out)
+        .output();
+    match result {
+        Err(e) if e.kind() == ErrorKind::NotFound => panic!(
+            "lagkit-bpf: `{clang}` not found: building the BPF programs needs clang and \
+             libbpf's headers; {INSTALL}"
+        ),
+        Err(e) => panic!("lagkit-bpf: cannot run `{clang}`: {e}"),
+        Ok(o) if !o.status.success() => panic!(
+            "lagkit-bpf: `{clang}` failed to compile {}:\n{}\n(missing headers such as \
+             <bpf/bpf_helpers.h> or <asm/types.h> mean a package is missing: {INSTALL})",
+            SOURCES[0],
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Ok(_) => {}
+    }
+}

@@ -1,0 +1,84 @@
+//! The Rust side of `src/bpf/lagkit.h`: map values and policy codes, field
+//! for field as the C side lays them out.
+
+use lagkit_hash::{Policy, BUCKETS, MAX_MEMBERS};
+
+/// `struct lagkit_config`: the one entry of the `config` map.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
+    pub policy: u32,
+    pub members: u32,
+    pub seed: u64,
+    pub symmetric: u32,
+    pub reserved: u32,
+    pub slots: [u8; BUCKETS],
+    pub ifindex: [u32; MAX_MEMBERS],
+}
+
+// SAFETY: repr(C) with fields laid out without padding (4+4+8+4+4, then
+// 256 bytes and 256 u32s: 1304 bytes, a multiple of the 8-byte alignment);
+// every bit pattern is a valid value of every field.
+unsafe impl aya::Pod for Config {}
+
+/// `struct lagkit_counter`: one CPU's share of a member's counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counter {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+// SAFETY: repr(C), two u64s, no padding; any bit pattern is valid.
+unsafe impl aya::Pod for Counter {}
+
+/// `LAGKIT_STRONG`: the code after every compatibility policy.
+const STRONG: u32 = Policy::COMPAT.len() as u32;
+
+/// `enum lagkit_policy`: a compatibility policy's index in
+/// [`Policy::COMPAT`], or [`STRONG`].
+pub(crate) fn policy_code(policy: Policy) -> u32 {
+    match policy {
+        Policy::Strong(_) => STRONG,
+        other => Policy::COMPAT
+            .iter()
+            .position(|p| *p == other)
+            .map_or(u32::MAX, |i| i as u32),
+    }
+}
+
+/// Size of the `struct __sk_buff` that BPF_PROG_TEST_RUN reads and writes
+/// back (Linux 6.x: 192 bytes; a longer buffer must end in zeros, a shorter
+/// one is accepted).
+pub(crate) const SKB_CTX_LEN: usize = 192;
+
+/// Byte offset of `__sk_buff.cb[0]`.
+const CB: usize = 48;
+
+/// `LAGKIT_CB_MEMBER`, `LAGKIT_CB_HASH_LO`, `LAGKIT_CB_HASH_HI` read back
+/// from a context: (member + 1 or 0, hash).
+pub(crate) fn read_cb(ctx: &[u8; SKB_CTX_LEN]) -> (u32, u64) {
+    let word = |i: usize| {
+        let at = CB + 4 * i;
+        u32::from_ne_bytes([ctx[at], ctx[at + 1], ctx[at + 2], ctx[at + 3]])
+    };
+    (word(0), u64::from(word(1)) | u64::from(word(2)) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_has_the_c_layout() {
+        assert_eq!(core::mem::size_of::<Config>(), 1304);
+        assert_eq!(core::mem::size_of::<Counter>(), 16);
+    }
+
+    #[test]
+    fn policy_codes_follow_compat_order() {
+        assert_eq!(policy_code(Policy::Layer2), 0);
+        assert_eq!(policy_code(Policy::HpLbPort), 22);
+        assert_eq!(policy_code("strong:seed=9".parse().unwrap()), 23);
+    }
+}
