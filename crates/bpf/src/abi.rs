@@ -11,7 +11,7 @@ pub(crate) struct Config {
     pub members: u32,
     pub seed: u64,
     pub symmetric: u32,
-    pub reserved: u32,
+    pub logical: u32,
     pub slots: [u8; BUCKETS],
     pub ifindex: [u32; MAX_MEMBERS],
 }

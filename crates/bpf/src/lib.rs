@@ -3,11 +3,18 @@
 //!
 //! The measured case for it is in the lab notes: a tc egress program on the
 //! logical interface that redirects each frame to a member runs at about
-//! twice the userspace engine's throughput for half its CPU. What must not
+//! twice the userspace engine's throughput for half its CPU. The shape:
+//! the logical interface is one end of a veth pair whose peer stays idle
+//! (a netkit device where the kernel has one); `lagkit_egress` on its tcx
+//! egress picks a member and redirects; `lagkit_ingress` on each member's
+//! tcx ingress redirects data frames to the logical interface's ingress and
+//! leaves slow-protocol frames to the daemon. Both are tcx links owned by
+//! [`Datapath`]: dropping it (or the process ending) detaches everything,
+//! and nothing is left on the interfaces. What must not
 //! change is *which* member a frame takes: the planner, `lagkit flow` and
 //! the userspace engine all ask `lagkit_hash`, so the BPF program in
 //! `src/bpf/lagkit.bpf.c` is a line-by-line transliteration of its frame
-//! parser and policies, and [`Egress::test_run`] (BPF_PROG_TEST_RUN) lets a
+//! parser and policies, and [`Datapath::test_run`] (BPF_PROG_TEST_RUN) lets a
 //! test hold the two to the same answer on any frame.
 //!
 //! The programs are C compiled by Debian's clang in `build.rs` and loaded
@@ -18,7 +25,10 @@
 use core::fmt;
 
 use aya::maps::{Array, MapError, PerCpuArray};
-use aya::programs::{ProgramError, SchedClassifier, TestRun, TestRunOptions};
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{
+    LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
+};
 use aya::{Ebpf, EbpfError};
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
@@ -30,6 +40,7 @@ use abi::{policy_code, read_cb, Config, Counter, SKB_CTX_LEN};
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit.bpf.o"));
 
 const EGRESS: &str = "lagkit_egress";
+const INGRESS: &str = "lagkit_ingress";
 
 /// Why loading or driving the BPF programs failed.
 #[derive(Debug)]
@@ -42,6 +53,11 @@ pub enum Error {
     Map(MapError),
     /// The object lacks a program or map this crate expects (a build mismatch).
     Missing(&'static str),
+    /// No interface has this name (in the calling thread's namespace).
+    NoInterface {
+        /// The name.
+        ifname: String,
+    },
     /// The member table does not match the bucket map.
     Members {
         /// Members the bucket map has.
@@ -61,6 +77,10 @@ impl fmt::Display for Error {
             Error::Program(e) => write!(f, "BPF program: {e}"),
             Error::Map(e) => write!(f, "BPF map: {e}"),
             Error::Missing(what) => write!(f, "lagkit's BPF object has no {what}"),
+            Error::NoInterface { ifname } => write!(
+                f,
+                "no interface {ifname:?} in this network namespace (check `ip link`)"
+            ),
             Error::Members { members, ifindexes } => write!(
                 f,
                 "{ifindexes} member interfaces given for a bucket map of {members} members"
@@ -118,59 +138,113 @@ pub struct Sent {
     pub bytes: u64,
 }
 
-/// The loaded egress program and its maps.
-pub struct Egress {
+/// How egress distributes frames, and where ingress delivers them.
+#[derive(Clone, Copy, Debug)]
+pub struct Distribution<'a> {
+    /// The transmit hash policy.
+    pub policy: Policy,
+    /// The usable members: their count, and for `strong` the bucket table.
+    pub buckets: &'a BucketMap,
+    /// The interface index of each usable member, in bucket-map order.
+    pub members: &'a [u32],
+    /// The logical interface's index (0: ingress drops data frames).
+    pub logical: u32,
+}
+
+/// The loaded programs, their maps and their attachments; dropping it
+/// detaches every program and frees every map.
+pub struct Datapath {
     ebpf: Ebpf,
 }
 
-impl Egress {
-    /// Loads the programs (through the verifier) and an empty configuration
-    /// (no members: every frame is dropped until [`Egress::configure`]).
-    pub fn load() -> Result<Egress, Error> {
+impl Datapath {
+    /// Loads the programs (through the verifier) with an empty configuration:
+    /// no members, so egress drops every frame and ingress every data frame
+    /// until [`Datapath::configure`].
+    pub fn load() -> Result<Datapath, Error> {
         let mut ebpf = Ebpf::load(OBJECT)?;
-        let prog: &mut SchedClassifier = ebpf
-            .program_mut(EGRESS)
-            .ok_or(Error::Missing("egress program"))?
-            .try_into()?;
-        prog.load()?;
-        Ok(Egress { ebpf })
+        for name in [EGRESS, INGRESS] {
+            let prog: &mut SchedClassifier = ebpf
+                .program_mut(name)
+                .ok_or(Error::Missing("program"))?
+                .try_into()?;
+            prog.load()?;
+        }
+        Ok(Datapath { ebpf })
     }
 
-    /// Sets the policy, the members (the bucket map's member count, and for
-    /// `strong` its bucket table) and each member's interface index.
-    pub fn configure(
-        &mut self,
-        policy: Policy,
-        buckets: &BucketMap,
-        ifindexes: &[u32],
-    ) -> Result<(), Error> {
-        let members = buckets.members();
-        if ifindexes.len() != members || members > MAX_MEMBERS {
+    /// Publishes a distribution. One map update of one value: the kernel
+    /// copies it in place, so a frame in flight may see a mix of the old and
+    /// new value (an atomic swap is still to come).
+    pub fn configure(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
+        let members = d.buckets.members();
+        if d.members.len() != members || members > MAX_MEMBERS {
             return Err(Error::Members {
                 members,
-                ifindexes: ifindexes.len(),
+                ifindexes: d.members.len(),
             });
         }
-        let (seed, symmetric) = match policy {
+        let (seed, symmetric) = match d.policy {
             Policy::Strong(s) => (s.seed, s.symmetric),
             _ => (0, false),
         };
         let mut config = Config {
-            policy: policy_code(policy),
+            policy: policy_code(d.policy),
             members: members as u32,
             seed,
             symmetric: u32::from(symmetric),
-            reserved: 0,
-            slots: *buckets.slots(),
+            logical: d.logical,
+            slots: *d.buckets.slots(),
             ifindex: [0; MAX_MEMBERS],
         };
-        config.ifindex[..members].copy_from_slice(ifindexes);
+        config.ifindex[..members].copy_from_slice(d.members);
         let map = self
             .ebpf
             .map_mut("config")
             .ok_or(Error::Missing("config map"))?;
         Array::<_, Config>::try_from(map)?.set(0, config, 0)?;
         Ok(())
+    }
+
+    /// Attaches egress to the logical interface `ifname` (tcx); returns its
+    /// index. Names resolve in the calling thread's network namespace.
+    pub fn attach_egress(&mut self, ifname: &str) -> Result<u32, Error> {
+        self.attach(EGRESS, ifname, TcAttachType::Egress)
+    }
+
+    /// Attaches ingress to the member `ifname` (tcx, after any program
+    /// already there); returns its index.
+    pub fn attach_ingress(&mut self, ifname: &str) -> Result<u32, Error> {
+        self.attach(INGRESS, ifname, TcAttachType::Ingress)
+    }
+
+    /// The kernel's ids of the egress and ingress programs (as `bpftool prog`
+    /// and `bpftool link` show them).
+    pub fn program_ids(&self) -> Result<[u32; 2], Error> {
+        let id = |name| -> Result<u32, Error> {
+            let prog: &SchedClassifier = self
+                .ebpf
+                .program(name)
+                .ok_or(Error::Missing("program"))?
+                .try_into()?;
+            Ok(prog.info()?.id())
+        };
+        Ok([id(EGRESS)?, id(INGRESS)?])
+    }
+
+    fn attach(&mut self, prog: &str, ifname: &str, at: TcAttachType) -> Result<u32, Error> {
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|_| Error::NoInterface {
+            ifname: ifname.to_string(),
+        })?;
+        let prog: &mut SchedClassifier = self
+            .ebpf
+            .program_mut(prog)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        // tcx explicitly: a link owned by a descriptor leaves nothing behind,
+        // where a netlink filter would outlive the process.
+        prog.attach_with_options(ifname, at, TcAttachOptions::TcxOrder(LinkOrder::default()))?;
+        Ok(ifindex)
     }
 
     /// Runs the egress program on `frame` (an Ethernet frame of at least 14

@@ -11,7 +11,7 @@
 
 use std::net::Ipv6Addr;
 
-use lagkit_bpf::{Choice, Egress};
+use lagkit_bpf::{Choice, Datapath, Distribution};
 use lagkit_hash::samples::*;
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 
@@ -27,14 +27,14 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn load(test: &str) -> Option<Egress> {
+fn load(test: &str) -> Option<Datapath> {
     if !is_root() {
         eprintln!(
             "SKIP {test}: loading BPF programs needs root; run as root: `sudo -E cargo test`"
         );
         return None;
     }
-    Some(Egress::load().unwrap_or_else(|e| panic!("{e}")))
+    Some(Datapath::load().unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn v6(s: &str) -> Ipv6Addr {
@@ -342,13 +342,20 @@ fn hex(b: &[u8]) -> String {
 /// Runs every frame of `corpus` through `egress` configured with `policy`
 /// over `map`, and returns the disagreements with the Rust side.
 fn disagreements(
-    egress: &mut Egress,
+    egress: &mut Datapath,
     policy: Policy,
     map: &BucketMap,
     corpus: &[Vec<u8>],
 ) -> Vec<String> {
     let ifindexes: Vec<u32> = (0..map.members() as u32).map(|i| 1000 + i).collect();
-    egress.configure(policy, map, &ifindexes).unwrap();
+    egress
+        .configure(&Distribution {
+            policy,
+            buckets: map,
+            members: &ifindexes,
+            logical: 0,
+        })
+        .unwrap();
     let mut bad = Vec::new();
     for frame in corpus {
         let key = FlowKey::from_frame(frame);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /* lagkit's in-kernel data path: member selection on the logical interface's
- * tc egress hook.
+ * tc egress hook, and delivery from the members' ingress to it.
  *
  * The member a frame takes must be exactly the one lagkit_hash picks (the
  * planner, `lagkit flow` and the userspace engine all ask lagkit_hash), so
@@ -26,6 +26,7 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 
 #include "lagkit.h"
 
@@ -626,6 +627,14 @@ __noinline int parse_key(struct __sk_buff *skb, struct scratch *s)
 	k->ethertype = s->layer.ethertype;
 	k->tci = s->layer.tci;
 	k->tagged = s->layer.tagged;
+	/* A VLAN device above the logical interface hands its tag over as
+	 * metadata (hardware insertion): that is the outermost tag, which is
+	 * the one FlowKey keeps. (A gap: in-band tags after it still count
+	 * to etherparse's three, so a fourth tag overall is parsed here.) */
+	if (skb->vlan_present) {
+		k->tci = skb->vlan_tci;
+		k->tagged = 1;
+	}
 	__builtin_memcpy(&k->ip, &s->layer.ip, sizeof(k->ip));
 
 	cur = &k->ip;
@@ -1056,4 +1065,23 @@ int lagkit_egress(struct __sk_buff *skb)
 	count(member, skb->len);
 	ifindex = cfg->ifindex[member & (LAGKIT_MAX_MEMBERS - 1)];
 	return bpf_redirect(ifindex, 0);
+}
+
+/* A member's tcx ingress: every data frame goes to the logical interface,
+ * as if received there. Slow-protocol frames (LACP, Marker: EtherType
+ * 0x8809) stay on the member for the daemon: its packet socket has already
+ * had its copy (packet taps run before ingress), and a socket bound to
+ * ETH_P_SLOW, served after ingress, gets one too. Until configured (no
+ * logical interface), frames are dropped, as lagkit's isolation does. */
+SEC("classifier")
+int lagkit_ingress(struct __sk_buff *skb)
+{
+	__u32 zero = 0;
+	struct lagkit_config *cfg = bpf_map_lookup_elem(&config, &zero);
+
+	if (skb->protocol == bpf_htons(0x8809))
+		return TC_ACT_OK;
+	if (!cfg || !cfg->logical)
+		return TC_ACT_SHOT;
+	return bpf_redirect(cfg->logical, BPF_F_INGRESS);
 }

@@ -40,13 +40,14 @@ enum lagkit_policy {
 	LAGKIT_POLICIES,
 };
 
-/* The one entry of the `config` array map: how egress picks a member. */
+/* The one entry of the `config` array map: how egress picks a member and
+ * where ingress delivers. */
 struct lagkit_config {
 	__u32 policy;    /* enum lagkit_policy */
 	__u32 members;   /* usable members; 0 drops everything */
 	__u64 seed;      /* strong's seed */
 	__u32 symmetric; /* strong's symmetric mode (0 or 1) */
-	__u32 reserved;
+	__u32 logical;   /* the logical interface, where ingress delivers */
 	__u8 slots[LAGKIT_BUCKETS];          /* strong: bucket -> member index */
 	__u32 ifindex[LAGKIT_MAX_MEMBERS];   /* member index -> interface */
 };
