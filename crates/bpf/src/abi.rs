@@ -3,7 +3,7 @@
 
 use lagkit_hash::{Policy, BUCKETS, MAX_MEMBERS};
 
-/// `struct lagkit_config`: the one entry of the `config` map.
+/// `struct lagkit_config`: a plan, the one entry of an inner map of `plan`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Config {
@@ -55,14 +55,19 @@ pub(crate) const SKB_CTX_LEN: usize = 192;
 /// Byte offset of `__sk_buff.cb[0]`.
 const CB: usize = 48;
 
-/// `LAGKIT_CB_MEMBER`, `LAGKIT_CB_HASH_LO`, `LAGKIT_CB_HASH_HI` read back
-/// from a context: (member + 1 or 0, hash).
-pub(crate) fn read_cb(ctx: &[u8; SKB_CTX_LEN]) -> (u32, u64) {
+/// `LAGKIT_CB_MEMBER`, `LAGKIT_CB_HASH_LO`, `LAGKIT_CB_HASH_HI` and
+/// `LAGKIT_CB_IFINDEX` read back from a context: (member + 1 or 0, hash,
+/// ifindex or 0).
+pub(crate) fn read_cb(ctx: &[u8; SKB_CTX_LEN]) -> (u32, u64, u32) {
     let word = |i: usize| {
         let at = CB + 4 * i;
         u32::from_ne_bytes([ctx[at], ctx[at + 1], ctx[at + 2], ctx[at + 3]])
     };
-    (word(0), u64::from(word(1)) | u64::from(word(2)) << 32)
+    (
+        word(0),
+        u64::from(word(1)) | u64::from(word(2)) << 32,
+        word(3),
+    )
 }
 
 #[cfg(test)]

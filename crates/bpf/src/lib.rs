@@ -24,11 +24,14 @@
 
 use core::fmt;
 
-use aya::maps::{Array, MapError, PerCpuArray};
+use std::os::fd::AsFd;
+
+use aya::maps::{Array, ArrayOfMaps, Map, MapData, MapError, PerCpuArray};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{
     LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
 };
+use aya::sys::SyscallError;
 use aya::{Ebpf, EbpfError};
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
@@ -67,15 +70,33 @@ pub enum Error {
     },
 }
 
+/// An error and every cause below it, `a: b: c` (aya's messages name the
+/// layer, e.g. "BTF error", and leave the detail to their sources).
+struct Chain<'a>(&'a dyn std::error::Error);
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Load(e) => write!(
                 f,
-                "cannot load lagkit's BPF programs: {e} (needs root or CAP_BPF and CAP_NET_ADMIN)"
+                "cannot load lagkit's BPF programs: {} (needs root, or CAP_BPF and \
+                 CAP_NET_ADMIN)",
+                Chain(e)
             ),
-            Error::Program(e) => write!(f, "BPF program: {e}"),
-            Error::Map(e) => write!(f, "BPF map: {e}"),
+            Error::Program(e) => write!(f, "BPF program: {}", Chain(e)),
+            Error::Map(e) => write!(f, "BPF map: {}", Chain(e)),
             Error::Missing(what) => write!(f, "lagkit's BPF object has no {what}"),
             Error::NoInterface { ifname } => write!(
                 f,
@@ -125,6 +146,8 @@ pub struct Choice {
     pub member: Option<usize>,
     /// The policy's raw value, as [`Policy::hash`] defines it.
     pub hash: u64,
+    /// The interface the frame was redirected to (0 when dropped).
+    pub ifindex: u32,
     /// The program's tc verdict (`TC_ACT_REDIRECT` or `TC_ACT_SHOT`).
     pub verdict: u32,
 }
@@ -151,32 +174,16 @@ pub struct Distribution<'a> {
     pub logical: u32,
 }
 
-/// The loaded programs, their maps and their attachments; dropping it
-/// detaches every program and frees every map.
-pub struct Datapath {
-    ebpf: Ebpf,
+/// Publishes plans to a loaded [`Datapath`].
+pub struct Publisher {
+    plan: ArrayOfMaps<MapData, Array<MapData, Config>>,
 }
 
-impl Datapath {
-    /// Loads the programs (through the verifier) with an empty configuration:
-    /// no members, so egress drops every frame and ingress every data frame
-    /// until [`Datapath::configure`].
-    pub fn load() -> Result<Datapath, Error> {
-        let mut ebpf = Ebpf::load(OBJECT)?;
-        for name in [EGRESS, INGRESS] {
-            let prog: &mut SchedClassifier = ebpf
-                .program_mut(name)
-                .ok_or(Error::Missing("program"))?
-                .try_into()?;
-            prog.load()?;
-        }
-        Ok(Datapath { ebpf })
-    }
-
-    /// Publishes a distribution. One map update of one value: the kernel
-    /// copies it in place, so a frame in flight may see a mix of the old and
-    /// new value (an atomic swap is still to come).
-    pub fn configure(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
+impl Publisher {
+    /// Publishes `d`. A new inner map is filled and swapped into the plan
+    /// slot (see `plan` in lagkit.bpf.c): the kernel holds it from then on,
+    /// and the previous plan is freed once no frame uses it any more.
+    pub fn publish(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
         let members = d.buckets.members();
         if d.members.len() != members || members > MAX_MEMBERS {
             return Err(Error::Members {
@@ -198,12 +205,55 @@ impl Datapath {
             ifindex: [0; MAX_MEMBERS],
         };
         config.ifindex[..members].copy_from_slice(d.members);
-        let map = self
-            .ebpf
-            .map_mut("config")
-            .ok_or(Error::Missing("config map"))?;
-        Array::<_, Config>::try_from(map)?.set(0, config, 0)?;
+        let mut inner = Array::<MapData, Config>::create(1, 0)?;
+        inner.set(0, config, 0)?;
+        self.plan.set(0, &inner, 0)?;
         Ok(())
+    }
+}
+
+/// The loaded programs, their maps and their attachments; dropping it
+/// detaches every program and frees every map.
+pub struct Datapath {
+    ebpf: Ebpf,
+}
+
+impl Datapath {
+    /// Loads the programs (through the verifier) with no plan: egress drops
+    /// every frame and ingress every data frame until [`Datapath::configure`].
+    pub fn load() -> Result<Datapath, Error> {
+        let mut ebpf = Ebpf::load(OBJECT)?;
+        for name in [EGRESS, INGRESS] {
+            let prog: &mut SchedClassifier = ebpf
+                .program_mut(name)
+                .ok_or(Error::Missing("program"))?
+                .try_into()?;
+            prog.load()?;
+        }
+        Ok(Datapath { ebpf })
+    }
+
+    /// Publishes a distribution, atomically as the data path sees it: each
+    /// frame is handled wholly under the old or wholly under the new one.
+    pub fn configure(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
+        self.publisher()?.publish(d)
+    }
+
+    /// A handle of its own on the plan, for a thread that publishes while
+    /// another one reads counters or runs tests.
+    pub fn publisher(&self) -> Result<Publisher, Error> {
+        let map = self.ebpf.map("plan").ok_or(Error::Missing("plan map"))?;
+        let Map::ArrayOfMaps(data) = map else {
+            return Err(Error::Missing("plan map of maps"));
+        };
+        let fd = data.fd().as_fd().try_clone_to_owned().map_err(|e| {
+            Error::Map(MapError::from(SyscallError {
+                call: "dup",
+                io_error: e,
+            }))
+        })?;
+        let plan = ArrayOfMaps::try_from(Map::ArrayOfMaps(MapData::from_fd(fd)?))?;
+        Ok(Publisher { plan })
     }
 
     /// Attaches egress to the logical interface `ifname` (tcx); returns its
@@ -263,10 +313,11 @@ impl Datapath {
             ctx_out: Some(&mut ctx_out),
             ..TestRunOptions::default()
         })?;
-        let (member, hash) = read_cb(&ctx_out);
+        let (member, hash, ifindex) = read_cb(&ctx_out);
         Ok(Choice {
             member: member.checked_sub(1).map(|m| m as usize),
             hash,
+            ifindex,
             verdict: result.return_value,
         })
     }

@@ -11,31 +11,15 @@
 
 use std::net::Ipv6Addr;
 
+mod common;
+
+use common::load;
 use lagkit_bpf::{Choice, Datapath, Distribution};
 use lagkit_hash::samples::*;
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 
 const TC_ACT_SHOT: u32 = 2;
 const TC_ACT_REDIRECT: u32 = 7;
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn load(test: &str) -> Option<Datapath> {
-    if !is_root() {
-        eprintln!(
-            "SKIP {test}: loading BPF programs needs root; run as root: `sudo -E cargo test`"
-        );
-        return None;
-    }
-    Some(Datapath::load().unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn v6(s: &str) -> Ipv6Addr {
     s.parse().unwrap()
@@ -359,9 +343,11 @@ fn disagreements(
     let mut bad = Vec::new();
     for frame in corpus {
         let key = FlowKey::from_frame(frame);
+        let member = policy.select_in(&key, map);
         let want = Choice {
-            member: policy.select_in(&key, map),
+            member,
             hash: policy.hash(&key),
+            ifindex: member.map_or(0, |m| ifindexes[m]),
             verdict: if map.is_empty() {
                 TC_ACT_SHOT
             } else {

@@ -34,12 +34,28 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* ---- maps ---------------------------------------------------------------- */
 
-struct {
+/* The plan in force: one inner array map holding one struct lagkit_config.
+ * User space publishes a plan by creating a new inner map and swapping it
+ * into the one slot of `plan`: a program run looks the slot up once and
+ * reads a map nobody writes any more, which the kernel frees only after
+ * every such run is over (RCU). So every frame sees one whole plan, old or
+ * new, never a mix; an in-place update of a plain array would be copied
+ * under the readers' feet. An empty slot means "not configured". */
+struct config_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	/* Sizes rather than __type(): clang 14 emits the value type of a map
+	 * reached only through `values` as a forward declaration. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct lagkit_config));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct lagkit_config);
-} config SEC(".maps");
+	__array(values, struct config_map);
+} plan SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -140,6 +156,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+static __always_inline struct lagkit_config *current_plan(void)
+{
+	__u32 zero = 0;
+	void *inner = bpf_map_lookup_elem(&plan, &zero);
+
+	return inner ? bpf_map_lookup_elem(inner, &zero) : NULL;
+}
 
 /* ---- byte helpers -------------------------------------------------------- */
 
@@ -1046,11 +1070,13 @@ SEC("classifier")
 int lagkit_egress(struct __sk_buff *skb)
 {
 	__u32 zero = 0, ifindex;
-	struct lagkit_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct lagkit_config *cfg = current_plan();
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	__u64 hash = 0;
 	int member;
 
+	skb->cb[LAGKIT_CB_MEMBER] = 0;
+	skb->cb[LAGKIT_CB_IFINDEX] = 0;
 	if (!cfg || !s)
 		return TC_ACT_SHOT;
 	parse_key(skb, s);
@@ -1064,6 +1090,7 @@ int lagkit_egress(struct __sk_buff *skb)
 	}
 	count(member, skb->len);
 	ifindex = cfg->ifindex[member & (LAGKIT_MAX_MEMBERS - 1)];
+	skb->cb[LAGKIT_CB_IFINDEX] = ifindex;
 	return bpf_redirect(ifindex, 0);
 }
 
@@ -1076,8 +1103,7 @@ int lagkit_egress(struct __sk_buff *skb)
 SEC("classifier")
 int lagkit_ingress(struct __sk_buff *skb)
 {
-	__u32 zero = 0;
-	struct lagkit_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct lagkit_config *cfg = current_plan();
 
 	if (skb->protocol == bpf_htons(0x8809))
 		return TC_ACT_OK;

@@ -40,8 +40,8 @@ enum lagkit_policy {
 	LAGKIT_POLICIES,
 };
 
-/* The one entry of the `config` array map: how egress picks a member and
- * where ingress delivers. */
+/* A plan: how egress picks a member and where ingress delivers (the one
+ * entry of the inner map in `plan`). */
 struct lagkit_config {
 	__u32 policy;    /* enum lagkit_policy */
 	__u32 members;   /* usable members; 0 drops everything */
@@ -63,5 +63,6 @@ struct lagkit_counter {
 #define LAGKIT_CB_MEMBER 0  /* member index + 1; 0 when there was none */
 #define LAGKIT_CB_HASH_LO 1 /* Policy::hash, low 32 bits */
 #define LAGKIT_CB_HASH_HI 2 /* Policy::hash, high 32 bits */
+#define LAGKIT_CB_IFINDEX 3 /* the interface redirected to; 0 when dropped */
 
 #endif
