@@ -27,7 +27,11 @@ fn main() {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let multiarch = format!("/usr/include/{arch}-linux-gnu");
     let result = Command::new(&clang)
-        .args(["-target", "bpf", "-O2", "-g", "-Wall", "-Werror"])
+        // -mcpu=v3: atomic fetch-and-add (round-robin's shared counter) and
+        // 32-bit jumps; Linux >= 5.12 runs it.
+        .args([
+            "-target", "bpf", "-mcpu=v3", "-O2", "-g", "-Wall", "-Werror",
+        ])
         .arg("-I")
         .arg(&multiarch)
         .arg("-c")

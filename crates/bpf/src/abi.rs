@@ -7,19 +7,37 @@ use lagkit_hash::{Policy, BUCKETS, MAX_MEMBERS};
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Config {
+    pub spread: u32,
     pub policy: u32,
-    pub members: u32,
     pub seed: u64,
-    pub symmetric: u32,
+    pub flags: u32,
     pub logical: u32,
+    pub members: u32,
+    pub rx_members: u32,
+    pub active: u32,
+    pub packets_per_member: u32,
     pub slots: [u8; BUCKETS],
     pub ifindex: [u32; MAX_MEMBERS],
+    pub rx_ifindex: [u32; MAX_MEMBERS],
+    pub mac: [[u8; 6]; MAX_MEMBERS],
 }
 
-// SAFETY: repr(C) with fields laid out without padding (4+4+8+4+4, then
-// 256 bytes and 256 u32s: 1304 bytes, a multiple of the 8-byte alignment);
-// every bit pattern is a valid value of every field.
+// SAFETY: repr(C) with fields laid out without padding (8 u32/u64 fields in
+// 40 bytes, then 256 bytes, 2 x 256 u32s and 256 x 6 bytes: 3880 bytes, a
+// multiple of the 8-byte alignment); every bit pattern is a valid value of
+// every field.
 unsafe impl aya::Pod for Config {}
+
+/// `enum lagkit_spread`.
+pub(crate) const SPREAD_HASH: u32 = 0;
+pub(crate) const SPREAD_ROUND_ROBIN: u32 = 1;
+pub(crate) const SPREAD_ACTIVE: u32 = 2;
+pub(crate) const SPREAD_BROADCAST: u32 = 3;
+
+/// `LAGKIT_F_*`.
+pub(crate) const F_SYMMETRIC: u32 = 1;
+pub(crate) const F_TLB: u32 = 2;
+pub(crate) const F_BUCKET_BYTES: u32 = 4;
 
 /// `struct lagkit_counter`: one CPU's share of a member's counters.
 #[repr(C)]
@@ -55,19 +73,32 @@ pub(crate) const SKB_CTX_LEN: usize = 192;
 /// Byte offset of `__sk_buff.cb[0]`.
 const CB: usize = 48;
 
-/// `LAGKIT_CB_MEMBER`, `LAGKIT_CB_HASH_LO`, `LAGKIT_CB_HASH_HI` and
-/// `LAGKIT_CB_IFINDEX` read back from a context: (member + 1 or 0, hash,
-/// ifindex or 0).
-pub(crate) fn read_cb(ctx: &[u8; SKB_CTX_LEN]) -> (u32, u64, u32) {
+/// Byte offset of `__sk_buff.ifindex`.
+pub(crate) const IFINDEX: usize = 40;
+
+/// What egress left in `cb`: `LAGKIT_CB_*`.
+pub(crate) struct Cb {
+    /// Member + 1, or 0.
+    pub member: u32,
+    pub hash: u64,
+    /// 0 when dropped.
+    pub ifindex: u32,
+    /// Bucket + 1, or 0.
+    pub bucket: u32,
+}
+
+/// `cb` read back from a context.
+pub(crate) fn read_cb(ctx: &[u8; SKB_CTX_LEN]) -> Cb {
     let word = |i: usize| {
         let at = CB + 4 * i;
         u32::from_ne_bytes([ctx[at], ctx[at + 1], ctx[at + 2], ctx[at + 3]])
     };
-    (
-        word(0),
-        u64::from(word(1)) | u64::from(word(2)) << 32,
-        word(3),
-    )
+    Cb {
+        member: word(0),
+        hash: u64::from(word(1)) | u64::from(word(2)) << 32,
+        ifindex: word(3),
+        bucket: word(4),
+    }
 }
 
 #[cfg(test)]
@@ -76,7 +107,7 @@ mod tests {
 
     #[test]
     fn config_has_the_c_layout() {
-        assert_eq!(core::mem::size_of::<Config>(), 1304);
+        assert_eq!(core::mem::size_of::<Config>(), 3880);
         assert_eq!(core::mem::size_of::<Counter>(), 16);
     }
 

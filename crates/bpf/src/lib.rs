@@ -26,18 +26,21 @@ use core::fmt;
 
 use std::os::fd::AsFd;
 
-use aya::maps::{Array, ArrayOfMaps, Map, MapData, MapError, PerCpuArray};
+use aya::maps::{ArrayOfMaps, Map, MapData, MapError, PerCpuArray};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{
     LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
 };
 use aya::sys::SyscallError;
 use aya::{Ebpf, EbpfError};
-use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
+use lagkit_hash::{BUCKETS, MAX_MEMBERS};
 
 mod abi;
+mod plan;
 
-use abi::{policy_code, read_cb, Config, Counter, SKB_CTX_LEN};
+pub use plan::{Distribution, Publisher, Spread, Tlb};
+
+use abi::{read_cb, Counter, IFINDEX, SKB_CTX_LEN};
 
 /// The object `build.rs` compiled, aligned as aya's ELF parser wants it.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit.bpf.o"));
@@ -61,12 +64,24 @@ pub enum Error {
         /// The name.
         ifname: String,
     },
-    /// The member table does not match the bucket map.
+    /// A table (bucket map, MACs) does not have one entry per member.
     Members {
-        /// Members the bucket map has.
+        /// Members the table has.
         members: usize,
-        /// Interface indices given.
+        /// Transmitting members given.
         ifindexes: usize,
+    },
+    /// More members than the programs hold.
+    TooManyMembers {
+        /// How many were given.
+        count: usize,
+    },
+    /// A member index (active, tlb) beyond the transmitting members.
+    NoSuchMember {
+        /// The index.
+        member: usize,
+        /// How many members transmit.
+        members: usize,
     },
 }
 
@@ -104,7 +119,15 @@ impl fmt::Display for Error {
             ),
             Error::Members { members, ifindexes } => write!(
                 f,
-                "{ifindexes} member interfaces given for a bucket map of {members} members"
+                "{ifindexes} transmitting members given for a table of {members} members"
+            ),
+            Error::TooManyMembers { count } => write!(
+                f,
+                "{count} members given; lagkit's BPF programs hold at most {MAX_MEMBERS}"
+            ),
+            Error::NoSuchMember { member, members } => write!(
+                f,
+                "member {member} named, but only {members} members transmit"
             ),
         }
     }
@@ -144,72 +167,24 @@ impl From<MapError> for Error {
 pub struct Choice {
     /// The member index, `None` when there was none to choose (dropped).
     pub member: Option<usize>,
-    /// The policy's raw value, as [`Policy::hash`] defines it.
+    /// The policy's raw value, as [`lagkit_hash::Policy::hash`] defines it
+    /// (0 for spreads without a policy).
     pub hash: u64,
+    /// The bucket, for policies that have one ([`lagkit_hash::Policy::bucket`]).
+    pub bucket: Option<u8>,
     /// The interface the frame was redirected to (0 when dropped).
     pub ifindex: u32,
     /// The program's tc verdict (`TC_ACT_REDIRECT` or `TC_ACT_SHOT`).
     pub verdict: u32,
 }
 
-/// A member's frames and bytes as the egress program counted them.
+/// Frames and bytes, as a program counted them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sent {
+pub struct Count {
     /// Frames.
     pub packets: u64,
     /// Bytes.
     pub bytes: u64,
-}
-
-/// How egress distributes frames, and where ingress delivers them.
-#[derive(Clone, Copy, Debug)]
-pub struct Distribution<'a> {
-    /// The transmit hash policy.
-    pub policy: Policy,
-    /// The usable members: their count, and for `strong` the bucket table.
-    pub buckets: &'a BucketMap,
-    /// The interface index of each usable member, in bucket-map order.
-    pub members: &'a [u32],
-    /// The logical interface's index (0: ingress drops data frames).
-    pub logical: u32,
-}
-
-/// Publishes plans to a loaded [`Datapath`].
-pub struct Publisher {
-    plan: ArrayOfMaps<MapData, Array<MapData, Config>>,
-}
-
-impl Publisher {
-    /// Publishes `d`. A new inner map is filled and swapped into the plan
-    /// slot (see `plan` in lagkit.bpf.c): the kernel holds it from then on,
-    /// and the previous plan is freed once no frame uses it any more.
-    pub fn publish(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
-        let members = d.buckets.members();
-        if d.members.len() != members || members > MAX_MEMBERS {
-            return Err(Error::Members {
-                members,
-                ifindexes: d.members.len(),
-            });
-        }
-        let (seed, symmetric) = match d.policy {
-            Policy::Strong(s) => (s.seed, s.symmetric),
-            _ => (0, false),
-        };
-        let mut config = Config {
-            policy: policy_code(d.policy),
-            members: members as u32,
-            seed,
-            symmetric: u32::from(symmetric),
-            logical: d.logical,
-            slots: *d.buckets.slots(),
-            ifindex: [0; MAX_MEMBERS],
-        };
-        config.ifindex[..members].copy_from_slice(d.members);
-        let mut inner = Array::<MapData, Config>::create(1, 0)?;
-        inner.set(0, config, 0)?;
-        self.plan.set(0, &inner, 0)?;
-        Ok(())
-    }
 }
 
 /// The loaded programs, their maps and their attachments; dropping it
@@ -298,42 +273,82 @@ impl Datapath {
     }
 
     /// Runs the egress program on `frame` (an Ethernet frame of at least 14
-    /// bytes) with BPF_PROG_TEST_RUN: nothing is sent, the counters count.
+    /// bytes; an IP one needs its fixed IP header) with BPF_PROG_TEST_RUN:
+    /// nothing is sent (but broadcast's copies: they are clones, sent at
+    /// once), the counters count.
     pub fn test_run(&self, frame: &[u8]) -> Result<Choice, Error> {
+        Ok(self.run(EGRESS, frame, 0, None)?.0)
+    }
+
+    /// Like [`Datapath::test_run`], and returns the frame as the program
+    /// left it (balance-tlb rewrites the source MAC).
+    pub fn test_run_rewrite(&self, frame: &[u8]) -> Result<(Choice, Vec<u8>), Error> {
+        let mut out = vec![0u8; frame.len()];
+        let (choice, len) = self.run(EGRESS, frame, 0, Some(&mut out))?;
+        out.truncate(len);
+        Ok((choice, out))
+    }
+
+    /// Runs the ingress program on `frame` as if received on interface
+    /// `ifindex` (which must exist in the calling thread's namespace);
+    /// returns its tc verdict (`TC_ACT_REDIRECT`, `TC_ACT_SHOT`, `TC_ACT_OK`).
+    pub fn test_run_ingress(&self, frame: &[u8], ifindex: u32) -> Result<u32, Error> {
+        Ok(self.run(INGRESS, frame, ifindex, None)?.0.verdict)
+    }
+
+    fn run(
+        &self,
+        prog: &str,
+        frame: &[u8],
+        ifindex: u32,
+        data_out: Option<&mut [u8]>,
+    ) -> Result<(Choice, usize), Error> {
         let prog: &SchedClassifier = self
             .ebpf
-            .program(EGRESS)
-            .ok_or(Error::Missing("egress program"))?
+            .program(prog)
+            .ok_or(Error::Missing("program"))?
             .try_into()?;
-        let ctx_in = [0u8; SKB_CTX_LEN];
+        let mut ctx_in = [0u8; SKB_CTX_LEN];
+        ctx_in[IFINDEX..IFINDEX + 4].copy_from_slice(&ifindex.to_ne_bytes());
         let mut ctx_out = [0u8; SKB_CTX_LEN];
         let result = prog.test_run(TestRunOptions {
             data_in: Some(frame),
+            data_out,
             ctx_in: Some(&ctx_in),
             ctx_out: Some(&mut ctx_out),
             ..TestRunOptions::default()
         })?;
-        let (member, hash, ifindex) = read_cb(&ctx_out);
-        Ok(Choice {
-            member: member.checked_sub(1).map(|m| m as usize),
-            hash,
-            ifindex,
+        let cb = read_cb(&ctx_out);
+        let choice = Choice {
+            member: cb.member.checked_sub(1).map(|m| m as usize),
+            hash: cb.hash,
+            bucket: cb.bucket.checked_sub(1).map(|b| b as u8),
+            ifindex: cb.ifindex,
             verdict: result.return_value,
+        };
+        Ok((choice, result.data_size_out as usize))
+    }
+
+    /// Frames and bytes per member as egress (`tx`) and ingress (`rx`)
+    /// counted them, summed over CPUs.
+    pub fn counters(&self) -> Result<Counters, Error> {
+        let (tx, tx_dropped) = self.count("tx_counters")?;
+        let (rx, rx_dropped) = self.count("rx_counters")?;
+        Ok(Counters {
+            tx,
+            tx_dropped,
+            rx,
+            rx_dropped,
         })
     }
 
-    /// Frames and bytes sent per member (summed over CPUs), then the frames
-    /// dropped for want of a member.
-    pub fn counters(&self) -> Result<(Vec<Sent>, Sent), Error> {
-        let map = self
-            .ebpf
-            .map("counters")
-            .ok_or(Error::Missing("counters map"))?;
+    fn count(&self, name: &'static str) -> Result<(Vec<Count>, Count), Error> {
+        let map = self.ebpf.map(name).ok_or(Error::Missing(name))?;
         let counters = PerCpuArray::<_, Counter>::try_from(map)?;
         let mut all = Vec::with_capacity(MAX_MEMBERS + 1);
         for i in 0..=MAX_MEMBERS as u32 {
             let per_cpu = counters.get(&i, 0)?;
-            all.push(per_cpu.iter().fold(Sent::default(), |s, c| Sent {
+            all.push(per_cpu.iter().fold(Count::default(), |s, c| Count {
                 packets: s.packets + c.packets,
                 bytes: s.bytes + c.bytes,
             }));
@@ -341,4 +356,33 @@ impl Datapath {
         let dropped = all.pop().unwrap_or_default();
         Ok((all, dropped))
     }
+
+    /// Bytes sent per bucket since load (summed over CPUs), for plans that
+    /// count them ([`Spread::Hash`]'s `bucket_bytes`).
+    pub fn bucket_bytes(&self) -> Result<[u64; BUCKETS], Error> {
+        let map = self
+            .ebpf
+            .map("bucket_bytes")
+            .ok_or(Error::Missing("bucket_bytes"))?;
+        let bytes = PerCpuArray::<_, u64>::try_from(map)?;
+        let mut all = [0u64; BUCKETS];
+        for (i, b) in all.iter_mut().enumerate() {
+            *b = bytes.get(&(i as u32), 0)?.iter().sum();
+        }
+        Ok(all)
+    }
+}
+
+/// Per-member counters, by position in the plan's `tx` and `rx` lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Sent per transmitting member ([`MAX_MEMBERS`] entries).
+    pub tx: Vec<Count>,
+    /// Dropped by egress: no member to send on (or a broadcast copy that
+    /// could not be sent).
+    pub tx_dropped: Count,
+    /// Delivered per receiving member.
+    pub rx: Vec<Count>,
+    /// Dropped by ingress: no plan, or a member whose frames do not go up.
+    pub rx_dropped: Count,
 }

@@ -7,14 +7,14 @@
 //! IPv6 extension headers, fragments, ICMP, tunnels, non-IP), and a seeded
 //! stream of mutated and random frames. The program runs under
 //! BPF_PROG_TEST_RUN and leaves its member and hash in the context; both must
-//! equal `Policy::select_in` and `Policy::hash`.
+//! equal `Policy::select_in`, `Policy::hash` and `Policy::bucket`.
 
 use std::net::Ipv6Addr;
 
 mod common;
 
 use common::load;
-use lagkit_bpf::{Choice, Datapath, Distribution};
+use lagkit_bpf::{Choice, Datapath, Distribution, Spread};
 use lagkit_hash::samples::*;
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 
@@ -334,9 +334,14 @@ fn disagreements(
     let ifindexes: Vec<u32> = (0..map.members() as u32).map(|i| 1000 + i).collect();
     egress
         .configure(&Distribution {
-            policy,
-            buckets: map,
-            members: &ifindexes,
+            spread: Spread::Hash {
+                policy,
+                buckets: map,
+                tlb: None,
+                bucket_bytes: false,
+            },
+            tx: &ifindexes,
+            rx: &[],
             logical: 0,
         })
         .unwrap();
@@ -347,6 +352,7 @@ fn disagreements(
         let want = Choice {
             member,
             hash: policy.hash(&key),
+            bucket: policy.bucket(&key),
             ifindex: member.map_or(0, |m| ifindexes[m]),
             verdict: if map.is_empty() {
                 TC_ACT_SHOT

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 mod common;
 
 use common::load;
-use lagkit_bpf::{Choice, Distribution};
+use lagkit_bpf::{Choice, Distribution, Spread};
 use lagkit_hash::samples::{sample_frames, XorShift};
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 
@@ -24,9 +24,14 @@ struct Plan {
 impl Plan {
     fn distribution(&self) -> Distribution<'_> {
         Distribution {
-            policy: self.policy,
-            buckets: &self.buckets,
-            members: &self.members,
+            spread: Spread::Hash {
+                policy: self.policy,
+                buckets: &self.buckets,
+                tlb: None,
+                bucket_bytes: false,
+            },
+            tx: &self.members,
+            rx: &[],
             logical: 0,
         }
     }
@@ -37,6 +42,7 @@ impl Plan {
         Choice {
             member,
             hash: self.policy.hash(&key),
+            bucket: self.policy.bucket(&key),
             ifindex: member.map_or(0, |m| self.members[m]),
             verdict: TC_ACT_REDIRECT,
         }

@@ -62,7 +62,32 @@ struct {
 	__uint(max_entries, LAGKIT_MAX_MEMBERS + 1);
 	__type(key, __u32);
 	__type(value, struct lagkit_counter);
-} counters SEC(".maps");
+} tx_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LAGKIT_MAX_MEMBERS + 1);
+	__type(key, __u32);
+	__type(value, struct lagkit_counter);
+} rx_counters SEC(".maps");
+
+/* Bytes sent per bucket (LAGKIT_F_BUCKET_BYTES): what the adaptive
+ * rebalancer reads. Outside the plan, so counts survive a plan change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LAGKIT_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} bucket_bytes SEC(".maps");
+
+/* Round-robin's frame counter, shared by every CPU and every plan (as the
+ * userspace engine's is), so the rotation goes on across plan changes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rr SEC(".maps");
 
 /* ---- the flow key (FlowKey) ---------------------------------------------- */
 
@@ -1015,16 +1040,19 @@ __noinline __u64 policy_strong(struct scratch *s, __u64 seed, __u32 symmetric)
 
 /* ---- selection ----------------------------------------------------------- */
 
-/* Policy::hash and the member it selects among cfg->members (-1: none). */
-__noinline int select_member(struct scratch *s, struct lagkit_config *cfg, __u64 *hash)
+/* Policy::hash, Policy::bucket (-1: none) and the member the policy selects
+ * among cfg->members (-1: none). */
+__noinline int select_member(struct scratch *s, struct lagkit_config *cfg, __u64 *hash,
+			     int *bucket)
 {
 	__u32 policy, n, v;
 	__u64 h;
 
-	if (!s || !cfg || !hash)
+	if (!s || !cfg || !hash || !bucket)
 		return -1;
 	policy = cfg->policy;
 	n = cfg->members;
+	*bucket = -1;
 	if (policy <= LAGKIT_VLAN_SRCMAC) {
 		v = policy_linux(&s->key, policy);
 		*hash = v;
@@ -1035,12 +1063,15 @@ __noinline int select_member(struct scratch *s, struct lagkit_config *cfg, __u64
 		v = policy_cisco(&s->key, policy);
 		*hash = v;
 		v &= 7; /* the bucket; bucket b goes to link b mod n */
+		*bucket = v;
 	} else if (policy <= LAGKIT_HP_PORT) {
 		v = policy_hp(&s->key, policy);
 		*hash = v;
+		*bucket = v; /* the table index */
 	} else if (policy == LAGKIT_STRONG) {
-		h = policy_strong(s, cfg->seed, cfg->symmetric);
+		h = policy_strong(s, cfg->seed, cfg->flags & LAGKIT_F_SYMMETRIC);
 		*hash = h;
+		*bucket = h & 0xff;
 		if (n == 0 || n > LAGKIT_MAX_MEMBERS)
 			return -1;
 		v = cfg->slots[h & 0xff];
@@ -1053,9 +1084,9 @@ __noinline int select_member(struct scratch *s, struct lagkit_config *cfg, __u64
 	return v % n;
 }
 
-static __always_inline void count(__u32 index, __u32 len)
+static __always_inline void count(void *map, __u32 index, __u32 len)
 {
-	struct lagkit_counter *c = bpf_map_lookup_elem(&counters, &index);
+	struct lagkit_counter *c = bpf_map_lookup_elem(map, &index);
 
 	if (c) {
 		c->packets++;
@@ -1063,51 +1094,130 @@ static __always_inline void count(__u32 index, __u32 len)
 	}
 }
 
-/* The logical interface's tc egress: pick the member lagkit_hash picks and
- * redirect the frame to it. The choice and the hash are left in skb->cb,
- * where BPF_PROG_TEST_RUN hands them back to the parity test. */
+/* SPREAD_ROUND_ROBIN: frame c of the rotation goes to member
+ * (c / packets_per_member) mod n; with packets_per_member 0 a member at
+ * random (Linux's packets_per_slave=0). */
+static __always_inline int round_robin(struct lagkit_config *cfg)
+{
+	__u32 zero = 0, n = cfg->members, per = cfg->packets_per_member;
+	__u64 *counter, c;
+
+	if (n == 0 || n > LAGKIT_MAX_MEMBERS)
+		return -1;
+	if (per == 0)
+		return bpf_get_prandom_u32() % n;
+	counter = bpf_map_lookup_elem(&rr, &zero);
+	if (!counter)
+		return -1;
+	c = __sync_fetch_and_add(counter, 1);
+	return (c / per) % n;
+}
+
+/* SPREAD_BROADCAST: a copy to every member but the last; the last gets the
+ * frame itself (returned). */
+static __always_inline int broadcast(struct __sk_buff *skb, struct lagkit_config *cfg)
+{
+	__u32 n = cfg->members, i;
+
+	if (n == 0 || n > LAGKIT_MAX_MEMBERS)
+		return -1;
+	for (i = 0; i < LAGKIT_MAX_MEMBERS - 1; i++) {
+		if (i + 1 >= n)
+			break;
+		if (bpf_clone_redirect(skb, cfg->ifindex[i], 0) == 0)
+			count(&tx_counters, i, skb->len);
+		else
+			count(&tx_counters, LAGKIT_MAX_MEMBERS, skb->len);
+	}
+	return n - 1;
+}
+
+/* The logical interface's tc egress: pick the member the plan picks and
+ * redirect the frame to it. The choice, the hash and the bucket are left in
+ * skb->cb, where BPF_PROG_TEST_RUN hands them back to the tests. */
 SEC("classifier")
 int lagkit_egress(struct __sk_buff *skb)
 {
-	__u32 zero = 0, ifindex;
+	__u32 zero = 0, ifindex, b;
 	struct lagkit_config *cfg = current_plan();
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 hash = 0;
-	int member;
+	__u64 hash = 0, *bytes;
+	int member = -1, bucket = -1;
 
 	skb->cb[LAGKIT_CB_MEMBER] = 0;
 	skb->cb[LAGKIT_CB_IFINDEX] = 0;
+	skb->cb[LAGKIT_CB_BUCKET] = 0;
 	if (!cfg || !s)
 		return TC_ACT_SHOT;
-	parse_key(skb, s);
-	member = select_member(s, cfg, &hash);
+	switch (cfg->spread) {
+	case LAGKIT_SPREAD_HASH:
+		parse_key(skb, s);
+		member = select_member(s, cfg, &hash, &bucket);
+		if (bucket >= 0 && (cfg->flags & LAGKIT_F_BUCKET_BYTES)) {
+			b = bucket & (LAGKIT_BUCKETS - 1);
+			bytes = bpf_map_lookup_elem(&bucket_bytes, &b);
+			if (bytes)
+				*bytes += skb->len;
+		}
+		break;
+	case LAGKIT_SPREAD_ROUND_ROBIN:
+		member = round_robin(cfg);
+		break;
+	case LAGKIT_SPREAD_ACTIVE:
+		member = cfg->active < cfg->members ? (int)cfg->active : -1;
+		break;
+	case LAGKIT_SPREAD_BROADCAST:
+		member = broadcast(skb, cfg);
+		break;
+	}
 	skb->cb[LAGKIT_CB_MEMBER] = member < 0 ? 0 : member + 1;
 	skb->cb[LAGKIT_CB_HASH_LO] = (__u32)hash;
 	skb->cb[LAGKIT_CB_HASH_HI] = (__u32)(hash >> 32);
+	skb->cb[LAGKIT_CB_BUCKET] = bucket + 1;
 	if (member < 0 || member >= LAGKIT_MAX_MEMBERS) {
-		count(LAGKIT_MAX_MEMBERS, skb->len);
+		count(&tx_counters, LAGKIT_MAX_MEMBERS, skb->len);
 		return TC_ACT_SHOT;
 	}
-	count(member, skb->len);
-	ifindex = cfg->ifindex[member & (LAGKIT_MAX_MEMBERS - 1)];
+	member &= LAGKIT_MAX_MEMBERS - 1;
+	/* balance-tlb/alb: the switch must keep learning the bond's MAC on the
+	 * active member only, so frames sent elsewhere carry their member's
+	 * own MAC as source. */
+	if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active)
+		bpf_skb_store_bytes(skb, 6, cfg->mac[member], 6, 0);
+	count(&tx_counters, member, skb->len);
+	ifindex = cfg->ifindex[member];
 	skb->cb[LAGKIT_CB_IFINDEX] = ifindex;
 	return bpf_redirect(ifindex, 0);
 }
 
-/* A member's tcx ingress: every data frame goes to the logical interface,
- * as if received there. Slow-protocol frames (LACP, Marker: EtherType
+/* A member's tcx ingress: data frames from a member whose frames go up
+ * (rx_ifindex) go to the logical interface, as if received there; others
+ * are dropped and counted. Slow-protocol frames (LACP, Marker: EtherType
  * 0x8809) stay on the member for the daemon: its packet socket has already
  * had its copy (packet taps run before ingress), and a socket bound to
- * ETH_P_SLOW, served after ingress, gets one too. Until configured (no
- * logical interface), frames are dropped, as lagkit's isolation does. */
+ * ETH_P_SLOW, served after ingress, gets one too. Until a plan names the
+ * logical interface, data frames are dropped, as lagkit's isolation does. */
 SEC("classifier")
 int lagkit_ingress(struct __sk_buff *skb)
 {
-	struct lagkit_config *cfg = current_plan();
+	struct lagkit_config *cfg;
+	__u32 i, n;
 
 	if (skb->protocol == bpf_htons(0x8809))
 		return TC_ACT_OK;
+	cfg = current_plan();
 	if (!cfg || !cfg->logical)
-		return TC_ACT_SHOT;
-	return bpf_redirect(cfg->logical, BPF_F_INGRESS);
+		goto drop;
+	n = cfg->rx_members;
+	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
+		if (i >= n)
+			break;
+		if (cfg->rx_ifindex[i] == skb->ifindex) {
+			count(&rx_counters, i, skb->len);
+			return bpf_redirect(cfg->logical, BPF_F_INGRESS);
+		}
+	}
+drop:
+	count(&rx_counters, LAGKIT_MAX_MEMBERS, skb->len);
+	return TC_ACT_SHOT;
 }

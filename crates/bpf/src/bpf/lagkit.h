@@ -40,20 +40,44 @@ enum lagkit_policy {
 	LAGKIT_POLICIES,
 };
 
-/* A plan: how egress picks a member and where ingress delivers (the one
- * entry of the inner map in `plan`). */
-struct lagkit_config {
-	__u32 policy;    /* enum lagkit_policy */
-	__u32 members;   /* usable members; 0 drops everything */
-	__u64 seed;      /* strong's seed */
-	__u32 symmetric; /* strong's symmetric mode (0 or 1) */
-	__u32 logical;   /* the logical interface, where ingress delivers */
-	__u8 slots[LAGKIT_BUCKETS];          /* strong: bucket -> member index */
-	__u32 ifindex[LAGKIT_MAX_MEMBERS];   /* member index -> interface */
+/* How egress spreads frames over the members that may transmit
+ * (lagkit's `Spread`). */
+enum lagkit_spread {
+	LAGKIT_SPREAD_HASH = 0,    /* a transmit hash policy */
+	LAGKIT_SPREAD_ROUND_ROBIN, /* packets_per_member frames each, in turn */
+	LAGKIT_SPREAD_ACTIVE,      /* everything on `active` */
+	LAGKIT_SPREAD_BROADCAST,   /* every frame on every member */
 };
 
-/* Per-CPU counters, one per member and one more for frames dropped for want
- * of a member (index LAGKIT_MAX_MEMBERS). */
+#define LAGKIT_F_SYMMETRIC 1    /* strong: both directions hash alike */
+#define LAGKIT_F_TLB 2          /* hash: frames on a member other than
+				 * `active` carry that member's own MAC */
+#define LAGKIT_F_BUCKET_BYTES 4 /* hash: count bytes per bucket, for
+				 * adaptive rebalancing */
+
+/* A plan: how egress spreads frames and which members ingress accepts
+ * (the one entry of the inner map in `plan`). Transmitting members are
+ * named by position in `ifindex`, which is what "member" means here. */
+struct lagkit_config {
+	__u32 spread;  /* enum lagkit_spread */
+	__u32 policy;  /* enum lagkit_policy, for SPREAD_HASH */
+	__u64 seed;    /* strong's seed */
+	__u32 flags;   /* LAGKIT_F_* */
+	__u32 logical; /* the logical interface, where ingress delivers */
+	__u32 members; /* transmitting members; 0 drops everything */
+	__u32 rx_members;
+	__u32 active;             /* SPREAD_ACTIVE's member; LAGKIT_F_TLB's */
+	__u32 packets_per_member; /* SPREAD_ROUND_ROBIN; 0 picks at random */
+	__u8 slots[LAGKIT_BUCKETS];              /* strong: bucket -> member */
+	__u32 ifindex[LAGKIT_MAX_MEMBERS];       /* member -> interface */
+	__u32 rx_ifindex[LAGKIT_MAX_MEMBERS];    /* members whose frames go up */
+	__u8 mac[LAGKIT_MAX_MEMBERS][6];         /* LAGKIT_F_TLB: member -> MAC */
+};
+
+/* Per-CPU counters, one per member (egress: by position in `ifindex`,
+ * ingress: in `rx_ifindex`) and one more (index LAGKIT_MAX_MEMBERS) for
+ * frames dropped: no member to send on, or received on a member whose
+ * frames do not go up. */
 struct lagkit_counter {
 	__u64 packets;
 	__u64 bytes;
@@ -64,5 +88,6 @@ struct lagkit_counter {
 #define LAGKIT_CB_HASH_LO 1 /* Policy::hash, low 32 bits */
 #define LAGKIT_CB_HASH_HI 2 /* Policy::hash, high 32 bits */
 #define LAGKIT_CB_IFINDEX 3 /* the interface redirected to; 0 when dropped */
+#define LAGKIT_CB_BUCKET 4  /* Policy::bucket + 1; 0 when it has none */
 
 #endif

@@ -1,0 +1,197 @@
+//! The spreads besides hashing (active-backup, round-robin, broadcast),
+//! balance-tlb's source-MAC rewrite, per-bucket byte counts for adaptive
+//! rebalancing, and ingress's choice of whose frames go up.
+
+mod common;
+
+use common::load;
+use lagkit_bpf::{Datapath, Distribution, Spread, Tlb};
+use lagkit_dataplane::netns;
+use lagkit_hash::samples::{sample_frames, tcp4_frame};
+use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
+use lagkit_testnet::Lab;
+
+const TC_ACT_OK: u32 = 0;
+const TC_ACT_SHOT: u32 = 2;
+const TC_ACT_REDIRECT: u32 = 7;
+const TX: [u32; 3] = [1000, 1001, 1002];
+
+fn plan(spread: Spread<'_>) -> Distribution<'_> {
+    Distribution {
+        spread,
+        tx: &TX,
+        rx: &[],
+        logical: 0,
+    }
+}
+
+fn members(dp: &Datapath, runs: usize) -> Vec<usize> {
+    let frame = tcp4_frame();
+    (0..runs)
+        .map(|_| dp.test_run(&frame).unwrap().member.expect("a member"))
+        .collect()
+}
+
+#[test]
+fn active_backup_sends_everything_on_the_active_member() {
+    let Some(mut dp) = load("active_backup_sends_everything_on_the_active_member") else {
+        return;
+    };
+    dp.configure(&plan(Spread::Active(1))).unwrap();
+    for f in sample_frames() {
+        let c = dp.test_run(&f).unwrap();
+        assert_eq!(
+            (c.member, c.ifindex, c.verdict),
+            (Some(1), 1001, TC_ACT_REDIRECT)
+        );
+    }
+    assert!(dp.configure(&plan(Spread::Active(3))).is_err());
+}
+
+#[test]
+fn round_robin_takes_turns_and_goes_on_across_plans() {
+    let Some(mut dp) = load("round_robin_takes_turns_and_goes_on_across_plans") else {
+        return;
+    };
+    let rr = |packets_per_member| plan(Spread::RoundRobin { packets_per_member });
+    dp.configure(&rr(2)).unwrap();
+    assert_eq!(members(&dp, 7), [0, 0, 1, 1, 2, 2, 0]);
+    // A new plan keeps the rotation's place (frame 7 of it).
+    dp.configure(&rr(2)).unwrap();
+    assert_eq!(members(&dp, 5), [0, 1, 1, 2, 2]);
+    // packets_per_member 0: each frame on a member at random.
+    dp.configure(&rr(0)).unwrap();
+    let mut seen = [0; 3];
+    for m in members(&dp, 300) {
+        seen[m] += 1;
+    }
+    assert!(seen.iter().all(|&n| n > 50), "{seen:?}");
+}
+
+#[test]
+fn tlb_gives_frames_on_other_members_their_own_source_mac() {
+    let Some(mut dp) = load("tlb_gives_frames_on_other_members_their_own_source_mac") else {
+        return;
+    };
+    let macs = [
+        [2, 0, 0, 0, 0, 0xa0],
+        [2, 0, 0, 0, 0, 0xa1],
+        [2, 0, 0, 0, 0, 0xa2],
+    ];
+    let buckets = BucketMap::new(3).unwrap();
+    let policy = Policy::Strong(Strong::new(3));
+    dp.configure(&plan(Spread::Hash {
+        policy,
+        buckets: &buckets,
+        tlb: Some(Tlb {
+            active: 1,
+            macs: &macs,
+        }),
+        bucket_bytes: false,
+    }))
+    .unwrap();
+    let mut on = [0; 3];
+    for port in 1000..1060u16 {
+        let mut frame = tcp4_frame();
+        frame[34..36].copy_from_slice(&port.to_be_bytes());
+        let member = policy
+            .select_in(&FlowKey::from_frame(&frame), &buckets)
+            .unwrap();
+        let (c, out) = dp.test_run_rewrite(&frame).unwrap();
+        assert_eq!(c.member, Some(member));
+        let mut want = frame.clone();
+        if member != 1 {
+            want[6..12].copy_from_slice(&macs[member]);
+        }
+        assert_eq!(out, want, "member {member}");
+        on[member] += 1;
+    }
+    assert!(on.iter().all(|&n| n > 0), "{on:?}");
+}
+
+#[test]
+fn bytes_are_counted_per_bucket_when_asked() {
+    let Some(mut dp) = load("bytes_are_counted_per_bucket_when_asked") else {
+        return;
+    };
+    let buckets = BucketMap::new(3).unwrap();
+    let policy = Policy::Strong(Strong::new(9));
+    let hash = |bucket_bytes| Spread::Hash {
+        policy,
+        buckets: &buckets,
+        tlb: None,
+        bucket_bytes,
+    };
+    dp.configure(&plan(hash(false))).unwrap();
+    for f in sample_frames() {
+        dp.test_run(&f).unwrap();
+    }
+    assert_eq!(dp.bucket_bytes().unwrap(), [0; 256]);
+    dp.configure(&plan(hash(true))).unwrap();
+    let mut want = [0u64; 256];
+    for f in sample_frames().iter().chain(sample_frames().iter()) {
+        let b = policy.bucket(&FlowKey::from_frame(f)).unwrap();
+        want[usize::from(b)] += f.len() as u64;
+        dp.test_run(f).unwrap();
+    }
+    assert_eq!(dp.bucket_bytes().unwrap(), want);
+}
+
+#[test]
+fn ingress_delivers_frames_of_receiving_members_only() {
+    let Some(mut dp) = load("ingress_delivers_frames_of_receiving_members_only") else {
+        return;
+    };
+    // Interface 1 (loopback) stands for a member; under BPF_PROG_TEST_RUN a
+    // redirect is only a verdict, nothing moves.
+    let frame = tcp4_frame();
+    let mut lacpdu = frame.clone();
+    lacpdu[12..15].copy_from_slice(&[0x88, 0x09, 0x01]);
+    assert_eq!(
+        dp.test_run_ingress(&frame, 1).unwrap(),
+        TC_ACT_SHOT,
+        "no plan"
+    );
+    assert_eq!(dp.test_run_ingress(&lacpdu, 1).unwrap(), TC_ACT_OK);
+    let with_rx = |rx| Distribution {
+        spread: Spread::Active(0),
+        tx: &TX,
+        rx,
+        logical: 77,
+    };
+    dp.configure(&with_rx(&[5, 1])).unwrap();
+    assert_eq!(dp.test_run_ingress(&frame, 1).unwrap(), TC_ACT_REDIRECT);
+    assert_eq!(dp.test_run_ingress(&lacpdu, 1).unwrap(), TC_ACT_OK);
+    dp.configure(&with_rx(&[5])).unwrap();
+    assert_eq!(dp.test_run_ingress(&frame, 1).unwrap(), TC_ACT_SHOT);
+    let c = dp.counters().unwrap();
+    assert_eq!((c.rx[0].packets, c.rx[1].packets), (0, 1));
+    assert_eq!(c.rx_dropped.packets, 2);
+}
+
+#[test]
+fn broadcast_sends_a_copy_on_every_member() {
+    let test = "broadcast_sends_a_copy_on_every_member";
+    let Some(mut lab) = Lab::new(test) else {
+        return;
+    };
+    // The copies are really sent: to loopback, in a namespace of our own.
+    let ns = lab.netns();
+    let (choice, counters) = netns::run_in(&ns, || {
+        let mut dp = load(test).expect("root");
+        let lo = [1, 1, 1];
+        dp.configure(&Distribution {
+            spread: Spread::Broadcast,
+            tx: &lo,
+            rx: &[],
+            logical: 0,
+        })
+        .unwrap();
+        let choice = dp.test_run(&tcp4_frame()).unwrap();
+        (choice, dp.counters().unwrap())
+    })
+    .unwrap();
+    assert_eq!((choice.member, choice.verdict), (Some(2), TC_ACT_REDIRECT));
+    let sent: Vec<u64> = counters.tx[..3].iter().map(|c| c.packets).collect();
+    assert_eq!((sent, counters.tx_dropped.packets), (vec![1, 1, 1], 0));
+}
