@@ -653,9 +653,11 @@ __noinline int tunnel_in(struct __sk_buff *skb, struct ipflow *ip, struct carrie
 	}
 }
 
-/* FlowKey::from_frame, `descend` included: the outer layer, then up to
- * MAX_TUNNEL_DEPTH tunnels, VXLAN only as the outermost. */
-__noinline int parse_key(struct __sk_buff *skb, struct scratch *s)
+/* FlowKey::from_frame, `descend` included when `inner` is set: the outer
+ * layer, then up to MAX_TUNNEL_DEPTH tunnels, VXLAN only as the outermost.
+ * Only encap2+3, encap3+4 and strong read the inner flow, so the others
+ * skip the descent. */
+__noinline int parse_key(struct __sk_buff *skb, struct scratch *s, int inner)
 {
 	struct flowkey *k;
 	struct ipflow *cur;
@@ -687,7 +689,7 @@ __noinline int parse_key(struct __sk_buff *skb, struct scratch *s)
 	__builtin_memcpy(&k->ip, &s->layer.ip, sizeof(k->ip));
 
 	cur = &k->ip;
-	for (depth = 1; depth <= MAX_TUNNEL_DEPTH; depth++) {
+	for (depth = 1; inner && depth <= MAX_TUNNEL_DEPTH; depth++) {
 		kind = tunnel_in(skb, cur, &s->carried);
 		if (kind == TUNNEL_NONE)
 			break;
@@ -1151,7 +1153,9 @@ int lagkit_egress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	switch (cfg->spread) {
 	case LAGKIT_SPREAD_HASH:
-		parse_key(skb, s);
+		parse_key(skb, s,
+			  cfg->policy == LAGKIT_ENCAP23 || cfg->policy == LAGKIT_ENCAP34 ||
+				  cfg->policy == LAGKIT_STRONG);
 		member = select_member(s, cfg, &hash, &bucket);
 		if (bucket >= 0 && (cfg->flags & LAGKIT_F_BUCKET_BYTES)) {
 			b = bucket & (LAGKIT_BUCKETS - 1);
