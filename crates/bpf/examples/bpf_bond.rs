@@ -11,7 +11,7 @@
 
 use std::io::Read;
 
-use lagkit_bpf::{Datapath, Distribution, Spread};
+use lagkit_bpf::{Datapath, Distribution};
 use lagkit_dataplane::netns;
 use lagkit_hash::{BucketMap, Policy};
 
@@ -33,17 +33,7 @@ fn main() {
                 .map(|m| dp.attach_ingress(m))
                 .collect::<Result<Vec<u32>, _>>()?;
             let buckets = BucketMap::new(tx.len()).expect("at most 256 members");
-            dp.configure(&Distribution {
-                spread: Spread::Hash {
-                    policy,
-                    buckets: &buckets,
-                    tlb: None,
-                    bucket_bytes: false,
-                },
-                tx: &tx,
-                rx: &tx,
-                logical,
-            })?;
+            dp.configure(&Distribution::hashed(policy, &buckets, &tx, logical))?;
             Ok(dp)
         },
     )

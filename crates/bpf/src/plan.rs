@@ -67,7 +67,28 @@ pub struct Distribution<'a> {
     pub logical: u32,
 }
 
-impl Distribution<'_> {
+impl<'a> Distribution<'a> {
+    /// `policy` over `members`, every one of them transmitting and
+    /// receiving (802.3ad with all members distributing, balance-xor).
+    pub fn hashed(
+        policy: Policy,
+        buckets: &'a BucketMap,
+        members: &'a [u32],
+        logical: u32,
+    ) -> Distribution<'a> {
+        Distribution {
+            spread: Spread::Hash {
+                policy,
+                buckets,
+                tlb: None,
+                bucket_bytes: false,
+            },
+            tx: members,
+            rx: members,
+            logical,
+        }
+    }
+
     /// The plan as the programs read it.
     fn encode(&self) -> Result<Config, Error> {
         let n = self.tx.len();

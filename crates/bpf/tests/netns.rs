@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use lagkit_bpf::{Datapath, Distribution, Spread};
+use lagkit_bpf::{Datapath, Distribution};
 use lagkit_dataplane::netns;
 use lagkit_hash::{BucketMap, FlowKey, Policy};
 use lagkit_testnet::{flood, junk_slow_frames, tcp_transfer_from, wait_until, Lab, SlowCapture};
@@ -36,18 +36,8 @@ fn bond(lab: &Lab, ns: &str, cidr: &str, members: &[&str], policy: Policy) -> Da
             .map(|m| dp.attach_ingress(m).unwrap_or_else(|e| panic!("{e}")))
             .collect();
         let buckets = BucketMap::new(ifindexes.len()).unwrap();
-        dp.configure(&Distribution {
-            spread: Spread::Hash {
-                policy,
-                buckets: &buckets,
-                tlb: None,
-                bucket_bytes: false,
-            },
-            tx: &ifindexes,
-            rx: &ifindexes,
-            logical,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        dp.configure(&Distribution::hashed(policy, &buckets, &ifindexes, logical))
+            .unwrap_or_else(|e| panic!("{e}"));
         dp
     })
     .expect("enter namespace")
