@@ -4,8 +4,9 @@
 //! The measured case for it is in the lab notes: a tc egress program on the
 //! logical interface that redirects each frame to a member runs at about
 //! twice the userspace engine's throughput for half its CPU. The shape:
-//! the logical interface is one end of a veth pair whose peer stays idle
-//! (a netkit device where the kernel has one); `lagkit_egress` on its tcx
+//! the logical interface ([`Logical`]) is one end of a veth pair whose
+//! peer stays idle (netkit, the device made for this, is still to come);
+//! `lagkit_egress` on its tcx
 //! egress picks a member and redirects; `lagkit_ingress` on each member's
 //! tcx ingress redirects data frames to the logical interface's ingress and
 //! leaves slow-protocol frames to the daemon. Both are tcx links owned by
@@ -36,8 +37,10 @@ use aya::{Ebpf, EbpfError};
 use lagkit_hash::{BUCKETS, MAX_MEMBERS};
 
 mod abi;
+mod logical;
 mod plan;
 
+pub use logical::Logical;
 pub use plan::{Distribution, Publisher, Spread, Tlb};
 
 use abi::{read_cb, Counter, IFINDEX, SKB_CTX_LEN};
@@ -70,6 +73,20 @@ pub enum Error {
         members: usize,
         /// Transmitting members given.
         ifindexes: usize,
+    },
+    /// ip(8) failed.
+    Ip {
+        /// Its arguments.
+        args: String,
+        /// What it said.
+        stderr: String,
+    },
+    /// A system call or file operation failed.
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Why it failed.
+        source: std::io::Error,
     },
     /// More members than the programs hold.
     TooManyMembers {
@@ -121,6 +138,8 @@ impl fmt::Display for Error {
                 f,
                 "{ifindexes} transmitting members given for a table of {members} members"
             ),
+            Error::Ip { args, stderr } => write!(f, "`ip {args}` failed: {stderr}"),
+            Error::Io { what, source } => write!(f, "{what}: {source}"),
             Error::TooManyMembers { count } => write!(
                 f,
                 "{count} members given; lagkit's BPF programs hold at most {MAX_MEMBERS}"
@@ -139,6 +158,7 @@ impl std::error::Error for Error {
             Error::Load(e) => Some(e),
             Error::Program(e) => Some(e),
             Error::Map(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -7,40 +7,37 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use lagkit_bpf::{Datapath, Distribution};
+use lagkit_bpf::{Datapath, Distribution, Logical};
 use lagkit_dataplane::netns;
 use lagkit_hash::{BucketMap, FlowKey, Policy};
 use lagkit_testnet::{flood, junk_slow_frames, tcp_transfer_from, wait_until, Lab, SlowCapture};
 
 /// A BPF bond in `ns`: logical interface `bond0` (a veth end; its peer
 /// `bond0p` stays up and idle) with `cidr`, members `members`.
-fn bond(lab: &Lab, ns: &str, cidr: &str, members: &[&str], policy: Policy) -> Datapath {
-    lab.sh(&[
-        "ip", "-n", ns, "link", "add", "bond0", "type", "veth", "peer", "name", "bond0p",
-    ]);
+fn bond(lab: &Lab, ns: &str, cidr: &str, members: &[&str], policy: Policy) -> (Datapath, Logical) {
     for m in members {
         lab.prep_member(ns, m, 1500);
     }
-    for ifname in ["bond0", "bond0p"] {
-        let sysctl = format!("net.ipv6.conf.{ifname}.disable_ipv6=1");
-        lab.nsexec(ns, &["sysctl", "-qw", &sysctl]);
-    }
-    lab.sh(&["ip", "-n", ns, "link", "set", "bond0p", "up"]);
-    lab.host(ns, "bond0", cidr);
     let members: Vec<String> = members.iter().map(|m| m.to_string()).collect();
-    netns::run_in(ns, move || {
+    let bond = netns::run_in(ns, move || {
+        let logical = Logical::create("bond0", "bond0p").unwrap_or_else(|e| panic!("{e}"));
         let mut dp = Datapath::load().unwrap_or_else(|e| panic!("{e}"));
-        let logical = dp.attach_egress("bond0").unwrap_or_else(|e| panic!("{e}"));
+        dp.attach_egress(logical.name())
+            .unwrap_or_else(|e| panic!("{e}"));
         let ifindexes: Vec<u32> = members
             .iter()
             .map(|m| dp.attach_ingress(m).unwrap_or_else(|e| panic!("{e}")))
             .collect();
         let buckets = BucketMap::new(ifindexes.len()).unwrap();
-        dp.configure(&Distribution::hashed(policy, &buckets, &ifindexes, logical))
-            .unwrap_or_else(|e| panic!("{e}"));
-        dp
+        let plan = Distribution::hashed(policy, &buckets, &ifindexes, logical.ifindex());
+        dp.configure(&plan).unwrap_or_else(|e| panic!("{e}"));
+        (dp, logical)
     })
-    .expect("enter namespace")
+    .expect("enter namespace");
+    let sysctl = "net.ipv6.conf.bond0.disable_ipv6=1";
+    lab.nsexec(ns, &["sysctl", "-qw", sysctl]);
+    lab.host(ns, "bond0", cidr);
+    bond
 }
 
 /// A client port whose flow to `server` `policy` puts on `member` of 2.
@@ -66,8 +63,8 @@ fn tcp_through_two_bpf_bonds_arrives_once_on_the_links_lagkit_hash_picks() {
     lab.veth(&a, "a0", &b, "b0");
     lab.veth(&a, "a1", &b, "b1");
     let policy = Policy::Layer34;
-    let bond_a = bond(&lab, &a, "10.77.0.1/24", &["a0", "a1"], policy);
-    let bond_b = bond(&lab, &b, "10.77.0.2/24", &["b0", "b1"], policy);
+    let (bond_a, logical_a) = bond(&lab, &a, "10.77.0.1/24", &["a0", "a1"], policy);
+    let (bond_b, logical_b) = bond(&lab, &b, "10.77.0.2/24", &["b0", "b1"], policy);
     // Each side: egress on bond0, ingress on both members, as tcx links.
     let ids: Vec<[u32; 2]> = [&bond_a, &bond_b]
         .iter()
@@ -131,8 +128,14 @@ fn tcp_through_two_bpf_bonds_arrives_once_on_the_links_lagkit_hash_picks() {
     assert_eq!(logical, 0, "bond0 saw {logical} of {sent}");
 
     // Nothing left behind: dropping the bonds detaches every link and
-    // frees the programs (and with them their maps).
+    // frees the programs (and with them their maps); dropping the logical
+    // interfaces (here, from outside their namespaces) removes them.
     drop((bond_a, bond_b));
+    drop((logical_a, logical_b));
+    for ns in [&a, &b] {
+        let links = lab.sh(&["ip", "-n", ns, "-o", "link", "show"]);
+        assert!(!links.contains("bond0"), "{ns}: {links}");
+    }
     for id in ids.iter().flatten() {
         assert_eq!(links(*id), 0, "links of program {id}");
         let id = id.to_string();
