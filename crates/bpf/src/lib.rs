@@ -3,20 +3,23 @@
 //!
 //! The measured case for it is in the lab notes: a tc egress program on the
 //! logical interface that redirects each frame to a member runs at about
-//! twice the userspace engine's throughput for half its CPU. The shape:
-//! the logical interface ([`Logical`]) is one end of a veth pair whose
-//! peer stays idle (netkit, the device made for this, is still to come);
-//! `lagkit_egress` on its tcx
-//! egress picks a member and redirects; `lagkit_ingress` on each member's
-//! tcx ingress redirects data frames to the logical interface's ingress and
-//! leaves slow-protocol frames to the daemon. Both are tcx links owned by
-//! [`Datapath`]: dropping it (or the process ending) detaches everything,
-//! and nothing is left on the interfaces. What must not
-//! change is *which* member a frame takes: the planner, `lagkit flow` and
-//! the userspace engine all ask `lagkit_hash`, so the BPF program in
-//! `src/bpf/lagkit.bpf.c` is a line-by-line transliteration of its frame
-//! parser and policies, and [`Datapath::test_run`] (BPF_PROG_TEST_RUN) lets a
-//! test hold the two to the same answer on any frame.
+//! twice the userspace engine's throughput for half its CPU.
+//!
+//! The shape: the logical interface ([`Logical`]) is one end of a veth pair
+//! whose peer stays idle (netkit, the device made for this, is still to
+//! come). `lagkit_egress` on its tcx egress picks a member as the published
+//! plan ([`Distribution`]) says and redirects the frame there;
+//! `lagkit_ingress` on each member's tcx ingress redirects data frames to
+//! the logical interface and leaves slow-protocol frames to the daemon.
+//! Both are tcx links owned by [`Datapath`]: dropping it (or the process
+//! ending) detaches everything, and nothing is left on the interfaces.
+//!
+//! What must not change is *which* member a frame takes: the planner,
+//! `lagkit flow` and the userspace engine all ask `lagkit_hash`, so the
+//! program in `src/bpf/lagkit.bpf.c` is a line-by-line transliteration of
+//! its frame parser and policies, and [`Datapath::test_run`]
+//! (BPF_PROG_TEST_RUN) lets a test hold the two to the same answer on any
+//! frame.
 //!
 //! The programs are C compiled by Debian's clang in `build.rs` and loaded
 //! with [aya](https://aya-rs.dev): pure Rust (no libbpf or libelf to link),
