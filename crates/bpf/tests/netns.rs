@@ -2,15 +2,23 @@
 //! the test (a veth end as the logical interface, egress and ingress
 //! programs attached with tcx): TCP through it arrives whole, each link
 //! carries the flows `lagkit_hash` puts on it, slow-protocol frames stay on
-//! the members, and nothing is left attached afterwards.
+//! the members, a VLAN tag handed down as metadata is hashed, and nothing
+//! is left attached afterwards.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
+use aya::maps::Array;
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{LinkOrder, SchedClassifier, TcAttachType};
+use aya::Ebpf;
 use lagkit_bpf::{Datapath, Distribution, Logical};
 use lagkit_dataplane::netns;
 use lagkit_hash::{BucketMap, FlowKey, Policy};
 use lagkit_testnet::{flood, junk_slow_frames, tcp_transfer_from, wait_until, Lab, SlowCapture};
+
+/// tests/bpf/vlan_push.bpf.c, compiled by build.rs.
+static VLAN_PUSH: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/vlan_push.bpf.o"));
 
 /// A BPF bond in `ns`: logical interface `bond0` (a veth end; its peer
 /// `bond0p` stays up and idle) with `cidr`, members `members`.
@@ -142,5 +150,91 @@ fn tcp_through_two_bpf_bonds_arrives_once_on_the_links_lagkit_hash_picks() {
         wait_until("programs freed", Duration::from_secs(5), || {
             lab.try_sh(&["bpftool", "prog", "show", "id", &id]).is_err()
         });
+    }
+}
+
+/// The MAC address of `ifname` in `ns`.
+fn mac_of(lab: &Lab, ns: &str, ifname: &str) -> [u8; 6] {
+    let out = lab.sh(&["ip", "-n", ns, "-o", "link", "show", ifname]);
+    let hex = out
+        .split_whitespace()
+        .skip_while(|w| *w != "link/ether")
+        .nth(1)
+        .expect("an Ethernet address");
+    let mut mac = [0u8; 6];
+    for (b, h) in mac.iter_mut().zip(hex.split(':')) {
+        *b = u8::from_str_radix(h, 16).expect("hex");
+    }
+    mac
+}
+
+#[test]
+fn a_tag_handed_down_as_metadata_is_hashed() {
+    let test = "a_tag_handed_down_as_metadata_is_hashed";
+    let Some(mut lab) = Lab::new(test) else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    lab.veth(&a, "a0", &b, "b0");
+    lab.veth(&a, "a1", &b, "b1");
+    lab.prep_member(&b, "b0", 1500);
+    lab.prep_member(&b, "b1", 1500);
+    // vlan+srcmac: the source MAC is fixed, so only the tag can move a flow.
+    let policy = Policy::VlanSrcMac;
+    let (bond_a, _logical_a) = bond(&lab, &a, "10.79.0.1/24", &["a0", "a1"], policy);
+    let peer = "10.79.0.9";
+    lab.sh(&[
+        "ip",
+        "-n",
+        &a,
+        "neigh",
+        "add",
+        peer,
+        "lladdr",
+        "02:00:00:00:00:99",
+        "dev",
+        "bond0",
+    ]);
+    // A VLAN device above bond0 would hand its tag down as metadata; this
+    // kernel has no 8021q, so a helper program ahead of lagkit's does it.
+    let mut tagger = netns::run_in(&a, || {
+        let mut ebpf = Ebpf::load(VLAN_PUSH).unwrap();
+        let prog: &mut SchedClassifier = ebpf
+            .program_mut("test_vlan_push")
+            .unwrap()
+            .try_into()
+            .unwrap();
+        prog.load().unwrap();
+        let first = TcAttachOptions::TcxOrder(LinkOrder::first());
+        prog.attach_with_options("bond0", TcAttachType::Egress, first)
+            .unwrap();
+        ebpf
+    })
+    .unwrap();
+    let mac = mac_of(&lab, &a, "bond0");
+    let member_of = |vid: u16| {
+        let key = FlowKey::l2(mac, [0; 6], 0x0800).with_vlan(vid);
+        policy.select(&key, 2).unwrap()
+    };
+    for member in [0, 1] {
+        let vid = (2..4000u16).find(|&v| member_of(v) == member).unwrap();
+        let mut map = Array::<_, u32>::try_from(tagger.map_mut("vid").unwrap()).unwrap();
+        map.set(0, u32::from(vid), 0).unwrap();
+        let before = bond_a.counters().unwrap().tx;
+        netns::run_in(&a, || {
+            let sock = UdpSocket::bind("10.79.0.1:0").unwrap();
+            for _ in 0..100 {
+                sock.send_to(b"tagged", (peer, 9)).unwrap();
+            }
+        })
+        .unwrap();
+        let after = bond_a.counters().unwrap().tx;
+        let sent = |m: usize| after[m].packets - before[m].packets;
+        assert!(
+            sent(member) >= 100,
+            "vlan {vid}, member {member}: {:?}",
+            &after[..2]
+        );
+        assert_eq!(sent(1 - member), 0, "vlan {vid}: {:?}", &after[..2]);
     }
 }
