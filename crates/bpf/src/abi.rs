@@ -20,12 +20,14 @@ pub(crate) struct Config {
     pub ifindex: [u32; MAX_MEMBERS],
     pub rx_ifindex: [u32; MAX_MEMBERS],
     pub mac: [[u8; 6]; MAX_MEMBERS],
+    pub bond_mac: [u8; 6],
+    pub reserved: [u8; 2],
 }
 
 // SAFETY: repr(C) with fields laid out without padding (8 u32/u64 fields in
-// 40 bytes, then 256 bytes, 2 x 256 u32s and 256 x 6 bytes: 3880 bytes, a
-// multiple of the 8-byte alignment); every bit pattern is a valid value of
-// every field.
+// 40 bytes, then 256 bytes, 2 x 256 u32s, 256 x 6 bytes and 6 + 2 bytes:
+// 3888 bytes, a multiple of the 8-byte alignment); every bit pattern is a
+// valid value of every field.
 unsafe impl aya::Pod for Config {}
 
 /// `enum lagkit_spread`.
@@ -38,6 +40,7 @@ pub(crate) const SPREAD_BROADCAST: u32 = 3;
 pub(crate) const F_SYMMETRIC: u32 = 1;
 pub(crate) const F_TLB: u32 = 2;
 pub(crate) const F_BUCKET_BYTES: u32 = 4;
+pub(crate) const F_DEDUP: u32 = 8;
 
 /// `struct lagkit_counter`: one CPU's share of a member's counters.
 #[repr(C)]
@@ -107,7 +110,7 @@ mod tests {
 
     #[test]
     fn config_has_the_c_layout() {
-        assert_eq!(core::mem::size_of::<Config>(), 3880);
+        assert_eq!(core::mem::size_of::<Config>(), 3888);
         assert_eq!(core::mem::size_of::<Counter>(), 16);
     }
 

@@ -355,29 +355,34 @@ impl Datapath {
     /// Frames and bytes per member as egress (`tx`) and ingress (`rx`)
     /// counted them, summed over CPUs.
     pub fn counters(&self) -> Result<Counters, Error> {
-        let (tx, tx_dropped) = self.count("tx_counters")?;
-        let (rx, rx_dropped) = self.count("rx_counters")?;
+        let mut tx = self.count("tx_counters")?;
+        let mut rx = self.count("rx_counters")?;
+        // Past the members: drops, then (ingress) copies.
+        let rx_copies = rx.pop().unwrap_or_default();
+        let rx_dropped = rx.pop().unwrap_or_default();
+        let tx_dropped = tx.pop().unwrap_or_default();
         Ok(Counters {
             tx,
             tx_dropped,
             rx,
             rx_dropped,
+            rx_copies,
         })
     }
 
-    fn count(&self, name: &'static str) -> Result<(Vec<Count>, Count), Error> {
+    /// Every entry of a counter map, summed over CPUs.
+    fn count(&self, name: &'static str) -> Result<Vec<Count>, Error> {
         let map = self.ebpf.map(name).ok_or(Error::Missing(name))?;
         let counters = PerCpuArray::<_, Counter>::try_from(map)?;
-        let mut all = Vec::with_capacity(MAX_MEMBERS + 1);
-        for i in 0..=MAX_MEMBERS as u32 {
+        let mut all = Vec::with_capacity(MAX_MEMBERS + 2);
+        for i in 0..counters.len() {
             let per_cpu = counters.get(&i, 0)?;
             all.push(per_cpu.iter().fold(Count::default(), |s, c| Count {
                 packets: s.packets + c.packets,
                 bytes: s.bytes + c.bytes,
             }));
         }
-        let dropped = all.pop().unwrap_or_default();
-        Ok((all, dropped))
+        Ok(all)
     }
 
     /// Bytes sent per bucket since load (summed over CPUs), for plans that
@@ -406,6 +411,11 @@ pub struct Counters {
     pub tx_dropped: Count,
     /// Delivered per receiving member.
     pub rx: Vec<Count>,
-    /// Dropped by ingress: no plan, or a member whose frames do not go up.
+    /// Dropped by ingress: no plan, a member whose frames do not go up, or
+    /// (balance-tlb) a group-addressed frame on a member other than the
+    /// active one.
     pub rx_dropped: Count,
+    /// Dropped by ingress as copies of a frame that came up by another
+    /// member ([`Spread::Broadcast`]'s `dedup`).
+    pub rx_copies: Count,
 }

@@ -10,8 +10,8 @@ use aya::maps::{Array, ArrayOfMaps, MapData};
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
 use crate::abi::{
-    policy_code, Config, F_BUCKET_BYTES, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE, SPREAD_BROADCAST,
-    SPREAD_HASH, SPREAD_ROUND_ROBIN,
+    policy_code, Config, F_BUCKET_BYTES, F_DEDUP, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE,
+    SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
 };
 use crate::Error;
 
@@ -40,7 +40,11 @@ pub enum Spread<'a> {
     /// Every frame on one member (active-backup).
     Active(usize),
     /// Every frame on every member.
-    Broadcast,
+    Broadcast {
+        /// Of a frame that arrives on several members within 50 ms (a
+        /// broadcast peer), only the first copy goes up.
+        dedup: bool,
+    },
 }
 
 /// balance-tlb's source-MAC rewrite.
@@ -50,6 +54,8 @@ pub struct Tlb<'a> {
     pub active: usize,
     /// Each transmitting member's own MAC, in [`Distribution::tx`] order.
     pub macs: &'a [[u8; 6]],
+    /// The bond's MAC: only frames with it as source are rewritten.
+    pub bond_mac: [u8; 6],
 }
 
 /// How egress distributes frames, and where ingress delivers them.
@@ -114,6 +120,8 @@ impl<'a> Distribution<'a> {
             ifindex: [0; MAX_MEMBERS],
             rx_ifindex: [0; MAX_MEMBERS],
             mac: [[0; 6]; MAX_MEMBERS],
+            bond_mac: [0; 6],
+            reserved: [0; 2],
         };
         config.ifindex[..n].copy_from_slice(self.tx);
         config.rx_ifindex[..self.rx.len()].copy_from_slice(self.rx);
@@ -154,6 +162,7 @@ impl<'a> Distribution<'a> {
                     config.flags |= F_TLB;
                     config.active = tlb.active as u32;
                     config.mac[..n].copy_from_slice(tlb.macs);
+                    config.bond_mac = tlb.bond_mac;
                 }
             }
             Spread::RoundRobin { packets_per_member } => {
@@ -167,7 +176,12 @@ impl<'a> Distribution<'a> {
                 config.spread = SPREAD_ACTIVE;
                 config.active = m as u32;
             }
-            Spread::Broadcast => config.spread = SPREAD_BROADCAST,
+            Spread::Broadcast { dedup } => {
+                config.spread = SPREAD_BROADCAST;
+                if dedup {
+                    config.flags |= F_DEDUP;
+                }
+            }
         }
         Ok(config)
     }

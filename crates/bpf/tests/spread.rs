@@ -7,7 +7,7 @@ mod common;
 use common::load;
 use lagkit_bpf::{Datapath, Distribution, Spread, Tlb};
 use lagkit_dataplane::netns;
-use lagkit_hash::samples::{sample_frames, tcp4_frame};
+use lagkit_hash::samples::{sample_frames, tcp4_frame, MAC_A};
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 use lagkit_testnet::Lab;
 
@@ -22,6 +22,21 @@ fn plan(spread: Spread<'_>) -> Distribution<'_> {
         tx: &TX,
         rx: &[],
         logical: 0,
+    }
+}
+
+/// balance-tlb over `macs`, member 1 active, the bond's MAC `MAC_A` (the
+/// sample frames' source).
+fn tlb<'a>(policy: Policy, buckets: &'a BucketMap, macs: &'a [[u8; 6]]) -> Spread<'a> {
+    Spread::Hash {
+        policy,
+        buckets,
+        tlb: Some(Tlb {
+            active: 1,
+            macs,
+            bond_mac: MAC_A,
+        }),
+        bucket_bytes: false,
     }
 }
 
@@ -80,16 +95,7 @@ fn tlb_gives_frames_on_other_members_their_own_source_mac() {
     ];
     let buckets = BucketMap::new(3).unwrap();
     let policy = Policy::Strong(Strong::new(3));
-    dp.configure(&plan(Spread::Hash {
-        policy,
-        buckets: &buckets,
-        tlb: Some(Tlb {
-            active: 1,
-            macs: &macs,
-        }),
-        bucket_bytes: false,
-    }))
-    .unwrap();
+    dp.configure(&plan(tlb(policy, &buckets, &macs))).unwrap();
     let mut on = [0; 3];
     for port in 1000..1060u16 {
         let mut frame = tcp4_frame();
@@ -105,8 +111,19 @@ fn tlb_gives_frames_on_other_members_their_own_source_mac() {
         }
         assert_eq!(out, want, "member {member}");
         on[member] += 1;
+        // A frame from another source (a bridged guest) keeps its MAC.
+        let mut guest = frame.clone();
+        guest[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x99]);
+        assert_eq!(dp.test_run_rewrite(&guest).unwrap().1, guest);
     }
     assert!(on.iter().all(|&n| n > 0), "{on:?}");
+    // Broadcasts and multicasts leave by the active member, unchanged.
+    for dst in [[0xff; 6], [0x01, 0x00, 0x5e, 0, 0, 1]] {
+        let mut frame = tcp4_frame();
+        frame[..6].copy_from_slice(&dst);
+        let (c, out) = dp.test_run_rewrite(&frame).unwrap();
+        assert_eq!((c.member, out), (Some(1), frame));
+    }
 }
 
 #[test]
@@ -181,7 +198,7 @@ fn broadcast_sends_a_copy_on_every_member() {
         let mut dp = load(test).expect("root");
         let lo = [1, 1, 1];
         dp.configure(&Distribution {
-            spread: Spread::Broadcast,
+            spread: Spread::Broadcast { dedup: false },
             tx: &lo,
             rx: &[],
             logical: 0,
@@ -194,4 +211,83 @@ fn broadcast_sends_a_copy_on_every_member() {
     assert_eq!((choice.member, choice.verdict), (Some(2), TC_ACT_REDIRECT));
     let sent: Vec<u64> = counters.tx[..3].iter().map(|c| c.packets).collect();
     assert_eq!((sent, counters.tx_dropped.packets), (vec![1, 1, 1], 0));
+}
+
+/// Runs `f` with freshly loaded programs in a namespace of our own that
+/// holds two interfaces (a veth pair) standing for two members under
+/// BPF_PROG_TEST_RUN (nothing is sent), given by index.
+fn with_two_members(test: &str, f: impl FnOnce(&mut Datapath, [u32; 2]) + Send) {
+    let Some(mut lab) = Lab::new(test) else {
+        return;
+    };
+    let ns = lab.netns();
+    lab.sh(&[
+        "ip", "-n", &ns, "link", "add", "x0", "type", "veth", "peer", "name", "x1",
+    ]);
+    netns::run_in(&ns, || {
+        let members = ["x0", "x1"].map(|m| nix::net::if_::if_nametoindex(m).unwrap());
+        f(&mut load(test).expect("root"), members);
+    })
+    .unwrap();
+}
+
+#[test]
+fn tlb_takes_group_frames_from_the_active_member_only() {
+    let test = "tlb_takes_group_frames_from_the_active_member_only";
+    with_two_members(test, |dp, [x0, x1]| {
+        let buckets = BucketMap::new(2).unwrap();
+        let macs = [[2, 0, 0, 0, 0, 0xa0], [2, 0, 0, 0, 0, 0xa1]];
+        dp.configure(&Distribution {
+            spread: tlb(Policy::Layer2, &buckets, &macs),
+            tx: &[x0, x1],
+            rx: &[x0, x1],
+            logical: 77,
+        })
+        .unwrap();
+        let unicast = tcp4_frame();
+        let mut broadcast = unicast.clone();
+        broadcast[..6].copy_from_slice(&[0xff; 6]);
+        let verdicts = [
+            dp.test_run_ingress(&unicast, x0).unwrap(),
+            dp.test_run_ingress(&unicast, x1).unwrap(),
+            dp.test_run_ingress(&broadcast, x0).unwrap(),
+            dp.test_run_ingress(&broadcast, x1).unwrap(),
+        ];
+        use TC_ACT_REDIRECT as UP;
+        assert_eq!(verdicts, [UP, UP, TC_ACT_SHOT, UP]);
+    });
+}
+
+#[test]
+fn broadcast_takes_the_first_copy_of_a_frame_up() {
+    let test = "broadcast_takes_the_first_copy_of_a_frame_up";
+    with_two_members(test, |dp, [x0, x1]| {
+        let members = [x0, x1];
+        let with = |dedup| Distribution {
+            spread: Spread::Broadcast { dedup },
+            tx: &members,
+            rx: &members,
+            logical: 77,
+        };
+        let a = tcp4_frame();
+        let mut b = a.clone();
+        b[18..20].copy_from_slice(&[0x43, 0x21]); // another IP ID
+        dp.configure(&with(true)).unwrap();
+        let verdicts = [
+            dp.test_run_ingress(&a, x0).unwrap(), // first copy: up
+            dp.test_run_ingress(&a, x1).unwrap(), // its copy on the other member
+            dp.test_run_ingress(&a, x0).unwrap(), // again on the first: a resend
+            dp.test_run_ingress(&b, x1).unwrap(), // another frame
+        ];
+        use TC_ACT_REDIRECT as UP;
+        assert_eq!(verdicts, [UP, TC_ACT_SHOT, UP, UP]);
+        let c = dp.counters().unwrap();
+        assert_eq!(
+            (c.rx_copies.packets, c.rx[0].packets, c.rx[1].packets),
+            (1, 2, 1)
+        );
+        // Without dedup every copy goes up.
+        dp.configure(&with(false)).unwrap();
+        assert_eq!(dp.test_run_ingress(&a, x1).unwrap(), UP);
+    });
 }

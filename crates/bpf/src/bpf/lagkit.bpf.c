@@ -66,10 +66,29 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LAGKIT_MAX_MEMBERS + 1);
+	__uint(max_entries, LAGKIT_RX_COPIES + 1);
 	__type(key, __u32);
 	__type(value, struct lagkit_counter);
 } rx_counters SEC(".maps");
+
+/* LAGKIT_F_DEDUP's memory of recent frames: a direct-mapped table, as the
+ * userspace engine's (crates/bond map.rs `Dedup`), shared by all CPUs.
+ * Two CPUs writing one slot at once can at worst let one copy through. */
+#define DEDUP_SLOTS 4096
+#define DEDUP_WINDOW_NS 50000000ULL
+struct dedup_slot {
+	__u64 hash;
+	__u64 time;
+	__u32 ifindex;
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, DEDUP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct dedup_slot);
+} dedup SEC(".maps");
 
 /* Bytes sent per bucket (LAGKIT_F_BUCKET_BYTES): what the adaptive
  * rebalancer reads. Outside the plan, so counts survive a plan change. */
@@ -173,6 +192,7 @@ struct scratch {
 	struct layer layer;
 	struct carried carried;
 	__u8 buf[48]; /* strong's hash input */
+	__u8 head[256]; /* LAGKIT_F_DEDUP: a frame's first bytes */
 };
 
 struct {
@@ -1134,6 +1154,29 @@ static __always_inline int broadcast(struct __sk_buff *skb, struct lagkit_config
 	return n - 1;
 }
 
+/* The destination is a group (broadcast or multicast) address. */
+static __always_inline int group_addressed(struct __sk_buff *skb)
+{
+	__u8 d;
+
+	return bpf_skb_load_bytes(skb, 0, &d, 1) == 0 && (d & 1);
+}
+
+/* The source MAC is the bond's (not, say, a bridged guest's). */
+static __always_inline int from_bond(struct __sk_buff *skb, struct lagkit_config *cfg)
+{
+	__u8 src[6];
+	int i;
+
+	if (bpf_skb_load_bytes(skb, 6, src, 6))
+		return 0;
+	for (i = 0; i < 6; i++) {
+		if (src[i] != cfg->bond_mac[i])
+			return 0;
+	}
+	return 1;
+}
+
 /* The logical interface's tc egress: pick the member the plan picks and
  * redirect the frame to it. The choice, the hash and the bucket are left in
  * skb->cb, where BPF_PROG_TEST_RUN hands them back to the tests. */
@@ -1153,6 +1196,12 @@ int lagkit_egress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	switch (cfg->spread) {
 	case LAGKIT_SPREAD_HASH:
+		/* balance-tlb/alb (as Linux): broadcasts and multicasts leave by
+		 * the active member, the one that owns the bond's MAC. */
+		if ((cfg->flags & LAGKIT_F_TLB) && group_addressed(skb)) {
+			member = cfg->active < cfg->members ? (int)cfg->active : -1;
+			break;
+		}
 		parse_key(skb, s,
 			  cfg->policy == LAGKIT_ENCAP23 || cfg->policy == LAGKIT_ENCAP34 ||
 				  cfg->policy == LAGKIT_STRONG);
@@ -1186,12 +1235,79 @@ int lagkit_egress(struct __sk_buff *skb)
 	/* balance-tlb/alb: the switch must keep learning the bond's MAC on the
 	 * active member only, so frames sent elsewhere carry their member's
 	 * own MAC as source. */
-	if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active)
+	if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active && from_bond(skb, cfg))
 		bpf_skb_store_bytes(skb, 6, cfg->mac[member], 6, 0);
 	count(&tx_counters, member, skb->len);
 	ifindex = cfg->ifindex[member];
 	skb->cb[LAGKIT_CB_IFINDEX] = ifindex;
 	return bpf_redirect(ifindex, 0);
+}
+
+/* A hash of a frame's length and first 256 bytes: its identity for
+ * LAGKIT_F_DEDUP (IP IDs and TCP sequence numbers in the headers make it
+ * unique in practice). Only this program compares these hashes, so any
+ * good mixing function serves. */
+__noinline __u64 frame_identity(struct __sk_buff *skb, struct scratch *s)
+{
+	__u32 len = skb->len, n = len < 256 ? len : 256, i;
+	__u64 h = len * XXH_PRIME64_1, w;
+
+	if (!s || n == 0)
+		return 0;
+	__builtin_memset(s->head, 0, sizeof(s->head));
+	if (bpf_skb_load_bytes(skb, 0, s->head, n & 0x1ff))
+		return 0;
+	for (i = 0; i < 256; i += 8) {
+		w = le64(s->head + i);
+		h = (h ^ w) * 0x165667919E3779F9ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* LAGKIT_F_DEDUP (crates/bond map.rs `Dedup::is_copy`): a frame is a copy
+ * when one with its identity came up through another member within
+ * DEDUP_WINDOW_NS; a sender's genuine retransmission comes later, and
+ * through the same member too, so it is never mistaken for one. */
+static __always_inline int is_copy(struct __sk_buff *skb)
+{
+	__u32 zero = 0, slot;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct dedup_slot *d;
+	__u64 h, now;
+
+	if (!s)
+		return 0;
+	h = frame_identity(skb, s);
+	slot = h & (DEDUP_SLOTS - 1);
+	d = bpf_map_lookup_elem(&dedup, &slot);
+	if (!d)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (d->hash == h && d->ifindex != skb->ifindex && now - d->time <= DEDUP_WINDOW_NS)
+		return 1;
+	d->hash = h;
+	d->ifindex = skb->ifindex;
+	d->time = now;
+	return 0;
+}
+
+/* A data frame from the receiving member at position `rx` of the plan. */
+static __always_inline int deliver(struct __sk_buff *skb, struct lagkit_config *cfg, __u32 rx)
+{
+	/* balance-tlb/alb: the switch floods group frames to every member
+	 * port; only the active member's copy goes up. */
+	if ((cfg->flags & LAGKIT_F_TLB) && group_addressed(skb) &&
+	    skb->ifindex != cfg->ifindex[cfg->active & (LAGKIT_MAX_MEMBERS - 1)]) {
+		count(&rx_counters, LAGKIT_MAX_MEMBERS, skb->len);
+		return TC_ACT_SHOT;
+	}
+	if ((cfg->flags & LAGKIT_F_DEDUP) && is_copy(skb)) {
+		count(&rx_counters, LAGKIT_RX_COPIES, skb->len);
+		return TC_ACT_SHOT;
+	}
+	count(&rx_counters, rx, skb->len);
+	return bpf_redirect(cfg->logical, BPF_F_INGRESS);
 }
 
 /* A member's tcx ingress: data frames from a member whose frames go up
@@ -1216,10 +1332,8 @@ int lagkit_ingress(struct __sk_buff *skb)
 	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
 		if (i >= n)
 			break;
-		if (cfg->rx_ifindex[i] == skb->ifindex) {
-			count(&rx_counters, i, skb->len);
-			return bpf_redirect(cfg->logical, BPF_F_INGRESS);
-		}
+		if (cfg->rx_ifindex[i] == skb->ifindex)
+			return deliver(skb, cfg, i);
 	}
 drop:
 	count(&rx_counters, LAGKIT_MAX_MEMBERS, skb->len);

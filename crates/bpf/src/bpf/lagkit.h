@@ -54,6 +54,9 @@ enum lagkit_spread {
 				 * `active` carry that member's own MAC */
 #define LAGKIT_F_BUCKET_BYTES 4 /* hash: count bytes per bucket, for
 				 * adaptive rebalancing */
+#define LAGKIT_F_DEDUP 8        /* ingress: only the first copy of a frame
+				 * that arrives on several members goes up
+				 * (broadcast bonds back to back) */
 
 /* A plan: how egress spreads frames and which members ingress accepts
  * (the one entry of the inner map in `plan`). Transmitting members are
@@ -72,12 +75,16 @@ struct lagkit_config {
 	__u32 ifindex[LAGKIT_MAX_MEMBERS];       /* member -> interface */
 	__u32 rx_ifindex[LAGKIT_MAX_MEMBERS];    /* members whose frames go up */
 	__u8 mac[LAGKIT_MAX_MEMBERS][6];         /* LAGKIT_F_TLB: member -> MAC */
+	__u8 bond_mac[6];                        /* LAGKIT_F_TLB: the bond's MAC */
+	__u8 reserved[2];
 };
 
 /* Per-CPU counters, one per member (egress: by position in `ifindex`,
- * ingress: in `rx_ifindex`) and one more (index LAGKIT_MAX_MEMBERS) for
- * frames dropped: no member to send on, or received on a member whose
- * frames do not go up. */
+ * ingress: in `rx_ifindex`), then (index LAGKIT_MAX_MEMBERS) frames
+ * dropped: no member to send on, or received on a member whose frames do
+ * not go up; ingress has one more (LAGKIT_RX_COPIES) for copies that
+ * LAGKIT_F_DEDUP dropped. */
+#define LAGKIT_RX_COPIES (LAGKIT_MAX_MEMBERS + 1)
 struct lagkit_counter {
 	__u64 packets;
 	__u64 bytes;
