@@ -41,6 +41,7 @@ pub(crate) const F_SYMMETRIC: u32 = 1;
 pub(crate) const F_TLB: u32 = 2;
 pub(crate) const F_BUCKET_BYTES: u32 = 4;
 pub(crate) const F_DEDUP: u32 = 8;
+pub(crate) const F_ALB: u32 = 16;
 
 /// `struct lagkit_counter`: one CPU's share of a member's counters.
 #[repr(C)]

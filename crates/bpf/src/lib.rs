@@ -28,9 +28,10 @@
 
 use core::fmt;
 
+use std::net::Ipv4Addr;
 use std::os::fd::AsFd;
 
-use aya::maps::{ArrayOfMaps, Map, MapData, MapError, PerCpuArray};
+use aya::maps::{ArrayOfMaps, HashMap, Map, MapData, MapError, PerCpuArray};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{
     LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
@@ -319,6 +320,19 @@ impl Datapath {
         Ok(self.run(INGRESS, frame, ifindex, None)?.0.verdict)
     }
 
+    /// Like [`Datapath::test_run_ingress`], and returns the frame as the
+    /// program left it (balance-alb restores the bond's MAC).
+    pub fn test_run_ingress_rewrite(
+        &self,
+        frame: &[u8],
+        ifindex: u32,
+    ) -> Result<(u32, Vec<u8>), Error> {
+        let mut out = vec![0u8; frame.len()];
+        let (choice, len) = self.run(INGRESS, frame, ifindex, Some(&mut out))?;
+        out.truncate(len);
+        Ok((choice.verdict, out))
+    }
+
     fn run(
         &self,
         prog: &str,
@@ -383,6 +397,32 @@ impl Datapath {
             }));
         }
         Ok(all)
+    }
+
+    /// balance-alb: `client` was told to send to the member on interface
+    /// `ifindex`; ARP replies to it leave by that member from now on.
+    pub fn set_alb_client(&mut self, client: Ipv4Addr, ifindex: u32) -> Result<(), Error> {
+        self.alb_clients()?.insert(u32::from(client), ifindex, 0)?;
+        Ok(())
+    }
+
+    /// balance-alb: forgets `client` (its replies then go by its address
+    /// mod the member count).
+    pub fn remove_alb_client(&mut self, client: Ipv4Addr) -> Result<(), Error> {
+        match self.alb_clients()?.remove(&u32::from(client)) {
+            Err(MapError::SyscallError(e)) if e.io_error.kind() == std::io::ErrorKind::NotFound => {
+                Ok(())
+            }
+            other => Ok(other?),
+        }
+    }
+
+    fn alb_clients(&mut self) -> Result<HashMap<&mut MapData, u32, u32>, Error> {
+        let map = self
+            .ebpf
+            .map_mut("alb_clients")
+            .ok_or(Error::Missing("alb_clients"))?;
+        Ok(HashMap::try_from(map)?)
     }
 
     /// Bytes sent per bucket since load (summed over CPUs), for plans that

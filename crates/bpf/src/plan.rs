@@ -10,7 +10,7 @@ use aya::maps::{Array, ArrayOfMaps, MapData};
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
 use crate::abi::{
-    policy_code, Config, F_BUCKET_BYTES, F_DEDUP, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE,
+    policy_code, Config, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE,
     SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
 };
 use crate::Error;
@@ -56,6 +56,11 @@ pub struct Tlb<'a> {
     pub macs: &'a [[u8; 6]],
     /// The bond's MAC: only frames with it as source are rewritten.
     pub bond_mac: [u8; 6],
+    /// balance-alb as well: ARP replies to a client leave by its member
+    /// ([`crate::Datapath::set_alb_client`], else its address mod the
+    /// member count) advertising that member's MAC, and frames sent to any
+    /// member's MAC go up as sent to the bond's.
+    pub alb: bool,
 }
 
 /// How egress distributes frames, and where ingress delivers them.
@@ -160,6 +165,9 @@ impl<'a> Distribution<'a> {
                         });
                     }
                     config.flags |= F_TLB;
+                    if tlb.alb {
+                        config.flags |= F_ALB;
+                    }
                     config.active = tlb.active as u32;
                     config.mac[..n].copy_from_slice(tlb.macs);
                     config.bond_mac = tlb.bond_mac;

@@ -7,7 +7,7 @@ mod common;
 use common::load;
 use lagkit_bpf::{Datapath, Distribution, Spread, Tlb};
 use lagkit_dataplane::netns;
-use lagkit_hash::samples::{sample_frames, tcp4_frame, MAC_A};
+use lagkit_hash::samples::{eth, sample_frames, tcp4_frame, MAC_A, MAC_B};
 use lagkit_hash::{BucketMap, FlowKey, Policy, Strong};
 use lagkit_testnet::Lab;
 
@@ -15,6 +15,12 @@ const TC_ACT_OK: u32 = 0;
 const TC_ACT_SHOT: u32 = 2;
 const TC_ACT_REDIRECT: u32 = 7;
 const TX: [u32; 3] = [1000, 1001, 1002];
+/// The members' own MACs (balance-tlb/alb).
+const MACS: [[u8; 6]; 3] = [
+    [2, 0, 0, 0, 0, 0xa0],
+    [2, 0, 0, 0, 0, 0xa1],
+    [2, 0, 0, 0, 0, 0xa2],
+];
 
 fn plan(spread: Spread<'_>) -> Distribution<'_> {
     Distribution {
@@ -25,9 +31,9 @@ fn plan(spread: Spread<'_>) -> Distribution<'_> {
     }
 }
 
-/// balance-tlb over `macs`, member 1 active, the bond's MAC `MAC_A` (the
-/// sample frames' source).
-fn tlb<'a>(policy: Policy, buckets: &'a BucketMap, macs: &'a [[u8; 6]]) -> Spread<'a> {
+/// balance-tlb (or -alb) over `macs`, member 1 active, the bond's MAC
+/// `MAC_A` (the sample frames' source).
+fn tlb<'a>(policy: Policy, buckets: &'a BucketMap, macs: &'a [[u8; 6]], alb: bool) -> Spread<'a> {
     Spread::Hash {
         policy,
         buckets,
@@ -35,6 +41,7 @@ fn tlb<'a>(policy: Policy, buckets: &'a BucketMap, macs: &'a [[u8; 6]]) -> Sprea
             active: 1,
             macs,
             bond_mac: MAC_A,
+            alb,
         }),
         bucket_bytes: false,
     }
@@ -88,14 +95,10 @@ fn tlb_gives_frames_on_other_members_their_own_source_mac() {
     let Some(mut dp) = load("tlb_gives_frames_on_other_members_their_own_source_mac") else {
         return;
     };
-    let macs = [
-        [2, 0, 0, 0, 0, 0xa0],
-        [2, 0, 0, 0, 0, 0xa1],
-        [2, 0, 0, 0, 0, 0xa2],
-    ];
     let buckets = BucketMap::new(3).unwrap();
     let policy = Policy::Strong(Strong::new(3));
-    dp.configure(&plan(tlb(policy, &buckets, &macs))).unwrap();
+    dp.configure(&plan(tlb(policy, &buckets, &MACS, false)))
+        .unwrap();
     let mut on = [0; 3];
     for port in 1000..1060u16 {
         let mut frame = tcp4_frame();
@@ -107,7 +110,7 @@ fn tlb_gives_frames_on_other_members_their_own_source_mac() {
         assert_eq!(c.member, Some(member));
         let mut want = frame.clone();
         if member != 1 {
-            want[6..12].copy_from_slice(&macs[member]);
+            want[6..12].copy_from_slice(&MACS[member]);
         }
         assert_eq!(out, want, "member {member}");
         on[member] += 1;
@@ -231,19 +234,26 @@ fn with_two_members(test: &str, f: impl FnOnce(&mut Datapath, [u32; 2]) + Send) 
     .unwrap();
 }
 
+/// Publishes balance-tlb (or -alb) over two members that both receive;
+/// returns their MACs.
+fn tlb_over(dp: &mut Datapath, members: [u32; 2], alb: bool) -> [[u8; 6]; 2] {
+    let buckets = BucketMap::new(2).unwrap();
+    let macs = [[2, 0, 0, 0, 0, 0xa0], [2, 0, 0, 0, 0, 0xa1]];
+    dp.configure(&Distribution {
+        spread: tlb(Policy::Layer2, &buckets, &macs, alb),
+        tx: &members,
+        rx: &members,
+        logical: 77,
+    })
+    .unwrap();
+    macs
+}
+
 #[test]
 fn tlb_takes_group_frames_from_the_active_member_only() {
     let test = "tlb_takes_group_frames_from_the_active_member_only";
     with_two_members(test, |dp, [x0, x1]| {
-        let buckets = BucketMap::new(2).unwrap();
-        let macs = [[2, 0, 0, 0, 0, 0xa0], [2, 0, 0, 0, 0, 0xa1]];
-        dp.configure(&Distribution {
-            spread: tlb(Policy::Layer2, &buckets, &macs),
-            tx: &[x0, x1],
-            rx: &[x0, x1],
-            logical: 77,
-        })
-        .unwrap();
+        tlb_over(dp, [x0, x1], false);
         let unicast = tcp4_frame();
         let mut broadcast = unicast.clone();
         broadcast[..6].copy_from_slice(&[0xff; 6]);
@@ -289,5 +299,83 @@ fn broadcast_takes_the_first_copy_of_a_frame_up() {
         // Without dedup every copy goes up.
         dp.configure(&with(false)).unwrap();
         assert_eq!(dp.test_run_ingress(&a, x1).unwrap(), UP);
+    });
+}
+
+/// An Ethernet/IPv4 ARP packet.
+fn arp(op: u16, sender: ([u8; 6], [u8; 4]), target: ([u8; 6], [u8; 4])) -> Vec<u8> {
+    let mut a = vec![0, 1, 8, 0, 6, 4];
+    a.extend_from_slice(&op.to_be_bytes());
+    for (mac, ip) in [sender, target] {
+        a.extend_from_slice(&mac);
+        a.extend_from_slice(&ip);
+    }
+    a
+}
+
+#[test]
+fn alb_answers_each_client_by_its_member() {
+    let Some(mut dp) = load("alb_answers_each_client_by_its_member") else {
+        return;
+    };
+    let buckets = BucketMap::new(3).unwrap();
+    dp.configure(&plan(tlb(Policy::Layer2, &buckets, &MACS, true)))
+        .unwrap();
+    let client = [10, 0, 0, 9];
+    let reply = eth(
+        MAC_B,
+        MAC_A,
+        0x0806,
+        &arp(2, (MAC_A, [10, 0, 0, 1]), (MAC_B, client)),
+    );
+    let by_address = (u32::from_be_bytes(client) % 3) as usize; // alb_member_for
+    let advertised = |member: usize| {
+        let mut f = reply.clone();
+        if member != 1 {
+            f[6..12].copy_from_slice(&MACS[member]);
+            f[22..28].copy_from_slice(&MACS[member]);
+        }
+        f
+    };
+    let check = |dp: &Datapath, member: usize| {
+        let (c, out) = dp.test_run_rewrite(&reply).unwrap();
+        assert_eq!((c.member, out), (Some(member), advertised(member)));
+    };
+    check(&dp, by_address);
+    dp.set_alb_client(client.into(), TX[2]).unwrap();
+    check(&dp, 2);
+    dp.set_alb_client(client.into(), TX[0]).unwrap();
+    check(&dp, 0);
+    // A member no longer in the plan: as if unknown.
+    dp.set_alb_client(client.into(), 5555).unwrap();
+    check(&dp, by_address);
+    dp.remove_alb_client(client.into()).unwrap();
+    dp.remove_alb_client(client.into()).unwrap();
+    check(&dp, by_address);
+    // A request (or a reply not from the bond) leaves by the active member.
+    let request = eth(
+        [0xff; 6],
+        MAC_A,
+        0x0806,
+        &arp(1, (MAC_A, [10, 0, 0, 1]), ([0; 6], client)),
+    );
+    let (c, out) = dp.test_run_rewrite(&request).unwrap();
+    assert_eq!((c.member, out), (Some(1), request));
+}
+
+#[test]
+fn alb_takes_frames_to_member_macs_up_as_the_bonds() {
+    let test = "alb_takes_frames_to_member_macs_up_as_the_bonds";
+    with_two_members(test, |dp, [x0, x1]| {
+        let macs = tlb_over(dp, [x0, x1], true);
+        let mut to_member = tcp4_frame();
+        to_member[..6].copy_from_slice(&macs[0]);
+        let mut to_bond = to_member.clone();
+        to_bond[..6].copy_from_slice(&MAC_A);
+        // Sent to member 0's MAC, arriving on member 1 (no switch between).
+        let (verdict, out) = dp.test_run_ingress_rewrite(&to_member, x1).unwrap();
+        assert_eq!((verdict, out), (TC_ACT_REDIRECT, to_bond));
+        let other = tcp4_frame();
+        assert_eq!(dp.test_run_ingress_rewrite(&other, x0).unwrap().1, other);
     });
 }

@@ -71,6 +71,18 @@ struct {
 	__type(value, struct lagkit_counter);
 } rx_counters SEC(".maps");
 
+/* balance-alb's clients: IPv4 address (host order) -> the interface of the
+ * member it was told to send to. Kept by the control thread one client at
+ * a time; an entry naming no member of the plan in force is ignored, so
+ * the table never needs to change together with a plan. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} alb_clients SEC(".maps");
+
 /* LAGKIT_F_DEDUP's memory of recent frames: a direct-mapped table, as the
  * userspace engine's (crates/bond map.rs `Dedup`), shared by all CPUs.
  * Two CPUs writing one slot at once can at worst let one copy through. */
@@ -1154,6 +1166,24 @@ static __always_inline int broadcast(struct __sk_buff *skb, struct lagkit_config
 	return n - 1;
 }
 
+static __always_inline int is_arp(struct __sk_buff *skb)
+{
+	__u8 et[2];
+
+	return bpf_skb_load_bytes(skb, 12, et, 2) == 0 && be16(et) == ETH_ARP;
+}
+
+static __always_inline int same_mac(const __u8 *a, const __u8 *b)
+{
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		if (a[i] != b[i])
+			return 0;
+	}
+	return 1;
+}
+
 /* The destination is a group (broadcast or multicast) address. */
 static __always_inline int group_addressed(struct __sk_buff *skb)
 {
@@ -1166,15 +1196,51 @@ static __always_inline int group_addressed(struct __sk_buff *skb)
 static __always_inline int from_bond(struct __sk_buff *skb, struct lagkit_config *cfg)
 {
 	__u8 src[6];
-	int i;
 
-	if (bpf_skb_load_bytes(skb, 6, src, 6))
-		return 0;
-	for (i = 0; i < 6; i++) {
-		if (src[i] != cfg->bond_mac[i])
-			return 0;
+	return bpf_skb_load_bytes(skb, 6, src, 6) == 0 && same_mac(src, cfg->bond_mac);
+}
+
+/* The position in the plan's tx list of interface `ifindex`, or -1. */
+static __always_inline int tx_position(struct lagkit_config *cfg, __u32 ifindex)
+{
+	__u32 i;
+
+	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
+		if (i >= cfg->members)
+			break;
+		if (cfg->ifindex[i] == ifindex)
+			return i;
 	}
-	return 1;
+	return -1;
+}
+
+#define ALB_NOT_ARP (-2)
+
+/* balance-alb's ARP (crates/bond map.rs `select_alb_arp`): an ARP reply
+ * from the bond goes out by the member its target (a client) was given, or
+ * by `alb_member_for` (its address mod the member count) for a client not
+ * in the table; any other ARP by the active member. ALB_NOT_ARP for frames
+ * that are not ARP. The caller rewrites the MACs. */
+__noinline int alb_arp(struct __sk_buff *skb, struct lagkit_config *cfg)
+{
+	__u8 a[42];
+	__u32 ip, *ifindex;
+	int pos;
+
+	if (!cfg)
+		return ALB_NOT_ARP;
+	if (!is_arp(skb))
+		return ALB_NOT_ARP;
+	if (cfg->active >= cfg->members || cfg->members > LAGKIT_MAX_MEMBERS)
+		return -1;
+	/* ArpRepr::parse: Ethernet/IPv4 ARP, 28 bytes; op 2 is a reply. */
+	if (bpf_skb_load_bytes(skb, 0, a, 42) || be16(a + 14) != 1 || be16(a + 16) != ETH_IPV4 ||
+	    a[18] != 6 || a[19] != 4 || be16(a + 20) != 2 || !same_mac(a + 22, cfg->bond_mac))
+		return cfg->active;
+	ip = (__u32)a[38] << 24 | (__u32)a[39] << 16 | (__u32)a[40] << 8 | a[41];
+	ifindex = bpf_map_lookup_elem(&alb_clients, &ip);
+	pos = ifindex ? tx_position(cfg, *ifindex) : -1;
+	return pos >= 0 ? pos : (int)(ip % cfg->members);
 }
 
 /* The logical interface's tc egress: pick the member the plan picks and
@@ -1196,6 +1262,8 @@ int lagkit_egress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	switch (cfg->spread) {
 	case LAGKIT_SPREAD_HASH:
+		if ((cfg->flags & LAGKIT_F_ALB) && (member = alb_arp(skb, cfg)) != ALB_NOT_ARP)
+			break;
 		/* balance-tlb/alb (as Linux): broadcasts and multicasts leave by
 		 * the active member, the one that owns the bond's MAC. */
 		if ((cfg->flags & LAGKIT_F_TLB) && group_addressed(skb)) {
@@ -1235,8 +1303,14 @@ int lagkit_egress(struct __sk_buff *skb)
 	/* balance-tlb/alb: the switch must keep learning the bond's MAC on the
 	 * active member only, so frames sent elsewhere carry their member's
 	 * own MAC as source. */
-	if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active && from_bond(skb, cfg))
+	if ((cfg->flags & LAGKIT_F_ALB) && member != cfg->active && is_arp(skb)) {
+		/* balance-alb: an ARP reply from the bond to a client of
+		 * another member advertises that member's MAC. */
 		bpf_skb_store_bytes(skb, 6, cfg->mac[member], 6, 0);
+		bpf_skb_store_bytes(skb, 22, cfg->mac[member], 6, 0);
+	} else if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active && from_bond(skb, cfg)) {
+		bpf_skb_store_bytes(skb, 6, cfg->mac[member], 6, 0);
+	}
 	count(&tx_counters, member, skb->len);
 	ifindex = cfg->ifindex[member];
 	skb->cb[LAGKIT_CB_IFINDEX] = ifindex;
@@ -1292,6 +1366,23 @@ static __always_inline int is_copy(struct __sk_buff *skb)
 	return 0;
 }
 
+static __always_inline void restore_bond_mac(struct __sk_buff *skb, struct lagkit_config *cfg)
+{
+	__u8 dst[6];
+	__u32 i;
+
+	if (bpf_skb_load_bytes(skb, 0, dst, 6))
+		return;
+	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
+		if (i >= cfg->members)
+			break;
+		if (same_mac(dst, cfg->mac[i])) {
+			bpf_skb_store_bytes(skb, 0, cfg->bond_mac, 6, 0);
+			return;
+		}
+	}
+}
+
 /* A data frame from the receiving member at position `rx` of the plan. */
 static __always_inline int deliver(struct __sk_buff *skb, struct lagkit_config *cfg, __u32 rx)
 {
@@ -1302,6 +1393,11 @@ static __always_inline int deliver(struct __sk_buff *skb, struct lagkit_config *
 		count(&rx_counters, LAGKIT_MAX_MEMBERS, skb->len);
 		return TC_ACT_SHOT;
 	}
+	/* balance-alb: a client sends to the member MAC it was given; back to
+	 * back (no switch steering by MAC) that frame may arrive on another
+	 * member, so any member's MAC is the bond's. */
+	if (cfg->flags & LAGKIT_F_ALB)
+		restore_bond_mac(skb, cfg);
 	if ((cfg->flags & LAGKIT_F_DEDUP) && is_copy(skb)) {
 		count(&rx_counters, LAGKIT_RX_COPIES, skb->len);
 		return TC_ACT_SHOT;

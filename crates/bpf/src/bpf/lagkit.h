@@ -54,6 +54,10 @@ enum lagkit_spread {
 				 * `active` carry that member's own MAC */
 #define LAGKIT_F_BUCKET_BYTES 4 /* hash: count bytes per bucket, for
 				 * adaptive rebalancing */
+#define LAGKIT_F_ALB 16         /* with LAGKIT_F_TLB: ARP replies to a
+				 * client leave by its member, advertising
+				 * that member's MAC (alb_clients); frames
+				 * to a member's MAC go up as the bond's */
 #define LAGKIT_F_DEDUP 8        /* ingress: only the first copy of a frame
 				 * that arrives on several members goes up
 				 * (broadcast bonds back to back) */
