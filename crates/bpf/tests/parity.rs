@@ -5,9 +5,11 @@
 //! hash crate's sample frames and every prefix of them (truncation at each
 //! byte), hand-built frames for the cases that decide a hash (VLAN tags,
 //! IPv6 extension headers, fragments, ICMP, tunnels, non-IP), and a seeded
-//! stream of mutated and random frames. The program runs under
-//! BPF_PROG_TEST_RUN and leaves its member and hash in the context; both must
-//! equal `Policy::select_in`, `Policy::hash` and `Policy::bucket`.
+//! stream of mutated and random frames (`LAGKIT_BPF_PARITY_ROUNDS` of them,
+//! default 6,000, from `LAGKIT_BPF_PARITY_SEED`, for a longer or another
+//! search). The program runs under BPF_PROG_TEST_RUN and leaves its member,
+//! hash and bucket in the context; they must equal `Policy::select_in`,
+//! `Policy::hash` and `Policy::bucket`.
 
 use std::net::Ipv6Addr;
 
@@ -287,8 +289,17 @@ fn corpus() -> Vec<Vec<u8>> {
             all.push(f[..len].to_vec());
         }
     }
-    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
-    for round in 0..6_000 {
+    // LAGKIT_BPF_PARITY_ROUNDS raises the count for a deeper search.
+    let rounds: u64 = std::env::var("LAGKIT_BPF_PARITY_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(6_000);
+    let seed = std::env::var("LAGKIT_BPF_PARITY_SEED")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let mut rng = XorShift(seed);
+    for round in 0..rounds {
         let mut f = if round % 4 != 3 {
             let mut f = whole[(rng.next() % whole.len() as u64) as usize].clone();
             for _ in 0..1 + rng.next() % 4 {
