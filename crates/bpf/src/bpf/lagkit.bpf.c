@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-/* lagkit's in-kernel data path: member selection on the logical interface's
- * tc egress hook, and delivery from the members' ingress to it.
+/* lagkit's in-kernel data path: lagkit_egress on the logical interface's
+ * tcx egress spreads frames over the members as the published plan says
+ * (a hash policy, round-robin, active-backup, broadcast; balance-tlb/alb's
+ * MAC rewrites), and lagkit_ingress on each member's tcx ingress sends data
+ * frames up to the logical interface. Sections: maps; the flow key and its
+ * parser; the policies; selection and egress; ingress.
  *
  * The member a frame takes must be exactly the one lagkit_hash picks (the
  * planner, `lagkit flow` and the userspace engine all ask lagkit_hash), so
