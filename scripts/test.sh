@@ -14,6 +14,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v ethtool >/dev/null 2>&1 || need+=(ethtool)
   command -v tcpdump >/dev/null 2>&1 || need+=(tcpdump)
   command -v ping >/dev/null 2>&1 || need+=(iputils-ping)
+  # lagkit-bpf's build.rs compiles its BPF programs with clang against libbpf's headers.
+  command -v clang >/dev/null 2>&1 || need+=(clang)
+  command -v llvm-objdump >/dev/null 2>&1 || need+=(llvm)
+  [ -f /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
   if [ ${#need[@]} -gt 0 ]; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get update -qq

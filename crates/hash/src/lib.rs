@@ -38,6 +38,7 @@ mod hp;
 mod key;
 mod linux;
 mod policy;
+pub mod samples;
 mod strong;
 
 pub use adaptive::{AdaptiveBalancer, AdaptiveConfig, AdaptiveStats};

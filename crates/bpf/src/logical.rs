@@ -1,0 +1,121 @@
+//! The logical interface: what the host's stack sees as the bond.
+//!
+//! The kernel device made for this is netkit (a veth-like pair whose
+//! primary end runs a BPF program as its transmit path); kernels without it
+//! (and aya, which cannot attach to netkit yet) get one end of a veth pair
+//! instead, the other end up and idle: the egress program redirects every
+//! frame the stack sends, so the peer never receives one. The pair is made
+//! with iproute2, as lagkit's other interface plumbing outside the data path
+//! is, and removed when the [`Logical`] is dropped, from whichever thread,
+//! in the namespace it was made in.
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::process::Command;
+
+use nix::net::if_::if_nametoindex;
+use nix::sched::{setns, CloneFlags};
+
+use crate::Error;
+
+/// A logical interface (a veth end) and its idle peer; both are deleted on
+/// drop.
+#[derive(Debug)]
+pub struct Logical {
+    name: String,
+    ifindex: u32,
+    netns: OwnedFd,
+}
+
+fn ip(args: &[&str]) -> Result<(), Error> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|source| Error::Io {
+            what: "running ip(8) (install iproute2)",
+            source,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::Ip {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+impl Logical {
+    /// Creates `name` with its peer `peer` (a veth pair) in the calling
+    /// thread's network namespace, the peer up, with ARP and IPv6 off so it
+    /// never speaks into the logical interface. `name` is left down and
+    /// without addresses: those are the host's to give.
+    pub fn create(name: &str, peer: &str) -> Result<Logical, Error> {
+        let netns = File::open("/proc/thread-self/ns/net")
+            .map(OwnedFd::from)
+            .map_err(|source| Error::Io {
+                what: "opening this thread's network namespace",
+                source,
+            })?;
+        ip(&["link", "add", name, "type", "veth", "peer", "name", peer])?;
+        let ifindex = if_nametoindex(name).map_err(|_| Error::NoInterface {
+            ifname: name.to_string(),
+        })?;
+        // From here on the pair exists, and dropping `logical` removes it
+        // again if the rest fails.
+        let logical = Logical {
+            name: name.to_string(),
+            ifindex,
+            netns,
+        };
+        let ipv6 = format!("/proc/sys/net/ipv6/conf/{peer}/disable_ipv6");
+        // Without IPv6 in the kernel there is nothing to turn off.
+        if std::path::Path::new(&ipv6).exists() {
+            std::fs::write(&ipv6, "1").map_err(|source| Error::Io {
+                what: "turning IPv6 off on the logical interface's peer",
+                source,
+            })?;
+        }
+        ip(&["link", "set", peer, "arp", "off", "up"])?;
+        Ok(logical)
+    }
+
+    /// The interface's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The interface's index (what [`crate::Distribution::logical`] wants).
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+}
+
+impl Drop for Logical {
+    fn drop(&mut self) {
+        // ip(8) runs in its parent's namespace: a helper thread enters the
+        // one the pair was made in, and deletes it only if the name still
+        // means our interface (not one made since under the same name).
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                setns(&self.netns, CloneFlags::CLONE_NEWNET).map_err(|e| Error::Io {
+                    what: "entering the logical interface's namespace",
+                    source: e.into(),
+                })?;
+                if if_nametoindex(self.name.as_str()).ok() != Some(self.ifindex) {
+                    return Ok(());
+                }
+                ip(&["link", "del", "dev", &self.name])
+            })
+            .join()
+        });
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("lagkit-bpf: cannot remove {}: {e}", self.name),
+            Err(_) => eprintln!(
+                "lagkit-bpf: cannot remove {}: helper thread died",
+                self.name
+            ),
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Plans: what the programs do, published to them atomically.
+//!
+//! A [`Distribution`] says how egress spreads frames ([`Spread`], one
+//! variant per way of distributing, as the userspace engine's map has) and
+//! which members' frames ingress delivers. [`Publisher::publish`] encodes
+//! it as `struct lagkit_config` in a fresh inner map and swaps that map into
+//! the programs' `plan` slot, so a frame is handled wholly under one plan.
+
+use aya::maps::{Array, ArrayOfMaps, MapData};
+use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
+
+use crate::abi::{
+    policy_code, Config, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE,
+    SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
+};
+use crate::Error;
+
+/// How egress spreads frames over the transmitting members.
+#[derive(Clone, Copy, Debug)]
+pub enum Spread<'a> {
+    /// A transmit hash policy (802.3ad, balance-xor, balance-tlb, adaptive).
+    Hash {
+        /// The policy.
+        policy: Policy,
+        /// The member count, and for `strong` the bucket table; it must have
+        /// as many members as [`Distribution::tx`].
+        buckets: &'a BucketMap,
+        /// balance-tlb: frames leaving by a member other than the active
+        /// one carry that member's own MAC.
+        tlb: Option<Tlb<'a>>,
+        /// Count bytes per bucket (see [`crate::Datapath::bucket_bytes`]).
+        bucket_bytes: bool,
+    },
+    /// `packets_per_member` frames on each member in turn (0: each frame
+    /// on a member at random).
+    RoundRobin {
+        /// Linux's `packets_per_slave`.
+        packets_per_member: u32,
+    },
+    /// Every frame on one member (active-backup).
+    Active(usize),
+    /// Every frame on every member.
+    Broadcast {
+        /// Of a frame that arrives on several members within 50 ms (a
+        /// broadcast peer), only the first copy goes up.
+        dedup: bool,
+    },
+}
+
+/// balance-tlb's source-MAC rewrite.
+#[derive(Clone, Copy, Debug)]
+pub struct Tlb<'a> {
+    /// The member that keeps the bond's MAC (it receives).
+    pub active: usize,
+    /// Each transmitting member's own MAC, in [`Distribution::tx`] order.
+    pub macs: &'a [[u8; 6]],
+    /// The bond's MAC: only frames with it as source are rewritten.
+    pub bond_mac: [u8; 6],
+    /// balance-alb as well: ARP replies to a client leave by its member
+    /// ([`crate::Datapath::set_alb_client`], else its address mod the
+    /// member count) advertising that member's MAC, and frames sent to any
+    /// member's MAC go up as sent to the bond's.
+    pub alb: bool,
+}
+
+/// How egress distributes frames, and where ingress delivers them.
+#[derive(Clone, Copy, Debug)]
+pub struct Distribution<'a> {
+    /// How frames are spread.
+    pub spread: Spread<'a>,
+    /// The transmitting members' interface indices; a member is its
+    /// position here.
+    pub tx: &'a [u32],
+    /// The members whose received data frames go up to the logical
+    /// interface; frames from others are dropped.
+    pub rx: &'a [u32],
+    /// The logical interface's index (0: ingress drops data frames).
+    pub logical: u32,
+}
+
+impl<'a> Distribution<'a> {
+    /// `policy` over `members`, every one of them transmitting and
+    /// receiving (802.3ad with all members distributing, balance-xor).
+    pub fn hashed(
+        policy: Policy,
+        buckets: &'a BucketMap,
+        members: &'a [u32],
+        logical: u32,
+    ) -> Distribution<'a> {
+        Distribution {
+            spread: Spread::Hash {
+                policy,
+                buckets,
+                tlb: None,
+                bucket_bytes: false,
+            },
+            tx: members,
+            rx: members,
+            logical,
+        }
+    }
+
+    /// The plan as the programs read it.
+    fn encode(&self) -> Result<Config, Error> {
+        let n = self.tx.len();
+        let too_many = |count: usize| Error::TooManyMembers { count };
+        if n > MAX_MEMBERS {
+            return Err(too_many(n));
+        }
+        if self.rx.len() > MAX_MEMBERS {
+            return Err(too_many(self.rx.len()));
+        }
+        let no_such = |member: usize| Error::NoSuchMember { member, members: n };
+        let mut config = Config {
+            spread: SPREAD_HASH,
+            policy: 0,
+            seed: 0,
+            flags: 0,
+            logical: self.logical,
+            members: n as u32,
+            rx_members: self.rx.len() as u32,
+            active: 0,
+            packets_per_member: 0,
+            slots: [0; 256],
+            ifindex: [0; MAX_MEMBERS],
+            rx_ifindex: [0; MAX_MEMBERS],
+            mac: [[0; 6]; MAX_MEMBERS],
+            bond_mac: [0; 6],
+            reserved: [0; 2],
+        };
+        config.ifindex[..n].copy_from_slice(self.tx);
+        config.rx_ifindex[..self.rx.len()].copy_from_slice(self.rx);
+        match self.spread {
+            Spread::Hash {
+                policy,
+                buckets,
+                tlb,
+                bucket_bytes,
+            } => {
+                if buckets.members() != n {
+                    return Err(Error::Members {
+                        members: buckets.members(),
+                        ifindexes: n,
+                    });
+                }
+                config.policy = policy_code(policy);
+                config.slots = *buckets.slots();
+                if let Policy::Strong(s) = policy {
+                    config.seed = s.seed;
+                    if s.symmetric {
+                        config.flags |= F_SYMMETRIC;
+                    }
+                }
+                if bucket_bytes {
+                    config.flags |= F_BUCKET_BYTES;
+                }
+                if let Some(tlb) = tlb {
+                    if tlb.active >= n {
+                        return Err(no_such(tlb.active));
+                    }
+                    if tlb.macs.len() != n {
+                        return Err(Error::Members {
+                            members: tlb.macs.len(),
+                            ifindexes: n,
+                        });
+                    }
+                    config.flags |= F_TLB;
+                    if tlb.alb {
+                        config.flags |= F_ALB;
+                    }
+                    config.active = tlb.active as u32;
+                    config.mac[..n].copy_from_slice(tlb.macs);
+                    config.bond_mac = tlb.bond_mac;
+                }
+            }
+            Spread::RoundRobin { packets_per_member } => {
+                config.spread = SPREAD_ROUND_ROBIN;
+                config.packets_per_member = packets_per_member;
+            }
+            Spread::Active(m) => {
+                if m >= n {
+                    return Err(no_such(m));
+                }
+                config.spread = SPREAD_ACTIVE;
+                config.active = m as u32;
+            }
+            Spread::Broadcast { dedup } => {
+                config.spread = SPREAD_BROADCAST;
+                if dedup {
+                    config.flags |= F_DEDUP;
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Publishes plans to a loaded [`crate::Datapath`].
+pub struct Publisher {
+    pub(crate) plan: ArrayOfMaps<MapData, Array<MapData, Config>>,
+}
+
+impl Publisher {
+    /// Publishes `d`. A new inner map is filled and swapped into the plan
+    /// slot (see `plan` in lagkit.bpf.c): the kernel holds it from then on,
+    /// and the previous plan is freed once no frame uses it any more.
+    pub fn publish(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
+        let config = d.encode()?;
+        let mut inner = Array::<MapData, Config>::create(1, 0)?;
+        inner.set(0, config, 0)?;
+        self.plan.set(0, &inner, 0)?;
+        Ok(())
+    }
+}
