@@ -10,9 +10,11 @@
 
 use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
-use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Dedup, Slots, Spread};
+use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::settings::{BondMode, Reselect, Settings};
+use crate::plan::tlb::alb_member_for;
+use crate::plan::{MemberView, PlanState};
+use crate::settings::{BondMode, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
 use lagkit_dataplane::{
@@ -34,7 +36,7 @@ use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -206,7 +208,6 @@ impl Member {
 /// Adaptive mode: the balancer and what the data path counted.
 struct Adaptive {
     balancer: AdaptiveBalancer,
-    load: Arc<BucketLoad>,
     seen: [u64; 256],
     owners: Vec<usize>,
     config: AdaptiveConfig,
@@ -242,12 +243,11 @@ pub struct Bond {
     lacp: Option<System>,
     carrier: CarrierWatcher,
     arp: Option<ArpMonitor>,
-    slots: Slots,
-    active: Option<usize>,
+    /// What the mode remembers between plans (active member, buckets).
+    plan: PlanState,
     generation: u64,
-    rr: Arc<AtomicU64>,
-    /// broadcast: first-copy-only receive, shared by every published map.
-    dedup: Option<Arc<Dedup>>,
+    /// The data path's state shared by every published map.
+    shared: Arc<Shared>,
     control: Option<ControlServer>,
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
@@ -374,7 +374,6 @@ impl Bond {
                         config,
                         coarse_now_ns(),
                     ),
-                    load: Arc::new(BucketLoad::default()),
                     seen: [0; 256],
                     owners: Vec::new(),
                     config,
@@ -417,11 +416,9 @@ impl Bond {
             lacp: None,
             carrier,
             arp: None,
-            slots: Slots::default(),
-            active: None,
+            plan: PlanState::default(),
             generation: 0,
-            rr: Arc::new(AtomicU64::new(0)),
-            dedup: (s.mode == BondMode::Broadcast).then(|| Arc::new(Dedup::default())),
+            shared: Arc::default(),
             control: Some(control),
             requests,
             run: Some(run),
@@ -686,101 +683,52 @@ impl Bond {
         Ok(())
     }
 
+    /// What the plan needs to know about each member.
+    fn views(&self) -> Vec<MemberView> {
+        let sys = self.lacp.as_ref();
+        self.members
+            .iter()
+            .map(|m| {
+                let port = m.port.and_then(|p| sys?.port_status(p));
+                MemberView {
+                    usable: m.usable(),
+                    backup: m.is_backup,
+                    primary: self.s.primary.as_ref() == Some(&m.name),
+                    distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present(),
+                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present(),
+                }
+            })
+            .collect()
+    }
+
     /// The distribution map for the current state.
     fn build_map(&mut self) -> BondMap {
-        let n = self.members.len();
-        let spread = match self.s.mode {
-            BondMode::Lacp | BondMode::Xor | BondMode::Adaptive | BondMode::Tlb | BondMode::Alb => {
-                Spread::Hash
+        let view = self.views();
+        if self.s.mode == BondMode::Alb {
+            self.reassign_clients(&crate::plan::tlb::members(&view));
+        }
+        let clients: crate::plan::Clients =
+            self.clients.iter().map(|(ip, c)| (*ip, c.member)).collect();
+        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &clients);
+        if let Some(a) = self.adaptive.as_mut() {
+            let slots = &self.plan.slots;
+            if a.owners != slots.owners() {
+                // Membership changed: start balancing the new table.
+                a.owners = slots.owners().to_vec();
+                if let Some(m) = slots.map() {
+                    a.balancer = AdaptiveBalancer::new(m.clone(), a.config, coarse_now_ns());
+                }
             }
-            BondMode::RoundRobin => Spread::RoundRobin {
-                packets_per_member: self.s.packets_per_slave,
-            },
-            BondMode::ActiveBackup => Spread::Single,
-            BondMode::Broadcast => Spread::Broadcast,
-        };
-        let mut map = BondMap::empty(spread, self.s.policy, n);
-        map.rr = self.rr.clone();
-        map.dedup = self.dedup.clone();
-        map.bond_mac = self.mac.0;
-        map.member_macs = self.members.iter().map(|m| m.mac.0).collect();
-        map.snoop_arp = self.s.arp.is_some() || self.s.mode == BondMode::Alb;
+        }
         self.generation += 1;
-        map.generation = self.generation;
-        match self.s.mode {
-            BondMode::Lacp => {
-                if let Some(sys) = &self.lacp {
-                    for (i, m) in self.members.iter().enumerate() {
-                        let Some(st) = m.port.and_then(|p| sys.port_status(p)) else {
-                            continue;
-                        };
-                        let ok = m.present();
-                        if st.distributing && ok {
-                            map.tx.push(i);
-                        }
-                        map.rx[i] = st.collecting && ok;
-                    }
-                }
-            }
-            BondMode::ActiveBackup => {
-                self.active = self.choose_active();
-                map.active = self.active;
-                if let Some(a) = self.active {
-                    map.tx.push(a);
-                    map.rx[a] = true;
-                }
-            }
-            BondMode::Tlb | BondMode::Alb => {
-                // Transmit on every usable member; receive on the active
-                // one (which owns the bond MAC), and in alb on every member
-                // a client was told to use.
-                self.active = self.choose_active();
-                map.active = self.active;
-                map.tlb = true;
-                for (i, m) in self.members.iter().enumerate() {
-                    if m.usable() {
-                        map.tx.push(i);
-                        map.rx[i] = true;
-                    }
-                }
-                if self.s.mode == BondMode::Alb {
-                    self.reassign_clients(&map.tx);
-                    let table: HashMap<Ipv4Addr, usize> =
-                        self.clients.iter().map(|(ip, c)| (*ip, c.member)).collect();
-                    map.alb = Some(Arc::new(table));
-                }
-            }
-            _ => {
-                for (i, m) in self.members.iter().enumerate() {
-                    if m.usable() && !m.is_backup {
-                        map.tx.push(i);
-                        map.rx[i] = true;
-                    }
-                }
-                if map.tx.is_empty() {
-                    // AIX backup_adapter: only when every member failed.
-                    if let Some(b) = self.members.iter().position(|m| m.is_backup && m.usable()) {
-                        map.tx.push(b);
-                        map.rx[b] = true;
-                    }
-                }
-            }
+        BondMap {
+            generation: self.generation,
+            plan,
+            bond_mac: self.mac.0,
+            member_macs: self.members.iter().map(|m| m.mac.0).collect(),
+            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::Alb,
+            shared: self.shared.clone(),
         }
-        if matches!(self.s.policy, lagkit_hash::Policy::Strong(_)) {
-            self.slots.update(&map.tx);
-            if let Some(a) = self.adaptive.as_mut() {
-                map.load = Some(a.load.clone());
-                if a.owners != self.slots.owners() {
-                    // Membership changed: start balancing the new table.
-                    a.owners = self.slots.owners().to_vec();
-                    if let Some(m) = self.slots.map() {
-                        a.balancer = AdaptiveBalancer::new(m.clone(), a.config, coarse_now_ns());
-                    }
-                }
-            }
-            map.buckets = self.slots.snapshot();
-        }
-        map
     }
 
     /// Adaptive mode: feed the data path's counts to the balancer and, when
@@ -794,7 +742,7 @@ impl Bond {
             return;
         }
         for b in 0..=255u8 {
-            let (bytes, last) = a.load.get(b);
+            let (bytes, last) = self.shared.load.get(b);
             let delta = bytes.saturating_sub(a.seen[usize::from(b)]);
             a.seen[usize::from(b)] = bytes;
             if delta > 0 {
@@ -804,58 +752,31 @@ impl Bond {
         if a.balancer.rebalance(now) {
             let st = a.balancer.stats();
             tracing::info!(bond = %self.s.name, moves = st.moves, loads = ?a.balancer.member_loads(), "adaptive: buckets moved");
-            self.slots.set_map(a.balancer.map().clone());
+            self.plan.slots.set_map(a.balancer.map().clone());
             self.dirty = true;
         }
     }
 
-    /// Active-backup: which member carries traffic.
-    fn choose_active(&self) -> Option<usize> {
-        let usable = |i: usize| self.members.get(i).is_some_and(|m| m.usable());
-        let primary = self
-            .s
-            .primary
-            .as_ref()
-            .and_then(|p| self.members.iter().position(|m| &m.name == p))
-            .filter(|&p| usable(p));
-        let current = self.active.filter(|&a| usable(a));
-        let on_backup = current.is_some_and(|a| self.members[a].is_backup);
-        let first_main = (0..self.members.len()).find(|&i| usable(i) && !self.members[i].is_backup);
-        match (current, primary) {
-            (Some(c), Some(p)) if c != p => match self.s.primary_reselect {
-                Reselect::Always | Reselect::Better => Some(p),
-                Reselect::Failure => Some(c),
-            },
-            (Some(_), _) if on_backup && self.s.auto_recovery && first_main.is_some() => {
-                primary.or(first_main)
-            }
-            (Some(c), _) => Some(c),
-            (None, Some(p)) => Some(p),
-            (None, None) => first_main.or_else(|| {
-                (0..self.members.len()).find(|&i| usable(i) && self.members[i].is_backup)
-            }),
-        }
-    }
-
     fn publish(&mut self) {
-        let before = self.active;
+        let before = self.plan.active;
         let map = self.build_map();
+        let after = self.plan.active;
         if matches!(
             self.s.mode,
             BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
-        ) && self.active != before
+        ) && after != before
         {
             let name =
                 |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
-            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(self.active), "active member changed");
+            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
             if self.s.mode == BondMode::ActiveBackup {
-                self.move_mac(before, self.active);
+                self.move_mac(before, after);
             }
-            if self.active.is_some() && before.is_some() {
+            if after.is_some() && before.is_some() {
                 self.grat_pending = self.s.num_grat_arp;
             }
         }
-        tracing::debug!(bond = %self.s.name, tx = ?map.tx, generation = map.generation, "map published");
+        tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         if let Some(p) = &self.publisher {
             p.publish(map);
         }
@@ -1222,7 +1143,7 @@ impl Bond {
             let Some(m) = self.members.get(c.member) else {
                 continue;
             };
-            let mac = if Some(c.member) == self.active {
+            let mac = if Some(c.member) == self.plan.active {
                 self.mac
             } else {
                 m.mac
@@ -1326,7 +1247,7 @@ impl Bond {
             return;
         }
         self.grat_pending -= 1;
-        let Some(a) = self.active else { return };
+        let Some(a) = self.plan.active else { return };
         for ip in self.ipv4.clone() {
             self.send_on(a, &crate::announce::gratuitous_arp(self.mac, ip));
         }
@@ -1382,21 +1303,7 @@ impl Bond {
         let Some(p) = &self.publisher else {
             return Response::Error("no map yet".into());
         };
-        let map = p.current();
-        let member = match map.spread {
-            Spread::Hash => map.explain(&key).0,
-            Spread::Single => map.active,
-            _ => None,
-        };
-        let (_, e) = map.explain(&key);
-        let reason = match map.spread {
-            Spread::Hash => e.reason.clone(),
-            Spread::Single => "active-backup: every flow uses the active member".into(),
-            Spread::RoundRobin { .. } => {
-                "round-robin: every frame goes to the next member in turn".into()
-            }
-            Spread::Broadcast => "broadcast: every frame goes to every member".into(),
-        };
+        let (member, e) = p.current().plan.explain(&key, &self.s.policy);
         Response::Flow(FlowAnswer {
             member: member
                 .and_then(|m| self.members.get(m))
@@ -1404,15 +1311,18 @@ impl Bond {
             policy: self.s.policy.to_string(),
             hash: e.hash,
             bucket: e.bucket,
-            reason,
+            reason: e.reason,
         })
     }
 
     /// The bond's status.
     pub fn status(&self) -> BondStatus {
         let map = self.publisher.as_ref().map(|p| p.current());
-        let tx = |i: usize| map.as_ref().is_some_and(|m| m.tx.contains(&i));
-        let rx = |i: usize| map.as_ref().is_some_and(|m| m.accepts(i));
+        let tx = |i: usize| {
+            map.as_ref()
+                .is_some_and(|m| m.plan.transmitting().contains(&i))
+        };
+        let rx = |i: usize| map.as_ref().is_some_and(|m| m.plan.collects(i));
         let sys = self.lacp.as_ref();
         let mut problems = self.s.warnings.clone();
         let members: Vec<MemberStatus> = self
@@ -1567,6 +1477,7 @@ impl Bond {
             updelay_ms: self.s.updelay.as_millis() as u64,
             downdelay_ms: self.s.downdelay.as_millis() as u64,
             active_member: self
+                .plan
                 .active
                 .filter(|_| {
                     matches!(
@@ -1621,8 +1532,8 @@ impl Bond {
                     .collect()
             })
             .unwrap_or_default();
-        if let Some(d) = &self.dedup {
-            engine_drops.push(("BroadcastCopy".into(), d.copies()));
+        if self.s.mode == BondMode::Broadcast {
+            engine_drops.push(("BroadcastCopy".into(), self.shared.dedup.copies()));
         }
         BondStats {
             name: self.s.name.clone(),

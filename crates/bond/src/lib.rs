@@ -13,5 +13,6 @@ pub mod journal;
 pub mod map;
 pub mod member;
 pub mod metrics;
+pub mod plan;
 pub mod settings;
 pub mod status;
