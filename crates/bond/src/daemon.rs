@@ -8,20 +8,21 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 
+use crate::alb::{AlbClients, Own};
 use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::plan::tlb::alb_member_for;
 use crate::plan::{MemberView, PlanState};
+use crate::protocol::{flow_key, FlowAnswer, Request, Response};
+use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
 use lagkit_dataplane::{
     Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
 };
-use lagkit_hash::FlowKey;
-use lagkit_hash::{AdaptiveBalancer, AdaptiveConfig};
+use lagkit_hash::AdaptiveConfig;
 use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_monitor::{Combine, Debounce, Watchers};
@@ -29,9 +30,6 @@ use lagkit_proto::lacp::{
     Activity, Event, MuxControl, PortConfig, PortId, Rate, System, SystemConfig,
 };
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -108,54 +106,6 @@ pub enum BondError {
     },
 }
 
-/// A request on the control socket (one JSON object per line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "cmd", rename_all = "lowercase")]
-pub enum Request {
-    /// `/proc/net/bonding`-like status.
-    Status,
-    /// Counters.
-    Stats,
-    /// Which member carries a flow.
-    Flow {
-        /// "tcp" or "udp".
-        proto: String,
-        /// Source IP:port.
-        src: String,
-        /// Destination IP:port.
-        dst: String,
-    },
-}
-
-/// The answer to a [`Request::Flow`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FlowAnswer {
-    /// Member name, if any member carries it.
-    pub member: Option<String>,
-    /// Policy name.
-    pub policy: String,
-    /// The raw hash value.
-    pub hash: u64,
-    /// Bucket (strong hashing).
-    pub bucket: Option<u8>,
-    /// The policy's own explanation.
-    pub reason: String,
-}
-
-/// A response on the control socket.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Response {
-    /// Status.
-    Status(Box<BondStatus>),
-    /// Stats.
-    Stats(BondStats),
-    /// Flow.
-    Flow(FlowAnswer),
-    /// The request could not be served.
-    Error(String),
-}
-
 struct Member {
     name: String,
     /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
@@ -205,33 +155,13 @@ impl Member {
     }
 }
 
-/// Adaptive mode: the balancer and what the data path counted.
-struct Adaptive {
-    balancer: AdaptiveBalancer,
-    seen: [u64; 256],
-    owners: Vec<usize>,
-    config: AdaptiveConfig,
-}
-
-/// balance-alb: one peer and the member it was told to send to.
-#[derive(Debug, Clone)]
-struct Client {
-    mac: MacAddr,
-    member: usize,
-    /// Our address the client asked for.
-    our_ip: Ipv4Addr,
-    /// Times the client must still be told its member's MAC: a neighbour
-    /// entry refreshed within the last second (Linux `locktime`) ignores a
-    /// new reply, so the update is repeated.
-    notify: u8,
-    next_notify: u64,
-}
-
 /// One running bond.
 pub struct Bond {
     metrics: Option<(Arc<std::sync::Mutex<String>>, Arc<AtomicBool>, u64)>,
-    adaptive: Option<Adaptive>,
-    clients: HashMap<Ipv4Addr, Client>,
+    /// adaptive, tlb, alb: moves buckets by measured load.
+    rebalancer: Option<Rebalancer>,
+    /// balance-alb: client -> member.
+    clients: AlbClients,
     s: Settings,
     epoch: std::time::Instant,
     tap: Arc<Tap>,
@@ -361,26 +291,17 @@ impl Bond {
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         let (control, requests) = ControlServer::start(listener, path.clone(), &name)
             .map_err(|e| control_err(e.to_string()))?;
-        let adaptive =
+        let rebalancer =
             matches!(s.mode, BondMode::Adaptive | BondMode::Tlb | BondMode::Alb).then(|| {
                 let config = AdaptiveConfig {
                     interval_ns: s.adaptive_interval.as_nanos() as u64,
                     idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
                     ..AdaptiveConfig::default()
                 };
-                Adaptive {
-                    balancer: AdaptiveBalancer::new(
-                        lagkit_hash::BucketMap::new(1).expect("one member"),
-                        config,
-                        coarse_now_ns(),
-                    ),
-                    seen: [0; 256],
-                    owners: Vec::new(),
-                    config,
-                }
+                Rebalancer::new(config, coarse_now_ns())
             });
         let mut s = s;
-        if adaptive.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
+        if rebalancer.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
             s.warnings.push(format!(
                 "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
                 s.policy
@@ -404,8 +325,8 @@ impl Bond {
         };
         let mut bond = Bond {
             metrics,
-            clients: HashMap::new(),
-            adaptive,
+            clients: AlbClients::default(),
+            rebalancer,
             epoch: std::time::Instant::now(),
             tap,
             mac: MacAddr::ZERO,
@@ -705,20 +626,14 @@ impl Bond {
     fn build_map(&mut self) -> BondMap {
         let view = self.views();
         if self.s.mode == BondMode::Alb {
-            self.reassign_clients(&crate::plan::tlb::members(&view));
+            let now = now_ns(self.epoch);
+            self.clients
+                .reassign(&crate::plan::tlb::members(&view), now);
         }
-        let clients: crate::plan::Clients =
-            self.clients.iter().map(|(ip, c)| (*ip, c.member)).collect();
+        let clients = self.clients.assignments();
         let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &clients);
-        if let Some(a) = self.adaptive.as_mut() {
-            let slots = &self.plan.slots;
-            if a.owners != slots.owners() {
-                // Membership changed: start balancing the new table.
-                a.owners = slots.owners().to_vec();
-                if let Some(m) = slots.map() {
-                    a.balancer = AdaptiveBalancer::new(m.clone(), a.config, coarse_now_ns());
-                }
-            }
+        if let Some(r) = self.rebalancer.as_mut() {
+            r.follow(&self.plan.slots, coarse_now_ns());
         }
         self.generation += 1;
         BondMap {
@@ -731,28 +646,16 @@ impl Bond {
         }
     }
 
-    /// Adaptive mode: feed the data path's counts to the balancer and, when
-    /// it moves buckets, publish the new table.
+    /// adaptive, tlb, alb: feed the data path's counts to the balancer and,
+    /// when it moves buckets, publish the new table.
     fn rebalance(&mut self) {
-        let Some(a) = self.adaptive.as_mut() else {
+        let Some(r) = self.rebalancer.as_mut() else {
             return;
         };
-        let now = coarse_now_ns();
-        if now < a.balancer.poll_timeout() || a.owners.len() < 2 {
-            return;
-        }
-        for b in 0..=255u8 {
-            let (bytes, last) = self.shared.load.get(b);
-            let delta = bytes.saturating_sub(a.seen[usize::from(b)]);
-            a.seen[usize::from(b)] = bytes;
-            if delta > 0 {
-                a.balancer.record(b, delta, last);
-            }
-        }
-        if a.balancer.rebalance(now) {
-            let st = a.balancer.stats();
-            tracing::info!(bond = %self.s.name, moves = st.moves, loads = ?a.balancer.member_loads(), "adaptive: buckets moved");
-            self.plan.slots.set_map(a.balancer.map().clone());
+        if let Some(map) = r.poll(&self.shared.load, coarse_now_ns()) {
+            let b = r.balancer();
+            tracing::info!(bond = %self.s.name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+            self.plan.slots.set_map(map);
             self.dirty = true;
         }
     }
@@ -1060,103 +963,37 @@ impl Bond {
             mon.on_reply(m, arp.sender_ip, now);
             mon.on_rx(m, now);
         }
-        if self.s.mode != BondMode::Alb
-            || arp.sender_ip.is_unspecified()
-            || self.ipv4.contains(&arp.sender_ip)
-            || arp.sender_mac == self.mac
-            || self.members.iter().any(|x| x.mac == arp.sender_mac)
-        {
+        if self.s.mode != BondMode::Alb {
             return;
         }
-        let our_ip = if self.ipv4.contains(&arp.target_ip) {
-            arp.target_ip
-        } else {
-            match self.ipv4.first() {
-                Some(ip) => *ip,
-                None => return,
-            }
-        };
-        let known = self
-            .clients
-            .get(&arp.sender_ip)
-            .is_some_and(|c| c.mac == arp.sender_mac);
-        if !known {
-            let usable = self.usable_main();
-            let Some(member) = alb_member_for(arp.sender_ip, &usable) else {
-                return;
-            };
-            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
-            self.clients.insert(
-                arp.sender_ip,
-                Client {
-                    mac: arp.sender_mac,
-                    member,
-                    our_ip,
-                    notify: 3,
-                    next_notify: now,
-                },
-            );
-            self.dirty = true;
-        }
-    }
-
-    /// Usable members other than an AIX backup adapter.
-    fn usable_main(&self) -> Vec<usize> {
-        (0..self.members.len())
+        let usable: Vec<usize> = (0..self.members.len())
             .filter(|&i| self.members[i].usable() && !self.members[i].is_backup)
-            .collect()
-    }
-
-    /// balance-alb: clients of members that can no longer receive move to
-    /// the least loaded usable member and are told so.
-    fn reassign_clients(&mut self, usable: &[usize]) {
-        let stale: Vec<Ipv4Addr> = self
-            .clients
-            .iter()
-            .filter(|(_, c)| !usable.contains(&c.member))
-            .map(|(ip, _)| *ip)
             .collect();
-        let now = now_ns(self.epoch);
-        for ip in stale {
-            if let Some(m) = alb_member_for(ip, usable) {
-                if let Some(c) = self.clients.get_mut(&ip) {
-                    c.member = m;
-                    c.notify = 3;
-                    c.next_notify = now;
-                }
-            }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        if let Some(member) = self.clients.learn(&arp, own, &usable, now) {
+            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
+            self.dirty = true;
         }
     }
 
     /// balance-alb: tell clients which MAC to send to, with an ARP reply
     /// from their member.
     fn notify_clients(&mut self) {
-        let mut out = Vec::new();
-        let now = now_ns(self.epoch);
-        for (ip, c) in self
-            .clients
-            .iter_mut()
-            .filter(|(_, c)| c.notify > 0 && c.next_notify <= now)
-        {
-            c.notify -= 1;
-            c.next_notify = now + 1_100_000_000;
-            let Some(m) = self.members.get(c.member) else {
-                continue;
-            };
-            let mac = if Some(c.member) == self.plan.active {
-                self.mac
-            } else {
-                m.mac
-            };
-            let reply = ArpRepr {
-                op: ArpOp::Reply,
-                sender_mac: mac,
-                sender_ip: c.our_ip,
-                target_mac: c.mac,
-                target_ip: *ip,
-            };
-            out.push((c.member, reply.emit_frame(mac, c.mac)));
+        if self.s.mode != BondMode::Alb {
+            return;
         }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        let out = self.clients.due(now_ns(self.epoch), self.plan.active, own);
         for (m, f) in out {
             self.send_on(m, &f);
         }
@@ -1274,30 +1111,9 @@ impl Bond {
     }
 
     fn flow(&self, proto: &str, src: &str, dst: &str) -> Response {
-        let parse = |s: &str| s.parse::<std::net::SocketAddr>();
-        let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
-            return Response::Error(format!(
-                "flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)"
-            ));
-        };
-        let key = match (proto, a, b) {
-            ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
-                FlowKey::tcp4(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("udp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
-                FlowKey::udp4(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("tcp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
-                FlowKey::tcp6(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
-                FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            _ => {
-                return Response::Error(
-                    "flow: --proto must be tcp or udp, and both addresses of one family".into(),
-                )
-            }
+        let key = match flow_key(proto, src, dst) {
+            Ok(k) => k,
+            Err(e) => return Response::Error(e),
         };
         let key = key.with_macs(self.mac.0, MacAddr::BROADCAST.0);
         let Some(p) = &self.publisher else {
@@ -1578,30 +1394,4 @@ impl Drop for Bond {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-/// Sends one request to a bond's control socket and returns the response.
-pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
-    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
-        ErrorKind::PermissionDenied => format!(
-            "permission denied on the bond's control socket {}: it is root's (mode 0600); run this as root",
-            path.display()
-        ),
-        ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
-            "no bond answers on {}: is `lagkit up` running in this network namespace?",
-            path.display()
-        ),
-        _ => format!("cannot reach the bond's control socket {}: {e}", path.display()),
-    })?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    let mut w = &stream;
-    serde_json::to_writer(&mut w, req).map_err(|e| e.to_string())?;
-    w.write_all(b"\n").map_err(|e| e.to_string())?;
-    let mut line = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut line)
-        .map_err(|e| format!("no answer from {}: {e}", path.display()))?;
-    serde_json::from_str(&line).map_err(|e| format!("bad answer: {e}"))
 }

@@ -5,6 +5,7 @@
 //! the link watchers and the control socket, and publishes a [`map::BondMap`];
 //! the forwarding threads of `lagkit-dataplane` only read it.
 
+pub mod alb;
 pub mod announce;
 pub mod config;
 pub mod control;
@@ -14,5 +15,7 @@ pub mod map;
 pub mod member;
 pub mod metrics;
 pub mod plan;
+pub mod protocol;
+pub mod rebalance;
 pub mod settings;
 pub mod status;

@@ -193,9 +193,15 @@ impl BucketLoad {
     /// Counts a frame of `len` bytes in `bucket`.
     #[inline]
     pub fn record(&self, bucket: u8, len: usize) {
+        self.record_at(bucket, len, coarse_now_ns());
+    }
+
+    /// Counts a frame of `len` bytes in `bucket` at `now` (coarse ns).
+    #[inline]
+    pub fn record_at(&self, bucket: u8, len: usize, now: u64) {
         let b = usize::from(bucket);
         self.bytes[b].fetch_add(len as u64, Ordering::Relaxed);
-        self.last[b].store(coarse_now_ns(), Ordering::Relaxed);
+        self.last[b].store(now, Ordering::Relaxed);
     }
 
     /// Total bytes and last activity (coarse monotonic ns) of `bucket`.

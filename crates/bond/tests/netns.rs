@@ -3,7 +3,8 @@
 //! builds its own namespaces and removes them on drop (also on failure).
 //! Skips with a message when not root.
 
-use lagkit_bond::daemon::{request, Bond, Request, Response};
+use lagkit_bond::daemon::Bond;
+use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::{BondMode, Settings};
 use lagkit_bond::status::{BondStats, BondStatus};
 use lagkit_testnet::{tcp_transfer_from, wait_until, Lab, Transfer};

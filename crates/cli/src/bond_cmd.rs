@@ -2,7 +2,8 @@
 //! bond daemon and its operator commands.
 
 use lagkit_bond::config::settings_from;
-use lagkit_bond::daemon::{request, Bond, Request, Response};
+use lagkit_bond::daemon::Bond;
+use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::Settings;
 use lagkit_bondcfg::paths::{control_socket_in, netns_dir, netns_id};
 use lagkit_hash::{Policy, Strong};
