@@ -13,11 +13,11 @@ use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::plan::{MemberView, PlanState};
+use crate::plan::{MemberView, Plan, PlanState};
 use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
-use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
+use crate::status::{self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
 use lagkit_dataplane::{
     Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
@@ -561,12 +561,7 @@ impl Bond {
         if let Some(e) = self.engine.take() {
             let snap = e.stats();
             for (m, s) in self.members.iter_mut().zip(snap.members.iter()) {
-                m.past.tx_packets += s.down_packets;
-                m.past.tx_bytes += s.down_bytes;
-                m.past.rx_packets += s.up_packets;
-                m.past.rx_bytes += s.up_bytes;
-                m.past.control_malformed += s.control_malformed;
-                m.past.control_queue_full += s.control_queue_full;
+                m.past.add_engine(s);
             }
             let _ = e.stop();
         }
@@ -664,15 +659,12 @@ impl Bond {
         let before = self.plan.active;
         let map = self.build_map();
         let after = self.plan.active;
-        if matches!(
-            self.s.mode,
-            BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
-        ) && after != before
-        {
+        // Only active-backup, tlb and alb have an active member.
+        if after != before {
             let name =
                 |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
             tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
-            if self.s.mode == BondMode::ActiveBackup {
+            if matches!(map.plan, Plan::ActiveBackup { .. }) {
                 self.move_mac(before, after);
             }
             if after.is_some() && before.is_some() {
@@ -1140,7 +1132,6 @@ impl Bond {
         };
         let rx = |i: usize| map.as_ref().is_some_and(|m| m.plan.collects(i));
         let sys = self.lacp.as_ref();
-        let mut problems = self.s.warnings.clone();
         let members: Vec<MemberStatus> = self
             .members
             .iter()
@@ -1149,22 +1140,12 @@ impl Bond {
                 let lacp = m
                     .port
                     .and_then(|p| sys?.port_status(p))
-                    .map(|p| MemberLacp {
-                        aggregator_id: p.aggregator.map(|a| a.0),
-                        rx_state: p.rx.name().into(),
-                        mux_state: p.mux.name().into(),
-                        selected: p.selected.name().into(),
-                        actor_churn_state: p.actor_churn.name(false).into(),
-                        partner_churn_state: p.partner_churn.name(true).into(),
-                        actor_port: p.actor.port,
-                        actor_key: p.actor.key,
-                        actor_state: p.actor.state.0,
-                        partner_mac: p.partner.system.mac.to_string(),
-                        partner_port: p.partner.port,
-                        partner_key: p.partner.key,
-                        partner_state: p.partner.state.0,
-                        not_bundled: p.not_bundled_reason(),
-                    });
+                    .map(|p| MemberLacp::from_port(&p));
+                let (speed, duplex) = if m.present() {
+                    lagkit_monitor::ethtool::speed_duplex(&m.name)
+                } else {
+                    (None, None)
+                };
                 MemberStatus {
                     name: m.name.clone(),
                     mii_status: if !m.present() {
@@ -1174,20 +1155,8 @@ impl Bond {
                     } else {
                         "down".into()
                     },
-                    speed: if m.present() {
-                        lagkit_monitor::ethtool::speed_duplex(&m.name)
-                            .0
-                            .map(|s| format!("{s} Mbps"))
-                    } else {
-                        None
-                    },
-                    duplex: if m.present() {
-                        lagkit_monitor::ethtool::speed_duplex(&m.name)
-                            .1
-                            .map(|f| if f { "full" } else { "half" }.to_string())
-                    } else {
-                        None
-                    },
+                    speed: speed.map(|s| format!("{s} Mbps")),
+                    duplex: duplex.map(|f| if f { "full" } else { "half" }.to_string()),
                     link_failure_count: m.carrier.failures,
                     permanent_hw_addr: m.mac.to_string(),
                     transmitting: tx(i),
@@ -1203,84 +1172,13 @@ impl Bond {
                 }
             })
             .collect();
-        let lacp = sys.map(|sys| {
-            let agg = sys
-                .aggregators()
-                .into_iter()
-                .find(|a| !a.distributing.is_empty());
-            let l = &self.s.lacp;
-            LacpInfo {
-                lacp_rate: if l.fast { "fast" } else { "slow" }.into(),
-                lacp_activity: if l.active { "on" } else { "off (passive)" }.into(),
-                system_priority: sys.system_id().priority,
-                system_mac: sys.system_id().mac.to_string(),
-                aggregator_id: agg.as_ref().map(|a| a.id.0),
-                number_of_ports: agg.as_ref().map_or(0, |a| a.distributing.len()),
-                actor_key: agg.as_ref().and_then(|a| a.actor_key),
-                // An individual link with a defaulted partner has no partner
-                // to show (its zeros are administrative defaults).
-                partner_key: agg
-                    .as_ref()
-                    .filter(|a| a.partner_system.is_some_and(|s| !s.mac.is_zero()))
-                    .and_then(|a| a.partner_key),
-                partner_mac: agg
-                    .as_ref()
-                    .and_then(|a| a.partner_system)
-                    .filter(|s| !s.mac.is_zero())
-                    .map(|s| s.mac.to_string()),
-                partner_priority: agg
-                    .as_ref()
-                    .and_then(|a| a.partner_system)
-                    .filter(|s| !s.mac.is_zero())
-                    .map(|s| s.priority),
-            }
-        });
-        let defaulted: Vec<&str> = members
-            .iter()
-            .filter(|m| m.mii_status == "up")
-            .filter(|m| m.lacp.as_ref().is_some_and(|l| l.rx_state == "DEFAULTED"))
-            .map(|m| m.name.as_str())
-            .collect();
-        if !defaulted.is_empty() {
-            problems.push(format!(
-                "802.3ad: no LACPDU ever received on {}: the peer does not run LACP (a static 'mode on' channel, or no channel). Those links are not aggregated{}. Enable LACP on the peer, or use mode balance-xor here to match a static channel.",
-                defaulted.join(", "),
-                match self.s.lacp.no_partner {
-                    lagkit_proto::lacp::NoPartner::Individual => "; at most one of them carries traffic, as an individual link",
-                    lagkit_proto::lacp::NoPartner::Fallback => "; one of them carries traffic (fallback)",
-                    lagkit_proto::lacp::NoPartner::Suspend => " and carry nothing (suspended)",
-                }
-            ));
-        }
-        if let Some(l) = &lacp {
-            if l.aggregator_id.is_none()
-                && defaulted.is_empty()
-                && members.iter().any(|m| m.mii_status == "up")
-            {
-                let why: Vec<String> = members
-                    .iter()
-                    .filter_map(|m| {
-                        Some(format!(
-                            "{}: {}",
-                            m.name,
-                            m.lacp.as_ref()?.not_bundled.as_ref()?
-                        ))
-                    })
-                    .collect();
-                problems.push(format!(
-                    "802.3ad: no aggregate with the partner; traffic is not flowing ({}). If the peer is a static channel (Cisco 'mode on'), use mode balance-xor here or enable LACP there.",
-                    why.join("; ")
-                ));
-            }
-        }
-        for m in &members {
-            if m.mii_status == "missing" {
-                problems.push(format!(
-                    "member {} does not exist; it is used as soon as it appears",
-                    m.name
-                ));
-            }
-        }
+        let lacp = sys.map(|sys| LacpInfo::of(sys, self.s.lacp.fast, self.s.lacp.active));
+        let problems = status::problems(
+            &self.s.warnings,
+            &members,
+            lacp.as_ref(),
+            self.s.lacp.no_partner,
+        );
         let any_up = members.iter().any(|m| m.transmitting);
         BondStatus {
             name: self.s.name.clone(),
@@ -1292,16 +1190,7 @@ impl Bond {
             miimon_ms: self.s.miimon.as_millis() as u64,
             updelay_ms: self.s.updelay.as_millis() as u64,
             downdelay_ms: self.s.downdelay.as_millis() as u64,
-            active_member: self
-                .plan
-                .active
-                .filter(|_| {
-                    matches!(
-                        self.s.mode,
-                        BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
-                    )
-                })
-                .map(|a| self.members[a].name.clone()),
+            active_member: self.plan.active.map(|a| self.members[a].name.clone()),
             lacp,
             members,
             problems,
@@ -1320,22 +1209,13 @@ impl Bond {
                 let mut s = m.past.clone();
                 s.name = m.name.clone();
                 if let Some(e) = snap.as_ref().and_then(|s| s.members.get(i)) {
-                    s.tx_packets += e.down_packets;
-                    s.tx_bytes += e.down_bytes;
-                    s.rx_packets += e.up_packets;
-                    s.rx_bytes += e.up_bytes;
-                    s.control_malformed += e.control_malformed;
-                    s.control_queue_full += e.control_queue_full;
+                    s.add_engine(e);
                 }
                 if let Some(d) = &m.dev {
                     s.drops = d.counters().snapshot().dropped_total();
                 }
                 if let Some(p) = m.port.and_then(|p| sys?.port_status(p)) {
-                    s.lacpdu_rx = p.counters.lacpdu_rx;
-                    s.lacpdu_tx = p.counters.lacpdu_tx;
-                    s.lacpdu_bad = p.counters.bad_rx;
-                    s.marker_rx = p.counters.marker_rx;
-                    s.marker_tx = p.counters.marker_response_tx;
+                    s.set_lacp(&p);
                 }
                 s
             })
