@@ -1,9 +1,9 @@
 //! From the operator's configuration (`lagkit-bondcfg`) to the runtime's
 //! [`Settings`].
 
-use crate::settings::{BondMode, LacpSettings, Reselect, Settings};
+use crate::settings::{BondMode, LacpSettings, Settings};
 use lagkit_bondcfg::{
-    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Mode, PrimaryReselect,
+    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Mode,
 };
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
@@ -74,11 +74,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         coupled: c.coupled_control,
     };
     s.primary = c.primary.clone();
-    s.primary_reselect = match c.primary_reselect {
-        PrimaryReselect::Always => Reselect::Always,
-        PrimaryReselect::Better => Reselect::Better,
-        PrimaryReselect::Failure => Reselect::Failure,
-    };
+    s.primary_reselect = c.primary_reselect;
     let mut targets = c.arp_ip_target.clone();
     let mut interval = c.arp_interval;
     let mut missed = u32::from(c.arp_missed_max.max(1));
@@ -105,11 +101,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         });
     }
     s.num_grat_arp = c.num_grat_arp;
-    s.fail_over_mac = match c.fail_over_mac {
-        lagkit_bondcfg::FailOverMac::None => crate::settings::FailOverMac::None,
-        lagkit_bondcfg::FailOverMac::Active => crate::settings::FailOverMac::Active,
-        lagkit_bondcfg::FailOverMac::Follow => crate::settings::FailOverMac::Follow,
-    };
+    s.fail_over_mac = c.fail_over_mac;
     s.packets_per_slave = u32::from(c.packets_per_slave);
     s.control_socket = c
         .control_socket
@@ -120,5 +112,5 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.adaptive_idle_gap = Duration::from_millis(c.adaptive_idle_gap.into());
     s.warnings = warnings;
     s.hash_seed_fixed = c.hash_seed.is_some();
-    Ok(s)
+    Ok(s.normalised())
 }

@@ -26,9 +26,7 @@ use lagkit_hash::AdaptiveConfig;
 use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_monitor::{Combine, Debounce, Watchers};
-use lagkit_proto::lacp::{
-    Activity, Event, MuxControl, PortConfig, PortId, Rate, System, SystemConfig,
-};
+use lagkit_proto::lacp::{Event, PortId, System};
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
@@ -188,24 +186,6 @@ pub struct Bond {
     grat_pending: u8,
 }
 
-/// The LACP configuration of one member's port.
-fn port_config(
-    l: &crate::settings::LacpSettings,
-    name: &str,
-    number: u16,
-    mac: MacAddr,
-) -> PortConfig {
-    let mut pc = PortConfig::new(name, number, mac);
-    pc.activity = if l.active {
-        Activity::Active
-    } else {
-        Activity::Passive
-    };
-    pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
-    pc.key = l.key;
-    pc
-}
-
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
@@ -227,6 +207,7 @@ impl Bond {
     /// originals are recorded and before it is changed (a seam for tests
     /// that remove a member in the middle of a start).
     pub fn start_with(s: Settings, between: &mut dyn FnMut(&str)) -> Result<Bond, BondError> {
+        let s = s.normalised();
         let name = s.name.clone();
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
         let run_dir = ns_dir.join(&name);
@@ -254,13 +235,7 @@ impl Bond {
             bond: name.clone(),
             why: e.to_string(),
         })?;
-        // 802.3ad: a port leaves distribution the moment carrier drops, so
-        // downdelay does not apply there.
-        let downdelay = if s.mode == BondMode::Lacp {
-            Duration::ZERO
-        } else {
-            s.downdelay
-        };
+        let downdelay = s.member_downdelay();
         let members = all
             .into_iter()
             .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
@@ -300,14 +275,6 @@ impl Bond {
                 };
                 Rebalancer::new(config, coarse_now_ns())
             });
-        let mut s = s;
-        if rebalancer.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
-            s.warnings.push(format!(
-                "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
-                s.policy
-            ));
-            s.policy = lagkit_hash::Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974));
-        }
         let metrics = match s.metrics_port {
             Some(port) => {
                 let text = Arc::new(std::sync::Mutex::new(String::new()));
@@ -509,22 +476,10 @@ impl Bond {
             return;
         }
         let l = &self.s.lacp;
-        let mut cfg = SystemConfig::new(&self.s.name, l.system_mac.unwrap_or(self.mac));
-        cfg.system = SystemId::new(l.system_priority, l.system_mac.unwrap_or(self.mac));
-        // A host bond carries one aggregate at a time.
-        cfg.aggregators = 1;
-        cfg.max_bundle = l.max_bundle;
-        cfg.min_links = l.min_links;
-        cfg.no_partner = l.no_partner;
-        cfg.mux_control = if l.coupled {
-            MuxControl::Coupled
-        } else {
-            MuxControl::Independent
-        };
-        let mut sys = System::new(cfg);
+        let mut sys = System::new(l.system_config(&self.s.name, self.mac));
         let now = self.t();
         for (i, m) in self.members.iter_mut().enumerate() {
-            m.port = Some(sys.add_port(port_config(l, &m.name, (i + 1) as u16, m.mac), now));
+            m.port = Some(sys.add_port(l.port_config(&m.name, (i + 1) as u16, m.mac), now));
         }
         self.lacp = Some(sys);
     }
@@ -546,7 +501,7 @@ impl Bond {
                 let Some(p) = m.port else { continue };
                 let number = sys.port_status(p).map_or(0, |st| st.actor.port);
                 sys.remove_port(p, t);
-                let np = sys.add_port(port_config(new, &m.name, number, m.mac), t);
+                let np = sys.add_port(new.port_config(&m.name, number, m.mac), t);
                 sys.set_port_enabled(np, m.carrier.is_up() && m.dev.is_some(), t);
                 m.port = Some(np);
             }
@@ -784,17 +739,8 @@ impl Bond {
     /// and traffic. Anything else needs a restart: the settings come back
     /// as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
-        let mut probe = new.clone();
-        probe.members = self.s.members.clone();
-        probe.warnings = self.s.warnings.clone();
-        // LACP identity, key, rate and activity apply in place too.
-        let l = &self.s.lacp;
-        probe.lacp.fast = l.fast;
-        probe.lacp.active = l.active;
-        probe.lacp.system_priority = l.system_priority;
-        probe.lacp.system_mac = l.system_mac;
-        probe.lacp.key = l.key;
-        if format!("{probe:?}") != format!("{:?}", self.s) {
+        let new = new.normalised();
+        if self.s.needs_restart(&new) {
             return Err(Box::new(new));
         }
         if new.lacp != self.s.lacp {
@@ -824,11 +770,7 @@ impl Bond {
                 continue;
             }
             tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
-            let downdelay = if self.s.mode == BondMode::Lacp {
-                Duration::ZERO
-            } else {
-                self.s.downdelay
-            };
+            let downdelay = self.s.member_downdelay();
             self.members
                 .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
             let i = self.members.len() - 1;
@@ -837,7 +779,10 @@ impl Bond {
             }
             if let Some(sys) = self.lacp.as_mut() {
                 next_port += 1;
-                let pc = port_config(&self.s.lacp, name, next_port, self.members[i].mac);
+                let pc = self
+                    .s
+                    .lacp
+                    .port_config(name, next_port, self.members[i].mac);
                 self.members[i].port = Some(sys.add_port(pc, t));
             }
         }

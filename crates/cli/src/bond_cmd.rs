@@ -6,7 +6,6 @@ use lagkit_bond::daemon::Bond;
 use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::Settings;
 use lagkit_bondcfg::paths::{control_socket_in, netns_dir, netns_id};
-use lagkit_hash::{Policy, Strong};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -309,14 +308,8 @@ fn reconcile(running: Vec<Running>, new: Vec<Settings>) -> Vec<Running> {
     for mut s in new {
         if let Some(i) = left.iter().position(|r| r.name == s.name) {
             let mut r = left.remove(i);
-            // A seed drawn at random stays the same across reloads, or
-            // every reload would move every flow.
-            if let (false, Policy::Strong(old), Policy::Strong(new)) =
-                (s.hash_seed_fixed, r.settings.policy, s.policy)
-            {
-                s.policy = Policy::Strong(Strong::new(old.seed).with_symmetric(new.symmetric));
-            }
-            if !same(&r.settings, &s) {
+            s.keep_seed_of(&r.settings);
+            if r.settings != s {
                 tracing::info!(bond = %s.name, "configuration changed");
                 let _ = r.updates.send(s.clone());
                 r.settings = s;
@@ -334,10 +327,6 @@ fn reconcile(running: Vec<Running>, new: Vec<Settings>) -> Vec<Running> {
         stop_bond(r);
     }
     out
-}
-
-fn same(a: &Settings, b: &Settings) -> bool {
-    format!("{a:?}") == format!("{b:?}")
 }
 
 /// The sockets to ask: one bond's, or every bond's in this namespace.
