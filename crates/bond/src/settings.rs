@@ -162,17 +162,7 @@ impl Settings {
             miimon: Duration::ZERO,
             updelay: Duration::ZERO,
             downdelay: Duration::ZERO,
-            lacp: LacpSettings {
-                fast: false,
-                active: true,
-                system_priority: 65535,
-                system_mac: None,
-                key: 1,
-                min_links: 0,
-                max_bundle: None,
-                no_partner: NoPartner::Individual,
-                coupled: true,
-            },
+            lacp: LacpSettings::default(),
             primary: None,
             primary_reselect: Reselect::Always,
             arp: None,
@@ -242,6 +232,23 @@ impl Settings {
         probe.lacp.system_mac = l.system_mac;
         probe.lacp.key = l.key;
         probe != *self
+    }
+}
+
+impl Default for LacpSettings {
+    /// Linux's defaults: slow, active, priority 65535, key 1, coupled.
+    fn default() -> Self {
+        LacpSettings {
+            fast: false,
+            active: true,
+            system_priority: 65535,
+            system_mac: None,
+            key: 1,
+            min_links: 0,
+            max_bundle: None,
+            no_partner: NoPartner::Individual,
+            coupled: true,
+        }
     }
 }
 

@@ -111,16 +111,11 @@ fn parse_side(name: &str, n: u8, spec: &str) -> Result<Side, String> {
     let mut side = Side {
         name: name.to_string(),
         mac: mac(n, 0),
+        // The standard's defaults where they differ from Linux's.
         lacp: LacpSettings {
             fast: true,
-            active: true,
             system_priority: 32768,
-            system_mac: None,
-            key: 1,
-            min_links: 0,
-            max_bundle: None,
-            no_partner: NoPartner::Individual,
-            coupled: true,
+            ..LacpSettings::default()
         },
         aggregators: 0,
         keys: vec![1],
