@@ -820,16 +820,8 @@ impl Bond {
         if let Some(a) = &self.arp {
             deadline(Some(a.poll_timeout()));
         }
-        let mut fds = [libc::pollfd {
-            fd: self.carrier.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        let ms = i32::try_from(wait.as_millis()).unwrap_or(10);
-        // SAFETY: one valid pollfd for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
-
-        if fds[0].revents != 0 {
+        let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
+        if self.carrier.wait(ms) {
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
                 for e in events {
                     self.link_event(&e);

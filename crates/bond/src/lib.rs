@@ -5,6 +5,8 @@
 //! the link watchers and the control socket, and publishes a [`map::BondMap`];
 //! the forwarding threads of `lagkit-dataplane` only read it.
 
+#![forbid(unsafe_code)]
+
 pub mod alb;
 pub mod announce;
 pub mod config;

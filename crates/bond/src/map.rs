@@ -10,6 +10,7 @@
 
 use crate::plan::tlb::alb_member_for;
 use crate::plan::{Clients, HashTable, Plan};
+pub use lagkit_dataplane::coarse_now_ns;
 use lagkit_dataplane::forward::{Accept, Distribution, Members, Target};
 use lagkit_hash::FlowKey;
 use lagkit_wire::{ArpOp, ArpRepr};
@@ -212,20 +213,6 @@ impl BucketLoad {
             self.last[b].load(Ordering::Relaxed),
         )
     }
-}
-
-/// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
-/// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
-/// path stamps bucket activity with it and the control thread judges
-/// idleness with it.
-pub fn coarse_now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 impl Members for BondMap {
