@@ -21,3 +21,4 @@ pub mod protocol;
 pub mod rebalance;
 pub mod settings;
 pub mod status;
+pub mod supervise;
