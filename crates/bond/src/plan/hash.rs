@@ -275,6 +275,63 @@ mod tests {
         assert_eq!(p.transmitting(), [0, 2]);
     }
 
+    /// The member views of bond A after 10 s of LACP with a peer over
+    /// `links` links, A configured by `lacp` as the daemon configures it.
+    fn negotiated(lacp: &crate::settings::LacpSettings, links: usize) -> Vec<MemberView> {
+        use lagkit_sim::{mac, LinkSpec, Sim};
+        let peer = crate::settings::LacpSettings {
+            fast: true,
+            ..Default::default()
+        };
+        let (a, b) = (lacp.clone(), peer.clone());
+        let mut sim = Sim::pair(
+            lacp.system_config("A", mac(1, 0)),
+            peer.system_config("B", mac(2, 0)),
+            links,
+            LinkSpec::default(),
+            move |n| a.port_config(&format!("a{n}"), n, mac(1, n)),
+            move |n| b.port_config(&format!("b{n}"), n, mac(2, n)),
+            1,
+        );
+        sim.run_for(std::time::Duration::from_secs(10));
+        let sys = sim.system(0);
+        sys.port_ids()
+            .into_iter()
+            .map(|p| {
+                let st = sys.port_status(p).expect("port");
+                MemberView {
+                    usable: true,
+                    distributing: st.distributing,
+                    collecting: st.collecting,
+                    ..MemberView::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lacp_max_bundle_and_min_links_outcomes() {
+        let mut l = crate::settings::LacpSettings {
+            fast: true,
+            ..Default::default()
+        };
+        let all = lacp(&negotiated(&l, 4), strong(), &mut Slots::default());
+        assert_eq!(all.transmitting(), [0, 1, 2, 3]);
+        l.max_bundle = Some(2);
+        let two = lacp(&negotiated(&l, 4), strong(), &mut Slots::default());
+        assert_eq!(two.transmitting().len(), 2, "{two:?}");
+        for k in flows(100) {
+            assert!(two.transmitting().contains(&two.member_for(&k).unwrap()));
+        }
+        l.max_bundle = None;
+        l.min_links = 3;
+        let below = lacp(&negotiated(&l, 2), strong(), &mut Slots::default());
+        assert!(below.transmitting().is_empty(), "{below:?}");
+        assert_eq!(below.member_for(&flows(1)[0]), None);
+        let enough = lacp(&negotiated(&l, 3), strong(), &mut Slots::default());
+        assert_eq!(enough.transmitting(), [0, 1, 2]);
+    }
+
     #[test]
     fn bucket_table_for_a_kernel_engine_agrees_with_selection() {
         let mut slots = Slots::default();
