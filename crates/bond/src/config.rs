@@ -1,10 +1,8 @@
 //! From the operator's configuration (`lagkit-bondcfg`) to the runtime's
 //! [`Settings`].
 
-use crate::settings::{BondMode, LacpSettings, Settings};
-use lagkit_bondcfg::{
-    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Mode,
-};
+use crate::settings::{LacpSettings, Settings};
+use lagkit_bondcfg::{default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate};
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
 use lagkit_monitor::Combine;
@@ -29,16 +27,7 @@ fn random_seed() -> u64 {
 
 /// The runtime settings of one configured bond, or why it cannot run.
 pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, String> {
-    let mode = match c.mode {
-        Mode::Lacp => BondMode::Lacp,
-        Mode::BalanceXor => BondMode::Xor,
-        Mode::BalanceRr => BondMode::RoundRobin,
-        Mode::ActiveBackup => BondMode::ActiveBackup,
-        Mode::Broadcast => BondMode::Broadcast,
-        Mode::Adaptive => BondMode::Adaptive,
-        Mode::BalanceTlb => BondMode::Tlb,
-        Mode::BalanceAlb => BondMode::Alb,
-    };
+    let mode = c.mode;
     let refs: Vec<&str> = c.members.iter().map(String::as_str).collect();
     let mut s = Settings::new(&c.name, &refs, mode);
     s.policy = match c.xmit_hash_policy {

@@ -266,15 +266,18 @@ impl Bond {
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         let (control, requests) = ControlServer::start(listener, path.clone(), &name)
             .map_err(|e| control_err(e.to_string()))?;
-        let rebalancer =
-            matches!(s.mode, BondMode::Adaptive | BondMode::Tlb | BondMode::Alb).then(|| {
-                let config = AdaptiveConfig {
-                    interval_ns: s.adaptive_interval.as_nanos() as u64,
-                    idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
-                    ..AdaptiveConfig::default()
-                };
-                Rebalancer::new(config, coarse_now_ns())
-            });
+        let rebalancer = matches!(
+            s.mode,
+            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
+        )
+        .then(|| {
+            let config = AdaptiveConfig {
+                interval_ns: s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            Rebalancer::new(config, coarse_now_ns())
+        });
         let metrics = match s.metrics_port {
             Some(port) => {
                 let text = Arc::new(std::sync::Mutex::new(String::new()));
@@ -344,7 +347,7 @@ impl Bond {
             }
         }
         bond.restart_engine()?;
-        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.name(), members = ?bond.s.members, "bond up");
+        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.linux_name(), members = ?bond.s.members, "bond up");
         Ok(bond)
     }
 
@@ -575,7 +578,7 @@ impl Bond {
     /// The distribution map for the current state.
     fn build_map(&mut self) -> BondMap {
         let view = self.views();
-        if self.s.mode == BondMode::Alb {
+        if self.s.mode == BondMode::BalanceAlb {
             let now = now_ns(self.epoch);
             self.clients
                 .reassign(&crate::plan::tlb::members(&view), now);
@@ -591,7 +594,7 @@ impl Bond {
             plan,
             bond_mac: self.mac.0,
             member_macs: self.members.iter().map(|m| m.mac.0).collect(),
-            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::Alb,
+            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
             shared: self.shared.clone(),
         }
     }
@@ -892,7 +895,7 @@ impl Bond {
             mon.on_reply(m, arp.sender_ip, now);
             mon.on_rx(m, now);
         }
-        if self.s.mode != BondMode::Alb {
+        if self.s.mode != BondMode::BalanceAlb {
             return;
         }
         let usable: Vec<usize> = (0..self.members.len())
@@ -913,7 +916,7 @@ impl Bond {
     /// balance-alb: tell clients which MAC to send to, with an ARP reply
     /// from their member.
     fn notify_clients(&mut self) {
-        if self.s.mode != BondMode::Alb {
+        if self.s.mode != BondMode::BalanceAlb {
             return;
         }
         let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
@@ -1119,7 +1122,7 @@ impl Bond {
         let any_up = members.iter().any(|m| m.transmitting);
         BondStatus {
             name: self.s.name.clone(),
-            mode: self.s.mode.name().into(),
+            mode: self.s.mode.linux_name().into(),
             xmit_hash_policy: self.s.policy.to_string(),
             mii_status: if any_up { "up" } else { "down" }.into(),
             mac: self.mac.to_string(),

@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn tlb_rewrites_the_source_mac_off_the_active_member() {
-        let m = map(BondMode::Tlb, &[0, 1, 2], &Clients::new());
+        let m = map(BondMode::BalanceTlb, &[0, 1, 2], &Clients::new());
         assert_eq!(m.plan.active(), Some(0));
         let mut seen = [false; 3];
         for sport in 0..200 {
@@ -444,7 +444,7 @@ mod tests {
 
     #[test]
     fn hash_modes_count_load_only_when_rebalancing() {
-        let xor = map(BondMode::Xor, &[0, 1], &Clients::new());
+        let xor = map(BondMode::BalanceXor, &[0, 1], &Clients::new());
         let adaptive = map(BondMode::Adaptive, &[0, 1], &Clients::new());
         for sport in 0..50 {
             let f = frame([2, 0, 0, 0, 0, 0x99], sport);
@@ -460,7 +460,7 @@ mod tests {
     fn alb_answers_a_client_from_its_member_and_takes_member_macs_in() {
         let client = Ipv4Addr::new(10, 0, 0, 7);
         let clients: Clients = [(client, 2)].into_iter().collect();
-        let m = map(BondMode::Alb, &[0, 1, 2], &clients);
+        let m = map(BondMode::BalanceAlb, &[0, 1, 2], &clients);
         let reply = ArpRepr {
             op: ArpOp::Reply,
             sender_mac: MacAddr(BOND),

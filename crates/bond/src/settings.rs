@@ -14,42 +14,9 @@ use lagkit_wire::{MacAddr, SystemId};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Bonding modes the runtime implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BondMode {
-    /// IEEE 802.3ad / 802.1AX with LACP.
-    Lacp,
-    /// Static hashing (AIX `standard`, the peer of Cisco `mode on`).
-    Xor,
-    /// Round-robin.
-    RoundRobin,
-    /// One active member, the others standing by.
-    ActiveBackup,
-    /// Every frame on every member.
-    Broadcast,
-    /// 256 hash buckets rebalanced by measured load.
-    Adaptive,
-    /// Transmit load balancing: by load, each member with its own source MAC.
-    Tlb,
-    /// Adaptive load balancing: tlb plus receive balancing by ARP.
-    Alb,
-}
-
-impl BondMode {
-    /// Linux name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BondMode::Lacp => "IEEE 802.3ad Dynamic link aggregation",
-            BondMode::Xor => "load balancing (xor)",
-            BondMode::RoundRobin => "load balancing (round-robin)",
-            BondMode::ActiveBackup => "fault-tolerance (active-backup)",
-            BondMode::Broadcast => "fault-tolerance (broadcast)",
-            BondMode::Adaptive => "adaptive load balancing (lagkit: buckets by measured load)",
-            BondMode::Tlb => "transmit load balancing",
-            BondMode::Alb => "adaptive load balancing",
-        }
-    }
-}
+/// The bonding mode: the configuration's own enum (Linux names via
+/// [`BondMode::linux_name`]).
+pub use lagkit_bondcfg::Mode as BondMode;
 
 /// When a recovered primary takes over again (Linux `primary_reselect`;
 /// `better` acts as `always`: no speeds are compared).
@@ -186,7 +153,7 @@ impl Settings {
     pub fn normalised(mut self) -> Settings {
         let adaptive = matches!(
             self.mode,
-            BondMode::Adaptive | BondMode::Tlb | BondMode::Alb
+            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
         );
         if adaptive && !matches!(self.policy, Policy::Strong(_)) {
             self.warnings.push(format!(
@@ -292,7 +259,7 @@ mod tests {
 
     #[test]
     fn adaptive_modes_get_strong_once_with_a_warning() {
-        let mut s = Settings::new("b", &["a"], BondMode::Tlb);
+        let mut s = Settings::new("b", &["a"], BondMode::BalanceTlb);
         s.policy = "layer2".parse().unwrap();
         let n = s.normalised();
         assert!(matches!(n.policy, Policy::Strong(_)));
@@ -302,7 +269,7 @@ mod tests {
             n,
             "normalising twice changes nothing"
         );
-        let mut x = Settings::new("b", &["a"], BondMode::Xor);
+        let mut x = Settings::new("b", &["a"], BondMode::BalanceXor);
         x.policy = "layer2".parse().unwrap();
         assert_eq!(x.clone().normalised(), x, "xor keeps its policy");
     }
@@ -318,14 +285,14 @@ mod tests {
         new.lacp.max_bundle = Some(1);
         assert!(old.needs_restart(&new));
         let mut mode = old.clone();
-        mode.mode = BondMode::Xor;
+        mode.mode = BondMode::BalanceXor;
         assert!(old.needs_restart(&mode));
         assert!(!old.needs_restart(&old));
     }
 
     #[test]
     fn a_random_seed_survives_a_reload_and_a_fixed_one_does_not() {
-        let mut old = Settings::new("b", &["a"], BondMode::Xor);
+        let mut old = Settings::new("b", &["a"], BondMode::BalanceXor);
         old.policy = Policy::Strong(Strong::new(1));
         let mut new = old.clone();
         new.policy = Policy::Strong(Strong::new(2));

@@ -160,7 +160,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
             println!(
                 "bond {}: mode {}, members {}, policy {}, control socket {}",
                 s.name,
-                s.mode.name(),
+                s.mode.linux_name(),
                 s.members.join(","),
                 s.policy,
                 s.control_socket.display()

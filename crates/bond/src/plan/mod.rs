@@ -124,9 +124,9 @@ pub enum Plan {
 pub fn plan(view: &[MemberView], s: &Settings, state: &mut PlanState, clients: &Clients) -> Plan {
     match s.mode {
         BondMode::Lacp => hash::lacp(view, s.policy, &mut state.slots),
-        BondMode::Xor => hash::xor(view, s.policy, &mut state.slots),
+        BondMode::BalanceXor => hash::xor(view, s.policy, &mut state.slots),
         BondMode::Adaptive => hash::adaptive(view, s.policy, &mut state.slots),
-        BondMode::RoundRobin => roundrobin::plan(view, s.packets_per_slave),
+        BondMode::BalanceRr => roundrobin::plan(view, s.packets_per_slave),
         BondMode::ActiveBackup => {
             state.active =
                 activebackup::choose(view, state.active, s.primary_reselect, s.auto_recovery);
@@ -135,8 +135,8 @@ pub fn plan(view: &[MemberView], s: &Settings, state: &mut PlanState, clients: &
             }
         }
         BondMode::Broadcast => broadcast::plan(view),
-        BondMode::Tlb => tlb::tlb(view, s, state),
-        BondMode::Alb => tlb::alb(view, s, state, clients),
+        BondMode::BalanceTlb => tlb::tlb(view, s, state),
+        BondMode::BalanceAlb => tlb::alb(view, s, state, clients),
     }
 }
 
@@ -276,13 +276,13 @@ pub(crate) mod tests {
         let v = view(3, &[0, 2]);
         let modes = [
             (BondMode::Lacp, "Hash"),
-            (BondMode::Xor, "Hash"),
+            (BondMode::BalanceXor, "Hash"),
             (BondMode::Adaptive, "Adaptive"),
-            (BondMode::RoundRobin, "RoundRobin"),
+            (BondMode::BalanceRr, "RoundRobin"),
             (BondMode::ActiveBackup, "ActiveBackup"),
             (BondMode::Broadcast, "Broadcast"),
-            (BondMode::Tlb, "Tlb"),
-            (BondMode::Alb, "Alb"),
+            (BondMode::BalanceTlb, "Tlb"),
+            (BondMode::BalanceAlb, "Alb"),
         ];
         for (mode, variant) in modes {
             let s = Settings::new("b", &["a", "b", "c"], mode);

@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn every_usable_member_transmits_and_the_active_one_is_kept() {
-        let s = Settings::new("b", &["m0", "m1", "m2"], BondMode::Tlb);
+        let s = Settings::new("b", &["m0", "m1", "m2"], BondMode::BalanceTlb);
         let mut state = PlanState::default();
         let p = tlb(&view(3, &[0, 1, 2]), &s, &mut state);
         assert_eq!(p.transmitting(), [0, 1, 2]);
@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn alb_carries_the_client_table() {
-        let s = Settings::new("b", &["m0", "m1"], BondMode::Alb);
+        let s = Settings::new("b", &["m0", "m1"], BondMode::BalanceAlb);
         let clients: Clients = [(Ipv4Addr::new(10, 0, 0, 9), 1)].into_iter().collect();
         let p = alb(&view(2, &[0, 1]), &s, &mut PlanState::default(), &clients);
         let Plan::Alb {
