@@ -13,6 +13,7 @@ use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
+use crate::metrics::Exporter;
 use crate::plan::{MemberView, Plan, PlanState};
 use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
@@ -155,7 +156,8 @@ impl Member {
 
 /// One running bond.
 pub struct Bond {
-    metrics: Option<(Arc<std::sync::Mutex<String>>, Arc<AtomicBool>, u64)>,
+    /// The Prometheus endpoint, if configured.
+    metrics: Option<Exporter>,
     /// adaptive, tlb, alb: moves buckets by measured load.
     rebalancer: Option<Rebalancer>,
     /// balance-alb: client -> member.
@@ -279,18 +281,11 @@ impl Bond {
             Rebalancer::new(config, coarse_now_ns())
         });
         let metrics = match s.metrics_port {
-            Some(port) => {
-                let text = Arc::new(std::sync::Mutex::new(String::new()));
-                let stop = Arc::new(AtomicBool::new(false));
-                crate::metrics::serve(port, text.clone(), stop.clone()).map_err(|e| {
-                    BondError::Control {
-                        bond: s.name.clone(),
-                        path: PathBuf::from(format!("127.0.0.1:{port}")),
-                        why: format!("metrics port: {e}"),
-                    }
-                })?;
-                Some((text, stop, 0))
-            }
+            Some(port) => Some(Exporter::start(port).map_err(|e| BondError::Control {
+                bond: s.name.clone(),
+                path: PathBuf::from(format!("127.0.0.1:{port}")),
+                why: format!("metrics port: {e}"),
+            })?),
             None => None,
         };
         let mut bond = Bond {
@@ -847,19 +842,12 @@ impl Bond {
     /// Re-renders the metrics text at most once a second.
     fn update_metrics(&mut self) {
         let now = now_ns(self.epoch);
-        let due = match &self.metrics {
-            Some((_, _, last)) => now.saturating_sub(*last) >= 1_000_000_000 || *last == 0,
-            None => false,
-        };
-        if !due {
+        if !self.metrics.as_ref().is_some_and(|m| m.due(now)) {
             return;
         }
         let text = crate::metrics::render(&self.status(), &self.stats());
-        if let Some((shared, _, last)) = self.metrics.as_mut() {
-            if let Ok(mut t) = shared.lock() {
-                *t = text;
-            }
-            *last = now.max(1);
+        if let Some(m) = self.metrics.as_mut() {
+            m.publish(text, now);
         }
     }
 
@@ -1192,9 +1180,7 @@ impl Bond {
         let Some(run) = self.run.take() else {
             return;
         };
-        if let Some((_, stop, _)) = &self.metrics {
-            stop.store(true, Ordering::Relaxed);
-        }
+        self.metrics = None;
         self.control = None;
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
