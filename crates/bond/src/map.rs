@@ -443,6 +443,35 @@ mod tests {
     }
 
     #[test]
+    fn the_engine_and_lagkit_flow_pick_the_same_member() {
+        for mode in [
+            BondMode::Lacp,
+            BondMode::BalanceXor,
+            BondMode::Adaptive,
+            BondMode::BalanceTlb,
+            BondMode::ActiveBackup,
+        ] {
+            let mut v = view(3, &[0, 1, 2]);
+            for m in &mut v {
+                m.distributing = true;
+                m.collecting = true;
+            }
+            let s = Settings::new("b", &["m0", "m1", "m2"], mode);
+            let m = BondMap::new(plan(&v, &s, &mut PlanState::default(), &Clients::new()));
+            for sport in 0..100 {
+                let f = frame([2, 0, 0, 0, 0, 0x99], 30000 + sport);
+                let key = FlowKey::from_frame(&f);
+                assert_eq!(
+                    m.select(&f),
+                    Target::from(m.plan.member_for(&key)),
+                    "{mode:?}"
+                );
+                assert_eq!(m.plan.explain(&key, &s.policy).0, m.plan.member_for(&key));
+            }
+        }
+    }
+
+    #[test]
     fn hash_modes_count_load_only_when_rebalancing() {
         let xor = map(BondMode::BalanceXor, &[0, 1], &Clients::new());
         let adaptive = map(BondMode::Adaptive, &[0, 1], &Clients::new());
