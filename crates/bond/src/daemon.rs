@@ -14,7 +14,7 @@ use crate::journal::{self, JournalError, RunDir};
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
 use crate::metrics::Exporter;
-use crate::plan::{MemberView, Plan, PlanState};
+use crate::plan::{Context, MemberView, Plan, PlanState};
 use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
@@ -565,6 +565,7 @@ impl Bond {
                     primary: self.s.primary.as_ref() == Some(&m.name),
                     distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present(),
                     collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present(),
+                    mac: m.mac.0,
                 }
             })
             .collect()
@@ -578,8 +579,11 @@ impl Bond {
             self.clients
                 .reassign(&crate::plan::tlb::members(&view), now);
         }
-        let clients = self.clients.assignments();
-        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &clients);
+        let ctx = Context {
+            bond_mac: self.mac.0,
+            clients: self.clients.assignments(),
+        };
+        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &ctx);
         if let Some(r) = self.rebalancer.as_mut() {
             r.follow(&self.plan.slots, coarse_now_ns());
         }
@@ -587,8 +591,6 @@ impl Bond {
         BondMap {
             generation: self.generation,
             plan,
-            bond_mac: self.mac.0,
-            member_macs: self.members.iter().map(|m| m.mac.0).collect(),
             snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
             shared: self.shared.clone(),
         }

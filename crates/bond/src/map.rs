@@ -9,7 +9,7 @@
 //! same code.
 
 use crate::plan::tlb::alb_member_for;
-use crate::plan::{Clients, HashTable, Plan};
+use crate::plan::{Clients, HashTable, Macs, Plan};
 pub use lagkit_dataplane::coarse_now_ns;
 use lagkit_dataplane::forward::{Accept, Distribution, Members, Target};
 use lagkit_hash::FlowKey;
@@ -25,10 +25,6 @@ pub struct BondMap {
     pub generation: u64,
     /// Who transmits what and whose frames go up.
     pub plan: Plan,
-    /// The bond's MAC.
-    pub bond_mac: [u8; 6],
-    /// Each member's own MAC (tlb/alb rewrites).
-    pub member_macs: Vec<[u8; 6]>,
     /// Copy received ARP to the control thread (probe monitor, alb).
     pub snoop_arp: bool,
     /// What the data path keeps across maps (shared by every map a bond
@@ -105,15 +101,58 @@ fn is_arp(frame: &[u8]) -> bool {
     frame.get(12..14) == Some(&ETH_ARP[..])
 }
 
+/// balance-alb: an ARP reply from the host to a known client leaves
+/// through the client's member, advertising that member's MAC; any other
+/// ARP leaves through the active member with the bond's MAC.
+fn select_alb_arp(
+    hash: &HashTable,
+    active: Option<usize>,
+    macs: &Macs,
+    clients: &Clients,
+    frame: &mut [u8],
+) -> Target {
+    let to_active = Target::from(active);
+    let Some(arp) = ArpRepr::parse_frame(frame) else {
+        return to_active;
+    };
+    if arp.op != ArpOp::Reply || arp.sender_mac.0 != macs.bond {
+        return to_active;
+    }
+    let usable = hash.members();
+    let member = clients
+        .get(&arp.target_ip)
+        .copied()
+        .filter(|m| usable.contains(m))
+        .or_else(|| alb_member_for(arp.target_ip, usable));
+    match member {
+        Some(m) if Some(m) != active => {
+            let Some(mac) = macs.members.get(m) else {
+                return to_active;
+            };
+            frame[6..12].copy_from_slice(mac);
+            // ARP sender hardware address: 14 (Ethernet) + 8.
+            if frame.len() >= 28 {
+                frame[22..28].copy_from_slice(mac);
+            }
+            Target::One(m)
+        }
+        _ => to_active,
+    }
+}
+
 impl Distribution for BondMap {
     fn select(&self, frame: &mut [u8]) -> Target {
-        let (hash, active) = match &self.plan {
+        let (hash, active, macs) = match &self.plan {
             Plan::Alb {
                 hash,
                 active,
+                macs,
                 clients,
-            } if is_arp(frame) => return self.select_alb_arp(hash, *active, clients, frame),
-            Plan::Tlb { hash, active } | Plan::Alb { hash, active, .. } => (hash, *active),
+            } if is_arp(frame) => return select_alb_arp(hash, *active, macs, clients, frame),
+            Plan::Tlb { hash, active, macs }
+            | Plan::Alb {
+                hash, active, macs, ..
+            } => (hash, *active, macs),
             _ => return BondMap::select(self, frame),
         };
         if frame.first().is_some_and(|b| b & 1 == 1) {
@@ -124,8 +163,8 @@ impl Distribution for BondMap {
         }
         let t = self.select_hashed(hash, frame);
         if let Target::One(m) = t {
-            if Some(m) != active && frame.get(6..12) == Some(&self.bond_mac[..]) {
-                if let Some(mac) = self.member_macs.get(m) {
+            if Some(m) != active && frame.get(6..12) == Some(&macs.bond[..]) {
+                if let Some(mac) = macs.members.get(m) {
                     frame[6..12].copy_from_slice(mac);
                 }
             }
@@ -143,7 +182,7 @@ impl Distribution for BondMap {
             };
         }
         match &self.plan {
-            Plan::Tlb { active, .. } | Plan::Alb { active, .. } => {
+            Plan::Tlb { active, macs, .. } | Plan::Alb { active, macs, .. } => {
                 let group = frame.first().is_some_and(|b| b & 1 == 1);
                 if group && Some(m) != *active {
                     // The switch floods broadcasts to every member port; only
@@ -154,9 +193,9 @@ impl Distribution for BondMap {
                 // (no switch steering by MAC) that frame may arrive on another
                 // member, so any member's MAC counts.
                 if matches!(self.plan, Plan::Alb { .. }) {
-                    let is_member = |d: &[u8]| self.member_macs.iter().any(|mac| d == mac);
+                    let is_member = |d: &[u8]| macs.members.iter().any(|mac| d == mac);
                     if frame.get(0..6).is_some_and(is_member) {
-                        frame[0..6].copy_from_slice(&self.bond_mac);
+                        frame[0..6].copy_from_slice(&macs.bond);
                     }
                 }
             }
@@ -227,49 +266,8 @@ impl BondMap {
         BondMap {
             generation: 0,
             plan,
-            bond_mac: [0; 6],
-            member_macs: Vec::new(),
             snoop_arp: false,
             shared: Arc::default(),
-        }
-    }
-
-    /// balance-alb: an ARP reply from the host to a known client leaves
-    /// through the client's member, advertising that member's MAC; any other
-    /// ARP leaves through the active member with the bond's MAC.
-    fn select_alb_arp(
-        &self,
-        hash: &HashTable,
-        active: Option<usize>,
-        clients: &Clients,
-        frame: &mut [u8],
-    ) -> Target {
-        let to_active = Target::from(active);
-        let Some(arp) = ArpRepr::parse_frame(frame) else {
-            return to_active;
-        };
-        if arp.op != ArpOp::Reply || arp.sender_mac.0 != self.bond_mac {
-            return to_active;
-        }
-        let usable = hash.members();
-        let member = clients
-            .get(&arp.target_ip)
-            .copied()
-            .filter(|m| usable.contains(m))
-            .or_else(|| alb_member_for(arp.target_ip, usable));
-        match member {
-            Some(m) if Some(m) != active => {
-                let Some(mac) = self.member_macs.get(m) else {
-                    return to_active;
-                };
-                frame[6..12].copy_from_slice(mac);
-                // ARP sender hardware address: 14 (Ethernet) + 8.
-                if frame.len() >= 28 {
-                    frame[22..28].copy_from_slice(mac);
-                }
-                Target::One(m)
-            }
-            _ => to_active,
         }
     }
 
@@ -322,21 +320,27 @@ impl BondMap {
 mod tests {
     use super::*;
     use crate::plan::tests::view;
-    use crate::plan::{plan, PlanState};
+    use crate::plan::{plan, Context, PlanState};
     use crate::settings::{BondMode, Settings};
     use lagkit_wire::MacAddr;
     use std::net::Ipv4Addr;
     use Target::One;
 
     const BOND: [u8; 6] = [2, 0, 0, 0, 0, 0xbb];
+    const MACS: [[u8; 6]; 3] = [[2, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
 
     /// The map of `mode` over 3 members, those in `up` usable.
     fn map(mode: BondMode, up: &[usize], clients: &Clients) -> BondMap {
         let s = Settings::new("b", &["m0", "m1", "m2"], mode);
-        let mut m = BondMap::new(plan(&view(3, up), &s, &mut PlanState::default(), clients));
-        m.bond_mac = BOND;
-        m.member_macs = vec![[2, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
-        m
+        let mut v = view(3, up);
+        for (m, mac) in v.iter_mut().zip(MACS) {
+            m.mac = mac;
+        }
+        let ctx = Context {
+            bond_mac: BOND,
+            clients: clients.clone(),
+        };
+        BondMap::new(plan(&v, &s, &mut PlanState::default(), &ctx))
     }
 
     /// An Ethernet frame from the bond to `dst` (TCP over IPv4, source
@@ -426,7 +430,7 @@ mod tests {
                 panic!("unicast goes to one member")
             };
             seen[t] = true;
-            let want = if t == 0 { BOND } else { m.member_macs[t] };
+            let want = if t == 0 { BOND } else { MACS[t] };
             assert_eq!(f[6..12], want, "source MAC of a frame on member {t}");
         }
         assert_eq!(seen, [true; 3]);
@@ -457,7 +461,7 @@ mod tests {
                 m.collecting = true;
             }
             let s = Settings::new("b", &["m0", "m1", "m2"], mode);
-            let m = BondMap::new(plan(&v, &s, &mut PlanState::default(), &Clients::new()));
+            let m = BondMap::new(plan(&v, &s, &mut PlanState::default(), &Context::default()));
             for sport in 0..100 {
                 let f = frame([2, 0, 0, 0, 0, 0x99], 30000 + sport);
                 let key = FlowKey::from_frame(&f);
@@ -500,8 +504,8 @@ mod tests {
         let mut f = reply.emit_frame(MacAddr(BOND), reply.target_mac);
         assert_eq!(Distribution::select(&m, &mut f), One(2));
         let sent = ArpRepr::parse_frame(&f).unwrap();
-        assert_eq!(sent.sender_mac.0, m.member_macs[2]);
-        assert_eq!(f[6..12], m.member_macs[2]);
+        assert_eq!(sent.sender_mac.0, MACS[2]);
+        assert_eq!(f[6..12], MACS[2]);
         // A client nobody assigned yet gets the same member the control
         // thread will give it.
         let other = Ipv4Addr::new(10, 0, 0, 8);
@@ -513,7 +517,7 @@ mod tests {
         let want = alb_member_for(other, &[0, 1, 2]).unwrap();
         assert_eq!(Distribution::select(&m, &mut f), Target::from(Some(want)));
         // A frame for member 1's MAC goes up as the bond's.
-        let mut f = frame(m.member_macs[1], 1);
+        let mut f = frame(MACS[1], 1);
         assert_eq!(m.accept(0, &mut f), Accept::Up);
         assert_eq!(f[0..6], BOND);
     }

@@ -43,7 +43,7 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::super::tests::view;
-    use super::super::{plan, Clients, Plan, PlanState};
+    use super::super::{plan, Context, Plan, PlanState};
     use super::*;
     use crate::settings::{BondMode, Settings};
 
@@ -64,7 +64,7 @@ mod tests {
                 if let Some(p) = primary {
                     v[p].primary = true;
                 }
-                let p = plan(&v, s, &mut state, &Clients::new());
+                let p = plan(&v, s, &mut state, &Context::default());
                 assert_eq!(p.transmitting(), p.active().as_slice());
                 for m in 0..3 {
                     assert_eq!(

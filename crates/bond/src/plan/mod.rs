@@ -44,10 +44,30 @@ pub struct MemberView {
     pub distributing: bool,
     /// 802.3ad: present, and its port's mux collects from it.
     pub collecting: bool,
+    /// Its own MAC (balance-tlb/alb transmit with it).
+    pub mac: [u8; 6],
 }
 
 /// balance-alb: client (peer IPv4 address) -> the member it sends to.
 pub type Clients = BTreeMap<Ipv4Addr, usize>;
+
+/// What a plan needs to know about the bond beyond its members.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The bond's MAC.
+    pub bond_mac: [u8; 6],
+    /// balance-alb: the clients learned so far.
+    pub clients: Clients,
+}
+
+/// balance-tlb/alb: the MACs the engine rewrites frames with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Macs {
+    /// The bond's MAC (owned by the active member).
+    pub bond: [u8; 6],
+    /// Each member's own MAC, by member index.
+    pub members: Vec<[u8; 6]>,
+}
 
 /// What a mode remembers from one plan to the next.
 #[derive(Debug, Clone, Default)]
@@ -106,6 +126,9 @@ pub enum Plan {
         hash: HashTable,
         /// The member that owns the bond MAC.
         active: Option<usize>,
+        /// Source MACs: a frame leaving through another member than the
+        /// active one carries that member's MAC.
+        macs: Macs,
     },
     /// balance-alb: tlb, plus receive balancing: each client is told (by
     /// ARP) the MAC of the member it sends to, and frames arriving for a
@@ -115,13 +138,16 @@ pub enum Plan {
         hash: HashTable,
         /// The member that owns the bond MAC.
         active: Option<usize>,
+        /// Source MACs as in tlb; received frames for a member's MAC go up
+        /// with the bond's.
+        macs: Macs,
         /// Client -> member.
         clients: Arc<Clients>,
     },
 }
 
 /// The plan for the current member views: the mode's own rule.
-pub fn plan(view: &[MemberView], s: &Settings, state: &mut PlanState, clients: &Clients) -> Plan {
+pub fn plan(view: &[MemberView], s: &Settings, state: &mut PlanState, ctx: &Context) -> Plan {
     match s.mode {
         BondMode::Lacp => hash::lacp(view, s.policy, &mut state.slots),
         BondMode::BalanceXor => hash::xor(view, s.policy, &mut state.slots),
@@ -135,8 +161,8 @@ pub fn plan(view: &[MemberView], s: &Settings, state: &mut PlanState, clients: &
             }
         }
         BondMode::Broadcast => broadcast::plan(view),
-        BondMode::BalanceTlb => tlb::tlb(view, s, state),
-        BondMode::BalanceAlb => tlb::alb(view, s, state, clients),
+        BondMode::BalanceTlb => tlb::tlb(view, s, state, ctx.bond_mac),
+        BondMode::BalanceAlb => tlb::alb(view, s, state, ctx),
     }
 }
 
@@ -286,7 +312,7 @@ pub(crate) mod tests {
         ];
         for (mode, variant) in modes {
             let s = Settings::new("b", &["a", "b", "c"], mode);
-            let p = plan(&v, &s, &mut PlanState::default(), &Clients::new());
+            let p = plan(&v, &s, &mut PlanState::default(), &Context::default());
             assert!(
                 format!("{p:?}").starts_with(variant),
                 "{mode:?} planned {p:?}"

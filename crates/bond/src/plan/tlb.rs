@@ -5,7 +5,7 @@
 //! given a member by ARP ([`alb_member_for`]) and sends to that member's MAC.
 
 use super::activebackup::choose;
-use super::{indices, Clients, HashTable, MemberView, Plan, PlanState};
+use super::{indices, Context, HashTable, Macs, MemberView, Plan, PlanState};
 use crate::settings::Settings;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -17,23 +17,28 @@ pub fn members(view: &[MemberView]) -> Vec<usize> {
 }
 
 /// The balance-tlb plan; the active member is chosen as in active-backup.
-pub fn tlb(view: &[MemberView], s: &Settings, state: &mut PlanState) -> Plan {
+pub fn tlb(view: &[MemberView], s: &Settings, state: &mut PlanState, bond_mac: [u8; 6]) -> Plan {
     state.active = choose(view, state.active, s.primary_reselect, s.auto_recovery);
     Plan::Tlb {
         hash: HashTable::new(s.policy, members(view), &mut state.slots),
         active: state.active,
+        macs: Macs {
+            bond: bond_mac,
+            members: view.iter().map(|m| m.mac).collect(),
+        },
     }
 }
 
 /// The balance-alb plan: tlb with the client table.
-pub fn alb(view: &[MemberView], s: &Settings, state: &mut PlanState, clients: &Clients) -> Plan {
-    let Plan::Tlb { hash, active } = tlb(view, s, state) else {
+pub fn alb(view: &[MemberView], s: &Settings, state: &mut PlanState, ctx: &Context) -> Plan {
+    let Plan::Tlb { hash, active, macs } = tlb(view, s, state, ctx.bond_mac) else {
         unreachable!("tlb plans Plan::Tlb")
     };
     Plan::Alb {
         hash,
         active,
-        clients: Arc::new(clients.clone()),
+        macs,
+        clients: Arc::new(ctx.clients.clone()),
     }
 }
 
@@ -61,12 +66,12 @@ mod tests {
     fn every_usable_member_transmits_and_the_active_one_is_kept() {
         let s = Settings::new("b", &["m0", "m1", "m2"], BondMode::BalanceTlb);
         let mut state = PlanState::default();
-        let p = tlb(&view(3, &[0, 1, 2]), &s, &mut state);
+        let p = tlb(&view(3, &[0, 1, 2]), &s, &mut state, [2; 6]);
         assert_eq!(p.transmitting(), [0, 1, 2]);
         assert_eq!(p.active(), Some(0));
-        let p = tlb(&view(3, &[1, 2]), &s, &mut state);
+        let p = tlb(&view(3, &[1, 2]), &s, &mut state, [2; 6]);
         assert_eq!((p.transmitting(), p.active()), (&[1, 2][..], Some(1)));
-        let p = tlb(&view(3, &[0, 1, 2]), &s, &mut state);
+        let p = tlb(&view(3, &[0, 1, 2]), &s, &mut state, [2; 6]);
         assert_eq!(p.active(), Some(1), "no primary: the active member stays");
         assert!(p.counts_load());
         assert!((0..3).all(|m| p.collects(m)));
@@ -75,16 +80,26 @@ mod tests {
     #[test]
     fn alb_carries_the_client_table() {
         let s = Settings::new("b", &["m0", "m1"], BondMode::BalanceAlb);
-        let clients: Clients = [(Ipv4Addr::new(10, 0, 0, 9), 1)].into_iter().collect();
-        let p = alb(&view(2, &[0, 1]), &s, &mut PlanState::default(), &clients);
+        let ctx = Context {
+            bond_mac: [2, 0, 0, 0, 0, 0xbb],
+            clients: [(Ipv4Addr::new(10, 0, 0, 9), 1)].into_iter().collect(),
+        };
+        let mut v = view(2, &[0, 1]);
+        v[1].mac = [2, 0, 0, 0, 0, 1];
+        let p = alb(&v, &s, &mut PlanState::default(), &ctx);
         let Plan::Alb {
-            clients: c, active, ..
+            clients,
+            active,
+            macs,
+            ..
         } = &p
         else {
             panic!("{p:?}")
         };
-        assert_eq!(**c, clients);
+        assert_eq!(**clients, ctx.clients);
         assert_eq!(*active, Some(0));
+        assert_eq!(macs.bond, ctx.bond_mac);
+        assert_eq!(macs.members, [[0; 6], [2, 0, 0, 0, 0, 1]]);
     }
 
     #[test]
