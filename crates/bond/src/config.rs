@@ -1,10 +1,8 @@
 //! From the operator's configuration (`lagkit-bondcfg`) to the runtime's
 //! [`Settings`].
 
-use crate::settings::{BondMode, LacpSettings, Reselect, Settings};
-use lagkit_bondcfg::{
-    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Mode, PrimaryReselect,
-};
+use crate::settings::{LacpSettings, Settings};
+use lagkit_bondcfg::{default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate};
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
 use lagkit_monitor::Combine;
@@ -29,16 +27,7 @@ fn random_seed() -> u64 {
 
 /// The runtime settings of one configured bond, or why it cannot run.
 pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, String> {
-    let mode = match c.mode {
-        Mode::Lacp => BondMode::Lacp,
-        Mode::BalanceXor => BondMode::Xor,
-        Mode::BalanceRr => BondMode::RoundRobin,
-        Mode::ActiveBackup => BondMode::ActiveBackup,
-        Mode::Broadcast => BondMode::Broadcast,
-        Mode::Adaptive => BondMode::Adaptive,
-        Mode::BalanceTlb => BondMode::Tlb,
-        Mode::BalanceAlb => BondMode::Alb,
-    };
+    let mode = c.mode;
     let refs: Vec<&str> = c.members.iter().map(String::as_str).collect();
     let mut s = Settings::new(&c.name, &refs, mode);
     s.policy = match c.xmit_hash_policy {
@@ -74,11 +63,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         coupled: c.coupled_control,
     };
     s.primary = c.primary.clone();
-    s.primary_reselect = match c.primary_reselect {
-        PrimaryReselect::Always => Reselect::Always,
-        PrimaryReselect::Better => Reselect::Better,
-        PrimaryReselect::Failure => Reselect::Failure,
-    };
+    s.primary_reselect = c.primary_reselect;
     let mut targets = c.arp_ip_target.clone();
     let mut interval = c.arp_interval;
     let mut missed = u32::from(c.arp_missed_max.max(1));
@@ -105,11 +90,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         });
     }
     s.num_grat_arp = c.num_grat_arp;
-    s.fail_over_mac = match c.fail_over_mac {
-        lagkit_bondcfg::FailOverMac::None => crate::settings::FailOverMac::None,
-        lagkit_bondcfg::FailOverMac::Active => crate::settings::FailOverMac::Active,
-        lagkit_bondcfg::FailOverMac::Follow => crate::settings::FailOverMac::Follow,
-    };
+    s.fail_over_mac = c.fail_over_mac;
     s.packets_per_slave = u32::from(c.packets_per_slave);
     s.control_socket = c
         .control_socket
@@ -120,5 +101,5 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.adaptive_idle_gap = Duration::from_millis(c.adaptive_idle_gap.into());
     s.warnings = warnings;
     s.hash_seed_fixed = c.hash_seed.is_some();
-    Ok(s)
+    Ok(s.normalised())
 }

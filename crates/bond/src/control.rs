@@ -12,7 +12,7 @@
 //! [`Pending`]; that thread answers it between two protocol steps without
 //! ever touching a socket, and the server writes the answer.
 
-use crate::daemon::{Request, Response};
+use crate::protocol::{Request, Response};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;

@@ -8,33 +8,32 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 
+use crate::alb::{AlbClients, Own};
 use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
-use crate::map::{alb_member_for, coarse_now_ns, BondMap, BucketLoad, Dedup, Slots, Spread};
+use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::settings::{BondMode, Reselect, Settings};
-use crate::status::{BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
+use crate::metrics::Exporter;
+use crate::plan::{Context, MemberView, Plan, PlanState};
+use crate::protocol::{flow_key, FlowAnswer, Request, Response};
+use crate::rebalance::Rebalancer;
+use crate::settings::{BondMode, Settings};
+use crate::status::{self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
 use lagkit_dataplane::{
     Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
 };
-use lagkit_hash::FlowKey;
-use lagkit_hash::{AdaptiveBalancer, AdaptiveConfig};
+use lagkit_hash::AdaptiveConfig;
 use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_monitor::{Combine, Debounce, Watchers};
-use lagkit_proto::lacp::{
-    Activity, Event, MuxControl, PortConfig, PortId, Rate, System, SystemConfig,
-};
+use lagkit_proto::lacp::{Event, PortId, System};
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,54 +105,6 @@ pub enum BondError {
     },
 }
 
-/// A request on the control socket (one JSON object per line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "cmd", rename_all = "lowercase")]
-pub enum Request {
-    /// `/proc/net/bonding`-like status.
-    Status,
-    /// Counters.
-    Stats,
-    /// Which member carries a flow.
-    Flow {
-        /// "tcp" or "udp".
-        proto: String,
-        /// Source IP:port.
-        src: String,
-        /// Destination IP:port.
-        dst: String,
-    },
-}
-
-/// The answer to a [`Request::Flow`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FlowAnswer {
-    /// Member name, if any member carries it.
-    pub member: Option<String>,
-    /// Policy name.
-    pub policy: String,
-    /// The raw hash value.
-    pub hash: u64,
-    /// Bucket (strong hashing).
-    pub bucket: Option<u8>,
-    /// The policy's own explanation.
-    pub reason: String,
-}
-
-/// A response on the control socket.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Response {
-    /// Status.
-    Status(Box<BondStatus>),
-    /// Stats.
-    Stats(BondStats),
-    /// Flow.
-    Flow(FlowAnswer),
-    /// The request could not be served.
-    Error(String),
-}
-
 struct Member {
     name: String,
     /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
@@ -203,34 +154,14 @@ impl Member {
     }
 }
 
-/// Adaptive mode: the balancer and what the data path counted.
-struct Adaptive {
-    balancer: AdaptiveBalancer,
-    load: Arc<BucketLoad>,
-    seen: [u64; 256],
-    owners: Vec<usize>,
-    config: AdaptiveConfig,
-}
-
-/// balance-alb: one peer and the member it was told to send to.
-#[derive(Debug, Clone)]
-struct Client {
-    mac: MacAddr,
-    member: usize,
-    /// Our address the client asked for.
-    our_ip: Ipv4Addr,
-    /// Times the client must still be told its member's MAC: a neighbour
-    /// entry refreshed within the last second (Linux `locktime`) ignores a
-    /// new reply, so the update is repeated.
-    notify: u8,
-    next_notify: u64,
-}
-
 /// One running bond.
 pub struct Bond {
-    metrics: Option<(Arc<std::sync::Mutex<String>>, Arc<AtomicBool>, u64)>,
-    adaptive: Option<Adaptive>,
-    clients: HashMap<Ipv4Addr, Client>,
+    /// The Prometheus endpoint, if configured.
+    metrics: Option<Exporter>,
+    /// adaptive, tlb, alb: moves buckets by measured load.
+    rebalancer: Option<Rebalancer>,
+    /// balance-alb: client -> member.
+    clients: AlbClients,
     s: Settings,
     epoch: std::time::Instant,
     tap: Arc<Tap>,
@@ -242,12 +173,11 @@ pub struct Bond {
     lacp: Option<System>,
     carrier: CarrierWatcher,
     arp: Option<ArpMonitor>,
-    slots: Slots,
-    active: Option<usize>,
+    /// What the mode remembers between plans (active member, buckets).
+    plan: PlanState,
     generation: u64,
-    rr: Arc<AtomicU64>,
-    /// broadcast: first-copy-only receive, shared by every published map.
-    dedup: Option<Arc<Dedup>>,
+    /// The data path's state shared by every published map.
+    shared: Arc<Shared>,
     control: Option<ControlServer>,
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
@@ -256,24 +186,6 @@ pub struct Bond {
     next_miimon: u64,
     ipv4: Vec<Ipv4Addr>,
     grat_pending: u8,
-}
-
-/// The LACP configuration of one member's port.
-fn port_config(
-    l: &crate::settings::LacpSettings,
-    name: &str,
-    number: u16,
-    mac: MacAddr,
-) -> PortConfig {
-    let mut pc = PortConfig::new(name, number, mac);
-    pc.activity = if l.active {
-        Activity::Active
-    } else {
-        Activity::Passive
-    };
-    pc.rate = if l.fast { Rate::Fast } else { Rate::Slow };
-    pc.key = l.key;
-    pc
 }
 
 fn now_ns(epoch: std::time::Instant) -> u64 {
@@ -297,6 +209,7 @@ impl Bond {
     /// originals are recorded and before it is changed (a seam for tests
     /// that remove a member in the middle of a start).
     pub fn start_with(s: Settings, between: &mut dyn FnMut(&str)) -> Result<Bond, BondError> {
+        let s = s.normalised();
         let name = s.name.clone();
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
         let run_dir = ns_dir.join(&name);
@@ -324,13 +237,7 @@ impl Bond {
             bond: name.clone(),
             why: e.to_string(),
         })?;
-        // 802.3ad: a port leaves distribution the moment carrier drops, so
-        // downdelay does not apply there.
-        let downdelay = if s.mode == BondMode::Lacp {
-            Duration::ZERO
-        } else {
-            s.downdelay
-        };
+        let downdelay = s.member_downdelay();
         let members = all
             .into_iter()
             .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
@@ -361,52 +268,30 @@ impl Bond {
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         let (control, requests) = ControlServer::start(listener, path.clone(), &name)
             .map_err(|e| control_err(e.to_string()))?;
-        let adaptive =
-            matches!(s.mode, BondMode::Adaptive | BondMode::Tlb | BondMode::Alb).then(|| {
-                let config = AdaptiveConfig {
-                    interval_ns: s.adaptive_interval.as_nanos() as u64,
-                    idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
-                    ..AdaptiveConfig::default()
-                };
-                Adaptive {
-                    balancer: AdaptiveBalancer::new(
-                        lagkit_hash::BucketMap::new(1).expect("one member"),
-                        config,
-                        coarse_now_ns(),
-                    ),
-                    load: Arc::new(BucketLoad::default()),
-                    seen: [0; 256],
-                    owners: Vec::new(),
-                    config,
-                }
-            });
-        let mut s = s;
-        if adaptive.is_some() && !matches!(s.policy, lagkit_hash::Policy::Strong(_)) {
-            s.warnings.push(format!(
-                "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
-                s.policy
-            ));
-            s.policy = lagkit_hash::Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974));
-        }
+        let rebalancer = matches!(
+            s.mode,
+            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
+        )
+        .then(|| {
+            let config = AdaptiveConfig {
+                interval_ns: s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            Rebalancer::new(config, coarse_now_ns())
+        });
         let metrics = match s.metrics_port {
-            Some(port) => {
-                let text = Arc::new(std::sync::Mutex::new(String::new()));
-                let stop = Arc::new(AtomicBool::new(false));
-                crate::metrics::serve(port, text.clone(), stop.clone()).map_err(|e| {
-                    BondError::Control {
-                        bond: s.name.clone(),
-                        path: PathBuf::from(format!("127.0.0.1:{port}")),
-                        why: format!("metrics port: {e}"),
-                    }
-                })?;
-                Some((text, stop, 0))
-            }
+            Some(port) => Some(Exporter::start(port).map_err(|e| BondError::Control {
+                bond: s.name.clone(),
+                path: PathBuf::from(format!("127.0.0.1:{port}")),
+                why: format!("metrics port: {e}"),
+            })?),
             None => None,
         };
         let mut bond = Bond {
             metrics,
-            clients: HashMap::new(),
-            adaptive,
+            clients: AlbClients::default(),
+            rebalancer,
             epoch: std::time::Instant::now(),
             tap,
             mac: MacAddr::ZERO,
@@ -417,11 +302,9 @@ impl Bond {
             lacp: None,
             carrier,
             arp: None,
-            slots: Slots::default(),
-            active: None,
+            plan: PlanState::default(),
             generation: 0,
-            rr: Arc::new(AtomicU64::new(0)),
-            dedup: (s.mode == BondMode::Broadcast).then(|| Arc::new(Dedup::default())),
+            shared: Arc::default(),
             control: Some(control),
             requests,
             run: Some(run),
@@ -459,7 +342,7 @@ impl Bond {
             }
         }
         bond.restart_engine()?;
-        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.name(), members = ?bond.s.members, "bond up");
+        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.linux_name(), members = ?bond.s.members, "bond up");
         Ok(bond)
     }
 
@@ -591,22 +474,10 @@ impl Bond {
             return;
         }
         let l = &self.s.lacp;
-        let mut cfg = SystemConfig::new(&self.s.name, l.system_mac.unwrap_or(self.mac));
-        cfg.system = SystemId::new(l.system_priority, l.system_mac.unwrap_or(self.mac));
-        // A host bond carries one aggregate at a time.
-        cfg.aggregators = 1;
-        cfg.max_bundle = l.max_bundle;
-        cfg.min_links = l.min_links;
-        cfg.no_partner = l.no_partner;
-        cfg.mux_control = if l.coupled {
-            MuxControl::Coupled
-        } else {
-            MuxControl::Independent
-        };
-        let mut sys = System::new(cfg);
+        let mut sys = System::new(l.system_config(&self.s.name, self.mac));
         let now = self.t();
         for (i, m) in self.members.iter_mut().enumerate() {
-            m.port = Some(sys.add_port(port_config(l, &m.name, (i + 1) as u16, m.mac), now));
+            m.port = Some(sys.add_port(l.port_config(&m.name, (i + 1) as u16, m.mac), now));
         }
         self.lacp = Some(sys);
     }
@@ -628,7 +499,7 @@ impl Bond {
                 let Some(p) = m.port else { continue };
                 let number = sys.port_status(p).map_or(0, |st| st.actor.port);
                 sys.remove_port(p, t);
-                let np = sys.add_port(port_config(new, &m.name, number, m.mac), t);
+                let np = sys.add_port(new.port_config(&m.name, number, m.mac), t);
                 sys.set_port_enabled(np, m.carrier.is_up() && m.dev.is_some(), t);
                 m.port = Some(np);
             }
@@ -643,12 +514,7 @@ impl Bond {
         if let Some(e) = self.engine.take() {
             let snap = e.stats();
             for (m, s) in self.members.iter_mut().zip(snap.members.iter()) {
-                m.past.tx_packets += s.down_packets;
-                m.past.tx_bytes += s.down_bytes;
-                m.past.rx_packets += s.up_packets;
-                m.past.rx_bytes += s.up_bytes;
-                m.past.control_malformed += s.control_malformed;
-                m.past.control_queue_full += s.control_queue_full;
+                m.past.add_engine(s);
             }
             let _ = e.stop();
         }
@@ -686,176 +552,81 @@ impl Bond {
         Ok(())
     }
 
-    /// The distribution map for the current state.
-    fn build_map(&mut self) -> BondMap {
-        let n = self.members.len();
-        let spread = match self.s.mode {
-            BondMode::Lacp | BondMode::Xor | BondMode::Adaptive | BondMode::Tlb | BondMode::Alb => {
-                Spread::Hash
-            }
-            BondMode::RoundRobin => Spread::RoundRobin {
-                packets_per_member: self.s.packets_per_slave,
-            },
-            BondMode::ActiveBackup => Spread::Single,
-            BondMode::Broadcast => Spread::Broadcast,
-        };
-        let mut map = BondMap::empty(spread, self.s.policy, n);
-        map.rr = self.rr.clone();
-        map.dedup = self.dedup.clone();
-        map.bond_mac = self.mac.0;
-        map.member_macs = self.members.iter().map(|m| m.mac.0).collect();
-        map.snoop_arp = self.s.arp.is_some() || self.s.mode == BondMode::Alb;
-        self.generation += 1;
-        map.generation = self.generation;
-        match self.s.mode {
-            BondMode::Lacp => {
-                if let Some(sys) = &self.lacp {
-                    for (i, m) in self.members.iter().enumerate() {
-                        let Some(st) = m.port.and_then(|p| sys.port_status(p)) else {
-                            continue;
-                        };
-                        let ok = m.present();
-                        if st.distributing && ok {
-                            map.tx.push(i);
-                        }
-                        map.rx[i] = st.collecting && ok;
-                    }
+    /// What the plan needs to know about each member.
+    fn views(&self) -> Vec<MemberView> {
+        let sys = self.lacp.as_ref();
+        self.members
+            .iter()
+            .map(|m| {
+                let port = m.port.and_then(|p| sys?.port_status(p));
+                MemberView {
+                    usable: m.usable(),
+                    backup: m.is_backup,
+                    primary: self.s.primary.as_ref() == Some(&m.name),
+                    distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present(),
+                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present(),
+                    mac: m.mac.0,
                 }
-            }
-            BondMode::ActiveBackup => {
-                self.active = self.choose_active();
-                map.active = self.active;
-                if let Some(a) = self.active {
-                    map.tx.push(a);
-                    map.rx[a] = true;
-                }
-            }
-            BondMode::Tlb | BondMode::Alb => {
-                // Transmit on every usable member; receive on the active
-                // one (which owns the bond MAC), and in alb on every member
-                // a client was told to use.
-                self.active = self.choose_active();
-                map.active = self.active;
-                map.tlb = true;
-                for (i, m) in self.members.iter().enumerate() {
-                    if m.usable() {
-                        map.tx.push(i);
-                        map.rx[i] = true;
-                    }
-                }
-                if self.s.mode == BondMode::Alb {
-                    self.reassign_clients(&map.tx);
-                    let table: HashMap<Ipv4Addr, usize> =
-                        self.clients.iter().map(|(ip, c)| (*ip, c.member)).collect();
-                    map.alb = Some(Arc::new(table));
-                }
-            }
-            _ => {
-                for (i, m) in self.members.iter().enumerate() {
-                    if m.usable() && !m.is_backup {
-                        map.tx.push(i);
-                        map.rx[i] = true;
-                    }
-                }
-                if map.tx.is_empty() {
-                    // AIX backup_adapter: only when every member failed.
-                    if let Some(b) = self.members.iter().position(|m| m.is_backup && m.usable()) {
-                        map.tx.push(b);
-                        map.rx[b] = true;
-                    }
-                }
-            }
-        }
-        if matches!(self.s.policy, lagkit_hash::Policy::Strong(_)) {
-            self.slots.update(&map.tx);
-            if let Some(a) = self.adaptive.as_mut() {
-                map.load = Some(a.load.clone());
-                if a.owners != self.slots.owners() {
-                    // Membership changed: start balancing the new table.
-                    a.owners = self.slots.owners().to_vec();
-                    if let Some(m) = self.slots.map() {
-                        a.balancer = AdaptiveBalancer::new(m.clone(), a.config, coarse_now_ns());
-                    }
-                }
-            }
-            map.buckets = self.slots.snapshot();
-        }
-        map
+            })
+            .collect()
     }
 
-    /// Adaptive mode: feed the data path's counts to the balancer and, when
-    /// it moves buckets, publish the new table.
+    /// The distribution map for the current state.
+    fn build_map(&mut self) -> BondMap {
+        let view = self.views();
+        if self.s.mode == BondMode::BalanceAlb {
+            let now = now_ns(self.epoch);
+            self.clients
+                .reassign(&crate::plan::tlb::members(&view), now);
+        }
+        let ctx = Context {
+            bond_mac: self.mac.0,
+            clients: self.clients.assignments(),
+        };
+        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &ctx);
+        if let Some(r) = self.rebalancer.as_mut() {
+            r.follow(&self.plan.slots, coarse_now_ns());
+        }
+        self.generation += 1;
+        BondMap {
+            generation: self.generation,
+            plan,
+            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// adaptive, tlb, alb: feed the data path's counts to the balancer and,
+    /// when it moves buckets, publish the new table.
     fn rebalance(&mut self) {
-        let Some(a) = self.adaptive.as_mut() else {
+        let Some(r) = self.rebalancer.as_mut() else {
             return;
         };
-        let now = coarse_now_ns();
-        if now < a.balancer.poll_timeout() || a.owners.len() < 2 {
-            return;
-        }
-        for b in 0..=255u8 {
-            let (bytes, last) = a.load.get(b);
-            let delta = bytes.saturating_sub(a.seen[usize::from(b)]);
-            a.seen[usize::from(b)] = bytes;
-            if delta > 0 {
-                a.balancer.record(b, delta, last);
-            }
-        }
-        if a.balancer.rebalance(now) {
-            let st = a.balancer.stats();
-            tracing::info!(bond = %self.s.name, moves = st.moves, loads = ?a.balancer.member_loads(), "adaptive: buckets moved");
-            self.slots.set_map(a.balancer.map().clone());
+        if let Some(map) = r.poll(&self.shared.load, coarse_now_ns()) {
+            let b = r.balancer();
+            tracing::info!(bond = %self.s.name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+            self.plan.slots.set_map(map);
             self.dirty = true;
         }
     }
 
-    /// Active-backup: which member carries traffic.
-    fn choose_active(&self) -> Option<usize> {
-        let usable = |i: usize| self.members.get(i).is_some_and(|m| m.usable());
-        let primary = self
-            .s
-            .primary
-            .as_ref()
-            .and_then(|p| self.members.iter().position(|m| &m.name == p))
-            .filter(|&p| usable(p));
-        let current = self.active.filter(|&a| usable(a));
-        let on_backup = current.is_some_and(|a| self.members[a].is_backup);
-        let first_main = (0..self.members.len()).find(|&i| usable(i) && !self.members[i].is_backup);
-        match (current, primary) {
-            (Some(c), Some(p)) if c != p => match self.s.primary_reselect {
-                Reselect::Always | Reselect::Better => Some(p),
-                Reselect::Failure => Some(c),
-            },
-            (Some(_), _) if on_backup && self.s.auto_recovery && first_main.is_some() => {
-                primary.or(first_main)
-            }
-            (Some(c), _) => Some(c),
-            (None, Some(p)) => Some(p),
-            (None, None) => first_main.or_else(|| {
-                (0..self.members.len()).find(|&i| usable(i) && self.members[i].is_backup)
-            }),
-        }
-    }
-
     fn publish(&mut self) {
-        let before = self.active;
+        let before = self.plan.active;
         let map = self.build_map();
-        if matches!(
-            self.s.mode,
-            BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
-        ) && self.active != before
-        {
+        let after = self.plan.active;
+        // Only active-backup, tlb and alb have an active member.
+        if after != before {
             let name =
                 |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
-            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(self.active), "active member changed");
-            if self.s.mode == BondMode::ActiveBackup {
-                self.move_mac(before, self.active);
+            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
+            if matches!(map.plan, Plan::ActiveBackup { .. }) {
+                self.move_mac(before, after);
             }
-            if self.active.is_some() && before.is_some() {
+            if after.is_some() && before.is_some() {
                 self.grat_pending = self.s.num_grat_arp;
             }
         }
-        tracing::debug!(bond = %self.s.name, tx = ?map.tx, generation = map.generation, "map published");
+        tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         if let Some(p) = &self.publisher {
             p.publish(map);
         }
@@ -968,17 +739,8 @@ impl Bond {
     /// and traffic. Anything else needs a restart: the settings come back
     /// as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
-        let mut probe = new.clone();
-        probe.members = self.s.members.clone();
-        probe.warnings = self.s.warnings.clone();
-        // LACP identity, key, rate and activity apply in place too.
-        let l = &self.s.lacp;
-        probe.lacp.fast = l.fast;
-        probe.lacp.active = l.active;
-        probe.lacp.system_priority = l.system_priority;
-        probe.lacp.system_mac = l.system_mac;
-        probe.lacp.key = l.key;
-        if format!("{probe:?}") != format!("{:?}", self.s) {
+        let new = new.normalised();
+        if self.s.needs_restart(&new) {
             return Err(Box::new(new));
         }
         if new.lacp != self.s.lacp {
@@ -1008,11 +770,7 @@ impl Bond {
                 continue;
             }
             tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
-            let downdelay = if self.s.mode == BondMode::Lacp {
-                Duration::ZERO
-            } else {
-                self.s.downdelay
-            };
+            let downdelay = self.s.member_downdelay();
             self.members
                 .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
             let i = self.members.len() - 1;
@@ -1021,7 +779,10 @@ impl Bond {
             }
             if let Some(sys) = self.lacp.as_mut() {
                 next_port += 1;
-                let pc = port_config(&self.s.lacp, name, next_port, self.members[i].mac);
+                let pc = self
+                    .s
+                    .lacp
+                    .port_config(name, next_port, self.members[i].mac);
                 self.members[i].port = Some(sys.add_port(pc, t));
             }
         }
@@ -1059,16 +820,8 @@ impl Bond {
         if let Some(a) = &self.arp {
             deadline(Some(a.poll_timeout()));
         }
-        let mut fds = [libc::pollfd {
-            fd: self.carrier.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        let ms = i32::try_from(wait.as_millis()).unwrap_or(10);
-        // SAFETY: one valid pollfd for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
-
-        if fds[0].revents != 0 {
+        let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
+        if self.carrier.wait(ms) {
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
                 for e in events {
                     self.link_event(&e);
@@ -1091,19 +844,12 @@ impl Bond {
     /// Re-renders the metrics text at most once a second.
     fn update_metrics(&mut self) {
         let now = now_ns(self.epoch);
-        let due = match &self.metrics {
-            Some((_, _, last)) => now.saturating_sub(*last) >= 1_000_000_000 || *last == 0,
-            None => false,
-        };
-        if !due {
+        if !self.metrics.as_ref().is_some_and(|m| m.due(now)) {
             return;
         }
         let text = crate::metrics::render(&self.status(), &self.stats());
-        if let Some((shared, _, last)) = self.metrics.as_mut() {
-            if let Ok(mut t) = shared.lock() {
-                *t = text;
-            }
-            *last = now.max(1);
+        if let Some(m) = self.metrics.as_mut() {
+            m.publish(text, now);
         }
     }
 
@@ -1139,103 +885,37 @@ impl Bond {
             mon.on_reply(m, arp.sender_ip, now);
             mon.on_rx(m, now);
         }
-        if self.s.mode != BondMode::Alb
-            || arp.sender_ip.is_unspecified()
-            || self.ipv4.contains(&arp.sender_ip)
-            || arp.sender_mac == self.mac
-            || self.members.iter().any(|x| x.mac == arp.sender_mac)
-        {
+        if self.s.mode != BondMode::BalanceAlb {
             return;
         }
-        let our_ip = if self.ipv4.contains(&arp.target_ip) {
-            arp.target_ip
-        } else {
-            match self.ipv4.first() {
-                Some(ip) => *ip,
-                None => return,
-            }
-        };
-        let known = self
-            .clients
-            .get(&arp.sender_ip)
-            .is_some_and(|c| c.mac == arp.sender_mac);
-        if !known {
-            let usable = self.usable_main();
-            let Some(member) = alb_member_for(arp.sender_ip, &usable) else {
-                return;
-            };
-            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
-            self.clients.insert(
-                arp.sender_ip,
-                Client {
-                    mac: arp.sender_mac,
-                    member,
-                    our_ip,
-                    notify: 3,
-                    next_notify: now,
-                },
-            );
-            self.dirty = true;
-        }
-    }
-
-    /// Usable members other than an AIX backup adapter.
-    fn usable_main(&self) -> Vec<usize> {
-        (0..self.members.len())
+        let usable: Vec<usize> = (0..self.members.len())
             .filter(|&i| self.members[i].usable() && !self.members[i].is_backup)
-            .collect()
-    }
-
-    /// balance-alb: clients of members that can no longer receive move to
-    /// the least loaded usable member and are told so.
-    fn reassign_clients(&mut self, usable: &[usize]) {
-        let stale: Vec<Ipv4Addr> = self
-            .clients
-            .iter()
-            .filter(|(_, c)| !usable.contains(&c.member))
-            .map(|(ip, _)| *ip)
             .collect();
-        let now = now_ns(self.epoch);
-        for ip in stale {
-            if let Some(m) = alb_member_for(ip, usable) {
-                if let Some(c) = self.clients.get_mut(&ip) {
-                    c.member = m;
-                    c.notify = 3;
-                    c.next_notify = now;
-                }
-            }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        if let Some(member) = self.clients.learn(&arp, own, &usable, now) {
+            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
+            self.dirty = true;
         }
     }
 
     /// balance-alb: tell clients which MAC to send to, with an ARP reply
     /// from their member.
     fn notify_clients(&mut self) {
-        let mut out = Vec::new();
-        let now = now_ns(self.epoch);
-        for (ip, c) in self
-            .clients
-            .iter_mut()
-            .filter(|(_, c)| c.notify > 0 && c.next_notify <= now)
-        {
-            c.notify -= 1;
-            c.next_notify = now + 1_100_000_000;
-            let Some(m) = self.members.get(c.member) else {
-                continue;
-            };
-            let mac = if Some(c.member) == self.active {
-                self.mac
-            } else {
-                m.mac
-            };
-            let reply = ArpRepr {
-                op: ArpOp::Reply,
-                sender_mac: mac,
-                sender_ip: c.our_ip,
-                target_mac: c.mac,
-                target_ip: *ip,
-            };
-            out.push((c.member, reply.emit_frame(mac, c.mac)));
+        if self.s.mode != BondMode::BalanceAlb {
+            return;
         }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        let out = self.clients.due(now_ns(self.epoch), self.plan.active, own);
         for (m, f) in out {
             self.send_on(m, &f);
         }
@@ -1326,7 +1006,7 @@ impl Bond {
             return;
         }
         self.grat_pending -= 1;
-        let Some(a) = self.active else { return };
+        let Some(a) = self.plan.active else { return };
         for ip in self.ipv4.clone() {
             self.send_on(a, &crate::announce::gratuitous_arp(self.mac, ip));
         }
@@ -1353,50 +1033,15 @@ impl Bond {
     }
 
     fn flow(&self, proto: &str, src: &str, dst: &str) -> Response {
-        let parse = |s: &str| s.parse::<std::net::SocketAddr>();
-        let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
-            return Response::Error(format!(
-                "flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)"
-            ));
-        };
-        let key = match (proto, a, b) {
-            ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
-                FlowKey::tcp4(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("udp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
-                FlowKey::udp4(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("tcp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
-                FlowKey::tcp6(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
-                FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
-            }
-            _ => {
-                return Response::Error(
-                    "flow: --proto must be tcp or udp, and both addresses of one family".into(),
-                )
-            }
+        let key = match flow_key(proto, src, dst) {
+            Ok(k) => k,
+            Err(e) => return Response::Error(e),
         };
         let key = key.with_macs(self.mac.0, MacAddr::BROADCAST.0);
         let Some(p) = &self.publisher else {
             return Response::Error("no map yet".into());
         };
-        let map = p.current();
-        let member = match map.spread {
-            Spread::Hash => map.explain(&key).0,
-            Spread::Single => map.active,
-            _ => None,
-        };
-        let (_, e) = map.explain(&key);
-        let reason = match map.spread {
-            Spread::Hash => e.reason.clone(),
-            Spread::Single => "active-backup: every flow uses the active member".into(),
-            Spread::RoundRobin { .. } => {
-                "round-robin: every frame goes to the next member in turn".into()
-            }
-            Spread::Broadcast => "broadcast: every frame goes to every member".into(),
-        };
+        let (member, e) = p.current().plan.explain(&key, &self.s.policy);
         Response::Flow(FlowAnswer {
             member: member
                 .and_then(|m| self.members.get(m))
@@ -1404,17 +1049,19 @@ impl Bond {
             policy: self.s.policy.to_string(),
             hash: e.hash,
             bucket: e.bucket,
-            reason,
+            reason: e.reason,
         })
     }
 
     /// The bond's status.
     pub fn status(&self) -> BondStatus {
         let map = self.publisher.as_ref().map(|p| p.current());
-        let tx = |i: usize| map.as_ref().is_some_and(|m| m.tx.contains(&i));
-        let rx = |i: usize| map.as_ref().is_some_and(|m| m.accepts(i));
+        let tx = |i: usize| {
+            map.as_ref()
+                .is_some_and(|m| m.plan.transmitting().contains(&i))
+        };
+        let rx = |i: usize| map.as_ref().is_some_and(|m| m.plan.collects(i));
         let sys = self.lacp.as_ref();
-        let mut problems = self.s.warnings.clone();
         let members: Vec<MemberStatus> = self
             .members
             .iter()
@@ -1423,22 +1070,12 @@ impl Bond {
                 let lacp = m
                     .port
                     .and_then(|p| sys?.port_status(p))
-                    .map(|p| MemberLacp {
-                        aggregator_id: p.aggregator.map(|a| a.0),
-                        rx_state: p.rx.name().into(),
-                        mux_state: p.mux.name().into(),
-                        selected: p.selected.name().into(),
-                        actor_churn_state: p.actor_churn.name(false).into(),
-                        partner_churn_state: p.partner_churn.name(true).into(),
-                        actor_port: p.actor.port,
-                        actor_key: p.actor.key,
-                        actor_state: p.actor.state.0,
-                        partner_mac: p.partner.system.mac.to_string(),
-                        partner_port: p.partner.port,
-                        partner_key: p.partner.key,
-                        partner_state: p.partner.state.0,
-                        not_bundled: p.not_bundled_reason(),
-                    });
+                    .map(|p| MemberLacp::from_port(&p));
+                let (speed, duplex) = if m.present() {
+                    lagkit_monitor::ethtool::speed_duplex(&m.name)
+                } else {
+                    (None, None)
+                };
                 MemberStatus {
                     name: m.name.clone(),
                     mii_status: if !m.present() {
@@ -1448,20 +1085,8 @@ impl Bond {
                     } else {
                         "down".into()
                     },
-                    speed: if m.present() {
-                        lagkit_monitor::ethtool::speed_duplex(&m.name)
-                            .0
-                            .map(|s| format!("{s} Mbps"))
-                    } else {
-                        None
-                    },
-                    duplex: if m.present() {
-                        lagkit_monitor::ethtool::speed_duplex(&m.name)
-                            .1
-                            .map(|f| if f { "full" } else { "half" }.to_string())
-                    } else {
-                        None
-                    },
+                    speed: speed.map(|s| format!("{s} Mbps")),
+                    duplex: duplex.map(|f| if f { "full" } else { "half" }.to_string()),
                     link_failure_count: m.carrier.failures,
                     permanent_hw_addr: m.mac.to_string(),
                     transmitting: tx(i),
@@ -1477,88 +1102,17 @@ impl Bond {
                 }
             })
             .collect();
-        let lacp = sys.map(|sys| {
-            let agg = sys
-                .aggregators()
-                .into_iter()
-                .find(|a| !a.distributing.is_empty());
-            let l = &self.s.lacp;
-            LacpInfo {
-                lacp_rate: if l.fast { "fast" } else { "slow" }.into(),
-                lacp_activity: if l.active { "on" } else { "off (passive)" }.into(),
-                system_priority: sys.system_id().priority,
-                system_mac: sys.system_id().mac.to_string(),
-                aggregator_id: agg.as_ref().map(|a| a.id.0),
-                number_of_ports: agg.as_ref().map_or(0, |a| a.distributing.len()),
-                actor_key: agg.as_ref().and_then(|a| a.actor_key),
-                // An individual link with a defaulted partner has no partner
-                // to show (its zeros are administrative defaults).
-                partner_key: agg
-                    .as_ref()
-                    .filter(|a| a.partner_system.is_some_and(|s| !s.mac.is_zero()))
-                    .and_then(|a| a.partner_key),
-                partner_mac: agg
-                    .as_ref()
-                    .and_then(|a| a.partner_system)
-                    .filter(|s| !s.mac.is_zero())
-                    .map(|s| s.mac.to_string()),
-                partner_priority: agg
-                    .as_ref()
-                    .and_then(|a| a.partner_system)
-                    .filter(|s| !s.mac.is_zero())
-                    .map(|s| s.priority),
-            }
-        });
-        let defaulted: Vec<&str> = members
-            .iter()
-            .filter(|m| m.mii_status == "up")
-            .filter(|m| m.lacp.as_ref().is_some_and(|l| l.rx_state == "DEFAULTED"))
-            .map(|m| m.name.as_str())
-            .collect();
-        if !defaulted.is_empty() {
-            problems.push(format!(
-                "802.3ad: no LACPDU ever received on {}: the peer does not run LACP (a static 'mode on' channel, or no channel). Those links are not aggregated{}. Enable LACP on the peer, or use mode balance-xor here to match a static channel.",
-                defaulted.join(", "),
-                match self.s.lacp.no_partner {
-                    lagkit_proto::lacp::NoPartner::Individual => "; at most one of them carries traffic, as an individual link",
-                    lagkit_proto::lacp::NoPartner::Fallback => "; one of them carries traffic (fallback)",
-                    lagkit_proto::lacp::NoPartner::Suspend => " and carry nothing (suspended)",
-                }
-            ));
-        }
-        if let Some(l) = &lacp {
-            if l.aggregator_id.is_none()
-                && defaulted.is_empty()
-                && members.iter().any(|m| m.mii_status == "up")
-            {
-                let why: Vec<String> = members
-                    .iter()
-                    .filter_map(|m| {
-                        Some(format!(
-                            "{}: {}",
-                            m.name,
-                            m.lacp.as_ref()?.not_bundled.as_ref()?
-                        ))
-                    })
-                    .collect();
-                problems.push(format!(
-                    "802.3ad: no aggregate with the partner; traffic is not flowing ({}). If the peer is a static channel (Cisco 'mode on'), use mode balance-xor here or enable LACP there.",
-                    why.join("; ")
-                ));
-            }
-        }
-        for m in &members {
-            if m.mii_status == "missing" {
-                problems.push(format!(
-                    "member {} does not exist; it is used as soon as it appears",
-                    m.name
-                ));
-            }
-        }
+        let lacp = sys.map(|sys| LacpInfo::of(sys, self.s.lacp.fast, self.s.lacp.active));
+        let problems = status::problems(
+            &self.s.warnings,
+            &members,
+            lacp.as_ref(),
+            self.s.lacp.no_partner,
+        );
         let any_up = members.iter().any(|m| m.transmitting);
         BondStatus {
             name: self.s.name.clone(),
-            mode: self.s.mode.name().into(),
+            mode: self.s.mode.linux_name().into(),
             xmit_hash_policy: self.s.policy.to_string(),
             mii_status: if any_up { "up" } else { "down" }.into(),
             mac: self.mac.to_string(),
@@ -1566,15 +1120,7 @@ impl Bond {
             miimon_ms: self.s.miimon.as_millis() as u64,
             updelay_ms: self.s.updelay.as_millis() as u64,
             downdelay_ms: self.s.downdelay.as_millis() as u64,
-            active_member: self
-                .active
-                .filter(|_| {
-                    matches!(
-                        self.s.mode,
-                        BondMode::ActiveBackup | BondMode::Tlb | BondMode::Alb
-                    )
-                })
-                .map(|a| self.members[a].name.clone()),
+            active_member: self.plan.active.map(|a| self.members[a].name.clone()),
             lacp,
             members,
             problems,
@@ -1593,22 +1139,13 @@ impl Bond {
                 let mut s = m.past.clone();
                 s.name = m.name.clone();
                 if let Some(e) = snap.as_ref().and_then(|s| s.members.get(i)) {
-                    s.tx_packets += e.down_packets;
-                    s.tx_bytes += e.down_bytes;
-                    s.rx_packets += e.up_packets;
-                    s.rx_bytes += e.up_bytes;
-                    s.control_malformed += e.control_malformed;
-                    s.control_queue_full += e.control_queue_full;
+                    s.add_engine(e);
                 }
                 if let Some(d) = &m.dev {
                     s.drops = d.counters().snapshot().dropped_total();
                 }
                 if let Some(p) = m.port.and_then(|p| sys?.port_status(p)) {
-                    s.lacpdu_rx = p.counters.lacpdu_rx;
-                    s.lacpdu_tx = p.counters.lacpdu_tx;
-                    s.lacpdu_bad = p.counters.bad_rx;
-                    s.marker_rx = p.counters.marker_rx;
-                    s.marker_tx = p.counters.marker_response_tx;
+                    s.set_lacp(&p);
                 }
                 s
             })
@@ -1621,8 +1158,8 @@ impl Bond {
                     .collect()
             })
             .unwrap_or_default();
-        if let Some(d) = &self.dedup {
-            engine_drops.push(("BroadcastCopy".into(), d.copies()));
+        if self.s.mode == BondMode::Broadcast {
+            engine_drops.push(("BroadcastCopy".into(), self.shared.dedup.copies()));
         }
         BondStats {
             name: self.s.name.clone(),
@@ -1645,9 +1182,7 @@ impl Bond {
         let Some(run) = self.run.take() else {
             return;
         };
-        if let Some((_, stop, _)) = &self.metrics {
-            stop.store(true, Ordering::Relaxed);
-        }
+        self.metrics = None;
         self.control = None;
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
@@ -1667,30 +1202,4 @@ impl Drop for Bond {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-/// Sends one request to a bond's control socket and returns the response.
-pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
-    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
-        ErrorKind::PermissionDenied => format!(
-            "permission denied on the bond's control socket {}: it is root's (mode 0600); run this as root",
-            path.display()
-        ),
-        ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
-            "no bond answers on {}: is `lagkit up` running in this network namespace?",
-            path.display()
-        ),
-        _ => format!("cannot reach the bond's control socket {}: {e}", path.display()),
-    })?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    let mut w = &stream;
-    serde_json::to_writer(&mut w, req).map_err(|e| e.to_string())?;
-    w.write_all(b"\n").map_err(|e| e.to_string())?;
-    let mut line = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut line)
-        .map_err(|e| format!("no answer from {}: {e}", path.display()))?;
-    serde_json::from_str(&line).map_err(|e| format!("bad answer: {e}"))
 }

@@ -5,6 +5,9 @@
 //! the link watchers and the control socket, and publishes a [`map::BondMap`];
 //! the forwarding threads of `lagkit-dataplane` only read it.
 
+#![forbid(unsafe_code)]
+
+pub mod alb;
 pub mod announce;
 pub mod config;
 pub mod control;
@@ -13,5 +16,9 @@ pub mod journal;
 pub mod map;
 pub mod member;
 pub mod metrics;
+pub mod plan;
+pub mod protocol;
+pub mod rebalance;
 pub mod settings;
 pub mod status;
+pub mod supervise;

@@ -8,71 +8,40 @@
 //! `lagkit flow` can answer "which member carries this flow?" with the very
 //! same code.
 
+use crate::plan::tlb::alb_member_for;
+use crate::plan::{Clients, HashTable, Macs, Plan};
+pub use lagkit_dataplane::coarse_now_ns;
 use lagkit_dataplane::forward::{Accept, Distribution, Members, Target};
-use lagkit_hash::{BucketMap, Explain, FlowKey, Policy};
+use lagkit_hash::FlowKey;
 use lagkit_wire::{ArpOp, ArpRepr};
-use std::collections::HashMap;
-use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// How frames from the host are spread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spread {
-    /// By a hash policy over the usable members (802.3ad, balance-xor,
-    /// adaptive).
-    Hash,
-    /// Round-robin, `packets_per_member` frames per member in turn.
-    RoundRobin {
-        /// Frames sent on one member before moving on (Linux `packets_per_slave`; 0 = random).
-        packets_per_member: u32,
-    },
-    /// Everything on one member (active-backup).
-    Single,
-    /// Every frame on every usable member.
-    Broadcast,
-}
-
-/// An immutable snapshot of who carries what.
+/// An immutable snapshot of who carries what: the mode's [`Plan`] and what
+/// the engine needs to apply it.
 #[derive(Debug, Clone)]
 pub struct BondMap {
     /// Bumped on every publish.
     pub generation: u64,
-    /// The spreading rule.
-    pub spread: Spread,
-    /// Hash policy (for `Spread::Hash`).
-    pub policy: Policy,
-    /// Members that may transmit, ascending member index (Linux's slave
-    /// order: what `hash mod n` indexes).
-    pub tx: Vec<usize>,
-    /// For `strong`: bucket -> slot, and slot -> member index. Slots keep
-    /// their member when others come and go, so a failure moves only the
-    /// failed member's buckets.
-    pub buckets: Option<(BucketMap, Vec<usize>)>,
-    /// The active member for `Spread::Single`.
-    pub active: Option<usize>,
-    /// Members whose received frames go up to the host.
-    pub rx: Vec<bool>,
-    /// Shared round-robin counter (survives republishing).
-    pub rr: Arc<AtomicU64>,
-    /// Per-bucket load, counted by the data path for adaptive rebalancing.
-    pub load: Option<Arc<BucketLoad>>,
-    /// The bond's MAC.
-    pub bond_mac: [u8; 6],
-    /// Each member's own MAC.
-    pub member_macs: Vec<[u8; 6]>,
-    /// balance-tlb/alb: frames leaving through a member other than the
-    /// receiving (active) one carry that member's own source MAC, so the
-    /// switch keeps the bond MAC on the active port.
-    pub tlb: bool,
-    /// balance-alb: the member each client (peer IPv4) sends to; ARP
-    /// replies to a client leave through its member, with its MAC.
-    pub alb: Option<Arc<HashMap<Ipv4Addr, usize>>>,
+    /// Who transmits what and whose frames go up.
+    pub plan: Plan,
     /// Copy received ARP to the control thread (probe monitor, alb).
     pub snoop_arp: bool,
-    /// broadcast: recognises the second copy of a frame (shared by every
-    /// map the bond publishes).
-    pub dedup: Option<Arc<Dedup>>,
+    /// What the data path keeps across maps (shared by every map a bond
+    /// publishes).
+    pub shared: Arc<Shared>,
+}
+
+/// The data path's own state, outlasting any one map: the round-robin
+/// turn, bucket loads for the rebalancer, and broadcast's copy filter.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// Round-robin counter.
+    pub rr: AtomicU64,
+    /// Bytes per hash bucket (adaptive, tlb, alb).
+    pub load: BucketLoad,
+    /// broadcast: recognises the second copy of a frame.
+    pub dedup: Dedup,
 }
 
 /// broadcast mode: every frame is sent on every member, so a peer that is
@@ -128,44 +97,75 @@ impl Dedup {
 
 const ETH_ARP: [u8; 2] = [0x08, 0x06];
 
-/// balance-alb: the member a new client is given, a pure function of its
-/// address and the usable members, so the data path (answering the
-/// client's first ARP request before the control thread has seen it) and
-/// the control thread agree without sharing state. Consecutive client
-/// addresses go to consecutive members.
-pub fn alb_member_for(client: Ipv4Addr, usable: &[usize]) -> Option<usize> {
-    if usable.is_empty() {
-        return None;
-    }
-    usable
-        .get(u32::from(client) as usize % usable.len())
-        .copied()
-}
-
 fn is_arp(frame: &[u8]) -> bool {
     frame.get(12..14) == Some(&ETH_ARP[..])
 }
 
+/// balance-alb: an ARP reply from the host to a known client leaves
+/// through the client's member, advertising that member's MAC; any other
+/// ARP leaves through the active member with the bond's MAC.
+fn select_alb_arp(
+    hash: &HashTable,
+    active: Option<usize>,
+    macs: &Macs,
+    clients: &Clients,
+    frame: &mut [u8],
+) -> Target {
+    let to_active = Target::from(active);
+    let Some(arp) = ArpRepr::parse_frame(frame) else {
+        return to_active;
+    };
+    if arp.op != ArpOp::Reply || arp.sender_mac.0 != macs.bond {
+        return to_active;
+    }
+    let usable = hash.members();
+    let member = clients
+        .get(&arp.target_ip)
+        .copied()
+        .filter(|m| usable.contains(m))
+        .or_else(|| alb_member_for(arp.target_ip, usable));
+    match member {
+        Some(m) if Some(m) != active => {
+            let Some(mac) = macs.members.get(m) else {
+                return to_active;
+            };
+            frame[6..12].copy_from_slice(mac);
+            // ARP sender hardware address: 14 (Ethernet) + 8.
+            if frame.len() >= 28 {
+                frame[22..28].copy_from_slice(mac);
+            }
+            Target::One(m)
+        }
+        _ => to_active,
+    }
+}
+
 impl Distribution for BondMap {
     fn select(&self, frame: &mut [u8]) -> Target {
-        if let Some(clients) = &self.alb {
-            if is_arp(frame) {
-                return self.select_alb_arp(clients, frame);
-            }
-        }
-        if self.tlb && frame.first().is_some_and(|b| b & 1 == 1) {
+        let (hash, active, macs) = match &self.plan {
+            Plan::Alb {
+                hash,
+                active,
+                macs,
+                clients,
+            } if is_arp(frame) => return select_alb_arp(hash, *active, macs, clients, frame),
+            Plan::Tlb { hash, active, macs }
+            | Plan::Alb {
+                hash, active, macs, ..
+            } => (hash, *active, macs),
+            _ => return BondMap::select(self, frame),
+        };
+        if frame.first().is_some_and(|b| b & 1 == 1) {
             // balance-tlb/alb (as Linux): broadcasts and multicasts leave
             // through the active member, the one that owns the bond MAC and
             // is the only one that receives them.
-            return self.active.map_or(Target::Drop, Target::One);
+            return active.into();
         }
-        let t = BondMap::select(self, frame);
-        if self.tlb {
-            if let Target::One(m) = t {
-                if Some(m) != self.active && frame.get(6..12) == Some(&self.bond_mac[..]) {
-                    if let Some(mac) = self.member_macs.get(m) {
-                        frame[6..12].copy_from_slice(mac);
-                    }
+        let t = self.select_hashed(hash, frame);
+        if let Target::One(m) = t {
+            if Some(m) != active && frame.get(6..12) == Some(&macs.bond[..]) {
+                if let Some(mac) = macs.members.get(m) {
+                    frame[6..12].copy_from_slice(mac);
                 }
             }
         }
@@ -173,7 +173,7 @@ impl Distribution for BondMap {
     }
 
     fn accept(&self, m: usize, frame: &mut [u8]) -> Accept {
-        if !self.accepts(m) {
+        if !self.plan.collects(m) {
             // Probe replies must be seen on standby members too.
             return if self.snoop_arp && is_arp(frame) {
                 Accept::CopyOnly
@@ -181,27 +181,28 @@ impl Distribution for BondMap {
                 Accept::Drop
             };
         }
-        if self.tlb {
-            let group = frame.first().is_some_and(|b| b & 1 == 1);
-            if group && Some(m) != self.active {
-                // The switch floods broadcasts to every member port; only
-                // the receiving member passes them up (no duplicates).
-                return Accept::Drop;
-            }
-            // A client sends to the member MAC it was given; back to back
-            // (no switch steering by MAC) that frame may arrive on another
-            // member, so any member's MAC counts.
-            if self.alb.is_some() {
-                let is_member = |d: &[u8]| self.member_macs.iter().any(|mac| d == mac);
-                if frame.get(0..6).is_some_and(is_member) {
-                    frame[0..6].copy_from_slice(&self.bond_mac);
+        match &self.plan {
+            Plan::Tlb { active, macs, .. } | Plan::Alb { active, macs, .. } => {
+                let group = frame.first().is_some_and(|b| b & 1 == 1);
+                if group && Some(m) != *active {
+                    // The switch floods broadcasts to every member port; only
+                    // the receiving member passes them up (no duplicates).
+                    return Accept::Drop;
+                }
+                // A client sends to the member MAC it was given; back to back
+                // (no switch steering by MAC) that frame may arrive on another
+                // member, so any member's MAC counts.
+                if matches!(self.plan, Plan::Alb { .. }) {
+                    let is_member = |d: &[u8]| macs.members.iter().any(|mac| d == mac);
+                    if frame.get(0..6).is_some_and(is_member) {
+                        frame[0..6].copy_from_slice(&macs.bond);
+                    }
                 }
             }
-        }
-        if let Some(d) = &self.dedup {
-            if d.is_copy(m, frame, coarse_now_ns()) {
+            Plan::Broadcast { .. } if self.shared.dedup.is_copy(m, frame, coarse_now_ns()) => {
                 return Accept::Drop;
             }
+            _ => {}
         }
         if self.snoop_arp && is_arp(frame) {
             Accept::UpAndCopy
@@ -232,9 +233,15 @@ impl BucketLoad {
     /// Counts a frame of `len` bytes in `bucket`.
     #[inline]
     pub fn record(&self, bucket: u8, len: usize) {
+        self.record_at(bucket, len, coarse_now_ns());
+    }
+
+    /// Counts a frame of `len` bytes in `bucket` at `now` (coarse ns).
+    #[inline]
+    pub fn record_at(&self, bucket: u8, len: usize, now: u64) {
         let b = usize::from(bucket);
         self.bytes[b].fetch_add(len as u64, Ordering::Relaxed);
-        self.last[b].store(coarse_now_ns(), Ordering::Relaxed);
+        self.last[b].store(now, Ordering::Relaxed);
     }
 
     /// Total bytes and last activity (coarse monotonic ns) of `bucket`.
@@ -247,283 +254,134 @@ impl BucketLoad {
     }
 }
 
-/// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
-/// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
-/// path stamps bucket activity with it and the control thread judges
-/// idleness with it.
-pub fn coarse_now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
-}
-
 impl Members for BondMap {
     fn all_members(&self) -> &[usize] {
-        &self.tx
+        self.plan.transmitting()
     }
 }
 
 impl BondMap {
-    /// A map with nothing usable.
-    pub fn empty(spread: Spread, policy: Policy, members: usize) -> BondMap {
+    /// A map carrying `plan`, with fresh shared state.
+    pub fn new(plan: Plan) -> BondMap {
         BondMap {
             generation: 0,
-            spread,
-            policy,
-            tx: Vec::new(),
-            buckets: None,
-            active: None,
-            rx: vec![false; members],
-            rr: Arc::new(AtomicU64::new(0)),
-            load: None,
-            bond_mac: [0; 6],
-            member_macs: Vec::new(),
-            tlb: false,
-            alb: None,
+            plan,
             snoop_arp: false,
-            dedup: None,
+            shared: Arc::default(),
         }
     }
 
-    /// balance-alb: an ARP reply from the host to a known client leaves
-    /// through the client's member, advertising that member's MAC; any other
-    /// ARP leaves through the active member with the bond's MAC.
-    fn select_alb_arp(&self, clients: &HashMap<Ipv4Addr, usize>, frame: &mut [u8]) -> Target {
-        let active = self.active.map_or(Target::Drop, Target::One);
-        let Some(arp) = ArpRepr::parse_frame(frame) else {
-            return active;
-        };
-        if arp.op != ArpOp::Reply || arp.sender_mac.0 != self.bond_mac {
-            return active;
-        }
-        let member = clients
-            .get(&arp.target_ip)
-            .copied()
-            .filter(|m| self.tx.contains(m))
-            .or_else(|| alb_member_for(arp.target_ip, &self.tx));
-        match member {
-            Some(m) if Some(m) != self.active => {
-                let Some(mac) = self.member_macs.get(m) else {
-                    return active;
-                };
-                frame[6..12].copy_from_slice(mac);
-                // ARP sender hardware address: 14 (Ethernet) + 8.
-                if frame.len() >= 28 {
-                    frame[22..28].copy_from_slice(mac);
-                }
-                Target::One(m)
+    /// A hashed frame's member, its bucket's load counted when the plan
+    /// rebalances by load.
+    #[inline]
+    fn select_hashed(&self, hash: &HashTable, frame: &[u8]) -> Target {
+        let key = FlowKey::from_frame(frame);
+        if self.plan.counts_load() {
+            if let Some(b) = hash.policy().bucket(&key) {
+                self.shared.load.record(b, frame.len());
             }
-            _ => active,
         }
+        hash.member_for(&key).into()
     }
 
-    /// Frames from member `m` go up.
-    pub fn accepts(&self, m: usize) -> bool {
-        self.rx.get(m).copied().unwrap_or(false)
-    }
-
-    /// The member for a frame from the host (without the vnet header).
+    /// The member for a frame from the host (without the vnet header),
+    /// before any tlb/alb rewrite.
     pub fn select(&self, frame: &[u8]) -> Target {
-        match self.spread {
-            Spread::Single => self.active.map_or(Target::Drop, Target::One),
-            Spread::Broadcast if self.tx.is_empty() => Target::Drop,
-            Spread::Broadcast => Target::All,
-            Spread::RoundRobin { packets_per_member } => {
-                let n = self.tx.len() as u64;
+        match &self.plan {
+            Plan::ActiveBackup { active } => (*active).into(),
+            Plan::Broadcast { members } if members.is_empty() => Target::Drop,
+            Plan::Broadcast { .. } => Target::All,
+            Plan::RoundRobin {
+                members,
+                packets_per_member,
+            } => {
+                let n = members.len() as u64;
                 if n == 0 {
                     return Target::Drop;
                 }
-                let c = self.rr.fetch_add(1, Ordering::Relaxed);
-                let i = if packets_per_member == 0 {
+                let c = self.shared.rr.fetch_add(1, Ordering::Relaxed);
+                let i = if *packets_per_member == 0 {
                     // Linux: packets_per_slave 0 picks a member at random.
                     c.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32
                 } else {
-                    c / u64::from(packets_per_member)
+                    c / u64::from(*packets_per_member)
                 };
-                Target::One(self.tx[(i % n) as usize])
+                Target::One(members[(i % n) as usize])
             }
-            Spread::Hash => {
-                let key = FlowKey::from_frame(frame);
-                if let Some(load) = &self.load {
-                    if let Some(b) = self.policy.bucket(&key) {
-                        load.record(b, frame.len());
-                    }
-                }
-                self.member_for(&key).map_or(Target::Drop, Target::One)
-            }
+            Plan::Hash { hash, .. }
+            | Plan::Adaptive { hash }
+            | Plan::Tlb { hash, .. }
+            | Plan::Alb { hash, .. } => self.select_hashed(hash, frame),
         }
-    }
-
-    /// The member a flow hashes to.
-    pub fn member_for(&self, key: &FlowKey) -> Option<usize> {
-        match (&self.policy, &self.buckets) {
-            (Policy::Strong(_), Some((map, slots))) => {
-                let slot = self.policy.select_in(key, map)?;
-                slots.get(slot).copied()
-            }
-            _ => {
-                let i = self.policy.select(key, self.tx.len())?;
-                self.tx.get(i).copied()
-            }
-        }
-    }
-
-    /// Why a flow goes where it goes, for `lagkit flow`.
-    pub fn explain(&self, key: &FlowKey) -> (Option<usize>, Explain) {
-        let e = match (&self.policy, &self.buckets) {
-            (Policy::Strong(_), Some((map, _))) => self.policy.explain_in(key, map),
-            _ => self.policy.explain(key, self.tx.len()),
-        };
-        (self.member_for(key), e)
-    }
-}
-
-/// Keeps the bucket table of `strong` hashing in step with the usable set:
-/// a member leaving gives its buckets to the others, a member joining takes
-/// its share, everything else stays where it is.
-#[derive(Debug, Clone, Default)]
-pub struct Slots {
-    map: Option<BucketMap>,
-    owners: Vec<usize>,
-}
-
-impl Slots {
-    /// Makes the table serve exactly `usable` (member indices).
-    pub fn update(&mut self, usable: &[usize]) {
-        // Remove members that left (highest slot first keeps indices valid).
-        let mut gone: Vec<usize> = (0..self.owners.len())
-            .filter(|&s| !usable.contains(&self.owners[s]))
-            .collect();
-        gone.sort_unstable_by(|a, b| b.cmp(a));
-        for s in gone {
-            if let Some(m) = self.map.as_mut() {
-                let _ = m.remove_member(s);
-            }
-            self.owners.remove(s);
-        }
-        for &m in usable {
-            if self.owners.contains(&m) {
-                continue;
-            }
-            match self.map.as_mut() {
-                Some(map) if map.members() > 0 => {
-                    if map.add_member().is_ok() {
-                        self.owners.push(m);
-                    }
-                }
-                _ => {
-                    self.map = BucketMap::new(1).ok();
-                    self.owners = vec![m];
-                }
-            }
-        }
-        if self.owners.is_empty() {
-            self.map = None;
-        }
-    }
-
-    /// The table and its slot owners, if any member is usable.
-    pub fn snapshot(&self) -> Option<(BucketMap, Vec<usize>)> {
-        self.map.clone().map(|m| (m, self.owners.clone()))
-    }
-
-    /// Replaces the table (adaptive rebalancing edits it).
-    pub fn set_map(&mut self, map: BucketMap) {
-        if map.members() == self.owners.len() {
-            self.map = Some(map);
-        }
-    }
-
-    /// The current table.
-    pub fn map(&self) -> Option<&BucketMap> {
-        self.map.as_ref()
-    }
-
-    /// Slot -> member.
-    pub fn owners(&self) -> &[usize] {
-        &self.owners
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lagkit_hash::Strong;
+    use crate::plan::tests::view;
+    use crate::plan::{plan, Context, PlanState};
+    use crate::settings::{BondMode, Settings};
+    use lagkit_wire::MacAddr;
     use std::net::Ipv4Addr;
+    use Target::One;
 
-    fn flows(n: u16) -> Vec<FlowKey> {
-        (0..n)
-            .map(|i| {
-                FlowKey::tcp4(
-                    Ipv4Addr::new(10, 0, 0, 1),
-                    40000 + i,
-                    Ipv4Addr::new(10, 0, 0, 2),
-                    5201,
-                )
-            })
-            .collect()
-    }
+    const BOND: [u8; 6] = [2, 0, 0, 0, 0, 0xbb];
+    const MACS: [[u8; 6]; 3] = [[2, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
 
-    fn strong_map(slots: &Slots) -> BondMap {
-        let mut m = BondMap::empty(Spread::Hash, Policy::Strong(Strong::new(7)), 4);
-        m.tx = slots.owners().to_vec();
-        m.tx.sort_unstable();
-        m.buckets = slots.snapshot();
-        m
-    }
-
-    #[test]
-    fn strong_failure_moves_only_the_failed_members_flows() {
-        let mut slots = Slots::default();
-        slots.update(&[0, 1, 2, 3]);
-        let before: Vec<_> = flows(400)
-            .iter()
-            .map(|k| strong_map(&slots).member_for(k))
-            .collect();
-        slots.update(&[0, 1, 3]);
-        let map = strong_map(&slots);
-        for (k, b) in flows(400).iter().zip(&before) {
-            let now = map.member_for(k);
-            if *b != Some(2) {
-                assert_eq!(now, *b, "a flow not on member 2 moved");
-            } else {
-                assert_ne!(now, Some(2));
-            }
+    /// The map of `mode` over 3 members, those in `up` usable.
+    fn map(mode: BondMode, up: &[usize], clients: &Clients) -> BondMap {
+        let s = Settings::new("b", &["m0", "m1", "m2"], mode);
+        let mut v = view(3, up);
+        for (m, mac) in v.iter_mut().zip(MACS) {
+            m.mac = mac;
         }
-        // Member 2 returns: it takes a share back, and nothing else moves
-        // between the survivors.
-        slots.update(&[0, 1, 2, 3]);
-        let back = strong_map(&slots);
-        let on2 = flows(400)
-            .iter()
-            .filter(|k| back.member_for(k) == Some(2))
-            .count();
-        assert!(on2 > 50, "member 2 carries {on2} of 400 flows again");
+        let ctx = Context {
+            bond_mac: BOND,
+            clients: clients.clone(),
+        };
+        BondMap::new(plan(&v, &s, &mut PlanState::default(), &ctx))
+    }
+
+    /// An Ethernet frame from the bond to `dst` (TCP over IPv4, source
+    /// port `sport`).
+    fn frame(dst: [u8; 6], sport: u16) -> Vec<u8> {
+        let mut f = vec![0u8; 60];
+        f[0..6].copy_from_slice(&dst);
+        f[6..12].copy_from_slice(&BOND);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[23] = 6;
+        f[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        f[30..34].copy_from_slice(&[10, 0, 0, 2]);
+        f[34..36].copy_from_slice(&sport.to_be_bytes());
+        f[36..38].copy_from_slice(&5201u16.to_be_bytes());
+        f
     }
 
     #[test]
     fn round_robin_and_single_and_broadcast() {
-        let mut m = BondMap::empty(
-            Spread::RoundRobin {
-                packets_per_member: 2,
-            },
-            Policy::Layer2,
-            3,
-        );
-        m.tx = vec![0, 2];
+        let mut m = BondMap::new(Plan::RoundRobin {
+            members: vec![0, 2],
+            packets_per_member: 2,
+        });
         let picks: Vec<_> = (0..6).map(|_| m.select(&[0u8; 60])).collect();
-        use Target::One;
         assert_eq!(picks, [One(0), One(0), One(2), One(2), One(0), One(0)]);
-        m.spread = Spread::Single;
-        m.active = Some(1);
+        // The turn outlives a new plan.
+        m.plan = Plan::RoundRobin {
+            members: vec![0, 2],
+            packets_per_member: 1,
+        };
+        let picks: Vec<_> = (0..2).map(|_| m.select(&[0u8; 60])).collect();
+        assert_eq!(picks, [One(0), One(2)], "turn 6 of 2 members is member 0");
+        m.plan = Plan::ActiveBackup { active: Some(1) };
         assert_eq!(m.select(&[0u8; 60]), One(1));
-        m.spread = Spread::Broadcast;
+        m.plan = Plan::Broadcast {
+            members: vec![0, 1],
+        };
         assert_eq!(m.select(&[0u8; 60]), Target::All);
-        m.tx.clear();
+        assert_eq!(m.all_members(), [0, 1]);
+        m.plan = Plan::Broadcast { members: vec![] };
         assert_eq!(m.select(&[0u8; 60]), Target::Drop);
     }
 
@@ -549,13 +407,118 @@ mod tests {
     }
 
     #[test]
-    fn compat_policy_indexes_the_sorted_usable_list() {
-        let mut m = BondMap::empty(Spread::Hash, "layer3+4".parse().unwrap(), 4);
-        m.tx = vec![1, 3];
-        for k in flows(50) {
-            let i = m.policy.select(&k, 2).unwrap();
-            assert_eq!(m.member_for(&k), Some([1, 3][i]));
+    fn broadcast_passes_only_the_first_copy_up() {
+        let m = map(BondMode::Broadcast, &[0, 1], &Clients::new());
+        let mut f = frame(BOND, 1);
+        assert_eq!(m.accept(0, &mut f), Accept::Up);
+        assert_eq!(m.accept(1, &mut f), Accept::Drop);
+        assert_eq!(
+            m.accept(2, &mut frame(BOND, 2)),
+            Accept::Drop,
+            "member down"
+        );
+    }
+
+    #[test]
+    fn tlb_rewrites_the_source_mac_off_the_active_member() {
+        let m = map(BondMode::BalanceTlb, &[0, 1, 2], &Clients::new());
+        assert_eq!(m.plan.active(), Some(0));
+        let mut seen = [false; 3];
+        for sport in 0..200 {
+            let mut f = frame([2, 0, 0, 0, 0, 0x99], 40000 + sport);
+            let Target::One(t) = Distribution::select(&m, &mut f) else {
+                panic!("unicast goes to one member")
+            };
+            seen[t] = true;
+            let want = if t == 0 { BOND } else { MACS[t] };
+            assert_eq!(f[6..12], want, "source MAC of a frame on member {t}");
         }
-        assert!(!m.accepts(5));
+        assert_eq!(seen, [true; 3]);
+        // Load is counted for the rebalancer.
+        assert!((0..=255u8).any(|b| m.shared.load.get(b).0 > 0));
+        // Broadcasts leave through the active member with the bond MAC.
+        let mut b = frame([0xff; 6], 1);
+        assert_eq!(Distribution::select(&m, &mut b), One(0));
+        assert_eq!(b[6..12], BOND);
+        // ... and only the active member passes them up.
+        assert_eq!(m.accept(1, &mut frame([0xff; 6], 1)), Accept::Drop);
+        assert_eq!(m.accept(0, &mut frame([0xff; 6], 1)), Accept::Up);
+        assert_eq!(m.accept(1, &mut frame(BOND, 1)), Accept::Up);
+    }
+
+    #[test]
+    fn the_engine_and_lagkit_flow_pick_the_same_member() {
+        for mode in [
+            BondMode::Lacp,
+            BondMode::BalanceXor,
+            BondMode::Adaptive,
+            BondMode::BalanceTlb,
+            BondMode::ActiveBackup,
+        ] {
+            let mut v = view(3, &[0, 1, 2]);
+            for m in &mut v {
+                m.distributing = true;
+                m.collecting = true;
+            }
+            let s = Settings::new("b", &["m0", "m1", "m2"], mode);
+            let m = BondMap::new(plan(&v, &s, &mut PlanState::default(), &Context::default()));
+            for sport in 0..100 {
+                let f = frame([2, 0, 0, 0, 0, 0x99], 30000 + sport);
+                let key = FlowKey::from_frame(&f);
+                assert_eq!(
+                    m.select(&f),
+                    Target::from(m.plan.member_for(&key)),
+                    "{mode:?}"
+                );
+                assert_eq!(m.plan.explain(&key, &s.policy).0, m.plan.member_for(&key));
+            }
+        }
+    }
+
+    #[test]
+    fn hash_modes_count_load_only_when_rebalancing() {
+        let xor = map(BondMode::BalanceXor, &[0, 1], &Clients::new());
+        let adaptive = map(BondMode::Adaptive, &[0, 1], &Clients::new());
+        for sport in 0..50 {
+            let f = frame([2, 0, 0, 0, 0, 0x99], sport);
+            assert_ne!(xor.select(&f), Target::Drop);
+            assert_ne!(adaptive.select(&f), Target::Drop);
+        }
+        let total = |m: &BondMap| (0..=255u8).map(|b| m.shared.load.get(b).0).sum::<u64>();
+        assert_eq!(total(&xor), 0);
+        assert_eq!(total(&adaptive), 50 * 60);
+    }
+
+    #[test]
+    fn alb_answers_a_client_from_its_member_and_takes_member_macs_in() {
+        let client = Ipv4Addr::new(10, 0, 0, 7);
+        let clients: Clients = [(client, 2)].into_iter().collect();
+        let m = map(BondMode::BalanceAlb, &[0, 1, 2], &clients);
+        let reply = ArpRepr {
+            op: ArpOp::Reply,
+            sender_mac: MacAddr(BOND),
+            sender_ip: Ipv4Addr::new(10, 0, 0, 1),
+            target_mac: MacAddr([2, 0, 0, 0, 0, 0x77]),
+            target_ip: client,
+        };
+        let mut f = reply.emit_frame(MacAddr(BOND), reply.target_mac);
+        assert_eq!(Distribution::select(&m, &mut f), One(2));
+        let sent = ArpRepr::parse_frame(&f).unwrap();
+        assert_eq!(sent.sender_mac.0, MACS[2]);
+        assert_eq!(f[6..12], MACS[2]);
+        // A client nobody assigned yet gets the same member the control
+        // thread will give it.
+        let other = Ipv4Addr::new(10, 0, 0, 8);
+        let mut f = ArpRepr {
+            target_ip: other,
+            ..reply
+        }
+        .emit_frame(MacAddr(BOND), reply.target_mac);
+        let want = alb_member_for(other, &[0, 1, 2]).unwrap();
+        assert_eq!(Distribution::select(&m, &mut f), Target::from(Some(want)));
+        // A frame for member 1's MAC goes up as the bond's.
+        let mut f = frame(MACS[1], 1);
+        assert_eq!(m.accept(0, &mut f), Accept::Up);
+        assert_eq!(f[0..6], BOND);
     }
 }

@@ -132,3 +132,46 @@ pub fn serve(port: u16, text: Arc<Mutex<String>>, stop: Arc<AtomicBool>) -> std:
         })?;
     Ok(())
 }
+
+/// The metrics endpoint of one bond: the server thread and the text it
+/// serves. The server stops when this is dropped.
+pub struct Exporter {
+    text: Arc<Mutex<String>>,
+    stop: Arc<AtomicBool>,
+    /// When the text was last rendered (ns of the caller's clock; 0 = never).
+    last: u64,
+}
+
+impl Exporter {
+    /// Serves on 127.0.0.1:`port`.
+    pub fn start(port: u16) -> std::io::Result<Exporter> {
+        let text = Arc::new(Mutex::new(String::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        serve(port, text.clone(), stop.clone())?;
+        Ok(Exporter {
+            text,
+            stop,
+            last: 0,
+        })
+    }
+
+    /// Whether the text should be rendered again at `now` (at most once a
+    /// second).
+    pub fn due(&self, now: u64) -> bool {
+        self.last == 0 || now.saturating_sub(self.last) >= 1_000_000_000
+    }
+
+    /// Serves `text` from now on.
+    pub fn publish(&mut self, text: String, now: u64) {
+        if let Ok(mut t) = self.text.lock() {
+            *t = text;
+        }
+        self.last = now.max(1);
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

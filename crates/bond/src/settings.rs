@@ -1,73 +1,32 @@
 //! What the runtime needs to know about one bond, already validated.
 //!
 //! The configuration file (`lagkit-bondcfg`) speaks the operator's language
-//! with all its aliases; this is the runtime's narrower view of it.
+//! with all its aliases; this is the runtime's narrower view of it,
+//! normalised once ([`Settings::normalised`]) and compared as a value (a
+//! reload restarts a bond only when [`Settings::needs_restart`] says so).
+//! The LACP system and port configurations of a bond are built here, and
+//! `lagkit sim lacp` builds its systems with the same builder.
 
-use lagkit_hash::Policy;
+use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
-use lagkit_proto::lacp::NoPartner;
-use lagkit_wire::MacAddr;
+use lagkit_proto::lacp::{Activity, MuxControl, NoPartner, PortConfig, Rate, SystemConfig};
+use lagkit_wire::{MacAddr, SystemId};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Bonding modes the runtime implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BondMode {
-    /// IEEE 802.3ad / 802.1AX with LACP.
-    Lacp,
-    /// Static hashing (AIX `standard`, the peer of Cisco `mode on`).
-    Xor,
-    /// Round-robin.
-    RoundRobin,
-    /// One active member, the others standing by.
-    ActiveBackup,
-    /// Every frame on every member.
-    Broadcast,
-    /// 256 hash buckets rebalanced by measured load.
-    Adaptive,
-    /// Transmit load balancing: by load, each member with its own source MAC.
-    Tlb,
-    /// Adaptive load balancing: tlb plus receive balancing by ARP.
-    Alb,
-}
+/// The bonding mode: the configuration's own enum (Linux names via
+/// [`BondMode::linux_name`]).
+pub use lagkit_bondcfg::Mode as BondMode;
 
-impl BondMode {
-    /// Linux name.
-    pub fn name(self) -> &'static str {
-        match self {
-            BondMode::Lacp => "IEEE 802.3ad Dynamic link aggregation",
-            BondMode::Xor => "load balancing (xor)",
-            BondMode::RoundRobin => "load balancing (round-robin)",
-            BondMode::ActiveBackup => "fault-tolerance (active-backup)",
-            BondMode::Broadcast => "fault-tolerance (broadcast)",
-            BondMode::Adaptive => "adaptive load balancing (lagkit: buckets by measured load)",
-            BondMode::Tlb => "transmit load balancing",
-            BondMode::Alb => "adaptive load balancing",
-        }
-    }
-}
+/// When a recovered primary takes over again (Linux `primary_reselect`;
+/// `better` acts as `always`: no speeds are compared).
+pub use lagkit_bondcfg::PrimaryReselect as Reselect;
 
-/// When a recovered primary takes over again (Linux `primary_reselect`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reselect {
-    /// Whenever the primary is usable.
-    Always,
-    /// When it is better than the current one (no speed known: as always).
-    Better,
-    /// Only when the current active member fails.
-    Failure,
-}
-
-/// Which MAC moves on an active-backup failover (Linux `fail_over_mac`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOverMac {
-    /// The bond keeps its MAC; members keep theirs.
-    None,
-    /// The bond takes the MAC of whichever member is active.
-    Active,
-    /// The active member takes the bond's MAC; the previous one gets its own back.
-    Follow,
-}
+/// Which MAC moves on an active-backup failover (Linux `fail_over_mac`):
+/// `none` (the bond keeps its MAC, members theirs), `active` (the bond
+/// takes the active member's MAC), `follow` (the active member takes the
+/// bond's MAC and the previous one gets its own back).
+pub use lagkit_bondcfg::FailOverMac;
 
 /// LACP settings of an 802.3ad bond.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +52,7 @@ pub struct LacpSettings {
 }
 
 /// The runtime's settings of one bond.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// Bond (TAP) name.
     pub name: String,
@@ -170,17 +129,7 @@ impl Settings {
             miimon: Duration::ZERO,
             updelay: Duration::ZERO,
             downdelay: Duration::ZERO,
-            lacp: LacpSettings {
-                fast: false,
-                active: true,
-                system_priority: 65535,
-                system_mac: None,
-                key: 1,
-                min_links: 0,
-                max_bundle: None,
-                no_partner: NoPartner::Individual,
-                coupled: true,
-            },
+            lacp: LacpSettings::default(),
             primary: None,
             primary_reselect: Reselect::Always,
             arp: None,
@@ -195,5 +144,185 @@ impl Settings {
             hash_seed_fixed: true,
             faults: Vec::new(),
         }
+    }
+
+    /// The settings as the runtime uses them: the adaptive modes
+    /// (adaptive, balance-tlb, balance-alb) rebalance `strong`'s buckets,
+    /// so another policy is replaced (with a warning shown in status).
+    /// Normalising twice changes nothing.
+    pub fn normalised(mut self) -> Settings {
+        let adaptive = matches!(
+            self.mode,
+            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
+        );
+        if adaptive && !matches!(self.policy, Policy::Strong(_)) {
+            self.warnings.push(format!(
+                "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
+                self.policy
+            ));
+            self.policy = Policy::Strong(Strong::new(0x6c61_676b_6974));
+        }
+        self
+    }
+
+    /// The downdelay of the members' carrier: none in 802.3ad, where a
+    /// port leaves distribution the moment carrier drops.
+    pub fn member_downdelay(&self) -> Duration {
+        if self.mode == BondMode::Lacp {
+            Duration::ZERO
+        } else {
+            self.downdelay
+        }
+    }
+
+    /// A `strong` seed drawn at random (not configured) stays the one
+    /// `old` drew across reloads, or every reload would move every flow.
+    pub fn keep_seed_of(&mut self, old: &Settings) {
+        if let (false, Policy::Strong(old), Policy::Strong(new)) =
+            (self.hash_seed_fixed, old.policy, self.policy)
+        {
+            self.policy = Policy::Strong(Strong::new(old.seed).with_symmetric(new.symmetric));
+        }
+    }
+
+    /// Whether a running bond with these settings must restart to take
+    /// `new`: everything but the member list and LACP's identity, key,
+    /// rate and activity (which apply in place) must be equal.
+    pub fn needs_restart(&self, new: &Settings) -> bool {
+        let mut probe = new.clone();
+        probe.members = self.members.clone();
+        probe.warnings = self.warnings.clone();
+        let l = &self.lacp;
+        probe.lacp.fast = l.fast;
+        probe.lacp.active = l.active;
+        probe.lacp.system_priority = l.system_priority;
+        probe.lacp.system_mac = l.system_mac;
+        probe.lacp.key = l.key;
+        probe != *self
+    }
+}
+
+impl Default for LacpSettings {
+    /// Linux's defaults: slow, active, priority 65535, key 1, coupled.
+    fn default() -> Self {
+        LacpSettings {
+            fast: false,
+            active: true,
+            system_priority: 65535,
+            system_mac: None,
+            key: 1,
+            min_links: 0,
+            max_bundle: None,
+            no_partner: NoPartner::Individual,
+            coupled: true,
+        }
+    }
+}
+
+impl LacpSettings {
+    /// The LACP system of a bond named `name` whose MAC is `bond_mac`
+    /// (the System ID's MAC unless `ad_actor_system` is set).
+    pub fn system_config(&self, name: &str, bond_mac: MacAddr) -> SystemConfig {
+        let mac = self.system_mac.unwrap_or(bond_mac);
+        let mut cfg = SystemConfig::new(name, mac);
+        cfg.system = SystemId::new(self.system_priority, mac);
+        // A host bond carries one aggregate at a time.
+        cfg.aggregators = 1;
+        cfg.max_bundle = self.max_bundle;
+        cfg.min_links = self.min_links;
+        cfg.no_partner = self.no_partner;
+        cfg.mux_control = if self.coupled {
+            MuxControl::Coupled
+        } else {
+            MuxControl::Independent
+        };
+        cfg
+    }
+
+    /// The LACP configuration of member `name`'s port `number`.
+    pub fn port_config(&self, name: &str, number: u16, mac: MacAddr) -> PortConfig {
+        let mut pc = PortConfig::new(name, number, mac);
+        pc.activity = if self.active {
+            Activity::Active
+        } else {
+            Activity::Passive
+        };
+        pc.rate = if self.fast { Rate::Fast } else { Rate::Slow };
+        pc.key = self.key;
+        pc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adaptive_modes_get_strong_once_with_a_warning() {
+        let mut s = Settings::new("b", &["a"], BondMode::BalanceTlb);
+        s.policy = "layer2".parse().unwrap();
+        let n = s.normalised();
+        assert!(matches!(n.policy, Policy::Strong(_)));
+        assert_eq!(n.warnings.len(), 1);
+        assert_eq!(
+            n.clone().normalised(),
+            n,
+            "normalising twice changes nothing"
+        );
+        let mut x = Settings::new("b", &["a"], BondMode::BalanceXor);
+        x.policy = "layer2".parse().unwrap();
+        assert_eq!(x.clone().normalised(), x, "xor keeps its policy");
+    }
+
+    #[test]
+    fn members_and_lacp_identity_apply_in_place() {
+        let old = Settings::new("b", &["a", "b"], BondMode::Lacp);
+        let mut new = Settings::new("b", &["a", "c"], BondMode::Lacp);
+        new.lacp.fast = true;
+        new.lacp.system_priority = 100;
+        new.lacp.key = 0x41;
+        assert!(!old.needs_restart(&new));
+        new.lacp.max_bundle = Some(1);
+        assert!(old.needs_restart(&new));
+        let mut mode = old.clone();
+        mode.mode = BondMode::BalanceXor;
+        assert!(old.needs_restart(&mode));
+        assert!(!old.needs_restart(&old));
+    }
+
+    #[test]
+    fn a_random_seed_survives_a_reload_and_a_fixed_one_does_not() {
+        let mut old = Settings::new("b", &["a"], BondMode::BalanceXor);
+        old.policy = Policy::Strong(Strong::new(1));
+        let mut new = old.clone();
+        new.policy = Policy::Strong(Strong::new(2));
+        new.hash_seed_fixed = false;
+        new.keep_seed_of(&old);
+        assert_eq!(new.policy, old.policy);
+        new.policy = Policy::Strong(Strong::new(2));
+        new.hash_seed_fixed = true;
+        new.keep_seed_of(&old);
+        assert_eq!(new.policy, Policy::Strong(Strong::new(2)));
+    }
+
+    #[test]
+    fn lacp_configs_follow_the_settings() {
+        let mut l = Settings::new("b", &["a"], BondMode::Lacp).lacp;
+        let bond = MacAddr([2, 0, 0, 0, 0, 1]);
+        let sys = l.system_config("b", bond);
+        assert_eq!(sys.system, SystemId::new(65535, bond));
+        assert_eq!((sys.aggregators, sys.mux_control), (1, MuxControl::Coupled));
+        l.system_mac = Some(MacAddr([2, 0, 0, 0, 0, 9]));
+        l.fast = true;
+        l.active = false;
+        assert_eq!(
+            l.system_config("b", bond).system.mac,
+            MacAddr([2, 0, 0, 0, 0, 9])
+        );
+        let p = l.port_config("eth0", 3, bond);
+        assert_eq!(
+            (p.activity, p.rate, p.key),
+            (Activity::Passive, Rate::Fast, 1)
+        );
     }
 }

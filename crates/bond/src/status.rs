@@ -1,7 +1,11 @@
 //! What `lagkit status` and `lagkit stats` show, as serializable structs
 //! (the control socket speaks JSON) and as text in the layout of
-//! `/proc/net/bonding/bondX` and AIX `entstat -d`.
+//! `/proc/net/bonding/bondX` and AIX `entstat -d`; and the pure pieces
+//! the daemon assembles them from (LACP port and aggregator views, the
+//! problems an operator must see, per-member counters).
 
+use lagkit_dataplane::forward::MemberSnapshot;
+use lagkit_proto::lacp::{NoPartner, PortStatus, System};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -171,6 +175,137 @@ pub struct MemberStats {
     /// Control frames dropped because this member's queue was full.
     #[serde(default)]
     pub control_queue_full: u64,
+}
+
+impl MemberLacp {
+    /// The 802.3ad details of one port.
+    pub fn from_port(p: &PortStatus) -> MemberLacp {
+        MemberLacp {
+            aggregator_id: p.aggregator.map(|a| a.0),
+            rx_state: p.rx.name().into(),
+            mux_state: p.mux.name().into(),
+            selected: p.selected.name().into(),
+            actor_churn_state: p.actor_churn.name(false).into(),
+            partner_churn_state: p.partner_churn.name(true).into(),
+            actor_port: p.actor.port,
+            actor_key: p.actor.key,
+            actor_state: p.actor.state.0,
+            partner_mac: p.partner.system.mac.to_string(),
+            partner_port: p.partner.port,
+            partner_key: p.partner.key,
+            partner_state: p.partner.state.0,
+            not_bundled: p.not_bundled_reason(),
+        }
+    }
+}
+
+impl LacpInfo {
+    /// The 802.3ad part of the status: the system and the aggregator that
+    /// distributes (if any), with lacp_rate `fast` and lacp_activity `active`.
+    pub fn of(sys: &System, fast: bool, active: bool) -> LacpInfo {
+        let agg = sys
+            .aggregators()
+            .into_iter()
+            .find(|a| !a.distributing.is_empty());
+        // An individual link with a defaulted partner has no partner to
+        // show (its zeros are administrative defaults).
+        let partner = agg
+            .as_ref()
+            .and_then(|a| a.partner_system)
+            .filter(|s| !s.mac.is_zero());
+        LacpInfo {
+            lacp_rate: if fast { "fast" } else { "slow" }.into(),
+            lacp_activity: if active { "on" } else { "off (passive)" }.into(),
+            system_priority: sys.system_id().priority,
+            system_mac: sys.system_id().mac.to_string(),
+            aggregator_id: agg.as_ref().map(|a| a.id.0),
+            number_of_ports: agg.as_ref().map_or(0, |a| a.distributing.len()),
+            actor_key: agg.as_ref().and_then(|a| a.actor_key),
+            partner_key: partner.and(agg.as_ref().and_then(|a| a.partner_key)),
+            partner_mac: partner.map(|s| s.mac.to_string()),
+            partner_priority: partner.map(|s| s.priority),
+        }
+    }
+}
+
+/// The configuration's `warnings` and the run-time problems the members'
+/// and LACP's state show: links whose peer never spoke LACP, an 802.3ad
+/// bond with no aggregate, members that do not exist.
+pub fn problems(
+    warnings: &[String],
+    members: &[MemberStatus],
+    lacp: Option<&LacpInfo>,
+    no_partner: NoPartner,
+) -> Vec<String> {
+    let mut problems = warnings.to_vec();
+    let defaulted: Vec<&str> = members
+        .iter()
+        .filter(|m| m.mii_status == "up")
+        .filter(|m| m.lacp.as_ref().is_some_and(|l| l.rx_state == "DEFAULTED"))
+        .map(|m| m.name.as_str())
+        .collect();
+    if !defaulted.is_empty() {
+        problems.push(format!(
+            "802.3ad: no LACPDU ever received on {}: the peer does not run LACP (a static 'mode on' channel, or no channel). Those links are not aggregated{}. Enable LACP on the peer, or use mode balance-xor here to match a static channel.",
+            defaulted.join(", "),
+            match no_partner {
+                NoPartner::Individual => "; at most one of them carries traffic, as an individual link",
+                NoPartner::Fallback => "; one of them carries traffic (fallback)",
+                NoPartner::Suspend => " and carry nothing (suspended)",
+            }
+        ));
+    }
+    if let Some(l) = lacp {
+        if l.aggregator_id.is_none()
+            && defaulted.is_empty()
+            && members.iter().any(|m| m.mii_status == "up")
+        {
+            let why: Vec<String> = members
+                .iter()
+                .filter_map(|m| {
+                    Some(format!(
+                        "{}: {}",
+                        m.name,
+                        m.lacp.as_ref()?.not_bundled.as_ref()?
+                    ))
+                })
+                .collect();
+            problems.push(format!(
+                "802.3ad: no aggregate with the partner; traffic is not flowing ({}). If the peer is a static channel (Cisco 'mode on'), use mode balance-xor here or enable LACP there.",
+                why.join("; ")
+            ));
+        }
+    }
+    for m in members {
+        if m.mii_status == "missing" {
+            problems.push(format!(
+                "member {} does not exist; it is used as soon as it appears",
+                m.name
+            ));
+        }
+    }
+    problems
+}
+
+impl MemberStats {
+    /// Adds what an engine counted on this member.
+    pub fn add_engine(&mut self, e: &MemberSnapshot) {
+        self.tx_packets += e.down_packets;
+        self.tx_bytes += e.down_bytes;
+        self.rx_packets += e.up_packets;
+        self.rx_bytes += e.up_bytes;
+        self.control_malformed += e.control_malformed;
+        self.control_queue_full += e.control_queue_full;
+    }
+
+    /// Takes the LACP counters of the member's port.
+    pub fn set_lacp(&mut self, p: &PortStatus) {
+        self.lacpdu_rx = p.counters.lacpdu_rx;
+        self.lacpdu_tx = p.counters.lacpdu_tx;
+        self.lacpdu_bad = p.counters.bad_rx;
+        self.marker_rx = p.counters.marker_rx;
+        self.marker_tx = p.counters.marker_response_tx;
+    }
 }
 
 fn ratio(first: u64, total: u64) -> Option<f64> {
@@ -354,5 +489,121 @@ impl BondStatus {
             }
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(name: &str, mii: &str, lacp: Option<(&str, Option<&str>)>) -> MemberStatus {
+        MemberStatus {
+            name: name.into(),
+            mii_status: mii.into(),
+            speed: None,
+            duplex: None,
+            link_failure_count: 0,
+            permanent_hw_addr: String::new(),
+            transmitting: false,
+            collecting: false,
+            watchers: Vec::new(),
+            isolation: None,
+            lacp: lacp.map(|(rx, why)| MemberLacp {
+                aggregator_id: None,
+                rx_state: rx.into(),
+                mux_state: "DETACHED".into(),
+                selected: "UNSELECTED".into(),
+                actor_churn_state: String::new(),
+                partner_churn_state: String::new(),
+                actor_port: 1,
+                actor_key: 1,
+                actor_state: 0,
+                partner_mac: String::new(),
+                partner_port: 0,
+                partner_key: 0,
+                partner_state: 0,
+                not_bundled: why.map(String::from),
+            }),
+        }
+    }
+
+    fn lacp(aggregator: Option<u16>) -> LacpInfo {
+        LacpInfo {
+            lacp_rate: "slow".into(),
+            lacp_activity: "on".into(),
+            system_priority: 65535,
+            system_mac: String::new(),
+            aggregator_id: aggregator,
+            number_of_ports: 0,
+            actor_key: None,
+            partner_key: None,
+            partner_mac: None,
+            partner_priority: None,
+        }
+    }
+
+    #[test]
+    fn a_peer_without_lacp_is_named_with_the_fix() {
+        let members = [
+            member("a", "up", Some(("DEFAULTED", None))),
+            member("b", "down", Some(("DEFAULTED", None))),
+        ];
+        let p = problems(&[], &members, Some(&lacp(None)), NoPartner::Suspend);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("no LACPDU ever received on a:"), "{}", p[0]);
+        assert!(p[0].contains("carry nothing (suspended)"));
+    }
+
+    #[test]
+    fn no_aggregate_lists_each_members_reason() {
+        let members = [
+            member("a", "up", Some(("CURRENT", Some("partner key differs")))),
+            member("b", "up", Some(("CURRENT", None))),
+        ];
+        let p = problems(
+            &["w".into()],
+            &members,
+            Some(&lacp(None)),
+            NoPartner::Individual,
+        );
+        assert_eq!(p[0], "w", "configuration warnings first");
+        assert!(
+            p[1].contains(
+                "no aggregate with the partner; traffic is not flowing (a: partner key differs)"
+            ),
+            "{}",
+            p[1]
+        );
+        assert!(problems(&[], &members, Some(&lacp(Some(1))), NoPartner::Individual).is_empty());
+    }
+
+    #[test]
+    fn missing_members_are_reported_in_every_mode() {
+        let members = [member("a", "up", None), member("gone", "missing", None)];
+        let p = problems(&[], &members, None, NoPartner::Individual);
+        assert_eq!(
+            p,
+            ["member gone does not exist; it is used as soon as it appears"]
+        );
+    }
+
+    #[test]
+    fn engine_counters_accumulate_across_engines() {
+        let mut s = MemberStats::default();
+        let e = MemberSnapshot {
+            down_packets: 2,
+            down_bytes: 200,
+            up_packets: 3,
+            up_bytes: 300,
+            control_malformed: 1,
+            ..MemberSnapshot::default()
+        };
+        s.add_engine(&e);
+        s.add_engine(&e);
+        assert_eq!(
+            (s.tx_packets, s.tx_bytes, s.rx_packets, s.rx_bytes),
+            (4, 400, 6, 600)
+        );
+        assert_eq!((s.control_malformed, s.control_queue_full), (2, 0));
     }
 }

@@ -3,7 +3,8 @@
 //! builds its own namespaces and removes them on drop (also on failure).
 //! Skips with a message when not root.
 
-use lagkit_bond::daemon::{request, Bond, Request, Response};
+use lagkit_bond::daemon::Bond;
+use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::{BondMode, Settings};
 use lagkit_bond::status::{BondStats, BondStatus};
 use lagkit_testnet::{tcp_transfer_from, wait_until, Lab, Transfer};
@@ -344,7 +345,7 @@ fn active_backup_uses_only_the_active_member_and_fails_over() {
 
 #[test]
 fn balance_rr_uses_every_member_and_xor_and_broadcast_carry_tcp() {
-    let Some(p) = pair("balance_rr", 2, BondMode::RoundRobin, |_| {}) else {
+    let Some(p) = pair("balance_rr", 2, BondMode::BalanceRr, |_| {}) else {
         return;
     };
     let before = tx_bytes(&p.a);
@@ -359,7 +360,11 @@ fn balance_rr_uses_every_member_and_xor_and_broadcast_carry_tcp() {
         "one TCP flow spread over both members: {d:?}"
     );
     drop(p);
-    for mode in [BondMode::Xor, BondMode::Broadcast, BondMode::Adaptive] {
+    for mode in [
+        BondMode::BalanceXor,
+        BondMode::Broadcast,
+        BondMode::Adaptive,
+    ] {
         let Some(p) = pair(&format!("{mode:?}"), 2, mode, |_| {}) else {
             return;
         };
@@ -411,7 +416,13 @@ fn lacp_against_a_static_peer_says_so() {
     );
     let _b = Running::start(
         &ns_b,
-        settings("lacp_vs_static", "b", 2, BondMode::Xor, "10.77.0.2/24"),
+        settings(
+            "lacp_vs_static",
+            "b",
+            2,
+            BondMode::BalanceXor,
+            "10.77.0.2/24",
+        ),
     );
     wait_until("the mismatch is reported", Duration::from_secs(15), || {
         a.status()
@@ -521,7 +532,7 @@ fn rx_bytes(r: &Running) -> Vec<u64> {
 
 #[test]
 fn balance_alb_balances_receive_across_clients() {
-    let Some(sw) = switched("alb", BondMode::Alb) else {
+    let Some(sw) = switched("alb", BondMode::BalanceAlb) else {
         return;
     };
     // Each client sends to the server; alb tells each its own member's MAC.
@@ -553,7 +564,7 @@ fn balance_alb_balances_receive_across_clients() {
 
 #[test]
 fn balance_tlb_transmits_on_every_member_and_receives_on_the_active_one() {
-    let Some(sw) = switched("tlb", BondMode::Tlb) else {
+    let Some(sw) = switched("tlb", BondMode::BalanceTlb) else {
         return;
     };
     let before_tx = tx_bytes(&sw.a);
@@ -832,7 +843,7 @@ fn a_member_removed_mid_start_is_waited_for_and_not_recorded() {
 
 #[test]
 fn updelay_holds_a_returning_member_back() {
-    let Some(p) = pair("updelay", 2, BondMode::Xor, |s| {
+    let Some(p) = pair("updelay", 2, BondMode::BalanceXor, |s| {
         s.updelay = Duration::from_millis(600);
     }) else {
         return;
@@ -865,7 +876,7 @@ fn updelay_holds_a_returning_member_back() {
 fn aix_backup_adapter_with_auto_recovery() {
     // AIX: a main adapter and a backup adapter used only when every main
     // adapter failed; auto_recovery returns to the main one.
-    let Some(p) = pair("backup_adapter", 2, BondMode::Xor, |s| {
+    let Some(p) = pair("backup_adapter", 2, BondMode::BalanceXor, |s| {
         let side = s.members[0][..1].to_string();
         s.members = vec![format!("{side}1")];
         s.backup = Some(format!("{side}2"));
@@ -900,7 +911,7 @@ fn aix_backup_adapter_with_auto_recovery() {
 /// the active member only because a switch floods them everywhere), so
 /// they are checked behind a bridge, with a plain host sending to the bond.
 fn delivered_once(mode: BondMode) {
-    if matches!(mode, BondMode::Tlb | BondMode::Alb) {
+    if matches!(mode, BondMode::BalanceTlb | BondMode::BalanceAlb) {
         let Some(sw) = switched(&format!("once_{mode:?}"), mode) else {
             return;
         };
@@ -955,11 +966,7 @@ fn check_once(mode: BondMode, lab: &Lab, from: &str, to: &str, to_ip: &str, bond
     eprintln!("{mode:?}: DSACKs {dsacks}, receiver IP input {ip}, bond delivered {rx}");
     // Round-robin reorders by design; TCP may retransmit spuriously a few
     // times before it learns the reordering.
-    let limit = if mode == BondMode::RoundRobin {
-        200
-    } else {
-        20
-    };
+    let limit = if mode == BondMode::BalanceRr { 200 } else { 20 };
     assert!(dsacks <= limit, "{mode:?}: {dsacks} duplicate SACKs");
     // The bond's counter also has the few non-IP frames (ARP).
     assert!(
@@ -974,11 +981,11 @@ fn once_lacp() {
 }
 #[test]
 fn once_balance_xor() {
-    delivered_once(BondMode::Xor);
+    delivered_once(BondMode::BalanceXor);
 }
 #[test]
 fn once_balance_rr() {
-    delivered_once(BondMode::RoundRobin);
+    delivered_once(BondMode::BalanceRr);
 }
 #[test]
 fn once_active_backup() {
@@ -994,11 +1001,11 @@ fn once_adaptive() {
 }
 #[test]
 fn once_balance_tlb() {
-    delivered_once(BondMode::Tlb);
+    delivered_once(BondMode::BalanceTlb);
 }
 #[test]
 fn once_balance_alb() {
-    delivered_once(BondMode::Alb);
+    delivered_once(BondMode::BalanceAlb);
 }
 
 /// Keeps `n` connections to a control socket open (half of them with half

@@ -203,6 +203,23 @@ named_impls!(LacpRate, what = "lacp_rate", valid = "slow, fast (or 0, 1)", {
     Fast = "fast" | "1",
 });
 
+impl Mode {
+    /// The mode as Linux describes it in `/proc/net/bonding` (lagkit's
+    /// own `adaptive` in the same style).
+    pub fn linux_name(self) -> &'static str {
+        match self {
+            Mode::Lacp => "IEEE 802.3ad Dynamic link aggregation",
+            Mode::BalanceXor => "load balancing (xor)",
+            Mode::BalanceRr => "load balancing (round-robin)",
+            Mode::ActiveBackup => "fault-tolerance (active-backup)",
+            Mode::Broadcast => "fault-tolerance (broadcast)",
+            Mode::Adaptive => "adaptive load balancing (lagkit: buckets by measured load)",
+            Mode::BalanceTlb => "transmit load balancing",
+            Mode::BalanceAlb => "adaptive load balancing",
+        }
+    }
+}
+
 /// How the active aggregator is chosen (Linux `ad_select`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum AdSelect {

@@ -2,15 +2,13 @@
 //! bond daemon and its operator commands.
 
 use lagkit_bond::config::settings_from;
-use lagkit_bond::daemon::{request, Bond, Request, Response};
+use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::Settings;
+use lagkit_bond::supervise::Supervisor;
 use lagkit_bondcfg::paths::{control_socket_in, netns_dir, netns_id};
-use lagkit_hash::{Policy, Strong};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How a command failed, with the exit status it maps to.
@@ -143,80 +141,6 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
     Ok(out)
 }
 
-struct Running {
-    name: String,
-    stop: Arc<AtomicBool>,
-    settings: Settings,
-    updates: mpsc::Sender<Settings>,
-    handle: JoinHandle<()>,
-}
-
-/// Starts one bond on its own thread; returns once it is up (or failed).
-/// Later settings sent to it apply in place when only members changed, or
-/// restart the bond otherwise.
-fn spawn(s: Settings) -> Result<Running, Failure> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let (utx, urx) = mpsc::channel::<Settings>();
-    let st = stop.clone();
-    let settings = s.clone();
-    let name = s.name.clone();
-    let handle = std::thread::Builder::new()
-        .name(format!("lagkit-{name}"))
-        .spawn(move || {
-            let mut s = s;
-            let mut first = Some(tx);
-            loop {
-                let mut b = match Bond::start(s.clone()) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        match first.take() {
-                            Some(tx) => {
-                                let _ = tx.send(Err(e.to_string()));
-                            }
-                            None => tracing::error!("restart failed: {e}"),
-                        }
-                        return;
-                    }
-                };
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(Ok(()));
-                }
-                let again = b.run_with(&st, &urx);
-                b.shutdown();
-                match again {
-                    Some(new) => {
-                        tracing::info!(bond = %new.name, "configuration changed beyond members: restarting the bond");
-                        s = new;
-                    }
-                    None => return,
-                }
-            }
-        })
-        .map_err(|e| Failure::Runtime(format!("cannot start a thread: {e}")))?;
-    match rx.recv() {
-        Ok(Ok(())) => Ok(Running {
-            name,
-            stop,
-            settings,
-            updates: utx,
-            handle,
-        }),
-        Ok(Err(e)) => {
-            let _ = handle.join();
-            Err(Failure::Runtime(e))
-        }
-        Err(_) => Err(Failure::Runtime(format!(
-            "bond {name}: its thread died while starting"
-        ))),
-    }
-}
-
-fn stop_bond(r: Running) {
-    r.stop.store(true, Ordering::Relaxed);
-    let _ = r.handle.join();
-}
-
 /// `lagkit up CONFIG`: runs in the foreground until SIGINT/SIGTERM; SIGHUP
 /// re-reads the file.
 pub fn up(args: UpArgs) -> Result<(), Failure> {
@@ -236,7 +160,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
             println!(
                 "bond {}: mode {}, members {}, policy {}, control socket {}",
                 s.name,
-                s.mode.name(),
+                s.mode.linux_name(),
                 s.members.join(","),
                 s.policy,
                 s.control_socket.display()
@@ -260,18 +184,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
 
-    let mut running: Vec<Running> = Vec::new();
-    for s in settings {
-        match spawn(s) {
-            Ok(r) => running.push(r),
-            Err(e) => {
-                for r in running {
-                    stop_bond(r);
-                }
-                return Err(e);
-            }
-        }
-    }
+    let mut bonds = Supervisor::start(settings).map_err(|e| Failure::Runtime(e.to_string()))?;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         if reload.swap(false, Ordering::Relaxed) {
@@ -280,63 +193,14 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
                 Err(Failure::Usage(e) | Failure::Runtime(e)) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }
-                Ok(new) => running = reconcile(running, with_faults(new, &args.fault_loss)),
+                Ok(new) => bonds.reload(with_faults(new, &args.fault_loss)),
             }
         }
-        // A bond thread that ended on its own (it cannot, short of a bug)
-        // is reported rather than silently gone.
-        if let Some(i) = running.iter().position(|r| r.handle.is_finished()) {
-            let r = running.remove(i);
-            tracing::error!(bond = %r.name, "bond thread ended unexpectedly");
-            let _ = r.handle.join();
-        }
+        bonds.reap();
     }
     tracing::info!("stopping: restoring members");
-    for r in running {
-        stop_bond(r);
-    }
+    bonds.stop();
     Ok(())
-}
-
-/// Applies a new configuration: unchanged bonds are left alone; a bond
-/// whose member list changed takes and gives back members in place
-/// (traffic on the others continues); other changes restart that bond;
-/// removed bonds stop; new ones start.
-fn reconcile(running: Vec<Running>, new: Vec<Settings>) -> Vec<Running> {
-    let mut out = Vec::new();
-    let mut left = running;
-    for mut s in new {
-        if let Some(i) = left.iter().position(|r| r.name == s.name) {
-            let mut r = left.remove(i);
-            // A seed drawn at random stays the same across reloads, or
-            // every reload would move every flow.
-            if let (false, Policy::Strong(old), Policy::Strong(new)) =
-                (s.hash_seed_fixed, r.settings.policy, s.policy)
-            {
-                s.policy = Policy::Strong(Strong::new(old.seed).with_symmetric(new.symmetric));
-            }
-            if !same(&r.settings, &s) {
-                tracing::info!(bond = %s.name, "configuration changed");
-                let _ = r.updates.send(s.clone());
-                r.settings = s;
-            }
-            out.push(r);
-            continue;
-        }
-        match spawn(s) {
-            Ok(r) => out.push(r),
-            Err(Failure::Usage(e) | Failure::Runtime(e)) => tracing::error!("{e}"),
-        }
-    }
-    for r in left {
-        tracing::info!(bond = %r.name, "removed from the configuration: stopping");
-        stop_bond(r);
-    }
-    out
-}
-
-fn same(a: &Settings, b: &Settings) -> bool {
-    format!("{a:?}") == format!("{b:?}")
 }
 
 /// The sockets to ask: one bond's, or every bond's in this namespace.

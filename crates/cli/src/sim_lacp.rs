@@ -4,12 +4,11 @@
 //! channel, and how fast?" before anything is cabled.
 
 use crate::duration;
-use lagkit_proto::lacp::{
-    Activity, Event, MuxControl, NoPartner, PortConfig, PortStatus, Rate, System, SystemConfig,
-};
+use lagkit_bond::settings::LacpSettings;
+use lagkit_proto::lacp::{Event, NoPartner, PortConfig, PortStatus, System, SystemConfig};
 use lagkit_proto::Instant;
 use lagkit_sim::{mac, Fault, LinkSpec, Sim};
-use lagkit_wire::SystemId;
+use lagkit_wire::MacAddr;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,15 +82,19 @@ EXAMPLES:
   lagkit sim lacp --a passive --b passive
   lagkit sim lacp --a max-bundle=2 --b max-bundle=2 --links 4 --cut 1@20s";
 
-/// One side's settings.
+/// One side's settings: a bond's LACP settings (built into LACP
+/// configurations as the daemon builds them) and what only a simulated
+/// switch varies.
 #[derive(Debug, Clone)]
 struct Side {
-    cfg: SystemConfig,
-    activity: Activity,
-    rate: Rate,
+    name: String,
+    mac: MacAddr,
+    lacp: LacpSettings,
+    /// Aggregators (0: one per port).
+    aggregators: usize,
     keys: Vec<u16>,
     port_prios: Vec<u16>,
-    lacp: bool,
+    lacp_on: bool,
     aggregatable: bool,
 }
 
@@ -106,34 +109,40 @@ fn list(what: &str, v: &str) -> Result<Vec<u16>, String> {
 
 fn parse_side(name: &str, n: u8, spec: &str) -> Result<Side, String> {
     let mut side = Side {
-        cfg: SystemConfig::new(name, mac(n, 0)),
-        activity: Activity::Active,
-        rate: Rate::Fast,
+        name: name.to_string(),
+        mac: mac(n, 0),
+        // The standard's defaults where they differ from Linux's.
+        lacp: LacpSettings {
+            fast: true,
+            system_priority: 32768,
+            ..LacpSettings::default()
+        },
+        aggregators: 0,
         keys: vec![1],
         port_prios: vec![32768],
-        lacp: true,
+        lacp_on: true,
         aggregatable: true,
     };
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, v) = item.split_once('=').unwrap_or((item, ""));
         match (k, v) {
-            ("active", "") => side.activity = Activity::Active,
-            ("passive", "") => side.activity = Activity::Passive,
-            ("fast", "") => side.rate = Rate::Fast,
-            ("slow", "") => side.rate = Rate::Slow,
-            ("independent", "") => side.cfg.mux_control = MuxControl::Independent,
-            ("coupled", "") => side.cfg.mux_control = MuxControl::Coupled,
-            ("individual", "") => side.cfg.no_partner = NoPartner::Individual,
-            ("fallback", "") => side.cfg.no_partner = NoPartner::Fallback,
-            ("suspend", "") => side.cfg.no_partner = NoPartner::Suspend,
-            ("lacp-off", "") => side.lacp = false,
+            ("active", "") => side.lacp.active = true,
+            ("passive", "") => side.lacp.active = false,
+            ("fast", "") => side.lacp.fast = true,
+            ("slow", "") => side.lacp.fast = false,
+            ("independent", "") => side.lacp.coupled = false,
+            ("coupled", "") => side.lacp.coupled = true,
+            ("individual", "") => side.lacp.no_partner = NoPartner::Individual,
+            ("fallback", "") => side.lacp.no_partner = NoPartner::Fallback,
+            ("suspend", "") => side.lacp.no_partner = NoPartner::Suspend,
+            ("lacp-off", "") => side.lacp_on = false,
             ("ports-individual", "") => side.aggregatable = false,
-            ("prio", v) => side.cfg.system = SystemId::new(num(k, v)?, side.cfg.system.mac),
+            ("prio", v) => side.lacp.system_priority = num(k, v)?,
             ("key" | "keys", v) => side.keys = list(k, v)?,
             ("port-prio", v) => side.port_prios = list(k, v)?,
-            ("max-bundle", v) => side.cfg.max_bundle = Some(num(k, v)?),
-            ("min-links", v) => side.cfg.min_links = num(k, v)?,
-            ("aggregators", v) => side.cfg.aggregators = num(k, v)?,
+            ("max-bundle", v) => side.lacp.max_bundle = Some(num(k, v)?),
+            ("min-links", v) => side.lacp.min_links = num(k, v)?,
+            ("aggregators", v) => side.aggregators = num(k, v)?,
             _ => {
                 return Err(format!(
                     "--{} '{item}': unknown setting (see `lagkit sim lacp --help`)",
@@ -149,25 +158,30 @@ impl Side {
     fn describe(&self) -> String {
         let mut s = format!(
             "{}, {}",
-            match self.activity {
-                Activity::Active => "active",
-                Activity::Passive => "passive",
+            if self.lacp.active {
+                "active"
+            } else {
+                "passive"
             },
-            match self.rate {
-                Rate::Fast => "fast",
-                Rate::Slow => "slow",
-            }
+            if self.lacp.fast { "fast" } else { "slow" }
         );
-        if !self.lacp {
+        if !self.lacp_on {
             s = "LACP off (static)".to_string();
         }
-        if let Some(m) = self.cfg.max_bundle {
+        if let Some(m) = self.lacp.max_bundle {
             let _ = write!(s, ", max-bundle {m}");
         }
-        if self.cfg.min_links > 1 {
-            let _ = write!(s, ", min-links {}", self.cfg.min_links);
+        if self.lacp.min_links > 1 {
+            let _ = write!(s, ", min-links {}", self.lacp.min_links);
         }
         s
+    }
+
+    /// The system, as a bond with these settings would configure it.
+    fn system(&self) -> SystemConfig {
+        let mut cfg = self.lacp.system_config(&self.name, self.mac);
+        cfg.aggregators = self.aggregators;
+        cfg
     }
 
     fn port(&self, sys: u8, n: u16) -> PortConfig {
@@ -175,13 +189,13 @@ impl Side {
         let pick = |v: &Vec<u16>, d: u16| v.get(i).or(v.last()).copied().unwrap_or(d);
         let prefix = if sys == 1 { "a" } else { "b" };
         PortConfig {
-            activity: self.activity,
-            rate: self.rate,
             key: pick(&self.keys, 1),
             port_priority: pick(&self.port_prios, 32768),
-            lacp_enabled: self.lacp,
+            lacp_enabled: self.lacp_on,
             aggregatable: self.aggregatable,
-            ..PortConfig::new(&format!("{prefix}{n}"), n, mac(sys, n))
+            ..self
+                .lacp
+                .port_config(&format!("{prefix}{n}"), n, mac(sys, n))
         }
     }
 }
@@ -259,8 +273,8 @@ pub fn run(args: Args) -> Result<(), String> {
     };
     let (pa, pb) = (a.clone(), b.clone());
     let mut sim = Sim::pair(
-        a.cfg.clone(),
-        b.cfg.clone(),
+        a.system(),
+        b.system(),
         args.links,
         spec,
         move |n| pa.port(1, n),
@@ -436,9 +450,9 @@ fn verdict(
             );
         }
         None => {
-            let why = if !a.lacp || !b.lacp {
+            let why = if !a.lacp_on || !b.lacp_on {
                 "one end does not run LACP (a static channel facing LACP never bundles; configure both ends alike)"
-            } else if a.activity == Activity::Passive && b.activity == Activity::Passive {
+            } else if !a.lacp.active && !b.lacp.active {
                 "both ends are passive: a passive port only answers, so nobody speaks first (make one end active)"
             } else {
                 "see the per-port reasons above"

@@ -12,7 +12,7 @@
 //!
 //! Root only; skips with a message otherwise.
 
-use lagkit_bond::daemon::{request, Request, Response};
+use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::status::BondStatus;
 use lagkit_testnet::{tcp_until, wait_until, Lab, Transfer};
 use std::path::{Path, PathBuf};

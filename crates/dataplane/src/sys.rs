@@ -457,6 +457,80 @@ pub(crate) fn bpf_attach_tcx_drop(ifindex: u32, egress: bool) -> Result<OwnedFd,
     )
 }
 
+/// `struct ethtool_cmd` of `<linux/ethtool.h>` (the legacy GSET layout,
+/// which every driver still answers).
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolCmd {
+    cmd: u32,
+    supported: u32,
+    advertising: u32,
+    speed: u16,
+    duplex: u8,
+    port: u8,
+    phy_address: u8,
+    transceiver: u8,
+    autoneg: u8,
+    mdio_support: u8,
+    maxtxpkt: u32,
+    maxrxpkt: u32,
+    speed_hi: u16,
+    eth_tp_mdix: u8,
+    eth_tp_mdix_ctrl: u8,
+    lp_advertising: u32,
+    reserved: [u32; 2],
+}
+
+const ETHTOOL_GSET: u32 = 1;
+const SIOCETHTOOL: libc::Ioctl = 0x8946 as libc::Ioctl;
+
+impl Link {
+    /// Speed in Mb/s and whether the link is full duplex, if the driver
+    /// knows (`SIOCETHTOOL` `ETHTOOL_GSET`; a link without carrier reports
+    /// neither).
+    pub fn speed_duplex(&self) -> (Option<u32>, Option<bool>) {
+        let mut cmd = EthtoolCmd {
+            cmd: ETHTOOL_GSET,
+            ..EthtoolCmd::default()
+        };
+        let mut ifr = self.req();
+        ifr.ifr_ifru.ifru_data = (&mut cmd as *mut EthtoolCmd).cast();
+        // ETHTOOL_GSET writes an ethtool_cmd through ifr_data, which points
+        // at `cmd` for the duration of the call.
+        let r = ioctl_ifreq(
+            self.ctl.as_raw_fd(),
+            SIOCETHTOOL,
+            &mut ifr,
+            "ioctl(SIOCETHTOOL)",
+        );
+        if r.is_err() {
+            return (None, None);
+        }
+        let speed = u32::from(cmd.speed) | (u32::from(cmd.speed_hi) << 16);
+        let speed = (speed != 0 && speed != u32::MAX && speed != 0xffff).then_some(speed);
+        let duplex = match cmd.duplex {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        };
+        (speed, duplex)
+    }
+}
+
+/// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
+/// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
+/// path stamps bucket activity with it and the control thread judges
+/// idleness with it.
+pub fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,9 @@ use netlink_packet_core::{
 use netlink_packet_route::link::{LinkAttribute, LinkFlags, LinkMessage};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
-use std::os::fd::AsRawFd;
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
 
 /// RTMGRP_LINK: the multicast group of link events.
@@ -165,21 +167,13 @@ impl CarrierWatcher {
     /// Waits up to `timeout` for link events; returns those that arrived
     /// (empty on timeout).
     pub fn recv(&mut self, timeout: Duration) -> Result<Vec<LinkState>, CarrierError> {
-        let mut pfd = libc::pollfd {
-            fd: self.events.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        let ms = u16::try_from(timeout.as_millis()).map_or(PollTimeout::MAX, PollTimeout::from);
+        let mut fds = [PollFd::new(self.events.as_fd(), PollFlags::POLLIN)];
+        let r = match poll(&mut fds, ms) {
+            Ok(r) => r,
+            Err(Errno::EINTR) => return Ok(Vec::new()),
+            Err(e) => return Err(std::io::Error::from(e).into()),
         };
-        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                return Ok(Vec::new());
-            }
-            return Err(e.into());
-        }
         let mut out = Vec::new();
         if r == 0 {
             return Ok(out);
@@ -203,6 +197,13 @@ impl CarrierWatcher {
         Ok(out)
     }
 
+    /// Waits up to `ms` milliseconds for link events to read; true if
+    /// there are some (then [`CarrierWatcher::recv`] with a zero timeout).
+    pub fn wait(&self, ms: u16) -> bool {
+        let mut fds = [PollFd::new(self.events.as_fd(), PollFlags::POLLIN)];
+        matches!(poll(&mut fds, PollTimeout::from(ms)), Ok(n) if n > 0)
+    }
+
     /// The descriptor, for an event loop.
     pub fn as_raw_fd(&self) -> i32 {
         self.events.as_raw_fd()
@@ -215,28 +216,5 @@ impl CarrierWatcher {
 /// IFF_UP && IFF_RUNNING; `None` if the interface does not exist. Used when
 /// the operator asks for polling instead of (or besides) netlink events.
 pub fn poll_carrier(name: &str) -> Option<bool> {
-    let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ {
-        return None;
-    }
-    // SAFETY: plain socket(2) call; the descriptor is closed below.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: ifreq is plain old data; zeroed is a valid value.
-    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (d, s) in ifr.ifr_name.iter_mut().zip(bytes) {
-        *d = *s as libc::c_char;
-    }
-    // SAFETY: fd is a valid socket and ifr a valid ifreq for SIOCGIFFLAGS.
-    let r = unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut ifr) };
-    // SAFETY: fd was returned by socket() above and is not used again.
-    unsafe { libc::close(fd) };
-    if r < 0 {
-        return None;
-    }
-    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
-    let flags = i32::from(unsafe { ifr.ifr_ifru.ifru_flags });
-    Some(flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0)
+    lagkit_dataplane::Link::open(name).ok()?.carrier().ok()
 }

@@ -10,6 +10,8 @@
 //!
 //! Everything except [`carrier`] is sans-IO: time is passed in.
 
+#![forbid(unsafe_code)]
+
 pub mod arp;
 pub mod carrier;
 pub mod combine;

@@ -2,7 +2,7 @@
 //! `strong` bucket table is what its members' joining built, and the
 //! planner models exactly that.
 
-use lagkit_bond::map::Slots;
+use lagkit_bond::plan::Slots;
 use lagkit_hash::BucketMap;
 
 #[test]

@@ -1,0 +1,148 @@
+//! The control protocol: one JSON [`Request`] per line from `lagkit
+//! status`, `stats` and `flow`, one JSON [`Response`] per line back. The
+//! server side is [`crate::control`]; this is the vocabulary and the client.
+
+use crate::status::{BondStats, BondStatus};
+use lagkit_hash::FlowKey;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// A request on the control socket (one JSON object per line).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "lowercase")]
+pub enum Request {
+    /// `/proc/net/bonding`-like status.
+    Status,
+    /// Counters.
+    Stats,
+    /// Which member carries a flow.
+    Flow {
+        /// "tcp" or "udp".
+        proto: String,
+        /// Source IP:port.
+        src: String,
+        /// Destination IP:port.
+        dst: String,
+    },
+}
+
+/// The answer to a [`Request::Flow`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowAnswer {
+    /// Member name, if any member carries it.
+    pub member: Option<String>,
+    /// Policy name.
+    pub policy: String,
+    /// The raw hash value.
+    pub hash: u64,
+    /// Bucket (strong hashing).
+    pub bucket: Option<u8>,
+    /// The policy's own explanation.
+    pub reason: String,
+}
+
+/// A response on the control socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Response {
+    /// Status.
+    Status(Box<BondStatus>),
+    /// Stats.
+    Stats(BondStats),
+    /// Flow.
+    Flow(FlowAnswer),
+    /// The request could not be served.
+    Error(String),
+}
+
+/// The flow a `lagkit flow` request names (its MACs are the caller's).
+pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
+    let parse = |s: &str| s.parse::<std::net::SocketAddr>();
+    let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
+        return Err(format!(
+            "flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)"
+        ));
+    };
+    let key = match (proto, a, b) {
+        ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+            FlowKey::tcp4(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("udp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+            FlowKey::udp4(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("tcp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+            FlowKey::tcp6(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+            FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        _ => {
+            return Err("flow: --proto must be tcp or udp, and both addresses of one family".into())
+        }
+    };
+    Ok(key)
+}
+
+/// Sends one request to a bond's control socket and returns the response.
+pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
+    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
+        ErrorKind::PermissionDenied => format!(
+            "permission denied on the bond's control socket {}: it is root's (mode 0600); run this as root",
+            path.display()
+        ),
+        ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
+            "no bond answers on {}: is `lagkit up` running in this network namespace?",
+            path.display()
+        ),
+        _ => format!("cannot reach the bond's control socket {}: {e}", path.display()),
+    })?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    let mut w = &stream;
+    serde_json::to_writer(&mut w, req).map_err(|e| e.to_string())?;
+    w.write_all(b"\n").map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut line)
+        .map_err(|e| format!("no answer from {}: {e}", path.display()))?;
+    serde_json::from_str(&line).map_err(|e| format!("bad answer: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_one_json_object_tagged_by_cmd() {
+        let text = serde_json::to_string(&Request::Status).unwrap();
+        assert_eq!(text, r#"{"cmd":"status"}"#);
+        let flow: Request =
+            serde_json::from_str(r#"{"cmd":"flow","proto":"tcp","src":"a","dst":"b"}"#).unwrap();
+        assert!(matches!(flow, Request::Flow { proto, .. } if proto == "tcp"));
+        let e = serde_json::to_string(&Response::Error("no".into())).unwrap();
+        assert_eq!(e, r#"{"error":"no"}"#);
+    }
+
+    #[test]
+    fn flow_keys_from_addresses() {
+        let k = flow_key("tcp", "10.0.0.1:40000", "10.0.0.2:5201").unwrap();
+        assert_eq!(
+            k,
+            FlowKey::tcp4(
+                "10.0.0.1".parse().unwrap(),
+                40000,
+                "10.0.0.2".parse().unwrap(),
+                5201
+            )
+        );
+        assert!(flow_key("udp", "[::1]:1", "[::2]:2").is_ok());
+        let bad = flow_key("tcp", "10.0.0.1", "10.0.0.2:1").unwrap_err();
+        assert!(bad.contains("must be IP:PORT"), "{bad}");
+        let mixed = flow_key("tcp", "10.0.0.1:1", "[::2]:2").unwrap_err();
+        assert!(mixed.contains("one family"), "{mixed}");
+        assert!(flow_key("sctp", "10.0.0.1:1", "10.0.0.2:2").is_err());
+    }
+}
