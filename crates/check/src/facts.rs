@@ -87,6 +87,9 @@ pub struct Channel {
     pub port_channel: Option<Interface>,
     /// The switch-global `port-channel load-balance` and its line.
     pub load_balance: Option<(String, usize)>,
+    /// The MTU of a port whose configuration sets none: Cisco's 1500;
+    /// `None` where the input does not tell (Open vSwitch).
+    pub default_mtu: Option<u32>,
 }
 
 impl Channel {
@@ -184,6 +187,13 @@ pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
             .map(|b| b.host(file))
             .collect::<Result<Vec<_>, _>>()
             .map(End::Hosts);
+    }
+    if text
+        .lines()
+        .any(|l| l.starts_with("---- ") && l.trim_end().ends_with(" ----"))
+        && (text.contains("bond_mode:") || text.contains("lacp_time:") || text.contains("sys_id:"))
+    {
+        return Ok(End::Switch(read_ovs(file, text)));
     }
     let ios_like = text.lines().any(|l| {
         let t = l.trim_start().to_ascii_lowercase();
@@ -344,6 +354,106 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
     .map(|h| End::Hosts(vec![h]))
 }
 
+/// Open vSwitch's `ovs-appctl bond/show` and/or `lacp/show` (one or both,
+/// concatenated): each bond as a channel whose members are its ports.
+fn read_ovs(file: &str, text: &str) -> Vec<Channel> {
+    use lagkit_ios::{At, ChannelGroup};
+    struct Bond {
+        name: String,
+        line: usize,
+        mode: Option<(String, usize)>,
+        lacp: Option<ChannelMode>,
+        fast: bool,
+        members: Vec<(String, usize)>,
+    }
+    let mut bonds: Vec<Bond> = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = l.trim();
+        if let Some(name) = t
+            .strip_prefix("---- ")
+            .and_then(|r| r.strip_suffix(" ----"))
+        {
+            if !bonds.iter().any(|b| b.name == name) {
+                bonds.push(Bond {
+                    name: name.to_string(),
+                    line,
+                    mode: None,
+                    lacp: None,
+                    fast: false,
+                    members: Vec::new(),
+                });
+            }
+            let k = bonds.iter().position(|b| b.name == name).unwrap_or(0);
+            let b = bonds.remove(k);
+            bonds.push(b);
+            continue;
+        }
+        let Some(b) = bonds.last_mut() else { continue };
+        let (k, v) = t
+            .split_once(':')
+            .map_or((t, ""), |(k, v)| (k.trim(), v.trim()));
+        match k {
+            "bond_mode" => b.mode = Some((v.to_string(), line)),
+            "lacp_status" if v == "off" => b.lacp = Some(ChannelMode::On),
+            "status" if v.contains("passive") => b.lacp = Some(ChannelMode::Passive),
+            "status" if v.contains("active") => b.lacp = Some(ChannelMode::Active),
+            "lacp_time" => b.fast = v == "fast",
+            "member" => {
+                // `member s1: enabled` (bond/show) or `member: s1: current` (lacp/show).
+                let name = v.split(':').next().unwrap_or("").trim();
+                if !name.is_empty() && !b.members.iter().any(|m| m.0 == name) {
+                    b.members.push((name.to_string(), line));
+                }
+            }
+            _ if k.starts_with("member ") => {
+                let name = k["member ".len()..].trim();
+                if !b.members.iter().any(|m| m.0 == name) {
+                    b.members.push((name.to_string(), line));
+                }
+            }
+            _ => {}
+        }
+    }
+    bonds
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let mode = b.lacp.unwrap_or(ChannelMode::On);
+            Channel {
+                switch: format!("Open vSwitch bond {}", b.name),
+                file: file.into(),
+                number: i as u32 + 1,
+                ports: b
+                    .members
+                    .iter()
+                    .map(|(name, line)| Interface {
+                        name: name.clone(),
+                        line: *line,
+                        channel_group: Some(At {
+                            value: ChannelGroup {
+                                number: i as u32 + 1,
+                                mode,
+                            },
+                            line: b.line,
+                        }),
+                        lacp_rate_fast: (mode != ChannelMode::On).then_some(At {
+                            value: b.fast,
+                            line: b.line,
+                        }),
+                        // OVS takes its ports' MTU from the interfaces, not from its bond.
+                        mtu: None,
+                        ..Interface::default()
+                    })
+                    .collect(),
+                port_channel: None,
+                load_balance: b.mode,
+                default_mtu: None,
+            }
+        })
+        .collect()
+}
+
 fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
     let cfg = lagkit_ios::parse(text).map_err(|e| ReadError::Bad {
         file: file.into(),
@@ -365,6 +475,7 @@ fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
                 .find(|i| i.port_channel() == Some(n))
                 .cloned(),
             load_balance: cfg.load_balance.as_ref().map(|l| (l.value.clone(), l.line)),
+            default_mtu: Some(1500),
         })
         .collect();
     Ok(End::Switch(channels))

@@ -4,9 +4,6 @@ use crate::facts::{Channel, End, Host, HostMode};
 use crate::{Finding, Loc, Severity};
 use lagkit_ios::ChannelMode;
 
-/// The MTU a Cisco interface has when none is configured.
-const IOS_DEFAULT_MTU: u32 = 1500;
-
 fn finding(severity: Severity, code: &'static str, loc: Loc, reason: String, fix: &str) -> Finding {
     Finding {
         severity,
@@ -37,6 +34,7 @@ fn address_only(policy: &str) -> bool {
             | "src-dst-ip"
             | "lb_mac"
             | "lb_ip"
+            | "balance-slb"
     )
 }
 
@@ -95,6 +93,11 @@ pub fn host_alone(h: &Host) -> Vec<Finding> {
     out
 }
 
+/// A port's MTU: configured, or the switch's default when it has one.
+fn port_mtu(c: &Channel, p: &lagkit_ios::Interface) -> Option<u32> {
+    p.mtu.as_ref().map(|m| m.value).or(c.default_mtu)
+}
+
 /// Checks of one switch channel on its own.
 pub fn channel_alone(c: &Channel) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -127,25 +130,19 @@ pub fn channel_alone(c: &Channel) -> Vec<Finding> {
     }
     // MTU: every port and the port-channel alike (IBM run 18: ports 9216,
     // port-channel 1500).
-    let port_mtu = |p: &lagkit_ios::Interface| p.mtu.as_ref().map_or(IOS_DEFAULT_MTU, |m| m.value);
-    let mut mtus: Vec<(u32, Loc, String)> = c
+    let mtus: Vec<(u32, Loc, String)> = c
         .ports
         .iter()
-        .map(|p| {
-            (
-                port_mtu(p),
+        .chain(c.port_channel.iter())
+        .filter_map(|p| {
+            let m = port_mtu(c, p)?;
+            Some((
+                m,
                 c.at(p.mtu.as_ref().map_or(p.line, |m| m.line)),
                 p.name.clone(),
-            )
+            ))
         })
         .collect();
-    if let Some(po) = &c.port_channel {
-        mtus.push((
-            port_mtu(po),
-            c.at(po.mtu.as_ref().map_or(po.line, |m| m.line)),
-            po.name.clone(),
-        ));
-    }
     if let Some((m0, _, _)) = mtus.first() {
         if let Some((m, loc, name)) = mtus.iter().find(|(m, _, _)| m != m0) {
             let list = mtus
@@ -362,13 +359,11 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
     }
     // MTU across the five places.
     if let Some((host_mtu, loc)) = &h.mtu {
-        let port_mtu =
-            |p: &lagkit_ios::Interface| p.mtu.as_ref().map_or(IOS_DEFAULT_MTU, |m| m.value);
         let smallest = c
             .ports
             .iter()
             .chain(c.port_channel.iter())
-            .map(|p| (port_mtu(p), p))
+            .filter_map(|p| Some((port_mtu(c, p)?, p)))
             .min_by_key(|(m, _)| *m);
         if let Some((m, p)) = smallest {
             if m < *host_mtu {
@@ -604,6 +599,25 @@ mod tests {
         let ml = HOST.replace("mtu = 9000\n", "mtu = 9000\nmin_links = 3\n");
         let h = read("bond.toml", &ml).unwrap();
         assert!(codes(&check(&[h], None)).contains(&"min-links-unreachable"));
+    }
+
+    #[test]
+    fn open_vswitch_bond_and_lacp_show() {
+        let ovs = "---- bond0 ----\nbond_mode: balance-slb\nlacp_status: negotiated\n\nmember s1: enabled\n  may_enable: true\n\nmember s2: enabled\n\n---- bond0 ----\n  status: active negotiated\n  lacp_time: slow\n\nmember: s1: current attached\nmember: s2: current attached\n";
+        let End::Switch(c) = read("ovs.txt", ovs).unwrap() else {
+            panic!("a switch")
+        };
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].ports.len(), 2);
+        assert_eq!(c[0].modes(), vec![ChannelMode::Active]);
+        let f = run(HOST, ovs, None);
+        // HOST asks for fast, OVS for slow; balance-slb hashes source MACs.
+        assert!(codes(&f).contains(&"lacp-rate-mismatch"), "{f:#?}");
+        assert!(codes(&f).contains(&"switch-address-hash"), "{f:#?}");
+        let off = ovs
+            .replace("lacp_status: negotiated", "lacp_status: off")
+            .replace("  status: active negotiated\n", "");
+        assert!(codes(&run(HOST, &off, None)).contains(&"lacp-facing-on"));
     }
 
     #[test]
