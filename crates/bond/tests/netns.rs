@@ -124,7 +124,27 @@ fn settings(lab_tag: &str, side: &str, links: usize, mode: BondMode, addr: &str)
 }
 
 fn pair(test: &str, links: usize, mode: BondMode, tweak: impl Fn(&mut Settings)) -> Option<Pair> {
-    let mut lab = Lab::new(test)?;
+    Some(pair_in(Lab::new(test)?, test, links, mode, tweak))
+}
+
+/// [`pair`] for a test that measures timing: no other lab of this binary
+/// runs meanwhile (see `Lab::alone`).
+fn pair_alone(
+    test: &str,
+    links: usize,
+    mode: BondMode,
+    tweak: impl Fn(&mut Settings),
+) -> Option<Pair> {
+    Some(pair_in(Lab::alone(test)?, test, links, mode, tweak))
+}
+
+fn pair_in(
+    mut lab: Lab,
+    test: &str,
+    links: usize,
+    mode: BondMode,
+    tweak: impl Fn(&mut Settings),
+) -> Pair {
     let (ns_a, ns_b) = (lab.netns(), lab.netns());
     for i in 1..=links {
         lab.veth(&ns_a, &format!("a{i}"), &ns_b, &format!("b{i}"));
@@ -135,13 +155,13 @@ fn pair(test: &str, links: usize, mode: BondMode, tweak: impl Fn(&mut Settings))
     tweak(&mut sb);
     let a = Running::start(&ns_a, sa);
     let b = Running::start(&ns_b, sb);
-    Some(Pair {
+    Pair {
         a,
         b,
         ns_a,
         ns_b,
         lab,
-    })
+    }
 }
 
 /// A source port whose flow to `dst` A's bond puts on `member`, found by
@@ -1052,7 +1072,7 @@ fn hog_control(path: PathBuf, n: usize, stop: Arc<AtomicBool>) -> JoinHandle<u64
 #[test]
 fn control_clients_cannot_stall_the_control_plane() {
     use lagkit_testnet::{longest_gap, SlowCapture};
-    let Some(p) = pair("control_stall", 2, BondMode::Lacp, |_| {}) else {
+    let Some(p) = pair_alone("control_stall", 2, BondMode::Lacp, |_| {}) else {
         return;
     };
     wait_until("aggregate", Duration::from_secs(15), || {
@@ -1105,7 +1125,7 @@ fn control_clients_cannot_stall_the_control_plane() {
 #[test]
 fn a_junk_flood_on_one_member_never_knocks_out_the_other() {
     use lagkit_testnet::{flood, junk_slow_frames, tcp_flows};
-    let Some(p) = pair("junk_flood", 2, BondMode::Lacp, |_| {}) else {
+    let Some(p) = pair_alone("junk_flood", 2, BondMode::Lacp, |_| {}) else {
         return;
     };
     wait_until("aggregate", Duration::from_secs(15), || {

@@ -632,6 +632,12 @@ fn blackhole_egress_fails_a_link_silently_one_way() {
     let link = netns::run_in(&b, || lagkit_dataplane::Link::open("p0"))
         .unwrap()
         .unwrap();
+    // IFF_RUNNING follows the operational state, which the kernel's link
+    // watch updates asynchronously (up to a second late on a busy
+    // machine), so frames may flow before it says so.
+    wait_until("carrier reported", Duration::from_secs(5), || {
+        link.carrier().unwrap()
+    });
     let hole = netns::run_in(&b, || lagkit_dataplane::isolate::blackhole_egress("p0"))
         .unwrap()
         .expect("blackhole");

@@ -8,20 +8,69 @@
 //! removed by the next [`Lab::new`]. Nothing in the root namespace gets an
 //! address or an interface.
 
+use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use lagkit_dataplane::netns;
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
+/// The tests of one binary run in parallel on a 2-core machine. Most only
+/// need the data to arrive, but a test that measures timing (LACPDU
+/// intervals, failover, LACP expiry under a junk flood) measures the
+/// machine instead when a dozen other labs push TCP at the same time: such
+/// a test runs alone ([`Lab::alone`]) while the others share their turn
+/// ([`Lab::new`]).
+static TURN: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// Whether this thread already holds a turn (a test with two labs).
+    static HOLDS_TURN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A lab's turn on the machine, released after its namespaces are gone.
+enum Turn {
+    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
+    Alone(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
+    /// This thread's other lab holds the turn.
+    Nested,
+}
+
+impl Turn {
+    fn take(alone: bool) -> Turn {
+        if HOLDS_TURN.with(Cell::get) {
+            return Turn::Nested;
+        }
+        HOLDS_TURN.with(|h| h.set(true));
+        // A test that panicked while holding the lock poisons it; the
+        // lock still only orders tests, so go on.
+        if alone {
+            Turn::Alone(TURN.write().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            Turn::Shared(TURN.read().unwrap_or_else(|e| e.into_inner()))
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if !matches!(self, Turn::Nested) {
+            HOLDS_TURN.with(|h| h.set(false));
+        }
+    }
+}
+
 /// Namespaces (and daemons) owned by one test.
 pub struct Lab {
     namespaces: Vec<String>,
     pids: Vec<i32>,
+    // Last: released after the namespaces are removed.
+    _turn: Turn,
 }
 
 fn run(args: &[&str]) -> Result<String, String> {
@@ -41,8 +90,19 @@ fn run(args: &[&str]) -> Result<String, String> {
 }
 
 impl Lab {
-    /// A lab, or None (with a message) when the test cannot run here.
+    /// A lab, or None (with a message) when the test cannot run here. It
+    /// runs alongside other labs of the same test binary.
     pub fn new(test: &str) -> Option<Lab> {
+        Lab::make(test, false)
+    }
+
+    /// A lab for a test that measures timing: it waits until no other lab
+    /// of this test binary runs, and none starts until it is dropped.
+    pub fn alone(test: &str) -> Option<Lab> {
+        Lab::make(test, true)
+    }
+
+    fn make(test: &str, alone: bool) -> Option<Lab> {
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let why = if !root {
@@ -58,10 +118,12 @@ impl Lab {
             eprintln!("SKIP {test}: {why}; run as root: `sudo -E cargo test`");
             return None;
         }
+        let turn = Turn::take(alone);
         Self::remove_stale();
         Some(Lab {
             namespaces: Vec::new(),
             pids: Vec::new(),
+            _turn: turn,
         })
     }
 
