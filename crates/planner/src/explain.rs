@@ -63,6 +63,19 @@ pub enum Cause {
         /// Buckets per link.
         buckets: Vec<usize>,
     },
+    /// Many distinct flows use fewer links than there are, with no pattern
+    /// in their fields to blame: they were already split by the same hash
+    /// upstream.
+    Polarised {
+        /// The policy.
+        policy: String,
+        /// Distinct flows.
+        flows: usize,
+        /// Links they use.
+        used: usize,
+        /// Links.
+        links: usize,
+    },
     /// A few large flows carry most bytes; a hash moves whole flows.
     Elephants {
         /// How many flows.
@@ -111,6 +124,10 @@ impl fmt::Display for Cause {
                     )
                 }
             }
+            Cause::Polarised { policy, flows, used, links } => write!(
+                f,
+                "polarisation: {flows} distinct flows use only {used} of {links} links under {policy}; no field pattern explains it, as when an upstream aggregate already chose them with the same hash"
+            ),
             Cause::Elephants { flows, share, link } => {
                 write!(f, "elephant flows: the {flows} largest flow(s) carry {:.0}% of the bytes", share * 100.0)?;
                 match link {
@@ -136,6 +153,9 @@ impl Cause {
                 "use a hash that mixes all fields (lagkit's strong) or adaptive, which balances by load"
             }
             Cause::CiscoBuckets { .. } => "use 2, 4 or 8 links in the channel",
+            Cause::Polarised { .. } => {
+                "give each stage its own hash or seed (lagkit strong:seed=N differs per bond by default)"
+            }
             Cause::Elephants { .. } => {
                 "adaptive moves other flows off the elephants' link; only round-robin splits a flow"
             }
@@ -333,6 +353,26 @@ pub fn explain_with(
         }
         _ => {}
     }
+    // Many distinct flows, yet fewer links used, and nothing above explains
+    // it: the flows were already chosen by this very hash upstream (an
+    // aggregate before this one, same function, same seed), so they share
+    // its value modulo the upstream link count: polarisation.
+    let explained = out.iter().any(|c| {
+        matches!(
+            c,
+            Cause::OneAddressPair { .. } | Cause::OneMacPair { .. } | Cause::PortPattern { .. }
+        )
+    });
+    // (With 4 flows per link, a fair hash leaves a link idle with
+    // probability below n·(1 - 1/n)^(4n), under 2% for n = 2.)
+    if !explained && on.len() < links && mine.len() >= 4 * links {
+        out.push(Cause::Polarised {
+            policy: policy.to_string(),
+            flows: mine.len(),
+            used: on.len(),
+            links,
+        });
+    }
     elephants(&all, pred, &mut out);
     out
 }
@@ -461,6 +501,47 @@ mod tests {
             matches!(&c[0], Cause::OneMacPair { ip_pairs: 6, .. }),
             "{c:?}"
         );
+    }
+
+    /// Flows an upstream stage sent down one of its two links (strong,
+    /// seed 7) meet the same hash again: all on one link. Another seed
+    /// spreads them.
+    #[test]
+    fn polarisation_is_named() {
+        let upstream = EndConfig {
+            spread: Spread::parse("strong:seed=7").unwrap(),
+            links: 2,
+            rate_bps: 1e9,
+        };
+        let all: Vec<Flow> = (0..400u16)
+            .map(|i| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), 20000 + i, [10, 0, 0, 2].into(), 443),
+                    1,
+                )
+            })
+            .collect();
+        let at = crate::predict::assign(&all, Dir::Out, &upstream);
+        let flows: Vec<Flow> = all
+            .iter()
+            .zip(&at)
+            .filter(|(_, l)| **l == Some(0))
+            .map(|(f, _)| *f)
+            .collect();
+        assert!(flows.len() > 100);
+        let c = run(&flows, "strong:seed=7", 2);
+        assert!(
+            c.iter().any(|c| matches!(
+                c,
+                Cause::Polarised {
+                    used: 1,
+                    links: 2,
+                    ..
+                }
+            )),
+            "{c:?}"
+        );
+        assert!(run(&flows, "strong:seed=8", 2).is_empty());
     }
 
     #[test]
