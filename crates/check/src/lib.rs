@@ -21,6 +21,7 @@
 pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
+pub mod live;
 pub mod rules;
 
 use serde::Serialize;

@@ -10,8 +10,12 @@ pub struct Args {
     /// Configurations of one or both ends: a lagkit bond configuration
     /// (TOML), Linux's /proc/net/bonding/bondX, a Cisco IOS configuration
     /// (running-config or the commands as typed).
-    #[arg(required_unless_present = "lacpdus")]
+    #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
+    /// Also ask the lagkit bonds running in this network namespace what
+    /// their LACP partners say (partners, keys, rates, members left out).
+    #[arg(long)]
+    live: bool,
     /// A capture (pcap or pcapng, from either end or the wire) whose
     /// LACPDUs tell what the ends actually say; may be repeated.
     #[arg(long, value_name = "CAPTURE")]
@@ -78,6 +82,19 @@ pub fn run(a: Args) -> ExitCode {
             }
         }
     }
+    if a.live {
+        match live_bonds() {
+            Ok(bonds) if bonds.is_empty() => {
+                eprintln!("lagkit: --live: no lagkit bond runs in this network namespace");
+                return ExitCode::from(2);
+            }
+            Ok(bonds) => findings.extend(bonds.iter().flat_map(lagkit_check::live::check)),
+            Err(e) => {
+                eprintln!("lagkit: --live: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     if a.json {
         let v = serde_json::json!({ "findings": findings, "exit": lagkit_check::exit_status(&findings) });
@@ -98,4 +115,49 @@ pub fn run(a: Args) -> ExitCode {
         );
     }
     ExitCode::from(lagkit_check::exit_status(&findings))
+}
+
+/// The running bonds of this network namespace, as `check` sees them.
+fn live_bonds() -> Result<Vec<lagkit_check::live::Live>, String> {
+    use lagkit_bond::protocol::{request, Request, Response};
+    use lagkit_check::live::{Live, LivePort};
+    let dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
+    let mut sockets: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    sockets.sort();
+    let mut out = Vec::new();
+    for path in sockets {
+        let st = match request(&path, &Request::Status)? {
+            Response::Status(s) => *s,
+            other => return Err(format!("{}: unexpected answer {other:?}", path.display())),
+        };
+        out.push(Live {
+            bond: st.name.clone(),
+            socket: path.display().to_string(),
+            fast: st.lacp.as_ref().is_some_and(|l| l.lacp_rate == "fast"),
+            ports: st
+                .members
+                .iter()
+                .filter_map(|m| {
+                    let l = m.lacp.as_ref()?;
+                    Some(LivePort {
+                        name: m.name.clone(),
+                        actor_state: l.actor_state,
+                        partner_mac: l.partner_mac.clone(),
+                        partner_key: l.partner_key,
+                        partner_state: l.partner_state,
+                        not_bundled: l.not_bundled.clone(),
+                    })
+                })
+                .collect(),
+            problems: st.problems.clone(),
+        });
+    }
+    Ok(out)
 }

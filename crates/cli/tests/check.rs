@@ -114,3 +114,99 @@ fn lacpdus_from_a_capture() {
     assert!(out.contains("lacpdu-rate-mismatch"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--live` asks the bonds running in the namespace: a fast bond facing a
+/// slow partner is named, a namespace without bonds is an input error.
+#[test]
+fn live_bonds_say_what_their_partners_say() {
+    use lagkit_testnet::{wait_until, Lab};
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let Some(mut lab) = Lab::new("check_live") else {
+        return;
+    };
+    let (na, nb) = (lab.netns(), lab.netns());
+    lab.veth(&na, "a1", &nb, "b1");
+    lab.veth(&na, "a2", &nb, "b2");
+    let dir = std::env::temp_dir().join(format!("lkt-check-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut pids = Vec::new();
+    for (ns, side, rate, addr) in [
+        (&na, "a", "fast", "10.78.0.1/24"),
+        (&nb, "b", "slow", "10.78.0.2/24"),
+    ] {
+        let cfg = dir.join(format!("{side}.toml"));
+        std::fs::write(
+            &cfg,
+            format!("name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"{side}1\", \"{side}2\"]\nlacp_rate = \"{rate}\"\naddress = [\"{addr}\"]\n"),
+        )
+        .unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_lagkit"), "up"])
+            .arg(&cfg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("lagkit up");
+        lab.track_pid(child.id() as i32);
+        pids.push(child);
+    }
+    let in_a = |args: &[&str]| {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &na, env!("CARGO_BIN_EXE_lagkit"), "check"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    // Once the aggregate has formed, the rate mismatch is all that is left
+    // (before, members are not yet bundled).
+    let only_rate = || {
+        let (code, out) = in_a(&["--live", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        let codes: Vec<String> = v["findings"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["code"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        code == 1 && !codes.is_empty() && codes.iter().all(|c| c == "live-rate-mismatch")
+    };
+    wait_until(
+        "only the rate mismatch is left",
+        Duration::from_secs(20),
+        only_rate,
+    );
+    let (code, out) = in_a(&["--live"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("asks for the fast rate, the partner for the slow rate"),
+        "{out}"
+    );
+    drop(lab);
+    for mut c in pids {
+        let _ = c.wait();
+    }
+    let empty = Lab::new("check_live_none").unwrap();
+    let mut e = empty;
+    let ns = e.netns();
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            env!("CARGO_BIN_EXE_lagkit"),
+            "check",
+            "--live",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no lagkit bond runs"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
