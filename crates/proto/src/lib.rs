@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod lacp;
+pub mod pagp;
 pub mod time;
 
 pub use time::Instant;
