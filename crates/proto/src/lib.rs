@@ -19,3 +19,7 @@ pub mod pagp;
 pub mod time;
 
 pub use time::Instant;
+
+/// Index of a port in its system (LACP or PAgP), as the caller added it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortId(pub usize);

@@ -23,9 +23,7 @@ use lagkit_wire::{MacAddr, PagpRepr};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Index of a port in its [`System`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PortId(pub usize);
+pub use crate::PortId;
 
 /// A frame the caller must send on a port.
 #[derive(Debug, Clone, PartialEq, Eq)]
