@@ -40,6 +40,7 @@ fn verdicts_for_the_mode_pairs() {
 
 #[test]
 fn hot_standby_and_a_cut_link_in_the_timeline() {
+    // The restored, preferred port takes the traffic back after the join wait (2 s).
     let (code, out, err) = sim(&[
         "--a",
         "max-ports=1,port-prio=100/200",
@@ -53,7 +54,7 @@ fn hot_standby_and_a_cut_link_in_the_timeline() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("20.000s  A a1 joins the channel"), "{out}");
     assert!(
-        out.contains("40.000s  A a1 leaves the channel (hotStandby)"),
+        out.contains("42.000s  A a1 leaves the channel (hotStandby)"),
         "{out}"
     );
     assert!(out.contains("learns physical-port"), "{out}");

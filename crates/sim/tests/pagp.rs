@@ -181,6 +181,20 @@ fn port_priority_picks_the_hot_standby_port() {
     sim.run_until(Instant::from_secs(5));
     assert_eq!(states(&sim, 0), [HotStandby, HotStandby, UpPagp]);
     assert_eq!(states(&sim, 1), [HotStandby, HotStandby, UpPagp]);
+    // The deciding end waited for all three ports (join wait, 2 s) and
+    // ranked them together: the preferred port joined first, nobody left.
+    let joins: Vec<(Instant, PortId)> = sim
+        .timeline()
+        .iter()
+        .filter_map(|e| match e.event {
+            Event::Joined { port, .. } if e.system == 0 => Some((e.at, port)),
+            Event::Left { .. } if e.system == 0 => panic!("a port left at {}", e.at),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(joins.len(), 1, "{joins:?}");
+    assert_eq!(joins[0].1, PortId(2));
+    assert!(joins[0].0 >= Instant::from_secs(2) && joins[0].0 < Instant::from_millis(2010));
     // The preferred port fails: the next (equal priority, lower ifindex) takes over.
     sim.run_until(Instant::from_secs(12));
     assert_eq!(states(&sim, 0), [UpPagp, HotStandby, Down]);

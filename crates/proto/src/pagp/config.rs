@@ -47,6 +47,12 @@ pub struct Timers {
     pub silent_wait: Duration,
     /// How long a Flush waits for its answer before flows move anyway, 1 s.
     pub flush_timeout: Duration,
+    /// With a port limit, how long the deciding end waits after a port
+    /// becomes ready before ranking it, so that ports coming up together
+    /// are ranked together instead of the first displacing nothing and then
+    /// being displaced: 2 s, as 802.1AX's Aggregate_Wait_Time (lagkit's
+    /// choice; the reference gives no PAgP value).
+    pub join_wait: Duration,
 }
 
 impl Default for Timers {
@@ -57,6 +63,7 @@ impl Default for Timers {
             aging_tenths: 35,
             silent_wait: Duration::from_secs(15),
             flush_timeout: Duration::from_secs(1),
+            join_wait: Duration::from_secs(2),
         }
     }
 }

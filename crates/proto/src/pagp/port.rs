@@ -78,6 +78,8 @@ pub(super) enum Timer {
     SilentWait = 2,
     /// An unanswered Flush is given up.
     Flush = 3,
+    /// A port that just became ready may be ranked (port limit only).
+    JoinWait = 4,
 }
 
 /// Frames counted on one port; every drop has a counter.
@@ -116,7 +118,7 @@ pub(super) struct Port {
     /// The partner's last Information PDU, while it is not aged out.
     pub partner: Option<InfoRepr>,
     /// Deadlines, indexed by [`Timer`].
-    pub timers: [Option<Instant>; 4],
+    pub timers: [Option<Instant>; 5],
     /// A hello must go out at the next opportunity (state or advert changed).
     pub need_tx: bool,
     /// The consistent flag it sends: its place in or out of the channel is
@@ -133,7 +135,7 @@ impl Port {
             state: PortState::Down,
             enabled: false,
             partner: None,
-            timers: [None; 4],
+            timers: [None; 5],
             need_tx: false,
             consistent: false,
             flush: None,

@@ -233,6 +233,10 @@ impl System {
             if self.ports[i].expired(Timer::Flush, now) {
                 self.finish_flush(i, false);
             }
+            if self.ports[i].expired(Timer::JoinWait, now) {
+                // Only ends the wait: the selection in `settle` ranks the port.
+                self.ports[i].set_timer(Timer::JoinWait, None);
+            }
             if self.ports[i].expired(Timer::Hello, now) {
                 self.ports[i].need_tx = true;
             }
@@ -304,6 +308,8 @@ impl System {
         let now = self.now;
         let fast = self.cfg.timers.fast_hello;
         let silent_wait = self.cfg.timers.silent_wait;
+        let join_wait = self.cfg.timers.join_wait;
+        let limited = self.cfg.max_ports.is_some();
         let p = &mut self.ports[i];
         let from = p.state;
         if from == to {
@@ -316,7 +322,7 @@ impl System {
         match to {
             PortState::Down => {
                 p.partner = None;
-                p.timers = [None; 4];
+                p.timers = Default::default();
             }
             PortState::Up => {
                 p.partner = None;
@@ -332,6 +338,17 @@ impl System {
             }
             _ => {
                 p.set_timer(Timer::SilentWait, None);
+                let ready = |s| {
+                    matches!(
+                        s,
+                        PortState::BiDirectional | PortState::UpPagp | PortState::HotStandby
+                    )
+                };
+                if !ready(to) {
+                    p.set_timer(Timer::JoinWait, None);
+                } else if !ready(from) && limited {
+                    p.set_timer(Timer::JoinWait, Some(now + join_wait));
+                }
                 if p.timer(Timer::Hello).is_none() {
                     p.set_timer(Timer::Hello, Some(now + fast));
                 }
@@ -530,8 +547,20 @@ impl System {
                 )
             })
         };
+        // A port the deciding end is still waiting on (join wait) is left
+        // as it is, neither ranked nor refused.
+        let device = self.cfg.device_id;
+        let waiting = |p: &Port| {
+            p.timer(Timer::JoinWait).is_some()
+                && p.partner
+                    .as_ref()
+                    .is_some_and(|r| device < r.local.device_id)
+        };
         let mut cands: Vec<usize> = (0..self.ports.len())
-            .filter(|&i| ready(&self.ports[i]) && compatible(&self.ports[i]))
+            .filter(|&i| {
+                let p = &self.ports[i];
+                ready(p) && compatible(p) && !waiting(p)
+            })
             .collect();
         let order = |p: &Port| (core::cmp::Reverse(p.cfg.port_priority), p.cfg.ifindex);
         cands.sort_by_key(|&i| order(&self.ports[i]));
@@ -545,7 +574,7 @@ impl System {
         let mut rank = 0;
         for i in 0..self.ports.len() {
             let p = &self.ports[i];
-            if !ready(p) {
+            if !ready(p) || waiting(p) {
                 continue;
             }
             if !cands.contains(&i) || key(p) != channel {
