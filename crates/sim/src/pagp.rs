@@ -119,3 +119,41 @@ pub fn states(sim: &Sim<Peer>, s: usize) -> Vec<pagp::PortState> {
         .filter_map(|p| sys.port_status(p).map(|st| st.state))
         .collect()
 }
+
+/// Checks what must hold for a PAgP system after every event: no deadline
+/// in the past (one due now is the driver's next step; one that stays due
+/// would make it spin, which the fuzz target sees as a hang), no more ports carrying PAgP
+/// traffic than the port limit, and partner information exactly where the
+/// state says a partner was heard.
+pub fn check_invariants(sys: &pagp::System, now: Instant) -> Result<(), String> {
+    use pagp::PortState::*;
+    let name = &sys.config().name;
+    if let Some(t) = sys.poll_timeout() {
+        if t < now {
+            return Err(format!("{name}: deadline {t} not handled at {now}"));
+        }
+    }
+    let mut up = 0;
+    for id in sys.port_ids() {
+        let Some(st) = sys.port_status(id) else {
+            return Err(format!("{name}: port {} has no status", id.0));
+        };
+        up += usize::from(st.state == UpPagp);
+        let heard = st.partner_device.is_some();
+        let should = !matches!(st.state, Down | Up | UpData);
+        if heard != should {
+            return Err(format!(
+                "{name} {}: state {} but partner information {}",
+                st.name,
+                st.state,
+                if heard { "held" } else { "missing" }
+            ));
+        }
+    }
+    if let Some(m) = sys.config().max_ports {
+        if up > m {
+            return Err(format!("{name}: {up} ports upPagp, limit {m}"));
+        }
+    }
+    Ok(())
+}
