@@ -1,5 +1,6 @@
-//! The protocol core of lagkit: IEEE 802.1AX-2020 LACP (clause 6.4) and the
-//! Marker responder (clause 6.5), with no clock, no sockets and no threads.
+//! The protocol core of lagkit: IEEE 802.1AX-2020 LACP (clause 6.4), the
+//! Marker responder (clause 6.5) and Cisco's PAgP ([`pagp`]), with no clock,
+//! no sockets and no threads.
 //!
 //! The shape follows quinn-proto: a [`lacp::System`] is fed events
 //! (`handle_frame`, `set_port_enabled`, `handle_timeout`) together with the
