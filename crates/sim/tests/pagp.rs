@@ -92,6 +92,31 @@ fn silent_desirable_attaches_to_a_silent_partner_after_the_wait() {
     assert!(channel_ports(&sim, 0).is_empty());
     sim.run_until(Instant::from_secs(15));
     assert_eq!(states(&sim, 0), [PortState::UpData; 2]);
+    // Both attached at once, so nothing was flushed. A port leaving
+    // flushes the other; nobody answers a Flush on a silent link, so flows
+    // move after the Flush timeout (1 s).
+    let started = |e: &TimelineEntry<Event>| matches!(e.event, Event::FlushStarted { .. });
+    assert!(!sim.timeline().iter().any(started));
+    sim.schedule(Instant::from_secs(20), 1, Fault::Cut);
+    let unanswered = |sim: &Sim<Peer>| {
+        sim.timeline()
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.event,
+                    Event::FlushDone {
+                        port: PortId(0),
+                        answered: false,
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    sim.run_until(Instant::from_millis(20_999));
+    assert_eq!(unanswered(&sim), 0);
+    sim.run_until(Instant::from_secs(21));
+    assert_eq!(unanswered(&sim), 1);
     // The wait is configurable.
     let mut sim = facing_silent(Silence::Silent, Some(Duration::from_secs(4)));
     let at = sim.run_until_cond(Instant::from_secs(20), |s| channel_ports(s, 0).len() == 2);
