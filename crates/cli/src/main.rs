@@ -7,6 +7,8 @@ mod lab_cmd;
 mod load_cmd;
 mod plan_cmd;
 mod sim_lacp;
+mod sim_pagp;
+mod sim_run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -62,6 +64,8 @@ enum Command {
 enum SimCommand {
     /// Two LACP systems joined by N links, with faults at chosen times.
     Lacp(sim_lacp::Args),
+    /// Two PAgP systems (or one facing a device without PAgP) joined by N links.
+    Pagp(sim_pagp::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,9 @@ fn main() -> ExitCode {
         Command::Sim {
             what: SimCommand::Lacp(args),
         } => sim_lacp::run(args).map_err(Failure::Usage),
+        Command::Sim {
+            what: SimCommand::Pagp(args),
+        } => sim_pagp::run(args).map_err(Failure::Usage),
         Command::Up(a) => bond_cmd::up(a),
         Command::Down(a) => bond_cmd::down(a),
         Command::Status(a) => bond_cmd::status(a),

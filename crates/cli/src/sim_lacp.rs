@@ -3,15 +3,13 @@
 //! port and aggregator. Answers "would my server and my switch form a
 //! channel, and how fast?" before anything is cabled.
 
-use crate::duration;
+use crate::sim_run::{num, RunArgs};
 use lagkit_bond::settings::LacpSettings;
 use lagkit_proto::lacp::{Event, NoPartner, PortConfig, PortStatus, System, SystemConfig};
 use lagkit_proto::Instant;
-use lagkit_sim::{mac, Fault, LinkSpec, Sim};
+use lagkit_sim::{mac, Sim};
 use lagkit_wire::MacAddr;
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::time::Duration;
 
 /// Options of `lagkit sim lacp`.
 #[derive(clap::Args, Debug)]
@@ -23,42 +21,8 @@ pub struct Args {
     /// Settings of system B.
     #[arg(long, default_value = "active,fast")]
     b: String,
-    /// Number of links between A and B.
-    #[arg(long, default_value_t = 2)]
-    links: usize,
-    /// Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s
-    #[arg(long, value_name = "L@T")]
-    cut: Vec<String>,
-    /// Restore link L at time T.
-    #[arg(long, value_name = "L@T")]
-    restore: Vec<String>,
-    /// From time T link L loses every frame while carrier stays up.
-    #[arg(long, value_name = "L@T")]
-    blackhole: Vec<String>,
-    /// End a black hole on link L at time T.
-    #[arg(long, value_name = "L@T")]
-    clear: Vec<String>,
-    /// Lose the next N PDUs A sends on link L at time T: --drop 1:2@20s
-    #[arg(long, value_name = "L:N@T")]
-    drop: Vec<String>,
-    /// Probability that any PDU is lost (0.0-1.0), on every link.
-    #[arg(long, default_value_t = 0.0)]
-    loss: f64,
-    /// One-way link delay.
-    #[arg(long, default_value = "100us")]
-    delay: String,
-    /// Virtual time to simulate (default: 60s, or 30s past the last fault).
-    #[arg(long)]
-    duration: Option<String>,
-    /// Seed of the loss process.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Print only the final state, not the timeline.
-    #[arg(long)]
-    quiet: bool,
-    /// Write every PDU sent to this pcap file (decode with tshark -O lacp).
-    #[arg(long)]
-    pcap: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 const SIDE_HELP: &str = "\
@@ -96,11 +60,6 @@ struct Side {
     port_prios: Vec<u16>,
     lacp_on: bool,
     aggregatable: bool,
-}
-
-fn num<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("'{what}={v}': '{v}' is not a valid number"))
 }
 
 fn list(what: &str, v: &str) -> Result<Vec<u16>, String> {
@@ -200,108 +159,35 @@ impl Side {
     }
 }
 
-/// A scheduled fault from the command line.
-fn parse_fault(arg: &str, links: usize, kind: &str) -> Result<(usize, Duration, Fault), String> {
-    let (l, t) = arg
-        .split_once('@')
-        .ok_or_else(|| format!("--{kind} '{arg}': expected LINK@TIME, e.g. 2@30s"))?;
-    let (l, n) = match l.split_once(':') {
-        Some((l, n)) if kind == "drop" => (l, Some(n)),
-        _ => (l, None),
-    };
-    let link: usize = l
-        .parse()
-        .map_err(|_| format!("--{kind} '{arg}': '{l}' is not a link number"))?;
-    if link == 0 || link > links {
-        return Err(format!(
-            "--{kind} '{arg}': link {link} does not exist (links are 1..={links})"
-        ));
-    }
-    let at = duration::parse(t).map_err(|e| format!("--{kind} '{arg}': {e}"))?;
-    let fault = match kind {
-        "cut" => Fault::Cut,
-        "restore" => Fault::Restore,
-        "blackhole" => Fault::Blackhole,
-        "clear" => Fault::Clear,
-        _ => {
-            let n = n.ok_or_else(|| format!("--drop '{arg}': expected LINK:COUNT@TIME"))?;
-            Fault::DropNextFromA(
-                n.parse()
-                    .map_err(|_| format!("--drop '{arg}': '{n}' is not a count"))?,
-            )
-        }
-    };
-    Ok((link - 1, at, fault))
-}
-
 /// Runs the simulation and prints the report.
 pub fn run(args: Args) -> Result<(), String> {
-    if args.links == 0 || args.links > 64 {
-        return Err(format!("--links {}: choose 1 to 64 links", args.links));
-    }
-    if !(0.0..=1.0).contains(&args.loss) {
-        return Err(format!(
-            "--loss {}: a probability is between 0 and 1",
-            args.loss
-        ));
-    }
+    let plan = args.run.plan()?;
     let a = parse_side("A", 1, &args.a)?;
     let b = parse_side("B", 2, &args.b)?;
-    let delay = duration::parse(&args.delay)?;
-    let mut faults = Vec::new();
-    for (kind, list) in [
-        ("cut", &args.cut),
-        ("restore", &args.restore),
-        ("blackhole", &args.blackhole),
-        ("clear", &args.clear),
-        ("drop", &args.drop),
-    ] {
-        for f in list {
-            faults.push(parse_fault(f, args.links, kind)?);
-        }
-    }
-    let last_fault = faults.iter().map(|f| f.1).max().unwrap_or_default();
-    let duration = match &args.duration {
-        Some(d) => duration::parse(d)?,
-        None => (last_fault + Duration::from_secs(30)).max(Duration::from_secs(60)),
-    };
-    let end = Instant::ZERO + duration;
-
-    let spec = LinkSpec {
-        delay,
-        loss: args.loss,
-    };
     let (pa, pb) = (a.clone(), b.clone());
     let mut sim = Sim::pair(
         a.system(),
         b.system(),
-        args.links,
-        spec,
+        plan.links,
+        plan.spec,
         move |n| pa.port(1, n),
         move |n| pb.port(2, n),
-        args.seed,
+        args.run.seed,
     );
-    if args.pcap.is_some() {
-        sim.enable_capture();
-    }
-    for (link, at, fault) in &faults {
-        sim.schedule(Instant::ZERO + *at, *link, *fault);
-    }
+    args.run.prepare(&plan, &mut sim);
 
     println!(
-        "lagkit sim lacp: A ({}) <-> B ({}), {} link{}, delay {:?}, loss {}",
+        "lagkit sim lacp: A ({}) <-> B ({}), {}",
         a.describe(),
         b.describe(),
-        args.links,
-        if args.links == 1 { "" } else { "s" },
-        delay,
-        args.loss
+        plan.headline()
     );
+    let end = plan.end;
     let wall = std::time::Instant::now();
     let formed = sim.run_until_cond(end, |s| aggregate_between(s.system(0), s.system(1)) > 0);
     let full = if formed.is_some() {
         sim.run_until_cond(end, |s| {
-            aggregate_between(s.system(0), s.system(1)) == args.links
+            aggregate_between(s.system(0), s.system(1)) == plan.links
         })
     } else {
         None
@@ -310,7 +196,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let elapsed = wall.elapsed();
 
     let mut out = String::new();
-    if !args.quiet {
+    if !args.run.quiet {
         out.push_str("\ntimeline:\n");
         for e in sim.timeline() {
             if let Event::Transition { line, .. } = &e.event {
@@ -337,25 +223,8 @@ pub fn run(args: Args) -> Result<(), String> {
         final_state(&mut out, sim.system(s));
     }
     out.push('\n');
-    out.push_str(&verdict(&sim, &a, &b, args.links, formed, full));
-    let _ = writeln!(
-        out,
-        "\n(simulated {} of virtual time in {:.3} s; {} PDUs delivered)",
-        sim.now(),
-        elapsed.as_secs_f64(),
-        sim.frames_delivered
-    );
-    print!("{out}");
-    if let Some(path) = &args.pcap {
-        lagkit_sim::write_pcap(path, sim.captured())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        println!(
-            "wrote {} frames to {}",
-            sim.captured().len(),
-            path.display()
-        );
-    }
-    Ok(())
+    out.push_str(&verdict(&sim, &a, &b, plan.links, formed, full));
+    args.run.finish(out, &sim, elapsed)
 }
 
 /// Ports of `x` distributing in a (non-individual) aggregate whose partner is `y`.

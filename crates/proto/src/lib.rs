@@ -1,5 +1,6 @@
-//! The protocol core of lagkit: IEEE 802.1AX-2020 LACP (clause 6.4) and the
-//! Marker responder (clause 6.5), with no clock, no sockets and no threads.
+//! The protocol core of lagkit: IEEE 802.1AX-2020 LACP (clause 6.4), the
+//! Marker responder (clause 6.5) and Cisco's PAgP ([`pagp`]), with no clock,
+//! no sockets and no threads.
 //!
 //! The shape follows quinn-proto: a [`lacp::System`] is fed events
 //! (`handle_frame`, `set_port_enabled`, `handle_timeout`) together with the
@@ -15,6 +16,11 @@
 #![forbid(unsafe_code)]
 
 pub mod lacp;
+pub mod pagp;
 pub mod time;
 
 pub use time::Instant;
+
+/// Index of a port in its system (LACP or PAgP), as the caller added it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortId(pub usize);

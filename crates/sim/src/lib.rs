@@ -1,6 +1,7 @@
-//! A deterministic network of LACP systems, stepped in virtual time.
+//! A deterministic network of LACP or PAgP systems, stepped in virtual time.
 //!
-//! Systems are [`lagkit_proto::lacp::System`]s; links join one port of one
+//! Systems are [`lagkit_proto::lacp::System`]s (the default) or, through
+//! the [`Node`] trait, PAgP systems (see [`pagp`]); links join one port of one
 //! system to one port of another, with a delay, a seeded loss probability,
 //! and faults scheduled at chosen virtual times (cut and restore the cable,
 //! black-hole the link while carrier stays up, drop the next N PDUs). Runs
@@ -13,13 +14,63 @@
 #![forbid(unsafe_code)]
 
 pub mod fuzz;
+pub mod pagp;
 
-use lagkit_proto::lacp::{Event, PortConfig, PortId, System, SystemConfig};
-use lagkit_proto::Instant;
+use lagkit_proto::lacp::{Event, PortConfig, System, SystemConfig};
+use lagkit_proto::{Instant, PortId};
 use lagkit_wire::MacAddr;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
+
+/// A protocol system the simulator can step: LACP's and PAgP's sans-IO
+/// cores both are one. The simulator only moves frames, carrier and time.
+pub trait Node {
+    /// What the system reports.
+    type Event: Clone + core::fmt::Debug;
+    /// Carrier of a port went up or down.
+    fn set_port_enabled(&mut self, port: PortId, up: bool, now: Instant);
+    /// A frame arrived on a port.
+    fn handle_frame(&mut self, port: PortId, frame: &[u8], now: Instant);
+    /// Deadlines up to `now` have passed.
+    fn handle_timeout(&mut self, now: Instant);
+    /// The earliest deadline.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// The next frame to send, and its port.
+    fn poll_transmit(&mut self) -> Option<(PortId, Vec<u8>)>;
+    /// The next event.
+    fn poll_event(&mut self) -> Option<(Instant, Self::Event)>;
+}
+
+/// Forwards [`Node`] to a system's inherent methods of the same names.
+macro_rules! node {
+    ($system:ty, $event:ty) => {
+        impl Node for $system {
+            type Event = $event;
+            fn set_port_enabled(&mut self, port: PortId, up: bool, now: Instant) {
+                <$system>::set_port_enabled(self, port, up, now)
+            }
+            fn handle_frame(&mut self, port: PortId, frame: &[u8], now: Instant) {
+                <$system>::handle_frame(self, port, frame, now)
+            }
+            fn handle_timeout(&mut self, now: Instant) {
+                <$system>::handle_timeout(self, now)
+            }
+            fn poll_timeout(&self) -> Option<Instant> {
+                <$system>::poll_timeout(self)
+            }
+            fn poll_transmit(&mut self) -> Option<(PortId, Vec<u8>)> {
+                <$system>::poll_transmit(self).map(|t| (t.port, t.frame))
+            }
+            fn poll_event(&mut self) -> Option<(Instant, $event)> {
+                <$system>::poll_event(self)
+            }
+        }
+    };
+}
+
+node!(System, Event);
+node!(lagkit_proto::pagp::System, lagkit_proto::pagp::Event);
 
 /// Properties of one simulated link.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,13 +131,13 @@ struct Link {
 
 /// A timestamped event of one system.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimelineEntry {
+pub struct TimelineEntry<E = Event> {
     /// When it happened.
     pub at: Instant,
     /// Which system (index).
     pub system: usize,
     /// What happened.
-    pub event: Event,
+    pub event: E,
 }
 
 /// A frame some system sent, as put on a link (or lost there).
@@ -127,17 +178,17 @@ impl SplitMix64 {
 
 type InFlight = Reverse<(Instant, u64, usize, usize, Vec<u8>)>;
 
-/// The simulated network.
+/// The simulated network of LACP systems (the default) or PAgP systems.
 #[derive(Debug)]
-pub struct Sim {
-    systems: Vec<System>,
+pub struct Sim<N: Node = System> {
+    systems: Vec<N>,
     links: Vec<Link>,
     in_flight: BinaryHeap<InFlight>,
     faults: BinaryHeap<Reverse<(Instant, u64, usize, FaultKey)>>,
     now: Instant,
     seq: u64,
     rng: SplitMix64,
-    timeline: Vec<TimelineEntry>,
+    timeline: Vec<TimelineEntry<N::Event>>,
     capture: Option<Vec<Captured>>,
     /// Frames delivered to systems in total.
     pub frames_delivered: u64,
@@ -171,20 +222,9 @@ impl FaultKey {
 }
 
 impl Sim {
-    /// An empty network with a loss seed.
+    /// An empty network of LACP systems with a loss seed.
     pub fn new(seed: u64) -> Sim {
-        Sim {
-            systems: Vec::new(),
-            links: Vec::new(),
-            in_flight: BinaryHeap::new(),
-            faults: BinaryHeap::new(),
-            now: Instant::ZERO,
-            seq: 0,
-            rng: SplitMix64(seed),
-            timeline: Vec::new(),
-            capture: None,
-            frames_delivered: 0,
-        }
+        Sim::with_seed(seed)
     }
 
     /// Two systems joined by `links` links, each with ports `p1..pN`
@@ -233,6 +273,31 @@ impl Sim {
         self.drain(system);
         id
     }
+}
+
+impl<N: Node> Sim<N> {
+    /// An empty network with a loss seed.
+    pub fn with_seed(seed: u64) -> Sim<N> {
+        Sim {
+            systems: Vec::new(),
+            links: Vec::new(),
+            in_flight: BinaryHeap::new(),
+            faults: BinaryHeap::new(),
+            now: Instant::ZERO,
+            seq: 0,
+            rng: SplitMix64(seed),
+            timeline: Vec::new(),
+            capture: None,
+            frames_delivered: 0,
+        }
+    }
+
+    /// Adds a system built by the caller (its ports already added);
+    /// returns its index.
+    pub fn add_node(&mut self, node: N) -> usize {
+        self.systems.push(node);
+        self.systems.len() - 1
+    }
 
     /// Joins two ports with a link that is up now; returns the link index.
     pub fn connect(&mut self, a: End, b: End, spec: LinkSpec) -> usize {
@@ -263,20 +328,20 @@ impl Sim {
     }
 
     /// A system.
-    pub fn system(&self, i: usize) -> &System {
+    pub fn system(&self, i: usize) -> &N {
         &self.systems[i]
     }
 
     /// Changes a system mid-run (e.g. its System ID); whatever it sends as
     /// a result goes onto the links at once.
-    pub fn update(&mut self, i: usize, f: impl FnOnce(&mut System, Instant)) {
+    pub fn update(&mut self, i: usize, f: impl FnOnce(&mut N, Instant)) {
         let now = self.now;
         f(&mut self.systems[i], now);
         self.drain(i);
     }
 
     /// Everything that happened so far.
-    pub fn timeline(&self) -> &[TimelineEntry] {
+    pub fn timeline(&self) -> &[TimelineEntry<N::Event>] {
         &self.timeline
     }
 
@@ -353,11 +418,8 @@ impl Sim {
                 event,
             });
         }
-        while let Some(tx) = self.systems[s].poll_transmit() {
-            let here = End {
-                system: s,
-                port: tx.port,
-            };
+        while let Some((port, frame)) = self.systems[s].poll_transmit() {
+            let here = End { system: s, port };
             let Some((li, dir)) = self
                 .links
                 .iter()
@@ -382,7 +444,7 @@ impl Sim {
                     from: here,
                     link: li,
                     lost: lose,
-                    frame: tx.frame.clone(),
+                    frame: frame.clone(),
                 });
             }
             if lose {
@@ -392,8 +454,7 @@ impl Sim {
             l.carried[dir] += 1;
             self.seq += 1;
             let at = self.now + l.spec.delay;
-            self.in_flight
-                .push(Reverse((at, self.seq, li, dir, tx.frame)));
+            self.in_flight.push(Reverse((at, self.seq, li, dir, frame)));
         }
     }
 
@@ -401,7 +462,7 @@ impl Sim {
     fn next_time(&self) -> Option<Instant> {
         let frames = self.in_flight.peek().map(|Reverse((t, ..))| *t);
         let faults = self.faults.peek().map(|Reverse((t, ..))| *t);
-        let timers = self.systems.iter().filter_map(System::poll_timeout).min();
+        let timers = self.systems.iter().filter_map(N::poll_timeout).min();
         [frames, faults, timers].into_iter().flatten().min()
     }
 
@@ -433,7 +494,7 @@ impl Sim {
     pub fn run_until_cond(
         &mut self,
         deadline: Instant,
-        mut cond: impl FnMut(&Sim) -> bool,
+        mut cond: impl FnMut(&Sim<N>) -> bool,
     ) -> Option<Instant> {
         if cond(self) {
             return Some(self.now);

@@ -7,8 +7,8 @@
 //! `emit`. Unknown numeric values are kept rather than rejected where the
 //! standard asks receivers to be lenient.
 //!
-//! LACPDU and Marker formats are hand-written: no maintained crate implements
-//! the IEEE 802.1AX slow-protocol PDUs, and the layout is small and fixed.
+//! LACPDU, Marker and PAgP formats are hand-written: no maintained crate implements
+//! the IEEE 802.1AX slow-protocol PDUs or Cisco's PAgP, and the layouts are small.
 //! Ethernet/802.1Q are hand-written too because the control plane needs to
 //! *emit* into caller buffers, which `etherparse`'s read-only slices do not do;
 //! the data plane's hashing uses `etherparse` for IP and L4.
@@ -20,6 +20,7 @@ pub mod arp;
 pub mod ethernet;
 pub mod lacp;
 pub mod marker;
+pub mod pagp;
 pub mod slow;
 
 pub use addr::{MacAddr, SystemId};
@@ -27,6 +28,7 @@ pub use arp::{ArpOp, ArpRepr};
 pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, VlanTag};
 pub use lacp::{Lacpdu, LacpduRepr, PortInfo, PortState};
 pub use marker::{MarkerKind, MarkerPdu, MarkerRepr};
+pub use pagp::{PagpFrameError, PagpPdu, PagpRepr};
 pub use slow::{SlowPdu, SlowProtocolError};
 
 /// Why a buffer could not be read as the format asked for.
@@ -48,6 +50,16 @@ pub enum Error {
         /// The TLV length found.
         length: u8,
     },
+    /// A TLV with 16-bit type and length (PAgP) that is shorter than its
+    /// header or has a length its type does not allow.
+    BadTlvLength {
+        /// Offset of the TLV from the start of the PDU.
+        offset: usize,
+        /// The TLV type found.
+        tlv_type: u16,
+        /// The TLV length found.
+        length: u16,
+    },
     /// The slow-protocols subtype is not the one this format carries.
     BadSubtype(u8),
     /// The version number is one no standard defines (0).
@@ -61,6 +73,14 @@ impl core::fmt::Display for Error {
                 write!(f, "truncated: need {need} octets, got {got}")
             }
             Error::BadTlv {
+                offset,
+                tlv_type,
+                length,
+            } => write!(
+                f,
+                "bad TLV at offset {offset}: type {tlv_type} length {length}"
+            ),
+            Error::BadTlvLength {
                 offset,
                 tlv_type,
                 length,

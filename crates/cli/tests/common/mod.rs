@@ -1,6 +1,9 @@
 //! What the one-shot command tests share: running `lagkit SUBCOMMAND ...`
 //! and finding the shipped examples.
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
 use std::process::Command;
 
 /// A file under the repository's `examples/`.

@@ -15,9 +15,7 @@ use lagkit_wire::{LacpduRepr, MarkerKind, PortInfo, SlowPdu, SlowProtocolError, 
 use std::collections::VecDeque;
 use std::fmt;
 
-/// Index of a port in its [`System`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PortId(pub usize);
+pub use crate::PortId;
 
 /// Aggregator identifier (1-based, as shown to users).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
