@@ -18,6 +18,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v clang >/dev/null 2>&1 || need+=(clang)
   command -v llvm-objdump >/dev/null 2>&1 || need+=(llvm)
   [ -f /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+  [ -f /usr/include/linux/bpf.h ] || need+=(linux-libc-dev)
   if [ ${#need[@]} -gt 0 ]; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get update -qq
