@@ -97,11 +97,13 @@ impl fmt::Display for Cause {
             ),
             Cause::OneAddressPair { policy, pair, flows } => write!(
                 f,
-                "one address pair: all {flows} flows are {pair}, and {policy} hashes only addresses, so they all take one link"
+                "one address pair: all {flows} flows are {pair}, and {policy} hashes only {}, so they all take one link",
+                reads(policy)
             ),
             Cause::OneMacPair { policy, pair, ip_pairs } => write!(
                 f,
-                "one MAC pair: {ip_pairs} IP pairs all travel as {pair} (routed through one gateway), and {policy} hashes only MACs"
+                "one MAC pair: {ip_pairs} IP pairs all travel as {pair} (routed through one gateway), and {policy} hashes only {}",
+                reads(policy)
             ),
             Cause::PortPattern { policy, pattern, examples } => {
                 write!(f, "port pattern under {policy}: {pattern}")?;
@@ -187,6 +189,15 @@ fn fields(p: &Policy) -> Fields {
         | Policy::HpLbIp => Fields::Ip,
         Policy::Strong(_) => Fields::All,
         _ => Fields::Ports,
+    }
+}
+
+/// What an address-only policy reads, in words.
+fn reads(policy: &str) -> &'static str {
+    match policy {
+        "vlan+srcmac" => "the source MAC and the VLAN tag",
+        "layer2" | "src-mac" | "dst-mac" | "src-dst-mac" | "LB_MAC" => "MAC addresses",
+        _ => "addresses",
     }
 }
 
