@@ -12,14 +12,8 @@ use lagkit_proto::lacp::*;
 use lagkit_proto::Instant;
 use lagkit_sim::*;
 use lagkit_wire::{MarkerKind, MarkerRepr, SlowPdu};
-use std::process::Command;
 
-fn tshark_available() -> bool {
-    Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+mod common;
 
 fn scenario() -> Vec<Captured> {
     let mut a = SystemConfig::new("A", mac(1, 0));
@@ -74,11 +68,7 @@ fn scenario() -> Vec<Captured> {
 
 #[test]
 fn tshark_decodes_every_frame_we_emit() {
-    if !tshark_available() {
-        if std::env::var_os("CI").is_some() {
-            panic!("tshark is required in CI (.ci/run installs it)");
-        }
-        eprintln!("SKIPPED tshark_decodes_every_frame_we_emit: tshark is not installed (apt-get install tshark)");
+    if !common::tshark_available("tshark_decodes_every_frame_we_emit") {
         return;
     }
     let frames = scenario();
@@ -91,75 +81,33 @@ fn tshark_decodes_every_frame_we_emit() {
         .collect();
     // The scenario must exercise more than the steady state.
     assert!(states.len() >= 5, "actor states seen: {states:x?}");
-    let dir = std::env::temp_dir().join(format!("lagkit-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("lagkit.pcap");
-    write_pcap(&pcap, &frames).unwrap();
-    let out = Command::new("tshark")
-        .args([
-            "-r",
-            pcap.to_str().unwrap(),
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-        ])
-        .args([
-            "-e",
+    let rows = common::tshark_fields(
+        &frames,
+        &[
             "frame.number",
-            "-e",
             "_ws.malformed",
-            "-e",
             "_ws.expert.severity",
-        ])
-        .args([
-            "-e",
             "lacp.actor.sys_priority",
-            "-e",
             "lacp.actor.sysid",
-            "-e",
             "lacp.actor.key",
-        ])
-        .args([
-            "-e",
             "lacp.actor.port_priority",
-            "-e",
             "lacp.actor.port",
-            "-e",
             "lacp.actor.state",
-        ])
-        .args([
-            "-e",
             "lacp.partner.sysid",
-            "-e",
             "lacp.partner.key",
-            "-e",
             "lacp.partner.port",
-        ])
-        .args(["-e", "lacp.partner.state", "-e", "lacp.collector.max_delay"])
-        .args([
-            "-e",
+            "lacp.partner.state",
+            "lacp.collector.max_delay",
             "marker.tlvType",
-            "-e",
             "marker.requesterPort",
-            "-e",
             "marker.requesterSystem",
-        ])
-        .args(["-e", "marker.requesterTransId"])
-        .output()
-        .expect("tshark runs");
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            "marker.requesterTransId",
+        ],
     );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), frames.len());
+    assert_eq!(rows.len(), frames.len());
     let mut markers = 0;
-    for (line, cap) in lines.iter().zip(&frames) {
-        let f: Vec<&str> = line.split('|').collect();
+    for (f, cap) in rows.iter().zip(&frames) {
+        let line = f.join("|");
         assert_eq!(f[1], "", "tshark says frame {} is malformed: {line}", f[0]);
         assert_eq!(f[2], "", "tshark expert info on frame {}: {line}", f[0]);
         let hex = |v: u64| format!("0x{v:02x}");
