@@ -43,7 +43,6 @@ while [ $# -gt 0 ]; do
     --runs) runs=${2:?--runs needs a value}; shift 2 ;;
     --sanitizer) san=${2:?--sanitizer needs a value}; shift 2 ;;
     --jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
-    --jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
     --no-trace-compares) build_flags+=(--no-trace-compares); shift ;;
     -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;

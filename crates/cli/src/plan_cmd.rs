@@ -91,8 +91,7 @@ fn from_config(path: &PathBuf, bond: Option<&str>) -> Result<(Spread, usize), St
 fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
     use lagkit_planner::lab;
     let usage = Failure::Usage;
-    let (plans, skipped) = lab::plan_scenario(name, a.short).map_err(usage)?;
-    let measured = match &a.measured {
+    let report = match &a.measured {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))?;
@@ -102,16 +101,25 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
                     p.display()
                 ))
             })?;
-            Some(lab::compare(&plans, &v))
+            Some(v)
         }
         None => None,
+    };
+    let (plans, skipped) = lab::plan_scenario(name, a.short, report.as_ref()).map_err(usage)?;
+    let measured = match &report {
+        Some(v) => Some(lab::compare(name, a.short, v).map_err(usage)?),
+        None => None,
+    };
+    let plan_of = |p: &lab::LabPlan| {
+        lagkit_planner::report::plan(&p.flows, &p.out, &p.into, a.explain, false)
     };
     if a.json {
         let out = serde_json::json!({
             "scenario": name,
             "configurations": plans.iter().map(|p| {
-                let r = lagkit_planner::report::plan(&p.flows, &p.out, &p.back.unwrap_or(p.out), a.explain, false);
-                serde_json::json!({"key": p.key, "label": p.label, "host": p.host, "report": r})
+                serde_json::json!({"key": p.key, "label": p.label, "host": p.host,
+                    "received_from": p.into_by, "ports_from_run": p.ports_from_run,
+                    "report": plan_of(p)})
             }).collect::<Vec<_>>(),
             "skipped": skipped.iter().map(|s| serde_json::json!({"key": s.key, "why": s.why})).collect::<Vec<_>>(),
             "accuracy": measured,
@@ -123,15 +131,19 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
         return Ok(());
     }
     for p in &plans {
-        println!("== {} ({}): {} sends", p.key, p.label, p.host);
-        let r = lagkit_planner::report::plan(
-            &p.flows,
-            &p.out,
-            &p.back.unwrap_or(p.out),
-            a.explain,
-            false,
+        println!(
+            "== {} ({}): {}'s bond; it receives from {}{}",
+            p.key,
+            p.label,
+            p.host,
+            p.into_by,
+            if p.ports_from_run {
+                " (ports as the run recorded them)"
+            } else {
+                ""
+            }
         );
-        for line in r.text(a.top).lines() {
+        for line in plan_of(p).text(a.top).lines() {
             println!("  {line}");
         }
     }
@@ -139,36 +151,54 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
         println!("== {}: not planned: {}", s.key, s.why);
     }
     if let Some(acc) = measured {
-        println!(
-            "\npredicted vs measured (share of {}'s sent bytes per link; Mbit/s):",
-            plans.first().map_or("", |p| p.host.as_str())
-        );
-        println!(
-            "  {:<14} {:<16} {:<16} {:>8} {:>10} {:>10}",
-            "configuration", "predicted", "measured", "max diff", "pred Mb/s", "meas Mb/s"
-        );
-        for x in &acc {
-            let f = |v: &[f64]| {
-                v.iter()
-                    .map(|s| format!("{s:.3}"))
-                    .collect::<Vec<_>>()
-                    .join("/")
-            };
-            println!(
-                "  {:<14} {:<16} {:<16} {:>6.1}pp {:>10.1} {:>10.1}",
-                x.key,
-                f(&x.predicted),
-                f(&x.measured),
-                x.max_diff_pp,
-                x.predicted_mbps,
-                x.measured_mbps
-            );
-        }
-        if acc.is_empty() {
-            println!("  (no run of the report matches these configurations' keys)");
-        }
+        print_accuracy(&acc);
     }
     Ok(())
+}
+
+fn print_accuracy(acc: &[lagkit_planner::lab::Accuracy]) {
+    println!(
+        "\npredicted vs measured (share of each member's bytes; Mbit/s of frames on the members):"
+    );
+    println!(
+        "  {:<14} {:<6} {:<9} {:<24} {:<24} {:>8} {:>9} {:>9}  verdict",
+        "configuration",
+        "host",
+        "direction",
+        "predicted",
+        "measured",
+        "max diff",
+        "pred Mb/s",
+        "meas Mb/s"
+    );
+    let f = |v: &[f64]| {
+        v.iter()
+            .map(|s| format!("{s:.3}"))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    for x in acc {
+        let verdict = match (&x.rate_not_compared, x.agrees()) {
+            (_, false) if x.max_diff_pp > 5.0 => "shares differ".to_string(),
+            (None, false) => format!("rate off by {:+.0}%", x.rate_error * 100.0),
+            (Some(why), true) => format!("agrees (rate not compared: {why})"),
+            _ => "agrees".to_string(),
+        };
+        println!(
+            "  {:<14} {:<6} {:<9} {:<24} {:<24} {:>6.1}pp {:>9.1} {:>9.1}  {verdict}",
+            x.key,
+            x.host,
+            x.dir,
+            f(&x.predicted),
+            f(&x.measured),
+            x.max_diff_pp,
+            x.predicted_mbps,
+            x.measured_mbps
+        );
+    }
+    if acc.is_empty() {
+        println!("  (no run of the report matches these configurations' keys)");
+    }
 }
 
 /// Runs `lagkit plan`.

@@ -183,6 +183,36 @@ pub struct WorkloadResult {
     /// Request/reply transactions per second (socketprocs, rr), all clients.
     #[serde(default)]
     pub transactions_per_s: f64,
+    /// Every TCP connection the workload made, as its client saw it (the
+    /// 5-tuples the kernel chose, so `lagkit plan` can place each flow as
+    /// the hashes did). lagkit-load workloads only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<Connection>,
+    /// When the workload started, seconds since the Unix epoch (0: not
+    /// known).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub started_unix_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// One TCP connection of a workload, from its client's side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Connection {
+    /// What it carried, as lagkit load names it: `stream`, `maerts`, `rr`,
+    /// `socketprocs`, `lpm-control`, `lpm-data`.
+    #[serde(default)]
+    pub purpose: String,
+    /// The client's address and port.
+    pub local: std::net::SocketAddr,
+    /// The server's address and port.
+    pub remote: std::net::SocketAddr,
+    /// Payload bytes the client sent.
+    pub sent: u64,
+    /// Payload bytes the client received.
+    pub received: u64,
 }
 
 /// The configuration-code columns a workload contributes.
@@ -258,7 +288,7 @@ pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, String> {
         retransmits: retr,
         flows,
         seconds: secs,
-        transactions_per_s: 0.0,
+        ..WorkloadResult::default()
     })
 }
 
@@ -427,15 +457,45 @@ pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
         flows: conns,
         seconds: f("elapsed_s")?,
         transactions_per_s: v["transactions_per_s"].as_f64().unwrap_or(0.0),
+        started_unix_s: v["started_unix_s"].as_f64().unwrap_or(0.0),
+        connections: v["connections"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| {
+                        Some(Connection {
+                            purpose: c["purpose"].as_str().unwrap_or_default().to_string(),
+                            local: c["local"].as_str()?.parse().ok()?,
+                            remote: c["remote"].as_str()?.parse().ok()?,
+                            sent: c["bytes_sent"].as_u64().unwrap_or(0),
+                            received: c["bytes_received"].as_u64().unwrap_or(0),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
 /// Several clients' results as one: bytes and transactions add up over
-/// the longest client's time (clients start together but end apart, each
-/// draining what it queued: adding their rates would count the same
-/// seconds of link time several times); flows add up.
+/// the time the clients ran together, from the first one's start to the
+/// last one's end (adding their rates would count the same seconds of link
+/// time several times; taking the longest client's time alone would miss
+/// that on a busy machine their starts lie a second or two apart); flows
+/// add up. Without start times, the longest client's time.
 pub fn sum_results(parts: &[WorkloadResult]) -> WorkloadResult {
-    let longest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+    let mut longest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+    if !parts.is_empty() && parts.iter().all(|p| p.started_unix_s > 0.0) {
+        let first = parts
+            .iter()
+            .map(|p| p.started_unix_s)
+            .fold(f64::INFINITY, f64::min);
+        let last = parts
+            .iter()
+            .map(|p| p.started_unix_s + p.seconds)
+            .fold(0.0, f64::max);
+        longest = longest.max(last - first);
+    }
     let over = |f: fn(&WorkloadResult) -> f64| -> f64 {
         if longest <= 0.0 {
             return parts.iter().map(f).sum();
@@ -452,8 +512,15 @@ pub fn sum_results(parts: &[WorkloadResult]) -> WorkloadResult {
         }
         r.retransmits += p.retransmits;
         r.flows += p.flows;
+        r.connections.extend(p.connections.iter().cloned());
     }
     r.seconds = longest;
+    if !parts.is_empty() && parts.iter().all(|p| p.started_unix_s > 0.0) {
+        r.started_unix_s = parts
+            .iter()
+            .map(|p| p.started_unix_s)
+            .fold(f64::INFINITY, f64::min);
+    }
     r.mbps = over(|p| p.mbps);
     r.forward_mbps = over(|p| p.forward_mbps);
     r.reverse_mbps = over(|p| p.reverse_mbps);
@@ -729,6 +796,16 @@ mod tests {
         assert!((r.forward_mbps - 25.0).abs() < 1e-9);
         assert_eq!((r.flows, r.seconds), (2, 12.0));
         assert_eq!(sum_results(&[p(7.0, 3.0)]).mbps, 7.0);
+        // Started 2 s apart, 6 s each: 8 s together.
+        let at = |start: f64| WorkloadResult {
+            started_unix_s: start,
+            ..p(10.0, 6.0)
+        };
+        let r = sum_results(&[at(100.0), at(102.0)]);
+        assert!(
+            (r.seconds - 8.0).abs() < 1e-9 && (r.mbps - 15.0).abs() < 1e-9,
+            "{r:?}"
+        );
     }
 
     use super::*;
@@ -755,9 +832,23 @@ mod tests {
     #[test]
     fn parses_lagkit_load_json() {
         let j = r#"{"kind":"socketprocs","mbit_s":180.5,"tx_mbit_s":90.0,"rx_mbit_s":90.5,
-            "elapsed_s":3.0,"errors":0,"connections":[{"error":null},{"error":null}]}"#;
+            "elapsed_s":3.0,"errors":0,"connections":[{"error":null},
+            {"error":null,"local":"10.0.0.1:40022","remote":"10.0.0.2:5001",
+             "purpose":"stream","bytes_sent":1000,"bytes_received":20}]}"#;
         let r = parse_lagkit_load(j).unwrap();
         assert_eq!(r.flows, 2);
+        // The 5-tuple the kernel chose is kept; a connection without one
+        // is counted but not listed.
+        assert_eq!(
+            r.connections,
+            [Connection {
+                purpose: "stream".into(),
+                local: "10.0.0.1:40022".parse().unwrap(),
+                remote: "10.0.0.2:5001".parse().unwrap(),
+                sent: 1000,
+                received: 20,
+            }]
+        );
         assert!((r.mbps - 180.5).abs() < 1e-9);
         assert_eq!(r.kind, "lagkit-load socketprocs");
         let bad = r#"{"kind":"stream","mbit_s":1,"tx_mbit_s":1,"rx_mbit_s":0,

@@ -320,6 +320,11 @@ pub struct Report {
     pub cpu_usr_pct: f64,
     /// System CPU, percent of the machine (seed 000's "sys").
     pub cpu_sys_pct: f64,
+    /// When the run started, seconds since the Unix epoch (the time the
+    /// report was made less `elapsed_s`), so that the runs of several
+    /// client processes can be laid on one time line.
+    #[serde(default)]
+    pub started_unix_s: f64,
     /// Every connection.
     pub connections: Vec<ConnReport>,
     /// socketprocs: every process (its connections are also in `connections`).
@@ -423,6 +428,10 @@ impl Report {
             cpus,
             cpu_usr_pct: pct(cpu.user_s),
             cpu_sys_pct: pct(cpu.sys_s),
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+                - elapsed_s,
             connections,
             processes: Vec::new(),
             migrations: Vec::new(),
