@@ -11,6 +11,10 @@
 //! - lpm: each AIX hash mode puts ≥ 90% of the data on one link; strong and
 //!   adaptive do not.
 //! - zvm and linux-alb: the runs complete, and more links carry more.
+//! - every scenario: `lagkit plan`'s prediction of each bonded host's
+//!   per-member shares (within 5 percentage points) and goodput (within
+//!   10% where the links, not the CPU or latency, set it), from the
+//!   5-tuples the run recorded, or a measured reason why not.
 //!
 //! The sweeps run one at a time (they measure throughput on a shared
 //! 2-core machine). Needs the `lagkit` binary (`$LAGKIT_BIN`, or `lagkit`
@@ -80,6 +84,41 @@ fn mbps(r: &Report, key: &str) -> f64 {
     ok(r, key).workload.as_ref().unwrap().mbps
 }
 
+/// `lagkit plan`'s prediction of every bonded host's per-member shares and
+/// goodput, set beside this sweep's measurement: each row agrees (shares
+/// within 5 percentage points, goodput within 10% where the links set it)
+/// or the run shows why the model does not apply (TCP retransmitted 1% or
+/// more of its segments). At least `agreeing` rows agree outright.
+fn assert_plan_agrees(name: &str, r: &Report, agreeing: usize) {
+    let v = serde_json::to_value(r).expect("report as JSON");
+    let acc = lagkit_planner::lab::compare(name, true, &v).expect("compare");
+    for a in &acc {
+        eprintln!(
+            "plan {name} {} {} {}: predicted {:.3?} measured {:.3?} ({:.1}pp), {:.1} vs {:.1} Mbit/s{}{}",
+            a.key,
+            a.host,
+            a.dir,
+            a.predicted,
+            a.measured,
+            a.max_diff_pp,
+            a.predicted_mbps,
+            a.measured_mbps,
+            a.rate_not_compared
+                .as_ref()
+                .map_or(String::new(), |w| format!("; rate not compared: {w}")),
+            a.lossy.as_ref().map_or(String::new(), |w| format!("; {w}"))
+        );
+    }
+    let off: Vec<_> = acc.iter().filter(|a| !a.agrees_or_explained()).collect();
+    assert!(off.is_empty(), "plan and measurement differ: {off:#?}");
+    let agree = acc.iter().filter(|a| a.agrees()).count();
+    assert!(
+        agree >= agreeing,
+        "{agree} of {} rows agree, expected at least {agreeing}",
+        acc.len()
+    );
+}
+
 fn assert_all_hold(f: &[Finding], at_least: usize) {
     assert!(
         f.len() >= at_least,
@@ -136,6 +175,7 @@ fn ibm_6513_short_shows_seed_000s_findings() {
         );
     }
     assert!(mbps(&r, "l2") <= 0.6 * mbps(&r, "l4"));
+    assert_plan_agrees("ibm-6513", &r, 8);
 }
 
 #[test]
@@ -166,6 +206,7 @@ fn hp_apa_short_scales_with_links() {
         .cloned()
         .collect();
     assert_all_hold(&transmit, 2);
+    assert_plan_agrees("hp-apa", &r, 3);
 }
 
 #[test]
@@ -188,6 +229,7 @@ fn lpm_short_aix_modes_use_one_link() {
         assert_eq!(share >= 0.90, aix, "{mode}: {share:.3} on the busiest link");
     }
     assert_all_hold(&r.findings, 5);
+    assert_plan_agrees("lpm", &r, 8);
 }
 
 #[test]
@@ -203,6 +245,7 @@ fn zvm_short_second_link_carries_more() {
     let t = |k| ok(&r, k).workload.as_ref().unwrap().transactions_per_s;
     assert!(t("k1-rr-10") > 0.0 && t("k2-rr-10") > 0.0);
     assert_eq!(r.findings.len(), 2);
+    assert_plan_agrees("zvm", &r, 8);
 }
 
 #[test]
@@ -222,6 +265,7 @@ fn linux_alb_short_receive_spreads() {
             "{k} links {got} against one link's {one}"
         );
     }
+    assert_plan_agrees("linux-alb", &r, 2);
 }
 
 /// A link with `fault = { loss = 0.02 }`: the bond at its end drops 2% of

@@ -623,6 +623,11 @@ pub struct Accuracy {
     /// The rate is not compared, and why (request/response, CPU-bound,
     /// unshaped links); `None` when it is.
     pub rate_not_compared: Option<String>,
+    /// The run broke the model's assumption that every flow fills its fair
+    /// share, and how: TCP lost 1% or more of its segments, so loss
+    /// recovery (timeouts, shrunken windows) set the flows' rates. Shares
+    /// and rate may then differ; the row says so instead of failing.
+    pub lossy: Option<String>,
 }
 
 impl Accuracy {
@@ -632,6 +637,18 @@ impl Accuracy {
         self.max_diff_pp <= 5.0
             && (self.rate_not_compared.is_some() || self.rate_error.abs() <= 0.10)
     }
+
+    /// Agrees, or the run says why it need not ([`Accuracy::lossy`]).
+    pub fn agrees_or_explained(&self) -> bool {
+        self.agrees() || self.lossy.is_some()
+    }
+}
+
+/// The share of segments TCP retransmitted in a run, from the lab's
+/// counters: retransmits over (payload carried / 1448-byte segments).
+fn retransmitted(run: &serde_json::Value, payload: u64) -> Option<f64> {
+    let r = run["measurement"]["retransmits"].as_f64()?;
+    (payload > 0).then(|| r / (payload as f64 / 1448.0))
 }
 
 /// Compares built-in scenario `name` with a lab report (`report.json` of
@@ -820,6 +837,14 @@ pub fn compare(
                         f64::INFINITY
                     },
                     rate_not_compared,
+                    lossy: retransmitted(run, flows.iter().map(|f| f.carried).sum())
+                        .filter(|&x| x >= 0.01)
+                        .map(|x| {
+                            format!(
+                                "TCP retransmitted {:.1}% of its segments: loss recovery, not a fair share of the links, set the flows' rates",
+                                x * 100.0
+                            )
+                        }),
                 });
             }
         }
