@@ -389,7 +389,7 @@ pub fn explain_with(
 }
 
 fn elephants(mine: &[&Flow], pred: &Prediction, out: &mut Vec<Cause>) {
-    let total: u64 = mine.iter().map(|f| f.weight()).sum();
+    let total: u64 = mine.iter().fold(0u64, |t, f| t.saturating_add(f.weight()));
     let links = pred.links.len();
     if total == 0 || links < 2 {
         return;

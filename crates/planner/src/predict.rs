@@ -158,7 +158,7 @@ impl Chooser {
                 let mut load = [0u64; BUCKETS];
                 for f in flows.iter().filter(|f| f.dir == dir) {
                     if let Some(b) = p.bucket(&f.key) {
-                        load[usize::from(b)] += f.weight();
+                        load[usize::from(b)] = load[usize::from(b)].saturating_add(f.weight());
                     }
                 }
                 Some(Box::new(place_buckets(&load, end.links)))
@@ -254,7 +254,8 @@ pub fn predict_with(flows: &[Flow], dir: Dir, end: &EndConfig, choose: &Chooser)
     for f in flows {
         let Some(l) = choose.link(f) else { continue };
         count += 1;
-        bytes += f.weight();
+        // Byte counts saturate: a flow list may claim anything up to 2^64.
+        bytes = bytes.saturating_add(f.weight());
         largest = largest.max(f.weight());
         match f.demand_bps {
             Some(d) => all.push(Some(if rr { d } else { d.min(end.rate_bps) })),
@@ -263,12 +264,14 @@ pub fn predict_with(flows: &[Flow], dir: Dir, end: &EndConfig, choose: &Chooser)
         if l == EVERY_LINK {
             for (i, link) in links.iter_mut().enumerate() {
                 link.flows += 1;
-                link.bytes += f.weight() / n as u64 + u64::from((i as u64) < f.weight() % n as u64);
+                link.bytes = link.bytes.saturating_add(
+                    f.weight() / n as u64 + u64::from((i as u64) < f.weight() % n as u64),
+                );
             }
             continue;
         }
         links[l].flows += 1;
-        links[l].bytes += f.weight();
+        links[l].bytes = links[l].bytes.saturating_add(f.weight());
         match f.demand_bps {
             Some(d) => demands[l].push(Some(d)),
             None => bulk[l] += 1,
