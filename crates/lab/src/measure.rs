@@ -179,6 +179,8 @@ pub struct Snapshot {
     tcp: BTreeMap<String, TcpCounters>,
     /// (node, iface) -> (root qdisc kind, bytes), shaped ends only.
     qdiscs: BTreeMap<(String, String), (String, u64)>,
+    /// switch -> CPU seconds its ovs-vswitchd has used.
+    switches: BTreeMap<String, f64>,
 }
 
 /// Takes a snapshot of every host and shaped link end.
@@ -200,12 +202,25 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
             qdiscs.insert((e.node.clone(), e.iface.clone()), q);
         }
     }
+    let mut switches = BTreeMap::new();
+    for sw in &lab.topo.switches {
+        let used = lab.ovs(&sw.name).and_then(|o| {
+            o.pids()
+                .iter()
+                .find(|p| p.comm == "ovs-vswitchd")
+                .and_then(|p| crate::sys::cpu_seconds(p.pid))
+        });
+        if let Some(s) = used {
+            switches.insert(sw.name.clone(), s);
+        }
+    }
     Ok(Snapshot {
         at,
         cpu,
         bonds,
         tcp,
         qdiscs,
+        switches,
     })
 }
 
@@ -273,7 +288,24 @@ pub struct Measurement {
     pub retransmits_per_s: f64,
     /// Shaped link ends whose tbf vanished or saw no traffic.
     pub shaping_problems: Vec<String>,
+    /// Each switch's forwarding process: cores it kept busy (Open vSwitch's
+    /// userspace datapath forwards on one thread, so near 1.0 it, not the
+    /// links, sets the rate even while the machine has a core to spare).
+    #[serde(default)]
+    pub switch_cpu: Vec<SwitchCpu>,
 }
+
+/// One switch's CPU over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SwitchCpu {
+    /// The switch.
+    pub switch: String,
+    /// CPU seconds used per second of the run.
+    pub cores: f64,
+}
+
+/// Cores a switch process may use before a run counts as switch-bound.
+pub const SWITCH_BOUND_CORES: f64 = 0.9;
 
 fn share(first: u64, total: u64) -> Option<f64> {
     (total > 0).then(|| first as f64 / total as f64)
@@ -342,7 +374,19 @@ pub fn diff(a: &Snapshot, b: &Snapshot) -> Measurement {
             shaping_problems.push(format!("{node}/{iface}: tbf saw no traffic"));
         }
     }
+    let switch_cpu = b
+        .switches
+        .iter()
+        .filter_map(|(sw, after)| {
+            let before = a.switches.get(sw)?;
+            Some(SwitchCpu {
+                switch: sw.clone(),
+                cores: (after - before).max(0.0) / seconds,
+            })
+        })
+        .collect();
     Measurement {
+        switch_cpu,
         seconds,
         cpu: CpuUse::between(&a.cpu, &b.cpu),
         bonds,

@@ -199,6 +199,14 @@ impl RunRecord {
                     m.cpu.busy_pct
                 ));
             }
+            for sw in &m.switch_cpu {
+                if sw.cores >= crate::measure::SWITCH_BOUND_CORES {
+                    f.push(format!(
+                        "switch-bound ({} used {:.2} of a core): the switch, not the links, may have set the rate",
+                        sw.switch, sw.cores
+                    ));
+                }
+            }
             if !m.shaping_problems.is_empty() {
                 f.push(format!("shaping: {}", m.shaping_problems.join(", ")));
             }

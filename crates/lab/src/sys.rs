@@ -122,6 +122,18 @@ fn stat_of(pid: i32) -> Option<(String, char, u64)> {
     Some((comm, state, start))
 }
 
+/// CPU seconds (user + system, all threads) a process has used so far,
+/// from `/proc/PID/stat` fields 14 and 15.
+pub fn cpu_seconds(pid: i32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
+    // rest[0] is field 3; fields 14 and 15 are rest[11] and rest[12].
+    let ticks: u64 = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
+}
+
 impl ProcId {
     /// The process `pid` as it is now, if it exists.
     pub fn of(pid: i32) -> Option<ProcId> {
