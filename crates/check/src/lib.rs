@@ -22,6 +22,7 @@ pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
 pub mod live;
+pub mod netplan;
 pub mod rules;
 
 use serde::Serialize;
