@@ -338,6 +338,8 @@ struct Speaks {
     loc: Loc,
     /// `SWITCH channel N`.
     name: String,
+    /// N.
+    number: u32,
     /// `active/passive`, ...
     text: String,
     on: bool,
@@ -363,6 +365,7 @@ fn speaks(c: &Channel) -> Speaks {
                 |g| c.at(g.line),
             ),
         name: format!("{} channel {}", c.switch, c.number),
+        number: c.number,
         text: modes
             .iter()
             .map(ToString::to_string)
@@ -545,7 +548,7 @@ pub fn switch_pair(a: &Channel, b: &Channel) -> Vec<Finding> {
             out.push(finding(Severity::Error, "on-facing-protocol", on.loc.clone(),
                 format!("{} is mode on but {} runs {} ({}): the protocol end never bundles its ports while the on end sends over all of them, so frames loop or are black-holed (Cisco's EtherChannel misconfiguration guard err-disables the on end's ports)",
                     on.name, other.name, if other.lacp { "LACP" } else { "PAgP" }, other.text),
-                &format!("run the other end's protocol on {}: channel-group N mode {} on its ports", on.name, if other.lacp { "active" } else { "desirable" })));
+                &format!("run the other end's protocol on {}: channel-group {} mode {} on its ports", on.name, on.number, if other.lacp { "active" } else { "desirable" })));
         }
     }
     for (both, code, what, why, fix) in [
