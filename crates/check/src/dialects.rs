@@ -252,7 +252,13 @@ pub fn networkd(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
     let mut members = Vec::new();
     // A .network's [Link] (MTUBytes=, MACAddress=), by the name it matches.
     let mut link_of: Vec<(String, &'static str, String, usize)> = Vec::new();
+    let mut prev = String::new();
     for (sec, k, v, line) in ini(text) {
+        // Each [Match] starts the next file's (a .link's matches no name).
+        if sec == "Match" && prev != "Match" {
+            matched.clear();
+        }
+        prev.clone_from(&sec);
         match (sec.as_str(), k.as_str()) {
             ("NetDev", "Name") => {
                 b.name = v;
@@ -267,7 +273,6 @@ pub fn networkd(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
             ("Bond", "FailOverMACPolicy") => b.set("fail_over_mac", &v, line),
             ("Bond", "AdActorSystem") => b.set("ad_actor_system", &v, line),
             ("Match", "Name") => matched = v,
-            ("Match", "OriginalName" | "Type" | "Kind" | "Driver") => matched.clear(),
             ("Link", "MTUBytes") => link_of.push((matched.clone(), "mtu", v, line)),
             ("Link", "MACAddress") => link_of.push((matched.clone(), "mac_address", v, line)),
             ("Network", "Bond") => members.push((v, matched.clone())),

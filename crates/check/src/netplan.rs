@@ -118,8 +118,9 @@ fn split_key(t: &str) -> Option<(String, &str)> {
     t.strip_suffix(':').map(|k| (k.trim_end().to_string(), ""))
 }
 
-/// Whether brackets outside quotes are all closed in `t`.
-fn balanced(t: &str) -> bool {
+/// How many more brackets `t` opens than it closes, outside quotes (a
+/// quoted value never goes on over a line here).
+fn open_brackets(t: &str) -> i64 {
     let (mut depth, mut single, mut double, mut prev) = (0i64, false, false, ' ');
     for c in t.chars() {
         match c {
@@ -131,7 +132,7 @@ fn balanced(t: &str) -> bool {
         }
         prev = c;
     }
-    depth <= 0
+    depth
 }
 
 impl Parser<'_> {
@@ -262,10 +263,12 @@ impl Parser<'_> {
             _ => return Ok(Node::Scalar(rest.to_string())),
         }
         let mut text = rest.to_string();
-        while !balanced(&text) {
+        let mut open = open_brackets(rest);
+        while open > 0 {
             let Some(l) = self.lines.get(self.i) else {
                 return Err(self.err(no, "a [ or { that is never closed"));
             };
+            open += open_brackets(&l.text);
             text.push(' ');
             text.push_str(&l.text);
             self.i += 1;

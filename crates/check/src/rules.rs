@@ -149,8 +149,8 @@ pub fn mac_may_change(h: &Host, mac: Option<&(MacSource, Loc)>) -> Vec<Finding> 
             format!("a .link gives bond {} MACAddressPolicy=random: each time the bond is created (boot, networkd restart) it gets a new MAC, which is its LACP system ID, so the partner sees a new system and the aggregate re-forms", h.bond),
             &format!("set MACAddressPolicy=none or persistent in the .link (none leaves the bond the first enslaved member's MAC), or {PIN_MAC}"))),
         Some((MacSource::MachineId { default }, loc)) => out.push(finding(Severity::Info, code, loc.clone(),
-            format!("bond {}'s MAC, its LACP system ID, is not pinned, so {} gives it MACAddressPolicy=persistent: derived from /etc/machine-id and the name, stable across reboots but new when the image is cloned or the machine-id regenerated, and the partner then sees a new system",
-                h.bond, if *default { "systemd's 99-default.link" } else { "the .link" }),
+            format!("bond {}'s MAC, its LACP system ID, is not pinned, so {}: derived from /etc/machine-id and the bond's name, stable across reboots but new when the image is cloned or the machine-id regenerated, and the partner then sees a new system",
+                h.bond, if *default { "systemd gives it its default, MACAddressPolicy=persistent" } else { "the .link's MACAddressPolicy=persistent applies" }),
             PIN_MAC)),
         Some((MacSource::Member(m), loc)) => out.push(finding(Severity::Info, code, loc.clone(),
             format!("bond {}'s system MAC is member {m}'s permanent address: the bond took it from the member enslaved first, and when the bond is created again with another member first (say {m} missing at boot) its LACP system ID changes", h.bond),
@@ -901,7 +901,7 @@ mod tests {
             "interfaces:7"
         );
         let nd = format!(
-            "{}[Match]\nName=eth0\n[Link]\nMTUBytes=1500\n[Network]\nBond=bond0\n",
+            "{}[Match]\nName=eth0\nType=ether\n[Link]\nMTUBytes=1500\n[Network]\nBond=bond0\n",
             NETDEV.replace("Kind=bond\n", "Kind=bond\nMTUBytes=9000\n")
         );
         let f = check(&ends(&[("bond0.netdev", &nd)]), None);
