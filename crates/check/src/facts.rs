@@ -195,8 +195,12 @@ pub struct LinkFile {
 impl LinkFile {
     /// Whether udev applies this file to bond `bond`.
     pub fn matches(&self, bond: &str) -> bool {
-        !self.unknown_match
-            && (!self.names.is_empty() || !self.kinds.is_empty())
+        !self.unknown_match && self.known_keys_match(bond)
+    }
+
+    /// Whether the match keys lagkit evaluates (at least one) all match.
+    fn known_keys_match(&self, bond: &str) -> bool {
+        (!self.names.is_empty() || !self.kinds.is_empty())
             && (self.names.is_empty() || self.names.iter().any(|g| glob(g, bond)))
             && (self.kinds.is_empty()
                 || self
@@ -205,8 +209,13 @@ impl LinkFile {
                     .any(|k| matches!(k.as_str(), "bond" | "bonding")))
     }
 
-    /// The MAC source this file gives what it matches.
+    /// The MAC source this file gives what it matches; `None` when that
+    /// is not known (a match key lagkit does not evaluate, an unknown
+    /// policy).
     pub fn source(&self) -> Option<(MacSource, Loc)> {
+        if self.unknown_match {
+            return None;
+        }
         if let Some(l) = &self.mac {
             return Some((MacSource::Pinned, l.clone()));
         }
@@ -224,9 +233,10 @@ impl LinkFile {
     }
 
     /// The file udev uses for `bond`: the first that matches (the caller
-    /// gives them in udev's order).
+    /// gives them in udev's order), or one that may, by a key lagkit does
+    /// not evaluate (its [`LinkFile::source`] is then unknown).
     pub fn first_for<'a>(links: &'a [LinkFile], bond: &str) -> Option<&'a LinkFile> {
-        links.iter().find(|l| l.matches(bond))
+        links.iter().find(|l| l.known_keys_match(bond))
     }
 }
 

@@ -125,9 +125,10 @@ pub fn host_alone(h: &Host) -> Vec<Finding> {
 pub fn bond_mac(h: &Host, links: &[LinkFile]) -> Option<(MacSource, Loc)> {
     match &h.mac {
         None | Some((MacSource::MachineId { default: true }, _)) => {
-            LinkFile::first_for(links, &h.bond)
-                .and_then(LinkFile::source)
-                .or_else(|| h.mac.clone())
+            match LinkFile::first_for(links, &h.bond) {
+                Some(link) => link.source(),
+                None => h.mac.clone(),
+            }
         }
         other => other.clone(),
     }
@@ -951,7 +952,7 @@ mod tests {
             ),
             (
                 "[Match]\nOriginalName=bond0\nPath=pci-*\n[Link]\nMACAddressPolicy=random\n",
-                Some(Severity::Info),
+                None,
             ),
             (
                 "[Match]\nKind=bond\n[Link]\nMACAddress=02:00:00:00:00:02\n",
@@ -965,6 +966,18 @@ mod tests {
                 "{l}: {f:#?}"
             );
         }
+        // One that may match by a key lagkit does not evaluate comes first
+        // (05- before 10-): which applies is not known, so nothing is said.
+        let maybe = "[Match]\nOriginalName=bond0\nPath=pci-*\n[Link]\nMACAddressPolicy=none\n";
+        let f = check(
+            &ends(&[
+                ("bond0.netdev", NETDEV),
+                ("10-bond.link", link),
+                ("05-x.link", maybe),
+            ]),
+            None,
+        );
+        assert!(with_code(&f, code).is_empty(), "{f:#?}");
         // A lagkit bond's own MAC is not known from its configuration alone.
         assert!(with_code(&check(&ends(&[("bond.toml", HOST)]), None), code).is_empty());
         // fail_over_mac under 802.3ad, unpinned: ifupdown, NetworkManager.
