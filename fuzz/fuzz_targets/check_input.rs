@@ -1,5 +1,6 @@
-//! Any bytes as a `lagkit check` input (Cisco IOS, /proc/net/bonding, lagkit
-//! TOML): errors are values, never panics.
+//! Any bytes as a `lagkit check` input (every dialect: Cisco IOS, Open
+//! vSwitch, /proc/net/bonding, lagkit TOML, netplan YAML, systemd files, ...):
+//! errors are values, never panics.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

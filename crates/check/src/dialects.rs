@@ -1,5 +1,6 @@
-//! Host bonds as other tools write them: ifupdown, systemd-networkd,
-//! NetworkManager keyfiles, teamd JSON and AIX's `lsattr -El entX`.
+//! Host bonds as other tools write them: ifupdown, systemd-networkd (with
+//! `.link` files), netplan ([`crate::netplan`]), NetworkManager keyfiles,
+//! teamd JSON and AIX's `lsattr -El entX`.
 //!
 //! Each dialect is read into the same [`Options`] (the Linux bonding option
 //! names every one of them wraps), and [`Options::host`] turns those into
@@ -7,7 +8,7 @@
 //! JSON; no crate reads all of them the same way, and each reader here is a
 //! few lines.
 
-use crate::facts::{Host, HostMode, ReadError};
+use crate::facts::{link_files, Host, HostMode, LinkFile, MacSource, ReadError};
 use crate::Loc;
 use lagkit_bondcfg::{LacpRate, Mode};
 use std::collections::HashMap;
@@ -18,16 +19,24 @@ pub struct Options {
     /// The bond's name.
     pub name: String,
     /// Option name (Linux's: mode, xmit_hash_policy, lacp_rate, ad_lacp_active,
-    /// min_links, mtu) -> (value, line).
+    /// min_links, fail_over_mac, ad_actor_system; and mtu, mac_address) ->
+    /// (value, line).
     pub opts: HashMap<&'static str, (String, usize)>,
     /// Member interfaces.
     pub members: Vec<String>,
     /// The line that starts the bond.
     pub line: usize,
+    /// Members' own MTUs: name -> (value, line).
+    pub member_mtus: HashMap<String, (String, usize)>,
+    /// systemd `.link` sections given with the bond, in udev's order.
+    pub links: Vec<LinkFile>,
+    /// systemd-networkd creates the bond, so without a `.link` of its own
+    /// systemd's `99-default.link` (`MACAddressPolicy=persistent`) applies.
+    pub systemd: bool,
 }
 
 impl Options {
-    fn set(&mut self, key: &'static str, value: &str, line: usize) {
+    pub(crate) fn set(&mut self, key: &'static str, value: &str, line: usize) {
         self.opts
             .insert(key, (value.trim().trim_matches('"').to_string(), line));
     }
@@ -67,15 +76,36 @@ impl Options {
         };
         let mode_of = HostMode::of(mode, active, fast);
         let hashes = matches!(mode, Mode::Lacp | Mode::BalanceXor);
+        let mut members = crate::facts::ports(&self.members);
+        for m in &mut members {
+            if let Some((v, l)) = self.member_mtus.get(&m.name) {
+                let n = v
+                    .parse::<u32>()
+                    .map_err(|_| bad(*l, format!("mtu {v:?} of {} is not a number", m.name)))?;
+                m.mtu = Some((n, loc(*l)));
+            }
+        }
+        let mac = if let Some((_, l)) = get("mac_address").or_else(|| get("ad_actor_system")) {
+            Some((MacSource::Pinned, loc(*l)))
+        } else if let Some(link) = LinkFile::first_for(&self.links, &self.name) {
+            link.source()
+        } else {
+            self.systemd
+                .then(|| (MacSource::MachineId { default: true }, loc(self.line)))
+        };
         Ok(Host {
             bond: self.name.clone(),
             loc: loc(get("mode").map_or(self.line, |m| m.1)),
             mode: mode_of,
             hash: hashes.then(|| get("xmit_hash_policy").map_or("layer2".into(), |h| h.0.clone())),
             mtu: number("mtu")?.map(|(m, l)| (m, loc(l))),
-            members: crate::facts::ports(&self.members),
+            members,
             min_links: number("min_links")?.map_or(0, |m| m.0),
             max_bundle: None,
+            mac,
+            fail_over_mac: get("fail_over_mac")
+                .filter(|(v, _)| !matches!(v.as_str(), "none" | "0"))
+                .map(|(v, l)| (v.clone(), loc(*l))),
         })
     }
 }
@@ -86,7 +116,9 @@ pub type Reader = fn(&str, &str) -> Result<Vec<Options>, ReadError>;
 /// Which dialect a text is in, if it is one of these.
 pub fn sniff(text: &str) -> Option<Reader> {
     let has = |s: &str| text.lines().any(|l| l.trim_start().starts_with(s));
-    if text.trim_start().starts_with('{') && text.contains("\"runner\"") {
+    if crate::netplan::sniff(text) {
+        Some(crate::netplan::netplan)
+    } else if text.trim_start().starts_with('{') && text.contains("\"runner\"") {
         Some(teamd)
     } else if has("iface ") {
         Some(ifupdown)
@@ -161,6 +193,11 @@ pub fn ifupdown(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
                     "bond-min-links" | "bond_min_links" => o.set("min_links", &v, line),
                     "bond-ad-lacp-active" => o.set("ad_lacp_active", &v, line),
                     "mtu" => o.set("mtu", &v, line),
+                    "hwaddress" => o.set("mac_address", &v, line),
+                    "bond-fail-over-mac" | "bond_fail_over_mac" => o.set("fail_over_mac", &v, line),
+                    "bond-ad-actor-system" | "bond_ad_actor_system" => {
+                        o.set("ad_actor_system", &v, line)
+                    }
                     "bond-slaves" | "bond_slaves" if v != "none" => {
                         o.members = rest.iter().map(|s| s.to_string()).collect()
                     }
@@ -182,7 +219,18 @@ pub fn ifupdown(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
             }
         }
     }
+    let mtus: HashMap<String, (String, usize)> = bonds
+        .iter()
+        .filter_map(|o| Some((o.name.clone(), o.opts.get("mtu")?.clone())))
+        .collect();
     bonds.retain(|b| b.opts.contains_key("mode") || !b.members.is_empty());
+    for b in &mut bonds {
+        b.member_mtus = b
+            .members
+            .iter()
+            .filter_map(|m| Some((m.clone(), mtus.get(m)?.clone())))
+            .collect();
+    }
     if bonds.is_empty() {
         return Err(ReadError::Dialect {
             file: file.into(),
@@ -195,21 +243,38 @@ pub fn ifupdown(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
 /// systemd-networkd: a `.netdev` with `[Bond]`, and `.network` files with
 /// `Bond=` (several may be concatenated: `cat *.netdev *.network`).
 pub fn networkd(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
-    let mut b = Options::default();
+    let mut b = Options {
+        systemd: true,
+        links: link_files(file, text),
+        ..Options::default()
+    };
     let mut matched = String::new();
     let mut members = Vec::new();
+    // A .network's [Link] (MTUBytes=, MACAddress=), by the name it matches.
+    let mut link_of: Vec<(String, &'static str, String, usize)> = Vec::new();
+    let mut prev = String::new();
     for (sec, k, v, line) in ini(text) {
+        // Each [Match] starts the next file's (a .link's matches no name).
+        if sec == "Match" && prev != "Match" {
+            matched.clear();
+        }
+        prev.clone_from(&sec);
         match (sec.as_str(), k.as_str()) {
             ("NetDev", "Name") => {
                 b.name = v;
                 b.line = line;
             }
             ("NetDev", "MTUBytes") => b.set("mtu", &v, line),
+            ("NetDev", "MACAddress") => b.set("mac_address", &v, line),
             ("Bond", "Mode") => b.set("mode", &v, line),
             ("Bond", "TransmitHashPolicy") => b.set("xmit_hash_policy", &v, line),
             ("Bond", "LACPTransmitRate") => b.set("lacp_rate", &v, line),
             ("Bond", "MinLinks") => b.set("min_links", &v, line),
+            ("Bond", "FailOverMACPolicy") => b.set("fail_over_mac", &v, line),
+            ("Bond", "AdActorSystem") => b.set("ad_actor_system", &v, line),
             ("Match", "Name") => matched = v,
+            ("Link", "MTUBytes") => link_of.push((matched.clone(), "mtu", v, line)),
+            ("Link", "MACAddress") => link_of.push((matched.clone(), "mac_address", v, line)),
             ("Network", "Bond") => members.push((v, matched.clone())),
             _ => {}
         }
@@ -219,6 +284,13 @@ pub fn networkd(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
         .filter(|(bond, _)| *bond == b.name || b.name.is_empty())
         .map(|(_, m)| m.clone())
         .collect();
+    for (name, key, v, line) in link_of {
+        if name == b.name && !name.is_empty() {
+            b.set(key, &v, line);
+        } else if key == "mtu" && b.members.contains(&name) {
+            b.member_mtus.insert(name, (v, line));
+        }
+    }
     if b.name.is_empty() && !b.opts.contains_key("mode") {
         return Err(ReadError::Dialect {
             file: file.into(),
@@ -249,7 +321,14 @@ pub fn keyfile(file: &str, text: &str) -> Result<Vec<Options>, ReadError> {
             ("bond", "xmit_hash_policy") => b.set("xmit_hash_policy", &v, line),
             ("bond", "lacp_rate") => b.set("lacp_rate", &v, line),
             ("bond", "min_links") => b.set("min_links", &v, line),
+            ("bond", "fail_over_mac") => b.set("fail_over_mac", &v, line),
+            ("bond", "ad_actor_system") => b.set("ad_actor_system", &v, line),
             ("ethernet", "mtu") if is_bond => b.set("mtu", &v, line),
+            // NM's named policies (random, stable, preserve, permanent) are no
+            // address; only a MAC pins it.
+            ("ethernet", "cloned-mac-address") if is_bond && v.contains(':') => {
+                b.set("mac_address", &v, line)
+            }
             _ => {}
         }
         if is_bond && !iface.is_empty() {

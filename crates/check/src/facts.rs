@@ -47,18 +47,42 @@ pub struct Host {
     pub min_links: u32,
     /// `max_bundle`.
     pub max_bundle: Option<u16>,
+    /// Where the bond's MAC address (under 802.3ad its LACP system ID)
+    /// comes from, when the input tells.
+    pub mac: Option<(MacSource, Loc)>,
+    /// `fail_over_mac`, when the input sets it.
+    pub fail_over_mac: Option<(String, Loc)>,
+}
+
+/// Where a bond's MAC address comes from: what decides whether its LACP
+/// system ID survives a restart, a re-creation or a cloned image.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MacSource {
+    /// Set in the configuration: the MAC, or the LACP system ID itself
+    /// (`ad_actor_system`).
+    Pinned,
+    /// systemd's `MACAddressPolicy=persistent`: derived from
+    /// `/etc/machine-id` and the interface name. `default` when no `.link`
+    /// says so (systemd's own `99-default.link` does).
+    MachineId {
+        /// No `.link` given sets it: systemd's default.
+        default: bool,
+    },
+    /// `MACAddressPolicy=random`: a new address each time the device is
+    /// created.
+    Random,
+    /// The kernel's rule (`MACAddressPolicy=none`): the first member
+    /// enslaved lends the bond its address.
+    FirstMember,
+    /// The running bond's system MAC is this member's permanent address
+    /// (`/proc/net/bonding`).
+    Member(String),
 }
 
 /// Members known by name only.
 pub fn ports(names: &[String]) -> Vec<HostPort> {
-    names
-        .iter()
-        .map(|m| HostPort {
-            name: m.clone(),
-            speed: None,
-            duplex: None,
-        })
-        .collect()
+    names.iter().map(|m| HostPort::named(m)).collect()
 }
 
 /// A host bond's member.
@@ -70,6 +94,23 @@ pub struct HostPort {
     pub speed: Option<u32>,
     /// `full` or `half`, when known.
     pub duplex: Option<String>,
+    /// Its own MTU, where the configuration sets one apart from the bond's.
+    pub mtu: Option<(u32, Loc)>,
+    /// A veth (by name, `veth*` or `v-*`, or a `# lagkit-check: veth` hint).
+    pub veth: bool,
+}
+
+impl HostPort {
+    /// A member known by name only.
+    pub fn named(name: &str) -> HostPort {
+        HostPort {
+            name: name.to_string(),
+            speed: None,
+            duplex: None,
+            mtu: None,
+            veth: name.starts_with("veth") || name.starts_with("v-"),
+        }
+    }
 }
 
 /// One port-channel of a switch.
@@ -90,6 +131,12 @@ pub struct Channel {
     /// The MTU of a port whose configuration sets none: Cisco's 1500;
     /// `None` where the input does not tell (Open vSwitch).
     pub default_mtu: Option<u32>,
+    /// Open vSwitch's `datapath_type` of the channel's bridge and its line,
+    /// when the input shows it (`ovs-vsctl show`).
+    pub datapath: Option<(String, usize)>,
+    /// Open vSwitch's `other_config:userspace-tso-enable=true` is shown:
+    /// its userspace datapath takes partial checksums and GSO frames.
+    pub userspace_tso: bool,
 }
 
 impl Channel {
@@ -122,6 +169,138 @@ pub enum End {
     Hosts(Vec<Host>),
     /// A switch's channels.
     Switch(Vec<Channel>),
+    /// systemd `.link` files (they apply to the hosts' bonds they match).
+    Links(Vec<LinkFile>),
+}
+
+/// One `[Match]`/`[Link]` pair of a systemd `.link` file: what udev does
+/// to the MAC of the devices it matches.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkFile {
+    /// Where its `[Match]` starts.
+    pub loc: Option<Loc>,
+    /// `OriginalName=` globs.
+    pub names: Vec<String>,
+    /// `Type=`, `Kind=` and `Driver=` values (`bond`, `bonding`).
+    pub kinds: Vec<String>,
+    /// A match key (or a negation) lagkit does not evaluate: it may not
+    /// apply, so it is never said to.
+    pub unknown_match: bool,
+    /// `MACAddressPolicy=` and where.
+    pub policy: Option<(String, Loc)>,
+    /// `MACAddress=` is set.
+    pub mac: Option<Loc>,
+}
+
+impl LinkFile {
+    /// Whether udev applies this file to bond `bond`.
+    pub fn matches(&self, bond: &str) -> bool {
+        !self.unknown_match && self.known_keys_match(bond)
+    }
+
+    /// Whether the match keys lagkit evaluates (at least one) all match.
+    fn known_keys_match(&self, bond: &str) -> bool {
+        (!self.names.is_empty() || !self.kinds.is_empty())
+            && (self.names.is_empty() || self.names.iter().any(|g| glob(g, bond)))
+            && (self.kinds.is_empty()
+                || self
+                    .kinds
+                    .iter()
+                    .any(|k| matches!(k.as_str(), "bond" | "bonding")))
+    }
+
+    /// The MAC source this file gives what it matches; `None` when that
+    /// is not known (a match key lagkit does not evaluate, an unknown
+    /// policy).
+    pub fn source(&self) -> Option<(MacSource, Loc)> {
+        if self.unknown_match {
+            return None;
+        }
+        if let Some(l) = &self.mac {
+            return Some((MacSource::Pinned, l.clone()));
+        }
+        // Without MACAddressPolicy= udev leaves the address to the kernel.
+        let Some((p, l)) = self.policy.as_ref() else {
+            return Some((MacSource::FirstMember, self.loc.clone()?));
+        };
+        let s = match p.as_str() {
+            "random" => MacSource::Random,
+            "persistent" => MacSource::MachineId { default: false },
+            "none" => MacSource::FirstMember,
+            _ => return None,
+        };
+        Some((s, l.clone()))
+    }
+
+    /// The file udev uses for `bond`: the first that matches (the caller
+    /// gives them in udev's order), or one that may, by a key lagkit does
+    /// not evaluate (its [`LinkFile::source`] is then unknown).
+    pub fn first_for<'a>(links: &'a [LinkFile], bond: &str) -> Option<&'a LinkFile> {
+        links.iter().find(|l| l.known_keys_match(bond))
+    }
+}
+
+/// Shell-style `*` and `?` (udev's globs; a `[` class is taken literally).
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
+}
+
+/// The `[Match]`/`[Link]` sections of `.link` files (several may be
+/// concatenated; each `[Match]` starts the next).
+pub fn link_files(file: &str, text: &str) -> Vec<LinkFile> {
+    let loc = |line| Loc {
+        file: file.into(),
+        line: Some(line),
+    };
+    let mut out: Vec<LinkFile> = Vec::new();
+    let mut section = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if let Some(s) = t.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+            section = s.to_string();
+            if section == "Match" {
+                out.push(LinkFile {
+                    loc: Some(loc(i + 1)),
+                    ..LinkFile::default()
+                });
+            }
+            continue;
+        }
+        let (Some((k, v)), Some(f)) = (t.split_once('='), out.last_mut()) else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let words = || v.split_whitespace().map(str::to_string);
+        match (section.as_str(), k) {
+            _ if t.starts_with('#') || t.starts_with(';') => {}
+            ("Match", _) if v.starts_with('!') => f.unknown_match = true,
+            ("Match", "OriginalName") => f.names.extend(words()),
+            ("Match", "Type" | "Kind" | "Driver") => f.kinds.extend(words()),
+            ("Match", _) => f.unknown_match = true,
+            ("Link", "MACAddressPolicy") => f.policy = Some((v.to_string(), loc(i + 1))),
+            ("Link", "MACAddress") if !v.is_empty() => f.mac = Some(loc(i + 1)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Why an input could not be read.
@@ -156,7 +335,7 @@ pub enum ReadError {
 }
 
 /// The dialects [`read`] knows.
-pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, ifupdown's interfaces, systemd-networkd .netdev/.network, NetworkManager keyfiles, teamd JSON, AIX `lsattr -El entX`, a Cisco IOS configuration (running-config or console commands)";
+pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, ifupdown's interfaces, systemd-networkd .netdev/.network, systemd .link files, netplan YAML, NetworkManager keyfiles, teamd JSON, AIX `lsattr -El entX`, a Cisco IOS configuration (running-config or console commands), Open vSwitch's `ovs-appctl bond/show`/`lacp/show` (with `ovs-vsctl show`)";
 
 /// The line of the first `key =` in a TOML text, for locations.
 fn toml_line(text: &str, key: &str) -> Option<usize> {
@@ -177,8 +356,53 @@ pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
             why: "not a text file".into(),
         });
     }
+    let mut end = read_dialect(file, text)?;
+    if let End::Hosts(hosts) = &mut end {
+        veth_hint(text, hosts);
+    }
+    Ok(end)
+}
+
+/// `# lagkit-check: veth` (every member) or `# lagkit-check: veth a1 a2`
+/// (those): members that are veths although their names do not say so.
+fn veth_hint(text: &str, hosts: &mut [Host]) {
+    for l in text.lines() {
+        let Some(rest) = l
+            .trim()
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("lagkit-check:"))
+        else {
+            continue;
+        };
+        let mut w = rest.split_whitespace();
+        if w.next() != Some("veth") {
+            continue;
+        }
+        let names: Vec<&str> = w.collect();
+        for m in hosts.iter_mut().flat_map(|h| h.members.iter_mut()) {
+            if names.is_empty() || names.contains(&m.name.as_str()) {
+                m.veth = true;
+            }
+        }
+    }
+}
+
+fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
+    let has = |s: &str| text.lines().any(|l| l.trim_start().starts_with(s));
     if text.lines().any(|l| l.starts_with("Bonding Mode:")) {
         return read_proc(file, text);
+    }
+    if has("[Link]") && has("[Match]") && !has("[NetDev]") && !has("[Network]") {
+        let links = link_files(file, text);
+        return if links.iter().any(|l| l.policy.is_some() || l.mac.is_some()) {
+            Ok(End::Links(links))
+        } else {
+            Err(ReadError::Dialect {
+                file: file.into(),
+                why: "a systemd .link file without MACAddressPolicy= or MACAddress=: nothing in it for lagkit check".into(),
+            })
+        };
     }
     if let Some(dialect) = crate::dialects::sniff(text) {
         let bonds = dialect(file, text)?;
@@ -194,6 +418,12 @@ pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
         && (text.contains("bond_mode:") || text.contains("lacp_time:") || text.contains("sys_id:"))
     {
         return Ok(End::Switch(read_ovs(file, text)));
+    }
+    if has("ovs_version:") || (has("Bridge ") && has("Port ")) {
+        return Err(ReadError::Dialect {
+            file: file.into(),
+            why: "`ovs-vsctl show` alone names no bond modes: give it together with `ovs-appctl bond/show` (and `lacp/show`) in one file".into(),
+        });
     }
     let ios_like = text.lines().any(|l| {
         let t = l.trim_start().to_ascii_lowercase();
@@ -263,6 +493,11 @@ fn read_lagkit(file: &str, text: &str) -> Result<End, ReadError> {
                     members: ports(&b.members),
                     min_links: b.min_links,
                     max_bundle: b.max_bundle,
+                    mac: (b.mac.is_some() || b.ad_actor_system.is_some()).then(|| {
+                        let line = toml_line(text, "mac").or(toml_line(text, "ad_actor_system"));
+                        (MacSource::Pinned, loc(line))
+                    }),
+                    fail_over_mac: None,
                 }
             })
             .collect(),
@@ -279,6 +514,8 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
     let (mut hash, mut lacp_active, mut fast, mut min_links) = (None, true, false, 0u32);
     let mut members: Vec<HostPort> = Vec::new();
     let mut mode_line = 1;
+    let mut system_mac: Option<(String, usize)> = None;
+    let mut perm: Vec<(String, String)> = Vec::new();
     for (i, l) in text.lines().enumerate() {
         let Some((k, v)) = l.split_once(':') else {
             continue;
@@ -308,11 +545,13 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
             "LACP active" => lacp_active = v != "off",
             "LACP rate" => fast = v == "fast",
             "Min links" => min_links = v.parse().unwrap_or(0),
-            "Slave Interface" => members.push(HostPort {
-                name: v.to_string(),
-                speed: None,
-                duplex: None,
-            }),
+            "Slave Interface" => members.push(HostPort::named(v)),
+            "System MAC address" => system_mac = Some((v.to_ascii_lowercase(), i + 1)),
+            "Permanent HW addr" => {
+                if let Some(m) = members.last() {
+                    perm.push((m.name.clone(), v.to_ascii_lowercase()));
+                }
+            }
             "Speed" => {
                 if let Some(m) = members.last_mut() {
                     m.speed = v.split_whitespace().next().and_then(|n| n.parse().ok());
@@ -350,6 +589,21 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
         members,
         min_links,
         max_bundle: None,
+        // The kernel shows fail_over_mac for active-backup only, and an
+        // 802.3ad bond's system MAC (its own MAC unless ad_actor_system is
+        // set); equal to a member's permanent address, the bond took it
+        // from the member enslaved first.
+        mac: system_mac.and_then(|(mac, line)| {
+            let (m, _) = perm.iter().find(|(_, p)| *p == mac)?;
+            Some((
+                MacSource::Member(m.clone()),
+                Loc {
+                    file: file.into(),
+                    line: Some(line),
+                },
+            ))
+        }),
+        fail_over_mac: None,
     })
     .map(|h| End::Hosts(vec![h]))
 }
@@ -415,11 +669,19 @@ fn read_ovs(file: &str, text: &str) -> Vec<Channel> {
             _ => {}
         }
     }
+    let datapaths = vsctl_datapaths(text);
+    let userspace_tso = text
+        .lines()
+        .any(|l| l.contains("userspace-tso-enable") && l.contains("true"));
     bonds
         .into_iter()
         .enumerate()
         .map(|(i, b)| {
             let mode = b.lacp.unwrap_or(ChannelMode::On);
+            let datapath = datapaths
+                .iter()
+                .find(|(port, _, _)| *port == b.name)
+                .map(|(_, dp, line)| (dp.clone(), *line));
             Channel {
                 switch: format!("Open vSwitch bond {}", b.name),
                 file: file.into(),
@@ -449,9 +711,47 @@ fn read_ovs(file: &str, text: &str) -> Vec<Channel> {
                 port_channel: None,
                 load_balance: b.mode,
                 default_mtu: None,
+                datapath,
+                userspace_tso,
             }
         })
         .collect()
+}
+
+/// `ovs-vsctl show`: (port, its bridge's `datapath_type`, that line) for
+/// every port of a bridge that shows one (OVS prints it only when it is not
+/// the default, the kernel's `system`).
+fn vsctl_datapaths(text: &str) -> Vec<(String, String, usize)> {
+    let unquote = |s: &str| s.trim().trim_matches('"').to_string();
+    let mut bridge: Option<(String, usize)> = None;
+    let mut ports: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut flush = |bridge: &Option<(String, usize)>, ports: &mut Vec<String>| {
+        if let Some((dp, line)) = bridge {
+            out.extend(ports.drain(..).map(|p| (p, dp.clone(), *line)));
+        }
+        ports.clear();
+    };
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with("Bridge ") || t.starts_with("---- ") {
+            flush(&bridge, &mut ports);
+            bridge = t
+                .starts_with("Bridge ")
+                .then(|| ("system".to_string(), i + 1));
+        } else if let Some(dp) = t.strip_prefix("datapath_type:") {
+            if let Some(b) = bridge.as_mut() {
+                *b = (unquote(dp), i + 1);
+            }
+        } else if let Some(p) = t.strip_prefix("Port ") {
+            if bridge.is_some() {
+                ports.push(unquote(p));
+            }
+        }
+    }
+    flush(&bridge, &mut ports);
+    out.retain(|(_, dp, _)| dp != "system");
+    out
 }
 
 fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
@@ -476,6 +776,8 @@ fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
                 .cloned(),
             load_balance: cfg.load_balance.as_ref().map(|l| (l.value.clone(), l.line)),
             default_mtu: Some(1500),
+            datapath: None,
+            userspace_tso: false,
         })
         .collect();
     Ok(End::Switch(channels))

@@ -3,18 +3,27 @@
 //! found before anything is cabled.
 //!
 //! Each input is read into the facts of one end ([`facts`]): a host's bond
-//! (a lagkit bond configuration, or Linux's `/proc/net/bonding/bondX`) or a
-//! switch's port-channels (Cisco IOS). [`rules`] then looks at each end
-//! alone and at the host facing a channel, and returns [`Finding`]s with a
-//! severity, the file and line, the reason in one sentence and the fix:
-//! protocol pairs that never form (LACP passive on both ends, LACP facing
-//! `on` or PAgP, a host without PAgP facing `auto`), LACP rates that
-//! differ, an MTU that is not the same in all five places (server adapters,
-//! server aggregate and interface, switch ports, switch port-channel: IBM's
-//! run 18 lost throughput to exactly that), hashes that cannot spread
-//! traffic between two hosts, Cisco's 8 buckets over 3, 5, 6 or 7 links,
-//! round-robin into a switch (reordering), min_links/max_bundle that cannot
-//! be met, and ports of one channel that differ in speed, duplex or VLAN.
+//! (a lagkit bond configuration, Linux's `/proc/net/bonding/bondX`, or
+//! another tool's dialect: ifupdown, systemd-networkd, netplan YAML,
+//! NetworkManager keyfiles, teamd, AIX; see [`dialects`] and [`netplan`]),
+//! a switch's port-channels (Cisco IOS, or Open vSwitch's `bond/show` and
+//! `lacp/show`, with `ovs-vsctl show` for the datapath type), or systemd
+//! `.link` files (what udev does to a bond's MAC). [`rules`] then looks at
+//! each end alone, at the host facing a channel, and at two switches'
+//! channels facing each other, and returns [`Finding`]s with a severity,
+//! the file and line, the reason in one sentence and the fix: protocol
+//! pairs that never form (LACP passive on both ends, LACP facing `on` or
+//! PAgP, a host without PAgP facing `auto`; between switches `on` facing
+//! LACP or PAgP and PAgP auto on both ends), LACP rates that differ, an MTU
+//! that is not the same in all five places (server adapters, server
+//! aggregate and interface, switch ports, switch port-channel: IBM's run
+//! 18 lost throughput to exactly that) or a member's own MTU that differs
+//! from its bond's, hashes that cannot spread traffic between two hosts,
+//! Cisco's 8 buckets over 3, 5, 6 or 7 links, round-robin into a switch
+//! (reordering), min_links/max_bundle that cannot be met, ports of one
+//! channel that differ in speed, duplex or VLAN, an 802.3ad bond whose MAC
+//! (its LACP system ID) can change, and veth members whose offloads a
+//! userspace Open vSwitch datapath cannot take.
 
 #![forbid(unsafe_code)]
 
@@ -22,6 +31,7 @@ pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
 pub mod live;
+pub mod netplan;
 pub mod rules;
 
 use serde::Serialize;
@@ -104,15 +114,16 @@ pub fn exit_status(findings: &[Finding]) -> u8 {
 }
 
 /// Runs arbitrary bytes through `check` as an input file would (dialect
-/// detection, the IOS, /proc and lagkit readers, every rule against a fixed
-/// host and switch). Errors are values; it panics only on a bug, which is
-/// what a `cargo fuzz` target wants to find.
+/// detection, every reader, every rule against a fixed host and switch:
+/// a host input meets the switch, a switch input the host and the other
+/// switch, a `.link` input the host's bond). Errors are values; it panics
+/// only on a bug, which is what a `cargo fuzz` target wants to find.
 pub fn fuzz_one(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let Ok(end) = facts::read("fuzz", &text) else {
         return;
     };
-    let host = "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"a\", \"b\"]\nmtu = 9000\n";
+    let host = "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"veth0\", \"b\"]\nmtu = 9000\n";
     let switch = "interface range gi1/1 - 2\nchannel-group 1 mode active\n";
     let others = [facts::read("h", host), facts::read("s", switch)];
     let mut ends = vec![end];

@@ -1,6 +1,18 @@
-//! The checks: each end alone, then a host facing a switch's channel.
+//! The checks: each end alone, then a host facing a switch's channel, and
+//! two switches' channels facing each other.
+//!
+//! `offloads-to-userspace-peer` is deliberately narrow: it fires only for a
+//! host whose members are veths (named `veth*` or `v-*`, or marked with a
+//! `# lagkit-check: veth [NAME...]` line in the host's file) facing an
+//! Open vSwitch bond whose bridge shows `datapath_type: netdev` (from
+//! `ovs-vsctl show` given with `bond/show`) and no
+//! `userspace-tso-enable=true`. A kernel stack hands a veth partial
+//! checksums and 64 KB GSO frames; OVS's userspace datapath reads them
+//! through AF_PACKET without vnet headers and drops or forwards them
+//! broken, so TCP through it stalls. On real NICs the hardware finishes
+//! the frames, so nothing else triggers it.
 
-use crate::facts::{Channel, End, Host, HostMode};
+use crate::facts::{Channel, End, Host, HostMode, LinkFile, MacSource};
 use crate::{Finding, Loc, Severity};
 use lagkit_ios::ChannelMode;
 
@@ -89,6 +101,68 @@ pub fn host_alone(h: &Host) -> Vec<Finding> {
             ),
             "fix the link's autonegotiation (cable, both ends' speed/duplex settings)",
         ));
+    }
+    if let Some((bond_mtu, _)) = &h.mtu {
+        for m in &h.members {
+            let Some((mtu, loc)) = m.mtu.as_ref().filter(|(mtu, _)| mtu != bond_mtu) else {
+                continue;
+            };
+            out.push(finding(
+                Severity::Warning,
+                "member-mtu-mismatch",
+                loc.clone(),
+                format!("bond {} has MTU {bond_mtu} but its member {} is given MTU {mtu}: Linux gives a member the bond's MTU when it is enslaved, but an MTU set on the member afterwards stays, so whichever the network tool applies last wins and frames above {} can be dropped on {}",
+                    h.bond, m.name, mtu.min(bond_mtu), m.name),
+                "give the members the bond's MTU (or leave it unset on them)",
+            ));
+        }
+    }
+    out
+}
+
+/// The bond's MAC as udev leaves it: the host's own, unless only systemd's
+/// default (or nothing) decided it and a `.link` given matches the bond.
+pub fn bond_mac(h: &Host, links: &[LinkFile]) -> Option<(MacSource, Loc)> {
+    match &h.mac {
+        None | Some((MacSource::MachineId { default: true }, _)) => {
+            match LinkFile::first_for(links, &h.bond) {
+                Some(link) => link.source(),
+                None => h.mac.clone(),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+const PIN_MAC: &str = "pin the bond's MAC: MACAddress= in the .netdev's [NetDev], macaddress: in netplan, hwaddress in ifupdown, cloned-mac-address= (an address) in NetworkManager, or only its LACP system ID (ad_actor_system)";
+
+/// An 802.3ad bond's system ID is its MAC: when that changes, the partner
+/// sees a new actor system and the aggregate re-forms (traffic drops).
+/// Findings only for what the configuration shows decides the MAC.
+pub fn mac_may_change(h: &Host, mac: Option<&(MacSource, Loc)>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !matches!(h.mode, HostMode::Lacp { .. }) {
+        return out;
+    }
+    let code = "bond-mac-may-change";
+    match mac {
+        Some((MacSource::Random, loc)) => out.push(finding(Severity::Warning, code, loc.clone(),
+            format!("a .link gives bond {} MACAddressPolicy=random: each time the bond is created (boot, networkd restart) it gets a new MAC, which is its LACP system ID, so the partner sees a new system and the aggregate re-forms", h.bond),
+            &format!("set MACAddressPolicy=none or persistent in the .link (none leaves the bond the first enslaved member's MAC), or {PIN_MAC}"))),
+        Some((MacSource::MachineId { default }, loc)) => out.push(finding(Severity::Info, code, loc.clone(),
+            format!("bond {}'s MAC, its LACP system ID, is not pinned, so {}: derived from /etc/machine-id and the bond's name, stable across reboots but new when the image is cloned or the machine-id regenerated, and the partner then sees a new system",
+                h.bond, if *default { "systemd gives it its default, MACAddressPolicy=persistent" } else { "the .link's MACAddressPolicy=persistent applies" }),
+            PIN_MAC)),
+        Some((MacSource::Member(m), loc)) => out.push(finding(Severity::Info, code, loc.clone(),
+            format!("bond {}'s system MAC is member {m}'s permanent address: the bond took it from the member enslaved first, and when the bond is created again with another member first (say {m} missing at boot) its LACP system ID changes", h.bond),
+            PIN_MAC)),
+        _ => {}
+    }
+    let pinned = matches!(mac, Some((MacSource::Pinned, _)));
+    if let (Some((v, loc)), false) = (&h.fail_over_mac, pinned) {
+        out.push(finding(Severity::Warning, code, loc.clone(),
+            format!("bond {} sets fail_over_mac {v}, which the kernel ignores outside active-backup: it does not keep this 802.3ad bond's MAC (its LACP system ID) fixed, and nothing here pins it, so it is whatever the bond got at creation and changes when that does", h.bond),
+            &format!("drop fail_over_mac and {PIN_MAC}")));
     }
     out
 }
@@ -258,32 +332,69 @@ pub fn channel_alone(c: &Channel) -> Vec<Finding> {
     out
 }
 
+/// What every port of a channel speaks, and where its channel-group is.
+struct Speaks {
+    modes: Vec<ChannelMode>,
+    /// The first port's `channel-group` line.
+    loc: Loc,
+    /// `SWITCH channel N`.
+    name: String,
+    /// N.
+    number: u32,
+    /// `active/passive`, ...
+    text: String,
+    on: bool,
+    lacp: bool,
+    lacp_passive: bool,
+    pagp: bool,
+    pagp_auto: bool,
+}
+
+fn speaks(c: &Channel) -> Speaks {
+    let modes = c.modes();
+    let all = |f: fn(&ChannelMode) -> bool| !modes.is_empty() && modes.iter().all(f);
+    Speaks {
+        loc: c
+            .ports
+            .first()
+            .and_then(|p| p.channel_group.as_ref())
+            .map_or(
+                Loc {
+                    file: c.file.clone(),
+                    line: None,
+                },
+                |g| c.at(g.line),
+            ),
+        name: format!("{} channel {}", c.switch, c.number),
+        number: c.number,
+        text: modes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("/"),
+        on: all(|m| *m == ChannelMode::On),
+        lacp: all(|m| matches!(m, ChannelMode::Active | ChannelMode::Passive)),
+        lacp_passive: all(|m| *m == ChannelMode::Passive),
+        pagp: all(|m| matches!(m, ChannelMode::Desirable { .. } | ChannelMode::Auto { .. })),
+        pagp_auto: all(|m| matches!(m, ChannelMode::Auto { .. })),
+        modes,
+    }
+}
+
 /// Checks of a host facing channel `c`.
 pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
     let mut out = Vec::new();
-    let modes = c.modes();
-    let cloc = c
-        .ports
-        .first()
-        .and_then(|p| p.channel_group.as_ref())
-        .map_or(
-            Loc {
-                file: c.file.clone(),
-                line: None,
-            },
-            |g| c.at(g.line),
-        );
-    let sw = format!("{} channel {}", c.switch, c.number);
-    let all = |f: fn(&ChannelMode) -> bool| !modes.is_empty() && modes.iter().all(f);
-    let lacp = all(|m| matches!(m, ChannelMode::Active | ChannelMode::Passive));
-    let lacp_passive = all(|m| *m == ChannelMode::Passive);
-    let on = all(|m| *m == ChannelMode::On);
-    let pagp = all(|m| matches!(m, ChannelMode::Desirable { .. } | ChannelMode::Auto { .. }));
-    let mode_text = modes
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("/");
+    let Speaks {
+        modes,
+        loc: cloc,
+        name: sw,
+        text: mode_text,
+        on,
+        lacp,
+        lacp_passive,
+        pagp,
+        ..
+    } = speaks(c);
     match h.mode {
         HostMode::Lacp { active, .. } => {
             if !active && lacp_passive {
@@ -396,6 +507,22 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
             "cable and configure the same number of links on both ends",
         ));
     }
+    if let (Some((dp, line)), false) = (&c.datapath, c.userspace_tso) {
+        let veths: Vec<&str> = h
+            .members
+            .iter()
+            .filter(|m| m.veth)
+            .map(|m| m.name.as_str())
+            .collect();
+        if dp == "netdev" && !veths.is_empty() {
+            // When lagkit's bond configuration has `offloads = false`,
+            // name it here too.
+            out.push(finding(Severity::Warning, "offloads-to-userspace-peer", h.loc.clone(),
+                format!("bond {}'s members {} are veths facing {sw}, a userspace datapath (datapath_type: netdev at {}): it reads them without vnet headers, so the partial checksums and 64 KB GSO frames the host's stack hands a veth are dropped or forwarded broken and TCP through it stalls",
+                    h.bond, veths.join(", "), c.at(*line)),
+                &format!("turn off checksum and segmentation offloads on each member (ethtool -K {} tx off tso off gso off), or set other_config:userspace-tso-enable=true on the Open vSwitch", veths[0])));
+        }
+    }
     if h.min_links > c.ports.len() as u32 && !c.ports.is_empty() {
         out.push(finding(
             Severity::Error,
@@ -413,24 +540,125 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
     out
 }
 
-/// Every check over the ends read: each end alone, and each host against
-/// the channel `channel` (or the switch's only channel).
+/// Two switches' channels facing each other (switch to switch).
+pub fn switch_pair(a: &Channel, b: &Channel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let (x, y) = (speaks(a), speaks(b));
+    for (on, other) in [(&x, &y), (&y, &x)] {
+        if on.on && (other.lacp || other.pagp) {
+            out.push(finding(Severity::Error, "on-facing-protocol", on.loc.clone(),
+                format!("{} is mode on but {} runs {} ({}): the protocol end never bundles its ports while the on end sends over all of them, so frames loop or are black-holed (Cisco's EtherChannel misconfiguration guard err-disables the on end's ports)",
+                    on.name, other.name, if other.lacp { "LACP" } else { "PAgP" }, other.text),
+                &format!("run the other end's protocol on {}: channel-group {} mode {} on its ports", on.name, on.number, if other.lacp { "active" } else { "desirable" })));
+        }
+    }
+    for (both, code, what, why, fix) in [
+        (
+            x.pagp_auto && y.pagp_auto,
+            "pagp-auto-both",
+            "PAgP auto",
+            "auto only answers PAgP, so neither end starts",
+            "make one end desirable (channel-group N mode desirable)",
+        ),
+        (
+            x.lacp_passive && y.lacp_passive,
+            "lacp-passive-both",
+            "LACP passive",
+            "a passive port only answers",
+            "make one end active (channel-group N mode active)",
+        ),
+    ] {
+        if both {
+            out.push(finding(
+                Severity::Error,
+                code,
+                x.loc.clone(),
+                format!(
+                    "{} and {} are both {what}: {why}, so the channel never forms",
+                    x.name, y.name
+                ),
+                fix,
+            ));
+        }
+    }
+    if (x.lacp && y.pagp) || (x.pagp && y.lacp) {
+        out.push(finding(
+            Severity::Error,
+            "lacp-facing-pagp",
+            x.loc.clone(),
+            format!(
+                "{} runs {} and {} runs {}: LACP and PAgP never form a channel together",
+                x.name, x.text, y.name, y.text
+            ),
+            "use channel-group N mode active (LACP) on both switches",
+        ));
+    }
+    out
+}
+
+/// Channels of two switches that face each other: the ones numbered
+/// `channel`, else each side's only one, else those of the same number.
+fn facing_channels<'a>(
+    a: &'a [Channel],
+    b: &'a [Channel],
+    channel: Option<u32>,
+) -> Vec<(&'a Channel, &'a Channel)> {
+    match (channel, a, b) {
+        (None, [x], [y]) => vec![(x, y)],
+        _ => a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| (x, y)))
+            .filter(|(x, y)| x.number == y.number && channel.is_none_or(|n| n == x.number))
+            .collect(),
+    }
+}
+
+/// Every check over the ends read: each end alone, each host against the
+/// channel `channel` (or the switch's only channel), each host's bond MAC
+/// with the `.link` files given, and the channels of two switches given
+/// facing each other.
 pub fn check(ends: &[End], channel: Option<u32>) -> Vec<Finding> {
     let hosts: Vec<&Host> = ends
         .iter()
         .flat_map(|e| match e {
             End::Hosts(h) => h.iter().collect(),
-            End::Switch(_) => Vec::new(),
+            _ => Vec::new(),
         })
         .collect();
-    let channels: Vec<&Channel> = ends
+    let switches: Vec<&[Channel]> = ends
+        .iter()
+        .filter_map(|e| match e {
+            End::Switch(c) => Some(c.as_slice()),
+            _ => None,
+        })
+        .collect();
+    let channels: Vec<&Channel> = switches.iter().flat_map(|s| s.iter()).collect();
+    // udev takes the first matching .link in the order of the file names.
+    let mut links: Vec<LinkFile> = ends
         .iter()
         .flat_map(|e| match e {
-            End::Switch(c) => c.iter().collect(),
-            End::Hosts(_) => Vec::new(),
+            End::Links(l) => l.clone(),
+            _ => Vec::new(),
         })
         .collect();
+    links.sort_by_key(|l| {
+        l.loc.as_ref().and_then(|l| {
+            std::path::Path::new(&l.file)
+                .file_name()
+                .map(|n| n.to_owned())
+        })
+    });
     let mut out: Vec<Finding> = hosts.iter().flat_map(|h| host_alone(h)).collect();
+    for h in &hosts {
+        out.extend(mac_may_change(h, bond_mac(h, &links).as_ref()));
+    }
+    for (i, a) in switches.iter().enumerate() {
+        for b in &switches[i + 1..] {
+            for (x, y) in facing_channels(a, b, channel) {
+                out.extend(switch_pair(x, y));
+            }
+        }
+    }
     out.extend(channels.iter().flat_map(|c| channel_alone(c)));
     let facing: Vec<&Channel> = match channel {
         Some(n) => channels.iter().copied().filter(|c| c.number == n).collect(),
@@ -637,6 +865,301 @@ mod tests {
         assert_eq!(h[0].members.len(), 2);
         let f = host_alone(&h[0]);
         assert!(codes(&f).contains(&"member-speed-mismatch"), "{f:#?}");
+    }
+
+    fn ends(files: &[(&str, &str)]) -> Vec<End> {
+        files.iter().map(|(f, t)| read(f, t).unwrap()).collect()
+    }
+
+    fn with_code<'a>(f: &'a [Finding], code: &str) -> Vec<&'a Finding> {
+        f.iter().filter(|x| x.code == code).collect()
+    }
+
+    const NETDEV: &str =
+        "[NetDev]\nName=bond0\nKind=bond\n\n[Bond]\nMode=802.3ad\nTransmitHashPolicy=layer3+4\n";
+
+    #[test]
+    fn netplan_member_mtu_differs_from_the_bond() {
+        let np = "network:\n  ethernets:\n    eth0:\n      mtu: 1500\n    eth1:\n      mtu: 9000\n  bonds:\n    bond0:\n      interfaces: [eth0, eth1]\n      mtu: 9000\n      macaddress: 02:00:00:00:00:10\n      parameters: {mode: 802.3ad, transmit-hash-policy: layer3+4}\n";
+        let f = check(&ends(&[("01-bond.yaml", np)]), None);
+        let m = with_code(&f, "member-mtu-mismatch");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "01-bond.yaml:4");
+        assert!(
+            m[0].reason.contains("member eth0 is given MTU 1500"),
+            "{}",
+            m[0]
+        );
+        // The bond's own MTU still meets the switch's.
+        let sw = "interface range gi1/1 - 2\nchannel-group 1 mode active\n";
+        let f = check(&ends(&[("01-bond.yaml", np), ("sw.cfg", sw)]), None);
+        assert!(codes(&f).contains(&"mtu-host-above-switch"), "{f:#?}");
+        // ifupdown and networkd members' MTUs feed the same check.
+        let ifup = "iface bond0 inet manual\n  bond-slaves eth0 eth1\n  bond-mode 802.3ad\n  mtu 9000\niface eth0 inet manual\n  bond-master bond0\n  mtu 1500\n";
+        let f = check(&ends(&[("interfaces", ifup)]), None);
+        assert_eq!(
+            with_code(&f, "member-mtu-mismatch")[0].loc.to_string(),
+            "interfaces:7"
+        );
+        let nd = format!(
+            "{}[Match]\nName=eth0\nType=ether\n[Link]\nMTUBytes=1500\n[Network]\nBond=bond0\n",
+            NETDEV.replace("Kind=bond\n", "Kind=bond\nMTUBytes=9000\n")
+        );
+        let f = check(&ends(&[("bond0.netdev", &nd)]), None);
+        assert_eq!(with_code(&f, "member-mtu-mismatch").len(), 1, "{f:#?}");
+    }
+
+    #[test]
+    fn bond_mac_may_change() {
+        let code = "bond-mac-may-change";
+        // A networkd 802.3ad bond without MACAddress=: systemd's persistent
+        // policy, a note naming machine-id.
+        let f = check(&ends(&[("bond0.netdev", NETDEV)]), None);
+        let m = with_code(&f, code);
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].severity, Severity::Info);
+        assert!(m[0].reason.contains("machine-id"), "{}", m[0]);
+        assert!(m[0].fix.contains("MACAddress="), "{}", m[0]);
+        // Pinned: nothing.
+        let pinned = NETDEV.replace("Kind=bond\n", "Kind=bond\nMACAddress=02:00:00:00:00:01\n");
+        assert!(with_code(&check(&ends(&[("bond0.netdev", &pinned)]), None), code).is_empty());
+        // Not 802.3ad: nothing.
+        let ab = NETDEV.replace("802.3ad", "active-backup");
+        assert!(with_code(&check(&ends(&[("bond0.netdev", &ab)]), None), code).is_empty());
+        // A .link with MACAddressPolicy=random, given apart or concatenated.
+        let link = "[Match]\nOriginalName=bond*\n\n[Link]\nMACAddressPolicy=random\n";
+        let f = check(
+            &ends(&[("bond0.netdev", NETDEV), ("10-bond.link", link)]),
+            None,
+        );
+        let m = with_code(&f, code);
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Warning, "10-bond.link:5".to_string())
+        );
+        assert!(m[0].fix.contains("MACAddressPolicy=none"), "{}", m[0]);
+        let cat = format!("{NETDEV}{link}");
+        let m = check(&ends(&[("bond0.cat", &cat)]), None);
+        assert_eq!(with_code(&m, code)[0].severity, Severity::Warning, "{m:#?}");
+        // A .link that pins, or one for other devices, or with a key lagkit
+        // does not evaluate, takes nothing from the note.
+        for (l, sev) in [
+            ("[Match]\nType=bond\n[Link]\nMACAddressPolicy=none\n", None),
+            (
+                "[Match]\nOriginalName=eth*\n[Link]\nMACAddressPolicy=random\n",
+                Some(Severity::Info),
+            ),
+            (
+                "[Match]\nOriginalName=bond0\nPath=pci-*\n[Link]\nMACAddressPolicy=random\n",
+                None,
+            ),
+            (
+                "[Match]\nKind=bond\n[Link]\nMACAddress=02:00:00:00:00:02\n",
+                None,
+            ),
+        ] {
+            let f = check(&ends(&[("bond0.netdev", NETDEV), ("10-x.link", l)]), None);
+            assert_eq!(
+                with_code(&f, code).first().map(|x| x.severity),
+                sev,
+                "{l}: {f:#?}"
+            );
+        }
+        // One that may match by a key lagkit does not evaluate comes first
+        // (05- before 10-): which applies is not known, so nothing is said.
+        let maybe = "[Match]\nOriginalName=bond0\nPath=pci-*\n[Link]\nMACAddressPolicy=none\n";
+        let f = check(
+            &ends(&[
+                ("bond0.netdev", NETDEV),
+                ("10-bond.link", link),
+                ("05-x.link", maybe),
+            ]),
+            None,
+        );
+        assert!(with_code(&f, code).is_empty(), "{f:#?}");
+        // A lagkit bond's own MAC is not known from its configuration alone.
+        assert!(with_code(&check(&ends(&[("bond.toml", HOST)]), None), code).is_empty());
+        // fail_over_mac under 802.3ad, unpinned: ifupdown, NetworkManager.
+        let ifup = "iface bond0 inet manual\n  bond-slaves eth0 eth1\n  bond-mode 802.3ad\n  bond-fail-over-mac active\n";
+        let f = check(&ends(&[("interfaces", ifup)]), None);
+        let m = with_code(&f, code);
+        assert_eq!((m.len(), m[0].severity), (1, Severity::Warning), "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "interfaces:4");
+        assert!(
+            m[0].reason.contains("ignores outside active-backup"),
+            "{}",
+            m[0]
+        );
+        let pinned = format!("{ifup}  hwaddress ether 02:00:00:00:00:03\n");
+        assert!(with_code(&check(&ends(&[("interfaces", &pinned)]), None), code).is_empty());
+        let none = ifup.replace("active", "none");
+        assert!(with_code(&check(&ends(&[("interfaces", &none)]), None), code).is_empty());
+        let nm = "[connection]\nid=bond0\ntype=bond\ninterface-name=bond0\n\n[bond]\nmode=802.3ad\nfail_over_mac=1\n";
+        let f = check(&ends(&[("bond0.nmconnection", nm)]), None);
+        assert_eq!(
+            with_code(&f, code)[0].loc.to_string(),
+            "bond0.nmconnection:8"
+        );
+        let nm = format!("{nm}[ethernet]\ncloned-mac-address=02:00:00:00:00:04\n");
+        assert!(with_code(&check(&ends(&[("bond0.nmconnection", &nm)]), None), code).is_empty());
+    }
+
+    #[test]
+    fn proc_bond_mac_from_a_member() {
+        let text = "Bonding Mode: IEEE 802.3ad Dynamic link aggregation\nTransmit Hash Policy: layer3+4 (1)\n\n802.3ad info\nLACP active: on\nLACP rate: fast\nSystem priority: 65535\nSystem MAC address: 52:54:00:aa:bb:01\n\nSlave Interface: eth0\nPermanent HW addr: 52:54:00:AA:BB:01\n\nSlave Interface: eth1\nPermanent HW addr: 52:54:00:aa:bb:02\n";
+        let f = check(&ends(&[("/proc/net/bonding/bond0", text)]), None);
+        let m = with_code(&f, "bond-mac-may-change");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].severity, Severity::Info);
+        assert_eq!(m[0].loc.to_string(), "/proc/net/bonding/bond0:8");
+        assert!(
+            m[0].reason.contains("member eth0's permanent address"),
+            "{}",
+            m[0]
+        );
+        let own = text.replace(
+            "System MAC address: 52:54:00:aa:bb:01",
+            "System MAC address: 02:11:22:33:44:55",
+        );
+        assert!(with_code(
+            &check(&ends(&[("bond0", &own)]), None),
+            "bond-mac-may-change"
+        )
+        .is_empty());
+    }
+
+    const OVS_NETDEV: &str = "ab12\n    Bridge br0\n        datapath_type: netdev\n        Port bond0\n            Interface p1\n            Interface p2\n        Port br0\n            Interface br0\n                type: internal\n    ovs_version: \"3.1.0\"\n---- bond0 ----\nbond_mode: balance-tcp\nlacp_status: negotiated\nmember p1: enabled\nmember p2: enabled\n---- bond0 ----\n  status: active negotiated\n  lacp_time: fast\n";
+
+    #[test]
+    fn offloads_towards_a_userspace_datapath() {
+        let code = "offloads-to-userspace-peer";
+        let End::Switch(c) = read("ovs.txt", OVS_NETDEV).unwrap() else {
+            panic!("a switch")
+        };
+        assert_eq!(c[0].datapath, Some(("netdev".to_string(), 3)));
+        let veth = HOST.replace("[\"eth0\", \"eth1\"]", "[\"veth0\", \"veth1\"]");
+        let f = check(
+            &ends(&[("bond.toml", &veth), ("ovs.txt", OVS_NETDEV)]),
+            None,
+        );
+        let m = with_code(&f, code);
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].severity, Severity::Warning);
+        assert!(m[0].reason.contains("ovs.txt:3"), "{}", m[0]);
+        assert!(
+            m[0].fix.contains("ethtool -K veth0 tx off tso off gso off"),
+            "{}",
+            m[0]
+        );
+        // Names that do not say veth: only with the hint.
+        assert!(with_code(
+            &check(&ends(&[("bond.toml", HOST), ("ovs.txt", OVS_NETDEV)]), None),
+            code
+        )
+        .is_empty());
+        let hinted = format!("# lagkit-check: veth eth1\n{HOST}");
+        let f = check(
+            &ends(&[("bond.toml", &hinted), ("ovs.txt", OVS_NETDEV)]),
+            None,
+        );
+        assert!(
+            with_code(&f, code)[0]
+                .reason
+                .contains("members eth1 are veths"),
+            "{f:#?}"
+        );
+        // The kernel datapath, or userspace TSO on: nothing.
+        let system = OVS_NETDEV.replace("        datapath_type: netdev\n", "");
+        assert!(with_code(
+            &check(&ends(&[("bond.toml", &veth), ("ovs.txt", &system)]), None),
+            code
+        )
+        .is_empty());
+        let tso = format!("{OVS_NETDEV}other_config        : {{userspace-tso-enable=\"true\"}}\n");
+        assert!(with_code(
+            &check(&ends(&[("bond.toml", &veth), ("ovs.txt", &tso)]), None),
+            code
+        )
+        .is_empty());
+        // `ovs-vsctl show` alone tells no bond modes.
+        let alone = OVS_NETDEV.split("---- ").next().unwrap();
+        let e = read("vsctl.txt", alone).unwrap_err().to_string();
+        assert!(e.contains("bond/show"), "{e}");
+    }
+
+    #[test]
+    fn switch_to_switch_protocols() {
+        let sw = |mode: &str, n: u32| {
+            format!("interface range gi1/1 - 2\nchannel-group {n} mode {mode}\n")
+        };
+        let run2 = |a: &str, b: &str, channel| {
+            let f = check(&ends(&[("a.cfg", a), ("b.cfg", b)]), channel);
+            f.iter()
+                .map(|f| (f.code, f.loc.to_string()))
+                .collect::<Vec<_>>()
+        };
+        for proto in ["active", "passive", "desirable", "auto"] {
+            let f = run2(&sw("on", 1), &sw(proto, 1), None);
+            assert!(
+                f.contains(&("on-facing-protocol", "a.cfg:2".to_string())),
+                "{proto}: {f:?}"
+            );
+            let f = run2(&sw(proto, 7), &sw("on", 3), None);
+            assert!(
+                f.contains(&("on-facing-protocol", "b.cfg:2".to_string())),
+                "{proto}: {f:?}"
+            );
+        }
+        let f = run2(&sw("auto", 1), &sw("auto non-silent", 1), None);
+        assert!(f.iter().any(|x| x.0 == "pagp-auto-both"), "{f:?}");
+        let f = run2(&sw("passive", 1), &sw("passive", 1), None);
+        assert!(f.iter().any(|x| x.0 == "lacp-passive-both"), "{f:?}");
+        let f = run2(&sw("active", 1), &sw("desirable", 1), None);
+        assert!(f.iter().any(|x| x.0 == "lacp-facing-pagp"), "{f:?}");
+        for (a, b) in [
+            ("active", "passive"),
+            ("on", "on"),
+            ("desirable", "auto"),
+            ("active", "active"),
+        ] {
+            assert!(run2(&sw(a, 1), &sw(b, 1), None).is_empty(), "{a} {b}");
+        }
+        // Several channels: matched by number (or --channel).
+        let two = |m1: &str, m2: &str| {
+            format!("interface gi1/1\nchannel-group 1 mode {m1}\ninterface gi1/2\nchannel-group 2 mode {m2}\n")
+        };
+        let f = run2(&two("on", "active"), &two("active", "active"), None);
+        assert_eq!(
+            f.iter().filter(|x| x.0 == "on-facing-protocol").count(),
+            1,
+            "{f:?}"
+        );
+        assert!(
+            run2(&two("on", "active"), &two("active", "active"), Some(2))
+                .iter()
+                .all(|x| x.0 != "on-facing-protocol")
+        );
+        assert!(run2(&two("on", "active"), &sw("active", 9), None).is_empty());
+    }
+
+    #[test]
+    fn link_file_matching() {
+        let l = crate::facts::link_files("x.link", "[Match]\nOriginalName=eth0 bond?\n[Link]\nMACAddressPolicy=random\n# MACAddress=02:00:00:00:00:01\n");
+        assert!(l[0].matches("bond0") && l[0].matches("eth0"));
+        assert!(!l[0].matches("bond10") && !l[0].matches("team0"));
+        assert_eq!(l[0].mac, None, "a comment sets nothing");
+        let star = crate::facts::link_files("y.link", "[Match]\nOriginalName=*\n");
+        assert!(star[0].matches("bond0"));
+        assert!(star[0]
+            .source()
+            .is_some_and(|s| s.0 == MacSource::FirstMember));
+        let e = read(
+            "z.link",
+            "[Match]\nOriginalName=*\n[Link]\nNamePolicy=kernel\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("without MACAddressPolicy="), "{e}");
     }
 
     #[test]

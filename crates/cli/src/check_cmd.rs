@@ -8,8 +8,12 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Configurations of one or both ends: a lagkit bond configuration
-    /// (TOML), Linux's /proc/net/bonding/bondX, a Cisco IOS configuration
-    /// (running-config or the commands as typed).
+    /// (TOML), Linux's /proc/net/bonding/bondX, ifupdown, systemd-networkd
+    /// (.netdev/.network, and .link files), netplan YAML, NetworkManager
+    /// keyfiles, teamd JSON, AIX lsattr; a Cisco IOS configuration
+    /// (running-config or the commands as typed) or Open vSwitch's
+    /// bond/show and lacp/show (with ovs-vsctl show). Two switch
+    /// configurations are checked against each other.
     #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
     /// Also ask the lagkit bonds running in this network namespace what

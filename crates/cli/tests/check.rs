@@ -210,3 +210,85 @@ fn live_bonds_say_what_their_partners_say() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no lagkit bond runs"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A netplan bond: a member's own MTU below the bond's is named at its
+/// line; a `.link` giving bonds random MACs is named too; a netplan file
+/// without bonds is an input error naming file and line.
+#[test]
+fn netplan_bond_and_a_link_file() {
+    let (code, out, err) = check(&[&example("netplan-bond.yaml")]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("netplan-bond.yaml:8: warning [member-mtu-mismatch]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("info [bond-mac-may-change]") && out.contains("machine-id"),
+        "{out}"
+    );
+    let (code, out, _) = check(&[
+        &example("netplan-bond.yaml"),
+        &example("10-bond-random.link"),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("10-bond-random.link:7: warning [bond-mac-may-change]"),
+        "{out}"
+    );
+    assert!(out.contains("MACAddressPolicy=none"), "{out}");
+    let dir = std::env::temp_dir().join(format!("lkt-check-netplan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("50-cloud-init.yaml");
+    std::fs::write(
+        &f,
+        "network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n",
+    )
+    .unwrap();
+    let (code, _, err) = check(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("50-cloud-init.yaml:1:") && err.contains("without bonds"),
+        "{err}"
+    );
+    std::fs::write(
+        &f,
+        "network:\n  bonds:\n    bond0:\n      interfaces: [eth0\n",
+    )
+    .unwrap();
+    let (code, _, err) = check(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("50-cloud-init.yaml:4:"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A bond over veths facing Open vSwitch's userspace datapath, as
+/// `ovs-vsctl show` with `bond/show` and `lacp/show` tell it.
+#[test]
+fn veth_members_facing_a_userspace_datapath() {
+    let (code, out, err) = check(&[
+        &example("lab-veth-bond.toml"),
+        &example("ovs-userspace.txt"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("lab-veth-bond.toml:2: warning [offloads-to-userspace-peer]")
+            && out.contains("ovs-userspace.txt:4"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ethtool -K veth-a1 tx off tso off gso off"),
+        "{out}"
+    );
+}
+
+/// Two switches: `on` facing LACP is an error on the `on` end.
+#[test]
+fn switch_to_switch_on_facing_lacp() {
+    let (code, out, err) = check(&[&example("switch-a-on.cfg"), &example("switch-b-lacp.cfg")]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("switch-a-on.cfg:4: error [on-facing-protocol]")
+            && out.contains("channel-group 10 mode active"),
+        "{out}"
+    );
+}
