@@ -13,15 +13,18 @@ pub struct Args {
     /// capture (read as a stream).
     #[arg(required_unless_present = "lab")]
     traffic: Option<PathBuf>,
-    /// Plan a built-in lab scenario instead (`lagkit lab list`): each
-    /// configuration's workload becomes flows and its bonds the ends.
+    /// Plan a lab instead: a built-in scenario (`lagkit lab list`) or a
+    /// topology file; each configuration's workload becomes flows and its
+    /// bonds and switch channels the ends.
     #[arg(long, conflicts_with_all = ["traffic", "config", "host_hash", "switch_hash", "links", "rate", "host"])]
     lab: Option<String>,
     /// With --lab: its short sweep's configurations.
     #[arg(long, requires = "lab")]
     short: bool,
     /// With --lab: a `lagkit lab run` report (report.json) of the same
-    /// scenario; prints predicted beside measured shares.
+    /// scenario or file; its runs' recorded connections give the flows
+    /// their ports, and predicted shares and goodput are printed beside
+    /// the measured ones.
     #[arg(long, requires = "lab")]
     measured: Option<PathBuf>,
     /// The host bond's spreading, for flows it sends (`dir = out`): a

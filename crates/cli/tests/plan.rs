@@ -103,3 +103,82 @@ fn lab_scenario_beside_its_measurement() {
     assert_eq!(code, 2);
     assert!(err.contains("no built-in scenario"), "{err}");
 }
+
+/// A topology file of the user's own, planned from the connections its run
+/// recorded: layer3+4 over two links back to back, four streams whose
+/// client ports the kernel chose.
+#[test]
+fn topology_file_beside_its_run() {
+    let dir = std::env::temp_dir().join(format!("lkplan-topo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let topo = dir.join("pair.toml");
+    std::fs::write(
+        &topo,
+        r#"name = "pair"
+[[host]]
+name = "a"
+address = "10.0.7.1/24"
+bond = { mode = "802.3ad", xmit_hash_policy = "layer3+4" }
+[[host]]
+name = "b"
+address = "10.0.7.2/24"
+bond = { mode = "802.3ad", xmit_hash_policy = "layer3+4" }
+[[link]]
+between = ["a", "b"]
+count = 2
+rate = "100mbit"
+[workload]
+kind = "lagkit-load"
+load = "stream"
+clients = ["a"]
+server = "b"
+seconds = 10
+conns = 4
+"#,
+    )
+    .unwrap();
+    let t = topo.to_str().unwrap();
+    let (code, out, err) = plan(&["--lab", t]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("chosen by the kernel"), "{out}");
+    // Layer3+4 between one address pair: (sport ^ dport) parity picks the
+    // link, so even and odd client ports to port 12865 (odd) split 2/2.
+    let conns: Vec<serde_json::Value> = [40000u16, 40001, 40002, 40003]
+        .iter()
+        .map(|p| {
+            serde_json::json!({"purpose": "stream", "local": format!("10.0.7.1:{p}"),
+                "remote": "10.0.7.2:12865", "sent": 58_000_000u64, "received": 0})
+        })
+        .collect();
+    // 2 × 100 Mbit/s for 10 s carries 2 × 1448/1514 × 125 MB of payload,
+    // about 58 MB per stream; each member's frames: two streams' worth.
+    let half = 2.0 * 58e6 * 1514.0 / 1448.0;
+    let report = serde_json::json!({"runs": [{
+        "key": "", "flags": [],
+        "workload": {"seconds": 10.0, "connections": conns},
+        "measurement": {"seconds": 10.0, "retransmits": 0,
+            "bonds": [
+                {"host": "a", "members": [{"name": "e1", "tx_bytes": half, "rx_bytes": 1e6},
+                                          {"name": "e2", "tx_bytes": half, "rx_bytes": 1e6}]},
+                {"host": "b", "members": [{"name": "e1", "tx_bytes": 1e6, "rx_bytes": half},
+                                          {"name": "e2", "tx_bytes": 1e6, "rx_bytes": half}]}]}
+    }]});
+    let rep = dir.join("report.json");
+    std::fs::write(&rep, report.to_string()).unwrap();
+    let (code, out, err) = plan(&["--lab", t, "--measured", rep.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ports as the run recorded them"), "{out}");
+    let table = &out[out.find("predicted vs measured").expect(&out)..];
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains(" sends ") || l.contains(" receives "))
+        .collect();
+    assert_eq!(rows.len(), 2, "a sends, b receives: {table}");
+    for r in rows {
+        assert!(r.contains("0.500/0.500") && r.contains("agrees"), "{r}");
+    }
+    let (code, _, err) = plan(&["--lab", dir.join("nope.toml").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no such topology file"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

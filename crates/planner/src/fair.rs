@@ -30,6 +30,9 @@ pub fn total(capacity: f64, demands: &[Option<f64>]) -> f64 {
     max_min(capacity, demands).iter().sum()
 }
 
+/// A flow of [`network`]: its demand and its path (link, fraction).
+pub type PathFlow = (Option<f64>, Vec<(usize, f64)>);
+
 /// Max-min fair rates of flows that cross several links (progressive
 /// filling): every flow's rate grows at the same pace until a link it uses
 /// is full or it reaches its demand, then it stops and the others go on.
@@ -37,7 +40,7 @@ pub fn total(capacity: f64, demands: &[Option<f64>]) -> f64 {
 /// and its path, the links it crosses with the fraction of its rate each
 /// carries (1 for a hashed flow, 1/n on each of n links under
 /// round-robin). A flow that crosses no link gets its demand (0 if bulk).
-pub fn network(caps: &[f64], flows: &[(Option<f64>, Vec<(usize, f64)>)]) -> Vec<f64> {
+pub fn network(caps: &[f64], flows: &[PathFlow]) -> Vec<f64> {
     const EPS: f64 = 1e-9;
     let mut rate = vec![0.0; flows.len()];
     let mut done: Vec<bool> = flows

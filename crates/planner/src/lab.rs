@@ -173,7 +173,7 @@ impl Lab<'_> {
 
     /// Who spreads the frames a switch sends towards `host`, how, and
     /// which header fields it reads.
-    fn into_from_switch(&self, sw: &str, host: &str) -> (Spread, String, KeyFields) {
+    fn spread_from_switch(&self, sw: &str, host: &str) -> (Spread, String, KeyFields) {
         let bond = self.t.host(host).and_then(|h| h.bond.as_ref());
         match bond.map(|b| b.config.mode) {
             // balance-tlb receives on one member; balance-alb gives each
@@ -435,7 +435,7 @@ fn route(lab: &Lab, flows: &[LabFlow]) -> Routed {
         let wires = lab.wires_in(&f.to, Some(&next));
         if bonded(&f.to).is_some() || wires.len() > 1 {
             let e = stages.entry((false, f.to.clone())).or_insert_with(|| {
-                let (spread, by, fields) = lab.into_from_switch(&next, &f.to);
+                let (spread, by, fields) = lab.spread_from_switch(&next, &f.to);
                 into_by.insert(f.to.clone(), by);
                 let rate = wires.first().map_or(UNSHAPED_BPS, |w| lab.rate(w.cable));
                 (
@@ -526,7 +526,10 @@ pub fn plan_topology(
         why,
     };
     let Some(WorkloadSpec::LagkitLoad(w)) = &t.workload else {
-        return Err(skip("no lagkit-load workload".into()));
+        return Err(skip(
+            "its workload is not lagkit load (iperf3 runs record no 5-tuples); use kind = \"lagkit-load\" to plan it"
+                .into(),
+        ));
     };
     let (flows, from_run) = workload_flows(t, w, conns).map_err(skip)?;
     let lab = Lab { t };
@@ -570,18 +573,39 @@ fn connections_of(run: &serde_json::Value) -> Option<Vec<Connection>> {
     serde_json::from_value(run["workload"]["connections"].clone()).ok()
 }
 
-/// Plans every configuration of built-in scenario `name`, with the
-/// connections of `report`'s runs where it has them.
+/// The configurations of built-in scenario `name`, or the one of a
+/// topology file `name` (key `""`, as `lagkit lab run FILE` records it).
+fn configs(name: &str, short: bool) -> Result<Vec<lagkit_lab::scenario::Config>, String> {
+    if let Some(s) = lagkit_lab::scenario::builtin(name, short) {
+        return Ok(s.configs);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        return Err(format!(
+            "no built-in scenario {name:?} (see `lagkit lab list`) and no such topology file"
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    let topo = Topology::load(path).map_err(|e| e.to_string())?;
+    Ok(vec![lagkit_lab::scenario::Config {
+        key: String::new(),
+        label: topo.name.clone(),
+        topo,
+        text,
+    }])
+}
+
+/// Plans every configuration of built-in scenario `name` (or the topology
+/// file `name`), with the connections of `report`'s runs where it has
+/// them.
 pub fn plan_scenario(
     name: &str,
     short: bool,
     report: Option<&serde_json::Value>,
 ) -> Result<(Vec<LabPlan>, Vec<Skipped>), String> {
-    let s = lagkit_lab::scenario::builtin(name, short)
-        .ok_or_else(|| format!("no built-in scenario {name:?} (see `lagkit lab list`)"))?;
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
-    for c in &s.configs {
+    for c in &configs(name, short)? {
         let conns = report
             .and_then(|r| run_of(r, &c.key))
             .and_then(connections_of);
@@ -666,10 +690,8 @@ pub fn compare(
     short: bool,
     report: &serde_json::Value,
 ) -> Result<Vec<Accuracy>, String> {
-    let s = lagkit_lab::scenario::builtin(name, short)
-        .ok_or_else(|| format!("no built-in scenario {name:?} (see `lagkit lab list`)"))?;
     let mut out = Vec::new();
-    for c in &s.configs {
+    for c in &configs(name, short)? {
         let Some(run) = run_of(report, &c.key) else {
             continue;
         };
@@ -684,7 +706,7 @@ pub fn compare(
         let lab = Lab { t };
         let routed = route(&lab, &flows);
         let caps: Vec<f64> = (0..t.links.len() * 2).map(|i| lab.rate(i / 2)).collect();
-        let model: Vec<(Option<f64>, Vec<(usize, f64)>)> = flows
+        let model: Vec<fair::PathFlow> = flows
             .iter()
             .zip(&routed.paths)
             .map(|(f, p)| (f.demand, p.iter().map(|&(w, x)| (w.index(), x)).collect()))
