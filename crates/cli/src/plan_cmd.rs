@@ -181,16 +181,10 @@ fn print_accuracy(acc: &[lagkit_planner::lab::Accuracy]) {
             .join("/")
     };
     for x in acc {
+        let why = x.why_not().map_or(String::new(), |w| format!(": {w}"));
         let verdict = match (&x.rate_not_compared, x.agrees()) {
-            (_, false) if x.max_diff_pp > 5.0 => format!(
-                "shares differ{}",
-                x.lossy.as_ref().map_or(String::new(), |w| format!(": {w}"))
-            ),
-            (None, false) => format!(
-                "rate off by {:+.0}%{}",
-                x.rate_error * 100.0,
-                x.lossy.as_ref().map_or(String::new(), |w| format!(": {w}"))
-            ),
+            (_, false) if x.max_diff_pp > 5.0 => format!("shares differ{why}"),
+            (None, false) => format!("rate off by {:+.0}%{why}", x.rate_error * 100.0),
             (Some(why), true) => format!("agrees (rate not compared: {why})"),
             _ => "agrees".to_string(),
         };

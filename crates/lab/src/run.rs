@@ -96,6 +96,7 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
         say(&format!("converged in {:.1} s", took.as_secs_f64()));
         rec.lacp_start = Some(snap);
         w.prepare(lab)?;
+        steer_alb_peers(lab, &spec)?;
         std::thread::sleep(opts.settle);
         say(&w.describe());
         let before = measure::snapshot(lab)?;
@@ -162,4 +163,52 @@ pub fn run(
         None => Vec::new(),
     };
     Ok((report, files))
+}
+
+/// How long a balance-alb bond goes on telling a new peer its member: it
+/// sends its ARP reply 3 times, 1.1 s apart (`lagkit_bond`'s alb module),
+/// because a peer's neighbour table ignores a new reply within its lock
+/// time; plus a margin.
+const ALB_STEERING: Duration = Duration::from_millis(3 * 1100 + 400);
+
+/// balance-alb steers each peer to a member by ARP replies. A peer that
+/// first speaks to the bond during the measured seconds sends to the
+/// bond's own MAC (its first member) until a reply gets through, a second
+/// or three, which skews a short run's receive shares. So each workload
+/// host resolves every alb host before the counters start (one ping), and
+/// the run starts when the bond has sent its last notification.
+fn steer_alb_peers(lab: &Lab, spec: &crate::workload::WorkloadSpec) -> Result<(), String> {
+    let (clients, server) = spec.ends();
+    let ends: Vec<&str> = clients
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(server))
+        .collect();
+    let alb = |h: &str| {
+        lab.topo
+            .host(h)
+            .and_then(|x| x.bond.as_ref())
+            .is_some_and(|b| b.config.mode == lagkit_bondcfg::Mode::BalanceAlb)
+    };
+    let mut pinged = false;
+    for &target in ends.iter().filter(|h| alb(h)) {
+        let Some(ip) = lab
+            .topo
+            .host(target)
+            .and_then(|h| h.address.as_deref())
+            .and_then(|a| a.split('/').next())
+        else {
+            continue;
+        };
+        for &peer in ends.iter().filter(|&&p| p != target) {
+            crate::sys::ns_run(&lab.ns(peer), &["ping", "-c", "1", "-W", "2", "-q", ip]).map_err(
+                |e| format!("{peer} cannot reach the balance-alb host {target} ({ip}): {e}"),
+            )?;
+            pinged = true;
+        }
+    }
+    if pinged {
+        std::thread::sleep(ALB_STEERING);
+    }
+    Ok(())
 }

@@ -656,6 +656,14 @@ pub struct Accuracy {
     /// rebalancing, balance-alb, adaptive), not by a fixed function of
     /// their headers.
     pub rebalanced: bool,
+    /// The model fills at least one of these members (99% or more): the
+    /// flows' rates are set here, not at a bottleneck elsewhere.
+    pub bottleneck: bool,
+    /// The split is a race the model cannot predict, and which.
+    pub race: Option<String>,
+    /// The run was CPU-bound (the machine, or a switch's forwarding
+    /// thread).
+    pub cpu_bound: bool,
 }
 
 impl Accuracy {
@@ -672,8 +680,67 @@ impl Accuracy {
     /// the fair-share model does not have. A spreader that hashes headers
     /// must agree whatever TCP did.
     pub fn agrees_or_explained(&self) -> bool {
-        self.agrees() || (self.rebalanced && self.lossy.is_some())
+        self.agrees()
+            || self.race.is_some()
+            || (self.lossy.is_some() && (self.rebalanced || !self.bottleneck))
+            || (self.cpu_bound && self.rebalanced)
     }
+
+    /// Why a row that does not agree need not, in words.
+    pub fn why_not(&self) -> Option<String> {
+        if self.agrees() {
+            return None;
+        }
+        if let Some(r) = &self.race {
+            return Some(r.clone());
+        }
+        if self.cpu_bound && self.rebalanced && self.lossy.is_none() {
+            return Some(
+                "the run was CPU-bound, and the spreader moves flows by the load it measured, which a starved CPU skews"
+                    .into(),
+            );
+        }
+        let lossy = self.lossy.as_ref()?;
+        if self.rebalanced {
+            Some(format!(
+                "{lossy}; the spreader moves flows by the load it measured, which loss recovery skews"
+            ))
+        } else if !self.bottleneck {
+            Some(format!(
+                "{lossy}; these links are not the bottleneck, so each flow's rate was set further on, where TCP under loss shares unequally"
+            ))
+        } else {
+            // Said, but not excused: a hash at the bottleneck should hold.
+            Some(format!("{lossy}; the flows did not fill these links"))
+        }
+    }
+}
+
+/// A host whose bond sends from its one MAC on several links, facing a
+/// switch with no channel for it: the switch learns the MAC on whichever
+/// port saw its last frame, and what the host receives follows that race.
+fn mac_race(t: &Topology, host: &str) -> Option<String> {
+    let b = t.host(host)?.bond.as_ref()?;
+    let spreads = matches!(
+        b.config.mode,
+        Mode::Lacp | Mode::BalanceXor | Mode::BalanceRr | Mode::Broadcast
+    ) && b.members.len() > 1;
+    let sw = t.switches.iter().find(|sw| {
+        t.links.iter().any(|l| {
+            (l.a.node == host && l.b.node == sw.name) || (l.b.node == host && l.a.node == sw.name)
+        })
+    })?;
+    let channel = sw
+        .channels
+        .iter()
+        .any(|c| c.host.as_deref() == Some(host) && c.protocol != Protocol::None);
+    (spreads && !channel).then(|| {
+        format!(
+            "{} has no channel for {host}, whose bond sends from one MAC on {} links: the switch moves that MAC to the port of its latest frame, and what {host} receives follows that race",
+            sw.name,
+            b.members.len()
+        )
+    })
 }
 
 /// The share of segments TCP retransmitted in a run, from the lab's
@@ -889,6 +956,15 @@ pub fn compare(
                     },
                     rate_not_compared,
                     rebalanced: matches!(end.spread, Spread::Adaptive(_)),
+                    bottleneck: wires
+                        .iter()
+                        .any(|w| load[w.index()] >= 0.99 * caps[w.index()]),
+                    cpu_bound: cpu_bound || (through_switch && switch_bound.is_some()),
+                    race: if dir == "receives" {
+                        mac_race(t, host)
+                    } else {
+                        None
+                    },
                     lossy: retransmitted(run, flows.iter().map(|f| f.carried).sum())
                         .filter(|&x| x >= 0.01)
                         .map(|x| {
