@@ -257,11 +257,12 @@ fn linux_alb_short_receive_spreads() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let r = sweep(builtin("linux-alb", true).unwrap(), bin);
     let one = mbps(&r, "k1-rx");
-    // seed 004: 1.879× with 2 adapters, 3.624× with 4. lagkit's alb has
-    // measured 1.5–1.85× and 2.55–3.5× here (see docs/results/README.md);
-    // the test holds the floor that says receive load balancing works at
-    // all: well above one link.
-    for (k, floor) in [(2, 1.3), (4, 2.0)] {
+    // seed 004: 1.879× with 2 adapters, 3.624× with 4. lagkit's alb
+    // measures 2.00× and 4.00× here since the lab lets alb steer its peers
+    // before the counters start (1.5–1.85× before, see
+    // docs/results/planned-vs-measured.md); the floors leave room for a
+    // busy machine.
+    for (k, floor) in [(2, 1.8), (4, 3.2)] {
         let got = mbps(&r, &format!("k{k}-rx"));
         assert!(
             got >= floor * one,
