@@ -1,0 +1,804 @@
+//! The forwarding decision for one frame.
+//!
+//! The Ethernet and 802.1Q headers are read by hand: 14 or 18 fixed bytes
+//! whose only fields of interest are two addresses, the EtherType and the
+//! VLAN id; the flow key for a channel's hash comes from `lagkit_hash`.
+
+use crate::channel::{Channel, Distribution};
+use crate::fdb::{Fdb, Learned, DEFAULT_AGING_NS};
+use crate::vlan::{PortMode, VlanId};
+use crate::{ChannelId, Logical, PortId};
+use lagkit_hash::{FlowKey, Policy};
+use std::collections::BTreeMap;
+
+/// The slow-protocols multicast address (LACP, Marker).
+pub const SLOW_PROTOCOLS: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x02];
+/// Cisco's multicast address (PAgP, CDP, DTP, VTP).
+pub const CISCO_MULTICAST: [u8; 6] = [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc];
+const TPID: u16 = 0x8100;
+/// How many addresses the table holds.
+pub const FDB_LIMIT: usize = 16_384;
+
+/// One port's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortConfig {
+    /// Its name (`GigabitEthernet8/4`, or the veth it drives).
+    pub name: String,
+    /// VLAN membership.
+    pub mode: PortMode,
+    /// The largest payload (IP packet) it takes and sends, bytes.
+    pub mtu: u32,
+    /// `no shutdown`.
+    pub enabled: bool,
+}
+
+impl PortConfig {
+    /// An enabled access port in VLAN 1 with MTU 1500.
+    pub fn new(name: &str) -> PortConfig {
+        PortConfig {
+            name: name.to_string(),
+            mode: PortMode::default(),
+            mtu: 1500,
+            enabled: true,
+        }
+    }
+}
+
+/// Why a frame was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum DropReason {
+    /// The port is shut down.
+    Disabled,
+    /// A data frame on a channel member that is not bundled.
+    NotBundled,
+    /// Shorter than an Ethernet (or 802.1Q) header.
+    Runt,
+    /// Larger than the port's MTU (Cisco's "giants").
+    Giant,
+    /// A tagged frame on an access port.
+    TaggedOnAccess,
+    /// A VLAN the trunk does not allow.
+    VlanNotAllowed,
+    /// An IEEE link-local address (STP, LLDP, pause, 802.1X), never
+    /// forwarded.
+    LinkLocal,
+    /// The destination lives on the port or channel the frame came from.
+    SamePort,
+    /// Nowhere to send it (no other port in the VLAN, or the destination's
+    /// port cannot take it).
+    NoPath,
+}
+
+impl DropReason {
+    /// Every reason, in counter order.
+    pub const ALL: [DropReason; 9] = [
+        DropReason::Disabled,
+        DropReason::NotBundled,
+        DropReason::Runt,
+        DropReason::Giant,
+        DropReason::TaggedOnAccess,
+        DropReason::VlanNotAllowed,
+        DropReason::LinkLocal,
+        DropReason::SamePort,
+        DropReason::NoPath,
+    ];
+
+    fn index(self) -> usize {
+        DropReason::ALL.iter().position(|&r| r == self).unwrap_or(0)
+    }
+}
+
+/// One copy of a frame to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Egress {
+    /// The port.
+    pub port: PortId,
+    /// Its 802.1Q tag on the way out (`None`: untagged).
+    pub tag: Option<VlanId>,
+}
+
+/// What to do with a frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A control frame (LACP, Marker, PAgP, CDP) for the port's control
+    /// plane; never forwarded.
+    Control,
+    /// Send these copies ([`Bridge::frame_for`] makes each one's bytes).
+    Forward {
+        /// The frame's VLAN.
+        vlan: VlanId,
+        /// Where.
+        egress: Vec<Egress>,
+        /// Flooded (unknown unicast, broadcast, multicast) rather than
+        /// sent to a learned address.
+        flooded: bool,
+    },
+    /// Dropped and counted.
+    Drop(DropReason),
+}
+
+/// One port's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PortCounters {
+    /// Frames received (all, before any drop).
+    pub rx_frames: u64,
+    /// Their bytes.
+    pub rx_bytes: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Their bytes.
+    pub tx_bytes: u64,
+    /// Control frames passed to the control plane.
+    pub control: u64,
+    /// Frames sent as flood copies.
+    pub flooded: u64,
+    /// Frames not sent because they exceed this port's MTU.
+    pub tx_too_big: u64,
+    /// Received frames dropped, by [`DropReason::ALL`] order.
+    pub drops: [u64; 9],
+}
+
+impl PortCounters {
+    /// Received frames dropped for `r`.
+    pub fn dropped(&self, r: DropReason) -> u64 {
+        self.drops[r.index()]
+    }
+
+    fn add(&mut self, o: &PortCounters) {
+        self.rx_frames += o.rx_frames;
+        self.rx_bytes += o.rx_bytes;
+        self.tx_frames += o.tx_frames;
+        self.tx_bytes += o.tx_bytes;
+        self.control += o.control;
+        self.flooded += o.flooded;
+        self.tx_too_big += o.tx_too_big;
+        for (a, b) in self.drops.iter_mut().zip(o.drops) {
+            *a += b;
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Port {
+    cfg: PortConfig,
+    channel: Option<ChannelId>,
+    counters: PortCounters,
+}
+
+/// The switch's forwarding state.
+#[derive(Clone, Debug)]
+pub struct Bridge {
+    ports: Vec<Port>,
+    channels: BTreeMap<ChannelId, Channel>,
+    policy: Policy,
+    fdb: Fdb,
+}
+
+/// The headers of a frame.
+struct Headers {
+    dst: [u8; 6],
+    src: [u8; 6],
+    tag: Option<VlanId>,
+    /// Bytes after the Ethernet (and 802.1Q) header.
+    payload: usize,
+}
+
+fn headers(frame: &[u8]) -> Option<Headers> {
+    let mac = |at: usize| -> Option<[u8; 6]> { frame.get(at..at + 6)?.try_into().ok() };
+    let (dst, src) = (mac(0)?, mac(6)?);
+    let word = |at: usize| Some(u16::from_be_bytes(frame.get(at..at + 2)?.try_into().ok()?));
+    if word(12)? == TPID {
+        let tci = word(14)?;
+        word(16)?;
+        Some(Headers {
+            dst,
+            src,
+            tag: Some(tci & 0x0fff),
+            payload: frame.len() - 18,
+        })
+    } else {
+        Some(Headers {
+            dst,
+            src,
+            tag: None,
+            payload: frame.len() - 14,
+        })
+    }
+}
+
+impl Bridge {
+    /// A switch without ports, distributing over channels with `policy`
+    /// (`port-channel load-balance`).
+    pub fn new(policy: Policy) -> Bridge {
+        Bridge {
+            ports: Vec::new(),
+            channels: BTreeMap::new(),
+            policy,
+            fdb: Fdb::new(DEFAULT_AGING_NS, FDB_LIMIT),
+        }
+    }
+
+    /// Adds a port.
+    pub fn add_port(&mut self, cfg: PortConfig) -> PortId {
+        self.ports.push(Port {
+            cfg,
+            channel: None,
+            counters: PortCounters::default(),
+        });
+        PortId(self.ports.len() - 1)
+    }
+
+    /// Adds port-channel `id` of `members`, none bundled yet. Refused when
+    /// the channel exists, a member is unknown, or already in a channel.
+    pub fn add_channel(
+        &mut self,
+        id: ChannelId,
+        members: Vec<PortId>,
+        distribution: Distribution,
+    ) -> Result<(), String> {
+        if self.channels.contains_key(&id) {
+            return Err(format!("port-channel {} exists", id.0));
+        }
+        for &m in &members {
+            let p = self
+                .ports
+                .get(m.0)
+                .ok_or_else(|| format!("no port {}", m.0))?;
+            if let Some(c) = p.channel {
+                return Err(format!("{} is already in port-channel {}", p.cfg.name, c.0));
+            }
+        }
+        for &m in &members {
+            self.ports[m.0].channel = Some(id);
+            self.fdb.flush(Logical::Port(m));
+        }
+        self.channels
+            .insert(id, Channel::new(members, distribution));
+        Ok(())
+    }
+
+    /// Bundles or unbundles a channel member (its protocol agreed or gave
+    /// up, or `mode on` and carrier); returns the buckets that moved.
+    pub fn set_bundled(&mut self, p: PortId, up: bool) -> Vec<usize> {
+        let Some(id) = self.ports.get(p.0).and_then(|x| x.channel) else {
+            return Vec::new();
+        };
+        let moved = self
+            .channels
+            .get_mut(&id)
+            .map(|c| c.set_bundled(p, up))
+            .unwrap_or_default();
+        if self
+            .channel(id)
+            .is_some_and(|c| c.bundled().next().is_none())
+        {
+            self.fdb.flush(Logical::Channel(id));
+        }
+        moved
+    }
+
+    /// `shutdown` / `no shutdown`.
+    pub fn set_enabled(&mut self, p: PortId, enabled: bool) {
+        let Some(port) = self.ports.get_mut(p.0) else {
+            return;
+        };
+        port.cfg.enabled = enabled;
+        if !enabled {
+            if port.channel.is_some() {
+                self.set_bundled(p, false);
+            } else {
+                self.fdb.flush(Logical::Port(p));
+            }
+        }
+    }
+
+    /// `port-channel load-balance`.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+    }
+
+    /// The load-balance policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// A port's settings.
+    pub fn port(&self, p: PortId) -> Option<&PortConfig> {
+        self.ports.get(p.0).map(|x| &x.cfg)
+    }
+
+    /// Every port, by id.
+    pub fn ports(&self) -> impl Iterator<Item = (PortId, &PortConfig)> {
+        self.ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (PortId(i), &p.cfg))
+    }
+
+    /// A channel.
+    pub fn channel(&self, id: ChannelId) -> Option<&Channel> {
+        self.channels.get(&id)
+    }
+
+    /// Where addresses seen on `p` are learned: its channel, or itself.
+    pub fn logical(&self, p: PortId) -> Logical {
+        match self.ports.get(p.0).and_then(|x| x.channel) {
+            Some(c) => Logical::Channel(c),
+            None => Logical::Port(p),
+        }
+    }
+
+    /// The MAC address table.
+    pub fn fdb(&self) -> &Fdb {
+        &self.fdb
+    }
+
+    /// Ages the MAC address table.
+    pub fn age(&mut self, now: u64) -> usize {
+        self.fdb.age(now)
+    }
+
+    /// A port's counters.
+    pub fn counters(&self, p: PortId) -> Option<&PortCounters> {
+        self.ports.get(p.0).map(|x| &x.counters)
+    }
+
+    /// A channel's counters: its members' added up.
+    pub fn channel_counters(&self, id: ChannelId) -> PortCounters {
+        let mut c = PortCounters::default();
+        for p in self.ports.iter().filter(|p| p.channel == Some(id)) {
+            c.add(&p.counters);
+        }
+        c
+    }
+
+    /// `test etherchannel load-balance`: the bucket and member a frame with
+    /// `key` takes out of channel `id`.
+    pub fn test_load_balance(
+        &self,
+        id: ChannelId,
+        key: &FlowKey,
+    ) -> Option<(usize, Option<PortId>)> {
+        let c = self.channels.get(&id)?;
+        Some((
+            Channel::bucket_of(&self.policy, key),
+            c.member_for(&self.policy, key),
+        ))
+    }
+
+    fn drop(&mut self, p: PortId, r: DropReason) -> Verdict {
+        self.ports[p.0].counters.drops[r.index()] += 1;
+        Verdict::Drop(r)
+    }
+
+    /// Decides what happens to `frame`, received on `ingress` at `now`
+    /// (nanoseconds, the caller's monotonic clock), and counts it.
+    pub fn receive(&mut self, ingress: PortId, frame: &[u8], now: u64) -> Verdict {
+        let Some(port) = self.ports.get_mut(ingress.0) else {
+            return Verdict::Drop(DropReason::NoPath);
+        };
+        port.counters.rx_frames += 1;
+        port.counters.rx_bytes += frame.len() as u64;
+        if !port.cfg.enabled {
+            return self.drop(ingress, DropReason::Disabled);
+        }
+        let Some(h) = headers(frame) else {
+            return self.drop(ingress, DropReason::Runt);
+        };
+        if h.dst == SLOW_PROTOCOLS || h.dst == CISCO_MULTICAST {
+            self.ports[ingress.0].counters.control += 1;
+            return Verdict::Control;
+        }
+        if h.dst[..5] == SLOW_PROTOCOLS[..5] && h.dst[5] <= 0x0f {
+            return self.drop(ingress, DropReason::LinkLocal);
+        }
+        let port = &self.ports[ingress.0];
+        if let Some(c) = port.channel {
+            if !self.channels.get(&c).is_some_and(|c| c.is_bundled(ingress)) {
+                return self.drop(ingress, DropReason::NotBundled);
+            }
+        }
+        let vlan = match port.cfg.mode.classify(h.tag) {
+            Ok(v) => v,
+            Err(r) => return self.drop(ingress, r),
+        };
+        if h.payload > port.cfg.mtu as usize {
+            return self.drop(ingress, DropReason::Giant);
+        }
+        let from = self.logical(ingress);
+        if h.src[0] & 1 == 0 {
+            // A multicast source is never learned (it is no station).
+            let _: Learned = self.fdb.learn(vlan, h.src, from, now);
+        }
+        let known = (h.dst[0] & 1 == 0)
+            .then(|| self.fdb.lookup(vlan, h.dst, now))
+            .flatten();
+        let (targets, flooded) = match known {
+            Some(to) if to == from => return self.drop(ingress, DropReason::SamePort),
+            Some(to) => (vec![to], false),
+            None => (self.flood_targets(vlan, from), true),
+        };
+        let key = FlowKey::from_frame(frame);
+        let len = frame.len() - if h.tag.is_some() { 4 } else { 0 };
+        let mut egress = Vec::new();
+        for t in targets {
+            let p = match t {
+                Logical::Port(p) => p,
+                Logical::Channel(c) => {
+                    match self
+                        .channels
+                        .get(&c)
+                        .and_then(|c| c.member_for(&self.policy, &key))
+                    {
+                        Some(p) => p,
+                        None => continue,
+                    }
+                }
+            };
+            let out = &mut self.ports[p.0];
+            let Some(tag) = out.cfg.mode.egress(vlan) else {
+                continue;
+            };
+            if !out.cfg.enabled {
+                continue;
+            }
+            if h.payload > out.cfg.mtu as usize {
+                out.counters.tx_too_big += 1;
+                continue;
+            }
+            out.counters.tx_frames += 1;
+            out.counters.tx_bytes += (len + if tag.is_some() { 4 } else { 0 }) as u64;
+            if flooded {
+                out.counters.flooded += 1;
+            }
+            egress.push(Egress { port: p, tag });
+        }
+        if egress.is_empty() {
+            return self.drop(ingress, DropReason::NoPath);
+        }
+        Verdict::Forward {
+            vlan,
+            egress,
+            flooded,
+        }
+    }
+
+    /// Every port and channel that carries `vlan`, except `from`.
+    fn flood_targets(&self, vlan: VlanId, from: Logical) -> Vec<Logical> {
+        let mut out = Vec::new();
+        for (i, p) in self.ports.iter().enumerate() {
+            if p.channel.is_none() && p.cfg.enabled && p.cfg.mode.carries(vlan) {
+                out.push(Logical::Port(PortId(i)));
+            }
+        }
+        out.extend(self.channels.keys().map(|&c| Logical::Channel(c)));
+        out.retain(|&l| l != from);
+        out
+    }
+
+    /// The bytes of `frame` as they leave with `tag`: any 802.1Q tag it came
+    /// with replaced, added or removed (the priority bits are kept when a
+    /// tag stays).
+    pub fn frame_for(frame: &[u8], tag: Option<VlanId>) -> Vec<u8> {
+        let tagged = frame.len() >= 18 && frame[12..14] == TPID.to_be_bytes();
+        let (head, rest, pcp) = if tagged {
+            (&frame[..12], &frame[16..], frame[14] & 0xf0)
+        } else {
+            (
+                &frame[..frame.len().min(12)],
+                frame.get(12..).unwrap_or(&[]),
+                0,
+            )
+        };
+        let mut out = Vec::with_capacity(frame.len() + 4);
+        out.extend_from_slice(head);
+        if let Some(v) = tag {
+            out.extend_from_slice(&TPID.to_be_bytes());
+            out.push(pcp | ((v >> 8) as u8 & 0x0f));
+            out.push(v as u8);
+        }
+        out.extend_from_slice(rest);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vlan::VlanSet;
+
+    const BCAST: [u8; 6] = [0xff; 6];
+
+    fn mac(i: u8) -> [u8; 6] {
+        [2, 0, 0, 0, 0, i]
+    }
+
+    /// An IPv4/TCP frame of `payload` bytes after the Ethernet header.
+    fn frame(dst: [u8; 6], src: [u8; 6], tag: Option<u16>, payload: usize, sport: u16) -> Vec<u8> {
+        let mut f = Vec::new();
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(&src);
+        if let Some(v) = tag {
+            f.extend_from_slice(&[0x81, 0x00, (v >> 8) as u8, v as u8]);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        let mut ip = vec![0u8; payload.max(40)];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(payload as u16).to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 6;
+        ip[12..16].copy_from_slice(&[10, 0, 0, src[5]]);
+        ip[16..20].copy_from_slice(&[10, 0, 0, dst[5]]);
+        ip[20..22].copy_from_slice(&sport.to_be_bytes());
+        ip[22..24].copy_from_slice(&80u16.to_be_bytes());
+        ip.truncate(payload.max(40));
+        f.extend_from_slice(&ip);
+        f
+    }
+
+    fn ports(v: &Verdict) -> Vec<usize> {
+        match v {
+            Verdict::Forward { egress, .. } => egress.iter().map(|e| e.port.0).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Four access ports in VLAN 1.
+    fn four() -> Bridge {
+        let mut b = Bridge::new("cisco:src-dst-ip".parse().unwrap());
+        for i in 0..4 {
+            b.add_port(PortConfig::new(&format!("gi1/{i}")));
+        }
+        b
+    }
+
+    #[test]
+    fn learns_floods_unknowns_and_forwards_known_unicast() {
+        let mut b = four();
+        // Unknown destination: flooded everywhere but where it came from.
+        let v = b.receive(PortId(0), &frame(mac(2), mac(1), None, 100, 1), 0);
+        assert_eq!(ports(&v), [1, 2, 3]);
+        assert!(matches!(
+            v,
+            Verdict::Forward {
+                flooded: true,
+                vlan: 1,
+                ..
+            }
+        ));
+        // The answer goes straight back to port 0, which learned mac 1.
+        let v = b.receive(PortId(2), &frame(mac(1), mac(2), None, 100, 1), 1);
+        assert_eq!(ports(&v), [0]);
+        assert!(matches!(v, Verdict::Forward { flooded: false, .. }));
+        // Broadcast floods even when known addresses exist.
+        assert_eq!(
+            ports(&b.receive(PortId(1), &frame(BCAST, mac(3), None, 100, 1), 2)),
+            [0, 2, 3]
+        );
+        // A destination on the ingress port: filtered.
+        let v = b.receive(PortId(0), &frame(mac(1), mac(9), None, 100, 1), 3);
+        assert_eq!(v, Verdict::Drop(DropReason::SamePort));
+        assert_eq!(
+            b.counters(PortId(0)).unwrap().dropped(DropReason::SamePort),
+            1
+        );
+        assert_eq!(b.counters(PortId(3)).unwrap().flooded, 2);
+        // mac 1 moves to port 3.
+        b.receive(PortId(3), &frame(BCAST, mac(1), None, 100, 1), 4);
+        assert_eq!(b.fdb().moves(), 1);
+        assert_eq!(
+            ports(&b.receive(PortId(2), &frame(mac(1), mac(2), None, 100, 1), 5)),
+            [3]
+        );
+    }
+
+    #[test]
+    fn control_frames_go_up_and_link_local_ones_nowhere() {
+        let mut b = four();
+        let mut lacpdu = frame(SLOW_PROTOCOLS, mac(1), None, 110, 0);
+        lacpdu[12..14].copy_from_slice(&[0x88, 0x09]);
+        assert_eq!(b.receive(PortId(0), &lacpdu, 0), Verdict::Control);
+        let pagp = frame(CISCO_MULTICAST, mac(1), None, 60, 0);
+        assert_eq!(b.receive(PortId(0), &pagp, 0), Verdict::Control);
+        assert_eq!(b.counters(PortId(0)).unwrap().control, 2);
+        let stp = frame([0x01, 0x80, 0xc2, 0, 0, 0], mac(1), None, 60, 0);
+        assert_eq!(
+            b.receive(PortId(0), &stp, 0),
+            Verdict::Drop(DropReason::LinkLocal)
+        );
+        let lldp = frame([0x01, 0x80, 0xc2, 0, 0, 0x0e], mac(1), None, 60, 0);
+        assert_eq!(
+            b.receive(PortId(0), &lldp, 0),
+            Verdict::Drop(DropReason::LinkLocal)
+        );
+        assert_eq!(
+            b.receive(PortId(0), &[0u8; 13], 0),
+            Verdict::Drop(DropReason::Runt)
+        );
+        assert_eq!(
+            b.counters(PortId(1)).unwrap().tx_frames,
+            0,
+            "nothing flooded"
+        );
+        assert!(b.fdb().rows(0).is_empty(), "control frames teach nothing");
+    }
+
+    #[test]
+    fn vlans_separate_and_trunks_tag() {
+        let mut b = Bridge::new("cisco:src-dst-ip".parse().unwrap());
+        let a10 = b.add_port(PortConfig {
+            mode: PortMode::Access { vlan: 10 },
+            ..PortConfig::new("a10")
+        });
+        let a20 = b.add_port(PortConfig {
+            mode: PortMode::Access { vlan: 20 },
+            ..PortConfig::new("a20")
+        });
+        let trunk = b.add_port(PortConfig {
+            mode: PortMode::Trunk {
+                native: 20,
+                allowed: VlanSet::parse("10,20").unwrap(),
+            },
+            ..PortConfig::new("trunk")
+        });
+        let v = b.receive(a10, &frame(BCAST, mac(1), None, 100, 1), 0);
+        assert_eq!(
+            v,
+            Verdict::Forward {
+                vlan: 10,
+                egress: vec![Egress {
+                    port: trunk,
+                    tag: Some(10)
+                }],
+                flooded: true,
+            }
+        );
+        let v = b.receive(a20, &frame(BCAST, mac(2), None, 100, 1), 0);
+        assert_eq!(ports(&v), [trunk.0]);
+        assert!(
+            matches!(&v, Verdict::Forward { egress, .. } if egress[0].tag.is_none()),
+            "native"
+        );
+        // Tagged 10 in from the trunk reaches only a10, untagged.
+        let v = b.receive(trunk, &frame(mac(1), mac(5), Some(10), 100, 1), 1);
+        assert_eq!(ports(&v), [a10.0]);
+        assert_eq!(
+            b.receive(trunk, &frame(BCAST, mac(5), Some(30), 100, 1), 1),
+            Verdict::Drop(DropReason::VlanNotAllowed)
+        );
+        assert_eq!(
+            b.receive(a10, &frame(BCAST, mac(1), Some(10), 100, 1), 1),
+            Verdict::Drop(DropReason::TaggedOnAccess)
+        );
+        // The bytes: a tag added, removed, replaced.
+        let plain = frame(BCAST, mac(1), None, 46, 1);
+        let tagged = Bridge::frame_for(&plain, Some(10));
+        assert_eq!(tagged.len(), plain.len() + 4);
+        assert_eq!(&tagged[12..16], &[0x81, 0x00, 0x00, 0x0a]);
+        assert_eq!(&tagged[16..], &plain[12..]);
+        assert_eq!(Bridge::frame_for(&tagged, None), plain);
+        let mut prio = tagged.clone();
+        prio[14] |= 0xa0;
+        assert_eq!(
+            &Bridge::frame_for(&prio, Some(0x123))[14..16],
+            &[0xa1, 0x23],
+            "priority kept"
+        );
+    }
+
+    #[test]
+    fn giants_are_dropped_and_counted_both_ways() {
+        let mut b = four();
+        b.add_port(PortConfig {
+            mtu: 9216,
+            ..PortConfig::new("jumbo")
+        });
+        let j = PortId(4);
+        // 9000 bytes into a 1500 port: a giant.
+        assert_eq!(
+            b.receive(PortId(0), &frame(BCAST, mac(1), None, 9000, 1), 0),
+            Verdict::Drop(DropReason::Giant)
+        );
+        assert_eq!(b.counters(PortId(0)).unwrap().dropped(DropReason::Giant), 1);
+        // 9000 bytes in on the jumbo port: no 1500 port can send it.
+        assert_eq!(
+            b.receive(j, &frame(BCAST, mac(7), None, 9000, 1), 0),
+            Verdict::Drop(DropReason::NoPath)
+        );
+        assert_eq!(b.counters(PortId(1)).unwrap().tx_too_big, 1);
+        // 1500 exactly passes; tagged frames count the payload after the tag.
+        assert_eq!(
+            ports(&b.receive(PortId(0), &frame(BCAST, mac(1), None, 1500, 1), 0)).len(),
+            4
+        );
+    }
+
+    #[test]
+    fn a_channel_is_one_port_and_spreads_by_bucket() {
+        let mut b = four();
+        b.add_channel(
+            ChannelId(3),
+            vec![PortId(2), PortId(3)],
+            Distribution::Fixed,
+        )
+        .unwrap();
+        assert!(b
+            .add_channel(ChannelId(4), vec![PortId(3)], Distribution::Fixed)
+            .is_err());
+        // Not bundled yet: its members drop data and it is no flood target
+        // that can send.
+        assert_eq!(
+            b.receive(PortId(2), &frame(BCAST, mac(5), None, 100, 1), 0),
+            Verdict::Drop(DropReason::NotBundled)
+        );
+        assert_eq!(
+            ports(&b.receive(PortId(0), &frame(BCAST, mac(1), None, 100, 1), 0)),
+            [1]
+        );
+        b.set_bundled(PortId(2), true);
+        b.set_bundled(PortId(3), true);
+        // A flood reaches the channel once, on one member.
+        let v = b.receive(PortId(0), &frame(BCAST, mac(1), None, 100, 1), 1);
+        let out = ports(&v);
+        assert_eq!(out.len(), 2, "port 1 and one member: {out:?}");
+        // From a member, a flood never goes back into the channel.
+        let v = b.receive(PortId(2), &frame(BCAST, mac(5), None, 100, 1), 2);
+        assert_eq!(ports(&v), [0, 1]);
+        // mac 5 lives on the channel: frames to it take the hash's member,
+        // by src-dst-ip: (last bytes 1 ^ 5) & 7 = 4 -> bucket 4 -> member 2.
+        let v = b.receive(PortId(0), &frame(mac(5), mac(1), None, 100, 1), 3);
+        assert_eq!(ports(&v), [2]);
+        let key = FlowKey::from_frame(&frame(mac(5), mac(1), None, 100, 1));
+        assert_eq!(
+            b.test_load_balance(ChannelId(3), &key),
+            Some((4, Some(PortId(2))))
+        );
+        // (1 ^ 6) & 7 = 7 -> member 3.
+        let v = b.receive(PortId(0), &frame(mac(6), mac(1), None, 100, 1), 3);
+        assert!(
+            ports(&v).contains(&3) || ports(&v).len() == 2,
+            "mac 6 unknown: flooded"
+        );
+        // The same address arriving on the other member is no move.
+        b.receive(PortId(3), &frame(BCAST, mac(5), None, 100, 1), 4);
+        assert_eq!(b.fdb().moves(), 0);
+        // A member fails: everything goes to the other one.
+        b.set_bundled(PortId(2), false);
+        assert_eq!(
+            ports(&b.receive(PortId(0), &frame(mac(5), mac(1), None, 100, 1), 5)),
+            [3]
+        );
+        // Two floods, two unicasts into the channel.
+        assert_eq!(b.channel_counters(ChannelId(3)).tx_frames, 4);
+        // Shut the last one: the channel's addresses are forgotten.
+        b.set_enabled(PortId(3), false);
+        assert!(b
+            .fdb()
+            .rows(6)
+            .iter()
+            .all(|r| r.at != Logical::Channel(ChannelId(3))));
+    }
+
+    #[test]
+    fn a_shut_port_takes_nothing_and_garbage_never_panics() {
+        let mut b = four();
+        b.set_enabled(PortId(1), false);
+        assert_eq!(
+            b.receive(PortId(1), &frame(BCAST, mac(1), None, 100, 1), 0),
+            Verdict::Drop(DropReason::Disabled)
+        );
+        assert_eq!(
+            ports(&b.receive(PortId(0), &frame(BCAST, mac(1), None, 100, 1), 0)),
+            [2, 3]
+        );
+        for len in 0..64 {
+            let junk: Vec<u8> = (0..len).map(|i| (i * 37) as u8).collect();
+            let _ = b.receive(PortId(0), &junk, 1);
+            let _ = Bridge::frame_for(&junk, Some(5));
+        }
+        assert_eq!(
+            b.receive(PortId(9), &[0; 60], 0),
+            Verdict::Drop(DropReason::NoPath)
+        );
+    }
+}

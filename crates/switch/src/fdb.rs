@@ -1,0 +1,186 @@
+//! The MAC address table: which port or channel each (VLAN, MAC) was last
+//! seen on, learned from source addresses and forgotten after the aging
+//! time (Cisco's default: 300 s).
+
+use crate::vlan::VlanId;
+use crate::Logical;
+use std::collections::HashMap;
+
+/// Cisco's `mac address-table aging-time` default, in nanoseconds.
+pub const DEFAULT_AGING_NS: u64 = 300_000_000_000;
+
+/// What learning a source address did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Learned {
+    /// A new entry.
+    New,
+    /// The entry was there, on the same port; its age starts again.
+    Refreshed,
+    /// The address moved here from another port or channel.
+    Moved {
+        /// Where it was.
+        from: Logical,
+    },
+    /// The table is full; the address was not learned (its frames flood).
+    Full,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    at: Logical,
+    seen: u64,
+}
+
+/// One row of `show mac address-table`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Row {
+    /// VLAN.
+    pub vlan: VlanId,
+    /// The address.
+    pub mac: [u8; 6],
+    /// Where it is.
+    pub at: Logical,
+    /// Nanoseconds since it was last seen.
+    pub age_ns: u64,
+}
+
+/// The table.
+#[derive(Clone, Debug)]
+pub struct Fdb {
+    entries: HashMap<(VlanId, [u8; 6]), Entry>,
+    aging_ns: u64,
+    limit: usize,
+    moves: u64,
+}
+
+impl Fdb {
+    /// An empty table forgetting entries after `aging_ns` and holding at
+    /// most `limit` of them.
+    pub fn new(aging_ns: u64, limit: usize) -> Fdb {
+        Fdb {
+            entries: HashMap::new(),
+            aging_ns,
+            limit,
+            moves: 0,
+        }
+    }
+
+    /// Learns that `mac` (a unicast source) in `vlan` was seen on `at` at
+    /// `now` (nanoseconds on the caller's monotonic clock).
+    pub fn learn(&mut self, vlan: VlanId, mac: [u8; 6], at: Logical, now: u64) -> Learned {
+        if let Some(e) = self.entries.get_mut(&(vlan, mac)) {
+            let expired = now.saturating_sub(e.seen) > self.aging_ns;
+            let from = e.at;
+            e.seen = now;
+            e.at = at;
+            return if from == at || expired {
+                if expired && from != at {
+                    Learned::New
+                } else {
+                    Learned::Refreshed
+                }
+            } else {
+                self.moves += 1;
+                Learned::Moved { from }
+            };
+        }
+        if self.entries.len() >= self.limit {
+            // Make room from expired entries before refusing.
+            self.age(now);
+            if self.entries.len() >= self.limit {
+                return Learned::Full;
+            }
+        }
+        self.entries.insert((vlan, mac), Entry { at, seen: now });
+        Learned::New
+    }
+
+    /// Where `mac` in `vlan` lives, unless unknown or aged out.
+    pub fn lookup(&self, vlan: VlanId, mac: [u8; 6], now: u64) -> Option<Logical> {
+        self.entries
+            .get(&(vlan, mac))
+            .filter(|e| now.saturating_sub(e.seen) <= self.aging_ns)
+            .map(|e| e.at)
+    }
+
+    /// Removes entries older than the aging time; returns how many.
+    pub fn age(&mut self, now: u64) -> usize {
+        let before = self.entries.len();
+        let aging = self.aging_ns;
+        self.entries
+            .retain(|_, e| now.saturating_sub(e.seen) <= aging);
+        before - self.entries.len()
+    }
+
+    /// Forgets every address on `at` (a port went down, left its channel);
+    /// returns how many.
+    pub fn flush(&mut self, at: Logical) -> usize {
+        let before = self.entries.len();
+        self.entries.retain(|_, e| e.at != at);
+        before - self.entries.len()
+    }
+
+    /// Addresses that moved between ports or channels so far.
+    pub fn moves(&self) -> u64 {
+        self.moves
+    }
+
+    /// The live entries, sorted by VLAN and address.
+    pub fn rows(&self, now: u64) -> Vec<Row> {
+        let mut v: Vec<Row> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| now.saturating_sub(e.seen) <= self.aging_ns)
+            .map(|(&(vlan, mac), e)| Row {
+                vlan,
+                mac,
+                at: e.at,
+                age_ns: now.saturating_sub(e.seen),
+            })
+            .collect();
+        v.sort_by_key(|r| (r.vlan, r.mac));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ChannelId, PortId};
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn learns_refreshes_moves_and_ages() {
+        let mut f = Fdb::new(300 * S, 10);
+        let m = [2, 0, 0, 0, 0, 1];
+        let p1 = Logical::Port(PortId(0));
+        let po = Logical::Channel(ChannelId(3));
+        assert_eq!(f.learn(1, m, p1, 0), Learned::New);
+        assert_eq!(f.lookup(1, m, S), Some(p1));
+        assert_eq!(f.lookup(2, m, S), None, "per VLAN");
+        assert_eq!(f.learn(1, m, p1, 10 * S), Learned::Refreshed);
+        assert_eq!(f.learn(1, m, po, 11 * S), Learned::Moved { from: p1 });
+        assert_eq!(f.moves(), 1);
+        assert_eq!(f.lookup(1, m, 311 * S), Some(po));
+        assert_eq!(f.lookup(1, m, 312 * S), None, "aged out");
+        // Seen again after aging out: new, not a move.
+        assert_eq!(f.learn(1, m, p1, 400 * S), Learned::New);
+        assert_eq!(f.rows(400 * S).len(), 1);
+        assert_eq!(f.age(701 * S), 1);
+        assert!(f.rows(701 * S).is_empty());
+    }
+
+    #[test]
+    fn a_full_table_ages_first_then_refuses_and_flush_forgets_a_port() {
+        let mut f = Fdb::new(10 * S, 2);
+        let p = |i| Logical::Port(PortId(i));
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 1], p(0), 0), Learned::New);
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 2], p(1), 5 * S), Learned::New);
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 3], p(1), 6 * S), Learned::Full);
+        // At 11 s the first has aged out and makes room.
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 3], p(1), 11 * S), Learned::New);
+        assert_eq!(f.flush(p(1)), 2);
+        assert!(f.rows(11 * S).is_empty());
+    }
+}
