@@ -102,6 +102,10 @@ pub struct Interface {
     pub access_vlan: Option<At<u16>>,
     /// `switchport mode trunk`.
     pub trunk: Option<At<bool>>,
+    /// `switchport trunk allowed vlan LIST` (as written: `1-10,20`).
+    pub trunk_allowed: Option<At<String>>,
+    /// `switchport trunk native vlan N`.
+    pub trunk_native: Option<At<u16>>,
     /// `speed ...`.
     pub speed: Option<At<String>>,
     /// `duplex ...`.
@@ -132,6 +136,8 @@ pub struct Config {
     pub hostname: Option<String>,
     /// `port-channel load-balance METHOD`.
     pub load_balance: Option<At<String>>,
+    /// `port-channel hash-distribution fixed|adaptive`.
+    pub hash_distribution: Option<At<String>>,
     /// Interfaces in the order first named.
     pub interfaces: Vec<Interface>,
     /// Lines outside the subset, skipped.
@@ -366,6 +372,19 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                 ctx = enter(vec![name], &mut cfg);
                 continue;
             }
+            ["port-channel", "hash-distribution", how] => {
+                if !matches!(*how, "fixed" | "adaptive") {
+                    return Err(err(format!(
+                        "port-channel hash-distribution {how:?}: use fixed or adaptive"
+                    )));
+                }
+                cfg.hash_distribution = Some(At {
+                    value: (*how).to_string(),
+                    line,
+                });
+                ctx.clear();
+                continue;
+            }
             ["port-channel", "load-balance", method] => {
                 cfg.load_balance = Some(At {
                     value: (*method).to_string(),
@@ -454,6 +473,32 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     .filter(|v| (1..=4094).contains(v))
                     .ok_or_else(|| err(format!("vlan {v:?} is not 1-4094")))?;
                 apply(&mut cfg, &|x| x.access_vlan = Some(At { value: v, line }));
+            }
+            ["switchport", "trunk", "native", "vlan", v] => {
+                let v: u16 = v
+                    .parse()
+                    .ok()
+                    .filter(|v| (1..=4094).contains(v))
+                    .ok_or_else(|| err(format!("native vlan {v:?} is not 1-4094")))?;
+                apply(&mut cfg, &|x| x.trunk_native = Some(At { value: v, line }));
+            }
+            ["switchport", "trunk", "allowed", "vlan", rest @ ..] if !rest.is_empty() => {
+                let list = rest.join("");
+                if !list
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ',' || c == '-')
+                    && !matches!(list.as_str(), "all" | "none")
+                {
+                    return Err(err(format!(
+                        "switchport trunk allowed vlan {list:?}: give a list such as 1-10,20, or all, or none (add/remove/except are not read)"
+                    )));
+                }
+                apply(&mut cfg, &|x| {
+                    x.trunk_allowed = Some(At {
+                        value: list.clone(),
+                        line,
+                    })
+                });
             }
             ["switchport", "mode", "trunk"] => {
                 apply(&mut cfg, &|x| x.trunk = Some(At { value: true, line }))
@@ -557,6 +602,23 @@ end
         assert_eq!(c.channels(), vec![3]);
         assert_eq!(c.members(3).len(), 2);
         assert_eq!(c.skipped, 1, "the description");
+    }
+
+    #[test]
+    fn trunks_and_hash_distribution() {
+        let c = parse(
+            "port-channel hash-distribution adaptive\ninterface gi1/1\n switchport mode trunk\n switchport trunk native vlan 20\n switchport trunk allowed vlan 1-10, 20\n",
+        )
+        .unwrap();
+        assert_eq!(c.hash_distribution.as_ref().unwrap().value, "adaptive");
+        let gi = c.interface("gi1/1").unwrap();
+        assert_eq!(gi.trunk_native.as_ref().unwrap().value, 20);
+        assert_eq!(gi.trunk_allowed.as_ref().unwrap().value, "1-10,20");
+        let e = parse("interface gi1/1\n switchport trunk allowed vlan add 30\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.why.contains("not read"), "{}", e.why);
+        let e = parse("port-channel hash-distribution even\n").unwrap_err();
+        assert!(e.why.contains("fixed or adaptive"));
     }
 
     #[test]

@@ -307,6 +307,12 @@ impl Bridge {
         self.ports.get(p.0).map(|x| &x.cfg)
     }
 
+    /// A port's settings, to change before traffic flows (the
+    /// configuration reader gives members their port-channel's VLAN).
+    pub fn port_config_mut(&mut self, p: PortId) -> Option<&mut PortConfig> {
+        self.ports.get_mut(p.0).map(|x| &mut x.cfg)
+    }
+
     /// Every port, by id.
     pub fn ports(&self) -> impl Iterator<Item = (PortId, &PortConfig)> {
         self.ports

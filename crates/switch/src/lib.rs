@@ -15,6 +15,8 @@
 //! - [`channel`]: a port-channel's members and Cisco's 8 result-bundle-hash
 //!   buckets (uneven over 3, 5, 6 and 7 links), redistributed `fixed` or
 //!   `adaptive` when a member comes or goes.
+//! - [`config`]: a switch from the IOS subset the seeds print, with
+//!   Cisco's refusals and suspensions.
 //! - [`bridge`]: the forwarding decision: slow-protocol and Cisco-multicast
 //!   (PAgP, CDP) frames go to the port's control plane and are never
 //!   flooded; other IEEE link-local frames are not forwarded; oversize
@@ -26,6 +28,7 @@
 
 pub mod bridge;
 pub mod channel;
+pub mod config;
 pub mod fdb;
 pub mod vlan;
 

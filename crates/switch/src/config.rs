@@ -1,0 +1,344 @@
+//! A switch from the IOS subset the seeds print: interfaces mapped to the
+//! switch's ports, their VLANs, MTUs and shutdown state, the channel groups
+//! and the port-channel interfaces, `port-channel load-balance` and
+//! `port-channel hash-distribution`.
+//!
+//! What Cisco refuses, this refuses with the line and the fix: an interface
+//! that is not one of the switch's ports, a load-balance method it does not
+//! have, one channel group whose ports speak different protocols (`on`,
+//! LACP, PAgP). What Cisco suspends (flag `s`), this suspends with the
+//! reason: a member whose MTU, VLAN or trunk setting differs from its
+//! port-channel interface's.
+
+use crate::bridge::{Bridge, PortConfig};
+use crate::channel::Distribution;
+use crate::vlan::{PortMode, VlanSet, DEFAULT_VLAN};
+use crate::{ChannelId, PortId};
+use lagkit_hash::Policy;
+use lagkit_ios::{ChannelMode, Interface};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The Catalyst methods `port-channel load-balance` takes.
+pub const METHODS: &str = "src-mac, dst-mac, src-dst-mac, src-ip, dst-ip, src-dst-ip, src-port, dst-port, src-dst-port, src-dst-mixed-ip-port";
+
+/// The method a Catalyst 6500 uses when none is configured.
+pub const DEFAULT_METHOD: &str = "src-dst-ip";
+
+/// A configuration that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The line (1-based; 0 when the whole file is meant).
+    pub line: usize,
+    /// What is wrong.
+    pub why: String,
+    /// What to change.
+    pub fix: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}\n  fix: {}", self.line, self.why, self.fix)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// One channel group as configured (its control plane's settings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelSpec {
+    /// `channel-group N`.
+    pub id: ChannelId,
+    /// Its mode (the first member's; all members speak the same protocol).
+    pub mode: ChannelMode,
+    /// Member ports and each one's mode (active and passive may mix).
+    pub members: Vec<(PortId, ChannelMode)>,
+    /// `lacp rate fast` on a member.
+    pub lacp_fast: bool,
+    /// Where the group was first configured.
+    pub line: usize,
+}
+
+/// A member kept out of its channel, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suspended {
+    /// The port.
+    pub port: PortId,
+    /// Cisco's reason, in words.
+    pub why: String,
+}
+
+/// A switch ready to run.
+#[derive(Clone, Debug)]
+pub struct SwitchConfig {
+    /// `hostname`.
+    pub hostname: Option<String>,
+    /// The forwarding core, its ports and channels (none bundled yet).
+    pub bridge: Bridge,
+    /// The channel groups.
+    pub channels: Vec<ChannelSpec>,
+    /// Members that may not bundle.
+    pub suspended: Vec<Suspended>,
+    /// `port-channel hash-distribution`.
+    pub distribution: Distribution,
+    /// The load-balance method's name.
+    pub method: String,
+}
+
+fn mode_of(i: &Interface) -> Result<PortMode, ConfigError> {
+    let trunk = i.trunk.as_ref().is_some_and(|t| t.value);
+    if !trunk {
+        return Ok(PortMode::Access {
+            vlan: i.access_vlan.as_ref().map_or(DEFAULT_VLAN, |v| v.value),
+        });
+    }
+    let allowed = match &i.trunk_allowed {
+        Some(a) => VlanSet::parse(&a.value).map_err(|why| ConfigError {
+            line: a.line,
+            why: format!("{}: switchport trunk allowed vlan: {why}", i.name),
+            fix: "list VLANs 1-4094, e.g. 1-10,20".into(),
+        })?,
+        None => VlanSet::all(),
+    };
+    Ok(PortMode::Trunk {
+        native: i.trunk_native.as_ref().map_or(DEFAULT_VLAN, |v| v.value),
+        allowed,
+    })
+}
+
+/// Reads `text` for a switch whose ports are `ports`: (interface name as
+/// the configuration writes it, the device it drives), in port order.
+pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, ConfigError> {
+    let cfg = lagkit_ios::parse(text).map_err(|e| ConfigError {
+        line: e.line,
+        why: e.why,
+        fix: "write the line in the IOS subset lagkit reads (see `lagkit switch --help`)".into(),
+    })?;
+    let method = cfg
+        .load_balance
+        .as_ref()
+        .map_or(DEFAULT_METHOD.to_string(), |m| m.value.to_ascii_lowercase());
+    let policy: Policy = format!("cisco:{method}").parse().map_err(|_| ConfigError {
+        line: cfg.load_balance.as_ref().map_or(0, |m| m.line),
+        why: format!("port-channel load-balance {method}: not a Catalyst method"),
+        fix: format!("use one of {METHODS}"),
+    })?;
+    let distribution = match cfg.hash_distribution.as_ref().map(|h| h.value.as_str()) {
+        Some("adaptive") => Distribution::Adaptive,
+        _ => Distribution::Fixed,
+    };
+    // Canonical name -> port.
+    let mut by_name: BTreeMap<String, PortId> = BTreeMap::new();
+    for (i, (name, device)) in ports.iter().enumerate() {
+        let canon = lagkit_ios::canonical(name).map_err(|why| ConfigError {
+            line: 0,
+            why: format!("port {name} (device {device}): {why}"),
+            fix: "name ports as IOS does, e.g. GigabitEthernet8/4=veth0".into(),
+        })?;
+        if by_name.insert(canon.clone(), PortId(i)).is_some() {
+            return Err(ConfigError {
+                line: 0,
+                why: format!("port {canon} is mapped twice"),
+                fix: "map each interface to one device".into(),
+            });
+        }
+    }
+    let known: Vec<&str> = by_name.keys().map(String::as_str).collect();
+    let mut port_cfg: Vec<PortConfig> = ports
+        .iter()
+        .map(|(name, _)| PortConfig::new(&lagkit_ios::canonical(name).unwrap_or_default()))
+        .collect();
+    let mut groups: BTreeMap<u32, ChannelSpec> = BTreeMap::new();
+    for i in cfg.interfaces.iter().filter(|i| i.port_channel().is_none()) {
+        let Some(&p) = by_name.get(&i.name) else {
+            return Err(ConfigError {
+                line: i.line,
+                why: format!(
+                    "interface {} is not one of this switch's ports ({})",
+                    i.name,
+                    known.join(", ")
+                ),
+                fix: format!("map it to a device (--port {}=DEVICE) or remove it", i.name),
+            });
+        };
+        let pc = &mut port_cfg[p.0];
+        pc.mode = mode_of(i)?;
+        pc.mtu = i.mtu.as_ref().map_or(1500, |m| m.value);
+        pc.enabled = !i.shutdown.as_ref().is_some_and(|s| s.value);
+        if let Some(g) = &i.channel_group {
+            let id = ChannelId(g.value.number);
+            let spec = groups.entry(g.value.number).or_insert_with(|| ChannelSpec {
+                id,
+                mode: g.value.mode,
+                members: Vec::new(),
+                lacp_fast: false,
+                line: g.line,
+            });
+            if spec.mode.protocol() != g.value.mode.protocol() {
+                return Err(ConfigError {
+                    line: g.line,
+                    why: format!(
+                        "{} joins channel {} in mode {} but its other ports are in mode {}: one channel speaks one protocol",
+                        i.name, id.0, g.value.mode, spec.mode
+                    ),
+                    fix: format!("channel-group {} mode {} on every port of the channel", id.0, spec.mode),
+                });
+            }
+            spec.members.push((p, g.value.mode));
+            spec.lacp_fast |= i.lacp_rate_fast.as_ref().is_some_and(|r| r.value);
+        }
+    }
+    let mut bridge = Bridge::new(policy);
+    for pc in port_cfg.iter().cloned() {
+        bridge.add_port(pc);
+    }
+    let mut suspended = Vec::new();
+    for spec in groups.values() {
+        let members: Vec<PortId> = spec.members.iter().map(|m| m.0).collect();
+        bridge
+            .add_channel(spec.id, members.clone(), distribution)
+            .map_err(|why| ConfigError {
+                line: spec.line,
+                why,
+                fix: "put each port in one channel group".into(),
+            })?;
+        // The port-channel interface's settings are the channel's; a
+        // member set otherwise is suspended, as Cisco does.
+        let Some(po) = cfg
+            .interfaces
+            .iter()
+            .find(|i| i.port_channel() == Some(spec.id.0))
+        else {
+            continue;
+        };
+        let po_mtu = po.mtu.as_ref().map_or(1500, |m| m.value);
+        let po_mode = mode_of(po)?;
+        for p in members {
+            let m = &port_cfg[p.0];
+            let mut why = Vec::new();
+            if m.mtu != po_mtu {
+                why.push(format!(
+                    "its MTU {} differs from Port-channel{}'s {}",
+                    m.mtu, spec.id.0, po_mtu
+                ));
+            }
+            let member_iface = cfg.interfaces.iter().find(|i| i.name == m.name);
+            let sets_vlan =
+                member_iface.is_some_and(|i| i.access_vlan.is_some() || i.trunk.is_some());
+            if m.mode != po_mode {
+                if sets_vlan {
+                    why.push(format!(
+                        "its VLAN setting ({:?}) differs from Port-channel{}'s ({:?})",
+                        m.mode, spec.id.0, po_mode
+                    ));
+                } else {
+                    // Not set on the member: it takes the port-channel's.
+                    if let Some(port) = bridge.port_config_mut(p) {
+                        port.mode = po_mode.clone();
+                    }
+                }
+            }
+            if !why.is_empty() {
+                suspended.push(Suspended {
+                    port: p,
+                    why: format!("{}: {}", m.name, why.join("; ")),
+                });
+            }
+        }
+    }
+    Ok(SwitchConfig {
+        hostname: cfg.hostname.clone(),
+        bridge,
+        channels: groups.into_values().collect(),
+        suspended,
+        distribution,
+        method,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ports(names: &[&str]) -> Vec<(String, String)> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), format!("veth{i}")))
+            .collect()
+    }
+
+    const RUN18: &str = include_str!("../../../examples/check/run18-switch.cfg");
+
+    #[test]
+    fn ibm_run_18_suspends_the_jumbo_members() {
+        let c = from_ios(RUN18, &ports(&["gi8/4", "gi8/5", "gi1/1"])).unwrap();
+        assert_eq!(c.method, "src-dst-port");
+        assert_eq!(c.channels.len(), 1);
+        let ch = &c.channels[0];
+        assert_eq!((ch.id, ch.mode), (ChannelId(3), ChannelMode::Active));
+        assert_eq!(ch.members.len(), 2);
+        // Ports 9216, the port-channel 1500: both members suspended.
+        assert_eq!(c.suspended.len(), 2, "{:?}", c.suspended);
+        assert!(c.suspended[0]
+            .why
+            .contains("MTU 9216 differs from Port-channel3's 1500"));
+        // The members take the port-channel's access VLAN 129.
+        assert_eq!(
+            c.bridge.port(PortId(0)).unwrap().mode,
+            PortMode::Access { vlan: 129 }
+        );
+        assert_eq!(
+            c.bridge.port(PortId(2)).unwrap().mode,
+            PortMode::Access { vlan: 1 }
+        );
+        assert_eq!(c.distribution, Distribution::Fixed);
+    }
+
+    #[test]
+    fn refusals_name_the_line_and_the_fix() {
+        let e = from_ios(RUN18, &ports(&["gi8/4"])).unwrap_err();
+        assert!(
+            e.why
+                .contains("GigabitEthernet8/5 is not one of this switch's ports"),
+            "{e}"
+        );
+        assert_eq!(e.line, 4);
+        let mixed = "interface gi1/1\n channel-group 1 mode active\ninterface gi1/2\n channel-group 1 mode desirable\n";
+        let e = from_ios(mixed, &ports(&["gi1/1", "gi1/2"])).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.why.contains("one channel speaks one protocol"), "{e}");
+        assert!(e.fix.contains("channel-group 1 mode active"), "{e}");
+        // Active and passive are both LACP: allowed.
+        let lacp = "interface gi1/1\n channel-group 1 mode active\ninterface gi1/2\n channel-group 1 mode passive\n";
+        assert!(from_ios(lacp, &ports(&["gi1/1", "gi1/2"])).is_ok());
+        let e = from_ios(
+            "port-channel load-balance src-dst-vlan\n",
+            &ports(&["gi1/1"]),
+        )
+        .unwrap_err();
+        assert!(
+            e.why.contains("not a Catalyst method") && e.fix.contains("src-dst-mixed-ip-port"),
+            "{e}"
+        );
+        let e = from_ios("mtu 9000\n", &ports(&["gi1/1"])).unwrap_err();
+        assert!(e.why.contains("outside any interface"), "{e}");
+        let e = from_ios("", &ports(&["gi1/1", "Gi 1/1"])).unwrap_err();
+        assert!(e.why.contains("mapped twice"), "{e}");
+    }
+
+    #[test]
+    fn trunks_shutdown_and_adaptive() {
+        let text = "port-channel hash-distribution adaptive\nport-channel load-balance src-mac\ninterface gi1/1\n switchport mode trunk\n switchport trunk allowed vlan 10,20\n shutdown\ninterface gi1/2\n mtu 9216\n";
+        let c = from_ios(text, &ports(&["gi1/1", "gi1/2"])).unwrap();
+        assert_eq!(c.distribution, Distribution::Adaptive);
+        assert_eq!(c.method, "src-mac");
+        let p = c.bridge.port(PortId(0)).unwrap();
+        assert!(!p.enabled);
+        assert!(
+            matches!(&p.mode, PortMode::Trunk { native: 1, allowed } if allowed.contains(20) && !allowed.contains(30))
+        );
+        assert_eq!(c.bridge.port(PortId(1)).unwrap().mtu, 9216);
+        assert!(c.channels.is_empty() && c.suspended.is_empty());
+    }
+}
