@@ -17,6 +17,8 @@
 //!   `adaptive` when a member comes or goes.
 //! - [`config`]: a switch from the IOS subset the seeds print, with
 //!   Cisco's refusals and suspensions.
+//! - [`show`]: Cisco's `show etherchannel summary`, `show mac
+//!   address-table` and the others as text.
 //! - [`bridge`]: the forwarding decision: slow-protocol and Cisco-multicast
 //!   (PAgP, CDP) frames go to the port's control plane and are never
 //!   flooded; other IEEE link-local frames are not forwarded; oversize
@@ -30,6 +32,7 @@ pub mod bridge;
 pub mod channel;
 pub mod config;
 pub mod fdb;
+pub mod show;
 pub mod vlan;
 
 pub use bridge::{Bridge, DropReason, Egress, PortConfig, PortCounters, Verdict};
