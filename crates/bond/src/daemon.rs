@@ -382,7 +382,7 @@ impl Bond {
         }
         let want = member::Want {
             mtu: self.s.mtu,
-            offloads: self.s.keeps_offloads(&name),
+            keep_offloads: self.s.keeps_offloads(&name),
         };
         match member::take_with(&name, want, run, between) {
             Ok(t) => {

@@ -108,8 +108,8 @@ pub enum MemberError {
 pub struct Want {
     /// Its MTU (unchanged when `None`).
     pub mtu: Option<u32>,
-    /// Leave its transmit offloads alone (true), or turn them off (`offloads = false`).
-    pub offloads: bool,
+    /// Leave its transmit offloads alone (false: `offloads = false`, turn them off).
+    pub keep_offloads: bool,
 }
 
 /// Takes interface `name` for the bond: records its settings in `journal`,
@@ -144,7 +144,7 @@ pub fn take_with(
                 .into(),
         ));
     }
-    let offloads = if want.offloads {
+    let offloads = if want.keep_offloads {
         None
     } else {
         let f = link
