@@ -534,6 +534,15 @@ fn ethtool_lab(test: &str) -> Option<Lab> {
     None
 }
 
+/// A test's directory of files, removed on drop (also when the test fails).
+struct TmpDir(PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// `ethtool -k IF` in a namespace.
 fn features(lab: &Lab, ns: &str, ifname: &str) -> String {
     lab.nsexec(ns, &["ethtool", "-k", ifname])
@@ -590,8 +599,8 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     let before = [features(&lab, &a, "eth1"), features(&lab, &a, "eth2")];
     let now = |lab: &Lab| [features(lab, &a, "eth1"), features(lab, &a, "eth2")];
     assert_eq!(tx_tso_gso(&lab, &a, "eth1"), ["on", "on", "on"]);
-    let dir = tmpdir("offloads");
-    let cfg = dir.join("a.toml");
+    let dir = TmpDir(tmpdir("offloads"));
+    let cfg = dir.0.join("a.toml");
     offloads_config(&cfg, &["eth1", "eth2"], "10.0.0.1/24", "false");
 
     let mut pa = up(&a, &cfg);
@@ -672,7 +681,6 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     let (code, text) = run(&a, &["down", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
     assert_eq!(now(&lab), before, "after SIGKILL and lagkit down");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// TCP from the bond through a peer that forwards frames in user space
@@ -702,8 +710,8 @@ fn tcp_through_a_user_space_wire_needs_offloads_false() {
     );
     lab.host(&p, "p1", "10.0.9.2/24");
     let wire = lagkit_testnet::UserWire::start(&w, "w1", "w2");
-    let dir = tmpdir("wire");
-    let cfg = dir.join("b.toml");
+    let dir = TmpDir(tmpdir("wire"));
+    let cfg = dir.0.join("b.toml");
     offloads_config(&cfg, &["eth1"], "10.0.9.1/24", "false");
     let mut pb = up(&b, &cfg);
     wait_until("eth1 taken, offloads off", Duration::from_secs(20), || {
@@ -768,5 +776,4 @@ fn tcp_through_a_user_space_wire_needs_offloads_false() {
         "given back at exit"
     );
     drop(wire);
-    let _ = std::fs::remove_dir_all(dir);
 }
