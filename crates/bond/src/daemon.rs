@@ -18,7 +18,9 @@ use crate::plan::{Context, MemberView, Plan, PlanState};
 use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
-use crate::status::{self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberStats, MemberStatus};
+use crate::status::{
+    self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberOffloads, MemberStats, MemberStatus,
+};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
 use lagkit_dataplane::{
     Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
@@ -378,7 +380,11 @@ impl Bond {
                 ),
             });
         }
-        match member::take_with(&name, self.s.mtu, run, between) {
+        let want = member::Want {
+            mtu: self.s.mtu,
+            keep_offloads: self.s.keeps_offloads(&name),
+        };
+        match member::take_with(&name, want, run, between) {
             Ok(t) => {
                 let fault = self.s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
                 let dev: Arc<dyn Device> = match fault {
@@ -393,7 +399,7 @@ impl Bond {
                     None => Arc::new(t.sock),
                 };
                 let m = &mut self.members[i];
-                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.kind(), "member taken");
+                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.kind(), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
                 m.dev = Some(dev);
                 m.placeholder = None;
                 m.saved = Some(t.saved);
@@ -418,6 +424,26 @@ impl Bond {
         }
         if let Some(run) = self.run.as_mut() {
             run.forget(&m.name);
+        }
+    }
+
+    /// Turns each held member's offloads off, or gives them back, as the
+    /// settings now say (a reload that changed `offloads`).
+    fn apply_offloads(&mut self) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        for m in &mut self.members {
+            let keep = !self.s.offloads_off.contains(&m.name);
+            let Some(saved) = m.saved.as_mut().filter(|s| s.offloads_off() == keep) else {
+                continue;
+            };
+            match member::set_offloads(&m.name, keep, saved, run) {
+                Ok(()) => {
+                    tracing::info!(bond = %self.s.name, member = %m.name, offloads = if keep { "given back" } else { "off" }, "member offloads changed by reload")
+                }
+                Err(e) => tracing::error!(bond = %self.s.name, error = %e, "offloads unchanged"),
+            }
         }
     }
 
@@ -733,11 +759,12 @@ impl Bond {
         None
     }
 
-    /// Applies new settings in place when only the member list changed:
-    /// new members are taken and join (LACP negotiates them), removed ones
-    /// are given back, and members that stay keep their sockets, LACP state
-    /// and traffic. Anything else needs a restart: the settings come back
-    /// as the error.
+    /// Applies new settings in place when only the member list (or the
+    /// members' offloads, or LACP's identity) changed: new members are
+    /// taken and join (LACP negotiates them), removed ones are given back,
+    /// and members that stay keep their sockets, LACP state and traffic,
+    /// their offloads turned off or given back as `offloads` now says.
+    /// Anything else needs a restart: the settings come back as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
         let new = new.normalised();
         if self.s.needs_restart(&new) {
@@ -746,6 +773,8 @@ impl Bond {
         if new.lacp != self.s.lacp {
             self.apply_lacp(&new.lacp);
         }
+        self.s.offloads_off = new.offloads_off.clone();
+        self.apply_offloads();
         let t = self.t();
         let removed: Vec<usize> = (0..self.members.len())
             .filter(|&i| !self.members[i].is_backup && !new.members.contains(&self.members[i].name))
@@ -1098,6 +1127,16 @@ impl Bond {
                         .map(|(n, u)| (n.to_string(), *u))
                         .collect(),
                     isolation: m.isolation.as_ref().map(|i| i.kind().to_string()),
+                    offloads: m.saved.as_ref().and_then(|saved| {
+                        let now = crate::offloads::groups(&m.name)?;
+                        Some(MemberOffloads {
+                            tx: now.tx,
+                            tso: now.tso,
+                            gso: now.gso,
+                            kept_off: saved.offloads_off(),
+                            turned_off: saved.offloads_turned_off().to_vec(),
+                        })
+                    }),
                     lacp,
                 }
             })

@@ -8,7 +8,7 @@
 //!   by SIGKILL, so "is the bond running?" is never answered from a stale
 //!   pid file.
 //! - `state.json`: each member's settings before lagkit touched them (MAC,
-//!   MTU, up/down, ARP, IPv6) and the ingress filter lagkit installed when
+//!   MTU, up/down, ARP, IPv6, and the offload features it turned off) and the ingress filter lagkit installed when
 //!   the kernel had no tcx. A start that finds this file while the lock is
 //!   free knows the previous daemon died without cleaning up, and restores
 //!   the recorded originals before it records anything new — so a SIGKILL
@@ -205,6 +205,15 @@ impl RunDir {
         self.write()
     }
 
+    /// Replaces a recorded member's originals, when a reload changes what
+    /// lagkit changes on it; call before making that change.
+    pub fn update(&mut self, name: &str, saved: &Saved) -> Result<(), JournalError> {
+        if let Some(m) = self.state.members.iter_mut().find(|m| m.name == name) {
+            m.saved = saved.clone();
+        }
+        self.write()
+    }
+
     /// Forgets a member that was given back.
     pub fn forget(&mut self, name: &str) {
         self.state.members.retain(|m| m.name != name);
@@ -349,6 +358,53 @@ mod tests {
         assert!(!text.contains("lkj-nonexistent"));
         drop(rd);
         assert!(!ns.exists());
+    }
+
+    #[test]
+    fn offload_records_round_trip_and_old_files_still_load() {
+        // A state file from before `offloads` existed.
+        let old = r#"{"bond":"bond0","pid":7,"members":[{"name":"eth1","saved":{"mac":[2,0,0,0,0,1],"mtu":1500,"up":false,"noarp":false,"disable_ipv6":"0\n"}}]}"#;
+        let s: State = serde_json::from_str(old).unwrap();
+        assert_eq!(s.members[0].saved, Saved::for_test(1500));
+        assert!(!s.members[0].saved.offloads_off());
+        assert!(s.members[0].saved.offloads_turned_off().is_empty());
+        // Without offloads the file is written as before.
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(!text.contains("offloads"), "{text}");
+
+        let ns = tmp("offloads");
+        let dir = ns.join("bond0");
+        let (mut rd, _) = RunDir::acquire(dir.clone(), "bond0").unwrap();
+        let saved =
+            Saved::for_test_offloads(1500, &["tx-checksum-ip-generic", "tx-generic-segmentation"]);
+        rd.record(MemberRecord {
+            name: "lkj-nonexistent".into(),
+            saved: Saved::for_test(1500),
+            tc_filter: Some(true),
+        })
+        .unwrap();
+        rd.update("lkj-nonexistent", &saved).unwrap();
+        let back: State =
+            serde_json::from_str(&fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+        assert_eq!(back.members[0].saved, saved);
+        assert_eq!(
+            back.members[0].tc_filter,
+            Some(true),
+            "update keeps the filter note"
+        );
+        assert_eq!(
+            back.members[0].saved.offloads_turned_off(),
+            ["tx-checksum-ip-generic", "tx-generic-segmentation"]
+        );
+        drop(rd);
+        // As a daemon killed then would leave it: the next start returns
+        // the record (and restores it; no such interface, so a no-op).
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("state.json"), serde_json::to_vec(&back).unwrap()).unwrap();
+        let (rd, left) = RunDir::acquire(dir.clone(), "bond0").unwrap();
+        assert_eq!(left.unwrap().members[0].saved, saved);
+        drop(rd);
+        let _ = fs::remove_dir_all(&ns);
     }
 
     #[test]

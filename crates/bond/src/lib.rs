@@ -16,6 +16,7 @@ pub mod journal;
 pub mod map;
 pub mod member;
 pub mod metrics;
+pub mod offloads;
 pub mod plan;
 pub mod protocol;
 pub mod rebalance;

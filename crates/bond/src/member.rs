@@ -9,11 +9,15 @@
 //! bond's state file ([`crate::journal`]) before the first change, and a
 //! take that fails half-way gives back what it had changed at once.
 //!
+//! With `offloads = false` the bond also turns the member's transmit
+//! offloads off ([`crate::offloads`]), recorded and given back the same way.
+//!
 //! The member is also isolated from the host's stack
 //! ([`lagkit_dataplane::isolate`]): every frame it receives reaches the
 //! host once, through the bond, never a second time on the member itself.
 
 use crate::journal::{MemberRecord, RunDir};
+use crate::offloads;
 use lagkit_dataplane::{isolate_ingress, Isolation, Link, PacketConfig, PacketSocket};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -26,6 +30,11 @@ pub struct Saved {
     up: bool,
     noarp: bool,
     disable_ipv6: Option<String>,
+    /// The offload features lagkit turned off (`offloads = false`), to
+    /// turn back on; `None` when it leaves them alone. State files written
+    /// before lagkit had the option have no such field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    offloads: Option<Vec<String>>,
 }
 
 impl Saved {
@@ -37,7 +46,27 @@ impl Saved {
             up: false,
             noarp: false,
             disable_ipv6: Some("0\n".into()),
+            offloads: None,
         }
+    }
+
+    /// [`Saved::for_test`] with offload features recorded as turned off.
+    pub fn for_test_offloads(mtu: u32, features: &[&str]) -> Saved {
+        Saved {
+            offloads: Some(features.iter().map(|f| f.to_string()).collect()),
+            ..Saved::for_test(mtu)
+        }
+    }
+
+    /// The offload features lagkit turned off and gives back on exit
+    /// (empty when it changed none).
+    pub fn offloads_turned_off(&self) -> &[String] {
+        self.offloads.as_deref().unwrap_or_default()
+    }
+
+    /// Whether lagkit keeps this member's offloads off (`offloads = false`).
+    pub fn offloads_off(&self) -> bool {
+        self.offloads.is_some()
     }
 }
 
@@ -74,13 +103,22 @@ pub enum MemberError {
     },
 }
 
+/// What the bond sets on a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Its MTU (unchanged when `None`).
+    pub mtu: Option<u32>,
+    /// Leave its transmit offloads alone (false: `offloads = false`, turn them off).
+    pub keep_offloads: bool,
+}
+
 /// Takes interface `name` for the bond: records its settings in `journal`,
 /// then changes them; on failure everything is given back before the error
 /// returns. An interface that disappears while it is being changed is
 /// [`MemberError::Missing`], as if it had never been there: the bond waits
 /// for it.
-pub fn take(name: &str, mtu: Option<u32>, journal: &mut RunDir) -> Result<Taken, MemberError> {
-    take_with(name, mtu, journal, |_| {})
+pub fn take(name: &str, want: Want, journal: &mut RunDir) -> Result<Taken, MemberError> {
+    take_with(name, want, journal, |_| {})
 }
 
 /// [`take`], running `between` after the record is written and before the
@@ -88,7 +126,7 @@ pub fn take(name: &str, mtu: Option<u32>, journal: &mut RunDir) -> Result<Taken,
 /// worst moment.
 pub fn take_with(
     name: &str,
-    mtu: Option<u32>,
+    want: Want,
     journal: &mut RunDir,
     between: impl FnOnce(&str),
 ) -> Result<Taken, MemberError> {
@@ -106,12 +144,21 @@ pub fn take_with(
                 .into(),
         ));
     }
+    let offloads = if want.keep_offloads {
+        None
+    } else {
+        let f = link
+            .features()
+            .map_err(|e| err(format!("cannot read its offloads: {e}")))?;
+        Some(offloads::to_turn_off(&f))
+    };
     let saved = Saved {
         mac: link.mac().map_err(|e| err(e.to_string()))?,
         mtu: link.mtu().map_err(|e| err(e.to_string()))?,
         up: flags.up(),
         noarp: flags.0 & libc::IFF_NOARP as u32 != 0,
         disable_ipv6: fs::read_to_string(ipv6_path(name)).ok(),
+        offloads,
     };
     journal
         .record(MemberRecord {
@@ -121,7 +168,7 @@ pub fn take_with(
         })
         .map_err(|e| err(format!("cannot record its settings: {e}")))?;
     between(name);
-    match change(&link, name, mtu, &saved, journal) {
+    match change(&link, name, want.mtu, &saved, journal) {
         Ok((sock, isolation)) => Ok(Taken {
             sock,
             mac: saved.mac,
@@ -149,6 +196,11 @@ fn change(
     saved: &Saved,
     journal: &mut RunDir,
 ) -> Result<(PacketSocket, Isolation), String> {
+    if let Some(features) = &saved.offloads {
+        // Before the packet socket exists: no unfinished frame ever leaves.
+        offloads::set(link, features, false)
+            .map_err(|e| format!("cannot turn its offloads off: {e}"))?;
+    }
     link.set_flag(libc::IFF_NOARP, true)
         .map_err(|e| format!("cannot turn ARP off: {e}"))?;
     if saved.disable_ipv6.is_some() {
@@ -192,5 +244,49 @@ pub fn restore(name: &str, saved: &Saved) {
     if let Some(v) = &saved.disable_ipv6 {
         let _ = fs::write(ipv6_path(name), v.trim());
     }
+    if let Some(features) = &saved.offloads {
+        let _ = offloads::set(&link, features, true);
+    }
     let _ = link.set_up(saved.up);
+}
+
+/// Applies a reload's change of `offloads` to a member the bond holds:
+/// records the features it turns off in `journal` before turning them off,
+/// or turns back on those it had turned off and forgets them.
+pub fn set_offloads(
+    name: &str,
+    keep: bool,
+    saved: &mut Saved,
+    journal: &mut RunDir,
+) -> Result<(), MemberError> {
+    let err = |what: String| MemberError::Setup {
+        name: name.to_string(),
+        what,
+    };
+    let link = Link::open(name).map_err(|_| MemberError::Missing(name.to_string()))?;
+    match (keep, saved.offloads.take()) {
+        (false, None) => {
+            let f = link
+                .features()
+                .map_err(|e| err(format!("cannot read its offloads: {e}")))?;
+            let features = offloads::to_turn_off(&f);
+            saved.offloads = Some(features.clone());
+            journal
+                .update(name, saved)
+                .map_err(|e| err(format!("cannot record its offloads: {e}")))?;
+            offloads::set(&link, &features, false)
+                .map_err(|e| err(format!("cannot turn its offloads off: {e}")))
+        }
+        (true, Some(features)) => {
+            let r = offloads::set(&link, &features, true);
+            if let Err(e) = journal.update(name, saved) {
+                tracing::warn!("{e}");
+            }
+            r.map_err(|e| err(format!("cannot turn its offloads back on: {e}")))
+        }
+        (_, unchanged) => {
+            saved.offloads = unchanged;
+            Ok(())
+        }
+    }
 }

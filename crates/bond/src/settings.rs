@@ -68,6 +68,9 @@ pub struct Settings {
     pub policy: Policy,
     /// MTU of the bond and its members.
     pub mtu: Option<u32>,
+    /// Members (and backup adapter) whose transmit offloads lagkit turns
+    /// off while it holds them (`offloads = false`).
+    pub offloads_off: Vec<String>,
     /// Addresses (CIDR) for the bond interface.
     pub addresses: Vec<String>,
     /// Bond MAC; default: the first member's.
@@ -124,6 +127,7 @@ impl Settings {
             mode,
             policy: Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974)),
             mtu: None,
+            offloads_off: Vec::new(),
             addresses: Vec::new(),
             mac: None,
             miimon: Duration::ZERO,
@@ -185,12 +189,19 @@ impl Settings {
         }
     }
 
+    /// Whether lagkit leaves member `name`'s transmit offloads alone.
+    pub fn keeps_offloads(&self, name: &str) -> bool {
+        !self.offloads_off.iter().any(|m| m == name)
+    }
+
     /// Whether a running bond with these settings must restart to take
-    /// `new`: everything but the member list and LACP's identity, key,
-    /// rate and activity (which apply in place) must be equal.
+    /// `new`: everything but the member list, the members' offloads and
+    /// LACP's identity, key, rate and activity (which apply in place) must
+    /// be equal.
     pub fn needs_restart(&self, new: &Settings) -> bool {
         let mut probe = new.clone();
         probe.members = self.members.clone();
+        probe.offloads_off = self.offloads_off.clone();
         probe.warnings = self.warnings.clone();
         let l = &self.lacp;
         probe.lacp.fast = l.fast;
@@ -288,6 +299,21 @@ mod tests {
         mode.mode = BondMode::BalanceXor;
         assert!(old.needs_restart(&mode));
         assert!(!old.needs_restart(&old));
+    }
+
+    #[test]
+    fn offloads_apply_in_place() {
+        let old = Settings::new("b", &["a", "b"], BondMode::ActiveBackup);
+        let mut new = old.clone();
+        new.offloads_off = vec!["b".into()];
+        assert!(
+            !old.needs_restart(&new),
+            "a member's offloads change in place"
+        );
+        assert_ne!(old, new, "but the bond is told about it");
+        assert!(new.keeps_offloads("a") && !new.keeps_offloads("b"));
+        new.mtu = Some(9000);
+        assert!(old.needs_restart(&new));
     }
 
     #[test]

@@ -90,8 +90,37 @@ pub struct MemberStatus {
     /// `tc-clsact`), when it is taken.
     #[serde(default)]
     pub isolation: Option<String>,
+    /// Its transmit offloads, when it is taken.
+    #[serde(default)]
+    pub offloads: Option<MemberOffloads>,
     /// LACP details (802.3ad).
     pub lacp: Option<MemberLacp>,
+}
+
+/// A member's transmit offloads: what `ethtool -k` shows now, and what
+/// lagkit changed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemberOffloads {
+    /// `tx-checksumming` is on.
+    pub tx: bool,
+    /// `tcp-segmentation-offload` is on.
+    pub tso: bool,
+    /// `generic-segmentation-offload` is on.
+    pub gso: bool,
+    /// lagkit keeps them off while it holds the member (`offloads = false`).
+    pub kept_off: bool,
+    /// The features lagkit turned off, turned back on when it lets go.
+    pub turned_off: Vec<String>,
+}
+
+impl MemberOffloads {
+    fn groups(&self) -> crate::offloads::Groups {
+        crate::offloads::Groups {
+            tx: self.tx,
+            tso: self.tso,
+            gso: self.gso,
+        }
+    }
 }
 
 /// 802.3ad details of one member.
@@ -277,6 +306,17 @@ pub fn problems(
         }
     }
     for m in members {
+        if let Some(o) = m
+            .offloads
+            .as_ref()
+            .filter(|o| o.kept_off && !o.groups().all_off())
+        {
+            problems.push(format!(
+                "member {}: offloads = false, but its driver keeps some on ({}); a peer that reads this link in user space will see unfinished frames",
+                m.name,
+                o.groups()
+            ));
+        }
         if m.mii_status == "missing" {
             problems.push(format!(
                 "member {} does not exist; it is used as soon as it appears",
@@ -446,6 +486,22 @@ impl BondStatus {
             if let Some(i) = &m.isolation {
                 let _ = writeln!(o, "Host stack isolation: {i}");
             }
+            if let Some(off) = &m.offloads {
+                let _ = write!(o, "Transmit offloads: {}", off.groups());
+                if off.kept_off {
+                    let _ = write!(o, " (offloads = false: turned off by lagkit");
+                    if off.turned_off.is_empty() {
+                        let _ = write!(o, "; none was on)");
+                    } else {
+                        let _ = write!(
+                            o,
+                            "; turned back on at exit: {})",
+                            off.turned_off.join(", ")
+                        );
+                    }
+                }
+                let _ = writeln!(o);
+            }
             if !m.watchers.is_empty() {
                 let w: Vec<String> = m
                     .watchers
@@ -508,6 +564,7 @@ mod tests {
             collecting: false,
             watchers: Vec::new(),
             isolation: None,
+            offloads: None,
             lacp: lacp.map(|(rx, why)| MemberLacp {
                 aggregator_id: None,
                 rx_state: rx.into(),
@@ -585,6 +642,68 @@ mod tests {
             p,
             ["member gone does not exist; it is used as soon as it appears"]
         );
+    }
+
+    fn offloads(
+        tx_tso_gso: [bool; 3],
+        kept_off: bool,
+        turned_off: &[&str],
+    ) -> Option<MemberOffloads> {
+        let [tx, tso, gso] = tx_tso_gso;
+        Some(MemberOffloads {
+            tx,
+            tso,
+            gso,
+            kept_off,
+            turned_off: turned_off.iter().map(|f| f.to_string()).collect(),
+        })
+    }
+
+    #[test]
+    fn offloads_show_what_lagkit_turned_off_and_what_stayed_on() {
+        let mut m = member("eth1", "up", None);
+        m.offloads = offloads(
+            [false; 3],
+            true,
+            &["tx-checksum-ip-generic", "tx-generic-segmentation"],
+        );
+        let mut other = member("eth2", "up", None);
+        other.offloads = offloads([true; 3], false, &[]);
+        let st = BondStatus {
+            name: "bond0".into(),
+            mode: "active-backup".into(),
+            xmit_hash_policy: "layer2".into(),
+            mii_status: "up".into(),
+            mac: String::new(),
+            mtu: 1500,
+            miimon_ms: 0,
+            updelay_ms: 0,
+            downdelay_ms: 0,
+            active_member: None,
+            lacp: None,
+            members: vec![m, other],
+            problems: Vec::new(),
+        };
+        let text = st.render();
+        assert!(text.contains("Transmit offloads: tx off, tso off, gso off (offloads = false: turned off by lagkit; turned back on at exit: tx-checksum-ip-generic, tx-generic-segmentation)\n"), "{text}");
+        assert!(
+            text.contains("Transmit offloads: tx on, tso on, gso on\n"),
+            "{text}"
+        );
+        assert!(problems(&[], &st.members, None, NoPartner::Individual).is_empty());
+        // JSON round trip, and a status from before the field still reads.
+        let json = serde_json::to_string(&st).unwrap();
+        assert_eq!(serde_json::from_str::<BondStatus>(&json).unwrap(), st);
+        let mut old = serde_json::to_value(&st.members[0]).unwrap();
+        old.as_object_mut().unwrap().remove("offloads");
+        let old: MemberStatus = serde_json::from_value(old).unwrap();
+        assert_eq!(old.offloads, None, "a status without the field reads");
+        // A driver that keeps one on is a problem worth naming.
+        let mut stuck = member("eth3", "up", None);
+        stuck.offloads = offloads([true, false, false], true, &[]);
+        let p = problems(&[], &[stuck], None, NoPartner::Individual);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].starts_with("member eth3: offloads = false, but its driver keeps some on (tx on, tso off, gso off)"), "{p:?}");
     }
 
     #[test]

@@ -40,6 +40,12 @@ pub struct BondConfig {
     pub hash_symmetric: bool,
     /// MTU of the bond and its members (AIX `use_jumbo_frame = yes`: 9000).
     pub mtu: u16,
+    /// Members (and backup adapter) whose transmit offloads — tx
+    /// checksumming, TSO, GSO — lagkit turns off while it runs
+    /// (`offloads = false`, or `offloads = { eth2 = false }` per member),
+    /// in configuration order. Written as the per-member table.
+    #[serde(rename = "offloads", serialize_with = "offloads_table")]
+    pub offloads_off: Vec<String>,
     /// Addresses of the bond, with prefix lengths.
     pub address: Vec<Cidr>,
     /// MAC of the bond; `None`: the first member's, at run time.
@@ -128,6 +134,16 @@ fn display<T: core::fmt::Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S
     s.collect_str(v)
 }
 
+/// `offloads_off` as the table the file may hold: `{ member = false, ... }`.
+fn offloads_table<S: Serializer>(off: &[String], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(off.len()))?;
+    for name in off {
+        m.serialize_entry(name, &false)?;
+    }
+    m.end()
+}
+
 fn display_opt<T: core::fmt::Display, S: Serializer>(
     v: &Option<T>,
     s: S,
@@ -150,6 +166,7 @@ impl BondConfig {
             hash_seed: None,
             hash_symmetric: false,
             mtu: 1500,
+            offloads_off: Vec::new(),
             address: Vec::new(),
             mac: None,
             miimon: 0,
@@ -342,6 +359,13 @@ fn render(v: Option<&serde_json::Value>) -> String {
             let items: Vec<String> = items.iter().map(|i| render(Some(i))).collect();
             format!("[{}]", items.join(", "))
         }
+        Some(serde_json::Value::Object(map)) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", render(Some(v))))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
         Some(other) => other.to_string(),
     }
 }
@@ -355,6 +379,19 @@ fn toml_literal(v: &serde_json::Value) -> String {
         serde_json::Value::Array(items) => {
             let items: Vec<String> = items.iter().map(toml_literal).collect();
             format!("[{}]", items.join(", "))
+        }
+        serde_json::Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{} = {}",
+                        serde_json::Value::from(k.as_str()),
+                        toml_literal(v)
+                    )
+                })
+                .collect();
+            format!("{{ {} }}", items.join(", "))
         }
         other => other.to_string(),
     }
@@ -512,6 +549,25 @@ mod tests {
         b.members.reverse();
         let d = a.diff(&b);
         assert!(d.members_added.is_empty() && d.touches("members"));
+    }
+
+    #[test]
+    fn offloads_diff_and_write_as_a_member_table() {
+        let a = bond();
+        let mut b = bond();
+        b.offloads_off = vec!["eth2".into()];
+        let shown: Vec<String> = a.diff(&b).changed.iter().map(|c| c.to_string()).collect();
+        assert_eq!(shown, ["offloads: {} -> {eth2 = false}"]);
+        assert!(!a.diff(&b).needs_rebuild());
+        assert!(
+            b.to_toml().contains("offloads = { \"eth2\" = false }\n"),
+            "{}",
+            b.to_toml()
+        );
+        assert!(
+            !a.to_toml().contains("offloads"),
+            "the default is not written"
+        );
     }
 
     #[test]

@@ -325,6 +325,13 @@ pub enum ErrorKind {
         /// The members, comma-separated.
         members: String,
     },
+    /// `offloads = { NAME = false }` names an interface the bond does not have.
+    OffloadsNotMember {
+        /// The interface named.
+        name: String,
+        /// The members (and backup adapter), comma-separated.
+        members: String,
+    },
     /// `backup_adapter` is also a member.
     BackupIsMember {
         /// The adapter.
@@ -624,6 +631,13 @@ impl fmt::Display for ErrorKind {
                 f,
                 "primary {primary_q} is not a member; use one of {members}, or add it to members",
                 primary_q = Quoted(primary)
+            ),
+            ErrorKind::OffloadsNotMember { name, members } => write!(
+                f,
+                "{name_q} is not a member of this bond; name one of {members} \
+                 (offloads = {{ {first} = false }}), or write offloads = false for every member",
+                name_q = Quoted(name),
+                first = members.split(", ").next().unwrap_or("eth1")
             ),
             ErrorKind::BackupIsMember { backup } => write!(
                 f,

@@ -91,6 +91,12 @@
 //!   `/run/lagkit/<netns-inode>/<bond>.sock` and state to
 //!   `/run/lagkit/<netns-inode>/<bond>/` (see [`paths`]), so daemons in two
 //!   network namespaces, each with a `bond0`, do not collide.
+//! - **`offloads`**: `offloads = false` has lagkit turn off tx
+//!   checksumming, TSO and GSO on every member (and the backup adapter)
+//!   while the bond runs, for peers that read a virtual wire in user space
+//!   (`docs/interop.md`). Members are strings, so the per-member form is a
+//!   table keyed by member, `offloads = { eth2 = false }`; a name there
+//!   that is not a member is an error at that name.
 //! - **Mode-specific keys in another mode** (`lacp_rate` in active-backup)
 //!   are [`Warning`]s, not errors: Linux accepts and ignores most of them,
 //!   and one file of defaults may serve bonds of several modes.

@@ -331,6 +331,16 @@ struct Seen {
     jumbo: Option<bool>,
     /// Members with the position of each.
     members: Vec<(String, usize)>,
+    /// `offloads` as given, resolved once the members are known.
+    offloads: Option<OffloadsGiven>,
+}
+
+/// The two forms of `offloads`.
+enum OffloadsGiven {
+    /// `offloads = false`: every member and the backup adapter.
+    All(bool),
+    /// `offloads = { eth2 = false }`: (member, on, span of its name).
+    Each(Vec<(String, bool, core::ops::Range<usize>)>),
 }
 
 /// One bond from its entries and the file's defaults.
@@ -509,6 +519,37 @@ fn build(
                 },
             ));
         }
+    }
+
+    if let Some(given) = seen.offloads.take() {
+        let all: Vec<&String> = cfg.members.iter().chain(&cfg.backup_adapter).collect();
+        cfg.offloads_off = match given {
+            OffloadsGiven::All(true) => Vec::new(),
+            OffloadsGiven::All(false) => all.into_iter().cloned().collect(),
+            OffloadsGiven::Each(list) => {
+                if let (Some((name, _, span)), Some(f)) = (
+                    list.iter().find(|(n, _, _)| !all.contains(&n)),
+                    get(Key::Offloads),
+                ) {
+                    let names: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
+                    return Err(ctx.fault(
+                        Fault {
+                            span: span.clone(),
+                            kind: ErrorKind::OffloadsNotMember {
+                                name: name.clone(),
+                                members: names.join(", "),
+                            },
+                        },
+                        &f,
+                        Some(bond),
+                    ));
+                }
+                all.into_iter()
+                    .filter(|m| list.iter().any(|(n, on, _)| n == *m && !*on))
+                    .cloned()
+                    .collect()
+            }
+        };
     }
 
     if let (Some(b), Some(f)) = (&cfg.backup_adapter, get(Key::BackupAdapter)) {
@@ -794,6 +835,7 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
             seen.mtu = Some(mtu);
         }
         Key::UseJumboFrame => seen.jumbo = Some(f.boolean(ex)?),
+        Key::Offloads => seen.offloads = Some(offloads(ctx, f, ex)?),
         Key::Address => {
             let mut out = Vec::new();
             let mut first_at: HashMap<IpAddr, usize> = HashMap::new();
@@ -901,6 +943,39 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
         Key::AdaptiveIdleGap => cfg.adaptive_idle_gap = small(f.millis(0, 60_000, ex)?),
     }
     Ok(())
+}
+
+/// `offloads = false`, or a table of members: `offloads = { eth2 = false }`.
+fn offloads(ctx: &Ctx<'_>, f: &Field<'_, '_>, example: &str) -> Res<OffloadsGiven> {
+    let table = match f.value.get_ref() {
+        DeValue::Table(t) => t,
+        DeValue::Array(_) => {
+            return Err(f.fault(ErrorKind::WrongType {
+                expected: "true or false, or a table of members such as { eth2 = false }",
+                found: "array",
+                example: example.to_string(),
+            }))
+        }
+        _ => return f.boolean(example).map(OffloadsGiven::All),
+    };
+    let mut each: Vec<(String, bool, core::ops::Range<usize>)> = Vec::new();
+    for (k, v) in sorted(table) {
+        let name = k.get_ref().trim().to_string();
+        let entry = Field {
+            written: f.written,
+            key_span: (k.span().start, k.span().end),
+            value: v,
+        };
+        let on = entry.boolean(&format!("offloads = {{ {name} = false }}"))?;
+        if let Some((_, _, first)) = each.iter().find(|(n, _, _)| *n == name) {
+            return Err(entry.fault(ErrorKind::Duplicate {
+                value: name,
+                first_line: ctx.line(first.start),
+            }));
+        }
+        each.push((name, on, k.span()));
+    }
+    Ok(OffloadsGiven::Each(each))
 }
 
 fn mac(f: &Field<'_, '_>, example: &str) -> Res<MacAddr> {

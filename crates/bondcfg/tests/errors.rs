@@ -780,6 +780,37 @@ members = [\"e2\"]
 }
 
 #[test]
+fn offloads_name_members_and_take_yes_no() {
+    let inv = fails(
+        &with("offloads = { eth1 = false, eth3 = false }"),
+        4,
+        Some("offloads"),
+        "'eth3' is not a member of this bond; name one of eth1, eth2 (offloads = { eth1 = false }), or write offloads = false for every member",
+    );
+    assert_eq!(inv.column, 28, "points at the name");
+    assert!(matches!(inv.kind, ErrorKind::OffloadsNotMember { .. }));
+    fails(
+        &with("offloads = \"sometimes\""),
+        4,
+        Some("offloads"),
+        "use true or false",
+    );
+    let inv = fails(
+        &format!("{HEAD}[offloads]\neth2 = \"maybe\"\n"),
+        5,
+        Some("offloads"),
+        "use true or false",
+    );
+    assert_eq!(inv.column, 1, "points at the member's line");
+    fails(
+        &with("offloads = [\"eth1\"]"),
+        4,
+        Some("offloads"),
+        "expected true or false, or a table of members such as { eth2 = false }, found array; write e.g. offloads = false",
+    );
+}
+
+#[test]
 fn primary_and_backup_adapter() {
     let ab = "name = \"bond0\"\nmode = \"active-backup\"\nmembers = [\"eth1\", \"eth2\"]\n";
     let inv = fails(

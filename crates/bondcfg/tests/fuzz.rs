@@ -10,6 +10,7 @@ const CORPUS: &[&str] = &[
     "lacp_rate = \"fast\"\nmiimon = 100\n\n[bond0]\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\n\n[bond1]\nmode = \"active-backup\"\nmembers = [\"eth3\", \"eth4\"]\nprimary = \"eth3\"\nupdelay = 250\n",
     "[[bond]]\nname = \"bond0\"\nmode = 1\nmembers = [\"e1\", \"e2\"]\narp_interval = 100\narp_ip_target = [\"192.0.2.1\"]\nns_ip6_target = [\"fd00::1\"]\n\n[[bond]]\nname = \"bond1\"\nmode = \"adaptive\"\nmembers = [\"e3\"]\nhash_seed = \"0xffffffffffffffff\"\nhash_symmetric = \"yes\"\nadaptive_interval = \"2s\"\n",
     "name = \"bond5\"\nmode = \"balance-rr\"\nslaves = \"a b c\"\npackets_per_slave = 0\nmac = \"02:00:00:00:00:01\"\nmtu = \"9000\"\ncontrol_socket = \"/run/x.sock\"\nmetrics_port = 9464\n",
+    "offloads = false\n[bond0]\nmode = \"active-backup\"\nmembers = [\"eth1\", \"eth2\"]\nbackup_adapter = \"eth3\"\noffloads = { eth2 = false, eth3 = \"off\" }\n\n[bond1]\nmode = 2\nmembers = [\"eth4\"]\n\n[bond1.offloads]\neth4 = 0\n",
 ];
 
 const TOKENS: &[&str] = &[
@@ -37,6 +38,8 @@ const TOKENS: &[&str] = &[
     "xmit_hash_policy",
     "hash_seed",
     "mtu",
+    "offloads",
+    "false",
     "address",
     "mac",
     "lacp_rate",

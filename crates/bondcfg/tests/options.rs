@@ -396,6 +396,19 @@ fn cases() -> Vec<Case> {
         case("adaptive_idle_gap", "20", "adaptive", |b| {
             b.adaptive_idle_gap == 20
         }),
+        case("offloads", "false", LACP, |b| {
+            b.offloads_off == ["eth1", "eth2"]
+        }),
+        case("offloads", "\"off\"", LACP, |b| {
+            b.offloads_off == ["eth1", "eth2"]
+        }),
+        case("offloads", "true", LACP, |b| b.offloads_off.is_empty()),
+        case("offloads", "{ eth2 = false }", LACP, |b| {
+            b.offloads_off == ["eth2"]
+        }),
+        case("offloads", "{ eth2 = \"no\", eth1 = true }", LACP, |b| {
+            b.offloads_off == ["eth2"]
+        }),
     ]
 }
 
@@ -608,6 +621,26 @@ metrics_port = 9464
     let again = one(&b.to_toml());
     assert_eq!(again, b);
     assert!(b.diff(&again).is_empty());
+}
+
+#[test]
+fn offloads_cover_the_backup_adapter_and_follow_defaults() {
+    let b = one(
+        "name = \"bond0\"\nmode = \"active-backup\"\nmembers = [\"eth1\"]\nbackup_adapter = \"eth9\"\noffloads = false\n",
+    );
+    assert_eq!(b.offloads_off, ["eth1", "eth9"]);
+    assert_eq!(one(&b.to_toml()), b, "{}", b.to_toml());
+    // A per-member table, written as a TOML table of its own.
+    let b = one("name = \"bond0\"\nmode = \"active-backup\"\nmembers = [\"eth1\", \"eth2\"]\n\n[offloads]\neth1 = false\n");
+    assert_eq!(b.offloads_off, ["eth1"]);
+    // A top-level default reaches every bond of the file.
+    let (bonds, _) = parse_str(
+        "offloads = false\n[bond0]\nmode = \"balance-xor\"\nmembers = [\"eth1\"]\n[bond1]\nmode = \"balance-xor\"\nmembers = [\"eth2\"]\noffloads = true\n",
+        "bond.toml",
+    )
+    .unwrap();
+    assert_eq!(bonds[0].offloads_off, ["eth1"]);
+    assert!(bonds[1].offloads_off.is_empty(), "a bond's own key wins");
 }
 
 #[test]

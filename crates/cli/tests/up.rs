@@ -512,3 +512,268 @@ fn check_warns_about_a_missing_member_and_up_waits_for_it() {
     assert!(!text.contains("eth1 does not exist"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+// ---------------------------------------------------------- offloads --
+
+/// A lab for an offload test, or None (with a SKIP) without root or
+/// `ethtool`; a missing `ethtool` fails the test when `CI` is set.
+fn ethtool_lab(test: &str) -> Option<Lab> {
+    let lab = Lab::new(test)?;
+    if Command::new("ethtool")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Some(lab);
+    }
+    let why = "needs ethtool (apt-get install -y ethtool)";
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: CI is set but the test cannot run: {why}");
+    }
+    eprintln!("SKIP {test}: {why}");
+    None
+}
+
+/// A test's directory of files, removed on drop (also when the test fails).
+struct TmpDir(PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `ethtool -k IF` in a namespace.
+fn features(lab: &Lab, ns: &str, ifname: &str) -> String {
+    lab.nsexec(ns, &["ethtool", "-k", ifname])
+}
+
+/// tx-checksumming, TSO and GSO as `ethtool -k` shows them: "on"/"off".
+fn tx_tso_gso(lab: &Lab, ns: &str, ifname: &str) -> [String; 3] {
+    let text = features(lab, ns, ifname);
+    let get = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    [
+        get("tx-checksumming"),
+        get("tcp-segmentation-offload"),
+        get("generic-segmentation-offload"),
+    ]
+}
+
+/// An active-backup bond0 on `members` with `offloads` as given.
+fn offloads_config(path: &Path, members: &[&str], addr: &str, offloads: &str) {
+    let list: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
+    let text = format!(
+        "name = \"bond0\"\nmode = \"active-backup\"\nmembers = [{}]\naddress = [\"{addr}\"]\noffloads = {offloads}\n",
+        list.join(", ")
+    );
+    std::fs::write(path, text).unwrap();
+}
+
+/// Whether the status shows every member taken with lagkit keeping its
+/// offloads off (`off`) or leaving them alone.
+fn offloads_kept_off(ns: &str, off: bool) -> bool {
+    status(ns).is_some_and(|s| {
+        s.members
+            .iter()
+            .all(|m| m.offloads.as_ref().is_some_and(|o| o.kept_off == off))
+    })
+}
+
+#[test]
+fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
+    let test = "offloads_false";
+    let Some(mut lab) = ethtool_lab(test) else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    // The operator had GSO off on eth2: it stays off after lagkit.
+    lab.nsexec(&a, &["ethtool", "-K", "eth2", "gso", "off"]);
+    let before = [features(&lab, &a, "eth1"), features(&lab, &a, "eth2")];
+    let now = |lab: &Lab| [features(lab, &a, "eth1"), features(lab, &a, "eth2")];
+    assert_eq!(tx_tso_gso(&lab, &a, "eth1"), ["on", "on", "on"]);
+    let dir = TmpDir(tmpdir("offloads"));
+    let cfg = dir.0.join("a.toml");
+    offloads_config(&cfg, &["eth1", "eth2"], "10.0.0.1/24", "false");
+
+    let mut pa = up(&a, &cfg);
+    wait_until(
+        "both members taken, offloads off",
+        Duration::from_secs(20),
+        || offloads_kept_off(&a, true),
+    );
+    for m in ["eth1", "eth2"] {
+        assert_eq!(tx_tso_gso(&lab, &a, m), ["off", "off", "off"], "{m}");
+    }
+    let st = status(&a).unwrap();
+    let eth1 = st.members[0].offloads.clone().unwrap();
+    assert!((eth1.tx, eth1.tso, eth1.gso) == (false, false, false));
+    assert!(
+        eth1.turned_off
+            .iter()
+            .any(|f| f == "tx-checksum-ip-generic"),
+        "{eth1:?}"
+    );
+    assert!(eth1
+        .turned_off
+        .iter()
+        .any(|f| f == "tx-generic-segmentation"));
+    let eth2 = st.members[1].offloads.clone().unwrap();
+    assert!(
+        !eth2
+            .turned_off
+            .iter()
+            .any(|f| f == "tx-generic-segmentation"),
+        "GSO was off already, so lagkit neither turns it off nor back on: {eth2:?}"
+    );
+    let (code, text) = run(&a, &["status", "bond0"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("Transmit offloads: tx off, tso off, gso off (offloads = false: turned off by lagkit; turned back on at exit: "),
+        "{text}"
+    );
+    assert!(pa.stop().success());
+    assert_eq!(
+        now(&lab),
+        before,
+        "SIGTERM gives every feature back as it was"
+    );
+
+    // SIGKILL: nothing runs at exit; the next start gives the features back
+    // before it takes the members, so it records the true originals.
+    let mut pa = up(&a, &cfg);
+    wait_until("offloads off", Duration::from_secs(20), || {
+        offloads_kept_off(&a, true)
+    });
+    pa.signal(libc::SIGKILL);
+    let _ = pa.0.wait();
+    assert_eq!(
+        tx_tso_gso(&lab, &a, "eth1"),
+        ["off", "off", "off"],
+        "left off by the killed daemon"
+    );
+    let mut pa = up(&a, &cfg);
+    wait_until("offloads off again", Duration::from_secs(20), || {
+        offloads_kept_off(&a, true)
+    });
+    let again = status(&a).unwrap().members[0].offloads.clone().unwrap();
+    assert_eq!(
+        again.turned_off, eth1.turned_off,
+        "originals, not what the killed daemon set"
+    );
+    assert!(pa.stop().success());
+    assert_eq!(now(&lab), before, "after SIGKILL and a restart");
+
+    // `lagkit down` after a SIGKILL gives them back too.
+    let mut pa = up(&a, &cfg);
+    wait_until("offloads off", Duration::from_secs(20), || {
+        offloads_kept_off(&a, true)
+    });
+    pa.signal(libc::SIGKILL);
+    let _ = pa.0.wait();
+    let (code, text) = run(&a, &["down", "bond0"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(now(&lab), before, "after SIGKILL and lagkit down");
+}
+
+/// TCP from the bond through a peer that forwards frames in user space
+/// without vnet headers: with `offloads = false` every byte arrives once;
+/// with the offloads on (changed in place by SIGHUP) the peer copies
+/// unfinished checksums onto the wire and the connection never opens.
+#[test]
+fn tcp_through_a_user_space_wire_needs_offloads_false() {
+    let test = "user_space_wire";
+    let Some(mut lab) = ethtool_lab(test) else {
+        return;
+    };
+    // bond0 (eth1) -- w1 [user-space forwarder] w2 -- p1 (a kernel host)
+    let (b, w, p) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&b, "eth1", &w, "w1");
+    lab.veth(&w, "w2", &p, "p1");
+    for i in ["w1", "w2"] {
+        lab.sh(&["ip", "-n", &w, "link", "set", i, "up"]);
+    }
+    // The far host is a kernel sender on a virtual wire too: its own
+    // offloads go off by hand, as lab-recipes.md says.
+    lab.nsexec(
+        &p,
+        &[
+            "ethtool", "-K", "p1", "tx", "off", "tso", "off", "gso", "off",
+        ],
+    );
+    lab.host(&p, "p1", "10.0.9.2/24");
+    let wire = lagkit_testnet::UserWire::start(&w, "w1", "w2");
+    let dir = TmpDir(tmpdir("wire"));
+    let cfg = dir.0.join("b.toml");
+    offloads_config(&cfg, &["eth1"], "10.0.9.1/24", "false");
+    let mut pb = up(&b, &cfg);
+    wait_until("eth1 taken, offloads off", Duration::from_secs(20), || {
+        offloads_kept_off(&b, true)
+    });
+    let once = |t: lagkit_testnet::Transfer| {
+        assert_eq!(t.sent, t.received, "every byte arrives");
+        assert_eq!(t.sent_hash, t.recv_hash, "once and in order");
+    };
+    once(tcp_transfer(&p, "10.0.9.2:6301", &b, 8 << 20));
+    once(tcp_transfer(&b, "10.0.9.1:6302", &p, 8 << 20));
+    let (from_bond, _) = wire.counts();
+    eprintln!("offloads off, bond to wire: {from_bond:?}");
+    assert!(from_bond.frames > 1000, "{from_bond:?}");
+    assert_eq!(
+        (from_bond.unfinished_csum, from_bond.oversize),
+        (0, 0),
+        "the kernel finished every frame before the wire"
+    );
+
+    // SIGHUP with `offloads` changed: applied in place.
+    let reload = |pb: &Daemon, off: bool| {
+        offloads_config(&cfg, &["eth1"], "10.0.9.1/24", &(!off).to_string());
+        pb.signal(libc::SIGHUP);
+        wait_until("the reload's offloads", Duration::from_secs(20), || {
+            offloads_kept_off(&b, off)
+        });
+    };
+    reload(&pb, false);
+    assert_eq!(tx_tso_gso(&lab, &b, "eth1"), ["on", "on", "on"]);
+    let listener =
+        lagkit_dataplane::netns::run_in(&p, || std::net::TcpListener::bind("10.0.9.2:6303"))
+            .unwrap()
+            .unwrap();
+    let server: std::net::SocketAddr = "10.0.9.2:6303".parse().unwrap();
+    let tried = lagkit_dataplane::netns::run_in(&b, || {
+        std::net::TcpStream::connect_timeout(&server, Duration::from_secs(3))
+    })
+    .unwrap();
+    let (on, _) = wire.counts();
+    eprintln!(
+        "offloads on, bond to wire: {on:?}; connect: {:?}",
+        tried.as_ref().map(|_| ())
+    );
+    assert!(
+        on.unfinished_csum > from_bond.unfinished_csum,
+        "frames with unfinished checksums reached the user-space peer: {on:?}"
+    );
+    assert!(
+        tried.is_err(),
+        "TCP cannot open through the peer with offloads on"
+    );
+    drop(listener);
+
+    // And off again: TCP runs again.
+    reload(&pb, true);
+    once(tcp_transfer(&p, "10.0.9.2:6304", &b, 4 << 20));
+    assert!(pb.stop().success());
+    assert_eq!(
+        tx_tso_gso(&lab, &b, "eth1"),
+        ["on", "on", "on"],
+        "given back at exit"
+    );
+    drop(wire);
+}

@@ -13,7 +13,7 @@
 //! - [`pcap`], [`fault`]: wrappers around any device (capture, deterministic loss and cuts).
 //! - [`forward`]: the forwarding threads, reading an atomically published distribution map.
 //! - [`netns`]: opening devices inside a named network namespace.
-//! - [`Link`]: MAC, MTU, up/down and carrier of an interface, by ioctl.
+//! - [`Link`]: MAC, MTU, up/down, carrier and device features (`ethtool -k`) of an interface, by ioctl.
 //!
 //! Tests: unit tests need nothing special; `tests/netns.rs` builds namespaces
 //! and needs root (it skips otherwise). `examples/fwd_bench.rs` measures
@@ -45,6 +45,6 @@ pub use isolate::{isolate_ingress, IsolateError, Isolation};
 pub use packet::{PacketConfig, PacketSocket};
 pub use pair::PairDevice;
 pub use pcap::{Capture, PcapDevice};
-pub use sys::{coarse_now_ns, Link, LinkFlags, OpenError, SysError};
+pub use sys::{coarse_now_ns, Features, Link, LinkFlags, OpenError, SysError};
 pub use tap::{Offloads, Tap, TapConfig};
 pub use vnet::{complete_checksum, GsoType, VnetError, VnetFlags, VnetHeader, VnetRepr};

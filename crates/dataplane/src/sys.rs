@@ -517,6 +517,171 @@ impl Link {
     }
 }
 
+// Device features (`ethtool -k`/`-K`). Hand-written: no ethtool crate is
+// available to this build, and rtnetlink's ethtool family would need one;
+// the ioctl is four commands over flat arrays of u32, and it reaches the
+// interface in the namespace of `Link`'s control socket like every other
+// call here. Features are found by name (the kernel's bit positions differ
+// between versions; the names, ETH_SS_FEATURES, are what ethtool shows).
+
+const ETHTOOL_GSTRINGS: u32 = 0x1b;
+const ETHTOOL_GSSET_INFO: u32 = 0x37;
+const ETHTOOL_GFEATURES: u32 = 0x3a;
+const ETHTOOL_SFEATURES: u32 = 0x3b;
+const ETH_SS_FEATURES: u32 = 4;
+/// `ETH_GSTRING_LEN`, in u32 words.
+const GSTRING_WORDS: usize = 32 / 4;
+
+/// `struct ethtool_sset_info` asking for one string set.
+#[repr(C)]
+struct SsetInfo {
+    cmd: u32,
+    reserved: u32,
+    sset_mask: u64,
+    data: [u32; 1],
+}
+
+/// A device's features as `ETHTOOL_GFEATURES` reports them, by the names
+/// `ethtool -k` shows (`tx-checksum-ip-generic`, `tx-tcp-segmentation`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Features {
+    /// Feature names; index = bit number.
+    names: Vec<String>,
+    /// Per 32 bits: available (changeable), requested, active, never changed.
+    blocks: Vec<[u32; 4]>,
+}
+
+impl Features {
+    fn bit(&self, name: &str, word: usize) -> Option<bool> {
+        let i = self.names.iter().position(|n| n == name)?;
+        let b = self.blocks.get(i / 32)?;
+        Some(b[word] & (1 << (i % 32)) != 0)
+    }
+
+    /// The feature names this kernel defines, in bit order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Whether the feature is on now (`ethtool -k`'s on/off); `None` if
+    /// this kernel has no feature of that name.
+    pub fn active(&self, name: &str) -> Option<bool> {
+        self.bit(name, 2)
+    }
+
+    /// Whether the feature is wanted on (it may be off for now because a
+    /// feature it needs is off).
+    pub fn requested(&self, name: &str) -> Option<bool> {
+        self.bit(name, 1)
+    }
+
+    /// Whether the driver lets the feature be changed (not `[fixed]`).
+    pub fn changeable(&self, name: &str) -> bool {
+        self.bit(name, 0) == Some(true)
+    }
+}
+
+impl Link {
+    /// Issues one `SIOCETHTOOL` command whose buffer is `buf` (its first
+    /// word is the command); returns the ioctl's non-negative result.
+    fn ethtool<T>(&self, buf: &mut [T], op: &'static str) -> Result<libc::c_int, SysError> {
+        let mut ifr = self.req();
+        ifr.ifr_ifru.ifru_data = buf.as_mut_ptr().cast();
+        // SAFETY: ifr_data points at `buf`, which lives for the call; every
+        // caller sizes `buf` for what its command reads and writes (the
+        // counts come from the kernel's own answer to ETHTOOL_GSSET_INFO).
+        let r = unsafe {
+            libc::ioctl(
+                self.ctl.as_raw_fd(),
+                SIOCETHTOOL,
+                &mut ifr as *mut libc::ifreq,
+            )
+        };
+        cvt(op, r)
+    }
+
+    /// The names of the device features (`ETHTOOL_GSSET_INFO`, then
+    /// `ETHTOOL_GSTRINGS` of `ETH_SS_FEATURES`); an empty name marks a bit
+    /// this kernel does not define.
+    fn feature_names(&self) -> Result<Vec<String>, SysError> {
+        let mask = 1u64 << ETH_SS_FEATURES;
+        let mut info = SsetInfo {
+            cmd: ETHTOOL_GSSET_INFO,
+            reserved: 0,
+            sset_mask: mask,
+            data: [0],
+        };
+        self.ethtool(
+            std::slice::from_mut(&mut info),
+            "ioctl(SIOCETHTOOL, ETHTOOL_GSSET_INFO)",
+        )?;
+        // The kernel clears the bit of a set the device does not have.
+        if info.sset_mask & mask == 0 {
+            return Ok(Vec::new());
+        }
+        let count = info.data[0] as usize;
+        // struct ethtool_gstrings: cmd, string_set, len, then count * 32 bytes.
+        let mut strings = vec![0u32; 3 + count * GSTRING_WORDS];
+        strings[0] = ETHTOOL_GSTRINGS;
+        strings[1] = ETH_SS_FEATURES;
+        strings[2] = count as u32;
+        self.ethtool(&mut strings, "ioctl(SIOCETHTOOL, ETHTOOL_GSTRINGS)")?;
+        let bytes: Vec<u8> = strings[3..].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        Ok(bytes
+            .chunks(32)
+            .map(|c| {
+                let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                String::from_utf8_lossy(&c[..end]).into_owned()
+            })
+            .collect())
+    }
+
+    /// The device's features (`ethtool -k`).
+    pub fn features(&self) -> Result<Features, SysError> {
+        let names = self.feature_names()?;
+        let size = names.len().div_ceil(32);
+        // struct ethtool_gfeatures: cmd, size, size * {available, requested, active, never_changed}.
+        let mut buf = vec![0u32; 2 + 4 * size];
+        buf[0] = ETHTOOL_GFEATURES;
+        buf[1] = size as u32;
+        self.ethtool(&mut buf, "ioctl(SIOCETHTOOL, ETHTOOL_GFEATURES)")?;
+        let blocks = buf[2..]
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        Ok(Features { names, blocks })
+    }
+
+    /// Asks for each named feature to be on or off (`ethtool -K`,
+    /// `ETHTOOL_SFEATURES`); names this kernel does not have are skipped.
+    /// The kernel may keep a feature off that another one needs; read
+    /// [`Link::features`] for what is active.
+    pub fn set_features(&self, wanted: &[(&str, bool)]) -> Result<(), SysError> {
+        let names = self.feature_names()?;
+        let size = names.len().div_ceil(32);
+        // struct ethtool_sfeatures: cmd, size, size * {valid, requested}.
+        let mut buf = vec![0u32; 2 + 2 * size];
+        buf[0] = ETHTOOL_SFEATURES;
+        buf[1] = size as u32;
+        for (name, on) in wanted {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let (word, bit) = (2 + 2 * (i / 32), 1u32 << (i % 32));
+            buf[word] |= bit;
+            if *on {
+                buf[word + 1] |= bit;
+            }
+        }
+        // A positive result only says that some wish was not (fully) met.
+        self.ethtool(&mut buf, "ioctl(SIOCETHTOOL, ETHTOOL_SFEATURES)")
+            .map(drop)
+    }
+}
+
 /// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
 /// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
 /// path stamps bucket activity with it and the control thread judges

@@ -783,3 +783,187 @@ mod tests {
         assert_eq!(parse_ping("").transmitted, 0);
     }
 }
+
+/// What one direction of a [`UserWire`] saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WireCounts {
+    /// Frames read.
+    pub frames: u64,
+    /// Frames written to the other side.
+    pub forwarded: u64,
+    /// Frames whose checksum the sender left unfinished
+    /// (`TP_STATUS_CSUMNOTREADY`): copied as they are, wrong on the wire.
+    pub unfinished_csum: u64,
+    /// Frames longer than the MTU (GSO super-frames): the other side
+    /// refuses them.
+    pub oversize: u64,
+}
+
+/// A peer that forwards frames between two interfaces in user space the
+/// way a user-space switch does without vnet headers (Open vSwitch's
+/// userspace datapath without `userspace-tso-enable`): raw AF_PACKET
+/// sockets, every frame copied as read. Stopped on drop.
+pub struct UserWire {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    counts: [std::sync::Arc<std::sync::Mutex<WireCounts>>; 2],
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// A raw packet socket bound to `ifname` in the calling thread's namespace,
+/// promiscuous, with auxiliary data and without its own outgoing frames.
+fn raw_socket(ifname: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(ifname).map_err(std::io::Error::other)?;
+    let err = std::io::Error::last_os_error;
+    // SAFETY: plain socket calls; the descriptor is owned by the OwnedFd
+    // from the moment it exists, and every pointer is to a live local of
+    // the size passed.
+    unsafe {
+        let index = libc::if_nametoindex(name.as_ptr());
+        if index == 0 {
+            return Err(err());
+        }
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        let fd = libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            proto.into(),
+        );
+        if fd < 0 {
+            return Err(err());
+        }
+        let sock = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let one: libc::c_int = 1;
+        for opt in [libc::PACKET_AUXDATA, libc::PACKET_IGNORE_OUTGOING] {
+            libc::setsockopt(
+                fd,
+                libc::SOL_PACKET,
+                opt,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = index as i32;
+        if libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        ) != 0
+        {
+            return Err(err());
+        }
+        let mut mr: libc::packet_mreq = std::mem::zeroed();
+        mr.mr_ifindex = index as i32;
+        mr.mr_type = libc::PACKET_MR_PROMISC as u16;
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_ADD_MEMBERSHIP,
+            (&mr as *const libc::packet_mreq).cast(),
+            std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
+        );
+        Ok(sock)
+    }
+}
+
+/// Waits up to 50 ms for a frame on `fd`, reads it into `buf`: its length
+/// and whether its checksum is unfinished, or None.
+fn raw_recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> Option<(usize, bool)> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let mut ctrl = [0u64; 8];
+    // SAFETY: pfd, buf and ctrl are live locals; msghdr points at them
+    // with their true sizes, and the control messages are read only
+    // within the length the kernel reports.
+    unsafe {
+        if libc::poll(&mut pfd, 1, 50) <= 0 {
+            return None;
+        }
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctrl.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&ctrl);
+        let n = libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT);
+        if n <= 0 {
+            return None;
+        }
+        let mut unfinished = false;
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
+                let aux: libc::tpacket_auxdata =
+                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                unfinished = aux.tp_status & libc::TP_STATUS_CSUMNOTREADY != 0;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+        Some((n as usize, unfinished))
+    }
+}
+
+impl UserWire {
+    /// Forwards between `a` and `b` in namespace `ns`, both ways, until dropped.
+    pub fn start(ns: &str, a: &str, b: &str) -> UserWire {
+        let (sa, sb) = netns::run_in(ns, || (raw_socket(a), raw_socket(b)))
+            .expect("enter the wire's namespace");
+        let sa = std::sync::Arc::new(sa.expect("packet socket on a"));
+        let sb = std::sync::Arc::new(sb.expect("packet socket on b"));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let counts: [std::sync::Arc<std::sync::Mutex<WireCounts>>; 2] = Default::default();
+        let handles = [(sa.clone(), sb.clone(), &counts[0]), (sb, sa, &counts[1])]
+            .into_iter()
+            .map(|(from, to, counts)| {
+                let (stop, counts) = (stop.clone(), counts.clone());
+                std::thread::spawn(move || {
+                    use std::os::fd::AsRawFd;
+                    let mut buf = vec![0u8; 1 << 17];
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some((n, unfinished)) = raw_recv(from.as_raw_fd(), &mut buf) else {
+                            continue;
+                        };
+                        // SAFETY: buf holds n bytes just read.
+                        let w = unsafe {
+                            libc::send(to.as_raw_fd(), buf.as_ptr().cast(), n, libc::MSG_DONTWAIT)
+                        };
+                        let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+                        c.frames += 1;
+                        c.unfinished_csum += u64::from(unfinished);
+                        c.oversize += u64::from(n > 1514);
+                        c.forwarded += u64::from(w > 0);
+                    }
+                })
+            })
+            .collect();
+        UserWire {
+            stop,
+            counts,
+            handles,
+        }
+    }
+
+    /// What each direction has seen so far (a to b, b to a).
+    pub fn counts(&self) -> (WireCounts, WireCounts) {
+        let get = |c: &std::sync::Mutex<WireCounts>| *c.lock().unwrap_or_else(|e| e.into_inner());
+        (get(&self.counts[0]), get(&self.counts[1]))
+    }
+}
+
+impl Drop for UserWire {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
