@@ -88,10 +88,12 @@ fn mbps(r: &Report, key: &str) -> f64 {
 /// goodput, set beside this sweep's measurement: each row agrees (shares
 /// within 5 percentage points, goodput within 10% where the links set it)
 /// or the run shows why the model does not apply (see
-/// `Accuracy::agrees_or_explained`: a race for a MAC at a switch without a
-/// channel; or, in a run where TCP retransmitted 1% or more of its
-/// segments, a spreader that follows measured load, or members that are
-/// not the bottleneck). At least `agreeing` rows agree outright.
+/// `Accuracy::agrees_or_explained`: the placement holds with the bytes
+/// each connection carried, so only TCP's rates differ; a race for a MAC
+/// at a switch without a channel; or, in a run where TCP retransmitted 1%
+/// or more of its segments, a spreader that follows measured load, or
+/// members that are not the bottleneck). At least `agreeing` rows agree
+/// outright.
 fn assert_plan_agrees(name: &str, r: &Report, agreeing: usize) {
     let v = serde_json::to_value(r).expect("report as JSON");
     let acc = lagkit_planner::lab::compare(name, true, &v).expect("compare");
