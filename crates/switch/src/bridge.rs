@@ -786,6 +786,35 @@ mod tests {
     }
 
     #[test]
+    fn the_fuzz_targets_invariants_hold_on_ordinary_traffic() {
+        // Broadcasts, unknown and known unicast, a tagged frame and a
+        // LACPDU on every port, the channel's members going up and down.
+        let mut data = vec![0u8];
+        for port in 0..4u8 {
+            for (dst, tag) in [
+                (BCAST, None),
+                (mac(9), None),
+                (mac(1), Some(10)),
+                (SLOW_PROTOCOLS, None),
+            ] {
+                let f = frame(dst, mac(port + 1), tag, 46, 1000 + u16::from(port));
+                // The length byte picks the port (len % 4): pad to it.
+                let mut f = f;
+                while f.len() % 4 != usize::from(port) {
+                    f.push(0);
+                }
+                data.push(f.len() as u8);
+                data.extend_from_slice(&f);
+            }
+        }
+        crate::fuzz_one(&data);
+        data[0] = 1;
+        crate::fuzz_one(&data);
+        crate::fuzz_one(b"\x80interface gi1/9\n");
+        crate::fuzz_one(&[]);
+    }
+
+    #[test]
     fn a_shut_port_takes_nothing_and_garbage_never_panics() {
         let mut b = four();
         b.set_enabled(PortId(1), false);

@@ -56,3 +56,77 @@ pub enum Logical {
     /// A port-channel.
     Channel(ChannelId),
 }
+
+/// Runs arbitrary bytes through the switch as a fuzz target does: with the
+/// top bit of the first byte set, the rest is an IOS configuration for a
+/// four-port switch (errors are values); otherwise the bytes are frames
+/// (each one a length byte and its bytes, on a port the first byte picks)
+/// through a switch with an access port, a trunk and a two-member channel,
+/// with the time advancing. Panics only when an invariant breaks: a frame
+/// leaving by the port or channel it came in on, a port twice in one
+/// verdict, a tag the egress port would not send, or a rewritten frame of
+/// the wrong length.
+pub fn fuzz_one(data: &[u8]) {
+    use crate::bridge::{Bridge, Verdict};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let ports: Vec<(String, String)> = ["gi1/1", "gi1/2", "gi1/3", "gi1/4"]
+        .iter()
+        .map(|n| (n.to_string(), String::new()))
+        .collect();
+    if first & 0x80 != 0 {
+        let _ = config::from_ios(&String::from_utf8_lossy(rest), &ports);
+        return;
+    }
+    const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";
+    let Ok(mut cfg) = config::from_ios(CONFIG, &ports) else {
+        panic!("the fuzz switch's own configuration is refused");
+    };
+    if first & 1 == 0 {
+        cfg.bridge.set_bundled(PortId(2), true);
+    }
+    cfg.bridge.set_bundled(PortId(3), true);
+    let b: &mut Bridge = &mut cfg.bridge;
+    let mut rest = rest;
+    let mut now = 0u64;
+    while let Some((&len, tail)) = rest.split_first() {
+        let n = usize::from(len).min(tail.len());
+        let (frame, more) = tail.split_at(n);
+        rest = more;
+        let ingress = PortId(usize::from(len) % 4);
+        now += u64::from(len) * 1_000_000_000;
+        match b.receive(ingress, frame, now) {
+            Verdict::Forward { vlan, egress, .. } => {
+                let from = b.logical(ingress);
+                let mut seen = Vec::new();
+                for e in &egress {
+                    assert_ne!(b.logical(e.port), from, "out by the way it came in");
+                    assert!(!seen.contains(&e.port), "a port twice");
+                    seen.push(e.port);
+                    let mode = &b.port(e.port).expect("port").mode;
+                    assert_eq!(
+                        mode.egress(vlan),
+                        Some(e.tag),
+                        "a tag the port would not send"
+                    );
+                    let out = Bridge::frame_for(frame, e.tag);
+                    let tagged = |f: &[u8]| f.len() >= 18 && f[12..14] == [0x81, 0x00];
+                    let expect = frame.len() - if tagged(frame) { 4 } else { 0 }
+                        + if e.tag.is_some() { 4 } else { 0 };
+                    assert_eq!(out.len(), expect, "rewritten length");
+                }
+            }
+            Verdict::Control => {
+                assert!(frame.len() >= 6);
+                assert!(
+                    frame[..6] == bridge::SLOW_PROTOCOLS || frame[..6] == bridge::CISCO_MULTICAST
+                );
+            }
+            Verdict::Drop(_) => {}
+        }
+        if len % 7 == 0 {
+            b.set_bundled(PortId(2 + usize::from(len % 2)), len % 3 == 0);
+        }
+    }
+}
