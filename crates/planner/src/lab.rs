@@ -838,6 +838,15 @@ pub fn compare(
         });
         let latency_bound = flows.iter().all(|f| f.demand.is_some());
         let shaped = t.links.iter().all(|l| l.rate.is_some());
+        // The same for every host and direction of this run.
+        let lossy = retransmitted(run, flows.iter().map(|f| f.carried).sum())
+            .filter(|&x| x >= 0.01)
+            .map(|x| {
+                format!(
+                    "TCP retransmitted {:.1}% of its segments: loss recovery, not a fair share of the links, set the flows' rates",
+                    x * 100.0
+                )
+            });
         let reorders = t.hosts.iter().any(|h| {
             h.bond
                 .as_ref()
@@ -1049,14 +1058,7 @@ pub fn compare(
                     } else {
                         None
                     },
-                    lossy: retransmitted(run, flows.iter().map(|f| f.carried).sum())
-                        .filter(|&x| x >= 0.01)
-                        .map(|x| {
-                            format!(
-                                "TCP retransmitted {:.1}% of its segments: loss recovery, not a fair share of the links, set the flows' rates",
-                                x * 100.0
-                            )
-                        }),
+                    lossy: lossy.clone(),
                 });
             }
         }

@@ -96,7 +96,7 @@ impl Channel {
             Distribution::Adaptive => {
                 if active.is_empty() {
                     self.buckets = [None; CISCO_BUCKETS];
-                } else if up && active.len() == 1 || before.iter().all(Option::is_none) {
+                } else if (up && active.len() == 1) || before.iter().all(Option::is_none) {
                     self.deal(&active);
                 } else if up {
                     // Take buckets from the members with the most until

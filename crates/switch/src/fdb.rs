@@ -73,15 +73,14 @@ impl Fdb {
             let from = e.at;
             e.seen = now;
             e.at = at;
-            return if from == at || expired {
-                if expired && from != at {
-                    Learned::New
-                } else {
-                    Learned::Refreshed
+            return match (from == at, expired) {
+                (true, _) => Learned::Refreshed,
+                // Gone and back elsewhere: a new entry, not a move.
+                (false, true) => Learned::New,
+                (false, false) => {
+                    self.moves += 1;
+                    Learned::Moved { from }
                 }
-            } else {
-                self.moves += 1;
-                Learned::Moved { from }
             };
         }
         if self.entries.len() >= self.limit {
