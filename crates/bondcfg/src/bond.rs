@@ -16,7 +16,8 @@ use serde::{Serialize, Serializer};
 
 use crate::cidr::Cidr;
 use crate::enums::{
-    AdSelect, ArpAllTargets, ArpValidate, FailOverMac, LacpRate, Mode, NoPartner, PrimaryReselect,
+    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner,
+    PrimaryReselect,
 };
 use crate::keys::{Key, KEYS};
 use crate::paths;
@@ -86,6 +87,8 @@ pub struct BondConfig {
     pub primary_reselect: PrimaryReselect,
     /// MAC handling at failover (active-backup).
     pub fail_over_mac: FailOverMac,
+    /// Which data path moves frames (`engine`).
+    pub engine: Engine,
     /// ARP probe period in ms; 0: no ARP monitor.
     pub arp_interval: u32,
     /// IPv4 ARP probe targets (at most 16).
@@ -186,6 +189,7 @@ impl BondConfig {
             primary: None,
             primary_reselect: PrimaryReselect::Always,
             fail_over_mac: FailOverMac::None,
+            engine: Engine::Auto,
             arp_interval: 0,
             arp_ip_target: Vec::new(),
             ns_ip6_target: Vec::new(),

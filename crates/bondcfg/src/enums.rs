@@ -262,6 +262,29 @@ named_impls!(PrimaryReselect, what = "primary_reselect",
     }
 );
 
+/// Which data path moves the bond's frames (`engine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Engine {
+    /// `bpf` where the kernel allows it (clsact, BPF programs, the JIT),
+    /// else `userspace` (default).
+    #[default]
+    Auto,
+    /// tc BPF programs on the members and the logical interface (a veth
+    /// end): frames never leave the kernel.
+    Bpf,
+    /// lagkit's forwarding threads between a TAP device and packet sockets.
+    Userspace,
+}
+
+named_impls!(Engine, what = "engine",
+    valid = "auto, bpf, userspace",
+    {
+        Auto = "auto",
+        Bpf = "bpf",
+        Userspace = "userspace",
+    }
+);
+
 /// Which ARP replies count as proof of a working member (Linux `arp_validate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum ArpValidate {
@@ -382,6 +405,7 @@ mod tests {
         round_trip(ArpValidate::ALL, ArpValidate::spellings);
         round_trip(ArpAllTargets::ALL, ArpAllTargets::spellings);
         round_trip(FailOverMac::ALL, FailOverMac::spellings);
+        round_trip(Engine::ALL, Engine::spellings);
         round_trip(NoPartner::ALL, NoPartner::spellings);
     }
 

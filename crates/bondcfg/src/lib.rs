@@ -97,6 +97,9 @@
 //!   (`docs/interop.md`). Members are strings, so the per-member form is a
 //!   table keyed by member, `offloads = { eth2 = false }`; a name there
 //!   that is not a member is an error at that name.
+//! - **`engine`**: `auto` (default) runs the bond's data path as tc BPF
+//!   programs where the kernel allows it and in lagkit's userspace
+//!   forwarding threads otherwise; `bpf` or `userspace` insist on one.
 //! - **Mode-specific keys in another mode** (`lacp_rate` in active-backup)
 //!   are [`Warning`]s, not errors: Linux accepts and ignores most of them,
 //!   and one file of defaults may serve bonds of several modes.
@@ -118,8 +121,8 @@ use std::path::Path;
 pub use bond::{BondConfig, ConfigChange, OptionChange, Probe, Reload, REBUILD_KEYS};
 pub use cidr::Cidr;
 pub use enums::{
-    AdSelect, ArpAllTargets, ArpValidate, FailOverMac, LacpRate, Mode, NoPartner, ParseEnumError,
-    PrimaryReselect,
+    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner,
+    ParseEnumError, PrimaryReselect,
 };
 pub use error::{
     CidrProblem, ConfigError, ErrorKind, InvalidConfig, MacProblem, NameProblem, PathProblem,

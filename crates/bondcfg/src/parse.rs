@@ -887,6 +887,7 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
         Key::Primary => cfg.primary = Some(ifname(f, ex)?),
         Key::PrimaryReselect => cfg.primary_reselect = named(f)?,
         Key::FailOverMac => cfg.fail_over_mac = named(f)?,
+        Key::Engine => cfg.engine = named(f)?,
         Key::ArpInterval => cfg.arp_interval = small(f.millis(0, INT_MAX, ex)?),
         Key::ArpIpTarget => cfg.arp_ip_target = targets(ctx, f, ex, parse_v4)?,
         Key::NsIp6Target => cfg.ns_ip6_target = targets(ctx, f, ex, parse_v6)?,

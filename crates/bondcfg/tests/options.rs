@@ -5,8 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use lagkit_bondcfg::{
-    option_names, parse_str, AdSelect, ArpAllTargets, ArpValidate, BondConfig, Cidr, FailOverMac,
-    LacpRate, Mode, NoPartner, PrimaryReselect, Reload,
+    option_names, parse_str, AdSelect, ArpAllTargets, ArpValidate, BondConfig, Cidr, Engine,
+    FailOverMac, LacpRate, Mode, NoPartner, PrimaryReselect, Reload,
 };
 use lagkit_hash::{Policy, Strong};
 use lagkit_wire::MacAddr;
@@ -294,6 +294,11 @@ fn cases() -> Vec<Case> {
         case("fail_over_mac_policy", "\"none\"", AB, |b| {
             b.fail_over_mac == FailOverMac::None
         }),
+        case("engine", "\"bpf\"", LACP, |b| b.engine == Engine::Bpf),
+        case("engine", "\"userspace\"", AB, |b| {
+            b.engine == Engine::Userspace
+        }),
+        case("data_path", "\"auto\"", LACP, |b| b.engine == Engine::Auto),
         case(
             "arp_interval",
             "500\narp_ip_target = [\"192.0.2.1\"]",
