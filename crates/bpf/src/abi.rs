@@ -22,12 +22,14 @@ pub(crate) struct Config {
     pub mac: [[u8; 6]; MAX_MEMBERS],
     pub bond_mac: [u8; 6],
     pub reserved: [u8; 2],
+    pub tx_id: [u16; MAX_MEMBERS],
+    pub rx_id: [u16; MAX_MEMBERS],
 }
 
 // SAFETY: repr(C) with fields laid out without padding (8 u32/u64 fields in
-// 40 bytes, then 256 bytes, 2 x 256 u32s, 256 x 6 bytes and 6 + 2 bytes:
-// 3888 bytes, a multiple of the 8-byte alignment); every bit pattern is a
-// valid value of every field.
+// 40 bytes, then 256 bytes, 2 x 256 u32s, 256 x 6 bytes, 6 + 2 bytes and
+// 2 x 256 u16s: 4912 bytes, a multiple of the 8-byte alignment); every bit
+// pattern is a valid value of every field.
 unsafe impl aya::Pod for Config {}
 
 /// `enum lagkit_spread`.
@@ -42,6 +44,7 @@ pub(crate) const F_TLB: u32 = 2;
 pub(crate) const F_BUCKET_BYTES: u32 = 4;
 pub(crate) const F_DEDUP: u32 = 8;
 pub(crate) const F_ALB: u32 = 16;
+pub(crate) const F_FAULTS: u32 = 32;
 
 /// `struct lagkit_counter`: one CPU's share of a member's counters.
 #[repr(C)]
@@ -111,7 +114,7 @@ mod tests {
 
     #[test]
     fn config_has_the_c_layout() {
-        assert_eq!(core::mem::size_of::<Config>(), 3888);
+        assert_eq!(core::mem::size_of::<Config>(), 4912);
         assert_eq!(core::mem::size_of::<Counter>(), 16);
     }
 

@@ -371,15 +371,19 @@ impl Datapath {
     pub fn counters(&self) -> Result<Counters, Error> {
         let mut tx = self.count("tx_counters")?;
         let mut rx = self.count("rx_counters")?;
-        // Past the members: drops, then (ingress) copies.
+        // Past the members: drops, faults, then (ingress) copies.
         let rx_copies = rx.pop().unwrap_or_default();
+        let rx_faults = rx.pop().unwrap_or_default();
         let rx_dropped = rx.pop().unwrap_or_default();
+        let tx_faults = tx.pop().unwrap_or_default();
         let tx_dropped = tx.pop().unwrap_or_default();
         Ok(Counters {
             tx,
             tx_dropped,
+            tx_faults,
             rx,
             rx_dropped,
+            rx_faults,
             rx_copies,
         })
     }
@@ -397,6 +401,21 @@ impl Datapath {
             }));
         }
         Ok(all)
+    }
+
+    /// Injected loss (tests, labs): each frame interface `ifindex` sends or
+    /// receives is dropped with probability `p` (0 stops it), under plans
+    /// with [`Distribution::faults`] set.
+    pub fn set_fault_loss(&mut self, ifindex: u32, p: f64) -> Result<(), Error> {
+        let map = self
+            .ebpf
+            .map_mut("faults")
+            .ok_or(Error::Missing("faults"))?;
+        let mut faults = HashMap::<&mut MapData, u32, u32>::try_from(map)?;
+        // The program drops when a random u32 is below the threshold.
+        let chance = (p.clamp(0.0, 1.0) * f64::from(u32::MAX)) as u32;
+        faults.insert(ifindex, chance, 0)?;
+        Ok(())
     }
 
     /// balance-alb: `client` was told to send to the member on interface
@@ -441,7 +460,8 @@ impl Datapath {
     }
 }
 
-/// Per-member counters, by position in the plan's `tx` and `rx` lists.
+/// Per-member counters, by the ids the plans gave ([`Distribution::tx_ids`],
+/// by default the position in the plan's `tx` and `rx` lists).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Sent per transmitting member ([`MAX_MEMBERS`] entries).
@@ -449,6 +469,10 @@ pub struct Counters {
     /// Dropped by egress: no member to send on (or a broadcast copy that
     /// could not be sent).
     pub tx_dropped: Count,
+    /// Dropped by egress as injected loss ([`Datapath::set_fault_loss`]).
+    pub tx_faults: Count,
+    /// Dropped by ingress as injected loss.
+    pub rx_faults: Count,
     /// Delivered per receiving member.
     pub rx: Vec<Count>,
     /// Dropped by ingress: no plan, a member whose frames do not go up, or

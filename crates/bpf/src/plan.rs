@@ -10,8 +10,8 @@ use aya::maps::{Array, ArrayOfMaps, MapData};
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
 use crate::abi::{
-    policy_code, Config, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_SYMMETRIC, F_TLB, SPREAD_ACTIVE,
-    SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
+    policy_code, Config, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_FAULTS, F_SYMMETRIC, F_TLB,
+    SPREAD_ACTIVE, SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
 };
 use crate::Error;
 
@@ -76,6 +76,16 @@ pub struct Distribution<'a> {
     pub rx: &'a [u32],
     /// The logical interface's index (0: ingress drops data frames).
     pub logical: u32,
+    /// The counter each member of `tx` counts into (see
+    /// [`crate::Counters`]); empty: its position. A bond passes its own
+    /// member numbers, so a member's counts stay its own while positions
+    /// shift from plan to plan.
+    pub tx_ids: &'a [u16],
+    /// The same for `rx`.
+    pub rx_ids: &'a [u16],
+    /// Drop frames at random on the interfaces given to
+    /// [`crate::Datapath::set_fault_loss`].
+    pub faults: bool,
 }
 
 impl<'a> Distribution<'a> {
@@ -97,6 +107,9 @@ impl<'a> Distribution<'a> {
             tx: members,
             rx: members,
             logical,
+            tx_ids: &[],
+            rx_ids: &[],
+            faults: false,
         }
     }
 
@@ -127,9 +140,34 @@ impl<'a> Distribution<'a> {
             mac: [[0; 6]; MAX_MEMBERS],
             bond_mac: [0; 6],
             reserved: [0; 2],
+            tx_id: std::array::from_fn(|i| i as u16),
+            rx_id: std::array::from_fn(|i| i as u16),
         };
         config.ifindex[..n].copy_from_slice(self.tx);
         config.rx_ifindex[..self.rx.len()].copy_from_slice(self.rx);
+        for (ids, list, out) in [
+            (self.tx_ids, self.tx, &mut config.tx_id),
+            (self.rx_ids, self.rx, &mut config.rx_id),
+        ] {
+            if ids.is_empty() {
+                continue;
+            }
+            if ids.len() != list.len() {
+                return Err(Error::Members {
+                    members: ids.len(),
+                    ifindexes: list.len(),
+                });
+            }
+            if let Some(&id) = ids.iter().find(|&&id| usize::from(id) >= MAX_MEMBERS) {
+                return Err(Error::TooManyMembers {
+                    count: usize::from(id) + 1,
+                });
+            }
+            out[..ids.len()].copy_from_slice(ids);
+        }
+        if self.faults {
+            config.flags |= F_FAULTS;
+        }
         match self.spread {
             Spread::Hash {
                 policy,

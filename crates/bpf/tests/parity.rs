@@ -354,6 +354,9 @@ fn disagreements(
             tx: &ifindexes,
             rx: &[],
             logical: 0,
+            tx_ids: &[],
+            rx_ids: &[],
+            faults: false,
         })
         .unwrap();
     let mut bad = Vec::new();

@@ -33,6 +33,9 @@ impl Plan {
             tx: &self.members,
             rx: &[],
             logical: 0,
+            tx_ids: &[],
+            rx_ids: &[],
+            faults: false,
         }
     }
 

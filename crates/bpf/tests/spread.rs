@@ -28,6 +28,9 @@ fn plan(spread: Spread<'_>) -> Distribution<'_> {
         tx: &TX,
         rx: &[],
         logical: 0,
+        tx_ids: &[],
+        rx_ids: &[],
+        faults: false,
     }
 }
 
@@ -178,6 +181,9 @@ fn ingress_delivers_frames_of_receiving_members_only() {
         tx: &TX,
         rx,
         logical: 77,
+        tx_ids: &[],
+        rx_ids: &[],
+        faults: false,
     };
     dp.configure(&with_rx(&[5, 1])).unwrap();
     assert_eq!(dp.test_run_ingress(&frame, 1).unwrap(), TC_ACT_REDIRECT);
@@ -205,6 +211,9 @@ fn broadcast_sends_a_copy_on_every_member() {
             tx: &lo,
             rx: &[],
             logical: 0,
+            tx_ids: &[],
+            rx_ids: &[],
+            faults: false,
         })
         .unwrap();
         let choice = dp.test_run(&tcp4_frame()).unwrap();
@@ -244,6 +253,9 @@ fn tlb_over(dp: &mut Datapath, members: [u32; 2], alb: bool) -> [[u8; 6]; 2] {
         tx: &members,
         rx: &members,
         logical: 77,
+        tx_ids: &[],
+        rx_ids: &[],
+        faults: false,
     })
     .unwrap();
     macs
@@ -278,6 +290,9 @@ fn broadcast_takes_the_first_copy_of_a_frame_up() {
             tx: &members,
             rx: &members,
             logical: 77,
+            tx_ids: &[],
+            rx_ids: &[],
+            faults: false,
         };
         let a = tcp4_frame();
         let mut b = a.clone();
@@ -378,4 +393,48 @@ fn alb_takes_frames_to_member_macs_up_as_the_bonds() {
         let other = tcp4_frame();
         assert_eq!(dp.test_run_ingress_rewrite(&other, x0).unwrap().1, other);
     });
+}
+
+#[test]
+fn counters_follow_member_ids_and_injected_loss_is_counted() {
+    let Some(mut dp) = load("counters_follow_member_ids_and_injected_loss_is_counted") else {
+        return;
+    };
+    // Active-backup on the second position, which a bond calls member 5.
+    dp.configure(&Distribution {
+        tx_ids: &[4, 5, 6],
+        ..plan(Spread::Active(1))
+    })
+    .unwrap();
+    for _ in 0..3 {
+        assert_eq!(dp.test_run(&tcp4_frame()).unwrap().member, Some(1));
+    }
+    let c = dp.counters().unwrap();
+    let sent: Vec<u64> = c.tx[..7].iter().map(|c| c.packets).collect();
+    assert_eq!(sent, [0, 0, 0, 0, 0, 3, 0]);
+    // Every frame on the active member's interface is lost, and counted as
+    // injected loss rather than as sent; without `faults` the table is not
+    // consulted.
+    dp.set_fault_loss(TX[1], 1.0).unwrap();
+    assert_eq!(dp.test_run(&tcp4_frame()).unwrap().verdict, TC_ACT_REDIRECT);
+    dp.configure(&Distribution {
+        tx_ids: &[4, 5, 6],
+        faults: true,
+        ..plan(Spread::Active(1))
+    })
+    .unwrap();
+    assert_eq!(dp.test_run(&tcp4_frame()).unwrap().verdict, TC_ACT_SHOT);
+    let c = dp.counters().unwrap();
+    assert_eq!((c.tx[5].packets, c.tx_faults.packets), (4, 1));
+    // Ids past the counters are refused.
+    let err = dp
+        .configure(&Distribution {
+            tx_ids: &[0, 1, 256],
+            ..plan(Spread::Active(1))
+        })
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("256") || err.to_string().contains("257"),
+        "{err}"
+    );
 }

@@ -63,7 +63,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LAGKIT_MAX_MEMBERS + 1);
+	__uint(max_entries, LAGKIT_FAULTS + 1);
 	__type(key, __u32);
 	__type(value, struct lagkit_counter);
 } tx_counters SEC(".maps");
@@ -86,6 +86,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } alb_clients SEC(".maps");
+
+/* LAGKIT_F_FAULTS: interface -> the chance, in 2^-32, that a frame it
+ * sends or receives is dropped (lagkit's --fault-loss, for tests and labs;
+ * the userspace engine's FaultInjector). Outside the plan: set once at
+ * start. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LAGKIT_MAX_MEMBERS);
+	__type(key, __u32);
+	__type(value, __u32);
+} faults SEC(".maps");
 
 /* LAGKIT_F_DEDUP's memory of recent frames: a direct-mapped table, as the
  * userspace engine's (crates/bond map.rs `Dedup`), shared by all CPUs.
@@ -1132,6 +1143,17 @@ static __always_inline void count(void *map, __u32 index, __u32 len)
 	}
 }
 
+/* LAGKIT_F_FAULTS: whether to drop a frame on interface `ifindex`. */
+static __always_inline int faulty(struct lagkit_config *cfg, __u32 ifindex)
+{
+	__u32 *chance;
+
+	if (!(cfg->flags & LAGKIT_F_FAULTS))
+		return 0;
+	chance = bpf_map_lookup_elem(&faults, &ifindex);
+	return chance && bpf_get_prandom_u32() < *chance;
+}
+
 /* SPREAD_ROUND_ROBIN: frame c of the rotation goes to member
  * (c / packets_per_member) mod n; with packets_per_member 0 a member at
  * random (Linux's packets_per_slave=0). */
@@ -1162,8 +1184,10 @@ static __always_inline int broadcast(struct __sk_buff *skb, struct lagkit_config
 	for (i = 0; i < LAGKIT_MAX_MEMBERS - 1; i++) {
 		if (i + 1 >= n)
 			break;
-		if (bpf_clone_redirect(skb, cfg->ifindex[i], 0) == 0)
-			count(&tx_counters, i, skb->len);
+		if (faulty(cfg, cfg->ifindex[i]))
+			count(&tx_counters, LAGKIT_FAULTS, skb->len);
+		else if (bpf_clone_redirect(skb, cfg->ifindex[i], 0) == 0)
+			count(&tx_counters, cfg->tx_id[i], skb->len);
 		else
 			count(&tx_counters, LAGKIT_MAX_MEMBERS, skb->len);
 	}
@@ -1315,8 +1339,12 @@ int lagkit_egress(struct __sk_buff *skb)
 	} else if ((cfg->flags & LAGKIT_F_TLB) && member != cfg->active && from_bond(skb, cfg)) {
 		bpf_skb_store_bytes(skb, 6, cfg->mac[member], 6, 0);
 	}
-	count(&tx_counters, member, skb->len);
 	ifindex = cfg->ifindex[member];
+	if (faulty(cfg, ifindex)) {
+		count(&tx_counters, LAGKIT_FAULTS, skb->len);
+		return TC_ACT_SHOT;
+	}
+	count(&tx_counters, cfg->tx_id[member], skb->len);
 	skb->cb[LAGKIT_CB_IFINDEX] = ifindex;
 	return bpf_redirect(ifindex, 0);
 }
@@ -1370,21 +1398,25 @@ static __always_inline int is_copy(struct __sk_buff *skb)
 	return 0;
 }
 
-static __always_inline void restore_bond_mac(struct __sk_buff *skb, struct lagkit_config *cfg)
+/* A global function, verified once on its own: inlined into ingress's
+ * loop over the receiving members, its own loop over the members would
+ * multiply the verifier's work past its limit. */
+__noinline int restore_bond_mac(struct __sk_buff *skb, struct lagkit_config *cfg)
 {
 	__u8 dst[6];
 	__u32 i;
 
-	if (bpf_skb_load_bytes(skb, 0, dst, 6))
-		return;
+	if (!cfg || bpf_skb_load_bytes(skb, 0, dst, 6))
+		return 0;
 	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
 		if (i >= cfg->members)
 			break;
 		if (same_mac(dst, cfg->mac[i])) {
 			bpf_skb_store_bytes(skb, 0, cfg->bond_mac, 6, 0);
-			return;
+			return 1;
 		}
 	}
+	return 0;
 }
 
 /* A data frame from the receiving member at position `rx` of the plan. */
@@ -1406,7 +1438,7 @@ static __always_inline int deliver(struct __sk_buff *skb, struct lagkit_config *
 		count(&rx_counters, LAGKIT_RX_COPIES, skb->len);
 		return TC_ACT_SHOT;
 	}
-	count(&rx_counters, rx, skb->len);
+	count(&rx_counters, cfg->rx_id[rx & (LAGKIT_MAX_MEMBERS - 1)], skb->len);
 	return bpf_redirect(cfg->logical, BPF_F_INGRESS);
 }
 
@@ -1428,6 +1460,10 @@ int lagkit_ingress(struct __sk_buff *skb)
 	cfg = current_plan();
 	if (!cfg || !cfg->logical)
 		goto drop;
+	if (faulty(cfg, skb->ifindex)) {
+		count(&rx_counters, LAGKIT_FAULTS, skb->len);
+		return TC_ACT_SHOT;
+	}
 	n = cfg->rx_members;
 	for (i = 0; i < LAGKIT_MAX_MEMBERS; i++) {
 		if (i >= n)

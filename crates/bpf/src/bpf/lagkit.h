@@ -61,6 +61,8 @@ enum lagkit_spread {
 #define LAGKIT_F_DEDUP 8        /* ingress: only the first copy of a frame
 				 * that arrives on several members goes up
 				 * (broadcast bonds back to back) */
+#define LAGKIT_F_FAULTS 32      /* drop frames at random on the members
+				 * named in `faults` (lagkit's --fault-loss) */
 
 /* A plan: how egress spreads frames and which members ingress accepts
  * (the one entry of the inner map in `plan`). Transmitting members are
@@ -81,14 +83,20 @@ struct lagkit_config {
 	__u8 mac[LAGKIT_MAX_MEMBERS][6];         /* LAGKIT_F_TLB: member -> MAC */
 	__u8 bond_mac[6];                        /* LAGKIT_F_TLB: the bond's MAC */
 	__u8 reserved[2];
+	/* The counter each position of `ifindex` (tx_id) and `rx_ifindex`
+	 * (rx_id) counts into: the bond's own member numbers, which stay put
+	 * while positions shift from one plan to the next. */
+	__u16 tx_id[LAGKIT_MAX_MEMBERS];
+	__u16 rx_id[LAGKIT_MAX_MEMBERS];
 };
 
-/* Per-CPU counters, one per member (egress: by position in `ifindex`,
- * ingress: in `rx_ifindex`), then (index LAGKIT_MAX_MEMBERS) frames
- * dropped: no member to send on, or received on a member whose frames do
- * not go up; ingress has one more (LAGKIT_RX_COPIES) for copies that
- * LAGKIT_F_DEDUP dropped. */
-#define LAGKIT_RX_COPIES (LAGKIT_MAX_MEMBERS + 1)
+/* Per-CPU counters, one per member (the plan's tx_id and rx_id name it),
+ * then (index LAGKIT_MAX_MEMBERS) frames dropped: no member to send on, or
+ * received on a member whose frames do not go up; then (LAGKIT_FAULTS)
+ * frames LAGKIT_F_FAULTS dropped; ingress has one more (LAGKIT_RX_COPIES)
+ * for copies that LAGKIT_F_DEDUP dropped. */
+#define LAGKIT_FAULTS (LAGKIT_MAX_MEMBERS + 1)
+#define LAGKIT_RX_COPIES (LAGKIT_MAX_MEMBERS + 2)
 struct lagkit_counter {
 	__u64 packets;
 	__u64 bytes;
