@@ -17,6 +17,10 @@
 //!   `tbf` shaping a lab link (or any traffic control) is honoured.
 //! - non-blocking sends: a full member drops (and counts) instead of
 //!   stalling the thread that also feeds the other members.
+//! - `SO_ATTACH_FILTER` ([`PacketConfig::control_only`]): when the kernel
+//!   moves the data frames (lagkit's BPF engine), the socket takes only
+//!   what the control plane reads, so data frames are never copied to
+//!   user space.
 //!
 //! Batching uses `recvmmsg`/`sendmmsg`; [`PacketConfig::batched`] = false
 //! makes one system call per frame, to measure what batching is worth.
@@ -52,6 +56,10 @@ pub struct PacketConfig {
     pub promisc: bool,
     /// Use `recvmmsg`/`sendmmsg` batches (true) or one system call per frame.
     pub batched: bool,
+    /// Receive only control frames: slow protocols (LACP, Marker: EtherType
+    /// 0x8809), ARP, and frames to Cisco's multicast 01-00-0C-CC-CC-CC
+    /// (PAgP, CDP). Sending is unaffected.
+    pub control_only: bool,
 }
 
 impl PacketConfig {
@@ -63,9 +71,42 @@ impl PacketConfig {
             sndbuf: DEFAULT_SOCKET_BUFFER,
             promisc: true,
             batched: true,
+            control_only: false,
         }
     }
 }
+
+/// Classic BPF: accept a frame (whole) if its EtherType is 0x8809 or 0x0806
+/// or its destination is 01-00-0C-CC-CC-CC, else drop it. Offsets count
+/// from the Ethernet header (a raw packet socket filters from there); an
+/// 802.1Q tag has already been moved into metadata.
+const CONTROL_FILTER: [libc::sock_filter; 9] = {
+    const fn op(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        }
+    }
+    const LDH: u32 = (libc::BPF_LD | libc::BPF_H | libc::BPF_ABS) as u32;
+    const LDW: u32 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u32;
+    const JEQ: u32 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u32;
+    const RET: u32 = (libc::BPF_RET | libc::BPF_K) as u32;
+    // Jumps count from the next instruction: index 7 drops, 8 accepts.
+    [
+        op(LDH, 0, 0, 12),
+        op(JEQ, 6, 0, 0x8809),
+        op(JEQ, 5, 0, 0x0806),
+        op(LDW, 0, 0, 0),
+        op(JEQ, 0, 2, 0x0100_0ccc),
+        op(LDH, 0, 0, 4),
+        op(JEQ, 1, 0, 0xcccc),
+        op(RET, 0, 0, 0),
+        // Up to 256 KiB: all of any frame.
+        op(RET, 0, 0, 0x40000),
+    ]
+};
 
 /// An AF_PACKET socket bound to one member interface.
 #[derive(Debug)]
@@ -133,6 +174,21 @@ impl PacketSocket {
             1,
             "setsockopt(PACKET_IGNORE_OUTGOING)",
         )?;
+        if cfg.control_only {
+            // Before bind: no data frame is ever queued.
+            let mut prog = CONTROL_FILTER;
+            let fprog = libc::sock_fprog {
+                len: prog.len() as u16,
+                filter: prog.as_mut_ptr(),
+            };
+            setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ATTACH_FILTER,
+                &fprog,
+                "setsockopt(SO_ATTACH_FILTER)",
+            )?;
+        }
         set_buffer(
             &fd,
             libc::SO_RCVBUFFORCE,
