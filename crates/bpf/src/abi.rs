@@ -46,6 +46,17 @@ pub(crate) const F_DEDUP: u32 = 8;
 pub(crate) const F_ALB: u32 = 16;
 pub(crate) const F_FAULTS: u32 = 32;
 
+/// `struct lagkit_bucket`: one CPU's share of a bucket's load.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Bucket {
+    pub bytes: u64,
+    pub last: u64,
+}
+
+// SAFETY: repr(C), two u64s, no padding; any bit pattern is valid.
+unsafe impl aya::Pod for Bucket {}
+
 /// `struct lagkit_counter`: one CPU's share of a member's counters.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

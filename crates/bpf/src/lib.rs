@@ -447,17 +447,35 @@ impl Datapath {
     /// Bytes sent per bucket since load (summed over CPUs), for plans that
     /// count them ([`Spread::Hash`]'s `bucket_bytes`).
     pub fn bucket_bytes(&self) -> Result<[u64; BUCKETS], Error> {
+        Ok(self.bucket_load()?.map(|b| b.bytes))
+    }
+
+    /// Bytes sent per bucket since load and when each last sent (the latest
+    /// over CPUs, CLOCK_MONOTONIC ns; 0: never), for plans that count them.
+    pub fn bucket_load(&self) -> Result<[BucketLoad; BUCKETS], Error> {
         let map = self
             .ebpf
             .map("bucket_bytes")
             .ok_or(Error::Missing("bucket_bytes"))?;
-        let bytes = PerCpuArray::<_, u64>::try_from(map)?;
-        let mut all = [0u64; BUCKETS];
+        let load = PerCpuArray::<_, abi::Bucket>::try_from(map)?;
+        let mut all = [BucketLoad::default(); BUCKETS];
         for (i, b) in all.iter_mut().enumerate() {
-            *b = bytes.get(&(i as u32), 0)?.iter().sum();
+            for cpu in load.get(&(i as u32), 0)?.iter() {
+                b.bytes += cpu.bytes;
+                b.last_ns = b.last_ns.max(cpu.last);
+            }
         }
         Ok(all)
     }
+}
+
+/// One hash bucket's load ([`Datapath::bucket_load`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BucketLoad {
+    /// Bytes sent.
+    pub bytes: u64,
+    /// When it last sent (CLOCK_MONOTONIC ns), 0 if never.
+    pub last_ns: u64,
 }
 
 /// Per-member counters, by the ids the plans gave ([`Distribution::tx_ids`],

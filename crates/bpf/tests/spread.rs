@@ -158,6 +158,20 @@ fn bytes_are_counted_per_bucket_when_asked() {
         dp.test_run(f).unwrap();
     }
     assert_eq!(dp.bucket_bytes().unwrap(), want);
+    // Each bucket that sent has a last-seen time, on the clock the
+    // control thread reads (CLOCK_MONOTONIC); the others have none.
+    // (The coarse clock lags the fine one by at most a tick.)
+    let now = lagkit_dataplane::coarse_now_ns() + 20_000_000;
+    for (b, l) in dp.bucket_load().unwrap().iter().enumerate() {
+        if want[b] == 0 {
+            assert_eq!(l.last_ns, 0, "bucket {b}");
+        } else {
+            assert!(
+                l.last_ns > 0 && l.last_ns <= now && now - l.last_ns < 60_000_000_000,
+                "bucket {b}: {l:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -117,13 +117,14 @@ struct {
 	__type(value, struct dedup_slot);
 } dedup SEC(".maps");
 
-/* Bytes sent per bucket (LAGKIT_F_BUCKET_BYTES): what the adaptive
- * rebalancer reads. Outside the plan, so counts survive a plan change. */
+/* Bytes sent per bucket and when the bucket last sent (LAGKIT_F_BUCKET_BYTES):
+ * what the adaptive rebalancer reads, to move only buckets idle for its gap.
+ * Outside the plan, so counts survive a plan change. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LAGKIT_BUCKETS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct lagkit_bucket);
 } bucket_bytes SEC(".maps");
 
 /* Round-robin's frame counter, shared by every CPU and every plan (as the
@@ -1280,7 +1281,8 @@ int lagkit_egress(struct __sk_buff *skb)
 	__u32 zero = 0, ifindex, b;
 	struct lagkit_config *cfg = current_plan();
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u64 hash = 0, *bytes;
+	struct lagkit_bucket *load;
+	__u64 hash = 0;
 	int member = -1, bucket = -1;
 
 	skb->cb[LAGKIT_CB_MEMBER] = 0;
@@ -1304,9 +1306,11 @@ int lagkit_egress(struct __sk_buff *skb)
 		member = select_member(s, cfg, &hash, &bucket);
 		if (bucket >= 0 && (cfg->flags & LAGKIT_F_BUCKET_BYTES)) {
 			b = bucket & (LAGKIT_BUCKETS - 1);
-			bytes = bpf_map_lookup_elem(&bucket_bytes, &b);
-			if (bytes)
-				*bytes += skb->len;
+			load = bpf_map_lookup_elem(&bucket_bytes, &b);
+			if (load) {
+				load->bytes += skb->len;
+				load->last = bpf_ktime_get_ns();
+			}
 		}
 		break;
 	case LAGKIT_SPREAD_ROUND_ROBIN:

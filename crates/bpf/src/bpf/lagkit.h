@@ -102,6 +102,12 @@ struct lagkit_counter {
 	__u64 bytes;
 };
 
+/* Per-CPU load of one hash bucket (LAGKIT_F_BUCKET_BYTES). */
+struct lagkit_bucket {
+	__u64 bytes;
+	__u64 last; /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) of its last frame */
+};
+
 /* What egress leaves in skb->cb for BPF_PROG_TEST_RUN to read back. */
 #define LAGKIT_CB_MEMBER 0  /* member index + 1; 0 when there was none */
 #define LAGKIT_CB_HASH_LO 1 /* Policy::hash, low 32 bits */
