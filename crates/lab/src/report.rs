@@ -258,10 +258,22 @@ pub struct Report {
     pub runs: Vec<RunRecord>,
     /// The seed's findings, checked on these runs (built-in scenarios).
     #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<Finding>,
     /// The command that produced the report, if recorded.
     #[serde(default)]
     pub command: Option<String>,
+}
+
+/// One of a seed's findings, checked on a report's runs (the `findings`
+/// module checks them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What the seed found, with the threshold checked.
+    pub claim: String,
+    /// What this sweep measured.
+    pub measured: String,
+    /// Whether the measurement meets the threshold (`None`: informational).
+    pub holds: Option<bool>,
 }
 
 fn ratio(r: Option<f64>) -> String {
