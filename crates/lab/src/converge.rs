@@ -1,8 +1,8 @@
 //! Waiting for the aggregates to form, and the LACP state of every bond and
 //! port-channel as a snapshot (taken at the start and end of a run).
 
-use crate::lab::Lab;
-use crate::topology::{Channel, Protocol, SwitchKind};
+use crate::lab::{ovs_port_name, Lab};
+use crate::topology::{Protocol, SwitchKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -128,15 +128,6 @@ impl LacpSnapshot {
             ));
         }
         out
-    }
-}
-
-/// The OVS port name of a channel (a one-port channel is a plain port).
-pub fn ovs_port_name(c: &Channel) -> String {
-    if c.ports.len() >= 2 {
-        c.name.clone()
-    } else {
-        c.ports[0].clone()
     }
 }
 

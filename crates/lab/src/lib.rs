@@ -22,6 +22,7 @@
 //! for lagkit's own switch.
 
 pub mod converge;
+mod error;
 pub mod findings;
 pub mod lab;
 pub mod measure;
@@ -34,23 +35,10 @@ pub mod sys;
 pub mod topology;
 pub mod workload;
 
+pub use error::LabError;
 pub use lab::{down, DownReport, Lab, LabState, Options};
 pub use run::{run, run_once, LabGuard, RunOptions};
 pub use topology::{Topology, TopologyError};
-
-/// Why a lab command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LabError {
-    /// The topology file is wrong.
-    #[error("{0}")]
-    Topology(#[from] TopologyError),
-    /// The request cannot be served as asked (not root, already up, ...).
-    #[error("{0}")]
-    Usage(String),
-    /// The system failed (a command, a daemon, convergence).
-    #[error("{0}")]
-    Run(String),
-}
 
 /// Built-in scenarios (`lagkit lab list`): name and one-line description.
 /// See [`scenario`].
