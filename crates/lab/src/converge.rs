@@ -35,6 +35,10 @@ pub struct HostView {
     pub bond: String,
     /// Mode.
     pub mode: String,
+    /// The configured `engine` (auto, bpf, userspace); empty in reports
+    /// from before the key.
+    #[serde(default)]
+    pub engine: String,
     /// Members configured.
     pub members: usize,
     /// Ports in the active aggregate (LACP) or members carrying traffic.
@@ -140,6 +144,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
             host: h.name.clone(),
             bond: b.name.clone(),
             mode: b.mode.clone(),
+            engine: b.engine.clone(),
             members: b.members.len(),
             ports: 0,
             partner: None,

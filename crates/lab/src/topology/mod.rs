@@ -11,6 +11,7 @@
 //! name = "h1"
 //! address = "10.0.0.1/24"             # on the bond, or on the only link without a bond
 //! bond = { mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4" }
+//!                                     # any lagkit bond key, e.g. engine = "bpf" (auto | bpf | userspace; default auto)
 //!
 //! [[switch]]
 //! name = "sw"

@@ -64,6 +64,8 @@ pub struct HostBond {
     pub mode: String,
     /// Transmit hash policy.
     pub hash: String,
+    /// The data path it asks for (`engine`: auto, bpf or userspace).
+    pub engine: String,
     /// Members, in order (the first is the "first port" of balance ratios).
     pub members: Vec<String>,
     /// The file handed to `lagkit up`.

@@ -10,8 +10,9 @@ use super::model::{
     LoadSpec, Protocol, Rate, Scale, Switch, SwitchKind, Topology, WorkloadSpec,
 };
 use super::parse::{line_col, Cx, RawScale, RawTopology, RawWorkload, TopologyError};
-use lagkit_bondcfg::Cidr;
+use lagkit_bondcfg::{BondConfig, Cidr, Engine};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use toml::Spanned;
 
 fn node_name(cx: &Cx<'_>, s: &Spanned<String>, what: &str) -> Result<String, TopologyError> {
@@ -602,10 +603,23 @@ fn host_bond(
         name: config.name.clone(),
         mode: config.mode.to_string(),
         hash: config.xmit_hash_policy.to_string(),
+        engine: config.engine.to_string(),
         members: config.members.clone(),
-        toml: config.to_toml(),
+        toml: bond_toml(&config),
         config,
     })
+}
+
+/// The file `lagkit up` reads for a host's bond: `to_toml` leaves out
+/// values at their defaults, but the engine line is always written, so the
+/// file (and a reader of the lab's directory) says which data path the
+/// lab asked for.
+fn bond_toml(config: &BondConfig) -> String {
+    let mut text = config.to_toml();
+    if config.engine == Engine::default() {
+        let _ = writeln!(text, "engine = \"{}\"", config.engine);
+    }
+    text
 }
 
 fn workload(
@@ -779,4 +793,95 @@ fn workload(
         bidir: r.bidir.unwrap_or(true),
         port: int(&r.port, "port", 1024, 65535, 5201)? as u16,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::topology::{Topology, TopologyError};
+    use lagkit_bondcfg::Engine;
+
+    /// One host with a 2-link bond (`bond` is the inline table's body)
+    /// facing a peer across two links.
+    fn topo(bond: &str) -> String {
+        format!(
+            r#"name = "t"
+[[host]]
+name = "h1"
+address = "10.0.0.1/24"
+bond = {{ {bond} }}
+
+[[host]]
+name = "h2"
+address = "10.0.0.2/24"
+bond = {{ mode = "802.3ad" }}
+
+[[link]]
+between = ["h1", "h2"]
+count = 2
+"#
+        )
+    }
+
+    fn parse(text: &str) -> Result<Topology, TopologyError> {
+        Topology::parse(text, "t.toml", "t")
+    }
+
+    #[test]
+    fn engine_per_bond_is_read() {
+        for (written, engine) in [
+            ("bpf", Engine::Bpf),
+            ("userspace", Engine::Userspace),
+            ("auto", Engine::Auto),
+        ] {
+            let t = parse(&topo(&format!(r#"mode = "802.3ad", engine = "{written}""#))).unwrap();
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            assert_eq!(b.config.engine, engine);
+            assert_eq!(b.engine, written);
+        }
+    }
+
+    #[test]
+    fn engine_defaults_to_auto() {
+        let t = parse(&topo(r#"mode = "802.3ad""#)).unwrap();
+        for h in &t.hosts {
+            let b = h.bond.as_ref().unwrap();
+            assert_eq!(b.config.engine, Engine::Auto);
+            assert_eq!(b.engine, "auto");
+        }
+    }
+
+    #[test]
+    fn a_bad_engine_is_an_error_at_its_line() {
+        let text = topo(r#"mode = "802.3ad", engine = "kernel""#);
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", 5), "{e}");
+        let col = text.lines().nth(4).unwrap().find("engine").unwrap() + 1;
+        assert_eq!(e.column, col, "{e}");
+        assert!(
+            e.message.starts_with("host 'h1' bond: key 'engine': "),
+            "{e}"
+        );
+        assert!(e.message.contains("kernel"), "{e}");
+        assert!(e.message.contains("auto, bpf, userspace"), "{e}");
+    }
+
+    #[test]
+    fn the_bond_file_for_lagkit_up_names_the_engine() {
+        for (bond, line) in [
+            (r#"mode = "802.3ad""#, r#"engine = "auto""#),
+            (r#"mode = "802.3ad", engine = "bpf""#, r#"engine = "bpf""#),
+            (
+                r#"mode = "balance-rr", engine = "userspace""#,
+                r#"engine = "userspace""#,
+            ),
+        ] {
+            let t = parse(&topo(bond)).unwrap();
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            let lines: Vec<&str> = b.toml.lines().filter(|l| l.starts_with("engine")).collect();
+            assert_eq!(lines, [line], "{}", b.toml);
+            // What the lab writes, lagkit up reads back the same.
+            let (bonds, _) = lagkit_bondcfg::parse_str(&b.toml, "bond").unwrap();
+            assert_eq!(bonds[0], b.config);
+        }
+    }
 }
