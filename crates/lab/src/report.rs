@@ -565,24 +565,14 @@ mod tests {
 
     /// Two bonded hosts back to back; `h1`'s bond table body is `bond`.
     fn topo(bond: &str) -> Topology {
-        let text = format!(
-            r#"name = "t"
-[[host]]
-name = "h1"
-address = "10.0.0.1/24"
-bond = {{ {bond} }}
-
-[[host]]
-name = "h2"
-address = "10.0.0.2/24"
-bond = {{ mode = "802.3ad", xmit_hash_policy = "layer3+4" }}
-
-[[link]]
-between = ["h1", "h2"]
-count = 2
-"#
-        );
+        let text = crate::topology::testing::two_bonded_hosts(bond);
         Topology::parse(&text, "t.toml", "t").unwrap()
+    }
+
+    /// The words of the table's first line that starts with `start`.
+    fn words<'a>(table: &'a str, start: &str) -> Vec<&'a str> {
+        let line = table.lines().find(|l| l.trim_start().starts_with(start));
+        line.unwrap().split_whitespace().collect()
     }
 
     #[test]
@@ -607,18 +597,8 @@ count = 2
         let mut r = Report::new("t", None);
         r.runs.push(RunRecord::new(1, &t, ConfigCode::of(&t, None)));
         let table = r.table();
-        let head: Vec<&str> = table
-            .lines()
-            .find(|l| l.starts_with("Run"))
-            .unwrap()
-            .split_whitespace()
-            .collect();
-        let row: Vec<&str> = table
-            .lines()
-            .find(|l| l.trim_start().starts_with("1 "))
-            .unwrap()
-            .split_whitespace()
-            .collect();
+        let head = words(&table, "Run");
+        let row = words(&table, "1 ");
         assert_eq!(head[4..6], ["Server", "Engine"], "{table}");
         assert_eq!(row[4..6], ["8d-st", "userspace/auto"], "{table}");
     }
@@ -654,12 +634,7 @@ count = 2
         assert!(host_views.all(|h| h.engine.is_empty()));
         // Shown as unknown, not as a made-up engine.
         let table = r.table();
-        let row: Vec<&str> = table
-            .lines()
-            .find(|l| l.trim_start().starts_with("1 "))
-            .unwrap()
-            .split_whitespace()
-            .collect();
+        let row = words(&table, "1 ");
         assert_eq!(row[5], "-", "{table}");
     }
 }

@@ -99,3 +99,30 @@ impl Topology {
         validate::build(&cx, raw, default_name)
     }
 }
+
+/// Topology texts the crate's unit tests build on.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// Hosts `h1` and `h2` back to back over two links, each with an
+    /// address and a bond; `h1`'s bond table body is `bond`, `h2`'s is
+    /// 802.3ad with layer3+4.
+    pub(crate) fn two_bonded_hosts(bond: &str) -> String {
+        format!(
+            r#"name = "t"
+[[host]]
+name = "h1"
+address = "10.0.0.1/24"
+bond = {{ {bond} }}
+
+[[host]]
+name = "h2"
+address = "10.0.0.2/24"
+bond = {{ mode = "802.3ad", xmit_hash_policy = "layer3+4" }}
+
+[[link]]
+between = ["h1", "h2"]
+count = 2
+"#
+        )
+    }
+}

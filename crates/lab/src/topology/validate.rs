@@ -797,30 +797,9 @@ fn workload(
 
 #[cfg(test)]
 mod tests {
+    use crate::topology::testing::two_bonded_hosts as topo;
     use crate::topology::{Topology, TopologyError};
     use lagkit_bondcfg::Engine;
-
-    /// One host with a 2-link bond (`bond` is the inline table's body)
-    /// facing a peer across two links.
-    fn topo(bond: &str) -> String {
-        format!(
-            r#"name = "t"
-[[host]]
-name = "h1"
-address = "10.0.0.1/24"
-bond = {{ {bond} }}
-
-[[host]]
-name = "h2"
-address = "10.0.0.2/24"
-bond = {{ mode = "802.3ad" }}
-
-[[link]]
-between = ["h1", "h2"]
-count = 2
-"#
-        )
-    }
 
     fn parse(text: &str) -> Result<Topology, TopologyError> {
         Topology::parse(text, "t.toml", "t")
