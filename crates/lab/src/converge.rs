@@ -1,8 +1,8 @@
 //! Waiting for the aggregates to form, and the LACP state of every bond and
 //! port-channel as a snapshot (taken at the start and end of a run).
 
-use crate::lab::Lab;
-use crate::topology::{Channel, Protocol, SwitchKind};
+use crate::lab::{ovs_port_name, Lab};
+use crate::topology::{Protocol, SwitchKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -35,6 +35,10 @@ pub struct HostView {
     pub bond: String,
     /// Mode.
     pub mode: String,
+    /// The configured `engine` (auto, bpf, userspace); empty in reports
+    /// from before the key.
+    #[serde(default)]
+    pub engine: String,
     /// Members configured.
     pub members: usize,
     /// Ports in the active aggregate (LACP) or members carrying traffic.
@@ -131,15 +135,6 @@ impl LacpSnapshot {
     }
 }
 
-/// The OVS port name of a channel (a one-port channel is a plain port).
-pub fn ovs_port_name(c: &Channel) -> String {
-    if c.ports.len() >= 2 {
-        c.name.clone()
-    } else {
-        c.ports[0].clone()
-    }
-}
-
 /// Reads every bond's and channel's state now.
 pub fn snapshot(lab: &Lab) -> LacpSnapshot {
     let mut snap = LacpSnapshot::default();
@@ -149,6 +144,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
             host: h.name.clone(),
             bond: b.name.clone(),
             mode: b.mode.clone(),
+            engine: b.engine.clone(),
             members: b.members.len(),
             ports: 0,
             partner: None,

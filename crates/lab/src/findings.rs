@@ -8,19 +8,8 @@
 //! not in the sweep (a short sweep) is left out rather than guessed.
 
 use crate::measure::{BondMeasure, MemberDelta};
+pub use crate::report::Finding;
 use crate::report::{Report, RunRecord};
-use serde::{Deserialize, Serialize};
-
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// What the seed found, with the threshold checked.
-    pub claim: String,
-    /// What this sweep measured.
-    pub measured: String,
-    /// Whether the measurement meets the threshold (`None`: informational).
-    pub holds: Option<bool>,
-}
 
 impl Finding {
     fn check(claim: impl Into<String>, measured: impl Into<String>, holds: bool) -> Finding {

@@ -11,10 +11,10 @@
 //! starts processes there), then removes the lab's directory and state
 //! file. Deleting a namespace deletes the veths in it, and their peers.
 
+use crate::error::LabError;
 use crate::ovs::{Ovs, Spawn};
 use crate::sys::{self, netns_delete, netns_list, poll, run, tool_path, ProcId};
-use crate::topology::{ns_of_lab, Protocol, Topology};
-use crate::LabError;
+use crate::topology::{ns_of_lab, Channel, Protocol, Topology};
 use lagkit_bond::status::{BondStats, BondStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -641,6 +641,15 @@ pub fn root_qdisc(ns: &str, iface: &str) -> Result<(String, u64), String> {
     ))
 }
 
+/// The OVS port name of a channel (a one-port channel is a plain port).
+pub fn ovs_port_name(c: &Channel) -> String {
+    if c.ports.len() >= 2 {
+        c.name.clone()
+    } else {
+        c.ports[0].clone()
+    }
+}
+
 /// Bridge `br0` with the switch's channels and plain ports; every port
 /// keeps its kernel qdisc (`qos=linux-noop`).
 fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Result<(), String> {
@@ -672,7 +681,7 @@ fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Resul
             .ovs_bond_mode()
             .ok_or("OVS has no bond mode for this load balance")?;
         let mut args: Vec<String> = Vec::new();
-        let port = crate::converge::ovs_port_name(c);
+        let port = ovs_port_name(c);
         if c.ports.len() >= 2 {
             args.extend(["add-bond", "br0", &c.name].map(String::from));
             args.extend(c.ports.iter().cloned());

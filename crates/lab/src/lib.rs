@@ -3,18 +3,23 @@
 //! lagkit's own switch later) and shaped veth links, brought up and down as
 //! a unit, with a workload, measurements and reports.
 //!
-//! - [`topology`]: the TOML model, validated, errors with file:line:column.
+//! The modules form layers; each imports only those above it:
+//! - [`sys`]: running programs, namespaces, processes by PID and start time.
+//! - [`topology`]: the TOML model (`model`, with the workload specs), read
+//!   (`parse`) and validated (`validate`), errors with file:line:column.
+//! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
+//!   OVS interoperability tests).
+//! - [`LabError`]: what a lab command reports.
 //! - [`lab`]: `up` / `down`, with a state file so `down` works from another
-//!   process and after a crash.
+//!   process and after a crash; the OVS ports it makes for channels.
 //! - [`converge`]: wait until every bond and port-channel has formed, or say
 //!   which has not and why; LACP snapshots.
 //! - [`measure`]: before/after snapshots (lagkit counters, TCP counters, CPU).
 //! - [`workload`]: the [`workload::Workload`] trait: iperf3 and lagkit-load.
-//! - [`report`]: seed 000's table, JSON, SVG charts.
-//! - [`run`]: up → converge → workload → measure → down.
+//! - [`report`]: seed 000's table, JSON, SVG charts; the checked findings.
+//! - [`findings`]: each seed's claims, checked on a report's runs.
+//! - [`run`](mod@run): up → converge → workload → measure → down.
 //! - [`scenario`]: built-in scenarios (ibm-6513) swept over configurations.
-//! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
-//!   OVS interoperability tests).
 //!
 //! Namespaces are named `lklab-<lab>-<node>`; nothing gets an address in
 //! the root namespace. Switches are a role ([`topology::SwitchKind`]):
@@ -22,6 +27,7 @@
 //! for lagkit's own switch.
 
 pub mod converge;
+mod error;
 pub mod findings;
 pub mod lab;
 pub mod measure;
@@ -34,23 +40,10 @@ pub mod sys;
 pub mod topology;
 pub mod workload;
 
+pub use error::LabError;
 pub use lab::{down, DownReport, Lab, LabState, Options};
 pub use run::{run, run_once, LabGuard, RunOptions};
 pub use topology::{Topology, TopologyError};
-
-/// Why a lab command failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LabError {
-    /// The topology file is wrong.
-    #[error("{0}")]
-    Topology(#[from] TopologyError),
-    /// The request cannot be served as asked (not root, already up, ...).
-    #[error("{0}")]
-    Usage(String),
-    /// The system failed (a command, a daemon, convergence).
-    #[error("{0}")]
-    Run(String),
-}
 
 /// Built-in scenarios (`lagkit lab list`): name and one-line description.
 /// See [`scenario`].

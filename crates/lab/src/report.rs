@@ -28,6 +28,11 @@ pub struct ConfigCode {
     /// src_dst_port, sp/dp: AIX src_port/dst_port, l2: layer2, l3:
     /// layer2+3, sg: strong, en: encap).
     pub server: String,
+    /// The host bonds' configured `engine` (auto, bpf, userspace; several
+    /// joined by `/`), `-` without bonds; empty in reports from before the
+    /// key.
+    #[serde(default)]
+    pub engine: String,
     /// MTU: S (≤ 1500), J (jumbo) or P (set in only some places).
     pub mtu: String,
     /// Links: `<count per bond>x<rate>`, e.g. `2x100M`.
@@ -58,6 +63,7 @@ impl ConfigCode {
             }
         }
         let mut srv: Vec<String> = Vec::new();
+        let mut engines: Vec<&str> = Vec::new();
         for h in &topo.hosts {
             if let Some(b) = &h.bond {
                 let m = match b.mode.as_str() {
@@ -86,6 +92,9 @@ impl ConfigCode {
                 let code = format!("{m}-{hc}");
                 if !srv.contains(&code) {
                     srv.push(code);
+                }
+                if !engines.contains(&b.engine.as_str()) {
+                    engines.push(&b.engine);
                 }
             }
         }
@@ -122,6 +131,11 @@ impl ConfigCode {
                 "-".into()
             } else {
                 srv.join("/")
+            },
+            engine: if engines.is_empty() {
+                "-".into()
+            } else {
+                engines.join("/")
             },
             mtu: if partial {
                 "P".into()
@@ -258,10 +272,22 @@ pub struct Report {
     pub runs: Vec<RunRecord>,
     /// The seed's findings, checked on these runs (built-in scenarios).
     #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<Finding>,
     /// The command that produced the report, if recorded.
     #[serde(default)]
     pub command: Option<String>,
+}
+
+/// One of a seed's findings, checked on a report's runs (the `findings`
+/// module checks them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// What the seed found, with the threshold checked.
+    pub claim: String,
+    /// What this sweep measured.
+    pub measured: String,
+    /// Whether the measurement meets the threshold (`None`: informational).
+    pub holds: Option<bool>,
 }
 
 fn ratio(r: Option<f64>) -> String {
@@ -318,8 +344,18 @@ impl Report {
         );
         let hosts = self.bond_hosts();
         let mut head1 = format!(
-            "{:>3} {:>3} {:>5} {:<7} {:<7} {:>3} {:<7} | {:>5} {:>5} {:>5} |",
-            "Run", "App", "Procs", "Switch", "Server", "MTU", "Links", "usr%", "sys%", "idle%"
+            "{:>3} {:>3} {:>5} {:<7} {:<7} {:<9} {:>3} {:<7} | {:>5} {:>5} {:>5} |",
+            "Run",
+            "App",
+            "Procs",
+            "Switch",
+            "Server",
+            "Engine",
+            "MTU",
+            "Links",
+            "usr%",
+            "sys%",
+            "idle%"
         );
         for h in &hosts {
             let _ = write!(
@@ -345,8 +381,15 @@ impl Report {
         for r in &self.runs {
             let c = &r.code;
             let mut line = format!(
-                "{:>3} {:>3} {:>5} {:<7} {:<7} {:>3} {:<7} |",
-                r.run, c.app, c.procs, c.switch, c.server, c.mtu, c.links
+                "{:>3} {:>3} {:>5} {:<7} {:<7} {:<9} {:>3} {:<7} |",
+                r.run,
+                c.app,
+                c.procs,
+                c.switch,
+                c.server,
+                if c.engine.is_empty() { "-" } else { &c.engine },
+                c.mtu,
+                c.links
             );
             match &r.measurement {
                 Some(m) => {
@@ -513,5 +556,85 @@ impl Report {
             )?;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two bonded hosts back to back; `h1`'s bond table body is `bond`.
+    fn topo(bond: &str) -> Topology {
+        let text = crate::topology::testing::two_bonded_hosts(bond);
+        Topology::parse(&text, "t.toml", "t").unwrap()
+    }
+
+    /// The words of the table's first line that starts with `start`.
+    fn words<'a>(table: &'a str, start: &str) -> Vec<&'a str> {
+        let line = table.lines().find(|l| l.trim_start().starts_with(start));
+        line.unwrap().split_whitespace().collect()
+    }
+
+    #[test]
+    fn the_code_records_each_configured_engine() {
+        let same = topo(r#"mode = "802.3ad", xmit_hash_policy = "layer3+4""#);
+        let c = ConfigCode::of(&same, None);
+        assert_eq!((c.server.as_str(), c.engine.as_str()), ("8d-st", "auto"));
+        let mixed = topo(r#"mode = "802.3ad", xmit_hash_policy = "layer3+4", engine = "bpf""#);
+        assert_eq!(ConfigCode::of(&mixed, None).engine, "bpf/auto");
+        let none = Topology::parse(
+            "name = \"t\"\n[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[link]]\nbetween = [\"a\", \"b\"]\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(ConfigCode::of(&none, None).engine, "-");
+    }
+
+    #[test]
+    fn the_table_has_an_engine_column() {
+        let t = topo(r#"mode = "802.3ad", xmit_hash_policy = "layer3+4", engine = "userspace""#);
+        let mut r = Report::new("t", None);
+        r.runs.push(RunRecord::new(1, &t, ConfigCode::of(&t, None)));
+        let table = r.table();
+        let head = words(&table, "Run");
+        let row = words(&table, "1 ");
+        assert_eq!(head[4..6], ["Server", "Engine"], "{table}");
+        assert_eq!(row[4..6], ["8d-st", "userspace/auto"], "{table}");
+    }
+
+    #[test]
+    fn reports_from_before_the_engine_key_still_read() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/results/lpm/report.json"
+        );
+        // A real report, as written before the key (were it written again
+        // today, its engine fields are taken out).
+        fn strip(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    m.remove("engine");
+                    m.values_mut().for_each(strip);
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        strip(&mut v);
+        let r: Report = serde_json::from_value(v).unwrap();
+        assert!(r.runs.iter().all(|x| x.code.engine.is_empty()));
+        let mut host_views = r
+            .runs
+            .iter()
+            .flat_map(|x| x.lacp_start.iter().flat_map(|s| &s.hosts));
+        assert!(host_views.clone().count() > 0);
+        assert!(host_views.all(|h| h.engine.is_empty()));
+        // Shown as unknown, not as a made-up engine.
+        let table = r.table();
+        let row = words(&table, "1 ");
+        assert_eq!(row[5], "-", "{table}");
     }
 }

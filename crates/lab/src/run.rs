@@ -2,11 +2,11 @@
 //! between two snapshots, collect, down — down also when anything fails.
 
 use crate::converge::{converge, snapshot as lacp_snapshot};
+use crate::error::LabError;
 use crate::lab::{DownReport, Lab, Options};
 use crate::measure;
 use crate::report::{ConfigCode, Report, RunRecord};
 use crate::topology::Topology;
-use crate::LabError;
 use std::time::Duration;
 
 /// Options of one run.

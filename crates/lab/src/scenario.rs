@@ -26,12 +26,12 @@
 //! - `linux-alb` (seed 004): a balance-alb server with 1–4 links behind a
 //!   plain switch, one client per link.
 
+use crate::error::LabError;
 use crate::findings::{self, Finding};
 use crate::lab::Options;
 use crate::report::{ConfigCode, Report, RunRecord};
 use crate::run::{run_once, RunOptions};
 use crate::topology::Topology;
-use crate::LabError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -12,19 +12,9 @@
 
 use crate::lab::Lab;
 use crate::sys::{self, poll, ProcId};
+pub use crate::topology::{Iperf3Spec, LoadSpec, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
-
-/// A workload as the topology file describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum WorkloadSpec {
-    /// iperf3 between two hosts.
-    Iperf3(Iperf3Spec),
-    /// lagkit's own workloads (crates/load), run as `lagkit load server`
-    /// and `lagkit load client` in the hosts' namespaces.
-    LagkitLoad(LoadSpec),
-}
 
 impl WorkloadSpec {
     /// The runnable workload.
@@ -34,84 +24,10 @@ impl WorkloadSpec {
             WorkloadSpec::LagkitLoad(s) => Box::new(LagkitLoad::new(s.clone())),
         }
     }
-
-    /// The client hosts and the server host.
-    pub fn ends(&self) -> (&[String], &str) {
-        match self {
-            WorkloadSpec::Iperf3(s) => (std::slice::from_ref(&s.client), &s.server),
-            WorkloadSpec::LagkitLoad(s) => (&s.clients, &s.server),
-        }
-    }
 }
 
-/// `lagkit load` options (`kind = "lagkit-load"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadSpec {
-    /// Hosts running `lagkit load client`, all at once (at least one).
-    pub clients: Vec<String>,
-    /// Host running `lagkit load server`.
-    pub server: String,
-    /// The workload: socketprocs, stream, maerts, bidir (stream and maerts
-    /// at once), rr or lpm.
-    pub load: String,
-    /// socketprocs: processes per side (N×N connections).
-    pub procs: u32,
-    /// socketprocs: select, poll or epoll-et.
-    pub method: String,
-    /// stream/maerts/rr: parallel connections.
-    pub conns: u32,
-    /// Message size, bytes (None: the kind's default).
-    pub size: Option<u64>,
-    /// Duration, seconds.
-    pub seconds: u32,
-    /// (First) server port (None: the kind's default).
-    pub port: Option<u16>,
-    /// lpm: parallel migrations (control+data pairs with sequential ports).
-    #[serde(default)]
-    pub migrations: u32,
-    /// Socket buffers, bytes (None: the kernel's autotuning). Small
-    /// buffers keep the data queued at the end of a slow run short.
-    #[serde(default)]
-    pub sockbuf: Option<u64>,
-}
-
+/// How `lagkit load` runs a spec.
 impl LoadSpec {
-    /// The loads the lab runs.
-    pub const LOADS: [&'static str; 6] = ["socketprocs", "stream", "maerts", "bidir", "rr", "lpm"];
-    /// The socketprocs methods.
-    pub const METHODS: [&'static str; 3] = ["select", "poll", "epoll-et"];
-
-    /// Seed 000's "App meth" letter for socketprocs (s/p/e); `n` (netperf
-    /// stream/maerts/rr) otherwise.
-    pub fn app_code(&self) -> String {
-        if self.load != "socketprocs" {
-            return match self.load.as_str() {
-                "stream" => "ns",
-                "maerts" => "nm",
-                "bidir" => "nb",
-                "rr" => "nr",
-                "lpm" => "l",
-                _ => "n",
-            }
-            .into();
-        }
-        match self.method.as_str() {
-            "select" | "s" => "s",
-            "poll" | "p" => "p",
-            _ => "e",
-        }
-        .into()
-    }
-
-    /// The (first) server port: the one given, or the kind's default.
-    pub fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.load.as_str() {
-            "socketprocs" => 7000,
-            "lpm" => 32791,
-            _ => 12865,
-        })
-    }
-
     /// The ports the server listens on.
     fn server_ports(&self) -> u16 {
         match self.load.as_str() {
@@ -144,23 +60,6 @@ impl LoadSpec {
     fn socketprocs(&self) -> bool {
         self.load == "socketprocs"
     }
-}
-
-/// iperf3 options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Iperf3Spec {
-    /// Host running `iperf3 -c`.
-    pub client: String,
-    /// Host running `iperf3 -s`.
-    pub server: String,
-    /// Parallel flows (`-P`).
-    pub flows: u32,
-    /// Duration (`-t`).
-    pub seconds: u32,
-    /// Both directions at once (`--bidir`).
-    pub bidir: bool,
-    /// Server port.
-    pub port: u16,
 }
 
 /// What a workload reports.

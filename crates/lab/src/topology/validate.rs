@@ -1,593 +1,19 @@
-//! The topology file: hosts (network namespaces running a lagkit bond),
-//! switches (Open vSwitch now, lagkit's own later), links between them,
-//! the workload, and a note on scale. Every error names the file, line and
-//! column of the offending value.
-//!
-//! ```toml
-//! name = "two-hosts-ovs"              # lab name (default: the file's stem)
-//! scale = "100 Mbit/s links stand for 1 Gbit/s"   # or [scale] note = ".." factor = 10
-//!
-//! [[host]]
-//! name = "h1"
-//! address = "10.0.0.1/24"             # on the bond, or on the only link without a bond
-//! bond = { mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4" }
-//!
-//! [[switch]]
-//! name = "sw"
-//! kind = "ovs"                        # "lagkit" is reserved for lagkit's own switch
-//! [[switch.channel]]                  # a port-channel
-//! name = "po1"
-//! host = "h1"                         # every port linked to h1 (or: ports = ["p1", "p2"])
-//! protocol = "lacp-active"            # lacp-active | lacp-passive | static | none
-//! load_balance = "l4"                 # l4 (OVS balance-tcp) | l2 (balance-slb) | l3
-//!
-//! [[link]]
-//! between = ["h1", "sw"]
-//! count = 2                           # veth pairs
-//! rate = "100mbit"                    # tbf on both ends; absent: unshaped
-//! overhead = true                     # count preamble, FCS and gap (tbf overhead 24 mpu 84)
-//! mtu = 1500                          # or [9000, 1500]: each end of `between`
-//! fault = { loss = 0.01 }             # optional: drop 1% of frames (by the lagkit bond at one end)
-//!
-//! [workload]
-//! kind = "iperf3"
-//! client = "h1"
-//! server = "h2"
-//! flows = 8
-//! seconds = 10
-//! bidir = true
-//! # or lagkit's own workloads (crates/load):
-//! # kind = "lagkit-load"
-//! # load = "socketprocs"              # socketprocs | stream | maerts | bidir | rr | lpm
-//! # clients = ["c1", "c2"]            # instead of client: all at once (stream, maerts, bidir, rr)
-//! # migrations = 4                    # lpm: control+data pairs on sequential ports
-//! # sockbuf = 131072                  # SO_SNDBUF/SO_RCVBUF, bytes (default: the kernel's autotuning)
-//! # procs = 4                         # socketprocs: N per side, N×N connections
-//! # method = "epoll-et"               # socketprocs: select | poll | epoll-et
-//! # conns = 1                         # stream/maerts/rr: parallel connections
-//! # size = 4096                       # message size, bytes (default by load)
-//! # seconds = 10
-//! ```
-//!
-//! Interfaces are named by the lab, in file order: a host's links are `e1`,
-//! `e2`, ... in its namespace, a switch's ports `p1`, `p2`, .... The bond's
-//! `members` default to all of the host's links; `name` defaults to
-//! `bond0`, `address` to the host's address and `mtu` to its links' MTU.
+//! Turning the raw tables into a [`Topology`]: names checked, links
+//! expanded into veth pairs and interface names, each host's bond table
+//! completed (members, address, MTU) and validated by `lagkit_bondcfg`,
+//! channels and the workload checked against the nodes. Every error points
+//! at the value it is about; what works but is probably not meant becomes
+//! a warning.
 
-use crate::workload::{Iperf3Spec, LoadSpec, WorkloadSpec};
-use lagkit_bondcfg::{BondConfig, Cidr};
-use serde::{Deserialize, Serialize};
+use super::model::{
+    valid_lab_name, valid_node, Channel, End, Host, HostBond, Iperf3Spec, Link, LoadBalance,
+    LoadSpec, Protocol, Rate, Scale, Switch, SwitchKind, Topology, WorkloadSpec,
+};
+use super::parse::{line_col, Cx, RawScale, RawTopology, RawWorkload, TopologyError};
+use lagkit_bondcfg::{BondConfig, Cidr, Engine};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::fmt::Write as _;
 use toml::Spanned;
-
-/// A topology file that cannot be used: where and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{column}: {message}")]
-pub struct TopologyError {
-    /// The file name as given.
-    pub file: String,
-    /// 1-based line (0 when the file could not be read).
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// What is wrong, and how to fix it.
-    pub message: String,
-}
-
-/// The prefix of every namespace a lab creates.
-pub const NS_PREFIX: &str = "lklab-";
-
-/// A validated topology.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Topology {
-    /// Lab name: `[a-z0-9-]`, at most 24 characters.
-    pub name: String,
-    /// The file it came from (as given).
-    pub file: String,
-    /// What the link rates stand for.
-    pub scale: Option<Scale>,
-    /// Hosts, in file order.
-    pub hosts: Vec<Host>,
-    /// Switches, in file order.
-    pub switches: Vec<Switch>,
-    /// One entry per veth pair (a `count = 2` link gives two).
-    pub links: Vec<Link>,
-    /// What `lagkit lab run` runs.
-    pub workload: Option<WorkloadSpec>,
-    /// Things that will work but probably not as meant.
-    pub warnings: Vec<String>,
-}
-
-/// What the lab's rates stand for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scale {
-    /// Free text, printed on every report.
-    pub note: String,
-    /// Real rate / lab rate (e.g. 10 for 100 Mbit/s standing for 1 Gbit/s).
-    pub factor: Option<f64>,
-}
-
-/// A host: a namespace, optionally a lagkit bond.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Host {
-    /// Node name: `[a-z0-9_]`, at most 12 characters.
-    pub name: String,
-    /// Its address with prefix (on the bond, or on its single link).
-    pub address: Option<String>,
-    /// The bond it runs, if any.
-    pub bond: Option<HostBond>,
-    /// Its link interfaces, in file order (`e1`, `e2`, ...).
-    pub ifaces: Vec<String>,
-}
-
-/// A host's lagkit bond.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HostBond {
-    /// The validated configuration.
-    #[serde(skip)]
-    pub config: BondConfig,
-    /// Bond name.
-    pub name: String,
-    /// Linux mode name (e.g. `802.3ad`).
-    pub mode: String,
-    /// Transmit hash policy.
-    pub hash: String,
-    /// Members, in order (the first is the "first port" of balance ratios).
-    pub members: Vec<String>,
-    /// The file handed to `lagkit up`.
-    pub toml: String,
-}
-
-impl HostBond {
-    /// Runs LACP.
-    pub fn is_lacp(&self) -> bool {
-        self.config.mode.is_lacp()
-    }
-}
-
-/// What implements a switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SwitchKind {
-    /// Open vSwitch, userspace datapath.
-    Ovs,
-    /// lagkit's own switch (reserved: not implemented yet).
-    Lagkit,
-}
-
-/// A switch and its port-channels.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Switch {
-    /// Node name.
-    pub name: String,
-    /// Implementation.
-    pub kind: SwitchKind,
-    /// Port-channels.
-    pub channels: Vec<Channel>,
-    /// All its ports, in file order (`p1`, `p2`, ...).
-    pub ports: Vec<String>,
-}
-
-/// Port-channel protocol (and port mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Protocol {
-    /// LACP, port mode active.
-    LacpActive,
-    /// LACP, port mode passive.
-    LacpPassive,
-    /// A channel with no protocol (Cisco "mode on").
-    Static,
-    /// No channel: each port on its own.
-    None,
-}
-
-impl Protocol {
-    fn parse(s: &str) -> Option<Protocol> {
-        Some(match s {
-            "lacp-active" | "lacp" | "active" => Protocol::LacpActive,
-            "lacp-passive" | "passive" => Protocol::LacpPassive,
-            "static" | "on" | "manual" => Protocol::Static,
-            "none" => Protocol::None,
-            _ => return None,
-        })
-    }
-
-    /// LACP runs.
-    pub fn is_lacp(self) -> bool {
-        matches!(self, Protocol::LacpActive | Protocol::LacpPassive)
-    }
-}
-
-/// Frame distribution of a port-channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoadBalance {
-    /// MAC addresses (OVS `balance-slb`).
-    L2,
-    /// IP addresses (no OVS equivalent).
-    L3,
-    /// TCP/UDP ports (OVS `balance-tcp`).
-    L4,
-}
-
-impl LoadBalance {
-    /// The OVS `bond_mode` for it, if OVS has one.
-    pub fn ovs_bond_mode(self) -> Option<&'static str> {
-        match self {
-            LoadBalance::L4 => Some("balance-tcp"),
-            LoadBalance::L2 => Some("balance-slb"),
-            LoadBalance::L3 => None,
-        }
-    }
-}
-
-/// One port-channel of a switch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Channel {
-    /// Name (the OVS bond port's name).
-    pub name: String,
-    /// The host at the other end, when given as `host`.
-    pub host: Option<String>,
-    /// Its ports, in order.
-    pub ports: Vec<String>,
-    /// Protocol and port mode.
-    pub protocol: Protocol,
-    /// Frame distribution.
-    pub load_balance: LoadBalance,
-}
-
-/// A link rate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rate {
-    /// Bits per second.
-    pub bits: u64,
-    /// As written (normalized to lower case), e.g. `100mbit`.
-    pub text: String,
-}
-
-impl Rate {
-    /// Parses `100mbit`, `1gbit`, `2.5gbit`, `500kbit`, `64000bit`.
-    pub fn parse(s: &str) -> Result<Rate, String> {
-        let t = s.trim().to_ascii_lowercase();
-        let (num, mult) = if let Some(n) = t.strip_suffix("gbit") {
-            (n, 1e9)
-        } else if let Some(n) = t.strip_suffix("mbit") {
-            (n, 1e6)
-        } else if let Some(n) = t.strip_suffix("kbit") {
-            (n, 1e3)
-        } else if let Some(n) = t.strip_suffix("bit") {
-            (n, 1.0)
-        } else if t.ends_with("bps") {
-            return Err(format!(
-                "rate '{s}': tc reads 'bps' as bytes per second; write bits: '100mbit', '1gbit'"
-            ));
-        } else {
-            return Err(format!(
-                "rate '{s}': use a number and kbit, mbit or gbit, e.g. '100mbit' or '1gbit'"
-            ));
-        };
-        let v: f64 = num
-            .trim()
-            .parse()
-            .map_err(|_| format!("rate '{s}': '{num}' is not a number"))?;
-        let bits = (v * mult).round();
-        if !(8000.0..=400e9).contains(&bits) {
-            return Err(format!("rate '{s}': must be between 8kbit and 400gbit"));
-        }
-        Ok(Rate {
-            bits: bits as u64,
-            text: t,
-        })
-    }
-
-    /// Mbit/s.
-    pub fn mbit(&self) -> f64 {
-        self.bits as f64 / 1e6
-    }
-}
-
-/// One end of a veth pair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct End {
-    /// Node (host or switch) name.
-    pub node: String,
-    /// Interface name in the node's namespace.
-    pub iface: String,
-}
-
-/// One veth pair.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Link {
-    /// First end (as written in `between`).
-    pub a: End,
-    /// Second end.
-    pub b: End,
-    /// Shaping on both ends; `None`: unshaped.
-    pub rate: Option<Rate>,
-    /// Real-wire accounting (tbf `overhead 24 mpu 84`).
-    pub overhead: bool,
-    /// MTU of each end: `[a, b]` (`mtu = 9000` sets both; `mtu = [9000,
-    /// 1500]` sets them apart, as when a switch port was left at 1500).
-    pub mtu: [u32; 2],
-    /// Injected loss (share of frames, both directions), applied by the
-    /// lagkit bond at the first end that is a bonded host.
-    pub loss: Option<f64>,
-}
-
-impl Link {
-    /// The larger of the two ends' MTUs.
-    pub fn max_mtu(&self) -> u32 {
-        self.mtu[0].max(self.mtu[1])
-    }
-
-    /// The two ends' MTUs differ.
-    pub fn mtu_mismatch(&self) -> bool {
-        self.mtu[0] != self.mtu[1]
-    }
-}
-
-impl Topology {
-    /// Reads and validates a topology file.
-    pub fn load(path: &Path) -> Result<Topology, TopologyError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TopologyError {
-            file: file.clone(),
-            line: 0,
-            column: 0,
-            message: format!("cannot read the topology file: {e}"),
-        })?;
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Topology::parse(&text, &file, &stem)
-    }
-
-    /// Parses and validates topology text; `default_name` is used when the
-    /// file has no `name`.
-    pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Topology, TopologyError> {
-        let cx = Cx { text, file };
-        let raw: RawTopology = toml::from_str(text).map_err(|e| {
-            let at = e.span().map_or(0, |s| s.start);
-            cx.err(at, e.message().trim().to_string())
-        })?;
-        build(&cx, raw, default_name)
-    }
-
-    /// The namespace of node `node`.
-    pub fn ns(&self, node: &str) -> String {
-        ns_name(&self.name, node)
-    }
-
-    /// Host `name`.
-    pub fn host(&self, name: &str) -> Option<&Host> {
-        self.hosts.iter().find(|h| h.name == name)
-    }
-
-    /// Every node (hosts, then switches).
-    pub fn nodes(&self) -> impl Iterator<Item = &str> {
-        self.hosts
-            .iter()
-            .map(|h| h.name.as_str())
-            .chain(self.switches.iter().map(|s| s.name.as_str()))
-    }
-
-    /// The link ends on node `node`.
-    pub fn ends_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = (&'a End, &'a Link)> + 'a {
-        self.links.iter().flat_map(move |l| {
-            [&l.a, &l.b]
-                .into_iter()
-                .filter(move |e| e.node == node)
-                .map(move |e| (e, l))
-        })
-    }
-
-    /// The MAC the lab gives a host's link end: `02:6c:6b:00:<link>:<host>`
-    /// (locally administered), both numbers 1-based in file order, so runs
-    /// repeat exactly and MAC-based hashes (Linux `layer2`, the last byte
-    /// xor) see consecutive last bytes across hosts, as a lab of real
-    /// servers from one vendor would. A bond takes its first member's.
-    /// `None` for switch ports (OVS owns those).
-    pub fn host_mac(&self, end: &End) -> Option<String> {
-        let h = self.hosts.iter().position(|h| h.name == end.node)? + 1;
-        let i: usize = end.iface.strip_prefix('e')?.parse().ok()?;
-        Some(format!("02:6c:6b:00:{:02x}:{:02x}", i & 0xff, h & 0xff))
-    }
-
-    /// The device that carries host `name`'s address (its bond, or its
-    /// only link) and that device's MAC (a bond takes its first member's).
-    pub fn l3_port(&self, name: &str) -> Option<(String, String)> {
-        let h = self.host(name)?;
-        let (dev, first) = match &h.bond {
-            Some(b) => (b.name.clone(), b.members.first()?.clone()),
-            None => (h.ifaces.first()?.clone(), h.ifaces.first()?.clone()),
-        };
-        let end = self
-            .ends_on(name)
-            .map(|(e, _)| e)
-            .find(|e| e.iface == first)?;
-        Some((dev, self.host_mac(end)?))
-    }
-
-    /// The `--fault-loss` arguments of host `name`'s `lagkit up`: its
-    /// member ends of lossy links where it is the first bonded end.
-    pub fn fault_losses(&self, name: &str) -> Vec<(String, f64)> {
-        let bonded = |n: &str| self.host(n).is_some_and(|h| h.bond.is_some());
-        self.links
-            .iter()
-            .filter_map(|l| {
-                let p = l.loss?;
-                let end = [&l.a, &l.b].into_iter().find(|e| bonded(&e.node))?;
-                (end.node == name).then(|| (end.iface.clone(), p))
-            })
-            .collect()
-    }
-
-    /// Whether hosts need static ARP entries: Open vSwitch's static
-    /// (`lacp=off`) bonds drop broadcasts that arrive on any member but
-    /// the one they elected for multicast, so a host's ARP request sent on
-    /// another member (standard mode hashes it there) is never answered,
-    /// unlike on a Cisco "mode on" channel. The lab then gives every host
-    /// the others' addresses, as an operator of such a switch would.
-    pub fn needs_static_arp(&self) -> bool {
-        self.switches.iter().any(|s| {
-            s.kind == SwitchKind::Ovs && s.channels.iter().any(|c| c.protocol == Protocol::Static)
-        })
-    }
-
-    /// The fastest shaped link rate in Mbit/s, if any link is shaped.
-    pub fn link_rate_mbit(&self) -> Option<f64> {
-        self.links
-            .iter()
-            .filter_map(|l| l.rate.as_ref().map(Rate::mbit))
-            .reduce(f64::max)
-    }
-}
-
-/// The namespace name of `node` in lab `lab`: `lklab-<lab>-<node>`. Node
-/// names have no `-`, so lab `a` never claims lab `a-b`'s namespaces.
-pub fn ns_name(lab: &str, node: &str) -> String {
-    format!("{NS_PREFIX}{lab}-{node}")
-}
-
-/// Whether namespace `ns` belongs to lab `lab` by its name.
-pub fn ns_of_lab(lab: &str, ns: &str) -> bool {
-    ns.strip_prefix(NS_PREFIX)
-        .and_then(|r| r.strip_prefix(lab))
-        .and_then(|r| r.strip_prefix('-'))
-        .is_some_and(|node| !node.is_empty() && valid_node(node))
-}
-
-/// Lab names: `[a-z0-9-]`, starting with a letter or digit, at most 24.
-pub fn valid_lab_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 24
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !s.starts_with('-')
-}
-
-fn valid_node(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 12
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-// ------------------------------------------------------------------ raw --
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTopology {
-    name: Option<Spanned<String>>,
-    scale: Option<Spanned<RawScale>>,
-    #[serde(default)]
-    host: Vec<RawHost>,
-    #[serde(default)]
-    switch: Vec<RawSwitch>,
-    #[serde(default)]
-    link: Vec<RawLink>,
-    workload: Option<Spanned<RawWorkload>>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawScale {
-    Note(String),
-    Table { note: String, factor: Option<f64> },
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHost {
-    name: Spanned<String>,
-    address: Option<Spanned<String>>,
-    bond: Option<Spanned<toml::Table>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSwitch {
-    name: Spanned<String>,
-    kind: Option<Spanned<String>>,
-    #[serde(default)]
-    channel: Vec<RawChannel>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawChannel {
-    name: Spanned<String>,
-    host: Option<Spanned<String>>,
-    ports: Option<Spanned<Vec<String>>>,
-    protocol: Spanned<String>,
-    load_balance: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLink {
-    between: Spanned<Vec<String>>,
-    count: Option<Spanned<i64>>,
-    rate: Option<Spanned<String>>,
-    overhead: Option<bool>,
-    mtu: Option<Spanned<toml::Value>>,
-    fault: Option<Spanned<toml::Value>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWorkload {
-    kind: Spanned<String>,
-    client: Option<Spanned<String>>,
-    clients: Option<Spanned<Vec<String>>>,
-    server: Option<Spanned<String>>,
-    migrations: Option<Spanned<i64>>,
-    sockbuf: Option<Spanned<i64>>,
-    flows: Option<Spanned<i64>>,
-    seconds: Option<Spanned<i64>>,
-    bidir: Option<bool>,
-    port: Option<Spanned<i64>>,
-    load: Option<Spanned<String>>,
-    procs: Option<Spanned<i64>>,
-    method: Option<Spanned<String>>,
-    conns: Option<Spanned<i64>>,
-    size: Option<Spanned<i64>>,
-}
-
-// ------------------------------------------------------------ validation --
-
-struct Cx<'a> {
-    text: &'a str,
-    file: &'a str,
-}
-
-impl Cx<'_> {
-    fn err(&self, at: usize, message: String) -> TopologyError {
-        let (line, column) = line_col(self.text, at);
-        TopologyError {
-            file: self.file.to_string(),
-            line,
-            column,
-            message,
-        }
-    }
-
-    fn at<T>(&self, s: &Spanned<T>, message: String) -> TopologyError {
-        self.err(s.span().start, message)
-    }
-}
-
-/// 1-based line and column (in characters) of byte offset `at`.
-fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
-}
 
 fn node_name(cx: &Cx<'_>, s: &Spanned<String>, what: &str) -> Result<String, TopologyError> {
     let n = s.get_ref();
@@ -600,7 +26,11 @@ fn node_name(cx: &Cx<'_>, s: &Spanned<String>, what: &str) -> Result<String, Top
     Ok(n.clone())
 }
 
-fn build(cx: &Cx<'_>, raw: RawTopology, default_name: &str) -> Result<Topology, TopologyError> {
+pub(super) fn build(
+    cx: &Cx<'_>,
+    raw: RawTopology,
+    default_name: &str,
+) -> Result<Topology, TopologyError> {
     let mut warnings = Vec::new();
     let name = match &raw.name {
         Some(n) => {
@@ -1173,10 +603,23 @@ fn host_bond(
         name: config.name.clone(),
         mode: config.mode.to_string(),
         hash: config.xmit_hash_policy.to_string(),
+        engine: config.engine.to_string(),
         members: config.members.clone(),
-        toml: config.to_toml(),
+        toml: bond_toml(&config),
         config,
     })
+}
+
+/// The file `lagkit up` reads for a host's bond: `to_toml` leaves out
+/// values at their defaults, but the engine line is always written, so the
+/// file (and a reader of the lab's directory) says which data path the
+/// lab asked for.
+fn bond_toml(config: &BondConfig) -> String {
+    let mut text = config.to_toml();
+    if config.engine == Engine::default() {
+        let _ = writeln!(text, "engine = \"{}\"", config.engine);
+    }
+    text
 }
 
 fn workload(
@@ -1352,17 +795,72 @@ fn workload(
     }))
 }
 
-/// The lab name a topology file would give, read leniently (for `lab down`
-/// on a file that no longer validates): its `name` key if it has one,
-/// else the file's stem.
-pub fn lab_name_of(path: &Path) -> Option<String> {
-    if let Ok(t) = std::fs::read_to_string(path) {
-        if let Ok(table) = toml::from_str::<toml::Table>(&t) {
-            if let Some(n) = table.get("name").and_then(|v| v.as_str()) {
-                return valid_lab_name(n).then(|| n.to_string());
-            }
+#[cfg(test)]
+mod tests {
+    use crate::topology::testing::two_bonded_hosts as topo;
+    use crate::topology::{Topology, TopologyError};
+    use lagkit_bondcfg::Engine;
+
+    fn parse(text: &str) -> Result<Topology, TopologyError> {
+        Topology::parse(text, "t.toml", "t")
+    }
+
+    #[test]
+    fn engine_per_bond_is_read() {
+        for (written, engine) in [
+            ("bpf", Engine::Bpf),
+            ("userspace", Engine::Userspace),
+            ("auto", Engine::Auto),
+        ] {
+            let t = parse(&topo(&format!(r#"mode = "802.3ad", engine = "{written}""#))).unwrap();
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            assert_eq!(b.config.engine, engine);
+            assert_eq!(b.engine, written);
         }
     }
-    let stem = path.file_stem()?.to_string_lossy().into_owned();
-    valid_lab_name(&stem).then_some(stem)
+
+    #[test]
+    fn engine_defaults_to_auto() {
+        let t = parse(&topo(r#"mode = "802.3ad""#)).unwrap();
+        for h in &t.hosts {
+            let b = h.bond.as_ref().unwrap();
+            assert_eq!(b.config.engine, Engine::Auto);
+            assert_eq!(b.engine, "auto");
+        }
+    }
+
+    #[test]
+    fn a_bad_engine_is_an_error_at_its_line() {
+        let text = topo(r#"mode = "802.3ad", engine = "kernel""#);
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", 5), "{e}");
+        let col = text.lines().nth(4).unwrap().find("engine").unwrap() + 1;
+        assert_eq!(e.column, col, "{e}");
+        assert!(
+            e.message.starts_with("host 'h1' bond: key 'engine': "),
+            "{e}"
+        );
+        assert!(e.message.contains("kernel"), "{e}");
+        assert!(e.message.contains("auto, bpf, userspace"), "{e}");
+    }
+
+    #[test]
+    fn the_bond_file_for_lagkit_up_names_the_engine() {
+        for (bond, line) in [
+            (r#"mode = "802.3ad""#, r#"engine = "auto""#),
+            (r#"mode = "802.3ad", engine = "bpf""#, r#"engine = "bpf""#),
+            (
+                r#"mode = "balance-rr", engine = "userspace""#,
+                r#"engine = "userspace""#,
+            ),
+        ] {
+            let t = parse(&topo(bond)).unwrap();
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            let lines: Vec<&str> = b.toml.lines().filter(|l| l.starts_with("engine")).collect();
+            assert_eq!(lines, [line], "{}", b.toml);
+            // What the lab writes, lagkit up reads back the same.
+            let (bonds, _) = lagkit_bondcfg::parse_str(&b.toml, "bond").unwrap();
+            assert_eq!(bonds[0], b.config);
+        }
+    }
 }

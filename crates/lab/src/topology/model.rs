@@ -1,0 +1,490 @@
+//! What a topology is once validated: nodes, port-channels, links, the
+//! workload, and the names and addresses the lab derives from them (the
+//! namespaces, interface names, host MACs). Nothing here reads a file; the
+//! types only say what a valid topology holds and answer questions about it.
+
+use lagkit_bondcfg::BondConfig;
+use serde::{Deserialize, Serialize};
+
+/// The prefix of every namespace a lab creates.
+pub const NS_PREFIX: &str = "lklab-";
+
+/// A validated topology.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Topology {
+    /// Lab name: `[a-z0-9-]`, at most 24 characters.
+    pub name: String,
+    /// The file it came from (as given).
+    pub file: String,
+    /// What the link rates stand for.
+    pub scale: Option<Scale>,
+    /// Hosts, in file order.
+    pub hosts: Vec<Host>,
+    /// Switches, in file order.
+    pub switches: Vec<Switch>,
+    /// One entry per veth pair (a `count = 2` link gives two).
+    pub links: Vec<Link>,
+    /// What `lagkit lab run` runs.
+    pub workload: Option<WorkloadSpec>,
+    /// Things that will work but probably not as meant.
+    pub warnings: Vec<String>,
+}
+
+/// What the lab's rates stand for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    /// Free text, printed on every report.
+    pub note: String,
+    /// Real rate / lab rate (e.g. 10 for 100 Mbit/s standing for 1 Gbit/s).
+    pub factor: Option<f64>,
+}
+
+/// A host: a namespace, optionally a lagkit bond.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Host {
+    /// Node name: `[a-z0-9_]`, at most 12 characters.
+    pub name: String,
+    /// Its address with prefix (on the bond, or on its single link).
+    pub address: Option<String>,
+    /// The bond it runs, if any.
+    pub bond: Option<HostBond>,
+    /// Its link interfaces, in file order (`e1`, `e2`, ...).
+    pub ifaces: Vec<String>,
+}
+
+/// A host's lagkit bond.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostBond {
+    /// The validated configuration.
+    #[serde(skip)]
+    pub config: BondConfig,
+    /// Bond name.
+    pub name: String,
+    /// Linux mode name (e.g. `802.3ad`).
+    pub mode: String,
+    /// Transmit hash policy.
+    pub hash: String,
+    /// The data path it asks for (`engine`: auto, bpf or userspace).
+    pub engine: String,
+    /// Members, in order (the first is the "first port" of balance ratios).
+    pub members: Vec<String>,
+    /// The file handed to `lagkit up`.
+    pub toml: String,
+}
+
+impl HostBond {
+    /// Runs LACP.
+    pub fn is_lacp(&self) -> bool {
+        self.config.mode.is_lacp()
+    }
+}
+
+/// What implements a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwitchKind {
+    /// Open vSwitch, userspace datapath.
+    Ovs,
+    /// lagkit's own switch (reserved: not implemented yet).
+    Lagkit,
+}
+
+/// A switch and its port-channels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Switch {
+    /// Node name.
+    pub name: String,
+    /// Implementation.
+    pub kind: SwitchKind,
+    /// Port-channels.
+    pub channels: Vec<Channel>,
+    /// All its ports, in file order (`p1`, `p2`, ...).
+    pub ports: Vec<String>,
+}
+
+/// Port-channel protocol (and port mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// LACP, port mode active.
+    LacpActive,
+    /// LACP, port mode passive.
+    LacpPassive,
+    /// A channel with no protocol (Cisco "mode on").
+    Static,
+    /// No channel: each port on its own.
+    None,
+}
+
+impl Protocol {
+    pub(super) fn parse(s: &str) -> Option<Protocol> {
+        Some(match s {
+            "lacp-active" | "lacp" | "active" => Protocol::LacpActive,
+            "lacp-passive" | "passive" => Protocol::LacpPassive,
+            "static" | "on" | "manual" => Protocol::Static,
+            "none" => Protocol::None,
+            _ => return None,
+        })
+    }
+
+    /// LACP runs.
+    pub fn is_lacp(self) -> bool {
+        matches!(self, Protocol::LacpActive | Protocol::LacpPassive)
+    }
+}
+
+/// Frame distribution of a port-channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadBalance {
+    /// MAC addresses (OVS `balance-slb`).
+    L2,
+    /// IP addresses (no OVS equivalent).
+    L3,
+    /// TCP/UDP ports (OVS `balance-tcp`).
+    L4,
+}
+
+impl LoadBalance {
+    /// The OVS `bond_mode` for it, if OVS has one.
+    pub fn ovs_bond_mode(self) -> Option<&'static str> {
+        match self {
+            LoadBalance::L4 => Some("balance-tcp"),
+            LoadBalance::L2 => Some("balance-slb"),
+            LoadBalance::L3 => None,
+        }
+    }
+}
+
+/// One port-channel of a switch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Channel {
+    /// Name (the OVS bond port's name).
+    pub name: String,
+    /// The host at the other end, when given as `host`.
+    pub host: Option<String>,
+    /// Its ports, in order.
+    pub ports: Vec<String>,
+    /// Protocol and port mode.
+    pub protocol: Protocol,
+    /// Frame distribution.
+    pub load_balance: LoadBalance,
+}
+
+/// A link rate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Bits per second.
+    pub bits: u64,
+    /// As written (normalized to lower case), e.g. `100mbit`.
+    pub text: String,
+}
+
+impl Rate {
+    /// Parses `100mbit`, `1gbit`, `2.5gbit`, `500kbit`, `64000bit`.
+    pub fn parse(s: &str) -> Result<Rate, String> {
+        let t = s.trim().to_ascii_lowercase();
+        let (num, mult) = if let Some(n) = t.strip_suffix("gbit") {
+            (n, 1e9)
+        } else if let Some(n) = t.strip_suffix("mbit") {
+            (n, 1e6)
+        } else if let Some(n) = t.strip_suffix("kbit") {
+            (n, 1e3)
+        } else if let Some(n) = t.strip_suffix("bit") {
+            (n, 1.0)
+        } else if t.ends_with("bps") {
+            return Err(format!(
+                "rate '{s}': tc reads 'bps' as bytes per second; write bits: '100mbit', '1gbit'"
+            ));
+        } else {
+            return Err(format!(
+                "rate '{s}': use a number and kbit, mbit or gbit, e.g. '100mbit' or '1gbit'"
+            ));
+        };
+        let v: f64 = num
+            .trim()
+            .parse()
+            .map_err(|_| format!("rate '{s}': '{num}' is not a number"))?;
+        let bits = (v * mult).round();
+        if !(8000.0..=400e9).contains(&bits) {
+            return Err(format!("rate '{s}': must be between 8kbit and 400gbit"));
+        }
+        Ok(Rate {
+            bits: bits as u64,
+            text: t,
+        })
+    }
+
+    /// Mbit/s.
+    pub fn mbit(&self) -> f64 {
+        self.bits as f64 / 1e6
+    }
+}
+
+/// One end of a veth pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct End {
+    /// Node (host or switch) name.
+    pub node: String,
+    /// Interface name in the node's namespace.
+    pub iface: String,
+}
+
+/// One veth pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    /// First end (as written in `between`).
+    pub a: End,
+    /// Second end.
+    pub b: End,
+    /// Shaping on both ends; `None`: unshaped.
+    pub rate: Option<Rate>,
+    /// Real-wire accounting (tbf `overhead 24 mpu 84`).
+    pub overhead: bool,
+    /// MTU of each end: `[a, b]` (`mtu = 9000` sets both; `mtu = [9000,
+    /// 1500]` sets them apart, as when a switch port was left at 1500).
+    pub mtu: [u32; 2],
+    /// Injected loss (share of frames, both directions), applied by the
+    /// lagkit bond at the first end that is a bonded host.
+    pub loss: Option<f64>,
+}
+
+impl Link {
+    /// The larger of the two ends' MTUs.
+    pub fn max_mtu(&self) -> u32 {
+        self.mtu[0].max(self.mtu[1])
+    }
+
+    /// The two ends' MTUs differ.
+    pub fn mtu_mismatch(&self) -> bool {
+        self.mtu[0] != self.mtu[1]
+    }
+}
+
+/// A workload as the topology file describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkloadSpec {
+    /// iperf3 between two hosts.
+    Iperf3(Iperf3Spec),
+    /// lagkit's own workloads (crates/load), run as `lagkit load server`
+    /// and `lagkit load client` in the hosts' namespaces.
+    LagkitLoad(LoadSpec),
+}
+
+impl WorkloadSpec {
+    /// The client hosts and the server host.
+    pub fn ends(&self) -> (&[String], &str) {
+        match self {
+            WorkloadSpec::Iperf3(s) => (std::slice::from_ref(&s.client), &s.server),
+            WorkloadSpec::LagkitLoad(s) => (&s.clients, &s.server),
+        }
+    }
+}
+
+/// `lagkit load` options (`kind = "lagkit-load"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Hosts running `lagkit load client`, all at once (at least one).
+    pub clients: Vec<String>,
+    /// Host running `lagkit load server`.
+    pub server: String,
+    /// The workload: socketprocs, stream, maerts, bidir (stream and maerts
+    /// at once), rr or lpm.
+    pub load: String,
+    /// socketprocs: processes per side (N×N connections).
+    pub procs: u32,
+    /// socketprocs: select, poll or epoll-et.
+    pub method: String,
+    /// stream/maerts/rr: parallel connections.
+    pub conns: u32,
+    /// Message size, bytes (None: the kind's default).
+    pub size: Option<u64>,
+    /// Duration, seconds.
+    pub seconds: u32,
+    /// (First) server port (None: the kind's default).
+    pub port: Option<u16>,
+    /// lpm: parallel migrations (control+data pairs with sequential ports).
+    #[serde(default)]
+    pub migrations: u32,
+    /// Socket buffers, bytes (None: the kernel's autotuning). Small
+    /// buffers keep the data queued at the end of a slow run short.
+    #[serde(default)]
+    pub sockbuf: Option<u64>,
+}
+
+impl LoadSpec {
+    /// The loads the lab runs.
+    pub const LOADS: [&'static str; 6] = ["socketprocs", "stream", "maerts", "bidir", "rr", "lpm"];
+    /// The socketprocs methods.
+    pub const METHODS: [&'static str; 3] = ["select", "poll", "epoll-et"];
+
+    /// Seed 000's "App meth" letter for socketprocs (s/p/e); `n` (netperf
+    /// stream/maerts/rr) otherwise.
+    pub fn app_code(&self) -> String {
+        if self.load != "socketprocs" {
+            return match self.load.as_str() {
+                "stream" => "ns",
+                "maerts" => "nm",
+                "bidir" => "nb",
+                "rr" => "nr",
+                "lpm" => "l",
+                _ => "n",
+            }
+            .into();
+        }
+        match self.method.as_str() {
+            "select" | "s" => "s",
+            "poll" | "p" => "p",
+            _ => "e",
+        }
+        .into()
+    }
+
+    /// The (first) server port: the one given, or the kind's default.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(match self.load.as_str() {
+            "socketprocs" => 7000,
+            "lpm" => 32791,
+            _ => 12865,
+        })
+    }
+}
+
+/// iperf3 options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iperf3Spec {
+    /// Host running `iperf3 -c`.
+    pub client: String,
+    /// Host running `iperf3 -s`.
+    pub server: String,
+    /// Parallel flows (`-P`).
+    pub flows: u32,
+    /// Duration (`-t`).
+    pub seconds: u32,
+    /// Both directions at once (`--bidir`).
+    pub bidir: bool,
+    /// Server port.
+    pub port: u16,
+}
+
+impl Topology {
+    /// The namespace of node `node`.
+    pub fn ns(&self, node: &str) -> String {
+        ns_name(&self.name, node)
+    }
+
+    /// Host `name`.
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
+    }
+
+    /// Every node (hosts, then switches).
+    pub fn nodes(&self) -> impl Iterator<Item = &str> {
+        self.hosts
+            .iter()
+            .map(|h| h.name.as_str())
+            .chain(self.switches.iter().map(|s| s.name.as_str()))
+    }
+
+    /// The link ends on node `node`.
+    pub fn ends_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = (&'a End, &'a Link)> + 'a {
+        self.links.iter().flat_map(move |l| {
+            [&l.a, &l.b]
+                .into_iter()
+                .filter(move |e| e.node == node)
+                .map(move |e| (e, l))
+        })
+    }
+
+    /// The MAC the lab gives a host's link end: `02:6c:6b:00:<link>:<host>`
+    /// (locally administered), both numbers 1-based in file order, so runs
+    /// repeat exactly and MAC-based hashes (Linux `layer2`, the last byte
+    /// xor) see consecutive last bytes across hosts, as a lab of real
+    /// servers from one vendor would. A bond takes its first member's.
+    /// `None` for switch ports (OVS owns those).
+    pub fn host_mac(&self, end: &End) -> Option<String> {
+        let h = self.hosts.iter().position(|h| h.name == end.node)? + 1;
+        let i: usize = end.iface.strip_prefix('e')?.parse().ok()?;
+        Some(format!("02:6c:6b:00:{:02x}:{:02x}", i & 0xff, h & 0xff))
+    }
+
+    /// The device that carries host `name`'s address (its bond, or its
+    /// only link) and that device's MAC (a bond takes its first member's).
+    pub fn l3_port(&self, name: &str) -> Option<(String, String)> {
+        let h = self.host(name)?;
+        let (dev, first) = match &h.bond {
+            Some(b) => (b.name.clone(), b.members.first()?.clone()),
+            None => (h.ifaces.first()?.clone(), h.ifaces.first()?.clone()),
+        };
+        let end = self
+            .ends_on(name)
+            .map(|(e, _)| e)
+            .find(|e| e.iface == first)?;
+        Some((dev, self.host_mac(end)?))
+    }
+
+    /// The `--fault-loss` arguments of host `name`'s `lagkit up`: its
+    /// member ends of lossy links where it is the first bonded end.
+    pub fn fault_losses(&self, name: &str) -> Vec<(String, f64)> {
+        let bonded = |n: &str| self.host(n).is_some_and(|h| h.bond.is_some());
+        self.links
+            .iter()
+            .filter_map(|l| {
+                let p = l.loss?;
+                let end = [&l.a, &l.b].into_iter().find(|e| bonded(&e.node))?;
+                (end.node == name).then(|| (end.iface.clone(), p))
+            })
+            .collect()
+    }
+
+    /// Whether hosts need static ARP entries: Open vSwitch's static
+    /// (`lacp=off`) bonds drop broadcasts that arrive on any member but
+    /// the one they elected for multicast, so a host's ARP request sent on
+    /// another member (standard mode hashes it there) is never answered,
+    /// unlike on a Cisco "mode on" channel. The lab then gives every host
+    /// the others' addresses, as an operator of such a switch would.
+    pub fn needs_static_arp(&self) -> bool {
+        self.switches.iter().any(|s| {
+            s.kind == SwitchKind::Ovs && s.channels.iter().any(|c| c.protocol == Protocol::Static)
+        })
+    }
+
+    /// The fastest shaped link rate in Mbit/s, if any link is shaped.
+    pub fn link_rate_mbit(&self) -> Option<f64> {
+        self.links
+            .iter()
+            .filter_map(|l| l.rate.as_ref().map(Rate::mbit))
+            .reduce(f64::max)
+    }
+}
+
+/// The namespace name of `node` in lab `lab`: `lklab-<lab>-<node>`. Node
+/// names have no `-`, so lab `a` never claims lab `a-b`'s namespaces.
+pub fn ns_name(lab: &str, node: &str) -> String {
+    format!("{NS_PREFIX}{lab}-{node}")
+}
+
+/// Whether namespace `ns` belongs to lab `lab` by its name.
+pub fn ns_of_lab(lab: &str, ns: &str) -> bool {
+    ns.strip_prefix(NS_PREFIX)
+        .and_then(|r| r.strip_prefix(lab))
+        .and_then(|r| r.strip_prefix('-'))
+        .is_some_and(|node| !node.is_empty() && valid_node(node))
+}
+
+/// Lab names: `[a-z0-9-]`, starting with a letter or digit, at most 24.
+pub fn valid_lab_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 24
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.starts_with('-')
+}
+
+pub(super) fn valid_node(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 12
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
