@@ -1,6 +1,8 @@
 //! The bond at run time: one control thread that owns the LACP core, the
-//! link watchers and the control socket, and the forwarding engine whose
-//! threads only read the published [`BondMap`].
+//! link watchers and the control socket, and the data path that only reads
+//! the published plan: the kernel's BPF programs ([`crate::kernel`]), or the
+//! forwarding engine whose threads read the published [`BondMap`] (under
+//! the BPF engine those threads carry the control frames only).
 //!
 //! The control loop sleeps in poll(2) on the netlink link-event socket and
 //! the control socket, with a timeout no later than the next protocol or
@@ -11,6 +13,7 @@
 use crate::alb::{AlbClients, Own};
 use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
+use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
 use crate::metrics::Exporter;
@@ -21,10 +24,9 @@ use crate::settings::{BondMode, Settings};
 use crate::status::{
     self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberOffloads, MemberStats, MemberStatus,
 };
-use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, SlowQueues};
-use lagkit_dataplane::{
-    Device, FaultInjector, Isolation, MapPublisher, PairDevice, Tap, TapConfig,
-};
+use crate::upper::{EngineInfo, Upper};
+use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
+use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
 use lagkit_hash::AdaptiveConfig;
 use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
@@ -166,9 +168,15 @@ pub struct Bond {
     clients: AlbClients,
     s: Settings,
     epoch: std::time::Instant,
-    tap: Arc<Tap>,
+    /// The logical interface (a TAP, or the BPF engine's veth end).
+    upper: Upper,
+    /// Which engine runs, and why.
+    engine_info: EngineInfo,
+    /// The BPF engine's programs, when it runs.
+    kernel: Option<KernelPath>,
     mac: MacAddr,
     members: Vec<Member>,
+    /// The forwarding threads (under the BPF engine: control frames only).
     engine: Option<Engine<BondMap>>,
     slow_rx: Option<SlowQueues>,
     publisher: Option<MapPublisher<BondMap>>,
@@ -219,6 +227,9 @@ impl Bond {
         if let Some(old) = left {
             tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
         }
+        if crate::kernel::remove_leftover(&name) {
+            tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
+        }
         let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
         if let Some(b) = &s.backup {
             if !s.members.contains(b) {
@@ -244,11 +255,12 @@ impl Bond {
             .into_iter()
             .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
             .collect();
-        let tap = Tap::open(&TapConfig::new(&name)).map_err(|e| BondError::Tap {
-            bond: name.clone(),
-            why: e.to_string(),
-        })?;
-        let tap = Arc::new(tap);
+        let (upper, engine_info) =
+            Upper::open(&name, s.engine).map_err(|why| BondError::Engine {
+                bond: name.clone(),
+                why,
+            })?;
+        tracing::info!(bond = %name, engine = engine_info.kind, why = %engine_info.why, "data path chosen");
         let path = s.control_socket.clone();
         let control_err = |why: String| BondError::Control {
             bond: name.clone(),
@@ -295,7 +307,9 @@ impl Bond {
             clients: AlbClients::default(),
             rebalancer,
             epoch: std::time::Instant::now(),
-            tap,
+            upper,
+            engine_info,
+            kernel: None,
             mac: MacAddr::ZERO,
             members,
             engine: None,
@@ -383,6 +397,7 @@ impl Bond {
         let want = member::Want {
             mtu: self.s.mtu,
             keep_offloads: self.s.keeps_offloads(&name),
+            kernel: self.upper.is_kernel(),
         };
         match member::take_with(&name, want, run, between) {
             Ok(t) => {
@@ -399,11 +414,11 @@ impl Bond {
                     None => Arc::new(t.sock),
                 };
                 let m = &mut self.members[i];
-                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.kind(), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
+                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.as_ref().map_or("bpf-ingress", |i| i.kind()), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
                 m.dev = Some(dev);
                 m.placeholder = None;
                 m.saved = Some(t.saved);
-                m.isolation = Some(t.isolation);
+                m.isolation = t.isolation;
                 m.mac = MacAddr(t.mac);
                 Ok(true)
             }
@@ -448,7 +463,7 @@ impl Bond {
     }
 
     fn setup_tap(&mut self) -> Result<(), BondError> {
-        let link = self.tap.link();
+        let link = self.upper.link();
         let mac = self
             .s
             .mac
@@ -535,7 +550,9 @@ impl Bond {
     }
 
     /// Stops the current engine (keeping its counters) and starts one over
-    /// the current member devices.
+    /// the current member devices; under the BPF engine, attaches a new set
+    /// of programs to the members present, which takes over from the old
+    /// set the moment that is dropped (no frame goes unhandled between).
     fn restart_engine(&mut self) -> Result<(), BondError> {
         if let Some(e) = self.engine.take() {
             let snap = e.stats();
@@ -544,6 +561,30 @@ impl Bond {
             }
             let _ = e.stop();
         }
+        let bond = self.s.name.clone();
+        let engine_err = |why: String| BondError::Engine {
+            bond: bond.clone(),
+            why,
+        };
+        let kernel = if self.upper.is_kernel() {
+            let names: Vec<Option<&str>> = self
+                .members
+                .iter()
+                .map(|m| m.present().then_some(m.name.as_str()))
+                .collect();
+            let faults: Vec<(usize, f64)> = self
+                .s
+                .faults
+                .iter()
+                .filter_map(|(n, p)| Some((self.members.iter().position(|m| &m.name == n)?, *p)))
+                .collect();
+            Some(
+                KernelPath::start(&self.s.name, &names, &faults)
+                    .map_err(|e| engine_err(e.to_string()))?,
+            )
+        } else {
+            None
+        };
         let mut devs: Vec<Arc<dyn Device>> = Vec::new();
         for m in &mut self.members {
             match &m.dev {
@@ -564,18 +605,30 @@ impl Bond {
             }
         }
         let map = self.build_map();
+        if let Some(mut k) = kernel {
+            k.publish(&map.plan)
+                .map_err(|e| engine_err(e.to_string()))?;
+            // The old programs detach here; the new ones take over.
+            if let Some(old) = self.kernel.replace(k) {
+                self.fold_kernel_counters(&old);
+            }
+        }
         let (engine, slow) =
-            Engine::start_map(self.tap.clone(), devs, map, EngineConfig::default()).map_err(
-                |e| BondError::Engine {
-                    bond: self.s.name.clone(),
-                    why: e.to_string(),
-                },
-            )?;
+            Engine::start_map(self.upper.device(), devs, map, EngineConfig::default())
+                .map_err(|e| engine_err(e.to_string()))?;
         self.publisher = Some(engine.publisher());
         self.engine = Some(engine);
         self.slow_rx = Some(slow);
         self.dirty = false;
         Ok(())
+    }
+
+    /// Keeps the counts of programs being replaced in each member's past.
+    fn fold_kernel_counters(&mut self, old: &KernelPath) {
+        let Some(c) = old.counters() else { return };
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.past.add_engine(&kernel_snapshot(&c, i));
+        }
     }
 
     /// What the plan needs to know about each member.
@@ -618,6 +671,7 @@ impl Bond {
             generation: self.generation,
             plan,
             snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
+            control_only: self.upper.is_kernel(),
             shared: self.shared.clone(),
         }
     }
@@ -628,7 +682,16 @@ impl Bond {
         let Some(r) = self.rebalancer.as_mut() else {
             return;
         };
-        if let Some(map) = r.poll(&self.shared.load, coarse_now_ns()) {
+        let now = coarse_now_ns();
+        if let Some(k) = self.kernel.as_ref().filter(|_| r.due(now)) {
+            // The programs count bytes and last-seen times per bucket.
+            if let Some(load) = k.bucket_load() {
+                for (b, l) in load.iter().enumerate() {
+                    self.shared.load.set(b as u8, l.bytes, l.last_ns);
+                }
+            }
+        }
+        if let Some(map) = r.poll(&self.shared.load, now) {
             let b = r.balancer();
             tracing::info!(bond = %self.s.name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
             self.plan.slots.set_map(map);
@@ -653,6 +716,11 @@ impl Bond {
             }
         }
         tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
+        if let Some(k) = self.kernel.as_mut() {
+            if let Err(e) = k.publish(&map.plan) {
+                tracing::error!(bond = %self.s.name, error = %e, "the kernel did not take the new plan");
+            }
+        }
         if let Some(p) = &self.publisher {
             p.publish(map);
         }
@@ -669,7 +737,7 @@ impl Bond {
             FailOverMac::None => {}
             FailOverMac::Active => {
                 let mac = self.members[n].mac;
-                if self.tap.link().set_mac(mac.0).is_ok() {
+                if self.upper.link().set_mac(mac.0).is_ok() {
                     self.mac = mac;
                 }
             }
@@ -1153,9 +1221,11 @@ impl Bond {
             name: self.s.name.clone(),
             mode: self.s.mode.linux_name().into(),
             xmit_hash_policy: self.s.policy.to_string(),
+            engine: self.engine_info.kind.into(),
+            engine_reason: self.engine_info.why.clone(),
             mii_status: if any_up { "up" } else { "down" }.into(),
             mac: self.mac.to_string(),
-            mtu: self.tap.link().mtu().unwrap_or(0),
+            mtu: self.upper.link().mtu().unwrap_or(0),
             miimon_ms: self.s.miimon.as_millis() as u64,
             updelay_ms: self.s.updelay.as_millis() as u64,
             downdelay_ms: self.s.downdelay.as_millis() as u64,
@@ -1169,6 +1239,7 @@ impl Bond {
     /// The bond's counters.
     pub fn stats(&self) -> BondStats {
         let snap = self.engine.as_ref().map(|e| e.stats());
+        let kernel = self.kernel.as_ref().and_then(|k| k.counters());
         let sys = self.lacp.as_ref();
         let members = self
             .members
@@ -1179,6 +1250,9 @@ impl Bond {
                 s.name = m.name.clone();
                 if let Some(e) = snap.as_ref().and_then(|s| s.members.get(i)) {
                     s.add_engine(e);
+                }
+                if let Some(c) = &kernel {
+                    s.add_engine(&kernel_snapshot(c, i));
                 }
                 if let Some(d) = &m.dev {
                     s.drops = d.counters().snapshot().dropped_total();
@@ -1197,8 +1271,22 @@ impl Bond {
                     .collect()
             })
             .unwrap_or_default();
+        if let Some(c) = &kernel {
+            engine_drops.extend([
+                ("KernelNoMember".into(), c.tx_dropped.packets),
+                ("KernelNotCollecting".into(), c.rx_dropped.packets),
+                (
+                    "KernelFaultLoss".into(),
+                    c.tx_faults.packets + c.rx_faults.packets,
+                ),
+            ]);
+        }
         if self.s.mode == BondMode::Broadcast {
-            engine_drops.push(("BroadcastCopy".into(), self.shared.dedup.copies()));
+            let copies = match &kernel {
+                Some(c) => c.rx_copies.packets,
+                None => self.shared.dedup.copies(),
+            };
+            engine_drops.push(("BroadcastCopy".into(), copies));
         }
         BondStats {
             name: self.s.name.clone(),
@@ -1226,6 +1314,9 @@ impl Bond {
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
         }
+        // Detach the programs, then delete the veth logical interface.
+        self.kernel = None;
+        self.upper.remove();
         for m in &mut self.members {
             m.isolation = None;
             if let Some(s) = m.saved.take() {
@@ -1234,6 +1325,20 @@ impl Bond {
         }
         run.release();
         tracing::info!(bond = %self.s.name, "bond down; members restored");
+    }
+}
+
+/// Member `i`'s frames and bytes as the BPF programs counted them (sent
+/// by egress, delivered up by ingress), as the engine's snapshot has them.
+fn kernel_snapshot(c: &lagkit_bpf::Counters, i: usize) -> MemberSnapshot {
+    let tx = c.tx.get(i).copied().unwrap_or_default();
+    let rx = c.rx.get(i).copied().unwrap_or_default();
+    MemberSnapshot {
+        down_packets: tx.packets,
+        down_bytes: tx.bytes,
+        up_packets: rx.packets,
+        up_bytes: rx.bytes,
+        ..MemberSnapshot::default()
     }
 }
 

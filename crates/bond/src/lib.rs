@@ -1,9 +1,11 @@
-//! The host bond: N member interfaces become one logical interface (a TAP
-//! device), in any bonding mode, with LACP, link monitoring and failover.
+//! The host bond: N member interfaces become one logical interface, in any
+//! bonding mode, with LACP, link monitoring and failover.
 //!
 //! Control and data are separate: one control thread owns the LACP core,
-//! the link watchers and the control socket, and publishes a [`map::BondMap`];
-//! the forwarding threads of `lagkit-dataplane` only read it.
+//! the link watchers and the control socket, and publishes each mode's
+//! [`plan::Plan`] to the data path: either the kernel (tc BPF programs,
+//! [`kernel`], with a veth end as the logical interface) or the forwarding
+//! threads of `lagkit-dataplane` (a TAP device), which only read it.
 
 #![forbid(unsafe_code)]
 
@@ -13,6 +15,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod journal;
+pub mod kernel;
 pub mod map;
 pub mod member;
 pub mod metrics;
@@ -23,3 +26,4 @@ pub mod rebalance;
 pub mod settings;
 pub mod status;
 pub mod supervise;
+pub mod upper;

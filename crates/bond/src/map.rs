@@ -27,6 +27,9 @@ pub struct BondMap {
     pub plan: Plan,
     /// Copy received ARP to the control thread (probe monitor, alb).
     pub snoop_arp: bool,
+    /// The kernel moves the data frames (the BPF engine): this engine only
+    /// carries control frames, and forwards nothing.
+    pub control_only: bool,
     /// What the data path keeps across maps (shared by every map a bond
     /// publishes).
     pub shared: Arc<Shared>,
@@ -142,6 +145,9 @@ fn select_alb_arp(
 
 impl Distribution for BondMap {
     fn select(&self, frame: &mut [u8]) -> Target {
+        if self.control_only {
+            return Target::Drop;
+        }
         let (hash, active, macs) = match &self.plan {
             Plan::Alb {
                 hash,
@@ -173,6 +179,15 @@ impl Distribution for BondMap {
     }
 
     fn accept(&self, m: usize, frame: &mut [u8]) -> Accept {
+        if self.control_only {
+            // The kernel sent the data frame up; ARP is copied here for
+            // the probe monitor and balance-alb.
+            return if self.snoop_arp && is_arp(frame) {
+                Accept::CopyOnly
+            } else {
+                Accept::Drop
+            };
+        }
         if !self.plan.collects(m) {
             // Probe replies must be seen on standby members too.
             return if self.snoop_arp && is_arp(frame) {
@@ -244,6 +259,14 @@ impl BucketLoad {
         self.last[b].store(now, Ordering::Relaxed);
     }
 
+    /// Sets `bucket`'s totals as another counter keeps them (the BPF
+    /// engine's per-bucket load; `last` in monotonic ns).
+    pub fn set(&self, bucket: u8, bytes: u64, last: u64) {
+        let b = usize::from(bucket);
+        self.bytes[b].store(bytes, Ordering::Relaxed);
+        self.last[b].store(last, Ordering::Relaxed);
+    }
+
     /// Total bytes and last activity (coarse monotonic ns) of `bucket`.
     pub fn get(&self, bucket: u8) -> (u64, u64) {
         let b = usize::from(bucket);
@@ -267,6 +290,7 @@ impl BondMap {
             generation: 0,
             plan,
             snoop_arp: false,
+            control_only: false,
             shared: Arc::default(),
         }
     }

@@ -79,8 +79,9 @@ pub struct Taken {
     pub saved: Saved,
     /// Its own MAC.
     pub mac: [u8; 6],
-    /// What keeps its frames from the host stack (held while the bond runs).
-    pub isolation: Isolation,
+    /// What keeps its frames from the host stack (held while the bond
+    /// runs); `None` under the BPF engine, whose ingress program does.
+    pub isolation: Option<Isolation>,
 }
 
 fn ipv6_path(name: &str) -> String {
@@ -110,6 +111,10 @@ pub struct Want {
     pub mtu: Option<u32>,
     /// Leave its transmit offloads alone (false: `offloads = false`, turn them off).
     pub keep_offloads: bool,
+    /// The kernel moves its data frames (the BPF engine): its packet socket
+    /// reads control frames only, and the engine's ingress program keeps
+    /// data frames from the host stack (no separate isolation).
+    pub kernel: bool,
 }
 
 /// Takes interface `name` for the bond: records its settings in `journal`,
@@ -168,7 +173,7 @@ pub fn take_with(
         })
         .map_err(|e| err(format!("cannot record its settings: {e}")))?;
     between(name);
-    match change(&link, name, want.mtu, &saved, journal) {
+    match change(&link, name, want, &saved, journal) {
         Ok((sock, isolation)) => Ok(Taken {
             sock,
             mac: saved.mac,
@@ -192,10 +197,10 @@ pub fn take_with(
 fn change(
     link: &Link,
     name: &str,
-    mtu: Option<u32>,
+    want: Want,
     saved: &Saved,
     journal: &mut RunDir,
-) -> Result<(PacketSocket, Isolation), String> {
+) -> Result<(PacketSocket, Option<Isolation>), String> {
     if let Some(features) = &saved.offloads {
         // Before the packet socket exists: no unfinished frame ever leaves.
         offloads::set(link, features, false)
@@ -206,7 +211,7 @@ fn change(
     if saved.disable_ipv6.is_some() {
         let _ = fs::write(ipv6_path(name), "1");
     }
-    if let Some(m) = mtu {
+    if let Some(m) = want.mtu {
         if m != saved.mtu {
             link.set_mtu(m).map_err(|e| {
                 format!("cannot set MTU {m}: {e} (is it above the device's maximum?)")
@@ -221,8 +226,12 @@ fn change(
         sndbuf: 32 << 20,
         promisc: true,
         batched: true,
+        control_only: want.kernel,
     })
     .map_err(|e| format!("cannot open AF_PACKET socket: {e}"))?;
+    if want.kernel {
+        return Ok((sock, None));
+    }
     let isolation = isolate_ingress(sock.link()).map_err(|e| e.to_string())?;
     if let Isolation::TcClassic { created_qdisc, .. } = &isolation {
         tracing::warn!(member = %name, "no tcx in this kernel: keeping member frames from the host stack with a tc clsact filter");
@@ -230,7 +239,7 @@ fn change(
             .note_tc_filter(name, *created_qdisc)
             .map_err(|e| format!("cannot record its filter: {e}"))?;
     }
-    Ok((sock, isolation))
+    Ok((sock, Some(isolation)))
 }
 
 /// Gives a member back with the settings it had (best effort: it may be gone).

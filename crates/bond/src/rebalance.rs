@@ -39,10 +39,16 @@ impl Rebalancer {
         }
     }
 
+    /// Whether a pass is due at `now_ns` (the BPF engine's counts are read
+    /// only then).
+    pub fn due(&self, now_ns: u64) -> bool {
+        now_ns >= self.balancer.poll_timeout() && self.owners.len() >= 2
+    }
+
     /// Feeds the data path's counts to the balancer when a pass is due;
     /// returns the new table when buckets moved.
     pub fn poll(&mut self, load: &BucketLoad, now_ns: u64) -> Option<BucketMap> {
-        if now_ns < self.balancer.poll_timeout() || self.owners.len() < 2 {
+        if !self.due(now_ns) {
             return None;
         }
         for b in 0..=255u8 {

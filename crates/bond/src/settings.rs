@@ -71,6 +71,8 @@ pub struct Settings {
     /// Members (and backup adapter) whose transmit offloads lagkit turns
     /// off while it holds them (`offloads = false`).
     pub offloads_off: Vec<String>,
+    /// Which data path moves frames (`engine`; `lagkit up --engine`).
+    pub engine: crate::kernel::EngineChoice,
     /// Addresses (CIDR) for the bond interface.
     pub addresses: Vec<String>,
     /// Bond MAC; default: the first member's.
@@ -128,6 +130,7 @@ impl Settings {
             policy: Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974)),
             mtu: None,
             offloads_off: Vec::new(),
+            engine: crate::kernel::EngineChoice::Auto,
             addresses: Vec::new(),
             mac: None,
             miimon: Duration::ZERO,

@@ -18,6 +18,12 @@ pub struct BondStatus {
     pub mode: String,
     /// Transmit hash policy.
     pub xmit_hash_policy: String,
+    /// The data path that runs: "bpf" or "userspace".
+    #[serde(default)]
+    pub engine: String,
+    /// Why that one (the configured choice, or why `auto` chose it).
+    #[serde(default)]
+    pub engine_reason: String,
     /// "up" if any member can carry traffic.
     pub mii_status: String,
     /// The bond's MAC address.
@@ -438,6 +444,9 @@ impl BondStatus {
         let _ = writeln!(o, "Bond: {}", self.name);
         let _ = writeln!(o, "Bonding Mode: {}", self.mode);
         let _ = writeln!(o, "Transmit Hash Policy: {}", self.xmit_hash_policy);
+        if !self.engine.is_empty() {
+            let _ = writeln!(o, "Engine: {} ({})", self.engine, self.engine_reason);
+        }
         let _ = writeln!(o, "MII Status: {}", self.mii_status);
         let _ = writeln!(o, "MAC Address: {}  MTU: {}", self.mac, self.mtu);
         let _ = writeln!(o, "MII Polling Interval (ms): {}", self.miimon_ms);
@@ -673,6 +682,8 @@ mod tests {
             name: "bond0".into(),
             mode: "active-backup".into(),
             xmit_hash_policy: "layer2".into(),
+            engine: "bpf".into(),
+            engine_reason: "engine = bpf".into(),
             mii_status: "up".into(),
             mac: String::new(),
             mtu: 1500,
@@ -685,6 +696,7 @@ mod tests {
             problems: Vec::new(),
         };
         let text = st.render();
+        assert!(text.contains("Engine: bpf (engine = bpf)\n"), "{text}");
         assert!(text.contains("Transmit offloads: tx off, tso off, gso off (offloads = false: turned off by lagkit; turned back on at exit: tx-checksum-ip-generic, tx-generic-segmentation)\n"), "{text}");
         assert!(
             text.contains("Transmit offloads: tx on, tso on, gso on\n"),

@@ -34,6 +34,17 @@ pub struct UpArgs {
     /// GSO frame loses all its segments.
     #[arg(long, value_name = "MEMBER=P", value_parser = parse_fault)]
     fault_loss: Vec<(String, f64)>,
+    /// The data path for every bond in the file, overriding its `engine`:
+    /// `bpf` (the kernel moves frames through tc BPF programs), `userspace`
+    /// (lagkit's forwarding threads and a TAP device) or `auto` (bpf where
+    /// the kernel allows it).
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    engine: Option<lagkit_bondcfg::Engine>,
+}
+
+fn parse_engine(s: &str) -> Result<lagkit_bondcfg::Engine, String> {
+    s.parse()
+        .map_err(|e: lagkit_bondcfg::ParseEnumError| e.to_string())
 }
 
 fn parse_fault(s: &str) -> Result<(String, f64), String> {
@@ -49,9 +60,14 @@ fn parse_fault(s: &str) -> Result<(String, f64), String> {
     Ok((m.to_string(), p))
 }
 
-/// Attaches `--fault-loss` to the bonds that have those members.
-fn with_faults(mut settings: Vec<Settings>, faults: &[(String, f64)]) -> Vec<Settings> {
+/// Attaches `--fault-loss` to the bonds that have those members, and
+/// `--engine` to every bond.
+fn with_overrides(mut settings: Vec<Settings>, args: &UpArgs) -> Vec<Settings> {
+    let faults = &args.fault_loss;
     for s in &mut settings {
+        if let Some(e) = args.engine {
+            s.engine = e;
+        }
         s.faults = faults
             .iter()
             .filter(|(m, _)| s.members.contains(m))
@@ -144,7 +160,7 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
 /// `lagkit up CONFIG`: runs in the foreground until SIGINT/SIGTERM; SIGHUP
 /// re-reads the file.
 pub fn up(args: UpArgs) -> Result<(), Failure> {
-    let settings = with_faults(load(&args.config)?, &args.fault_loss);
+    let settings = with_overrides(load(&args.config)?, &args);
     if let Some((m, _)) = args
         .fault_loss
         .iter()
@@ -158,11 +174,12 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     if args.check {
         for s in &settings {
             println!(
-                "bond {}: mode {}, members {}, policy {}, control socket {}",
+                "bond {}: mode {}, members {}, policy {}, engine {}, control socket {}",
                 s.name,
                 s.mode.linux_name(),
                 s.members.join(","),
                 s.policy,
+                s.engine,
                 s.control_socket.display()
             );
             for m in s.members.iter().chain(s.backup.iter()) {
@@ -193,7 +210,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
                 Err(Failure::Usage(e) | Failure::Runtime(e)) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }
-                Ok(new) => bonds.reload(with_faults(new, &args.fault_loss)),
+                Ok(new) => bonds.reload(with_overrides(new, &args)),
             }
         }
         bonds.reap();

@@ -89,10 +89,10 @@ const CONTROL_FILTER: [libc::sock_filter; 9] = {
             k,
         }
     }
-    const LDH: u32 = (libc::BPF_LD | libc::BPF_H | libc::BPF_ABS) as u32;
-    const LDW: u32 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u32;
-    const JEQ: u32 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u32;
-    const RET: u32 = (libc::BPF_RET | libc::BPF_K) as u32;
+    const LDH: u32 = libc::BPF_LD | libc::BPF_H | libc::BPF_ABS;
+    const LDW: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+    const JEQ: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
+    const RET: u32 = libc::BPF_RET | libc::BPF_K;
     // Jumps count from the next instruction: index 7 drops, 8 accepts.
     [
         op(LDH, 0, 0, 12),

@@ -1,0 +1,140 @@
+//! The bond's logical interface, and which engine moves its frames.
+//!
+//! The userspace engine's logical interface is a TAP device that its
+//! forwarding threads read and write. The BPF engine's is one end of a veth
+//! pair ([`crate::kernel`]); the engine's control threads then get an idle
+//! socket pair as their upper side, so they carry control frames only.
+//!
+//! `engine = "auto"` picks the BPF engine when the kernel runs its programs
+//! here: the programs load through the verifier, attach as tcx links, and
+//! the JIT is on (interpreted, they would be slower than the userspace
+//! engine). Anything else, with the reason, picks the userspace engine.
+
+use crate::kernel::{self, EngineChoice, KernelPath};
+use lagkit_bpf::Logical;
+use lagkit_dataplane::{Device, Link, PairDevice, Tap, TapConfig};
+use std::sync::Arc;
+
+/// The bond's logical interface.
+pub enum Upper {
+    /// The userspace engine's TAP device.
+    Tap(Arc<Tap>),
+    /// The BPF engine's veth end (`None` once removed at shutdown), its
+    /// link handle, and the idle device the control threads read.
+    Logical {
+        /// The veth pair, deleted on drop.
+        logical: Option<Logical>,
+        /// The interface, for MAC, MTU and up/down.
+        link: Link,
+        /// An idle socket pair standing for the upper side of the control
+        /// threads (the peer kept so it never reads end-of-file).
+        idle: (Arc<PairDevice>, PairDevice),
+    },
+}
+
+/// The engine a bond runs, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// "bpf" or "userspace".
+    pub kind: &'static str,
+    /// The configured choice, or why `auto` chose it.
+    pub why: String,
+}
+
+impl Upper {
+    /// Creates the logical interface of bond `name` for the engine `want`
+    /// asks for. `engine = "bpf"` that the kernel cannot run is an error;
+    /// `auto` then falls back to the userspace engine and says why.
+    pub fn open(name: &str, want: EngineChoice) -> Result<(Upper, EngineInfo), String> {
+        let tap = |why: String| -> Result<(Upper, EngineInfo), String> {
+            let tap = Tap::open(&TapConfig::new(name)).map_err(|e| e.to_string())?;
+            Ok((
+                Upper::Tap(Arc::new(tap)),
+                EngineInfo {
+                    kind: "userspace",
+                    why,
+                },
+            ))
+        };
+        match want {
+            EngineChoice::Userspace => tap("engine = userspace".into()),
+            EngineChoice::Bpf => Upper::logical(name).map(|u| {
+                (
+                    u,
+                    EngineInfo {
+                        kind: "bpf",
+                        why: "engine = bpf".into(),
+                    },
+                )
+            }),
+            EngineChoice::Auto => {
+                if let Some(off) = jit_off() {
+                    return tap(format!("auto: {off}"));
+                }
+                match Upper::logical(name) {
+                    Ok(u) => Ok((
+                        u,
+                        EngineInfo {
+                            kind: "bpf",
+                            why: "auto: the kernel runs lagkit's BPF programs".into(),
+                        },
+                    )),
+                    Err(e) => tap(format!("auto: the BPF engine cannot run here: {e}")),
+                }
+            }
+        }
+    }
+
+    /// The veth end, proven able to carry the programs: they load and
+    /// attach to it (then detach; the bond attaches its own).
+    fn logical(name: &str) -> Result<Upper, String> {
+        let logical = kernel::create_logical(name).map_err(|e| e.to_string())?;
+        // Dropped on error, which deletes the pair again.
+        KernelPath::start(name, &[], &[]).map_err(|e| e.to_string())?;
+        let link = Link::open(name).map_err(|e| e.to_string())?;
+        let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
+        Ok(Upper::Logical {
+            logical: Some(logical),
+            link,
+            idle: (Arc::new(a), b),
+        })
+    }
+
+    /// The interface (MAC, MTU, up).
+    pub fn link(&self) -> &Link {
+        match self {
+            Upper::Tap(t) => t.link(),
+            Upper::Logical { link, .. } => link,
+        }
+    }
+
+    /// What the userspace engine's threads read and write as the upper side.
+    pub fn device(&self) -> Arc<dyn Device> {
+        match self {
+            Upper::Tap(t) => t.clone(),
+            Upper::Logical { idle, .. } => idle.0.clone(),
+        }
+    }
+
+    /// Whether the kernel moves the data frames (the BPF engine).
+    pub fn is_kernel(&self) -> bool {
+        matches!(self, Upper::Logical { .. })
+    }
+
+    /// Removes a veth logical interface now (at shutdown, before the run
+    /// directory is released); a TAP goes when its last descriptor closes.
+    pub fn remove(&mut self) {
+        if let Upper::Logical { logical, .. } = self {
+            *logical = None;
+        }
+    }
+}
+
+/// Why the JIT does not run BPF programs here, if it does not
+/// (`net.core.bpf_jit_enable` = 0).
+fn jit_off() -> Option<String> {
+    let v = std::fs::read_to_string("/proc/sys/net/core/bpf_jit_enable").ok()?;
+    (v.trim() == "0").then(|| {
+        "the BPF JIT is off (net.core.bpf_jit_enable = 0); interpreted programs would be slower than the userspace engine".to_string()
+    })
+}
