@@ -1194,7 +1194,13 @@ impl Bond {
                         .iter()
                         .map(|(n, u)| (n.to_string(), *u))
                         .collect(),
-                    isolation: m.isolation.as_ref().map(|i| i.kind().to_string()),
+                    // Under the BPF engine its ingress program keeps the
+                    // member's data frames from the host stack.
+                    isolation: match &m.isolation {
+                        Some(i) => Some(i.kind().to_string()),
+                        None if m.present() && self.upper.is_kernel() => Some("bpf-ingress".into()),
+                        None => None,
+                    },
                     offloads: m.saved.as_ref().and_then(|saved| {
                         let now = crate::offloads::groups(&m.name)?;
                         Some(MemberOffloads {
