@@ -96,10 +96,20 @@ pub fn down(a: DownArgs) -> Result<(), Failure> {
     }
     let restored =
         lagkit_bond::journal::down(dir, &a.bond).map_err(|e| Failure::Runtime(e.to_string()))?;
-    if restored.is_empty() {
+    // The BPF engine's veth logical interface outlives a killed daemon (a
+    // TAP does not); no daemon holds the bond now.
+    let logical = lagkit_bond::kernel::remove_leftover(&a.bond);
+    if restored.is_empty() && !logical {
         println!("{}: nothing to restore (no state left behind)", a.bond);
-    } else {
+    }
+    if !restored.is_empty() {
         println!("{}: restored {}", a.bond, restored.join(", "));
+    }
+    if logical {
+        println!(
+            "{}: removed the logical interface a killed lagkit left",
+            a.bond
+        );
     }
     Ok(())
 }

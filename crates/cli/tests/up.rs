@@ -2,6 +2,10 @@
 //! with the README's minimal configuration, queried with `lagkit status`,
 //! carrying TCP, surviving a pulled cable, reloading on SIGHUP and giving
 //! the members back on SIGTERM. Root only; skips with a message otherwise.
+//!
+//! Every test runs twice, once per engine (the `engines!` list at the end
+//! makes a `bpf::` and a `userspace::` test of each): every `lagkit up`
+//! a test starts gets `--engine` for its thread's engine.
 
 use lagkit_bond::status::BondStatus;
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
@@ -10,6 +14,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
+
+thread_local! {
+    /// The engine of the test running on this thread (set by `engines!`).
+    static ENGINE: std::cell::Cell<&'static str> = const { std::cell::Cell::new("auto") };
+}
+
+/// `up` and the options that choose this test's engine.
+fn up_args() -> [&'static str; 3] {
+    ["up", "--engine", ENGINE.with(|e| e.get())]
+}
 
 fn config(dir: &Path, side: &str, members: &[&str], addr: &str) -> PathBuf {
     let list: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
@@ -49,7 +63,8 @@ impl Drop for Daemon {
 
 fn up(ns: &str, cfg: &Path) -> Daemon {
     let child = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "up"])
+        .args(["netns", "exec", ns, BIN])
+        .args(up_args())
         .arg(cfg)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -77,12 +92,12 @@ fn ports(ns: &str) -> usize {
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lkt-up-{}-{tag}", std::process::id()));
+    let engine = ENGINE.with(|e| e.get());
+    let d = std::env::temp_dir().join(format!("lkt-up-{}-{tag}-{engine}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
-#[test]
 fn readme_minimal_config_bonds_carries_tcp_survives_a_pulled_cable_and_restores() {
     let Some(mut lab) = Lab::new("readme_minimal_config") else {
         return;
@@ -127,7 +142,6 @@ fn readme_minimal_config_bonds_carries_tcp_survives_a_pulled_cable_and_restores(
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn invalid_config_exits_2_names_the_line_and_touches_nothing() {
     let Some(mut lab) = Lab::new("invalid_config") else {
         return;
@@ -143,7 +157,8 @@ fn invalid_config_exits_2_names_the_line_and_touches_nothing() {
     .unwrap();
     let before = lab.sh(&["ip", "-n", &a, "-o", "link"]);
     let out = Command::new("ip")
-        .args(["netns", "exec", &a, BIN, "up"])
+        .args(["netns", "exec", &a, BIN])
+        .args(up_args())
         .arg(&p)
         .output()
         .unwrap();
@@ -162,7 +177,6 @@ fn invalid_config_exits_2_names_the_line_and_touches_nothing() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn sighup_adds_and_removes_members_without_disturbing_the_others() {
     let Some(mut lab) = Lab::new("sighup") else {
         return;
@@ -205,7 +219,6 @@ fn sighup_adds_and_removes_members_without_disturbing_the_others() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn two_bonds_in_one_file_run_side_by_side() {
     let Some(mut lab) = Lab::new("two_bonds") else {
         return;
@@ -258,7 +271,10 @@ fn two_bonds_in_one_file_run_side_by_side() {
 fn run(ns: &str, args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, BIN])
-        .args(args)
+        .args(match args {
+            ["up", rest @ ..] => up_args().iter().chain(rest).copied().collect::<Vec<_>>(),
+            _ => args.to_vec(),
+        })
         .output()
         .expect("lagkit runs");
     let text = format!(
@@ -298,7 +314,6 @@ fn run_files(ns: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn a_failed_start_gives_everything_back() {
     let Some(mut lab) = Lab::new("failed_start") else {
         return;
@@ -340,7 +355,6 @@ fn a_failed_start_gives_everything_back() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
     let Some(mut lab) = Lab::new("sigkill") else {
         return;
@@ -397,7 +411,6 @@ fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn a_member_belongs_to_one_bond() {
     let Some(mut lab) = Lab::new("exclusive") else {
         return;
@@ -441,7 +454,6 @@ fn a_member_belongs_to_one_bond() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn link_failure_count_counts_failures_only_and_permission_is_explained() {
     let Some(mut lab) = Lab::new("failure_count") else {
         return;
@@ -494,7 +506,6 @@ fn link_failure_count_counts_failures_only_and_permission_is_explained() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
 fn check_warns_about_a_missing_member_and_up_waits_for_it() {
     let Some(mut lab) = Lab::new("check_missing") else {
         return;
@@ -584,7 +595,6 @@ fn offloads_kept_off(ns: &str, off: bool) -> bool {
     })
 }
 
-#[test]
 fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     let test = "offloads_false";
     let Some(mut lab) = ethtool_lab(test) else {
@@ -687,7 +697,6 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
 /// without vnet headers: with `offloads = false` every byte arrives once;
 /// with the offloads on (changed in place by SIGHUP) the peer copies
 /// unfinished checksums onto the wire and the connection never opens.
-#[test]
 fn tcp_through_a_user_space_wire_needs_offloads_false() {
     let test = "user_space_wire";
     let Some(mut lab) = ethtool_lab(test) else {
@@ -777,3 +786,37 @@ fn tcp_through_a_user_space_wire_needs_offloads_false() {
     );
     drop(wire);
 }
+
+/// A `bpf::NAME` and a `userspace::NAME` test for each test function.
+macro_rules! engines {
+    ($($name:ident),* $(,)?) => {
+        mod bpf {
+            $(#[test]
+            fn $name() {
+                super::ENGINE.with(|e| e.set("bpf"));
+                super::$name();
+            })*
+        }
+        mod userspace {
+            $(#[test]
+            fn $name() {
+                super::ENGINE.with(|e| e.set("userspace"));
+                super::$name();
+            })*
+        }
+    };
+}
+
+engines!(
+    readme_minimal_config_bonds_carries_tcp_survives_a_pulled_cable_and_restores,
+    invalid_config_exits_2_names_the_line_and_touches_nothing,
+    sighup_adds_and_removes_members_without_disturbing_the_others,
+    two_bonds_in_one_file_run_side_by_side,
+    a_failed_start_gives_everything_back,
+    sigkill_then_restart_restores_originals_and_reforms_within_3s,
+    a_member_belongs_to_one_bond,
+    link_failure_count_counts_failures_only_and_permission_is_explained,
+    check_warns_about_a_missing_member_and_up_waits_for_it,
+    offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back,
+    tcp_through_a_user_space_wire_needs_offloads_false,
+);
