@@ -22,7 +22,8 @@ use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{
-    self, BondStats, BondStatus, LacpInfo, MemberLacp, MemberOffloads, MemberStats, MemberStatus,
+    self, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads, MemberStats,
+    MemberStatus,
 };
 use crate::upper::{EngineInfo, Upper};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
@@ -196,7 +197,16 @@ pub struct Bond {
     next_miimon: u64,
     ipv4: Vec<Ipv4Addr>,
     grat_pending: u8,
+    /// When the link events being handled were read (CLOCK_MONOTONIC ns).
+    seen_ns: u64,
+    /// Carrier changes whose plan is not published yet: (member, up, seen).
+    unpublished: Vec<(usize, bool, u64)>,
+    /// The latest carrier changes and when their plans were published.
+    carrier_events: std::collections::VecDeque<CarrierEvent>,
 }
+
+/// How many carrier changes [`Bond::stats`] keeps.
+const CARRIER_EVENTS: usize = 256;
 
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
@@ -328,6 +338,9 @@ impl Bond {
             next_miimon: 0,
             ipv4: Vec::new(),
             grat_pending: 0,
+            seen_ns: 0,
+            unpublished: Vec::new(),
+            carrier_events: std::collections::VecDeque::new(),
             s,
         };
         // From here on, an error drops `bond`, which gives back whatever
@@ -725,6 +738,23 @@ impl Bond {
             p.publish(map);
         }
         self.dirty = false;
+        if !self.unpublished.is_empty() {
+            let published_ns = lagkit_dataplane::monotonic_now_ns();
+            for (i, up, seen_ns) in std::mem::take(&mut self.unpublished) {
+                if self.carrier_events.len() == CARRIER_EVENTS {
+                    self.carrier_events.pop_front();
+                }
+                self.carrier_events.push_back(CarrierEvent {
+                    member: self
+                        .members
+                        .get(i)
+                        .map_or_else(String::new, |m| m.name.clone()),
+                    up,
+                    seen_ns,
+                    published_ns,
+                });
+            }
+        }
     }
 
     /// `fail_over_mac`: `active` gives the bond the new active member's MAC;
@@ -791,6 +821,12 @@ impl Bond {
     }
 
     fn apply_carrier(&mut self, i: usize, up: bool) {
+        // A change found by a timer (debounce, miimon) was seen now.
+        let seen = match self.seen_ns {
+            0 => lagkit_dataplane::monotonic_now_ns(),
+            t => t,
+        };
+        self.unpublished.push((i, up, seen));
         let name = self.members[i].name.clone();
         tracing::info!(bond = %self.s.name, member = %name, carrier = up, "member link {}", if up { "up" } else { "down" });
         self.members[i].watchers.set("carrier", up);
@@ -919,11 +955,13 @@ impl Bond {
         }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
+            self.seen_ns = lagkit_dataplane::monotonic_now_ns();
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
                 for e in events {
                     self.link_event(&e);
                 }
             }
+            self.seen_ns = 0;
         }
         self.handle_slow();
         self.handle_timers();
@@ -1300,6 +1338,7 @@ impl Bond {
             tx_balance: None,
             rx_balance: None,
             engine_drops,
+            carrier_events: self.carrier_events.iter().cloned().collect(),
         }
         .with_ratios()
     }

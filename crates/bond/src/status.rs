@@ -176,6 +176,36 @@ pub struct BondStats {
     pub rx_balance: Option<f64>,
     /// Frames the engine dropped, by reason.
     pub engine_drops: Vec<(String, u64)>,
+    /// The latest member carrier changes and when the data path had the
+    /// plan that follows each (failover latency), oldest first.
+    #[serde(default)]
+    pub carrier_events: Vec<CarrierEvent>,
+}
+
+/// Link event to published plan, over some carrier changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latency {
+    /// Changes measured.
+    pub count: usize,
+    /// Median.
+    pub median_ns: u64,
+    /// Maximum.
+    pub max_ns: u64,
+}
+
+/// One member carrier change and the plan that followed it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CarrierEvent {
+    /// The member.
+    pub member: String,
+    /// Its carrier after the change.
+    pub up: bool,
+    /// When the daemon read the kernel's link event (CLOCK_MONOTONIC ns;
+    /// for a carrier found by polling, when it was polled).
+    pub seen_ns: u64,
+    /// When the data path had the new plan (CLOCK_MONOTONIC ns): the BPF
+    /// programs' plan swapped, or the userspace engine's map published.
+    pub published_ns: u64,
 }
 
 /// Counters of one member.
@@ -429,7 +459,32 @@ impl BondStats {
                 );
             }
         }
+        if let Some(l) = self.failover_latency() {
+            let _ = writeln!(
+                o,
+                "  carrier changes: {} (last {}), link event to new plan: median {} µs, max {} µs",
+                l.count,
+                self.carrier_events.len(),
+                l.median_ns / 1000,
+                l.max_ns / 1000
+            );
+        }
         o
+    }
+
+    /// Link event to published plan over the kept carrier changes.
+    pub fn failover_latency(&self) -> Option<Latency> {
+        let mut d: Vec<u64> = self
+            .carrier_events
+            .iter()
+            .map(|e| e.published_ns.saturating_sub(e.seen_ns))
+            .collect();
+        d.sort_unstable();
+        Some(Latency {
+            count: d.len(),
+            median_ns: *d.get(d.len() / 2)?,
+            max_ns: *d.last()?,
+        })
     }
 }
 

@@ -45,6 +45,6 @@ pub use isolate::{isolate_ingress, IsolateError, Isolation};
 pub use packet::{PacketConfig, PacketSocket};
 pub use pair::PairDevice;
 pub use pcap::{Capture, PcapDevice};
-pub use sys::{coarse_now_ns, Features, Link, LinkFlags, OpenError, SysError};
+pub use sys::{coarse_now_ns, monotonic_now_ns, Features, Link, LinkFlags, OpenError, SysError};
 pub use tap::{Offloads, Tap, TapConfig};
 pub use vnet::{complete_checksum, GsoType, VnetError, VnetFlags, VnetHeader, VnetRepr};

@@ -682,6 +682,19 @@ impl Link {
     }
 }
 
+/// CLOCK_MONOTONIC in nanoseconds: the clock BPF programs
+/// (`bpf_ktime_get_ns`) and other processes read, so times taken here can be
+/// compared across them (failover latency).
+pub fn monotonic_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
 /// CLOCK_MONOTONIC_COARSE in nanoseconds: a few nanoseconds to read, a few
 /// milliseconds of resolution, enough for flowlet gaps of 10 ms. The data
 /// path stamps bucket activity with it and the control thread judges
