@@ -19,9 +19,16 @@
 //!   path (the BPF programs' plan swapped, or the userspace engine's map
 //!   published), both on CLOCK_MONOTONIC, and
 //! - *from the link event*: A's daemon reading the kernel's netlink message
-//!   to the new plan (what the daemon itself adds),
+//!   (or, with `--miimon`, polling the link state) to the new plan (what the
+//!   daemon itself adds),
 //!
 //! and whether every flow's bytes all arrived, in order (none was reset).
+//!
+//! The kernel's link watch sends the netlink event of a carrier loss at
+//! once only for kernel bond and team ports (and devices whose index differs
+//! from their link's, as a veth's mostly does); for other devices it
+//! batches events up to a second. `--miimon MS` polls each member's link
+//! state (`ETHTOOL_GLINK`) as well, as Linux bonding's miimon does.
 //! A run removes its namespaces when it ends, also on failure.
 
 use lagkit_bond::daemon::Bond;
@@ -44,6 +51,7 @@ struct Args {
     mode: BondMode,
     flaps: usize,
     flows: u16,
+    miimon: Duration,
 }
 
 fn args() -> Args {
@@ -52,6 +60,7 @@ fn args() -> Args {
         mode: BondMode::Lacp,
         flaps: 200,
         flows: 4,
+        miimon: Duration::ZERO,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -65,6 +74,9 @@ fn args() -> Args {
             "--mode" => a.mode = v.parse().unwrap_or_else(|e| usage(&format!("{e}"))),
             "--flaps" => a.flaps = v.parse().unwrap_or_else(|_| usage("--flaps N")),
             "--flows" => a.flows = v.parse().unwrap_or_else(|_| usage("--flows F")),
+            "--miimon" => {
+                a.miimon = Duration::from_millis(v.parse().unwrap_or_else(|_| usage("--miimon MS")))
+            }
             _ => usage(&format!("unknown option {k}")),
         }
     }
@@ -72,7 +84,7 @@ fn args() -> Args {
 }
 
 fn usage(why: &str) -> ! {
-    eprintln!("failover: {why}\nusage: failover [--engine bpf|userspace|both] [--mode MODE] [--flaps N] [--flows F]");
+    eprintln!("failover: {why}\nusage: failover [--engine bpf|userspace|both] [--mode MODE] [--flaps N] [--flows F] [--miimon MS]");
     std::process::exit(2)
 }
 
@@ -139,13 +151,15 @@ impl Drop for Running {
     }
 }
 
-fn settings(tag: &str, side: &str, mode: BondMode, engine: EngineChoice, addr: &str) -> Settings {
+fn settings(tag: &str, side: &str, args: &Args, engine: EngineChoice, addr: &str) -> Settings {
+    let mode = args.mode;
     let members = [format!("{side}1"), format!("{side}2")];
     let refs: Vec<&str> = members.iter().map(String::as_str).collect();
     let mut s = Settings::new("bond0", &refs, mode);
     s.addresses = vec![addr.to_string()];
     s.lacp.fast = true;
     s.engine = engine;
+    s.miimon = args.miimon;
     let dir = std::env::temp_dir().join(format!("lk-failover-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary directory");
     s.control_socket = dir.join(format!("{side}.sock"));
@@ -249,14 +263,8 @@ fn run(engine: EngineChoice, args: &Args) -> bool {
     for i in 1..=2 {
         lab.veth(&ns_a, &format!("a{i}"), &ns_b, &format!("b{i}"));
     }
-    let a = Running::start(
-        &ns_a,
-        settings(&tag, "a", args.mode, engine, "10.77.0.1/24"),
-    );
-    let b = Running::start(
-        &ns_b,
-        settings(&tag, "b", args.mode, engine, "10.77.0.2/24"),
-    );
+    let a = Running::start(&ns_a, settings(&tag, "a", args, engine, "10.77.0.1/24"));
+    let b = Running::start(&ns_b, settings(&tag, "b", args, engine, "10.77.0.2/24"));
     let carrying = |a: &Running| {
         let st = a.status();
         match args.mode {
@@ -329,8 +337,9 @@ fn run(engine: EngineChoice, args: &Args) -> bool {
         }
     }
     println!(
-        "engine {engine_ran} (asked {engine}), {}, {} flaps in {:.0} s under {} TCP flows ({:.1} GB moved):",
+        "engine {engine_ran} (asked {engine}), {}, miimon {} ms, {} flaps in {:.0} s under {} TCP flows ({:.1} GB moved):",
         args.mode.linux_name(),
+        args.miimon.as_millis(),
         args.flaps,
         flapping.as_secs_f64(),
         args.flows,

@@ -953,6 +953,9 @@ impl Bond {
         if let Some(a) = &self.arp {
             deadline(Some(a.poll_timeout()));
         }
+        if !self.s.miimon.is_zero() {
+            deadline(Some(self.next_miimon));
+        }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
             self.seen_ns = lagkit_dataplane::monotonic_now_ns();

@@ -5,7 +5,7 @@ use lagkit_hash::{Policy, BUCKETS, MAX_MEMBERS};
 
 /// `struct lagkit_config`: a plan, the one entry of an inner map of `plan`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Config {
     pub spread: u32,
     pub policy: u32,
@@ -31,6 +31,17 @@ pub(crate) struct Config {
 // 2 x 256 u16s: 4912 bytes, a multiple of the 8-byte alignment); every bit
 // pattern is a valid value of every field.
 unsafe impl aya::Pod for Config {}
+
+/// `LAGKIT_PLAN_SLOTS`.
+pub(crate) const PLAN_SLOTS: usize = 16;
+
+/// `struct lagkit_plans`: the plans and the one in force.
+#[repr(C)]
+pub(crate) struct Plans {
+    pub active: u32,
+    pub reserved: u32,
+    pub slot: [Config; PLAN_SLOTS],
+}
 
 /// `enum lagkit_spread`.
 pub(crate) const SPREAD_HASH: u32 = 0;
@@ -126,6 +137,8 @@ mod tests {
     #[test]
     fn config_has_the_c_layout() {
         assert_eq!(core::mem::size_of::<Config>(), 4912);
+        assert_eq!(core::mem::size_of::<Plans>(), 8 + 16 * 4912);
+        assert_eq!(core::mem::offset_of!(Plans, slot), 8);
         assert_eq!(core::mem::size_of::<Counter>(), 16);
     }
 

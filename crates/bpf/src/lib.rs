@@ -30,13 +30,13 @@ use core::fmt;
 
 use std::net::Ipv4Addr;
 use std::os::fd::AsFd;
+use std::sync::Arc;
 
-use aya::maps::{ArrayOfMaps, HashMap, Map, MapData, MapError, PerCpuArray};
+use aya::maps::{HashMap, Map, MapData, MapError, PerCpuArray};
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{
     LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
 };
-use aya::sys::SyscallError;
 use aya::{Ebpf, EbpfError};
 use lagkit_hash::{BUCKETS, MAX_MEMBERS};
 
@@ -214,6 +214,8 @@ pub struct Count {
 /// The loaded programs, their maps and their attachments; dropping it
 /// detaches every program and frees every map.
 pub struct Datapath {
+    /// The plans map as this process writes it (dropped before `ebpf`).
+    mapped: Arc<plan::Mapped>,
     ebpf: Ebpf,
 }
 
@@ -229,7 +231,11 @@ impl Datapath {
                 .try_into()?;
             prog.load()?;
         }
-        Ok(Datapath { ebpf })
+        let Map::Array(plans) = ebpf.map("plans").ok_or(Error::Missing("plans map"))? else {
+            return Err(Error::Missing("plans array"));
+        };
+        let mapped = Arc::new(plan::Mapped::new(plans.fd().as_fd())?);
+        Ok(Datapath { mapped, ebpf })
     }
 
     /// Publishes a distribution, atomically as the data path sees it: each
@@ -241,18 +247,9 @@ impl Datapath {
     /// A handle of its own on the plan, for a thread that publishes while
     /// another one reads counters or runs tests.
     pub fn publisher(&self) -> Result<Publisher, Error> {
-        let map = self.ebpf.map("plan").ok_or(Error::Missing("plan map"))?;
-        let Map::ArrayOfMaps(data) = map else {
-            return Err(Error::Missing("plan map of maps"));
-        };
-        let fd = data.fd().as_fd().try_clone_to_owned().map_err(|e| {
-            Error::Map(MapError::from(SyscallError {
-                call: "dup",
-                io_error: e,
-            }))
-        })?;
-        let plan = ArrayOfMaps::try_from(Map::ArrayOfMaps(MapData::from_fd(fd)?))?;
-        Ok(Publisher { plan })
+        Ok(Publisher {
+            mapped: self.mapped.clone(),
+        })
     }
 
     /// Attaches egress to the logical interface `ifname` (tcx); returns its

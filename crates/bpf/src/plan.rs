@@ -3,15 +3,23 @@
 //! A [`Distribution`] says how egress spreads frames ([`Spread`], one
 //! variant per way of distributing, as the userspace engine's map has) and
 //! which members' frames ingress delivers. [`Publisher::publish`] encodes
-//! it as `struct lagkit_config` in a fresh inner map and swaps that map into
-//! the programs' `plan` slot, so a frame is handled wholly under one plan.
+//! it as `struct lagkit_config` into a slot of the programs' `plans` map
+//! that no program reads, through this process's mapping of it, then makes
+//! that slot the one in force with one atomic store: a frame is handled
+//! wholly under one plan, and a plan takes effect within microseconds, with
+//! no system call (see `plans` in lagkit.bpf.c).
 
-use aya::maps::{Array, ArrayOfMaps, MapData};
+use std::os::fd::AsFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use lagkit_hash::{BucketMap, Policy, MAX_MEMBERS};
 
 use crate::abi::{
-    policy_code, Config, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_FAULTS, F_SYMMETRIC, F_TLB,
-    SPREAD_ACTIVE, SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
+    policy_code, Config, Plans, F_ALB, F_BUCKET_BYTES, F_DEDUP, F_FAULTS, F_SYMMETRIC, F_TLB,
+    PLAN_SLOTS, SPREAD_ACTIVE, SPREAD_BROADCAST, SPREAD_HASH, SPREAD_ROUND_ROBIN,
 };
 use crate::Error;
 
@@ -233,20 +241,116 @@ impl<'a> Distribution<'a> {
     }
 }
 
+/// How long a slot that went out of force stays untouched before it is
+/// written again. A program run that read the old `active` finishes within
+/// microseconds: tc programs run with preemption off (softirq, or with
+/// bottom halves disabled) on kernels without PREEMPT_RT. With sixteen
+/// slots this delays a publish only when sixteen plans come within this
+/// time (a plan equal to the one in force is not published at all).
+const SLOT_REUSE: Duration = Duration::from_millis(10);
+
+/// The `plans` map's one element, mapped into this process (shared by every
+/// [`Publisher`] of a [`crate::Datapath`]; unmapped when the last goes).
+pub(crate) struct Mapped {
+    plans: NonNull<Plans>,
+    len: usize,
+    /// The slot in force (1-based, 0: none) and when each slot went out of
+    /// force; the lock orders publishers of one data path.
+    state: Mutex<(usize, [Option<Instant>; PLAN_SLOTS])>,
+}
+
+// SAFETY: the mapping is shared memory the kernel also reads; this process
+// writes it only under `state`'s lock, and the pointer stays valid until
+// `Drop` unmaps it.
+unsafe impl Send for Mapped {}
+// SAFETY: as above; `&Mapped` gives no unsynchronised write.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    /// Maps the `plans` map whose descriptor is `fd` (created with
+    /// BPF_F_MMAPABLE and one element of `struct lagkit_plans`).
+    pub(crate) fn new(fd: impl AsFd) -> Result<Mapped, Error> {
+        let page = 4096;
+        let len = std::mem::size_of::<Plans>().div_ceil(page) * page;
+        let io = |source: nix::Error| Error::Io {
+            what: "mapping the plans map into memory",
+            source: source.into(),
+        };
+        // SAFETY: a fresh shared mapping of a BPF array map of at least
+        // `len` bytes (the kernel rounds the element up to pages); nothing
+        // else in this process refers to it.
+        let addr = unsafe {
+            nix::sys::mman::mmap(
+                None,
+                std::num::NonZeroUsize::new(len).expect("non-zero"),
+                nix::sys::mman::ProtFlags::PROT_READ | nix::sys::mman::ProtFlags::PROT_WRITE,
+                nix::sys::mman::MapFlags::MAP_SHARED,
+                fd,
+                0,
+            )
+        }
+        .map_err(io)?;
+        Ok(Mapped {
+            plans: addr.cast(),
+            len,
+            state: Mutex::new((0, [None; PLAN_SLOTS])),
+        })
+    }
+
+    /// Writes `config` into a slot no program reads and puts it in force.
+    fn publish(&self, config: &Config) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (current, retired) = &mut *st;
+        let base = self.plans.as_ptr();
+        if *current > 0 {
+            // SAFETY: the slot in force, which only this (locked) side writes.
+            let now = unsafe { std::ptr::addr_of!((*base).slot[*current - 1]).read_volatile() };
+            if now == *config {
+                return;
+            }
+        }
+        // The slot after the one in force (slot 0 first).
+        let next = *current % PLAN_SLOTS;
+        if let Some(age) = retired[next].map(|t| t.elapsed()) {
+            if age < SLOT_REUSE {
+                std::thread::sleep(SLOT_REUSE - age);
+            }
+        }
+        // SAFETY: `base` points to the mapped `struct lagkit_plans`; slot
+        // `next` is out of force for at least SLOT_REUSE, so no program
+        // reads it, and the lock keeps other publishers out.
+        unsafe {
+            std::ptr::addr_of_mut!((*base).slot[next]).write_volatile(*config);
+        }
+        fence(Ordering::Release);
+        // SAFETY: `active` is an aligned u32 in the mapping; programs read
+        // it with one load, so an atomic store switches them whole.
+        let active = unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*base).active)) };
+        active.store(next as u32 + 1, Ordering::Release);
+        if *current > 0 {
+            retired[*current - 1] = Some(Instant::now());
+        }
+        *current = next + 1;
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        let _ = unsafe { nix::sys::mman::munmap(self.plans.cast(), self.len) };
+    }
+}
+
 /// Publishes plans to a loaded [`crate::Datapath`].
 pub struct Publisher {
-    pub(crate) plan: ArrayOfMaps<MapData, Array<MapData, Config>>,
+    pub(crate) mapped: Arc<Mapped>,
 }
 
 impl Publisher {
-    /// Publishes `d`. A new inner map is filled and swapped into the plan
-    /// slot (see `plan` in lagkit.bpf.c): the kernel holds it from then on,
-    /// and the previous plan is freed once no frame uses it any more.
+    /// Publishes `d`, atomically as the programs see it.
     pub fn publish(&mut self, d: &Distribution<'_>) -> Result<(), Error> {
         let config = d.encode()?;
-        let mut inner = Array::<MapData, Config>::create(1, 0)?;
-        inner.set(0, config, 0)?;
-        self.plan.set(0, &inner, 0)?;
+        self.mapped.publish(&config);
         Ok(())
     }
 }

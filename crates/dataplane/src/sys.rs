@@ -347,10 +347,22 @@ impl Link {
         )
     }
 
-    /// True if the interface is up and has carrier (`IFF_UP` and `IFF_RUNNING`).
+    /// True if the interface is up and has carrier: `IFF_UP`, and the
+    /// driver's link state (`ETHTOOL_GLINK`, what Linux bonding's miimon
+    /// reads), else `IFF_RUNNING`. The link state is the carrier as it is
+    /// now; `IFF_RUNNING` and the netlink events follow it through the
+    /// kernel's link watch, which holds back a carrier loss on a device
+    /// that is not a kernel bond or team port for up to a second.
     pub fn carrier(&self) -> Result<bool, SysError> {
         let f = self.flags()?;
-        Ok(f.up() && f.running())
+        if !f.up() {
+            return Ok(false);
+        }
+        let mut v = [ETHTOOL_GLINK, 0u32];
+        match self.ethtool(&mut v, "ioctl(SIOCETHTOOL, ETHTOOL_GLINK)") {
+            Ok(_) => Ok(v[1] != 0),
+            Err(_) => Ok(f.running()),
+        }
     }
 }
 
@@ -524,6 +536,7 @@ impl Link {
 // call here. Features are found by name (the kernel's bit positions differ
 // between versions; the names, ETH_SS_FEATURES, are what ethtool shows).
 
+const ETHTOOL_GLINK: u32 = 0x0a;
 const ETHTOOL_GSTRINGS: u32 = 0x1b;
 const ETHTOOL_GSSET_INFO: u32 = 0x37;
 const ETHTOOL_GFEATURES: u32 = 0x3a;

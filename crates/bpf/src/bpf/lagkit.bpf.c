@@ -38,28 +38,25 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* ---- maps ---------------------------------------------------------------- */
 
-/* The plan in force: one inner array map holding one struct lagkit_config.
- * User space publishes a plan by creating a new inner map and swapping it
- * into the one slot of `plan`: a program run looks the slot up once and
- * reads a map nobody writes any more, which the kernel frees only after
- * every such run is over (RCU). So every frame sees one whole plan, old or
- * new, never a mix; an in-place update of a plain array would be copied
- * under the readers' feet. An empty slot means "not configured". */
-struct config_map {
+/* The plans: LAGKIT_PLAN_SLOTS whole plans and the number of the one in
+ * force, in one array element that user space maps into its memory
+ * (BPF_F_MMAPABLE). User space publishes a plan by writing it into a slot
+ * no program reads, then storing that slot's number in `active`: a program
+ * run reads `active` once and uses that slot throughout, so every frame
+ * sees one whole plan, old or new, never a mix. A slot is written again
+ * only after fifteen more plans and a quiet time far longer than any program
+ * run (crates/bpf plan.rs, SLOT_REUSE). No system call is made, so a plan
+ * takes effect within microseconds; swapping an inner map of a map-in-map
+ * instead (as lagkit first did) waits for an RCU grace period in the
+ * kernel, 10-20 ms on a busy machine, too slow for failover.
+ * `active` 0 means "not configured". */
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
-	/* Sizes rather than __type(): clang 14 emits the value type of a map
-	 * reached only through `values` as a forward declaration. */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct lagkit_config));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__array(values, struct config_map);
-} plan SEC(".maps");
+	__type(value, struct lagkit_plans);
+} plans SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -232,10 +229,15 @@ struct {
 
 static __always_inline struct lagkit_config *current_plan(void)
 {
-	__u32 zero = 0;
-	void *inner = bpf_map_lookup_elem(&plan, &zero);
+	__u32 zero = 0, active;
+	struct lagkit_plans *p = bpf_map_lookup_elem(&plans, &zero);
 
-	return inner ? bpf_map_lookup_elem(inner, &zero) : NULL;
+	if (!p)
+		return NULL;
+	active = *(volatile __u32 *)&p->active;
+	if (active == 0 || active > LAGKIT_PLAN_SLOTS)
+		return NULL;
+	return &p->slot[(active - 1) & (LAGKIT_PLAN_SLOTS - 1)];
 }
 
 /* ---- byte helpers -------------------------------------------------------- */

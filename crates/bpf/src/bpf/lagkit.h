@@ -90,6 +90,15 @@ struct lagkit_config {
 	__u16 rx_id[LAGKIT_MAX_MEMBERS];
 };
 
+/* The plans user space publishes (see `plans` in lagkit.bpf.c): `active`
+ * is 1 + the slot in force, 0 before the first plan. */
+#define LAGKIT_PLAN_SLOTS 16
+struct lagkit_plans {
+	__u32 active;
+	__u32 reserved;
+	struct lagkit_config slot[LAGKIT_PLAN_SLOTS];
+};
+
 /* Per-CPU counters, one per member (the plan's tx_id and rx_id name it),
  * then (index LAGKIT_MAX_MEMBERS) frames dropped: no member to send on, or
  * received on a member whose frames do not go up; then (LAGKIT_FAULTS)
