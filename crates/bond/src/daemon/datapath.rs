@@ -1,0 +1,216 @@
+//! The data path: starting the engine over the present members, building
+//! each plan from the members' state, rebalancing, and publishing the plan
+//! to the userspace engine's map and, under the BPF engine, to the kernel.
+
+use super::*;
+
+impl Bond {
+    /// Stops the current engine (keeping its counters) and starts one over
+    /// the current member devices; under the BPF engine, attaches a new set
+    /// of programs to the members present, which takes over from the old
+    /// set the moment that is dropped (no frame goes unhandled between).
+    pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
+        if let Some(e) = self.engine.take() {
+            let snap = e.stats();
+            for (m, s) in self.members.iter_mut().zip(snap.members.iter()) {
+                m.past.add_engine(s);
+            }
+            let _ = e.stop();
+        }
+        let bond = self.s.name.clone();
+        let engine_err = |why: String| BondError::Engine {
+            bond: bond.clone(),
+            why,
+        };
+        let kernel = if self.upper.is_kernel() {
+            let names: Vec<Option<&str>> = self
+                .members
+                .iter()
+                .map(|m| m.present().then_some(m.name.as_str()))
+                .collect();
+            let faults: Vec<(usize, f64)> = self
+                .s
+                .faults
+                .iter()
+                .filter_map(|(n, p)| Some((self.members.iter().position(|m| &m.name == n)?, *p)))
+                .collect();
+            Some(
+                KernelPath::start(&self.s.name, &names, &faults)
+                    .map_err(|e| engine_err(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let mut devs: Vec<Arc<dyn Device>> = Vec::new();
+        for m in &mut self.members {
+            match &m.dev {
+                Some(d) => devs.push(d.clone()),
+                None => {
+                    if m.placeholder.is_none() {
+                        let (a, b) =
+                            PairDevice::pair(&m.name, "absent").map_err(|e| BondError::Engine {
+                                bond: self.s.name.clone(),
+                                why: e.to_string(),
+                            })?;
+                        m.placeholder = Some((Arc::new(a), b));
+                    }
+                    if let Some((a, _)) = &m.placeholder {
+                        devs.push(a.clone());
+                    }
+                }
+            }
+        }
+        let map = self.build_map();
+        if let Some(mut k) = kernel {
+            k.publish(&map.plan)
+                .map_err(|e| engine_err(e.to_string()))?;
+            // The old programs detach here; the new ones take over.
+            if let Some(old) = self.kernel.replace(k) {
+                self.fold_kernel_counters(&old);
+            }
+        }
+        let (engine, slow) =
+            Engine::start_map(self.upper.device(), devs, map, EngineConfig::default())
+                .map_err(|e| engine_err(e.to_string()))?;
+        self.publisher = Some(engine.publisher());
+        self.engine = Some(engine);
+        self.slow_rx = Some(slow);
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Keeps the counts of programs being replaced in each member's past.
+    pub(super) fn fold_kernel_counters(&mut self, old: &KernelPath) {
+        let Some(c) = old.counters() else { return };
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.past.add_engine(&kernel_snapshot(&c, i));
+        }
+    }
+
+    /// What the plan needs to know about each member.
+    pub(super) fn views(&self) -> Vec<MemberView> {
+        let sys = self.lacp.as_ref();
+        self.members
+            .iter()
+            .map(|m| {
+                let port = m.port.and_then(|p| sys?.port_status(p));
+                MemberView {
+                    usable: m.usable(),
+                    backup: m.is_backup,
+                    primary: self.s.primary.as_ref() == Some(&m.name),
+                    distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present(),
+                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present(),
+                    mac: m.mac.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The distribution map for the current state.
+    pub(super) fn build_map(&mut self) -> BondMap {
+        let view = self.views();
+        if self.s.mode == BondMode::BalanceAlb {
+            let now = now_ns(self.epoch);
+            self.clients
+                .reassign(&crate::plan::tlb::members(&view), now);
+        }
+        let ctx = Context {
+            bond_mac: self.mac.0,
+            clients: self.clients.assignments(),
+        };
+        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &ctx);
+        if let Some(r) = self.rebalancer.as_mut() {
+            r.follow(&self.plan.slots, coarse_now_ns());
+        }
+        self.generation += 1;
+        BondMap {
+            generation: self.generation,
+            plan,
+            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
+            control_only: self.upper.is_kernel(),
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// adaptive, tlb, alb: feed the data path's counts to the balancer and,
+    /// when it moves buckets, publish the new table.
+    pub(super) fn rebalance(&mut self) {
+        let Some(r) = self.rebalancer.as_mut() else {
+            return;
+        };
+        let now = coarse_now_ns();
+        if let Some(k) = self.kernel.as_ref().filter(|_| r.due(now)) {
+            // The programs count bytes and last-seen times per bucket.
+            if let Some(load) = k.bucket_load() {
+                for (b, l) in load.iter().enumerate() {
+                    self.shared.load.set(b as u8, l.bytes, l.last_ns);
+                }
+            }
+        }
+        if let Some(map) = r.poll(&self.shared.load, now) {
+            let b = r.balancer();
+            tracing::info!(bond = %self.s.name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+            self.plan.slots.set_map(map);
+            self.dirty = true;
+        }
+    }
+
+    pub(super) fn publish(&mut self) {
+        let before = self.plan.active;
+        let map = self.build_map();
+        let after = self.plan.active;
+        // Only active-backup, tlb and alb have an active member.
+        if after != before {
+            let name =
+                |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
+            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
+            if matches!(map.plan, Plan::ActiveBackup { .. }) {
+                self.move_mac(before, after);
+            }
+            if after.is_some() && before.is_some() {
+                self.grat_pending = self.s.num_grat_arp;
+            }
+        }
+        tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
+        if let Some(k) = self.kernel.as_mut() {
+            if let Err(e) = k.publish(&map.plan) {
+                tracing::error!(bond = %self.s.name, error = %e, "the kernel did not take the new plan");
+            }
+        }
+        if let Some(p) = &self.publisher {
+            p.publish(map);
+        }
+        self.dirty = false;
+        if !self.unpublished.is_empty() {
+            let published_ns = lagkit_dataplane::monotonic_now_ns();
+            for (i, up, seen_ns) in std::mem::take(&mut self.unpublished) {
+                if self.carrier_events.len() == CARRIER_EVENTS {
+                    self.carrier_events.pop_front();
+                }
+                self.carrier_events.push_back(CarrierEvent {
+                    member: self
+                        .members
+                        .get(i)
+                        .map_or_else(String::new, |m| m.name.clone()),
+                    up,
+                    seen_ns,
+                    published_ns,
+                });
+            }
+        }
+    }
+}
+
+/// Member `i`'s frames and bytes as the BPF programs counted them (sent
+/// by egress, delivered up by ingress), as the engine's snapshot has them.
+pub(super) fn kernel_snapshot(c: &lagkit_bpf::Counters, i: usize) -> MemberSnapshot {
+    let tx = c.tx.get(i).copied().unwrap_or_default();
+    let rx = c.rx.get(i).copied().unwrap_or_default();
+    MemberSnapshot {
+        down_packets: tx.packets,
+        down_bytes: tx.bytes,
+        up_packets: rx.packets,
+        up_bytes: rx.bytes,
+        ..MemberSnapshot::default()
+    }
+}

@@ -1,0 +1,208 @@
+//! Control frames and timers: LACP (start, in-place changes, PDUs in and
+//! out), ARP (probe replies, balance-alb clients and their notifications,
+//! gratuitous announcements) and the monitors' timers.
+
+use super::*;
+
+impl Bond {
+    pub(super) fn setup_lacp(&mut self) {
+        if self.s.mode != BondMode::Lacp {
+            return;
+        }
+        let l = &self.s.lacp;
+        let mut sys = System::new(l.system_config(&self.s.name, self.mac));
+        let now = self.t();
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.port = Some(sys.add_port(l.port_config(&m.name, (i + 1) as u16, m.mac), now));
+        }
+        self.lacp = Some(sys);
+    }
+
+    /// Applies new LACP identity, key, rate or activity in place: the
+    /// System ID changes at once (partners re-select), and ports whose
+    /// key, rate or activity changed are re-created with the same port
+    /// numbers; data keeps flowing on whatever stays aggregated.
+    pub(super) fn apply_lacp(&mut self, new: &crate::settings::LacpSettings) {
+        let old = std::mem::replace(&mut self.s.lacp, new.clone());
+        let t = self.t();
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let id = SystemId::new(new.system_priority, new.system_mac.unwrap_or(self.mac));
+        sys.set_system_id(id, t);
+        if (old.fast, old.active, old.key) != (new.fast, new.active, new.key) {
+            for m in &mut self.members {
+                let Some(p) = m.port else { continue };
+                let number = sys.port_status(p).map_or(0, |st| st.actor.port);
+                sys.remove_port(p, t);
+                let np = sys.add_port(new.port_config(&m.name, number, m.mac), t);
+                sys.set_port_enabled(np, m.carrier.is_up() && m.dev.is_some(), t);
+                m.port = Some(np);
+            }
+        }
+        tracing::info!(bond = %self.s.name, system = %id, fast = new.fast, active = new.active, key = new.key, "LACP settings changed in place");
+        self.dirty = true;
+    }
+
+    pub(super) fn handle_slow(&mut self) {
+        let Some(rx) = &self.slow_rx else { return };
+        // A bounded share per member and step: a member flooded with
+        // plausible-looking PDUs cannot delay another member's.
+        let frames = rx.drain(64);
+        if frames.is_empty() {
+            return;
+        }
+        let t = self.t();
+        for f in frames {
+            if f.frame.get(12..14) == Some(&[0x08, 0x06][..]) {
+                self.handle_arp(f.member, &f.frame);
+                continue;
+            }
+            let port = self.members.get(f.member).and_then(|m| m.port);
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), port) {
+                sys.handle_frame(p, &f.frame, t);
+            }
+        }
+    }
+
+    /// An ARP frame seen on member `m`: a probe reply for the monitor, and
+    /// in balance-alb a client to learn.
+    pub(super) fn handle_arp(&mut self, m: usize, frame: &[u8]) {
+        let Some(arp) = ArpRepr::parse_frame(frame) else {
+            return;
+        };
+        let now = now_ns(self.epoch);
+        if let Some(mon) = self.arp.as_mut() {
+            mon.on_reply(m, arp.sender_ip, now);
+            mon.on_rx(m, now);
+        }
+        if self.s.mode != BondMode::BalanceAlb {
+            return;
+        }
+        let usable: Vec<usize> = (0..self.members.len())
+            .filter(|&i| self.members[i].usable() && !self.members[i].is_backup)
+            .collect();
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        if let Some(member) = self.clients.learn(&arp, own, &usable, now) {
+            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
+            self.dirty = true;
+        }
+    }
+
+    /// balance-alb: tell clients which MAC to send to, with an ARP reply
+    /// from their member.
+    pub(super) fn notify_clients(&mut self) {
+        if self.s.mode != BondMode::BalanceAlb {
+            return;
+        }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        let out = self.clients.due(now_ns(self.epoch), self.plan.active, own);
+        for (m, f) in out {
+            self.send_on(m, &f);
+        }
+    }
+
+    pub(super) fn handle_timers(&mut self) {
+        let now = now_ns(self.epoch);
+        let t = self.t();
+        if let Some(sys) = self.lacp.as_mut() {
+            if sys.poll_timeout().is_some_and(|d| d <= t) {
+                sys.handle_timeout(t);
+            }
+        }
+        for i in 0..self.members.len() {
+            if let Some(up) = self.members[i].carrier.poll(now) {
+                self.apply_carrier(i, up);
+            }
+        }
+        if !self.s.miimon.is_zero() && now >= self.next_miimon {
+            self.next_miimon = now + self.s.miimon.as_nanos() as u64;
+            for i in 0..self.members.len() {
+                if let Some(c) = poll_carrier(&self.members[i].name) {
+                    if c != self.members[i].carrier.is_up() {
+                        self.set_carrier(i, c);
+                    }
+                }
+            }
+        }
+        if let Some(arp) = self.arp.as_mut() {
+            if arp.poll_timeout() <= now {
+                let (probes, changes) = arp.handle_timeout(now);
+                for (m, up) in changes {
+                    self.members[m].watchers.set("arp", up);
+                    self.dirty = true;
+                }
+                // Each member probes with its own MAC and sender address
+                // 0.0.0.0 (an RFC 5227 ARP probe): the target answers to
+                // that member alone and learns nothing about the bond's
+                // address, so probing never moves the bond's MAC or
+                // poisons a neighbour cache.
+                for p in probes {
+                    let mac = self.members[p.member].mac;
+                    let req = ArpRepr {
+                        op: ArpOp::Request,
+                        sender_mac: mac,
+                        sender_ip: Ipv4Addr::UNSPECIFIED,
+                        target_mac: MacAddr::ZERO,
+                        target_ip: p.target,
+                    };
+                    self.send_on(p.member, &req.emit_frame(mac, MacAddr::BROADCAST));
+                }
+            }
+        }
+    }
+
+    pub(super) fn send_on(&self, member: usize, frame: &[u8]) {
+        if let Some(s) = self.engine.as_ref().and_then(|e| e.member_sender(member)) {
+            let _ = s.send_frame(frame);
+        }
+    }
+
+    pub(super) fn drain_lacp(&mut self) {
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let mut out = Vec::new();
+        while let Some(tx) = sys.poll_transmit() {
+            out.push(tx);
+        }
+        let mut changed = false;
+        while let Some((_, ev)) = sys.poll_event() {
+            if matches!(ev, Event::Distribution { .. } | Event::Aggregator { .. }) {
+                changed = true;
+            }
+        }
+        for tx in out {
+            if let Some(i) = self.members.iter().position(|m| m.port == Some(tx.port)) {
+                self.send_on(i, &tx.frame);
+            }
+        }
+        if changed {
+            self.dirty = true;
+        }
+    }
+
+    pub(super) fn send_gratuitous(&mut self) {
+        if self.grat_pending == 0 {
+            return;
+        }
+        self.grat_pending -= 1;
+        let Some(a) = self.plan.active else { return };
+        for ip in self.ipv4.clone() {
+            self.send_on(a, &crate::announce::gratuitous_arp(self.mac, ip));
+        }
+        for ip in crate::announce::ipv6_addresses(&self.s.name) {
+            self.send_on(a, &crate::announce::unsolicited_na(self.mac, ip));
+        }
+    }
+}

@@ -1,0 +1,618 @@
+//! The bond at run time: one control thread that owns the LACP core, the
+//! link watchers and the control socket, and the data path that only reads
+//! the published plan: the kernel's BPF programs ([`crate::kernel`]), or the
+//! forwarding engine whose threads read the published [`BondMap`] (under
+//! the BPF engine those threads carry the control frames only).
+//!
+//! The control loop sleeps in poll(2) on the netlink link-event socket and
+//! the control socket, with a timeout no later than the next protocol or
+//! watcher deadline (and at most 10 ms, which bounds the latency of LACPDUs
+//! arriving through the engine's queue). A carrier event is handled the
+//! moment the kernel reports it.
+//!
+//! This module is the I/O shell: the bond's state, its start, the loop and
+//! the shutdown. Each concern it drives has a file of its own: `members`
+//! (taking and giving back members, link events), `datapath` (the engine,
+//! plans and their publication), `frames` (LACP, ARP and the monitors'
+//! timers) and `report` (status, stats, flow, metrics). The rules of each
+//! mode are not here: they are pure functions in [`crate::plan`].
+
+mod datapath;
+mod frames;
+mod members;
+mod report;
+
+use crate::alb::{AlbClients, Own};
+use crate::control::{ControlServer, Pending};
+use crate::journal::{self, JournalError, RunDir};
+use crate::kernel::KernelPath;
+use crate::map::{coarse_now_ns, BondMap, Shared};
+use crate::member::{self, Saved};
+use crate::metrics::Exporter;
+use crate::plan::{Context, MemberView, Plan, PlanState};
+use crate::protocol::{flow_key, FlowAnswer, Request, Response};
+use crate::rebalance::Rebalancer;
+use crate::settings::{BondMode, Settings};
+use crate::status::{
+    self, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads, MemberStats,
+    MemberStatus,
+};
+use crate::upper::{EngineInfo, Upper};
+use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
+use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
+use lagkit_hash::AdaptiveConfig;
+use lagkit_monitor::arp::ArpMonitor;
+use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
+use lagkit_monitor::{Combine, Debounce, Watchers};
+use lagkit_proto::lacp::{Event, PortId, System};
+use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
+use std::net::Ipv4Addr;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a bond could not start or keep running.
+#[derive(Debug, thiserror::Error)]
+pub enum BondError {
+    /// The TAP could not be created.
+    #[error("bond {bond}: cannot create TAP interface: {why}")]
+    Tap {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// A member could not be set up.
+    #[error("bond {bond}: {0}", bond = .1)]
+    Member(member::MemberError, String),
+    /// Netlink failed.
+    #[error("bond {bond}: netlink: {why}")]
+    Netlink {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// The control socket could not be created.
+    #[error("bond {bond}: control socket {path}: {why}")]
+    Control {
+        /// Bond name.
+        bond: String,
+        /// Socket path.
+        path: PathBuf,
+        /// Reason.
+        why: String,
+    },
+    /// The engine failed.
+    #[error("bond {bond}: forwarding engine: {why}")]
+    Engine {
+        /// Bond name.
+        bond: String,
+        /// Reason.
+        why: String,
+    },
+    /// Another daemon runs this bond, or its run directory is unusable.
+    #[error("{0}")]
+    RunDir(#[from] JournalError),
+    /// A member is in use by another bond.
+    #[error("bond {bond}: member {member} is in use by bond {owner} (pid {pid}); a member belongs to one bond at a time")]
+    InUse {
+        /// This bond.
+        bond: String,
+        /// The member.
+        member: String,
+        /// The bond that has it.
+        owner: String,
+        /// The daemon running that bond.
+        pid: u32,
+    },
+    /// An address could not be set.
+    #[error("bond {bond}: address {addr}: {why}")]
+    Address {
+        /// Bond name.
+        bond: String,
+        /// Address.
+        addr: String,
+        /// Reason.
+        why: String,
+    },
+}
+
+struct Member {
+    name: String,
+    /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
+    /// settings inject loss on it.
+    dev: Option<Arc<dyn Device>>,
+    /// Stand-in for a missing member, so engine indices stay fixed; the
+    /// peer is kept so the stand-in never reads end-of-file.
+    placeholder: Option<(Arc<PairDevice>, PairDevice)>,
+    saved: Option<Saved>,
+    /// Keeps the member's frames from the host stack while held.
+    isolation: Option<Isolation>,
+    mac: MacAddr,
+    port: Option<PortId>,
+    carrier: Debounce,
+    watchers: Watchers,
+    is_backup: bool,
+    /// Counters of engines that have been replaced.
+    past: MemberStats,
+}
+
+impl Member {
+    /// A member not yet taken: no device, down until its carrier is
+    /// confirmed (after `updelay`).
+    fn new(name: String, is_backup: bool, updelay: Duration, downdelay: Duration) -> Member {
+        let mut watchers = Watchers::new(Combine::All);
+        watchers.set("carrier", false);
+        Member {
+            name,
+            dev: None,
+            placeholder: None,
+            saved: None,
+            isolation: None,
+            mac: MacAddr::ZERO,
+            port: None,
+            carrier: Debounce::new(false, updelay, downdelay),
+            watchers,
+            is_backup,
+            past: MemberStats::default(),
+        }
+    }
+
+    fn present(&self) -> bool {
+        self.dev.is_some()
+    }
+    fn usable(&self) -> bool {
+        self.present() && self.watchers.up()
+    }
+}
+
+/// One running bond.
+pub struct Bond {
+    /// The Prometheus endpoint, if configured.
+    metrics: Option<Exporter>,
+    /// adaptive, tlb, alb: moves buckets by measured load.
+    rebalancer: Option<Rebalancer>,
+    /// balance-alb: client -> member.
+    clients: AlbClients,
+    s: Settings,
+    epoch: std::time::Instant,
+    /// The logical interface (a TAP, or the BPF engine's veth end).
+    upper: Upper,
+    /// Which engine runs, and why.
+    engine_info: EngineInfo,
+    /// The BPF engine's programs, when it runs.
+    kernel: Option<KernelPath>,
+    mac: MacAddr,
+    members: Vec<Member>,
+    /// The forwarding threads (under the BPF engine: control frames only).
+    engine: Option<Engine<BondMap>>,
+    slow_rx: Option<SlowQueues>,
+    publisher: Option<MapPublisher<BondMap>>,
+    lacp: Option<System>,
+    carrier: CarrierWatcher,
+    arp: Option<ArpMonitor>,
+    /// What the mode remembers between plans (active member, buckets).
+    plan: PlanState,
+    generation: u64,
+    /// The data path's state shared by every published map.
+    shared: Arc<Shared>,
+    control: Option<ControlServer>,
+    requests: Receiver<Pending>,
+    /// The run directory and state file; `None` once shut down.
+    run: Option<RunDir>,
+    dirty: bool,
+    next_miimon: u64,
+    ipv4: Vec<Ipv4Addr>,
+    grat_pending: u8,
+    /// When the link events being handled were read (CLOCK_MONOTONIC ns).
+    seen_ns: u64,
+    /// Carrier changes whose plan is not published yet: (member, up, seen).
+    unpublished: Vec<(usize, bool, u64)>,
+    /// The latest carrier changes and when their plans were published.
+    carrier_events: std::collections::VecDeque<CarrierEvent>,
+}
+
+/// How many carrier changes [`Bond::stats`] keeps.
+const CARRIER_EVENTS: usize = 256;
+
+fn now_ns(epoch: std::time::Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Bond {
+    /// Creates the TAP, takes the members that exist, starts LACP and the
+    /// engine, and opens the control socket. Must be called on a thread in
+    /// the network namespace the bond lives in.
+    ///
+    /// Nothing is touched before the bond's run directory is locked (a
+    /// second daemon for the same bond stops here) and every member is
+    /// known to be free. A start that fails later gives back everything it
+    /// changed before the error returns (see [`Bond`]'s `Drop`).
+    pub fn start(s: Settings) -> Result<Bond, BondError> {
+        Bond::start_with(s, &mut |_| {})
+    }
+
+    /// [`Bond::start`], running `between(member)` after each member's
+    /// originals are recorded and before it is changed (a seam for tests
+    /// that remove a member in the middle of a start).
+    pub fn start_with(s: Settings, between: &mut dyn FnMut(&str)) -> Result<Bond, BondError> {
+        let s = s.normalised();
+        let name = s.name.clone();
+        let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
+        let run_dir = ns_dir.join(&name);
+        let (run, left) = RunDir::acquire(run_dir.clone(), &name)?;
+        if let Some(old) = left {
+            tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
+        }
+        if crate::kernel::remove_leftover(&name) {
+            tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
+        }
+        let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
+        if let Some(b) = &s.backup {
+            if !s.members.contains(b) {
+                all.push((b.clone(), true));
+            }
+        }
+        for (m, _) in &all {
+            if let Some((owner, pid)) = journal::member_owner(&ns_dir, m, &run_dir) {
+                return Err(BondError::InUse {
+                    bond: name,
+                    member: m.clone(),
+                    owner,
+                    pid,
+                });
+            }
+        }
+        let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
+            bond: name.clone(),
+            why: e.to_string(),
+        })?;
+        let downdelay = s.member_downdelay();
+        let members = all
+            .into_iter()
+            .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
+            .collect();
+        let (upper, engine_info) =
+            Upper::open(&name, s.engine).map_err(|why| BondError::Engine {
+                bond: name.clone(),
+                why,
+            })?;
+        tracing::info!(bond = %name, engine = engine_info.kind, why = %engine_info.why, "data path chosen");
+        let path = s.control_socket.clone();
+        let control_err = |why: String| BondError::Control {
+            bond: name.clone(),
+            path: path.clone(),
+            why,
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if path.exists() {
+            if UnixStream::connect(&path).is_ok() {
+                return Err(control_err(
+                    "another lagkit already serves this socket (it is live)".into(),
+                ));
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        let listener = UnixListener::bind(&path).map_err(|e| control_err(e.to_string()))?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        let (control, requests) = ControlServer::start(listener, path.clone(), &name)
+            .map_err(|e| control_err(e.to_string()))?;
+        let rebalancer = matches!(
+            s.mode,
+            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
+        )
+        .then(|| {
+            let config = AdaptiveConfig {
+                interval_ns: s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            Rebalancer::new(config, coarse_now_ns())
+        });
+        let metrics = match s.metrics_port {
+            Some(port) => Some(Exporter::start(port).map_err(|e| BondError::Control {
+                bond: s.name.clone(),
+                path: PathBuf::from(format!("127.0.0.1:{port}")),
+                why: format!("metrics port: {e}"),
+            })?),
+            None => None,
+        };
+        let mut bond = Bond {
+            metrics,
+            clients: AlbClients::default(),
+            rebalancer,
+            epoch: std::time::Instant::now(),
+            upper,
+            engine_info,
+            kernel: None,
+            mac: MacAddr::ZERO,
+            members,
+            engine: None,
+            slow_rx: None,
+            publisher: None,
+            lacp: None,
+            carrier,
+            arp: None,
+            plan: PlanState::default(),
+            generation: 0,
+            shared: Arc::default(),
+            control: Some(control),
+            requests,
+            run: Some(run),
+            dirty: true,
+            next_miimon: 0,
+            ipv4: Vec::new(),
+            grat_pending: 0,
+            seen_ns: 0,
+            unpublished: Vec::new(),
+            carrier_events: std::collections::VecDeque::new(),
+            s,
+        };
+        // From here on, an error drops `bond`, which gives back whatever
+        // was taken.
+        for i in 0..bond.members.len() {
+            if let Err(e) = bond.try_take_with(i, &mut *between) {
+                return Err(BondError::Member(e, bond.s.name.clone()));
+            }
+        }
+        bond.setup_tap()?;
+        bond.setup_lacp();
+        if let Some(cfg) = bond.s.arp.clone() {
+            let now = now_ns(bond.epoch);
+            bond.arp = Some(ArpMonitor::new(cfg, bond.members.len(), now));
+        }
+        // Link events queued while the members were being set up describe
+        // states that are already gone (a member before it was brought up
+        // would count as a link failure): discard them, then read the
+        // current carrier of every present member.
+        while bond
+            .carrier
+            .recv(Duration::ZERO)
+            .is_ok_and(|v| !v.is_empty())
+        {}
+        if let Ok(links) = CarrierWatcher::dump() {
+            for l in links {
+                bond.link_event(&l);
+            }
+        }
+        bond.restart_engine()?;
+        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.linux_name(), members = ?bond.s.members, "bond up");
+        Ok(bond)
+    }
+
+    fn t(&self) -> lagkit_proto::Instant {
+        lagkit_proto::Instant::from_nanos(now_ns(self.epoch))
+    }
+
+    fn setup_tap(&mut self) -> Result<(), BondError> {
+        let link = self.upper.link();
+        let mac = self
+            .s
+            .mac
+            .or_else(|| self.members.iter().find(|m| m.present()).map(|m| m.mac))
+            .unwrap_or(MacAddr([0x02, 0x6c, 0x6b, 0, 0, 1]));
+        self.mac = mac;
+        let tap_err = |why: String| BondError::Tap {
+            bond: self.s.name.clone(),
+            why,
+        };
+        link.set_mac(mac.0)
+            .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
+        if let Some(mtu) = self.s.mtu {
+            link.set_mtu(mtu)
+                .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
+        }
+        link.set_up(true)
+            .map_err(|e| tap_err(format!("bring up: {e}")))?;
+        for a in self.s.addresses.clone() {
+            let out = std::process::Command::new("ip")
+                .args(["addr", "replace", &a, "dev", &self.s.name])
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => {
+                    return Err(BondError::Address {
+                        bond: self.s.name.clone(),
+                        addr: a,
+                        why: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    })
+                }
+                Err(e) => {
+                    return Err(BondError::Address {
+                        bond: self.s.name.clone(),
+                        addr: a,
+                        why: format!("cannot run ip(8): {e}"),
+                    })
+                }
+            }
+            if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
+                self.ipv4.push(ip);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs until `stop` is set.
+    pub fn run(&mut self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            self.step(Duration::from_millis(10));
+        }
+    }
+
+    /// Runs until `stop` is set, applying new settings that arrive on
+    /// `updates` (see [`Bond::reconfigure`]). Returns settings that need a
+    /// restart of the bond.
+    pub fn run_with(
+        &mut self,
+        stop: &AtomicBool,
+        updates: &Receiver<Settings>,
+    ) -> Option<Settings> {
+        while !stop.load(Ordering::Relaxed) {
+            self.step(Duration::from_millis(10));
+            if let Ok(new) = updates.try_recv() {
+                if let Err(new) = self.reconfigure(new) {
+                    return Some(*new);
+                }
+            }
+        }
+        None
+    }
+
+    /// Applies new settings in place when only the member list (or the
+    /// members' offloads, or LACP's identity) changed: new members are
+    /// taken and join (LACP negotiates them), removed ones are given back,
+    /// and members that stay keep their sockets, LACP state and traffic,
+    /// their offloads turned off or given back as `offloads` now says.
+    /// Anything else needs a restart: the settings come back as the error.
+    pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
+        let new = new.normalised();
+        if self.s.needs_restart(&new) {
+            return Err(Box::new(new));
+        }
+        if new.lacp != self.s.lacp {
+            self.apply_lacp(&new.lacp);
+        }
+        self.s.offloads_off = new.offloads_off.clone();
+        self.apply_offloads();
+        let t = self.t();
+        let removed: Vec<usize> = (0..self.members.len())
+            .filter(|&i| !self.members[i].is_backup && !new.members.contains(&self.members[i].name))
+            .collect();
+        for &i in removed.iter().rev() {
+            self.give_back(i);
+            let m = self.members.remove(i);
+            tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
+                sys.remove_port(p, t);
+            }
+        }
+        let mut next_port = self
+            .members
+            .iter()
+            .filter_map(|m| m.port.and_then(|p| self.lacp.as_ref()?.port_status(p)))
+            .map(|p| p.actor.port)
+            .max()
+            .unwrap_or(0);
+        for name in &new.members {
+            if self.members.iter().any(|m| &m.name == name) {
+                continue;
+            }
+            tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
+            let downdelay = self.s.member_downdelay();
+            self.members
+                .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
+            let i = self.members.len() - 1;
+            if let Err(e) = self.try_take(i) {
+                tracing::error!(bond = %self.s.name, error = %e, "member cannot be used");
+            }
+            if let Some(sys) = self.lacp.as_mut() {
+                next_port += 1;
+                let pc = self
+                    .s
+                    .lacp
+                    .port_config(name, next_port, self.members[i].mac);
+                self.members[i].port = Some(sys.add_port(pc, t));
+            }
+        }
+        self.s.members = new.members;
+        if let Some(cfg) = self.s.arp.clone() {
+            self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now_ns(self.epoch)));
+        }
+        if let Ok(links) = CarrierWatcher::dump() {
+            for l in links {
+                self.link_event(&l);
+            }
+        }
+        if let Err(e) = self.restart_engine() {
+            tracing::error!("{e}");
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// One iteration of the control loop, waiting at most `max_wait`.
+    pub fn step(&mut self, max_wait: Duration) {
+        let now = now_ns(self.epoch);
+        let mut wait = max_wait;
+        let mut deadline = |d: Option<u64>| {
+            if let Some(d) = d {
+                wait = wait.min(Duration::from_nanos(d.saturating_sub(now)));
+            }
+        };
+        if let Some(sys) = &self.lacp {
+            deadline(sys.poll_timeout().map(|t| t.as_nanos()));
+        }
+        for m in &self.members {
+            deadline(m.carrier.deadline());
+        }
+        if let Some(a) = &self.arp {
+            deadline(Some(a.poll_timeout()));
+        }
+        if !self.s.miimon.is_zero() {
+            deadline(Some(self.next_miimon));
+        }
+        let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
+        if self.carrier.wait(ms) {
+            self.seen_ns = lagkit_dataplane::monotonic_now_ns();
+            if let Ok(events) = self.carrier.recv(Duration::ZERO) {
+                for e in events {
+                    self.link_event(&e);
+                }
+            }
+            self.seen_ns = 0;
+        }
+        self.handle_slow();
+        self.handle_timers();
+        self.rebalance();
+        self.drain_lacp();
+        if self.dirty {
+            self.publish();
+        }
+        self.serve_requests();
+        self.notify_clients();
+        self.send_gratuitous();
+        self.update_metrics();
+    }
+
+    /// Stops forwarding, gives every member back as it was, removes the TAP
+    /// (when the last descriptor closes), the control socket and the run
+    /// directory. Dropping a bond does the same.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+
+    fn close(&mut self) {
+        let Some(run) = self.run.take() else {
+            return;
+        };
+        self.metrics = None;
+        self.control = None;
+        if let Some(e) = self.engine.take() {
+            let _ = e.stop();
+        }
+        // Detach the programs, then delete the veth logical interface.
+        self.kernel = None;
+        self.upper.remove();
+        for m in &mut self.members {
+            m.isolation = None;
+            if let Some(s) = m.saved.take() {
+                member::restore(&m.name, &s);
+            }
+        }
+        run.release();
+        tracing::info!(bond = %self.s.name, "bond down; members restored");
+    }
+}
+
+impl Drop for Bond {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
