@@ -6,7 +6,7 @@
 //!      [--mode 802.3ad|active-backup|balance-xor] [--flaps N] [--flows F]
 //! ```
 //! (build with `cargo build --release -p lagkit-bond --example failover`;
-//! `scripts/bench-failover.sh` builds and runs it).
+//! `scripts/bench-failover.sh` builds and runs it per engine and mode).
 //!
 //! Two network namespaces joined by two veth links, a lagkit bond on each
 //! side (started in this process, as the integration tests do), F TCP flows

@@ -94,6 +94,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.num_grat_arp = c.num_grat_arp;
     s.fail_over_mac = c.fail_over_mac;
     s.packets_per_slave = u32::from(c.packets_per_slave);
+    s.lp_interval = Duration::from_secs(c.lp_interval.max(1).into());
     s.control_socket = c
         .control_socket
         .clone()

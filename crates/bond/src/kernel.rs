@@ -243,27 +243,47 @@ impl KernelPath {
         members: &[Option<&str>],
         faults: &[(usize, f64)],
     ) -> Result<KernelPath, lagkit_bpf::Error> {
+        let mut k = KernelPath::load(logical)?;
+        k.attach_members(members, faults)?;
+        Ok(k)
+    }
+
+    /// Loads the programs and attaches egress to `logical` only (what the
+    /// engine choice tries; [`KernelPath::attach_members`] completes it).
+    pub fn load(logical: &str) -> Result<KernelPath, lagkit_bpf::Error> {
         let mut dp = Datapath::load()?;
         let logical = dp.attach_egress(logical)?;
+        Ok(KernelPath {
+            dp,
+            logical,
+            ifindex: Vec::new(),
+            faults: false,
+            clients: BTreeMap::new(),
+        })
+    }
+
+    /// Attaches ingress to each present member of a path that has none yet
+    /// (see [`KernelPath::start`]).
+    pub fn attach_members(
+        &mut self,
+        members: &[Option<&str>],
+        faults: &[(usize, f64)],
+    ) -> Result<(), lagkit_bpf::Error> {
         let mut ifindex = Vec::with_capacity(members.len());
         for m in members {
             ifindex.push(match m {
-                Some(name) => Some(dp.attach_ingress(name)?),
+                Some(name) => Some(self.dp.attach_ingress(name)?),
                 None => None,
             });
         }
         for &(m, p) in faults {
             if let Some(Some(i)) = ifindex.get(m) {
-                dp.set_fault_loss(*i, p)?;
+                self.dp.set_fault_loss(*i, p)?;
             }
         }
-        Ok(KernelPath {
-            dp,
-            logical,
-            ifindex,
-            faults: !faults.is_empty(),
-            clients: BTreeMap::new(),
-        })
+        self.ifindex = ifindex;
+        self.faults = !faults.is_empty();
+        Ok(())
     }
 
     /// Publishes `plan` (atomically as the programs see it); for

@@ -98,6 +98,8 @@ pub struct Settings {
     pub fail_over_mac: FailOverMac,
     /// Round-robin: frames per member before moving on.
     pub packets_per_slave: u32,
+    /// balance-tlb/alb: time between learning frames (Linux `lp_interval`).
+    pub lp_interval: Duration,
     /// Control socket path.
     pub control_socket: PathBuf,
     /// Prometheus metrics on 127.0.0.1:PORT.
@@ -143,6 +145,7 @@ impl Settings {
             num_grat_arp: 1,
             fail_over_mac: FailOverMac::None,
             packets_per_slave: 1,
+            lp_interval: Duration::from_secs(1),
             control_socket: PathBuf::from(format!("/run/lagkit/{name}.sock")),
             metrics_port: None,
             adaptive_interval: Duration::from_secs(1),

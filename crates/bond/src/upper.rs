@@ -22,6 +22,10 @@ pub enum Upper {
     /// The BPF engine's veth end (`None` once removed at shutdown), its
     /// link handle, and the idle device the control threads read.
     Logical {
+        /// The programs loaded and attached to it when the engine was
+        /// chosen, for the first start to complete (loading twice would
+        /// add a quarter of a second to every start).
+        probe: Option<KernelPath>,
         /// The veth pair, deleted on drop.
         logical: Option<Logical>,
         /// The interface, for MAC, MTU and up/down.
@@ -86,14 +90,15 @@ impl Upper {
     }
 
     /// The veth end, proven able to carry the programs: they load and
-    /// attach to it (then detach; the bond attaches its own).
+    /// attach to it, and are kept for the bond's first start.
     fn logical(name: &str) -> Result<Upper, String> {
-        let logical = kernel::create_logical(name).map_err(|e| e.to_string())?;
         // Dropped on error, which deletes the pair again.
-        KernelPath::start(name, &[], &[]).map_err(|e| e.to_string())?;
+        let logical = kernel::create_logical(name).map_err(|e| e.to_string())?;
+        let probe = KernelPath::load(name).map_err(|e| e.to_string())?;
         let link = Link::open(name).map_err(|e| e.to_string())?;
         let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
         Ok(Upper::Logical {
+            probe: Some(probe),
             logical: Some(logical),
             link,
             idle: (Arc::new(a), b),
@@ -116,6 +121,14 @@ impl Upper {
         }
     }
 
+    /// The programs the engine choice loaded, the first time it is asked.
+    pub fn take_probe(&mut self) -> Option<KernelPath> {
+        match self {
+            Upper::Logical { probe, .. } => probe.take(),
+            Upper::Tap(_) => None,
+        }
+    }
+
     /// Whether the kernel moves the data frames (the BPF engine).
     pub fn is_kernel(&self) -> bool {
         matches!(self, Upper::Logical { .. })
@@ -124,7 +137,8 @@ impl Upper {
     /// Removes a veth logical interface now (at shutdown, before the run
     /// directory is released); a TAP goes when its last descriptor closes.
     pub fn remove(&mut self) {
-        if let Upper::Logical { logical, .. } = self {
+        if let Upper::Logical { logical, probe, .. } = self {
+            *probe = None;
             *logical = None;
         }
     }

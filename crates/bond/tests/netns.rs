@@ -536,6 +536,8 @@ fn adaptive_moves_buckets_off_an_overloaded_member() {
 struct Switched {
     a: Running,
     ns_a: String,
+    /// The namespace of the Linux bridge `br0` (ports s1..s4).
+    ns_s: String,
     clients: Vec<String>,
     lab: Lab,
 }
@@ -559,6 +561,7 @@ fn switched(test: &str, mode: BondMode) -> Option<Switched> {
     Some(Switched {
         a,
         ns_a,
+        ns_s,
         clients,
         lab,
     })
@@ -603,6 +606,42 @@ fn balance_tlb_transmits_on_every_member_and_receives_on_the_active_one() {
     let Some(sw) = switched("tlb", BondMode::BalanceTlb) else {
         return;
     };
+    // Learning frames teach the switch the bond's MAC on the active
+    // member's port (s1), and keep it there while the bond is quiet: the
+    // bridge forgets a MAC after 1.5 s here, the bond re-teaches every 1 s.
+    let mac = sw.a.status().mac;
+    sw.lab.sh(&[
+        "ip",
+        "-n",
+        &sw.ns_s,
+        "link",
+        "set",
+        "br0",
+        "type",
+        "bridge",
+        "ageing_time",
+        "150",
+    ]);
+    let learned = || {
+        let fdb = sw
+            .lab
+            .sh(&["bridge", "-n", &sw.ns_s, "fdb", "show", "br", "br0"]);
+        fdb.lines()
+            .any(|l| l.starts_with(&mac) && l.contains("dev s1 "))
+    };
+    wait_until(
+        "the switch learns the bond's MAC on s1",
+        Duration::from_secs(5),
+        learned,
+    );
+    let quiet = std::time::Instant::now() + Duration::from_secs(4);
+    while std::time::Instant::now() < quiet {
+        assert!(
+            learned(),
+            "the bond's MAC stays learned on s1 while the bond is quiet"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let before_tx = tx_bytes(&sw.a);
     let before_rx = rx_bytes(&sw.a);
     // Server on each client; the bond's host sends. Choose flows the hash

@@ -34,10 +34,11 @@ impl Bond {
                 .iter()
                 .filter_map(|(n, p)| Some((self.members.iter().position(|m| &m.name == n)?, *p)))
                 .collect();
-            Some(
-                KernelPath::start(&self.s.name, &names, &faults)
-                    .map_err(|e| engine_err(e.to_string()))?,
-            )
+            let path = match self.upper.take_probe() {
+                Some(mut k) => k.attach_members(&names, &faults).map(|()| k),
+                None => KernelPath::start(&self.s.name, &names, &faults),
+            };
+            Some(path.map_err(|e| engine_err(e.to_string()))?)
         } else {
             None
         };
@@ -170,6 +171,7 @@ impl Bond {
             if after.is_some() && before.is_some() {
                 self.grat_pending = self.s.num_grat_arp;
             }
+            self.next_learning = 0;
         }
         tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         if let Some(k) = self.kernel.as_mut() {

@@ -192,6 +192,29 @@ impl Bond {
         }
     }
 
+    /// balance-tlb/alb: a learning frame (source and destination the
+    /// bond's MAC, EtherType 0x9000, as Linux's learning packets) on the
+    /// active member every `lp_interval`, and at once when the active
+    /// member changes. The other members transmit with their own MACs, so
+    /// without it a switch may never learn, or may forget, where the bond's
+    /// MAC is: it then floods frames for it to every member, and each
+    /// member passes its copy up.
+    pub(super) fn send_learning(&mut self) {
+        if !self.s.mode.is_tlb() {
+            return;
+        }
+        let now = now_ns(self.epoch);
+        let Some(a) = self.plan.active.filter(|_| now >= self.next_learning) else {
+            return;
+        };
+        self.next_learning = now + self.s.lp_interval.as_nanos() as u64;
+        let mut frame = [0u8; 60];
+        frame[0..6].copy_from_slice(&self.mac.0);
+        frame[6..12].copy_from_slice(&self.mac.0);
+        frame[12..14].copy_from_slice(&[0x90, 0x00]);
+        self.send_on(a, &frame);
+    }
+
     pub(super) fn send_gratuitous(&mut self) {
         if self.grat_pending == 0 {
             return;

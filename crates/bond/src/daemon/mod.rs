@@ -209,6 +209,8 @@ pub struct Bond {
     next_miimon: u64,
     ipv4: Vec<Ipv4Addr>,
     grat_pending: u8,
+    /// balance-tlb/alb: when the next learning frame is due (0: at once).
+    next_learning: u64,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes whose plan is not published yet: (member, up, seen).
@@ -350,6 +352,7 @@ impl Bond {
             next_miimon: 0,
             ipv4: Vec::new(),
             grat_pending: 0,
+            next_learning: 0,
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
@@ -558,6 +561,9 @@ impl Bond {
         if !self.s.miimon.is_zero() {
             deadline(Some(self.next_miimon));
         }
+        if self.s.mode.is_tlb() {
+            deadline(Some(self.next_learning));
+        }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
             self.seen_ns = lagkit_dataplane::monotonic_now_ns();
@@ -577,6 +583,7 @@ impl Bond {
         }
         self.serve_requests();
         self.notify_clients();
+        self.send_learning();
         self.send_gratuitous();
         self.update_metrics();
     }
