@@ -25,7 +25,7 @@ pub enum Upper {
         /// The programs loaded and attached to it when the engine was
         /// chosen, for the first start to complete (loading twice would
         /// add a quarter of a second to every start).
-        probe: Option<KernelPath>,
+        probe: Option<Box<KernelPath>>,
         /// The veth pair, deleted on drop.
         logical: Option<Logical>,
         /// The interface, for MAC, MTU and up/down.
@@ -98,7 +98,7 @@ impl Upper {
         let link = Link::open(name).map_err(|e| e.to_string())?;
         let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
         Ok(Upper::Logical {
-            probe: Some(probe),
+            probe: Some(Box::new(probe)),
             logical: Some(logical),
             link,
             idle: (Arc::new(a), b),
@@ -124,7 +124,7 @@ impl Upper {
     /// The programs the engine choice loaded, the first time it is asked.
     pub fn take_probe(&mut self) -> Option<KernelPath> {
         match self {
-            Upper::Logical { probe, .. } => probe.take(),
+            Upper::Logical { probe, .. } => probe.take().map(|k| *k),
             Upper::Tap(_) => None,
         }
     }
