@@ -171,9 +171,9 @@ fn two_hosts_on_access_ports_ping_and_tcp_arrive_once_and_the_table_learns() {
     assert_eq!(c2["rx_frames"], c1["tx_frames"], "{c1} {c2}");
 }
 
-fn bond_config(dir: &Path, side: &str, addr: &str) -> PathBuf {
+fn bond_config(dir: &Path, side: &str, mode: &str, addr: &str) -> PathBuf {
     let text = format!(
-        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\naddress = [\"{addr}\"]\n"
+        "name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\naddress = [\"{addr}\"]\n"
     );
     write(dir, &format!("{side}.toml"), &text)
 }
@@ -219,8 +219,8 @@ fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
         &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=b1", "Gi1/4=b2"],
     );
     let (ca, cb) = (
-        bond_config(&dir.0, "a", "10.0.2.1/24"),
-        bond_config(&dir.0, "b", "10.0.2.2/24"),
+        bond_config(&dir.0, "a", "802.3ad", "10.0.2.1/24"),
+        bond_config(&dir.0, "b", "802.3ad", "10.0.2.2/24"),
     );
     let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
     let _bb = start(&b, &["up", cb.to_str().unwrap()], &dir.0.join("b.log"));
@@ -276,6 +276,62 @@ fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
             .is_some_and(|m| m.starts_with("GigabitEthernet1/")),
         "{t}"
     );
+}
+
+/// Each member's flag in `show etherchannel summary` of `channel`.
+fn flags(sw: &str, channel: u64) -> Vec<String> {
+    let s = show(sw, &["etherchannel", "summary"]).unwrap_or(Value::Null);
+    let c = s["channels"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["channel"] == channel).cloned())
+        .unwrap_or(Value::Null);
+    c["members"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|x| x["flag"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
+    let Some(mut lab) = Lab::new("switch_on") else {
+        return;
+    };
+    let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    lab.veth(&h, "eth0", &sw, "h0");
+    switch_ports(&lab, &sw, &["a1", "a2", "h0"], None);
+    lab.host(&h, "eth0", "10.0.4.2/24");
+    let dir = TmpDir(tmpdir("on"));
+    let config = "port-channel load-balance src-dst-mixed-ip-port\ninterface range gi1/1 - 2\n channel-group 5 mode on\ninterface gi1/3\n";
+    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
+    let ca = bond_config(&dir.0, "a", "balance-xor", "10.0.4.1/24");
+    let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+    wait_until("both members bundled (P)", Duration::from_secs(20), || {
+        flags(&sw, 5) == ["P", "P"]
+    });
+    for t in tcp_flows(&h, "10.0.4.2:7300", &a, 6, 4 << 20)
+        .into_iter()
+        .chain(tcp_flows(&a, "10.0.4.1:7400", &h, 6, 4 << 20))
+    {
+        assert_eq!(t.received, t.sent, "every byte arrived");
+        assert_eq!(t.recv_hash, t.sent_hash, "and in order");
+    }
+    for port in ["GigabitEthernet1/1", "GigabitEthernet1/2"] {
+        let c = port_counters(&sw, port);
+        assert!(c["tx_bytes"].as_u64().unwrap() > 1 << 20, "{port}: {c}");
+    }
+    // No protocol: the switch's end losing carrier is what unbundles.
+    lab.sh(&["ip", "-n", &sw, "link", "set", "a2", "down"]);
+    wait_until("Gi1/2 down (D)", Duration::from_secs(10), || {
+        flags(&sw, 5) == ["P", "D"]
+    });
+    let t = tcp_transfer(&h, "10.0.4.2:7500", &a, 4 << 20);
+    assert_eq!((t.received, t.recv_hash), (t.sent, t.sent_hash));
 }
 
 #[test]
