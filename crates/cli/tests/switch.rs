@@ -276,6 +276,18 @@ fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
             .is_some_and(|m| m.starts_with("GigabitEthernet1/")),
         "{t}"
     );
+    // The README's example: (40001 ^ 80) & 7 = 1, bucket 1 of 2 members.
+    let words =
+        "test etherchannel load-balance interface port-channel 1 port 10.0.0.1:40001 10.0.0.2:80";
+    let out = Command::new("ip")
+        .args(["netns", "exec", &sw, BIN, "switch"])
+        .args(words.split(' '))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Would select Gi1/2 of Po1 (bucket 1 of 8 by src-dst-port)\n"
+    );
 }
 
 /// Each member's flag in `show etherchannel summary` of `channel`.
