@@ -16,9 +16,10 @@ pub struct Args {
     #[command(subcommand)]
     what: Option<Sub>,
     /// The switch's configuration: the Cisco IOS subset the seeds print
-    /// (hostname, interface [range], channel-group N mode on|active|passive|
-    /// desirable|auto, interface port-channel, mtu, switchport access vlan,
-    /// switchport mode trunk, port-channel load-balance, shutdown).
+    /// (hostname, interface [range], channel-group N mode
+    /// on|active|passive|desirable|auto (PAgP's modes are read, not yet
+    /// run), lacp rate fast, interface port-channel, mtu, switchport access
+    /// vlan, switchport mode trunk, port-channel load-balance, shutdown).
     #[arg(required = true)]
     config: Option<PathBuf>,
     /// A port: the interface as the configuration names it and the Linux
