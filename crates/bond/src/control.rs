@@ -1,6 +1,7 @@
-//! The control socket (`lagkit status`, `stats`, `flow`), served on a
-//! thread of its own so that no client can delay the control thread that
-//! runs LACP and the link watchers.
+//! The control socket (`lagkit status`, `stats`, `flow`; the switch's
+//! `lagkit switch show` too: the server is generic over the request and
+//! answer types), served on a thread of its own so that no client can
+//! delay the control thread that runs LACP and the link watchers.
 //!
 //! The protocol is one JSON request per line and one JSON response per
 //! line, then the connection closes. Every client is non-blocking with its
@@ -14,6 +15,8 @@
 
 use crate::protocol::{Request, Response};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -33,17 +36,30 @@ pub const MAX_REQUEST: usize = 64 * 1024;
 /// Requests waiting for the control thread.
 const QUEUE: usize = 64;
 
-/// A request waiting for the bond's answer.
-#[derive(Debug)]
-pub struct Pending {
-    /// What the client asked.
-    pub req: Request,
-    reply: SyncSender<Response>,
+/// An answer the server can also make itself, to say it is busy or the
+/// request was malformed.
+pub trait Answer: Serialize + Send + 'static {
+    /// An error answer saying `why`.
+    fn error(why: String) -> Self;
 }
 
-impl Pending {
+impl Answer for Response {
+    fn error(why: String) -> Response {
+        Response::Error(why)
+    }
+}
+
+/// A request waiting for the daemon's answer.
+#[derive(Debug)]
+pub struct Pending<Q = Request, R = Response> {
+    /// What the client asked.
+    pub req: Q,
+    reply: SyncSender<R>,
+}
+
+impl<Q, R> Pending<Q, R> {
     /// Answers it (the client may have gone; that is not an error).
-    pub fn answer(self, r: Response) {
+    pub fn answer(self, r: R) {
         let _ = self.reply.try_send(r);
     }
 }
@@ -69,11 +85,11 @@ pub struct ControlServer {
     pub counters: Arc<ControlCounters>,
 }
 
-struct Client {
+struct Client<R> {
     stream: UnixStream,
     input: Vec<u8>,
     output: Vec<u8>,
-    waiting: Option<Receiver<Response>>,
+    waiting: Option<Receiver<R>>,
     answered: bool,
     deadline: Instant,
 }
@@ -81,11 +97,15 @@ struct Client {
 impl ControlServer {
     /// Serves `listener` (bound at `path`) on a new thread; complete
     /// requests come out of the returned receiver.
-    pub fn start(
+    pub fn start<Q, R>(
         listener: UnixListener,
         path: PathBuf,
         bond: &str,
-    ) -> std::io::Result<(ControlServer, Receiver<Pending>)> {
+    ) -> std::io::Result<(ControlServer, Receiver<Pending<Q, R>>)>
+    where
+        Q: DeserializeOwned + Send + 'static,
+        R: Answer,
+    {
         listener.set_nonblocking(true)?;
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
@@ -116,19 +136,19 @@ impl Drop for ControlServer {
     }
 }
 
-fn line(r: &Response) -> Vec<u8> {
+fn line<R: Answer>(r: &R) -> Vec<u8> {
     let mut v = serde_json::to_vec(r).unwrap_or_else(|_| b"{\"error\":\"unencodable\"}".to_vec());
     v.push(b'\n');
     v
 }
 
-fn serve(
+fn serve<Q: DeserializeOwned, R: Answer>(
     listener: UnixListener,
-    to_bond: SyncSender<Pending>,
+    to_bond: SyncSender<Pending<Q, R>>,
     stop: &AtomicBool,
     counters: &ControlCounters,
 ) {
-    let mut clients: Vec<Client> = Vec::new();
+    let mut clients: Vec<Client<R>> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let waiting = clients.iter().any(|c| c.waiting.is_some());
         // Waiting for the bond's answer: look again soon; otherwise sleep
@@ -168,7 +188,7 @@ fn serve(
                     }
                     Err(TryRecvError::Empty) => {}
                     Err(TryRecvError::Disconnected) => {
-                        c.output = line(&Response::Error("the bond is stopping".into()));
+                        c.output = line(&R::error("the daemon is stopping".into()));
                         c.waiting = None;
                         c.answered = true;
                     }
@@ -192,7 +212,7 @@ fn serve(
                         }
                         if clients.len() >= MAX_CLIENTS {
                             counters.refused.fetch_add(1, Ordering::Relaxed);
-                            let msg = Response::Error(format!(
+                            let msg = R::error(format!(
                                 "busy: {MAX_CLIENTS} control clients are connected; try again"
                             ));
                             let _ = (&stream).write(&line(&msg));
@@ -217,7 +237,7 @@ fn serve(
 
 /// Reads what a client sent, hands a complete request to the bond, and
 /// writes what is pending.
-fn pump(c: &mut Client, to_bond: &SyncSender<Pending>) {
+fn pump<Q: DeserializeOwned, R: Answer>(c: &mut Client<R>, to_bond: &SyncSender<Pending<Q, R>>) {
     if !c.output.is_empty() {
         flush(c);
     }
@@ -247,7 +267,7 @@ fn pump(c: &mut Client, to_bond: &SyncSender<Pending>) {
     }
     let Some(end) = c.input.iter().position(|&b| b == b'\n') else {
         if c.input.len() > MAX_REQUEST {
-            c.output = line(&Response::Error(format!(
+            c.output = line(&R::error(format!(
                 "request longer than {MAX_REQUEST} bytes"
             )));
             c.answered = true;
@@ -256,30 +276,30 @@ fn pump(c: &mut Client, to_bond: &SyncSender<Pending>) {
         return;
     };
     let text = String::from_utf8_lossy(&c.input[..end]).into_owned();
-    let answer = |c: &mut Client, r: Response| {
+    let answer = |c: &mut Client<R>, r: R| {
         c.output = line(&r);
         c.answered = true;
         flush(c);
     };
-    match serde_json::from_str::<Request>(text.trim()) {
-        Err(e) => answer(c, Response::Error(format!("bad request: {e}"))),
+    match serde_json::from_str::<Q>(text.trim()) {
+        Err(e) => answer(c, R::error(format!("bad request: {e}"))),
         Ok(req) => {
             let (tx, rx) = mpsc::sync_channel(1);
             match to_bond.try_send(Pending { req, reply: tx }) {
                 Ok(()) => c.waiting = Some(rx),
                 Err(TrySendError::Full(_)) => answer(
                     c,
-                    Response::Error("busy: too many requests queued; try again".into()),
+                    R::error("busy: too many requests queued; try again".into()),
                 ),
                 Err(TrySendError::Disconnected(_)) => {
-                    answer(c, Response::Error("the bond is stopping".into()))
+                    answer(c, R::error("the daemon is stopping".into()))
                 }
             }
         }
     }
 }
 
-fn flush(c: &mut Client) {
+fn flush<R>(c: &mut Client<R>) {
     while !c.output.is_empty() {
         match c.stream.write(&c.output) {
             Ok(0) => break,

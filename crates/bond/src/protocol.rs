@@ -87,16 +87,28 @@ pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
 
 /// Sends one request to a bond's control socket and returns the response.
 pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
+    exchange(path, req, "bond", "lagkit up")
+}
+
+/// Sends one request of any control protocol to the socket at `path` and
+/// reads one answer; `who` names the daemon ("bond", "switch") and
+/// `starter` the command that runs it, for the errors a user sees.
+pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    req: &Q,
+    who: &str,
+    starter: &str,
+) -> Result<R, String> {
     let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
         ErrorKind::PermissionDenied => format!(
-            "permission denied on the bond's control socket {}: it is root's (mode 0600); run this as root",
+            "permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root",
             path.display()
         ),
         ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
-            "no bond answers on {}: is `lagkit up` running in this network namespace?",
+            "no {who} answers on {}: is `{starter}` running in this network namespace?",
             path.display()
         ),
-        _ => format!("cannot reach the bond's control socket {}: {e}", path.display()),
+        _ => format!("cannot reach the {who}'s control socket {}: {e}", path.display()),
     })?;
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))

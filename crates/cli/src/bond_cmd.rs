@@ -230,6 +230,20 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The control sockets in `dir` (`*.sock`), sorted.
+pub fn sockets_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// The sockets to ask: one bond's, or every bond's in this namespace.
 fn sockets(bond: Option<&str>, socket: Option<&PathBuf>) -> Result<Vec<PathBuf>, Failure> {
     if let Some(s) = socket {
@@ -240,15 +254,7 @@ fn sockets(bond: Option<&str>, socket: Option<&PathBuf>) -> Result<Vec<PathBuf>,
         return Ok(vec![control_socket_in(ns, b)]);
     }
     let dir = netns_dir(ns);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "sock"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
+    let v = sockets_in(&dir);
     if v.is_empty() {
         return Err(Failure::Runtime(format!(
             "no lagkit bond runs in this network namespace (nothing in {}); start one with `lagkit up CONFIG`",

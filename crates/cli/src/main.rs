@@ -9,6 +9,7 @@ mod plan_cmd;
 mod sim_lacp;
 mod sim_pagp;
 mod sim_run;
+mod switch_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -53,6 +54,10 @@ enum Command {
     /// Read both ends' configurations (lagkit bond, /proc/net/bonding,
     /// Cisco IOS) and flag what does not match, before it costs throughput.
     Check(check_cmd::Args),
+    /// lagkit's own switch (Cisco IOS configuration, port-channels with LACP
+    /// or `on`), in the foreground; `switch show ...` and `switch test ...`
+    /// ask a running one as a Catalyst would answer.
+    Switch(switch_cmd::Args),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -73,6 +78,7 @@ fn main() -> ExitCode {
     // The daemon logs every state change; one-shot commands only warnings.
     let default_level = match cli.command {
         Command::Up(_) | Command::Load(_) => "info",
+        Command::Switch(ref a) if a.is_daemon() => "info",
         _ => "warn",
     };
     use std::io::IsTerminal;
@@ -101,6 +107,7 @@ fn main() -> ExitCode {
         Command::Load(a) => load_cmd::run(a),
         Command::Demo(a) => lab_cmd::demo(a),
         Command::Plan(a) => plan_cmd::run(a),
+        Command::Switch(a) => switch_cmd::run(a),
         // Its exit status tells the worst finding (0, 1, 3), not just success.
         Command::Check(a) => return check_cmd::run(a),
     };

@@ -14,13 +14,16 @@
 //!
 //! Run: `cargo test -p lagkit --test ovs` (add `-- --nocapture` for timings).
 
+mod common;
+
+use common::{Daemon, TmpDir};
 use lagkit_bond::status::BondStatus;
 use lagkit_lab::ovs::{self as lab_ovs, OvsLacp, OvsMember};
 use lagkit_lab::sys::{run, tool};
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
@@ -154,34 +157,6 @@ fn member<'a>(o: &'a OvsLacp, m: &str) -> &'a OvsMember {
 const OVS_MEMBERS: [&str; 2] = [LINKS[0].1, LINKS[1].1];
 
 // ----------------------------------------------------------------- lagkit --
-
-/// A running `lagkit up`; SIGTERM and reaped on drop (also on failure).
-struct Daemon(Child);
-
-impl Daemon {
-    fn stop(&mut self) -> std::process::ExitStatus {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        self.0.wait().expect("wait")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.stop();
-        }
-    }
-}
-
-/// A scratch directory removed on drop.
-struct TmpDir(PathBuf);
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn status(ns: &str) -> Option<BondStatus> {
     let out = Command::new("ip")

@@ -380,6 +380,21 @@ impl Bridge {
     /// Decides what happens to `frame`, received on `ingress` at `now`
     /// (nanoseconds, the caller's monotonic clock), and counts it.
     pub fn receive(&mut self, ingress: PortId, frame: &[u8], now: u64) -> Verdict {
+        self.receive_segmented(ingress, frame, None, now)
+    }
+
+    /// As [`Bridge::receive`], for a frame that leaves as segments (a GSO
+    /// frame from a packet socket): `segment` is the payload (IP packet)
+    /// length of its largest segment on the wire, which is what the MTU
+    /// judges, not the whole frame's length. `None`: the frame is what the
+    /// wire carries.
+    pub fn receive_segmented(
+        &mut self,
+        ingress: PortId,
+        frame: &[u8],
+        segment: Option<usize>,
+        now: u64,
+    ) -> Verdict {
         let Some(port) = self.ports.get_mut(ingress.0) else {
             return Verdict::Drop(DropReason::NoPath);
         };
@@ -388,9 +403,12 @@ impl Bridge {
         if !port.cfg.enabled {
             return self.drop(ingress, DropReason::Disabled);
         }
-        let Some(h) = headers(frame) else {
+        let Some(mut h) = headers(frame) else {
             return self.drop(ingress, DropReason::Runt);
         };
+        if let Some(seg) = segment {
+            h.payload = seg;
+        }
         if h.dst == SLOW_PROTOCOLS || h.dst == CISCO_MULTICAST {
             self.ports[ingress.0].counters.control += 1;
             return Verdict::Control;
@@ -717,6 +735,21 @@ mod tests {
             ports(&b.receive(PortId(0), &frame(BCAST, mac(1), None, 1500, 1), 0)).len(),
             4
         );
+    }
+
+    #[test]
+    fn a_gso_frame_is_judged_by_its_segments_not_its_length() {
+        let mut b = four();
+        let big = frame(BCAST, mac(1), None, 30_000, 1);
+        // 30 000 bytes whole, 1500-byte segments on the wire: forwarded.
+        let v = b.receive_segmented(PortId(0), &big, Some(1500), 0);
+        assert_eq!(ports(&v), [1, 2, 3]);
+        // Its segments would be 1501 bytes: a giant.
+        assert_eq!(
+            b.receive_segmented(PortId(0), &big, Some(1501), 1),
+            Verdict::Drop(DropReason::Giant)
+        );
+        assert_eq!(b.counters(PortId(0)).unwrap().dropped(DropReason::Giant), 1);
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub enum MemberFlag {
 }
 
 impl MemberFlag {
-    fn letter(self) -> char {
+    /// The flag's letter in `show etherchannel summary`.
+    pub fn letter(self) -> char {
         match self {
             MemberFlag::Bundled => 'P',
             MemberFlag::Suspended => 's',

@@ -24,3 +24,33 @@ pub fn lagkit(sub: &str, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// A daemon a test started (`lagkit up`, `lagkit switch`); SIGTERM and
+/// reaped on drop, also when the test fails.
+pub struct Daemon(pub std::process::Child);
+
+impl Daemon {
+    /// SIGTERM, then its exit status.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        // SAFETY: signalling a process this test started.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        self.0.wait().expect("wait")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// A scratch directory removed on drop.
+pub struct TmpDir(pub std::path::PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,314 @@
+//! `lagkit switch CONFIG --port NAME=DEVICE ...`: lagkit's own switch in
+//! the foreground; `lagkit switch show ...` and `lagkit switch test ...`:
+//! Cisco's show and test commands against a running one.
+
+use crate::bond_cmd::Failure;
+use lagkit_switchd::protocol::{request, socket_dir, socket_path, Request, Response};
+use lagkit_switchd::{Options, Switch, SwitchError};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Options of `lagkit switch`.
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    what: Option<Sub>,
+    /// The switch's configuration: the Cisco IOS subset the seeds print
+    /// (hostname, interface [range], channel-group N mode
+    /// on|active|passive|desirable|auto (PAgP's modes are read, not yet
+    /// run), lacp rate fast, interface port-channel, mtu, switchport access
+    /// vlan, switchport mode trunk, port-channel load-balance, shutdown).
+    #[arg(required = true)]
+    config: Option<PathBuf>,
+    /// A port: the interface as the configuration names it and the Linux
+    /// device that carries it, e.g. Gi8/4=veth4 (repeatable; port order is
+    /// the order given).
+    #[arg(long = "port", value_name = "NAME=DEVICE", value_parser = parse_port)]
+    ports: Vec<(String, String)>,
+    /// Only read the configuration, print what would run, and exit.
+    #[arg(long)]
+    check: bool,
+    /// The control socket (default: /run/lagkit/<netns>/switch/<hostname>.sock).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// `show etherchannel summary | etherchannel load-balance | mac
+    /// address-table | interfaces counters`.
+    Show(Query),
+    /// `test etherchannel load-balance interface port-channel N ip|mac|port
+    /// SRC DST`: which member a flow takes, and why.
+    Test(Query),
+}
+
+#[derive(clap::Args, Debug)]
+struct Query {
+    /// The command's words, as on a Catalyst.
+    #[arg(required = true, num_args = 1..)]
+    words: Vec<String>,
+    /// Print JSON instead of Cisco's text.
+    #[arg(long)]
+    json: bool,
+    /// The switch (its hostname); default: the only one running in this
+    /// network namespace.
+    #[arg(long)]
+    name: Option<String>,
+    /// The control socket.
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+fn parse_port(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((n, d)) if !n.is_empty() && !d.is_empty() => Ok((n.to_string(), d.to_string())),
+        _ => Err(format!(
+            "'{s}': write NAME=DEVICE, e.g. Gi8/4=veth4 (the interface as the configuration names it, then the Linux device)"
+        )),
+    }
+}
+
+impl Args {
+    /// Whether this runs the daemon (rather than asking one).
+    pub fn is_daemon(&self) -> bool {
+        self.what.is_none()
+    }
+}
+
+/// `lagkit switch ...`.
+pub fn run(a: Args) -> Result<(), Failure> {
+    match a.what {
+        Some(Sub::Show(q)) => show(q),
+        Some(Sub::Test(q)) => test(q),
+        None => daemon(a),
+    }
+}
+
+fn config_error(path: &Path, e: &lagkit_switch::config::ConfigError) -> Failure {
+    let at = if e.line == 0 {
+        format!("{}", path.display())
+    } else {
+        format!("{}:{}", path.display(), e.line)
+    };
+    Failure::Usage(format!("{at}: {}\n  fix: {}", e.why, e.fix))
+}
+
+fn daemon(a: Args) -> Result<(), Failure> {
+    let Some(path) = a.config else {
+        return Err(Failure::Usage(
+            "give the switch's configuration file".into(),
+        ));
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    if a.ports.is_empty() {
+        return Err(Failure::Usage(
+            "no ports: map each interface of the configuration to a device with --port NAME=DEVICE"
+                .into(),
+        ));
+    }
+    let config =
+        lagkit_switch::config::from_ios(&text, &a.ports).map_err(|e| config_error(&path, &e))?;
+    for s in &config.suspended {
+        tracing::warn!("suspended (Cisco flag s): {}", s.why);
+    }
+    if a.check {
+        println!(
+            "switch {}: {} ports, {} port-channels, load-balance {}",
+            Switch::name_of(&config),
+            a.ports.len(),
+            config.channels.len(),
+            config.method
+        );
+        for c in &config.channels {
+            println!(
+                "  Port-channel{}: mode {}, {} members",
+                c.id.0,
+                c.mode,
+                c.members.len()
+            );
+        }
+        for s in &config.suspended {
+            println!("  suspended: {}", s.why);
+        }
+        return Ok(());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    }
+    let mut sw = Switch::start(Options {
+        config,
+        ports: a.ports,
+        socket: a.socket,
+    })
+    .map_err(|e| match e {
+        SwitchError::Config(c) => config_error(&path, &c),
+        other => Failure::Runtime(other.to_string()),
+    })?;
+    sw.run(&stop);
+    Ok(())
+}
+
+/// The socket of the switch a query means.
+fn socket(q: &Query) -> Result<PathBuf, Failure> {
+    if let Some(s) = &q.socket {
+        return Ok(s.clone());
+    }
+    let ns = lagkit_bondcfg::paths::netns_id();
+    if let Some(n) = &q.name {
+        return Ok(socket_path(ns, n));
+    }
+    let dir = socket_dir(ns);
+    let mut v = crate::bond_cmd::sockets_in(&dir);
+    match v.len() {
+        0 => Err(Failure::Runtime(format!(
+            "no lagkit switch runs in this network namespace (nothing in {}); start one with `lagkit switch CONFIG --port NAME=DEVICE ...`",
+            dir.display()
+        ))),
+        1 => Ok(v.remove(0)),
+        _ => {
+            let names: Vec<String> = v
+                .iter()
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect();
+            Err(Failure::Usage(format!(
+                "{} switches run here ({}): choose one with --name",
+                names.len(),
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+fn ask(q: &Query, req: &Request) -> Result<(), Failure> {
+    let path = socket(q)?;
+    match request(&path, req).map_err(Failure::Runtime)? {
+        Response::Error(e) => Err(Failure::Runtime(e)),
+        Response::Show { text, json } => {
+            if q.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json).unwrap_or_default()
+                );
+            } else {
+                print!("{text}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn words(q: &Query) -> Vec<String> {
+    q.words.iter().map(|w| w.to_ascii_lowercase()).collect()
+}
+
+fn show(q: Query) -> Result<(), Failure> {
+    let w = words(&q);
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    let req = match w.as_slice() {
+        ["etherchannel", "summary"] => Request::EtherchannelSummary,
+        ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
+        ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
+        ["interfaces", "counters"] => Request::InterfacesCounters,
+        _ => {
+            return Err(Failure::Usage(format!(
+                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel load-balance`, `mac address-table` and `interfaces counters`",
+                q.words.join(" ")
+            )))
+        }
+    };
+    ask(&q, &req)
+}
+
+/// `etherchannel load-balance interface port-channel N KIND SRC DST`
+/// (`port-channel N`, `port-channelN` or `poN`).
+fn test_request(w: &[&str]) -> Result<Request, String> {
+    let usage =
+        "write: test etherchannel load-balance interface port-channel N ip|mac|port SRC DST";
+    let ["etherchannel", "load-balance", "interface", rest @ ..] = w else {
+        return Err(usage.into());
+    };
+    let (num, rest) = match rest {
+        ["port-channel", n, rest @ ..] => (*n, rest),
+        [pc, rest @ ..] => (
+            pc.strip_prefix("port-channel")
+                .or_else(|| pc.strip_prefix("po"))
+                .unwrap_or(pc),
+            rest,
+        ),
+        [] => return Err(usage.into()),
+    };
+    let channel: u32 = num
+        .parse()
+        .map_err(|_| format!("'{num}' is not a port-channel number; {usage}"))?;
+    let [kind, src, dst] = rest else {
+        return Err(usage.into());
+    };
+    lagkit_switchd::protocol::test_key(kind, src, dst)?;
+    Ok(Request::TestLoadBalance {
+        channel,
+        kind: kind.to_string(),
+        src: src.to_string(),
+        dst: dst.to_string(),
+    })
+}
+
+fn test(q: Query) -> Result<(), Failure> {
+    let w = words(&q);
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    let req = test_request(&w).map_err(Failure::Usage)?;
+    ask(&q, &req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_requests_read_like_ios() {
+        let r = test_request(&[
+            "etherchannel",
+            "load-balance",
+            "interface",
+            "port-channel",
+            "3",
+            "ip",
+            "10.0.0.1",
+            "10.0.0.2",
+        ])
+        .unwrap();
+        assert!(matches!(r, Request::TestLoadBalance { channel: 3, .. }));
+        let r = test_request(&[
+            "etherchannel",
+            "load-balance",
+            "interface",
+            "po12",
+            "port",
+            "10.0.0.1:1",
+            "10.0.0.2:2",
+        ])
+        .unwrap();
+        assert!(matches!(r, Request::TestLoadBalance { channel: 12, .. }));
+        assert!(test_request(&[
+            "etherchannel",
+            "load-balance",
+            "interface",
+            "po1",
+            "ip",
+            "x",
+            "y"
+        ])
+        .is_err());
+        assert!(test_request(&["etherchannel"]).is_err());
+        assert!(parse_port("gi1/1").is_err());
+        assert_eq!(
+            parse_port("Gi8/4=veth4").unwrap(),
+            ("Gi8/4".to_string(), "veth4".to_string())
+        );
+    }
+}

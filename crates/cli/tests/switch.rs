@@ -1,0 +1,420 @@
+//! `lagkit switch` as a user runs it: the binary in a namespace of its
+//! own, its ports veths to hosts (plain, or lagkit bonds in 802.3ad),
+//! asked with `lagkit switch show ... --json`. Root only for the traffic
+//! tests; each skips with a message otherwise. Every namespace, veth and
+//! process is removed on drop, also when a test fails.
+
+mod common;
+
+use common::{Daemon, TmpDir};
+
+use lagkit_testnet::{ping, tcp_flows, tcp_transfer, wait_until, Lab};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
+
+/// Starts `lagkit ARGS` in `ns`, its log in `log`.
+fn start(ns: &str, args: &[&str], log: &Path) -> Daemon {
+    let log = std::fs::File::create(log).expect("log file");
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns, BIN])
+        .args(args)
+        .env("LAGKIT_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("lagkit starts");
+    Daemon(child)
+}
+
+/// Starts `lagkit switch` in `ns` with `config` and `ports` (NAME=DEVICE),
+/// and waits until it answers.
+fn start_switch(ns: &str, dir: &Path, config: &str, ports: &[&str]) -> Daemon {
+    let cfg = write(dir, "switch.cfg", config);
+    let mut args = vec!["switch", cfg.to_str().unwrap()];
+    for p in ports {
+        args.extend(["--port", p]);
+    }
+    let d = start(ns, &args, &dir.join("switch.log"));
+    wait_until("the switch answers", Duration::from_secs(10), || {
+        show(ns, &["etherchannel", "load-balance"]).is_some()
+    });
+    d
+}
+
+/// Two hosts (10.0.NET.1 and .2 on their eth0) on the switch's ports p1
+/// and p2 (Gi1/1 and Gi1/2), with MTUs (switch devices, hosts) when given.
+struct TwoHosts {
+    sw: String,
+    h1: String,
+    h2: String,
+    _switch: Daemon,
+    _dir: TmpDir,
+}
+
+fn two_hosts(lab: &mut Lab, net: u8, config: &str, mtu: Option<(u32, u32)>) -> TwoHosts {
+    let (sw, h1, h2) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&h1, "eth0", &sw, "p1");
+    lab.veth(&h2, "eth0", &sw, "p2");
+    switch_ports(lab, &sw, &["p1", "p2"], mtu.map(|m| m.0));
+    for (i, h) in [&h1, &h2].into_iter().enumerate() {
+        if let Some((_, m)) = mtu {
+            lab.sh(&["ip", "-n", h, "link", "set", "eth0", "mtu", &m.to_string()]);
+        }
+        lab.host(h, "eth0", &format!("10.0.{net}.{}/24", i + 1));
+    }
+    let dir = TmpDir(tmpdir(&format!("two-{net}")));
+    let d = start_switch(&sw, &dir.0, config, &["Gi1/1=p1", "GigabitEthernet1/2=p2"]);
+    TwoHosts {
+        sw,
+        h1,
+        h2,
+        _switch: d,
+        _dir: dir,
+    }
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lkt-switch-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `lagkit switch show WORDS --json` in `ns`, or None while it cannot answer.
+fn show(ns: &str, words: &[&str]) -> Option<Value> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, BIN, "switch", "show"])
+        .args(words)
+        .arg("--json")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn show_text(ns: &str, words: &[&str]) -> String {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, BIN, "switch", "show"])
+        .args(words)
+        .output()
+        .expect("show");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// One port's counters from `show interfaces counters --json`.
+fn port_counters(ns: &str, port: &str) -> Value {
+    let c = show(ns, &["interfaces", "counters"]).expect("counters");
+    c["ports"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["port"] == port).cloned())
+        .unwrap_or_else(|| panic!("no port {port} in {c}"))
+}
+
+/// Brings the switch's ends of the veths up (their MTU first when given).
+fn switch_ports(lab: &Lab, ns: &str, devs: &[&str], mtu: Option<u32>) {
+    for d in devs {
+        if let Some(m) = mtu {
+            lab.sh(&["ip", "-n", ns, "link", "set", d, "mtu", &m.to_string()]);
+        }
+        lab.sh(&["ip", "-n", ns, "link", "set", d, "up"]);
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn two_hosts_on_access_ports_ping_and_tcp_arrive_once_and_the_table_learns() {
+    let Some(mut lab) = Lab::new("switch_access") else {
+        return;
+    };
+    let config = "hostname access\ninterface range gi1/1 - 2\n switchport access vlan 10\n";
+    let TwoHosts { sw, h1, h2, .. } = &two_hosts(&mut lab, 1, config, None);
+    let p = ping(h1, "10.0.1.2", 5);
+    assert_eq!((p.received, p.duplicates), (5, 0), "{p:?}");
+    let t = tcp_transfer(h2, "10.0.1.2:7001", h1, 32 << 20);
+    assert_eq!(t.received, t.sent, "every byte arrived");
+    assert_eq!(t.recv_hash, t.sent_hash, "and in order");
+    let mac = |ns: &str| {
+        let out = lab.nsexec(ns, &["cat", "/sys/class/net/eth0/address"]);
+        out.trim().to_string()
+    };
+    let (m1, m2) = (mac(h1), mac(h2));
+    let table = show(sw, &["mac", "address-table"]).unwrap();
+    let at = |m: &str| {
+        table["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["mac"] == m && e["vlan"] == 10)
+            .map(|e| e["port"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(at(&m1).as_deref(), Some("GigabitEthernet1/1"), "{table}");
+    assert_eq!(at(&m2).as_deref(), Some("GigabitEthernet1/2"), "{table}");
+    let text = show_text(sw, &["mac", "address-table"]);
+    assert!(text.contains("DYNAMIC     Gi1/1"), "{text}");
+    // Every frame h1 sent reached h2 once: what the switch took in on
+    // Gi1/1 it sent out on Gi1/2 (nothing else is connected).
+    let all = show(sw, &["interfaces", "counters"]).expect("counters");
+    let (c1, c2) = (&all["ports"][0], &all["ports"][1]);
+    assert_eq!(c1["port"], "GigabitEthernet1/1");
+    assert!(c1["rx_frames"].as_u64().unwrap() > 100, "{c1}");
+    assert_eq!(c1["rx_frames"], c2["tx_frames"], "{c1} {c2}");
+    assert_eq!(c2["rx_frames"], c1["tx_frames"], "{c1} {c2}");
+}
+
+fn bond_config(dir: &Path, side: &str, mode: &str, addr: &str) -> PathBuf {
+    let text = format!(
+        "name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\naddress = [\"{addr}\"]\n"
+    );
+    write(dir, &format!("{side}.toml"), &text)
+}
+
+fn bond_ports(ns: &str) -> u64 {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
+        .output();
+    let Ok(out) = out else { return 0 };
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v[0]["lacp"]["number_of_ports"].as_u64().unwrap_or(0)
+}
+
+/// Every member of `channel` flagged P in `show etherchannel summary`.
+fn bundled(sum: &Value, channel: u64) -> bool {
+    sum["channels"].as_array().is_some_and(|cs| {
+        cs.iter().any(|c| {
+            c["channel"] == channel
+                && c["members"]
+                    .as_array()
+                    .is_some_and(|m| m.len() == 2 && m.iter().all(|x| x["flag"] == "P"))
+        })
+    })
+}
+
+#[test]
+fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
+    let Some(mut lab) = Lab::new("switch_lacp") else {
+        return;
+    };
+    let (sw, a, b) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    lab.veth(&b, "eth1", &sw, "b1");
+    lab.veth(&b, "eth2", &sw, "b2");
+    switch_ports(&lab, &sw, &["a1", "a2", "b1", "b2"], None);
+    let dir = TmpDir(tmpdir("lacp"));
+    let config = "hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface range gi1/3 - 4\n channel-group 2 mode passive\ninterface port-channel 1\ninterface port-channel 2\n";
+    let _s = start_switch(
+        &sw,
+        &dir.0,
+        config,
+        &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=b1", "Gi1/4=b2"],
+    );
+    let (ca, cb) = (
+        bond_config(&dir.0, "a", "802.3ad", "10.0.2.1/24"),
+        bond_config(&dir.0, "b", "802.3ad", "10.0.2.2/24"),
+    );
+    let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+    let _bb = start(&b, &["up", cb.to_str().unwrap()], &dir.0.join("b.log"));
+    wait_until(
+        "both channels bundle both members (P) and both bonds aggregate 2 ports",
+        Duration::from_secs(40),
+        || {
+            show(&sw, &["etherchannel", "summary"])
+                .is_some_and(|s| bundled(&s, 1) && bundled(&s, 2))
+                && bond_ports(&a) == 2
+                && bond_ports(&b) == 2
+        },
+    );
+    let text = show_text(&sw, &["etherchannel", "summary"]);
+    assert!(
+        text.contains("Po1(SU)       LACP        Gi1/1(P) Gi1/2(P)"),
+        "{text}"
+    );
+    // TCP both ways, several flows each, every byte once and in order.
+    for t in tcp_flows(&b, "10.0.2.2:7100", &a, 6, 8 << 20)
+        .into_iter()
+        .chain(tcp_flows(&a, "10.0.2.1:7200", &b, 6, 8 << 20))
+    {
+        assert_eq!(t.received, t.sent, "every byte arrived");
+        assert_eq!(t.recv_hash, t.sent_hash, "and in order");
+    }
+    // src-dst-port over 12 flows: both members of each channel carried
+    // data towards its bond.
+    for port in [
+        "GigabitEthernet1/1",
+        "GigabitEthernet1/2",
+        "GigabitEthernet1/3",
+        "GigabitEthernet1/4",
+    ] {
+        let c = port_counters(&sw, port);
+        assert!(
+            c["tx_bytes"].as_u64().unwrap() > 1 << 20,
+            "{port} carried its share: {c}"
+        );
+    }
+    let lb = show(&sw, &["etherchannel", "load-balance"]).unwrap();
+    assert_eq!(lb["method"], "src-dst-port", "{lb}");
+    let words = "test etherchannel load-balance interface port-channel 1 port 10.0.2.2:7100 10.0.2.1:40000 --json";
+    let out = Command::new("ip")
+        .args(["netns", "exec", &sw, BIN, "switch"])
+        .args(words.split(' '))
+        .output()
+        .unwrap();
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        t["member"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("GigabitEthernet1/")),
+        "{t}"
+    );
+    // The README's example: (40001 ^ 80) & 7 = 1, bucket 1 of 2 members.
+    let words =
+        "test etherchannel load-balance interface port-channel 1 port 10.0.0.1:40001 10.0.0.2:80";
+    let out = Command::new("ip")
+        .args(["netns", "exec", &sw, BIN, "switch"])
+        .args(words.split(' '))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Would select Gi1/2 of Po1 (bucket 1 of 8 by src-dst-port)\n"
+    );
+}
+
+/// Each member's flag in `show etherchannel summary` of `channel`.
+fn flags(sw: &str, channel: u64) -> Vec<String> {
+    let s = show(sw, &["etherchannel", "summary"]).unwrap_or(Value::Null);
+    let c = s["channels"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["channel"] == channel).cloned())
+        .unwrap_or(Value::Null);
+    c["members"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|x| x["flag"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
+    let Some(mut lab) = Lab::new("switch_on") else {
+        return;
+    };
+    let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    lab.veth(&h, "eth0", &sw, "h0");
+    switch_ports(&lab, &sw, &["a1", "a2", "h0"], None);
+    lab.host(&h, "eth0", "10.0.4.2/24");
+    let dir = TmpDir(tmpdir("on"));
+    let config = "port-channel load-balance src-dst-mixed-ip-port\ninterface range gi1/1 - 2\n channel-group 5 mode on\ninterface gi1/3\n";
+    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
+    let ca = bond_config(&dir.0, "a", "balance-xor", "10.0.4.1/24");
+    let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+    wait_until("both members bundled (P)", Duration::from_secs(20), || {
+        flags(&sw, 5) == ["P", "P"]
+    });
+    for t in tcp_flows(&h, "10.0.4.2:7300", &a, 6, 4 << 20)
+        .into_iter()
+        .chain(tcp_flows(&a, "10.0.4.1:7400", &h, 6, 4 << 20))
+    {
+        assert_eq!(t.received, t.sent, "every byte arrived");
+        assert_eq!(t.recv_hash, t.sent_hash, "and in order");
+    }
+    for port in ["GigabitEthernet1/1", "GigabitEthernet1/2"] {
+        let c = port_counters(&sw, port);
+        assert!(c["tx_bytes"].as_u64().unwrap() > 1 << 20, "{port}: {c}");
+    }
+    // No protocol: the switch's end losing carrier is what unbundles.
+    lab.sh(&["ip", "-n", &sw, "link", "set", "a2", "down"]);
+    wait_until("Gi1/2 down (D)", Duration::from_secs(10), || {
+        flags(&sw, 5) == ["P", "D"]
+    });
+    let t = tcp_transfer(&h, "10.0.4.2:7500", &a, 4 << 20);
+    assert_eq!((t.received, t.recv_hash), (t.sent, t.sent_hash));
+}
+
+#[test]
+fn an_oversize_frame_is_dropped_and_counted_as_a_giant() {
+    let Some(mut lab) = Lab::new("switch_giants") else {
+        return;
+    };
+    // Run 18: the devices take 9216 (hosts 9000), the switch's ports 1500.
+    let config = "interface range gi1/1 - 2\n mtu 1500\n";
+    let TwoHosts { sw, h1, .. } = &two_hosts(&mut lab, 3, config, Some((9216, 9000)));
+    // Small frames pass (and teach h1 h2's address).
+    let p = ping(h1, "10.0.3.2", 3);
+    assert_eq!(p.received, 3, "{p:?}");
+    // 8000 bytes do not fit a 1500-byte port: dropped on the way in.
+    let big = lab.try_sh(&[
+        "ip", "netns", "exec", h1, "ping", "-n", "-q", "-M", "do", "-s", "8000", "-i", "0.05",
+        "-W", "1", "-c", "4", "10.0.3.2",
+    ]);
+    let text = big.unwrap_or_else(|e| e);
+    let p = lagkit_testnet::parse_ping(&text);
+    assert_eq!(p.received, 0, "{text}");
+    let c = port_counters(sw, "GigabitEthernet1/1");
+    assert!(c["giants"].as_u64().unwrap() >= 4, "{c}");
+    let text = show_text(sw, &["interfaces", "counters"]);
+    assert!(text.contains("Giants"), "{text}");
+}
+
+#[test]
+fn configuration_errors_exit_2_name_the_line_and_touch_nothing() {
+    let guard = TmpDir(tmpdir("errors"));
+    let dir = &guard.0;
+    let cfg = write(
+        dir,
+        "bad.cfg",
+        "hostname x\ninterface gi1/1\n channel-group 1 mode active\ninterface gi1/7\n shutdown\n",
+    );
+    let (code, _, err) = common::lagkit(
+        "switch",
+        &[cfg.to_str().unwrap(), "--port", "Gi1/1=lkt-no-such-dev"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.cfg:4:"), "{err}");
+    assert!(
+        err.contains("GigabitEthernet1/7 is not one of this switch's ports"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fix: map it to a device (--port GigabitEthernet1/7=DEVICE)"),
+        "{err}"
+    );
+    let cfg = write(dir, "lb.cfg", "\nport-channel load-balance src-dst-vlan\n");
+    let (code, _, err) = common::lagkit("switch", &[cfg.to_str().unwrap(), "--port", "Gi1/1=x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("lb.cfg:2:") && err.contains("src-dst-mixed-ip-port"),
+        "{err}"
+    );
+    let (code, _, err) = common::lagkit("switch", &[cfg.to_str().unwrap(), "--port", "Gi1/1"]);
+    assert_eq!(code, 2, "{err}");
+    // The configuration is fine, the device missing: the system refuses (1).
+    let ok = write(dir, "ok.cfg", "interface gi1/1\n");
+    let (code, _, err) = common::lagkit(
+        "switch",
+        &[
+            ok.to_str().unwrap(),
+            "--port",
+            "Gi1/1=lkt-no-such-dev",
+            "--socket",
+            dir.join("s.sock").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("lkt-no-such-dev"), "{err}");
+}

@@ -1,0 +1,620 @@
+//! The switch at run time: one thread that owns every port's packet
+//! socket, the forwarding core ([`lagkit_switch::Bridge`]), the LACP core
+//! and the link events, and a control server thread of its own.
+//!
+//! The loop waits in epoll over the ports' sockets, at most until the next
+//! LACP deadline and never longer than [`MAX_WAIT`] (which bounds how late
+//! a link event, a control request or an aging pass can be). It reads the
+//! monotonic clock once per wake-up and passes that time to the cores,
+//! which never read a clock. A frame is read, judged by the bridge, and
+//! written to each egress port before the next is read: no queue between
+//! the two, so nothing is held back.
+//!
+//! Port-channels: `mode on` bundles a member while its carrier is up (it
+//! has no way to notice a link that fails silently; that is the point of
+//! the protocols). `mode active|passive` runs LACP on the member with one
+//! [`System`] for the switch and the channel number as the key; a member
+//! is bundled while LACP says it is distributing. PAgP (`desirable`,
+//! `auto`) is not driven yet: its members stay out of the channel and say
+//! so in `show etherchannel summary`, and the PAgP frames they receive are
+//! counted, never forwarded.
+
+use crate::frames::{retag, segment_payload, tag_of};
+use crate::protocol::{Request, Response};
+use lagkit_bond::control::{ControlServer, Pending};
+use lagkit_dataplane::vnet::VnetRepr;
+use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
+use lagkit_ios::ChannelMode;
+use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
+use lagkit_proto::lacp::{self, Activity, Event, Rate, System};
+use lagkit_switch::config::{ChannelSpec, ConfigError, SwitchConfig};
+use lagkit_switch::show::MemberFlag;
+use lagkit_switch::{Bridge, ChannelId, PortId, Verdict};
+use lagkit_wire::MacAddr;
+use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+/// The longest the loop sleeps.
+pub const MAX_WAIT: Duration = Duration::from_millis(10);
+/// How often the MAC address table is aged.
+const AGE_EVERY_NS: u64 = 1_000_000_000;
+/// Batches read from one port per wake-up before the others get a turn.
+const BATCHES_PER_TURN: usize = 4;
+
+/// Why a switch could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// The configuration cannot be used (exit status 2; nothing touched).
+    #[error("{0}")]
+    Config(ConfigError),
+    /// A port's device could not be opened.
+    #[error("port {port} (device {device}): {why}")]
+    Port {
+        /// The interface name.
+        port: String,
+        /// The Linux device.
+        device: String,
+        /// Reason.
+        why: String,
+    },
+    /// Netlink, epoll or the control socket failed.
+    #[error("{what}: {why}")]
+    System {
+        /// What was being done.
+        what: String,
+        /// Reason.
+        why: String,
+    },
+}
+
+fn sys(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
+    let what = what.into();
+    move |e| SwitchError::System {
+        what,
+        why: e.to_string(),
+    }
+}
+
+/// One port: the interface the configuration names and the device that
+/// carries it.
+struct Port {
+    name: String,
+    device: String,
+    sock: PacketSocket,
+    mac: MacAddr,
+    carrier: bool,
+    /// Its channel and mode, if it is a member.
+    member: Option<(ChannelId, ChannelMode)>,
+    /// Its LACP port, for members of an LACP channel.
+    lacp: Option<lacp::PortId>,
+    /// Why it may not bundle (Cisco's `s`).
+    suspended: Option<String>,
+}
+
+/// Frames the control plane took and did not use.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct ControlCounters {
+    /// LACPDUs and Marker PDUs handed to LACP.
+    pub lacp_in: u64,
+    /// LACPDUs sent.
+    pub lacp_out: u64,
+    /// PAgP (and CDP, DTP) frames received: PAgP is not driven yet.
+    pub pagp_ignored: u64,
+    /// Slow-protocol frames on a port that does not run LACP.
+    pub slow_ignored: u64,
+}
+
+/// A running switch.
+pub struct Switch {
+    name: String,
+    bridge: Bridge,
+    channels: Vec<ChannelSpec>,
+    method: String,
+    adaptive: bool,
+    ports: Vec<Port>,
+    epoll: Epoll,
+    batch: RxBatch,
+    lacp: Option<System>,
+    carrier: CarrierWatcher,
+    /// Removes the socket when dropped.
+    control: Option<ControlServer>,
+    /// The default socket's directories, to remove when empty at exit.
+    run_dirs: Vec<PathBuf>,
+    requests: Receiver<Pending<Request, Response>>,
+    epoch: std::time::Instant,
+    next_age: u64,
+    counters: ControlCounters,
+}
+
+/// What `lagkit switch` was given: the configuration and the ports.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The configuration read (with `from_ios` already).
+    pub config: SwitchConfig,
+    /// (interface name, device), in port order, as given to `from_ios`.
+    pub ports: Vec<(String, String)>,
+    /// The control socket; default [`crate::protocol::socket_path`].
+    pub socket: Option<PathBuf>,
+}
+
+impl Switch {
+    /// The name of the switch a configuration describes (`hostname`, or
+    /// IOS's default `Switch`).
+    pub fn name_of(cfg: &SwitchConfig) -> String {
+        cfg.hostname.clone().unwrap_or_else(|| "Switch".to_string())
+    }
+
+    /// Opens every port, the link-event socket and the control socket, and
+    /// starts LACP on the members of LACP channels.
+    pub fn start(o: Options) -> Result<Switch, SwitchError> {
+        let cfg = o.config;
+        let name = Switch::name_of(&cfg);
+        let suspended: BTreeMap<PortId, String> = cfg
+            .suspended
+            .iter()
+            .map(|s| (s.port, s.why.clone()))
+            .collect();
+        let mut member: BTreeMap<PortId, (ChannelId, ChannelMode)> = BTreeMap::new();
+        for spec in &cfg.channels {
+            for &(p, mode) in &spec.members {
+                member.insert(p, (spec.id, mode));
+            }
+        }
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
+            .map_err(|e| sys("epoll_create1")(e.into()))?;
+        let mut ports = Vec::new();
+        for (i, (_, device)) in o.ports.iter().enumerate() {
+            let p = PortId(i);
+            let pname = cfg
+                .bridge
+                .port(p)
+                .map_or_else(|| device.clone(), |c| c.name.clone());
+            let perr = |why: String| SwitchError::Port {
+                port: pname.clone(),
+                device: device.clone(),
+                why,
+            };
+            let sock =
+                PacketSocket::open(&PacketConfig::new(device)).map_err(|e| perr(e.to_string()))?;
+            let link = sock.link();
+            let mac = MacAddr(link.mac().map_err(|e| perr(e.to_string()))?);
+            let carrier = link.carrier().unwrap_or(false);
+            let want = cfg.bridge.port(p).map_or(1500, |c| c.mtu);
+            if let Ok(mtu) = link.mtu() {
+                if mtu < want {
+                    tracing::warn!(port = %pname, device = %device, "the device's MTU {mtu} is below the port's {want}: frames between the two never reach the switch (raise it with `ip link set {device} mtu {want}`)");
+                }
+            }
+            epoll
+                .add(
+                    sock.poll_fd(),
+                    EpollEvent::new(EpollFlags::EPOLLIN, i as u64),
+                )
+                .map_err(|e| sys("epoll_ctl")(e.into()))?;
+            ports.push(Port {
+                name: pname,
+                device: device.clone(),
+                sock,
+                mac,
+                carrier,
+                member: member.get(&p).copied(),
+                lacp: None,
+                suspended: suspended.get(&p).cloned(),
+            });
+        }
+        let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
+            what: "netlink link events".into(),
+            why: e.to_string(),
+        })?;
+        let ns = lagkit_bondcfg::paths::netns_id();
+        let run_dirs = match o.socket {
+            Some(_) => Vec::new(),
+            None => vec![
+                crate::protocol::socket_dir(ns),
+                lagkit_bondcfg::paths::netns_dir(ns),
+            ],
+        };
+        let path = o
+            .socket
+            .unwrap_or_else(|| crate::protocol::socket_path(ns, &name));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(sys(format!("create {}", dir.display())))?;
+        }
+        if path.exists() {
+            if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+                return Err(SwitchError::System {
+                    what: format!("control socket {}", path.display()),
+                    why: format!("a switch named {name} already runs in this network namespace; give this one another `hostname`"),
+                });
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        let listener =
+            UnixListener::bind(&path).map_err(sys(format!("bind {}", path.display())))?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        let (control, requests) =
+            ControlServer::start(listener, path.clone(), &name).map_err(sys("control server"))?;
+        let mut sw = Switch {
+            adaptive: cfg.distribution == lagkit_switch::Distribution::Adaptive,
+            name,
+            bridge: cfg.bridge,
+            channels: cfg.channels,
+            method: cfg.method,
+            ports,
+            epoll,
+            batch: RxBatch::new(64),
+            lacp: None,
+            carrier,
+            control: Some(control),
+            run_dirs,
+            requests,
+            epoch: std::time::Instant::now(),
+            next_age: AGE_EVERY_NS,
+            counters: ControlCounters::default(),
+        };
+        sw.setup_lacp();
+        for i in 0..sw.ports.len() {
+            let up = sw.ports[i].carrier;
+            sw.apply_carrier(i, up);
+        }
+        tracing::info!(switch = %sw.name, ports = sw.ports.len(), channels = sw.channels.len(), socket = %path.display(), "switch up");
+        Ok(sw)
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn t(now: u64) -> lagkit_proto::Instant {
+        lagkit_proto::Instant::from_nanos(now)
+    }
+
+    /// One LACP system for the switch (its MAC the first port's), one
+    /// port per member of an LACP channel, the channel number as its key.
+    fn setup_lacp(&mut self) {
+        let lacp_members: Vec<usize> = (0..self.ports.len())
+            .filter(|&i| {
+                self.ports[i]
+                    .member
+                    .is_some_and(|(_, m)| m.protocol() == "lacp")
+                    && self.ports[i].suspended.is_none()
+            })
+            .collect();
+        if lacp_members.is_empty() {
+            return;
+        }
+        let mac = self
+            .ports
+            .first()
+            .map_or(MacAddr([2, 0x6c, 0x6b, 0, 0, 1]), |p| p.mac);
+        let mut sys = System::new(lacp::SystemConfig::new(&self.name, mac));
+        let now = Switch::t(self.now());
+        for i in lacp_members {
+            let Some((ch, mode)) = self.ports[i].member else {
+                continue;
+            };
+            let fast = self.channels.iter().any(|c| c.id == ch && c.lacp_fast);
+            let p = &self.ports[i];
+            let mut pc = lacp::PortConfig::new(&p.name, (i + 1) as u16, p.mac);
+            pc.activity = if mode == ChannelMode::Active {
+                Activity::Active
+            } else {
+                Activity::Passive
+            };
+            pc.rate = if fast { Rate::Fast } else { Rate::Slow };
+            pc.key = u16::try_from(ch.0).unwrap_or(u16::MAX);
+            self.ports[i].lacp = Some(sys.add_port(pc, now));
+        }
+        self.lacp = Some(sys);
+    }
+
+    /// Runs until `stop` is set.
+    pub fn run(&mut self, stop: &std::sync::atomic::AtomicBool) {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.step();
+        }
+        tracing::info!(switch = %self.name, "switch stopping");
+    }
+
+    /// One wake-up: wait, forward what arrived, then the control plane.
+    pub fn step(&mut self) {
+        let now = self.now();
+        let mut wait = MAX_WAIT;
+        if let Some(d) = self.lacp.as_ref().and_then(|s| s.poll_timeout()) {
+            wait = wait.min(Duration::from_nanos(d.as_nanos().saturating_sub(now)));
+        }
+        let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
+        let mut events = [EpollEvent::empty(); 64];
+        let n = match self.epoll.wait(&mut events, EpollTimeout::from(ms)) {
+            Ok(n) => n,
+            Err(Errno::EINTR) => 0,
+            Err(e) => {
+                tracing::error!("epoll_wait: {e}");
+                std::thread::sleep(MAX_WAIT);
+                0
+            }
+        };
+        let now = self.now();
+        for ev in &events[..n] {
+            self.forward_from(ev.data() as usize, now);
+        }
+        self.link_events();
+        self.lacp_step(now);
+        if now >= self.next_age {
+            self.next_age = now + AGE_EVERY_NS;
+            self.bridge.age(now);
+        }
+        self.serve(now);
+    }
+
+    /// Reads what port `i` received and forwards it.
+    fn forward_from(&mut self, i: usize, now: u64) {
+        let Some(port) = self.ports.get(i) else {
+            return;
+        };
+        let mut control: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..BATCHES_PER_TURN {
+            self.batch.clear();
+            match port.sock.recv(&mut self.batch) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            for k in 0..self.batch.len() {
+                let packet = self.batch.packet(k);
+                let frame = self.batch.frame(k);
+                let seg = VnetRepr::parse(&self.batch.vnet(k))
+                    .ok()
+                    .and_then(|v| segment_payload(&v, frame));
+                match self.bridge.receive_segmented(PortId(i), frame, seg, now) {
+                    Verdict::Control => control.push(frame.to_vec()),
+                    Verdict::Forward { egress, .. } => {
+                        let tag = tag_of(frame);
+                        for e in egress {
+                            let Some(out) = self.ports.get(e.port.0) else {
+                                continue;
+                            };
+                            // A send that fails is counted by the socket.
+                            let _ = if e.tag == tag {
+                                out.sock.send(packet)
+                            } else {
+                                out.sock.send(&retag(packet, e.tag))
+                            };
+                        }
+                    }
+                    Verdict::Drop(_) => {}
+                }
+            }
+            if !self.batch.is_full() {
+                break;
+            }
+        }
+        let t = Switch::t(now);
+        for f in control {
+            let slow = f.get(12..14) == Some(&[0x88, 0x09][..]);
+            match (slow, self.lacp.as_mut(), self.ports[i].lacp) {
+                (true, Some(sys), Some(p)) => {
+                    self.counters.lacp_in += 1;
+                    sys.handle_frame(p, &f, t);
+                }
+                (true, _, _) => self.counters.slow_ignored += 1,
+                (false, _, _) => self.counters.pagp_ignored += 1,
+            }
+        }
+    }
+
+    /// Carrier changes since the last look.
+    fn link_events(&mut self) {
+        if !self.carrier.wait(0) {
+            return;
+        }
+        let Ok(events) = self.carrier.recv(Duration::ZERO) else {
+            return;
+        };
+        for l in events {
+            self.link_event(&l);
+        }
+    }
+
+    fn link_event(&mut self, l: &LinkState) {
+        let Some(i) = self.ports.iter().position(|p| p.device == l.name) else {
+            return;
+        };
+        let up = l.usable();
+        if up != self.ports[i].carrier {
+            tracing::info!(switch = %self.name, port = %self.ports[i].name, device = %l.name, "link {}", if up { "up" } else { "down" });
+            self.apply_carrier(i, up);
+        }
+    }
+
+    /// Port `i`'s carrier is `up`: `on` members bundle or leave at once,
+    /// LACP members tell LACP (port_enabled).
+    fn apply_carrier(&mut self, i: usize, up: bool) {
+        self.ports[i].carrier = up;
+        let enabled = self.bridge.port(PortId(i)).is_some_and(|c| c.enabled);
+        let t = Switch::t(self.now());
+        let p = &self.ports[i];
+        match p.member {
+            Some((_, ChannelMode::On)) => {
+                let bundle = up && enabled && p.suspended.is_none();
+                self.set_bundled(i, bundle);
+            }
+            Some(_) => {
+                if let (Some(sys), Some(lp)) = (self.lacp.as_mut(), p.lacp) {
+                    sys.set_port_enabled(lp, up && enabled, t);
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn set_bundled(&mut self, i: usize, up: bool) {
+        let was = self
+            .bridge
+            .channel(self.ch(i))
+            .is_some_and(|c| c.is_bundled(PortId(i)));
+        if was != up {
+            let moved = self.bridge.set_bundled(PortId(i), up);
+            tracing::info!(switch = %self.name, port = %self.ports[i].name, channel = self.ch(i).0, buckets_moved = moved.len(), "member {}", if up { "bundled" } else { "unbundled" });
+        }
+    }
+
+    fn ch(&self, i: usize) -> ChannelId {
+        self.ports[i].member.map_or(ChannelId(0), |(c, _)| c)
+    }
+
+    /// LACP's timers, the PDUs it sends and the members it (un)bundles.
+    fn lacp_step(&mut self, now: u64) {
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let t = Switch::t(now);
+        if sys.poll_timeout().is_some_and(|d| d <= t) {
+            sys.handle_timeout(t);
+        }
+        let mut out = Vec::new();
+        while let Some(tx) = sys.poll_transmit() {
+            out.push(tx);
+        }
+        let mut changes = Vec::new();
+        while let Some((_, ev)) = sys.poll_event() {
+            match ev {
+                Event::Transition { line, .. } => tracing::info!("{line}"),
+                Event::Distribution {
+                    port, distributing, ..
+                } => changes.push((port, distributing)),
+                Event::Aggregator { .. } => {}
+            }
+        }
+        for tx in out {
+            if let Some(p) = self.ports.iter().find(|p| p.lacp == Some(tx.port)) {
+                if p.sock
+                    .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
+                    .is_ok()
+                {
+                    self.counters.lacp_out += 1;
+                }
+            }
+        }
+        for (lp, distributing) in changes {
+            if let Some(i) = self.ports.iter().position(|p| p.lacp == Some(lp)) {
+                self.set_bundled(i, distributing);
+            }
+        }
+    }
+
+    /// Answers the requests the control server queued.
+    fn serve(&mut self, now: u64) {
+        while let Ok(p) = self.requests.try_recv() {
+            let r = self.answer(&p.req, now);
+            p.answer(r);
+        }
+    }
+
+    /// A member's flag in `show etherchannel summary`, and why.
+    fn member_flag(&self, i: usize) -> (MemberFlag, String) {
+        let p = &self.ports[i];
+        if let Some(why) = &p.suspended {
+            return (MemberFlag::Suspended, why.clone());
+        }
+        let enabled = self.bridge.port(PortId(i)).is_some_and(|c| c.enabled);
+        if !enabled {
+            return (MemberFlag::Down, "shutdown".into());
+        }
+        if !p.carrier {
+            return (MemberFlag::Down, "no carrier".into());
+        }
+        if self
+            .bridge
+            .channel(self.ch(i))
+            .is_some_and(|c| c.is_bundled(PortId(i)))
+        {
+            return (MemberFlag::Bundled, "bundled".into());
+        }
+        match p.member.map(|(_, m)| m.protocol()) {
+            Some("pagp") => (
+                MemberFlag::Suspended,
+                "PAgP not yet driven by lagkit switch: the member stays out of the channel".into(),
+            ),
+            Some("lacp") => {
+                let st = self
+                    .lacp
+                    .as_ref()
+                    .zip(p.lacp)
+                    .and_then(|(s, lp)| s.port_status(lp));
+                match st {
+                    Some(st) if st.selected == lacp::Selected::Standby => {
+                        (MemberFlag::HotStandby, "standby".into())
+                    }
+                    Some(st) if st.rx == lacp::RxState::Defaulted => (
+                        MemberFlag::Suspended,
+                        "partner never spoke LACP (defaulted)".into(),
+                    ),
+                    Some(st) => (
+                        MemberFlag::Waiting,
+                        st.not_bundled_reason().unwrap_or_default(),
+                    ),
+                    None => (MemberFlag::Waiting, String::new()),
+                }
+            }
+            _ => (MemberFlag::Waiting, "waiting".into()),
+        }
+    }
+
+    fn answer(&self, req: &Request, now: u64) -> Response {
+        crate::report::answer(self, req, now)
+    }
+}
+
+impl Drop for Switch {
+    /// Stops the control server (which removes the socket), then the
+    /// switch directory and the namespace's directory if they are empty
+    /// (they are shared with other switches and bonds).
+    fn drop(&mut self) {
+        self.control = None;
+        for d in &self.run_dirs {
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// What [`crate::report`] reads of a running switch.
+impl Switch {
+    pub(crate) fn bridge(&self) -> &Bridge {
+        &self.bridge
+    }
+    pub(crate) fn channels(&self) -> &[ChannelSpec] {
+        &self.channels
+    }
+    pub(crate) fn method(&self) -> &str {
+        &self.method
+    }
+    pub(crate) fn adaptive(&self) -> bool {
+        self.adaptive
+    }
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+    pub(crate) fn control_counters(&self) -> ControlCounters {
+        self.counters
+    }
+    pub(crate) fn flags(&self, spec: &ChannelSpec) -> Vec<(MemberFlag, String)> {
+        spec.members
+            .iter()
+            .map(|(p, _)| self.member_flag(p.0))
+            .collect()
+    }
+    pub(crate) fn device(&self, p: PortId) -> &str {
+        self.ports.get(p.0).map_or("", |x| x.device.as_str())
+    }
+    pub(crate) fn socket_counters(&self, p: PortId) -> Option<lagkit_dataplane::CounterSnapshot> {
+        self.ports.get(p.0).map(|x| x.sock.counters().snapshot())
+    }
+}

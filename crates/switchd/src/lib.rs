@@ -1,0 +1,22 @@
+//! lagkit switch daemon: the I/O shell around the sans-IO forwarding core
+//! in `lagkit-switch`, as the bond's daemon is around `lagkit-proto`
+//! (boringtun's split: the core decides, the shell owns the descriptors
+//! and the loop).
+//!
+//! - [`daemon`]: the ports (packet sockets with virtio-net headers, so GSO
+//!   frames cross whole), the epoll loop, link events, LACP and `mode on`
+//!   port-channels.
+//! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
+//!   with the virtio-net header's offsets moved.
+//! - [`protocol`]: the control requests and answers, socket paths and the
+//!   client; the server is the bond's, generic over both.
+//! - `report`: Cisco's `show` text and the same facts as JSON.
+
+#![forbid(unsafe_code)]
+
+pub mod daemon;
+pub mod frames;
+pub mod protocol;
+mod report;
+
+pub use daemon::{Options, Switch, SwitchError};

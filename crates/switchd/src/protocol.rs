@@ -1,0 +1,154 @@
+//! The switch's control protocol: one JSON [`Request`] per line from
+//! `lagkit switch show ...` and `lagkit switch test ...`, one JSON
+//! [`Response`] per line back, over the same server as the bond's
+//! ([`lagkit_bond::control`]). Every answer carries Cisco's text and the
+//! same facts as JSON, so `--json` never parses text.
+
+use lagkit_hash::{FlowKey, IpFlow, L4};
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+/// What a client asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "kebab-case")]
+pub enum Request {
+    /// `show etherchannel summary`.
+    EtherchannelSummary,
+    /// `show etherchannel load-balance`.
+    EtherchannelLoadBalance,
+    /// `show mac address-table`.
+    MacAddressTable,
+    /// `show interfaces counters`.
+    InterfacesCounters,
+    /// `test etherchannel load-balance interface port-channel N KIND SRC DST`.
+    TestLoadBalance {
+        /// The port-channel number.
+        channel: u32,
+        /// `ip`, `mac` or `port`.
+        kind: String,
+        /// Source address (IP, MAC, or IP:PORT).
+        src: String,
+        /// Destination address.
+        dst: String,
+    },
+}
+
+/// The switch's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Response {
+    /// Cisco's text and the same facts as JSON.
+    Show {
+        /// As IOS prints it.
+        text: String,
+        /// The facts, for `--json`.
+        json: serde_json::Value,
+    },
+    /// The request could not be answered.
+    Error(String),
+}
+
+impl lagkit_bond::control::Answer for Response {
+    fn error(why: String) -> Response {
+        Response::Error(why)
+    }
+}
+
+/// Where the switches of the network namespace with inode `netns` put
+/// their control sockets: `/run/lagkit/<netns>/switch/` (a directory of
+/// their own, so `lagkit status` never mistakes a switch for a bond).
+pub fn socket_dir(netns: Option<u64>) -> PathBuf {
+    lagkit_bondcfg::paths::netns_dir(netns).join("switch")
+}
+
+/// The control socket of the switch named `hostname`.
+pub fn socket_path(netns: Option<u64>, hostname: &str) -> PathBuf {
+    socket_dir(netns).join(format!("{hostname}.sock"))
+}
+
+/// Sends one request to the switch at `path`.
+pub fn request(path: &Path, req: &Request) -> Result<Response, String> {
+    lagkit_bond::protocol::exchange(path, req, "switch", "lagkit switch CONFIG")
+}
+
+fn mac(s: &str) -> Option<[u8; 6]> {
+    let hex: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    let seps = s
+        .chars()
+        .all(|c| c.is_ascii_hexdigit() || ":.-".contains(c));
+    if hex.len() != 12 || !seps {
+        return None;
+    }
+    let mut m = [0u8; 6];
+    for (i, b) in m.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(m)
+}
+
+/// The flow a `test etherchannel load-balance` names: `ip SRC DST` (two IP
+/// addresses), `mac SRC DST` (two MACs, `0200.0000.0001` or
+/// `02:00:00:00:00:01`) or `port SRC DST` (two IP:PORT, TCP).
+pub fn test_key(kind: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
+    match kind {
+        "ip" => {
+            let (Ok(a), Ok(b)) = (src.parse::<IpAddr>(), dst.parse::<IpAddr>()) else {
+                return Err(format!("ip: '{src}' and '{dst}' must be IP addresses"));
+            };
+            if a.is_ipv4() != b.is_ipv4() {
+                return Err("ip: both addresses of one family".into());
+            }
+            Ok(FlowKey::ip(IpFlow::new(a, b, 0, L4::None)))
+        }
+        "mac" => match (mac(src), mac(dst)) {
+            (Some(a), Some(b)) => Ok(FlowKey::l2(a, b, 0x0800)),
+            _ => Err(format!(
+                "mac: '{src}' and '{dst}' must be MAC addresses (e.g. 0200.0000.0001)"
+            )),
+        },
+        "port" => lagkit_bond::protocol::flow_key("tcp", src, dst)
+            .map_err(|_| format!("port: '{src}' and '{dst}' must be IP:PORT")),
+        other => Err(format!("'{other}': write ip, mac or port")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_tagged_by_cmd_and_answers_by_kind() {
+        let t = serde_json::to_string(&Request::MacAddressTable).unwrap();
+        assert_eq!(t, r#"{"cmd":"mac-address-table"}"#);
+        let r: Request = serde_json::from_str(
+            r#"{"cmd":"test-load-balance","channel":3,"kind":"ip","src":"a","dst":"b"}"#,
+        )
+        .unwrap();
+        assert!(matches!(r, Request::TestLoadBalance { channel: 3, .. }));
+        let e = serde_json::to_string(&Response::Error("no".into())).unwrap();
+        assert_eq!(e, r#"{"error":"no"}"#);
+    }
+
+    #[test]
+    fn test_keys_from_addresses() {
+        let k = test_key("ip", "10.0.0.1", "10.0.0.6").unwrap();
+        assert_eq!(k.ip.unwrap().src, "10.0.0.1".parse::<IpAddr>().unwrap());
+        let m = test_key("mac", "0200.0000.0001", "02:00:00:00:00:02").unwrap();
+        assert_eq!(
+            (m.src_mac, m.dst_mac),
+            ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        );
+        let p = test_key("port", "10.0.0.1:1000", "10.0.0.2:80").unwrap();
+        assert_eq!(p.ip.unwrap().ports(), Some((1000, 80)));
+        assert!(test_key("ip", "10.0.0.1", "::1").is_err());
+        assert!(test_key("mac", "0200.0000", "x").is_err());
+        assert!(test_key("vlan", "1", "2")
+            .unwrap_err()
+            .contains("ip, mac or port"));
+        assert_eq!(
+            socket_path(Some(7), "sw1"),
+            PathBuf::from("/run/lagkit/7/switch/sw1.sock")
+        );
+    }
+}
