@@ -223,7 +223,17 @@ impl Datapath {
     /// Loads the programs (through the verifier) with no plan: egress drops
     /// every frame and ingress every data frame until [`Datapath::configure`].
     pub fn load() -> Result<Datapath, Error> {
-        let mut ebpf = Ebpf::load(OBJECT)?;
+        // Without the kernel's BTF: the programs use no CO-RE relocations,
+        // and the default loader parses all of vmlinux's type information,
+        // which left a bond daemon 16 MB larger.
+        let mut ebpf = aya::EbpfLoader::new().btf(None).load(OBJECT)?;
+        // The loader's default already parsed it once; give those pages
+        // back (glibc keeps freed memory otherwise).
+        // SAFETY: malloc_trim only returns free heap pages to the system.
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            libc::malloc_trim(0);
+        }
         for name in [EGRESS, INGRESS] {
             let prog: &mut SchedClassifier = ebpf
                 .program_mut(name)

@@ -17,8 +17,7 @@ pub struct Args {
     what: Option<Sub>,
     /// The switch's configuration: the Cisco IOS subset the seeds print
     /// (hostname, interface [range], channel-group N mode
-    /// on|active|passive|desirable|auto (PAgP's modes are read, not yet
-    /// run), lacp rate fast, interface port-channel, mtu, switchport access
+    /// on|active|passive|desirable|auto [non-silent], lacp rate fast, interface port-channel, mtu, switchport access
     /// vlan, switchport mode trunk, port-channel load-balance, shutdown).
     #[arg(required = true)]
     config: Option<PathBuf>,

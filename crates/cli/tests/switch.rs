@@ -418,3 +418,91 @@ fn configuration_errors_exit_2_name_the_line_and_touch_nothing() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("lkt-no-such-dev"), "{err}");
 }
+
+/// Two lagkit switches joined by two links in PAgP channel 7, a host on a
+/// third port of each: `desirable` facing `auto` forms on both switches and
+/// carries ping and TCP once over both links; `auto` facing `auto` never
+/// forms (neither end speaks first).
+#[test]
+fn pagp_desirable_facing_auto_forms_and_auto_facing_auto_never_does() {
+    let Some(mut lab) = Lab::new("switch_pagp") else {
+        return;
+    };
+    for (k, (mode_x, mode_y, forms)) in [("desirable", "auto", true), ("auto", "auto", false)]
+        .into_iter()
+        .enumerate()
+    {
+        let (x, y, h1, h2) = (lab.netns(), lab.netns(), lab.netns(), lab.netns());
+        lab.veth(&x, "l1", &y, "l1");
+        lab.veth(&x, "l2", &y, "l2");
+        lab.veth(&h1, "eth0", &x, "h0");
+        lab.veth(&h2, "eth0", &y, "h0");
+        switch_ports(&lab, &x, &["l1", "l2", "h0"], None);
+        switch_ports(&lab, &y, &["l1", "l2", "h0"], None);
+        let net = 6 + k;
+        lab.host(&h1, "eth0", &format!("10.0.{net}.1/24"));
+        lab.host(&h2, "eth0", &format!("10.0.{net}.2/24"));
+        let (dx, dy) = (
+            TmpDir(tmpdir(&format!("pagp-x{k}"))),
+            TmpDir(tmpdir(&format!("pagp-y{k}"))),
+        );
+        let cfg = |host: &str, mode: &str| {
+            format!("hostname {host}\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 7 mode {mode}\ninterface gi1/3\n")
+        };
+        let ports = ["Gi1/1=l1", "Gi1/2=l2", "Gi1/3=h0"];
+        let _sx = start_switch(&x, &dx.0, &cfg("sx", mode_x), &ports);
+        let _sy = start_switch(&y, &dy.0, &cfg("sy", mode_y), &ports);
+        let pagp_out = |sw: &str| {
+            show(sw, &["interfaces", "counters"]).expect("counters")["control"]["pagp_out"]
+                .as_u64()
+                .unwrap_or(0)
+        };
+        if forms {
+            wait_until(
+                "channel 7 bundles both members on both switches",
+                Duration::from_secs(30),
+                || flags(&x, 7) == ["P", "P"] && flags(&y, 7) == ["P", "P"],
+            );
+            let pg = ping(&h1, &format!("10.0.{net}.2"), 20);
+            assert_eq!((pg.received, pg.duplicates), (20, 0), "{pg:?}");
+            for t in tcp_flows(&h2, &format!("10.0.{net}.2:7600"), &h1, 8, 4 << 20)
+                .into_iter()
+                .chain(tcp_flows(
+                    &h1,
+                    &format!("10.0.{net}.1:7700"),
+                    &h2,
+                    8,
+                    4 << 20,
+                ))
+            {
+                assert_eq!((t.received, t.recv_hash), (t.sent, t.sent_hash));
+            }
+            for port in ["GigabitEthernet1/1", "GigabitEthernet1/2"] {
+                let c = port_counters(&x, port);
+                assert!(c["tx_bytes"].as_u64().unwrap() > 1 << 20, "{port}: {c}");
+            }
+            assert!(pagp_out(&x) > 0 && pagp_out(&y) > 0, "both ends spoke PAgP");
+            let text = show_text(&x, &["etherchannel", "summary"]);
+            assert!(text.contains("PAgP"), "{text}");
+        } else {
+            // Neither end ever speaks first: nothing may bundle, however long.
+            let end = std::time::Instant::now() + Duration::from_secs(5);
+            while std::time::Instant::now() < end {
+                for sw in [&x, &y] {
+                    let f = flags(sw, 7);
+                    assert!(
+                        f.len() == 2 && f.iter().all(|f| f != "P"),
+                        "auto+auto bundled: {f:?}"
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            assert_eq!(
+                (pagp_out(&x), pagp_out(&y)),
+                (0, 0),
+                "auto ports stay silent"
+            );
+            assert_eq!(ping(&h1, &format!("10.0.{net}.2"), 2).received, 0);
+        }
+    }
+}

@@ -14,10 +14,10 @@
 //! has no way to notice a link that fails silently; that is the point of
 //! the protocols). `mode active|passive` runs LACP on the member with one
 //! [`System`] for the switch and the channel number as the key; a member
-//! is bundled while LACP says it is distributing. PAgP (`desirable`,
-//! `auto`) is not driven yet: its members stay out of the channel and say
-//! so in `show etherchannel summary`, and the PAgP frames they receive are
-//! counted, never forwarded.
+//! is bundled while LACP says it is distributing. `mode desirable|auto`
+//! runs PAgP with one [`pagp::System`] per channel (the switch's device id
+//! in each); a member is bundled while PAgP has it in the channel (joined,
+//! or attached after the silent wait), and PAgP frames are never forwarded.
 
 use crate::frames::{retag, segment_payload, tag_of};
 use crate::protocol::{Request, Response};
@@ -27,6 +27,7 @@ use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
 use lagkit_ios::ChannelMode;
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
 use lagkit_proto::lacp::{self, Activity, Event, Rate, System};
+use lagkit_proto::pagp;
 use lagkit_switch::config::{ChannelSpec, ConfigError, SwitchConfig};
 use lagkit_switch::show::MemberFlag;
 use lagkit_switch::{Bridge, ChannelId, PortId, Verdict};
@@ -93,6 +94,9 @@ struct Port {
     member: Option<(ChannelId, ChannelMode)>,
     /// Its LACP port, for members of an LACP channel.
     lacp: Option<lacp::PortId>,
+    /// Its PAgP system (an index into `Switch::pagp`) and port, for
+    /// members of a PAgP channel.
+    pagp: Option<(usize, pagp::PortId)>,
     /// Why it may not bundle (Cisco's `s`).
     suspended: Option<String>,
 }
@@ -104,7 +108,12 @@ pub struct ControlCounters {
     pub lacp_in: u64,
     /// LACPDUs sent.
     pub lacp_out: u64,
-    /// PAgP (and CDP, DTP) frames received: PAgP is not driven yet.
+    /// PAgP frames handed to PAgP.
+    pub pagp_in: u64,
+    /// PAgP frames sent.
+    pub pagp_out: u64,
+    /// Frames to Cisco's multicast (PAgP, CDP, DTP) on a port that does not
+    /// run PAgP.
     pub pagp_ignored: u64,
     /// Slow-protocol frames on a port that does not run LACP.
     pub slow_ignored: u64,
@@ -121,6 +130,8 @@ pub struct Switch {
     epoll: Epoll,
     batch: RxBatch,
     lacp: Option<System>,
+    /// One PAgP system per PAgP channel.
+    pagp: Vec<(ChannelId, pagp::System)>,
     carrier: CarrierWatcher,
     /// Removes the socket when dropped.
     control: Option<ControlServer>,
@@ -205,6 +216,7 @@ impl Switch {
                 carrier,
                 member: member.get(&p).copied(),
                 lacp: None,
+                pagp: None,
                 suspended: suspended.get(&p).cloned(),
             });
         }
@@ -250,6 +262,7 @@ impl Switch {
             epoll,
             batch: RxBatch::new(64),
             lacp: None,
+            pagp: Vec::new(),
             carrier,
             control: Some(control),
             run_dirs,
@@ -259,6 +272,7 @@ impl Switch {
             counters: ControlCounters::default(),
         };
         sw.setup_lacp();
+        sw.setup_pagp();
         for i in 0..sw.ports.len() {
             let up = sw.ports[i].carrier;
             sw.apply_carrier(i, up);
@@ -314,6 +328,107 @@ impl Switch {
         self.lacp = Some(sys);
     }
 
+    /// One PAgP system per channel with PAgP members (the switch's device
+    /// id, the first port's MAC, in each; the channel number as its group
+    /// ifindex), one port per member, in the member's mode.
+    fn setup_pagp(&mut self) {
+        let device = self
+            .ports
+            .first()
+            .map_or(MacAddr([2, 0x6c, 0x6b, 0, 0, 1]), |p| p.mac);
+        let now = Switch::t(self.now());
+        let mut ids: Vec<ChannelId> = Vec::new();
+        for p in &self.ports {
+            if let Some((ch, m)) = p.member {
+                if m.protocol() == "pagp" && p.suspended.is_none() && !ids.contains(&ch) {
+                    ids.push(ch);
+                }
+            }
+        }
+        for ch in ids {
+            let mut cfg = pagp::SystemConfig::new(&self.name, device);
+            cfg.group_ifindex = ch.0;
+            let mut sys = pagp::System::new(cfg);
+            let s = self.pagp.len();
+            for i in 0..self.ports.len() {
+                let p = &self.ports[i];
+                let (mode, silent) = match p.member {
+                    Some((c, ChannelMode::Desirable { silent })) if c == ch => {
+                        (pagp::Mode::Desirable, silent)
+                    }
+                    Some((c, ChannelMode::Auto { silent })) if c == ch => {
+                        (pagp::Mode::Auto, silent)
+                    }
+                    _ => continue,
+                };
+                if p.suspended.is_some() {
+                    continue;
+                }
+                let mut pc = pagp::PortConfig::new(&p.name, (i + 1) as u32, p.mac);
+                pc.mode = mode;
+                pc.silence = if silent {
+                    pagp::Silence::Silent
+                } else {
+                    pagp::Silence::NonSilent
+                };
+                let id = sys.add_port(pc, now);
+                self.ports[i].pagp = Some((s, id));
+            }
+            self.pagp.push((ch, sys));
+        }
+    }
+
+    /// PAgP's timers, the PDUs it sends and the members it (un)bundles.
+    fn pagp_step(&mut self, now: u64) {
+        let t = Switch::t(now);
+        let mut out = Vec::new();
+        let mut changes = Vec::new();
+        for (s, (_, sys)) in self.pagp.iter_mut().enumerate() {
+            if sys.poll_timeout().is_some_and(|d| d <= t) {
+                sys.handle_timeout(t);
+            }
+            while let Some(tx) = sys.poll_transmit() {
+                out.push((s, tx));
+            }
+            while let Some((_, ev)) = sys.poll_event() {
+                match ev {
+                    pagp::Event::Joined { port, .. } => changes.push((s, port, true)),
+                    pagp::Event::Left { port, .. } => changes.push((s, port, false)),
+                    pagp::Event::Transition {
+                        port,
+                        from,
+                        to,
+                        why,
+                    } => {
+                        let name = sys.port_status(port).map(|p| p.name).unwrap_or_default();
+                        tracing::info!(switch = %self.name, port = %name, "PAgP {} -> {} ({why})", from.name(), to.name());
+                    }
+                    pagp::Event::FlushStarted { .. } | pagp::Event::FlushDone { .. } => {}
+                }
+            }
+        }
+        for (s, tx) in out {
+            if let Some(p) = self.ports.iter().find(|p| p.pagp == Some((s, tx.port))) {
+                if p.sock
+                    .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
+                    .is_ok()
+                {
+                    self.counters.pagp_out += 1;
+                }
+            }
+        }
+        for (s, port, up) in changes {
+            if let Some(i) = self.ports.iter().position(|p| p.pagp == Some((s, port))) {
+                self.set_bundled(i, up);
+            }
+        }
+    }
+
+    /// The earliest PAgP deadline of any channel.
+    fn pagp_timeout(&self) -> Option<lagkit_proto::Instant> {
+        self.pagp.iter().filter_map(|(_, s)| s.poll_timeout()).min()
+    }
+
     /// Runs until `stop` is set.
     pub fn run(&mut self, stop: &std::sync::atomic::AtomicBool) {
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -326,7 +441,13 @@ impl Switch {
     pub fn step(&mut self) {
         let now = self.now();
         let mut wait = MAX_WAIT;
-        if let Some(d) = self.lacp.as_ref().and_then(|s| s.poll_timeout()) {
+        for d in [
+            self.lacp.as_ref().and_then(|s| s.poll_timeout()),
+            self.pagp_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        {
             wait = wait.min(Duration::from_nanos(d.as_nanos().saturating_sub(now)));
         }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
@@ -346,6 +467,7 @@ impl Switch {
         }
         self.link_events();
         self.lacp_step(now);
+        self.pagp_step(now);
         if now >= self.next_age {
             self.next_age = now + AGE_EVERY_NS;
             self.bridge.age(now);
@@ -403,7 +525,15 @@ impl Switch {
                     sys.handle_frame(p, &f, t);
                 }
                 (true, _, _) => self.counters.slow_ignored += 1,
-                (false, _, _) => self.counters.pagp_ignored += 1,
+                (false, _, _) => match self.ports[i].pagp {
+                    Some((s, p)) => {
+                        self.counters.pagp_in += 1;
+                        if let Some((_, sys)) = self.pagp.get_mut(s) {
+                            sys.handle_frame(p, &f, t);
+                        }
+                    }
+                    None => self.counters.pagp_ignored += 1,
+                },
             }
         }
     }
@@ -447,6 +577,11 @@ impl Switch {
             Some(_) => {
                 if let (Some(sys), Some(lp)) = (self.lacp.as_mut(), p.lacp) {
                     sys.set_port_enabled(lp, up && enabled, t);
+                }
+                if let Some((s, pp)) = p.pagp {
+                    if let Some((_, sys)) = self.pagp.get_mut(s) {
+                        sys.set_port_enabled(pp, up && enabled, t);
+                    }
                 }
             }
             None => {}
@@ -537,10 +672,24 @@ impl Switch {
             return (MemberFlag::Bundled, "bundled".into());
         }
         match p.member.map(|(_, m)| m.protocol()) {
-            Some("pagp") => (
-                MemberFlag::Suspended,
-                "PAgP not yet driven by lagkit switch: the member stays out of the channel".into(),
-            ),
+            Some("pagp") => {
+                let st = p
+                    .pagp
+                    .and_then(|(s, id)| self.pagp.get(s)?.1.port_status(id));
+                match st {
+                    Some(st) if st.state == pagp::PortState::HotStandby => {
+                        (MemberFlag::HotStandby, "PAgP hot standby".into())
+                    }
+                    Some(st) => (
+                        MemberFlag::Waiting,
+                        match st.partner_device {
+                            Some(d) => format!("PAgP {} with partner {d}", st.state.name()),
+                            None => format!("PAgP {}: no PAgP heard", st.state.name()),
+                        },
+                    ),
+                    None => (MemberFlag::Suspended, "no PAgP port".into()),
+                }
+            }
             Some("lacp") => {
                 let st = self
                     .lacp

@@ -176,7 +176,7 @@ fn counters(sw: &Switch) -> Response {
     let cc = sw.control_counters();
     if cc.pagp_ignored > 0 {
         text.push_str(&format!(
-            "{} PAgP/CDP frames received and not used (PAgP is not driven yet)\n",
+            "{} PAgP/CDP frames received on ports that do not run PAgP\n",
             cc.pagp_ignored
         ));
     }
