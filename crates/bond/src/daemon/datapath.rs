@@ -9,9 +9,6 @@ impl Bond {
     /// the current member devices; under the BPF engine, attaches a new set
     /// of programs to the members present, which takes over from the old
     /// set the moment that is dropped (no frame goes unhandled between).
-    /// If the new programs cannot be attached, the old ones stay in force,
-    /// the engine's control threads start all the same (LACP goes on), and
-    /// the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         if let Some(e) = self.engine.take() {
             let snap = e.stats();
@@ -25,7 +22,6 @@ impl Bond {
             bond: bond.clone(),
             why,
         };
-        let mut kernel_err = None;
         let kernel = if self.upper.is_kernel() {
             let names: Vec<Option<&str>> = self
                 .members
@@ -42,13 +38,7 @@ impl Bond {
                 Some(mut k) => k.attach_members(&names, &faults).map(|()| k),
                 None => KernelPath::start(&self.s.name, &names, &faults),
             };
-            match path {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    kernel_err = Some(e.to_string());
-                    None
-                }
-            }
+            Some(path.map_err(|e| engine_err(e.to_string()))?)
         } else {
             None
         };
@@ -73,14 +63,11 @@ impl Bond {
         }
         let map = self.build_map();
         if let Some(mut k) = kernel {
-            match k.publish(&map.plan) {
-                Ok(()) => {
-                    // The old programs detach here; the new ones take over.
-                    if let Some(old) = self.kernel.replace(k) {
-                        self.fold_kernel_counters(&old);
-                    }
-                }
-                Err(e) => kernel_err = Some(e.to_string()),
+            k.publish(&map.plan)
+                .map_err(|e| engine_err(e.to_string()))?;
+            // The old programs detach here; the new ones take over.
+            if let Some(old) = self.kernel.replace(k) {
+                self.fold_kernel_counters(&old);
             }
         }
         let (engine, slow) =
@@ -90,12 +77,7 @@ impl Bond {
         self.engine = Some(engine);
         self.slow_rx = Some(slow);
         self.dirty = false;
-        match kernel_err {
-            Some(why) => Err(engine_err(format!(
-                "the BPF programs could not take the members ({why}); the previous ones stay in force"
-            ))),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// Keeps the counts of programs being replaced in each member's past.
