@@ -18,7 +18,7 @@
 
 use crate::journal::{MemberRecord, RunDir};
 use crate::offloads;
-use lagkit_dataplane::{isolate_ingress, Isolation, Link, PacketConfig, PacketSocket};
+use lagkit_dataplane::{isolate_ingress, Isolation, Link, PacketConfig, PacketSocket, Receive};
 use serde::{Deserialize, Serialize};
 use std::fs;
 
@@ -115,6 +115,9 @@ pub struct Want {
     /// reads control frames only, and the engine's ingress program keeps
     /// data frames from the host stack (no separate isolation).
     pub kernel: bool,
+    /// The control plane reads ARP (or Cisco's multicast) on the member,
+    /// besides slow-protocol frames (matters only with `kernel`).
+    pub snoop: bool,
 }
 
 /// Takes interface `name` for the bond: records its settings in `journal`,
@@ -226,7 +229,11 @@ fn change(
         sndbuf: 32 << 20,
         promisc: true,
         batched: true,
-        control_only: want.kernel,
+        receive: match (want.kernel, want.snoop) {
+            (false, _) => Receive::All,
+            (true, true) => Receive::Control,
+            (true, false) => Receive::Slow,
+        },
     })
     .map_err(|e| format!("cannot open AF_PACKET socket: {e}"))?;
     if want.kernel {

@@ -195,6 +195,12 @@ impl Settings {
         }
     }
 
+    /// Whether the control plane reads the ARP frames members receive
+    /// (the ARP monitor's replies, balance-alb's clients).
+    pub fn snoops_arp(&self) -> bool {
+        self.arp.is_some() || self.mode == BondMode::BalanceAlb
+    }
+
     /// Whether lagkit leaves member `name`'s transmit offloads alone.
     pub fn keeps_offloads(&self, name: &str) -> bool {
         !self.offloads_off.iter().any(|m| m == name)

@@ -42,7 +42,7 @@ pub use forward::{
     MemberSender, SlowFrame, SlowQueues,
 };
 pub use isolate::{isolate_ingress, IsolateError, Isolation};
-pub use packet::{PacketConfig, PacketSocket};
+pub use packet::{PacketConfig, PacketSocket, Receive};
 pub use pair::PairDevice;
 pub use pcap::{Capture, PcapDevice};
 pub use sys::{coarse_now_ns, monotonic_now_ns, Features, Link, LinkFlags, OpenError, SysError};

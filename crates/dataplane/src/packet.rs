@@ -17,10 +17,12 @@
 //!   `tbf` shaping a lab link (or any traffic control) is honoured.
 //! - non-blocking sends: a full member drops (and counts) instead of
 //!   stalling the thread that also feeds the other members.
-//! - `SO_ATTACH_FILTER` ([`PacketConfig::control_only`]): when the kernel
-//!   moves the data frames (lagkit's BPF engine), the socket takes only
-//!   what the control plane reads, so data frames are never copied to
-//!   user space.
+//! - [`Receive`]: when the kernel moves the data frames (lagkit's BPF
+//!   engine), the socket takes only what the control plane reads, so data
+//!   frames are never copied to user space: bound to EtherType 0x8809 when
+//!   slow protocols are all it needs (other frames never visit it), or to
+//!   every frame with a filter (`SO_ATTACH_FILTER`) when it also reads ARP
+//!   or Cisco's multicast.
 //!
 //! Batching uses `recvmmsg`/`sendmmsg`; [`PacketConfig::batched`] = false
 //! makes one system call per frame, to measure what batching is worth.
@@ -56,10 +58,25 @@ pub struct PacketConfig {
     pub promisc: bool,
     /// Use `recvmmsg`/`sendmmsg` batches (true) or one system call per frame.
     pub batched: bool,
-    /// Receive only control frames: slow protocols (LACP, Marker: EtherType
+    /// Which frames the socket reads. Sending is unaffected.
+    pub receive: Receive,
+}
+
+/// Which received frames a member socket reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Receive {
+    /// Every frame (the userspace engine forwards them).
+    #[default]
+    All,
+    /// Control frames only: slow protocols (LACP, Marker: EtherType
     /// 0x8809), ARP, and frames to Cisco's multicast 01-00-0C-CC-CC-CC
-    /// (PAgP, CDP). Sending is unaffected.
-    pub control_only: bool,
+    /// (PAgP, CDP). The socket taps every frame and a filter drops the
+    /// rest, so each received frame still visits it: on a veth that costs
+    /// about 1% of a request/response round trip.
+    Control,
+    /// Slow-protocol frames only (EtherType 0x8809). The socket is bound to
+    /// that EtherType, so the kernel never hands it anything else.
+    Slow,
 }
 
 impl PacketConfig {
@@ -71,7 +88,7 @@ impl PacketConfig {
             sndbuf: DEFAULT_SOCKET_BUFFER,
             promisc: true,
             batched: true,
-            control_only: false,
+            receive: Receive::All,
         }
     }
 }
@@ -174,7 +191,7 @@ impl PacketSocket {
             1,
             "setsockopt(PACKET_IGNORE_OUTGOING)",
         )?;
-        if cfg.control_only {
+        if cfg.receive == Receive::Control {
             // Before bind: no data frame is ever queued.
             let mut prog = CONTROL_FILTER;
             let fprog = libc::sock_fprog {
@@ -207,7 +224,11 @@ impl PacketSocket {
         // SAFETY: sockaddr_ll is plain data; zero is a valid start.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        let protocol = match cfg.receive {
+            Receive::All | Receive::Control => libc::ETH_P_ALL as u16,
+            Receive::Slow => libc::ETH_P_SLOW as u16,
+        };
+        sll.sll_protocol = protocol.to_be();
         sll.sll_ifindex = ifindex as i32;
         // SAFETY: sll is a valid sockaddr_ll of the length given.
         let r = unsafe {

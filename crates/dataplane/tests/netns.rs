@@ -20,7 +20,7 @@ use lagkit_dataplane::forward::{ethertype, ETHERTYPE_SLOW};
 use lagkit_dataplane::vnet::{complete_checksum_in_place, VnetHeader, VnetRepr};
 use lagkit_dataplane::{
     netns, Device, DistMap, DropReason, Engine, EngineConfig, EngineDrop, FaultInjector,
-    PacketConfig, PacketSocket, RxBatch, Tap, TapConfig,
+    PacketConfig, PacketSocket, Receive, RxBatch, Tap, TapConfig,
 };
 
 /// Two namespaces A and B with veths a0-b0 and a1-b1 prepared as members.
@@ -647,27 +647,11 @@ fn blackhole_egress_fails_a_link_silently_one_way() {
     wait_until("healed", Duration::from_secs(5), ping);
 }
 
-/// A control-only socket (the BPF engine's member socket) reads LACP,
-/// ARP and PAgP frames and nothing else.
+/// The BPF engine's member sockets read control frames and nothing else:
+/// with [`Receive::Control`] LACP, ARP and PAgP frames, with
+/// [`Receive::Slow`] LACP only.
 #[test]
-fn control_only_socket_reads_control_frames_only() {
-    let Some(mut lab) = Lab::new("control_only") else {
-        return;
-    };
-    let (a, b) = (lab.netns(), lab.netns());
-    lab.veth(&a, "m0", &b, "p0");
-    lab.prep_member(&a, "m0", 1500);
-    lab.prep_member(&b, "p0", 1500);
-    let ours = netns::run_in(&a, || {
-        PacketSocket::open(&PacketConfig {
-            control_only: true,
-            ..PacketConfig::new("m0")
-        })
-        .expect("control-only socket")
-    })
-    .expect("enter namespace");
-    let peer = netns::run_in(&b, || PacketSocket::open(&PacketConfig::new("p0")).unwrap())
-        .expect("enter namespace");
+fn control_sockets_read_control_frames_only() {
     let frame = |dst: [u8; 6], ethertype: [u8; 2], first: u8| {
         let mut f = dst.to_vec();
         f.extend_from_slice(&[2, 0, 0, 0, 0, 9]);
@@ -680,34 +664,63 @@ fn control_only_socket_reads_control_frames_only() {
     let slow_mac = [0x01, 0x80, 0xc2, 0, 0, 2];
     let cisco = [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc];
     let unicast = [2, 0, 0, 0, 0, 1];
-    let wanted = [
-        frame(slow_mac, [0x88, 0x09], 1),
-        frame(bcast, [0x08, 0x06], 0),
-        // 802.3 length + LLC/SNAP, as PAgP is framed.
-        frame(cisco, [0x00, 0x40], 0xaa),
-    ];
-    let unwanted = [
+    let lacp = frame(slow_mac, [0x88, 0x09], 1);
+    let arp = frame(bcast, [0x08, 0x06], 0);
+    // 802.3 length + LLC/SNAP, as PAgP is framed.
+    let pagp = frame(cisco, [0x00, 0x40], 0xaa);
+    let data = [
         frame(unicast, [0x08, 0x00], 0x45),
         frame(bcast, [0x86, 0xdd], 0x60),
         frame([0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcd], [0x00, 0x40], 0xaa),
         frame([0x01, 0x00, 0x0c, 0xcc, 0xcd, 0xcc], [0x00, 0x40], 0xaa),
     ];
-    for f in unwanted.iter().chain(&wanted).chain(&unwanted) {
-        peer.send(&plain_packet(f)).expect("send");
-    }
-    let mut got: Vec<Vec<u8>> = Vec::new();
-    let mut batch = RxBatch::new(64);
-    let end = std::time::Instant::now() + Duration::from_secs(5);
-    while got.len() < wanted.len() && std::time::Instant::now() < end {
-        batch.clear();
-        if ours.recv(&mut batch).is_ok() {
-            got.extend(batch.iter().map(|p| p[10..].to_vec()));
+    let control = [lacp.clone(), arp.clone(), pagp.clone()];
+    let cases = [
+        (Receive::Control, control.to_vec(), data.to_vec()),
+        (
+            Receive::Slow,
+            vec![lacp],
+            [&data[..], &[arp, pagp]].concat(),
+        ),
+    ];
+    for (receive, wanted, unwanted) in cases {
+        let Some(mut lab) = Lab::new("control_only") else {
+            return;
+        };
+        let (a, b) = (lab.netns(), lab.netns());
+        lab.veth(&a, "m0", &b, "p0");
+        lab.prep_member(&a, "m0", 1500);
+        lab.prep_member(&b, "p0", 1500);
+        let ours = netns::run_in(&a, || {
+            PacketSocket::open(&PacketConfig {
+                receive,
+                ..PacketConfig::new("m0")
+            })
+            .expect("control socket")
+        })
+        .expect("enter namespace");
+        let peer = netns::run_in(&b, || PacketSocket::open(&PacketConfig::new("p0")).unwrap())
+            .expect("enter namespace");
+        for f in unwanted.iter().chain(&wanted).chain(&unwanted) {
+            peer.send(&plain_packet(f)).expect("send");
         }
-        std::thread::sleep(Duration::from_millis(5));
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut batch = RxBatch::new(64);
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        while got.len() < wanted.len() && std::time::Instant::now() < end {
+            batch.clear();
+            if ours.recv(&mut batch).is_ok() {
+                got.extend(batch.iter().map(|p| p[10..].to_vec()));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Anything else would have been queued before the last wanted frame.
+        batch.clear();
+        let _ = ours.recv(&mut batch);
+        got.extend(batch.iter().map(|p| p[10..].to_vec()));
+        assert_eq!(
+            got, wanted,
+            "{receive:?}: exactly its control frames, in order"
+        );
     }
-    // Anything else would have been queued before the last wanted frame.
-    batch.clear();
-    let _ = ours.recv(&mut batch);
-    got.extend(batch.iter().map(|p| p[10..].to_vec()));
-    assert_eq!(got, wanted, "exactly the control frames, in order");
 }

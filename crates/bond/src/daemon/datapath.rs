@@ -127,7 +127,7 @@ impl Bond {
         BondMap {
             generation: self.generation,
             plan,
-            snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
+            snoop_arp: self.s.snoops_arp(),
             control_only: self.upper.is_kernel(),
             shared: self.shared.clone(),
         }

@@ -36,6 +36,7 @@ impl Bond {
             mtu: self.s.mtu,
             keep_offloads: self.s.keeps_offloads(&name),
             kernel: self.upper.is_kernel(),
+            snoop: self.s.snoops_arp(),
         };
         match member::take_with(&name, want, run, between) {
             Ok(t) => {

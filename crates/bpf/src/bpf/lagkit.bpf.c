@@ -703,6 +703,73 @@ __noinline int tunnel_in(struct __sk_buff *skb, struct ipflow *ip, struct carrie
 	}
 }
 
+/* The frame nearly every flow sends, read in place (direct packet access,
+ * no helper calls): untagged Ethernet, then IPv4 with a 20-byte header or
+ * IPv6 with no extension header, not a fragment, carrying TCP or UDP whose
+ * port word lies within the IP packet, and not VXLAN's port when the
+ * tunnel descent (`inner`) would enter it. It leaves in *k (zeroed by the
+ * caller) exactly what the general path would; the parity tests run both
+ * against the Rust hash on the same frames. Anything else, or headers
+ * outside the linear area, returns 0 and takes the general path. On a
+ * request/response connection the general path's helper calls cost about
+ * a tenth of the bond's extra latency over a bare veth. */
+static __always_inline int fast_key(struct __sk_buff *skb, struct flowkey *k, int inner)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct ipflow *ip = &k->ip;
+	__u8 *p = data;
+	__u32 len = skb->len, ip_end = skb->len, total;
+	__u16 sport, dport;
+
+	if (skb->vlan_present || data + 14 > data_end)
+		return 0;
+	k->ethertype = be16(p + 12);
+	if (k->ethertype == ETH_IPV4) {
+		if (data + 14 + 20 + 4 > data_end || p[14] != 0x45 || (be16(p + 20) & 0x3fff))
+			return 0;
+		total = be16(p + 16);
+		/* parse_ip: a total length that fits trims the padding. */
+		if (total >= 20 && len - 14 >= total)
+			ip_end = 14 + total;
+		ip->proto = p[23];
+		ip->pay_off = 34;
+		map_v4(ip->src, p + 26);
+		map_v4(ip->dst, p + 30);
+		sport = be16(p + 34);
+		dport = be16(p + 36);
+	} else if (k->ethertype == ETH_IPV6) {
+		if (data + 14 + 40 + 4 > data_end || p[14] >> 4 != 6)
+			return 0;
+		total = be16(p + 18);
+		if (total != 0 && len - 54 >= total)
+			ip_end = 54 + total;
+		ip->proto = p[20];
+		ip->v6 = 1;
+		ip->pay_off = 54;
+		__builtin_memcpy(ip->src, p + 22, 16);
+		__builtin_memcpy(ip->dst, p + 38, 16);
+		sport = be16(p + 54);
+		dport = be16(p + 56);
+	} else {
+		return 0;
+	}
+	if (ip->proto != IPPROTO_TCP_ && ip->proto != IPPROTO_UDP_)
+		return 0;
+	if (ip_end < ip->pay_off + 4)
+		return 0;
+	if (inner && ip->proto == IPPROTO_UDP_ && dport == VXLAN_PORT)
+		return 0;
+	__builtin_memcpy(k->dst_mac, p, 6);
+	__builtin_memcpy(k->src_mac, p + 6, 6);
+	ip->present = 1;
+	ip->pay_end = ip_end;
+	ip->l4 = L4_PORTS;
+	ip->sport = sport;
+	ip->dport = dport;
+	return 1;
+}
+
 /* FlowKey::from_frame, `descend` included when `inner` is set: the outer
  * layer, then up to MAX_TUNNEL_DEPTH tunnels, VXLAN only as the outermost.
  * Only encap2+3, encap3+4 and strong read the inner flow, so the others
@@ -718,6 +785,10 @@ __noinline int parse_key(struct __sk_buff *skb, struct scratch *s, int inner)
 	if (!s)
 		return 0;
 	k = &s->key;
+	__builtin_memset(k, 0, sizeof(*k));
+	if (fast_key(skb, k, inner))
+		return 0;
+	/* fast_key may have written some fields before it gave up. */
 	__builtin_memset(k, 0, sizeof(*k));
 	end = skb->len;
 	if (end < 14 || bpf_skb_load_bytes(skb, 0, eth, 12))
