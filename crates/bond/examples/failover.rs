@@ -31,16 +31,13 @@
 //! state (`ETHTOOL_GLINK`) as well, as Linux bonding's miimon does.
 //! A run removes its namespaces when it ends, also on failure.
 
-use lagkit_bond::daemon::Bond;
 use lagkit_bond::kernel::EngineChoice;
-use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::{BondMode, Settings};
-use lagkit_bond::status::{BondStats, BondStatus, CarrierEvent};
+use lagkit_bond::status::CarrierEvent;
 use lagkit_dataplane::{monotonic_now_ns, netns, Link};
 use lagkit_testnet::{wait_until, Lab};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -88,68 +85,10 @@ fn usage(why: &str) -> ! {
     std::process::exit(2)
 }
 
-/// A bond on its own thread inside a namespace; stopped on drop.
-struct Running {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-    socket: PathBuf,
-}
-
-impl Running {
-    fn start(ns: &str, s: Settings) -> Running {
-        let stop = Arc::new(AtomicBool::new(false));
-        let socket = s.control_socket.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (ns, st) = (ns.to_string(), stop.clone());
-        let handle = std::thread::spawn(move || {
-            netns::enter(&ns).expect("setns");
-            match Bond::start(s) {
-                Ok(mut b) => {
-                    tx.send(Ok(())).ok();
-                    b.run(&st);
-                    b.shutdown();
-                }
-                Err(e) => {
-                    tx.send(Err(e.to_string())).ok();
-                }
-            }
-        });
-        if let Err(e) = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("bond thread answers")
-        {
-            panic!("bond does not start: {e}");
-        }
-        Running {
-            stop,
-            handle: Some(handle),
-            socket,
-        }
-    }
-
-    fn status(&self) -> BondStatus {
-        match request(&self.socket, &Request::Status).expect("status") {
-            Response::Status(s) => *s,
-            r => panic!("unexpected {r:?}"),
-        }
-    }
-
-    fn stats(&self) -> BondStats {
-        match request(&self.socket, &Request::Stats).expect("stats") {
-            Response::Stats(s) => s,
-            r => panic!("unexpected {r:?}"),
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+#[path = "../tests/support/running.rs"]
+#[allow(dead_code)] // the tests use more of it than this benchmark
+mod running;
+use running::Running;
 
 fn settings(tag: &str, side: &str, args: &Args, engine: EngineChoice, addr: &str) -> Settings {
     let mode = args.mode;

@@ -8,11 +8,8 @@
 //! engine for its thread, and [`settings`] gives it to every bond the test
 //! starts.
 
-use lagkit_bond::daemon::Bond;
 use lagkit_bond::kernel::EngineChoice;
-use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::{BondMode, Settings};
-use lagkit_bond::status::{BondStats, BondStatus};
 use lagkit_testnet::{tcp_transfer_from, wait_until, Lab, Transfer};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,92 +18,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// A bond running on its own thread inside a namespace; stopped on drop.
-struct Running {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-    socket: PathBuf,
-}
-
-impl Running {
-    fn start(ns: &str, s: Settings) -> Running {
-        Running::start_with(ns, s, |_| {})
-    }
-
-    /// Starts the bond with `between(member)` run after each member's
-    /// originals are recorded and before it is changed.
-    fn start_with(
-        ns: &str,
-        s: Settings,
-        mut between: impl FnMut(&str) + Send + 'static,
-    ) -> Running {
-        let stop = Arc::new(AtomicBool::new(false));
-        let socket = s.control_socket.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let ns = ns.to_string();
-        let st = stop.clone();
-        let handle = std::thread::spawn(move || {
-            lagkit_dataplane::netns::enter(&ns).expect("setns");
-            let mut b = match Bond::start_with(s, &mut between) {
-                Ok(b) => b,
-                Err(e) => {
-                    tx.send(Err(e.to_string())).ok();
-                    return;
-                }
-            };
-            tx.send(Ok(())).ok();
-            b.run(&st);
-            b.shutdown();
-        });
-        rx.recv_timeout(Duration::from_secs(10))
-            .expect("bond thread answers")
-            .expect("bond starts");
-        Running {
-            stop,
-            handle: Some(handle),
-            socket,
-        }
-    }
-
-    fn status(&self) -> BondStatus {
-        match request(&self.socket, &Request::Status).expect("status") {
-            Response::Status(s) => *s,
-            r => panic!("unexpected {r:?}"),
-        }
-    }
-
-    fn stats(&self) -> BondStats {
-        match request(&self.socket, &Request::Stats).expect("stats") {
-            Response::Stats(s) => s,
-            r => panic!("unexpected {r:?}"),
-        }
-    }
-
-    fn flow_member(&self, src: &str, dst: &str) -> Option<String> {
-        let r = request(
-            &self.socket,
-            &Request::Flow {
-                proto: "tcp".into(),
-                src: src.into(),
-                dst: dst.into(),
-            },
-        )
-        .expect("flow");
-        match r {
-            Response::Flow(f) => f.member,
-            r => panic!("unexpected {r:?}"),
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+mod support;
+use support::running::Running;
 
 struct Pair {
     a: Running,

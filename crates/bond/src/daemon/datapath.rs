@@ -9,11 +9,17 @@ impl Bond {
     /// the current member devices; under the BPF engine, attaches a new set
     /// of programs to the members present, which takes over from the old
     /// set the moment that is dropped (no frame goes unhandled between).
+    /// If the new programs cannot be attached, the old ones stay in force,
+    /// the engine's control threads start all the same (LACP goes on), and
+    /// the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         if let Some(e) = self.engine.take() {
             let snap = e.stats();
-            for (m, s) in self.members.iter_mut().zip(snap.members.iter()) {
-                m.past.add_engine(s);
+            // By name: a reload may have removed members since it started.
+            for (name, s) in self.engine_members.iter().zip(snap.members.iter()) {
+                if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
+                    m.past.add_engine(s);
+                }
             }
             let _ = e.stop();
         }
@@ -22,6 +28,7 @@ impl Bond {
             bond: bond.clone(),
             why,
         };
+        let mut kernel_err = None;
         let kernel = if self.upper.is_kernel() {
             let names: Vec<Option<&str>> = self
                 .members
@@ -38,7 +45,13 @@ impl Bond {
                 Some(mut k) => k.attach_members(&names, &faults).map(|()| k),
                 None => KernelPath::start(&self.s.name, &names, &faults),
             };
-            Some(path.map_err(|e| engine_err(e.to_string()))?)
+            match path {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    kernel_err = Some(e.to_string());
+                    None
+                }
+            }
         } else {
             None
         };
@@ -63,11 +76,16 @@ impl Bond {
         }
         let map = self.build_map();
         if let Some(mut k) = kernel {
-            k.publish(&map.plan)
-                .map_err(|e| engine_err(e.to_string()))?;
-            // The old programs detach here; the new ones take over.
-            if let Some(old) = self.kernel.replace(k) {
-                self.fold_kernel_counters(&old);
+            match k.publish(&map.plan) {
+                Ok(()) => {
+                    let names = self.members.iter().map(|m| m.name.clone()).collect();
+                    let old_names = std::mem::replace(&mut self.kernel_members, names);
+                    // The old programs detach here; the new ones take over.
+                    if let Some(old) = self.kernel.replace(k) {
+                        self.fold_kernel_counters(&old, &old_names);
+                    }
+                }
+                Err(e) => kernel_err = Some(e.to_string()),
             }
         }
         let (engine, slow) =
@@ -75,16 +93,27 @@ impl Bond {
                 .map_err(|e| engine_err(e.to_string()))?;
         self.publisher = Some(engine.publisher());
         self.engine = Some(engine);
+        self.engine_members = self.members.iter().map(|m| m.name.clone()).collect();
         self.slow_rx = Some(slow);
-        self.dirty = false;
-        Ok(())
+        // The programs still in force get this plan at the next publish.
+        self.dirty = kernel_err.is_some();
+        match kernel_err {
+            Some(why) => Err(engine_err(format!(
+                "the BPF programs could not take the members ({why}); the previous ones stay in force"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Keeps the counts of programs being replaced in each member's past.
-    pub(super) fn fold_kernel_counters(&mut self, old: &KernelPath) {
+    /// `numbered`: the members as `old` numbered them (a reload may have
+    /// removed some since, and moved the others up).
+    pub(super) fn fold_kernel_counters(&mut self, old: &KernelPath, numbered: &[String]) {
         let Some(c) = old.counters() else { return };
-        for (i, m) in self.members.iter_mut().enumerate() {
-            m.past.add_engine(&kernel_snapshot(&c, i));
+        for (i, name) in numbered.iter().enumerate() {
+            if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
+                m.past.add_engine(&kernel_snapshot(&c, i));
+            }
         }
     }
 

@@ -4,6 +4,14 @@
 use super::*;
 
 impl Bond {
+    /// [`Bond::restart_engine`] on a member change, its error logged (the
+    /// bond runs on with what it has).
+    pub(super) fn restart_or_log(&mut self) {
+        if let Err(e) = self.restart_engine() {
+            tracing::error!(bond = %self.s.name, error = %e, "engine restart");
+        }
+    }
+
     /// Takes member `i` if its interface exists now: `Ok(true)` if it is
     /// taken, `Ok(false)` if it does not exist (yet), an error if it exists
     /// but cannot be used (it is then left as it was).
@@ -140,14 +148,14 @@ impl Bond {
                 self.give_back(i);
                 self.members[i].dev = None;
                 self.set_carrier(i, false);
-                let _ = self.restart_engine();
+                self.restart_or_log();
             }
             return;
         }
         if !self.members[i].present() {
             match self.try_take(i) {
                 Ok(true) => {
-                    let _ = self.restart_engine();
+                    self.restart_or_log();
                 }
                 Ok(false) => {}
                 Err(e) => tracing::error!(bond = %self.s.name, error = %e, "member cannot be used"),

@@ -187,6 +187,10 @@ pub struct Bond {
     engine_info: EngineInfo,
     /// The BPF engine's programs, when it runs.
     kernel: Option<KernelPath>,
+    /// The members, in the order of their numbers in `kernel`'s counters.
+    kernel_members: Vec<String>,
+    /// The members, in the order the running engine numbers them.
+    engine_members: Vec<String>,
     mac: MacAddr,
     members: Vec<Member>,
     /// The forwarding threads (under the BPF engine: control frames only).
@@ -334,6 +338,8 @@ impl Bond {
             upper,
             engine_info,
             kernel: None,
+            kernel_members: Vec::new(),
+            engine_members: Vec::new(),
             mac: MacAddr::ZERO,
             members,
             engine: None,

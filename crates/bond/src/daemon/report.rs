@@ -152,17 +152,19 @@ impl Bond {
         let snap = self.engine.as_ref().map(|e| e.stats());
         let kernel = self.kernel.as_ref().and_then(|k| k.counters());
         let sys = self.lacp.as_ref();
+        // Each data path numbers the members as they were when it started.
+        let number = |list: &[String], name: &str| list.iter().position(|n| n == name);
         let members = self
             .members
             .iter()
-            .enumerate()
-            .map(|(i, m)| {
+            .map(|m| {
                 let mut s = m.past.clone();
                 s.name = m.name.clone();
-                if let Some(e) = snap.as_ref().and_then(|s| s.members.get(i)) {
+                let engine = number(&self.engine_members, &m.name);
+                if let Some(e) = engine.and_then(|i| snap.as_ref()?.members.get(i)) {
                     s.add_engine(e);
                 }
-                if let Some(c) = &kernel {
+                if let (Some(c), Some(i)) = (&kernel, number(&self.kernel_members, &m.name)) {
                     s.add_engine(&kernel_snapshot(c, i));
                 }
                 if let Some(d) = &m.dev {
