@@ -214,9 +214,11 @@ fn show(q: Query) -> Result<(), Failure> {
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
+        ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
+        ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
         _ => {
             return Err(Failure::Usage(format!(
-                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel load-balance`, `mac address-table` and `interfaces counters`",
+                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
                 q.words.join(" ")
             )))
         }

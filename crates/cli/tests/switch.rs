@@ -239,6 +239,27 @@ fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
         text.contains("Po1(SU)       LACP        Gi1/1(P) Gi1/2(P)"),
         "{text}"
     );
+    // Each member's partner is the bond, fast and active, on its own port.
+    let n = show(&sw, &["lacp", "neighbor"]).expect("lacp neighbor");
+    let rows = n["neighbors"].as_array().expect("neighbors");
+    assert_eq!(rows.len(), 4, "{n}");
+    for r in rows {
+        assert!(
+            r["heard"] == true && r["partner_fast"] == true && r["partner_active"] == true,
+            "{r}"
+        );
+    }
+    let ports: std::collections::BTreeSet<u64> = rows
+        .iter()
+        .filter(|r| r["channel"] == 1)
+        .map(|r| r["partner_port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ports.len(), 2, "two partner ports: {n}");
+    let text = show_text(&sw, &["lacp", "neighbor"]);
+    assert!(
+        text.contains("Channel group 2 neighbors") && text.contains("Gi1/4     FA"),
+        "{text}"
+    );
     // TCP both ways, several flows each, every byte once and in order.
     for t in tcp_flows(&b, "10.0.2.2:7100", &a, 6, 8 << 20)
         .into_iter()
@@ -288,6 +309,76 @@ fn two_lagkit_bonds_into_two_lacp_port_channels_form_and_spread_by_l4() {
         String::from_utf8_lossy(&out.stdout),
         "Would select Gi1/2 of Po1 (bucket 1 of 8 by src-dst-port)\n"
     );
+}
+
+/// A 3-member bond into a channel with `lacp max-bundle 2`: two members
+/// carry traffic, the third stands by (H) and takes over when one fails;
+/// with `port-channel min-links 3` the channel is down once a member fails.
+#[test]
+fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
+    let Some(mut lab) = Lab::new("switch_maxb") else {
+        return;
+    };
+    let (sw, a) = (lab.netns(), lab.netns());
+    for i in 1..=3 {
+        lab.veth(&a, &format!("eth{i}"), &sw, &format!("a{i}"));
+    }
+    switch_ports(&lab, &sw, &["a1", "a2", "a3"], None);
+    let dir = TmpDir(tmpdir("maxb"));
+    let bond = write(
+        &dir.0,
+        "a.toml",
+        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\", \"eth3\"]\nlacp_rate = \"fast\"\n",
+    );
+    let ports = ["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=a3"];
+    let config = "interface range gi1/1 - 3\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n lacp max-bundle 2\n";
+    let s = start_switch(&sw, &dir.0, config, &ports);
+    let _b = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("a.log"));
+    let count = |f: &[String], c: &str| f.iter().filter(|x| *x == c).count();
+    wait_until(
+        "2 bundled, 1 hot standby; the bond carries 2",
+        Duration::from_secs(40),
+        || {
+            let f = flags(&sw, 1);
+            count(&f, "P") == 2 && count(&f, "H") == 1 && bond_ports(&a) == 2
+        },
+    );
+    // A bundled member fails: the standby takes its place.
+    let f = flags(&sw, 1);
+    let failed = f.iter().position(|x| x == "P").unwrap() + 1;
+    lab.sh(&[
+        "ip",
+        "-n",
+        &a,
+        "link",
+        "set",
+        &format!("eth{failed}"),
+        "down",
+    ]);
+    wait_until(
+        "the standby bundles in its place",
+        Duration::from_secs(20),
+        || {
+            let f = flags(&sw, 1);
+            count(&f, "P") == 2 && f[failed - 1] == "D" && bond_ports(&a) == 2
+        },
+    );
+    lab.sh(&["ip", "-n", &a, "link", "set", &format!("eth{failed}"), "up"]);
+    drop(s);
+    // min-links 3: with all three up the channel carries; one down, none.
+    let config = "interface range gi1/1 - 3\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n port-channel min-links 3\n";
+    let _s = start_switch(&sw, &dir.0, config, &ports);
+    wait_until("all 3 bundled", Duration::from_secs(40), || {
+        count(&flags(&sw, 1), "P") == 3 && bond_ports(&a) == 3
+    });
+    lab.sh(&["ip", "-n", &a, "link", "set", "eth3", "down"]);
+    wait_until(
+        "below min-links: nothing bundled",
+        Duration::from_secs(20),
+        || count(&flags(&sw, 1), "P") == 0,
+    );
+    let text = show_text(&sw, &["etherchannel", "summary"]);
+    assert!(text.contains("fewer than min-links 3"), "{text}");
 }
 
 /// Each member's flag in `show etherchannel summary` of `channel`.
@@ -484,6 +575,16 @@ fn pagp_desirable_facing_auto_forms_and_auto_facing_auto_never_does() {
             assert!(pagp_out(&x) > 0 && pagp_out(&y) > 0, "both ends spoke PAgP");
             let text = show_text(&x, &["etherchannel", "summary"]);
             assert!(text.contains("PAgP"), "{text}");
+            // Each side's neighbors are the other switch's two ports.
+            let n = show(&y, &["pagp", "neighbor"]).expect("pagp neighbor");
+            let rows = n["neighbors"].as_array().expect("neighbors");
+            assert_eq!(rows.len(), 2, "{n}");
+            for r in rows {
+                assert!(r["heard"] == true && r["consistent"] == true, "{r}");
+                assert_eq!(r["partner_mode"], "desirable", "{r}");
+            }
+            let text = show_text(&y, &["pagp", "neighbor"]);
+            assert!(text.contains("Channel group 7 neighbors"), "{text}");
         } else {
             // Neither end ever speaks first: nothing may bundle, however long.
             let end = std::time::Instant::now() + Duration::from_secs(5);

@@ -116,6 +116,12 @@ pub struct Interface {
     pub lacp_port_priority: Option<At<u16>>,
     /// `pagp port-priority N`.
     pub pagp_port_priority: Option<At<u16>>,
+    /// `lacp max-bundle N` (on a port-channel): at most N members carry
+    /// traffic, the others stand by.
+    pub lacp_max_bundle: Option<At<u16>>,
+    /// `port-channel min-links N` (on a port-channel): the channel is down
+    /// with fewer members.
+    pub min_links: Option<At<u16>>,
     /// `pagp learn-method ...`.
     pub pagp_learn_method: Option<At<String>>,
     /// `shutdown` (true) or `no shutdown` (false).
@@ -415,6 +421,7 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     | "no"
                     | "description"
                     | "channel-protocol"
+                    | "port-channel"
             )
         );
         if !is_sub {
@@ -534,6 +541,24 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     x.lacp_port_priority = Some(At { value: v, line })
                 });
             }
+            ["lacp", "max-bundle", _] => {
+                let v: u16 = number(words.get(2), "lacp max-bundle", line)?;
+                if !(1..=16).contains(&v) {
+                    return Err(err(format!("lacp max-bundle {v} is outside 1-16")));
+                }
+                apply(&mut cfg, &|x| {
+                    x.lacp_max_bundle = Some(At { value: v, line })
+                });
+            }
+            ["no", "lacp", "max-bundle", ..] => apply(&mut cfg, &|x| x.lacp_max_bundle = None),
+            ["port-channel", "min-links", _] => {
+                let v: u16 = number(words.get(2), "port-channel min-links", line)?;
+                if !(1..=16).contains(&v) {
+                    return Err(err(format!("port-channel min-links {v} is outside 1-16")));
+                }
+                apply(&mut cfg, &|x| x.min_links = Some(At { value: v, line }));
+            }
+            ["no", "port-channel", "min-links", ..] => apply(&mut cfg, &|x| x.min_links = None),
             ["pagp", "port-priority", _] => {
                 let v: u16 = number(words.get(2), "pagp port-priority", line)?;
                 apply(&mut cfg, &|x| {
@@ -602,6 +627,23 @@ end
         assert_eq!(c.channels(), vec![3]);
         assert_eq!(c.members(3).len(), 2);
         assert_eq!(c.skipped, 1, "the description");
+    }
+
+    #[test]
+    fn max_bundle_and_min_links_on_a_port_channel() {
+        let c = parse(
+            "interface port-channel 3\n lacp max-bundle 2\n port-channel min-links 2\n!\nport-channel load-balance src-ip\n",
+        )
+        .unwrap();
+        let po = c.interface("po3").unwrap();
+        assert_eq!(po.lacp_max_bundle.as_ref().unwrap().value, 2);
+        assert_eq!(po.min_links.as_ref().unwrap().line, 3);
+        assert_eq!(c.load_balance.as_ref().unwrap().value, "src-ip");
+        let e = parse("interface po3\n lacp max-bundle 0\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.why.contains("1-16"), "{}", e.why);
+        let e = parse("port-channel min-links 2\n").unwrap_err();
+        assert!(e.why.contains("outside any interface"), "{}", e.why);
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub struct ChannelSpec {
     pub members: Vec<(PortId, ChannelMode)>,
     /// `lacp rate fast` on a member.
     pub lacp_fast: bool,
+    /// `lacp max-bundle N` on the port-channel (LACP: at most N members
+    /// carry traffic, the others stand by, Cisco's flag `H`).
+    pub max_bundle: Option<usize>,
+    /// `port-channel min-links N` on the port-channel (LACP: the channel
+    /// carries nothing with fewer members).
+    pub min_links: usize,
     /// Where the group was first configured.
     pub line: usize,
 }
@@ -172,6 +178,8 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
                 mode: g.value.mode,
                 members: Vec::new(),
                 lacp_fast: false,
+                max_bundle: None,
+                min_links: 0,
                 line: g.line,
             });
             if spec.mode.protocol() != g.value.mode.protocol() {
@@ -193,7 +201,7 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         bridge.add_port(pc);
     }
     let mut suspended = Vec::new();
-    for spec in groups.values() {
+    for spec in groups.values_mut() {
         let members: Vec<PortId> = spec.members.iter().map(|m| m.0).collect();
         bridge
             .add_channel(spec.id, members.clone(), distribution)
@@ -211,6 +219,20 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         else {
             continue;
         };
+        for (limit, what) in [
+            (&po.lacp_max_bundle, "lacp max-bundle"),
+            (&po.min_links, "port-channel min-links"),
+        ] {
+            if let Some(l) = limit.as_ref().filter(|_| spec.mode.protocol() != "lacp") {
+                return Err(ConfigError {
+                    line: l.line,
+                    why: format!("{what} on Port-channel{}, whose members are in mode {}: only LACP applies it", spec.id.0, spec.mode),
+                    fix: format!("remove it, or run LACP (channel-group {} mode active|passive)", spec.id.0),
+                });
+            }
+        }
+        spec.max_bundle = po.lacp_max_bundle.as_ref().map(|m| usize::from(m.value));
+        spec.min_links = po.min_links.as_ref().map_or(0, |m| usize::from(m.value));
         let po_mtu = po.mtu.as_ref().map_or(1500, |m| m.value);
         let po_mode = mode_of(po)?;
         for p in members {
@@ -325,6 +347,20 @@ mod tests {
         assert!(e.why.contains("outside any interface"), "{e}");
         let e = from_ios("", &ports(&["gi1/1", "Gi 1/1"])).unwrap_err();
         assert!(e.why.contains("mapped twice"), "{e}");
+    }
+
+    #[test]
+    fn max_bundle_and_min_links_are_lacp_channel_settings() {
+        let text = "interface range gi1/1 - 3\n channel-group 5 mode active\ninterface po5\n lacp max-bundle 2\n port-channel min-links 2\n";
+        let c = from_ios(text, &ports(&["gi1/1", "gi1/2", "gi1/3"])).unwrap();
+        assert_eq!(
+            (c.channels[0].max_bundle, c.channels[0].min_links),
+            (Some(2), 2)
+        );
+        let pagp = text.replace("mode active", "mode desirable");
+        let e = from_ios(&pagp, &ports(&["gi1/1", "gi1/2", "gi1/3"])).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.why.contains("only LACP applies it"), "{e}");
     }
 
     #[test]

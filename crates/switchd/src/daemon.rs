@@ -92,8 +92,9 @@ struct Port {
     carrier: bool,
     /// Its channel and mode, if it is a member.
     member: Option<(ChannelId, ChannelMode)>,
-    /// Its LACP port, for members of an LACP channel.
-    lacp: Option<lacp::PortId>,
+    /// Its LACP system (an index into `Switch::lacp`) and port, for
+    /// members of an LACP channel.
+    lacp: Option<(usize, lacp::PortId)>,
     /// Its PAgP system (an index into `Switch::pagp`) and port, for
     /// members of a PAgP channel.
     pagp: Option<(usize, pagp::PortId)>,
@@ -129,7 +130,10 @@ pub struct Switch {
     ports: Vec<Port>,
     epoll: Epoll,
     batch: RxBatch,
-    lacp: Option<System>,
+    /// One LACP system per LACP channel (each with the switch's system
+    /// id, so a partner sees one switch; each channel's own max-bundle and
+    /// min-links).
+    lacp: Vec<(ChannelId, System)>,
     /// One PAgP system per PAgP channel.
     pagp: Vec<(ChannelId, pagp::System)>,
     carrier: CarrierWatcher,
@@ -261,7 +265,7 @@ impl Switch {
             ports,
             epoll,
             batch: RxBatch::new(64),
-            lacp: None,
+            lacp: Vec::new(),
             pagp: Vec::new(),
             carrier,
             control: Some(control),
@@ -289,43 +293,42 @@ impl Switch {
         lagkit_proto::Instant::from_nanos(now)
     }
 
-    /// One LACP system for the switch (its MAC the first port's), one
-    /// port per member of an LACP channel, the channel number as its key.
+    /// One LACP system per LACP channel (the switch's system id, the
+    /// first port's MAC, in each; the channel's max-bundle and min-links),
+    /// one port per member, the channel number as its key.
     fn setup_lacp(&mut self) {
-        let lacp_members: Vec<usize> = (0..self.ports.len())
-            .filter(|&i| {
-                self.ports[i]
-                    .member
-                    .is_some_and(|(_, m)| m.protocol() == "lacp")
-                    && self.ports[i].suspended.is_none()
-            })
-            .collect();
-        if lacp_members.is_empty() {
-            return;
-        }
         let mac = self
             .ports
             .first()
             .map_or(MacAddr([2, 0x6c, 0x6b, 0, 0, 1]), |p| p.mac);
-        let mut sys = System::new(lacp::SystemConfig::new(&self.name, mac));
         let now = Switch::t(self.now());
-        for i in lacp_members {
-            let Some((ch, mode)) = self.ports[i].member else {
-                continue;
-            };
-            let fast = self.channels.iter().any(|c| c.id == ch && c.lacp_fast);
-            let p = &self.ports[i];
-            let mut pc = lacp::PortConfig::new(&p.name, (i + 1) as u16, p.mac);
-            pc.activity = if mode == ChannelMode::Active {
-                Activity::Active
-            } else {
-                Activity::Passive
-            };
-            pc.rate = if fast { Rate::Fast } else { Rate::Slow };
-            pc.key = u16::try_from(ch.0).unwrap_or(u16::MAX);
-            self.ports[i].lacp = Some(sys.add_port(pc, now));
+        for spec in self.channels.iter().filter(|c| c.mode.protocol() == "lacp") {
+            let mut cfg = lacp::SystemConfig::new(&self.name, mac);
+            cfg.max_bundle = spec.max_bundle;
+            cfg.min_links = spec.min_links;
+            let mut sys = System::new(cfg);
+            let s = self.lacp.len();
+            for &(p, mode) in &spec.members {
+                let i = p.0;
+                let Some(port) = self.ports.get(i).filter(|p| p.suspended.is_none()) else {
+                    continue;
+                };
+                let mut pc = lacp::PortConfig::new(&port.name, (i + 1) as u16, port.mac);
+                pc.activity = if mode == ChannelMode::Active {
+                    Activity::Active
+                } else {
+                    Activity::Passive
+                };
+                pc.rate = if spec.lacp_fast {
+                    Rate::Fast
+                } else {
+                    Rate::Slow
+                };
+                pc.key = u16::try_from(spec.id.0).unwrap_or(u16::MAX);
+                self.ports[i].lacp = Some((s, sys.add_port(pc, now)));
+            }
+            self.lacp.push((spec.id, sys));
         }
-        self.lacp = Some(sys);
     }
 
     /// One PAgP system per channel with PAgP members (the switch's device
@@ -441,13 +444,8 @@ impl Switch {
     pub fn step(&mut self) {
         let now = self.now();
         let mut wait = MAX_WAIT;
-        for d in [
-            self.lacp.as_ref().and_then(|s| s.poll_timeout()),
-            self.pagp_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        let lacp = self.lacp.iter().filter_map(|(_, s)| s.poll_timeout()).min();
+        for d in [lacp, self.pagp_timeout()].into_iter().flatten() {
             wait = wait.min(Duration::from_nanos(d.as_nanos().saturating_sub(now)));
         }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
@@ -519,13 +517,15 @@ impl Switch {
         let t = Switch::t(now);
         for f in control {
             let slow = f.get(12..14) == Some(&[0x88, 0x09][..]);
-            match (slow, self.lacp.as_mut(), self.ports[i].lacp) {
-                (true, Some(sys), Some(p)) => {
+            match (slow, self.ports[i].lacp) {
+                (true, Some((s, p))) => {
                     self.counters.lacp_in += 1;
-                    sys.handle_frame(p, &f, t);
+                    if let Some((_, sys)) = self.lacp.get_mut(s) {
+                        sys.handle_frame(p, &f, t);
+                    }
                 }
-                (true, _, _) => self.counters.slow_ignored += 1,
-                (false, _, _) => match self.ports[i].pagp {
+                (true, None) => self.counters.slow_ignored += 1,
+                (false, _) => match self.ports[i].pagp {
                     Some((s, p)) => {
                         self.counters.pagp_in += 1;
                         if let Some((_, sys)) = self.pagp.get_mut(s) {
@@ -575,8 +575,10 @@ impl Switch {
                 self.set_bundled(i, bundle);
             }
             Some(_) => {
-                if let (Some(sys), Some(lp)) = (self.lacp.as_mut(), p.lacp) {
-                    sys.set_port_enabled(lp, up && enabled, t);
+                if let Some((s, lp)) = p.lacp {
+                    if let Some((_, sys)) = self.lacp.get_mut(s) {
+                        sys.set_port_enabled(lp, up && enabled, t);
+                    }
                 }
                 if let Some((s, pp)) = p.pagp {
                     if let Some((_, sys)) = self.pagp.get_mut(s) {
@@ -605,29 +607,28 @@ impl Switch {
 
     /// LACP's timers, the PDUs it sends and the members it (un)bundles.
     fn lacp_step(&mut self, now: u64) {
-        let Some(sys) = self.lacp.as_mut() else {
-            return;
-        };
         let t = Switch::t(now);
-        if sys.poll_timeout().is_some_and(|d| d <= t) {
-            sys.handle_timeout(t);
-        }
         let mut out = Vec::new();
-        while let Some(tx) = sys.poll_transmit() {
-            out.push(tx);
-        }
         let mut changes = Vec::new();
-        while let Some((_, ev)) = sys.poll_event() {
-            match ev {
-                Event::Transition { line, .. } => tracing::info!("{line}"),
-                Event::Distribution {
-                    port, distributing, ..
-                } => changes.push((port, distributing)),
-                Event::Aggregator { .. } => {}
+        for (s, (_, sys)) in self.lacp.iter_mut().enumerate() {
+            if sys.poll_timeout().is_some_and(|d| d <= t) {
+                sys.handle_timeout(t);
+            }
+            while let Some(tx) = sys.poll_transmit() {
+                out.push((s, tx));
+            }
+            while let Some((_, ev)) = sys.poll_event() {
+                match ev {
+                    Event::Transition { line, .. } => tracing::info!("{line}"),
+                    Event::Distribution {
+                        port, distributing, ..
+                    } => changes.push((s, port, distributing)),
+                    Event::Aggregator { .. } => {}
+                }
             }
         }
-        for tx in out {
-            if let Some(p) = self.ports.iter().find(|p| p.lacp == Some(tx.port)) {
+        for (s, tx) in out {
+            if let Some(p) = self.ports.iter().find(|p| p.lacp == Some((s, tx.port))) {
                 if p.sock
                     .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
                     .is_ok()
@@ -636,8 +637,8 @@ impl Switch {
                 }
             }
         }
-        for (lp, distributing) in changes {
-            if let Some(i) = self.ports.iter().position(|p| p.lacp == Some(lp)) {
+        for (s, lp, distributing) in changes {
+            if let Some(i) = self.ports.iter().position(|p| p.lacp == Some((s, lp))) {
                 self.set_bundled(i, distributing);
             }
         }
@@ -691,15 +692,27 @@ impl Switch {
                 }
             }
             Some("lacp") => {
-                let st = self
+                let st = p
                     .lacp
-                    .as_ref()
-                    .zip(p.lacp)
-                    .and_then(|(s, lp)| s.port_status(lp));
+                    .and_then(|(s, lp)| self.lacp.get(s)?.1.port_status(lp));
+                let min_links = self
+                    .channels
+                    .iter()
+                    .find(|c| Some(c.id) == p.member.map(|m| m.0))
+                    .map_or(0, |c| c.min_links);
+                let bundled = self
+                    .bridge
+                    .channel(self.ch(i))
+                    .map_or(0, |c| c.bundled().count());
                 match st {
-                    Some(st) if st.selected == lacp::Selected::Standby => {
-                        (MemberFlag::HotStandby, "standby".into())
-                    }
+                    Some(st) if st.selected == lacp::Selected::Standby && bundled < min_links => (
+                        MemberFlag::Waiting,
+                        format!("fewer than min-links {min_links} members can bundle"),
+                    ),
+                    Some(st) if st.selected == lacp::Selected::Standby => (
+                        MemberFlag::HotStandby,
+                        "hot standby (beyond lacp max-bundle)".into(),
+                    ),
                     Some(st) if st.rx == lacp::RxState::Defaulted => (
                         MemberFlag::Suspended,
                         "partner never spoke LACP (defaulted)".into(),
@@ -765,5 +778,15 @@ impl Switch {
     }
     pub(crate) fn socket_counters(&self, p: PortId) -> Option<lagkit_dataplane::CounterSnapshot> {
         self.ports.get(p.0).map(|x| x.sock.counters().snapshot())
+    }
+    /// LACP's view of port `p`, if it runs LACP.
+    pub(crate) fn lacp_status(&self, p: PortId) -> Option<lacp::PortStatus> {
+        let (s, lp) = self.ports.get(p.0)?.lacp?;
+        self.lacp.get(s)?.1.port_status(lp)
+    }
+    /// PAgP's view of port `p`, if it runs PAgP.
+    pub(crate) fn pagp_status(&self, p: PortId) -> Option<pagp::PortStatus> {
+        let (s, pp) = self.ports.get(p.0)?.pagp?;
+        self.pagp.get(s)?.1.port_status(pp)
     }
 }

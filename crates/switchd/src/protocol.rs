@@ -21,6 +21,10 @@ pub enum Request {
     MacAddressTable,
     /// `show interfaces counters`.
     InterfacesCounters,
+    /// `show lacp neighbor`.
+    LacpNeighbor,
+    /// `show pagp neighbor`.
+    PagpNeighbor,
     /// `test etherchannel load-balance interface port-channel N KIND SRC DST`.
     TestLoadBalance {
         /// The port-channel number.

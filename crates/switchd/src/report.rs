@@ -207,6 +207,157 @@ fn test(sw: &Switch, channel: u32, kind: &str, src: &str, dst: &str) -> Response
     }
 }
 
+/// Cisco's dotted MAC: `0011.2233.4455`.
+fn dotted(m: &[u8; 6]) -> String {
+    format!(
+        "{:02x}{:02x}.{:02x}{:02x}.{:02x}{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
+}
+
+/// The members of each channel speaking `protocol`, with their names.
+fn members_of<'a>(
+    sw: &'a Switch,
+    protocol: &'a str,
+) -> impl Iterator<Item = (u32, PortId, String)> + 'a {
+    let b = sw.bridge();
+    sw.channels()
+        .iter()
+        .filter(move |c| c.mode.protocol() == protocol)
+        .flat_map(move |c| {
+            c.members.iter().map(move |(p, _)| {
+                let name = b.port(*p).map_or(String::new(), |c| c.name.clone());
+                (c.id.0, *p, name)
+            })
+        })
+}
+
+/// `show lacp neighbor`: each LACP member's partner as LACP last heard it.
+fn lacp_neighbor(sw: &Switch) -> Response {
+    use lagkit_wire::lacp::PortState as S;
+    let mut text = String::from("Flags:  S - Device is requesting Slow LACPDUs\n        F - Device is requesting Fast LACPDUs\n        A - Device is in Active mode       P - Device is in Passive mode\n");
+    let mut rows = Vec::new();
+    let mut last = None;
+    for (ch, p, name) in members_of(sw, "lacp") {
+        if last != Some(ch) {
+            text.push_str(&format!("\nChannel group {ch} neighbors\n\nPartner's information:\n\n                  LACP port                         Oper    Port    Port\nPort      Flags   Priority  Dev ID          Key     Number  State\n"));
+            last = Some(ch);
+        }
+        let Some(st) = sw.lacp_status(p) else {
+            continue;
+        };
+        let partner = st.partner;
+        let heard = !partner.state.has(S::DEFAULTED) && partner.system.mac.0 != [0; 6];
+        let flags = format!(
+            "{}{}",
+            if partner.state.has(S::TIMEOUT) {
+                'F'
+            } else {
+                'S'
+            },
+            if partner.state.has(S::ACTIVITY) {
+                'A'
+            } else {
+                'P'
+            }
+        );
+        if heard {
+            text.push_str(&format!(
+                "{:<9} {:<7} {:<9} {:<15} {:<7} {:<7} {:#04x}\n",
+                show::short_name(&name),
+                flags,
+                partner.port_priority,
+                dotted(&partner.system.mac.0),
+                format!("{:#x}", partner.key),
+                format!("{:#x}", partner.port),
+                partner.state.0
+            ));
+        } else {
+            text.push_str(&format!(
+                "{:<9} (no LACP partner heard)\n",
+                show::short_name(&name)
+            ));
+        }
+        rows.push(json!({
+            "channel": ch,
+            "port": name,
+            "heard": heard,
+            "partner_system": partner.system.to_string(),
+            "partner_key": partner.key,
+            "partner_port": partner.port,
+            "partner_port_priority": partner.port_priority,
+            "partner_state": partner.state.0,
+            "partner_fast": partner.state.has(S::TIMEOUT),
+            "partner_active": partner.state.has(S::ACTIVITY),
+        }));
+    }
+    Response::Show {
+        text,
+        json: json!({ "neighbors": rows }),
+    }
+}
+
+/// `show pagp neighbor`: each PAgP member's partner as PAgP last heard it.
+fn pagp_neighbor(sw: &Switch) -> Response {
+    let mut text = String::from("Flags:  S - Device is sending Slow hello.  C - Device is in Consistent state.\n        A - Device is in Auto mode.        P - Device learns on physical port.\n");
+    let mut rows = Vec::new();
+    let mut last = None;
+    for (ch, p, name) in members_of(sw, "pagp") {
+        if last != Some(ch) {
+            text.push_str(&format!("\nChannel group {ch} neighbors\n          Partner              Partner          Partner         Partner\nPort      Name                 Device ID        Port            Flags   State\n"));
+            last = Some(ch);
+        }
+        let Some(st) = sw.pagp_status(p) else {
+            continue;
+        };
+        let Some(device) = st.partner_device else {
+            text.push_str(&format!(
+                "{:<9} (no PAgP partner heard; {})\n",
+                show::short_name(&name),
+                st.state.name()
+            ));
+            rows.push(
+                json!({ "channel": ch, "port": name, "heard": false, "state": st.state.name() }),
+            );
+            continue;
+        };
+        let auto = st.partner_mode == Some(lagkit_proto::pagp::Mode::Auto);
+        let physical = st.partner_learn == Some(lagkit_wire::pagp::LearnMethod::PhysicalPort);
+        let flags: String = [(st.consistent, 'C'), (auto, 'A'), (physical, 'P')]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, c)| *c)
+            .collect();
+        let pname = st.partner_port_name.clone().unwrap_or_default();
+        text.push_str(&format!(
+            "{:<9} {:<20} {:<16} {:<15} {:<7} {}\n",
+            show::short_name(&name),
+            st.partner_device_name.clone().unwrap_or_default(),
+            dotted(&device.0),
+            show::short_name(&pname),
+            flags,
+            st.state.name()
+        ));
+        rows.push(json!({
+            "channel": ch,
+            "port": name,
+            "heard": true,
+            "state": st.state.name(),
+            "consistent": st.consistent,
+            "partner_device": device.to_string(),
+            "partner_name": st.partner_device_name,
+            "partner_port": st.partner_port_name,
+            "partner_ifindex": st.partner_ifindex,
+            "partner_mode": st.partner_mode.map(|m| format!("{m:?}").to_lowercase()),
+            "partner_learn": st.partner_learn.map(|m| format!("{m:?}").to_lowercase()),
+        }));
+    }
+    Response::Show {
+        text,
+        json: json!({ "neighbors": rows }),
+    }
+}
+
 /// The answer to `req` at `now`.
 pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
     match req {
@@ -214,6 +365,8 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
         Request::EtherchannelLoadBalance => load_balance(sw),
         Request::MacAddressTable => mac_table(sw, now),
         Request::InterfacesCounters => counters(sw),
+        Request::LacpNeighbor => lacp_neighbor(sw),
+        Request::PagpNeighbor => pagp_neighbor(sw),
         Request::TestLoadBalance {
             channel,
             kind,
