@@ -214,11 +214,17 @@ fn show(q: Query) -> Result<(), Failure> {
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
+        ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
+        ["etherchannel", n, "detail"] => Request::EtherchannelDetail {
+            channel: Some(n.parse().map_err(|_| {
+                Failure::Usage(format!("show etherchannel {n} detail: the channel is a number"))
+            })?),
+        },
         ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
         ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
         _ => {
             return Err(Failure::Usage(format!(
-                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
+                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
                 q.words.join(" ")
             )))
         }

@@ -343,6 +343,22 @@ fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
             count(&f, "P") == 2 && count(&f, "H") == 1 && bond_ports(&a) == 2
         },
     );
+    // The two bundled members own the 8 buckets between them; the
+    // standby owns none.
+    let d = show(&sw, &["etherchannel", "1", "detail"]).expect("detail");
+    let members = d["channels"][0]["members"].as_array().expect("members").clone();
+    let load = |flag: &str| -> Vec<u64> {
+        members
+            .iter()
+            .filter(|m| m["flag"] == flag)
+            .map(|m| m["load"].as_u64().unwrap())
+            .collect()
+    };
+    let (p, h) = (load("P"), load("H"));
+    assert_eq!((p.len(), h), (2, vec![0]), "{d}");
+    assert_eq!((p[0] | p[1], p[0] & p[1]), (0xff, 0), "buckets split: {d}");
+    assert!(show_text(&sw, &["etherchannel", "1", "detail"]).contains("Max-bundle: 2"));
+    assert!(show(&sw, &["etherchannel", "9", "detail"]).is_none(), "no channel 9");
     // A bundled member fails: the standby takes its place.
     let f = flags(&sw, 1);
     let failed = f.iter().position(|x| x == "P").unwrap() + 1;

@@ -21,6 +21,11 @@ pub enum Request {
     MacAddressTable,
     /// `show interfaces counters`.
     InterfacesCounters,
+    /// `show etherchannel [N] detail`.
+    EtherchannelDetail {
+        /// One channel, or every one.
+        channel: Option<u32>,
+    },
     /// `show lacp neighbor`.
     LacpNeighbor,
     /// `show pagp neighbor`.

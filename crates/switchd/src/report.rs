@@ -358,6 +358,110 @@ fn pagp_neighbor(sw: &Switch) -> Response {
     }
 }
 
+/// `show etherchannel [N] detail`: each channel's members with their
+/// state, mode, the hash buckets each owns (IOS's `Load`, a bit per bucket
+/// of 8), why a member is not bundled, and its partner.
+fn detail(sw: &Switch, only: Option<u32>) -> Response {
+    let b = sw.bridge();
+    let mut text = String::new();
+    let mut out = Vec::new();
+    let specs: Vec<_> = sw
+        .channels()
+        .iter()
+        .filter(|c| only.is_none_or(|n| c.id.0 == n))
+        .collect();
+    if let (Some(n), true) = (only, specs.is_empty()) {
+        return Response::Error(format!("no channel-group {n} on this switch"));
+    }
+    for spec in specs {
+        let buckets = b.channel(spec.id).map(|c| c.buckets()).unwrap_or_default();
+        let flags = sw.flags(spec);
+        let protocol = match spec.mode.protocol() {
+            "lacp" => "LACP",
+            "pagp" => "PAgP",
+            _ => "-",
+        };
+        text.push_str(&format!(
+            "Group: {}\n----------\nGroup state = L2\nPorts: {}   Maxports = 8\nProtocol: {}\n",
+            spec.id.0,
+            spec.members.len(),
+            protocol
+        ));
+        if let Some(m) = spec.max_bundle {
+            text.push_str(&format!("Max-bundle: {m}\n"));
+        }
+        if spec.min_links > 1 {
+            text.push_str(&format!("Min-links: {}\n", spec.min_links));
+        }
+        text.push_str("                Ports in the group:\n                -------------------\n");
+        let mut members = Vec::new();
+        for ((p, mode), (flag, why)) in spec.members.iter().zip(&flags) {
+            let name = b.port(*p).map_or(String::new(), |c| c.name.clone());
+            let mask: u8 = buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| **o == Some(*p))
+                .fold(0, |m, (i, _)| m | (1 << i));
+            let partner = match (sw.lacp_status(*p), sw.pagp_status(*p)) {
+                (Some(st), _) => Some(format!(
+                    "LACP partner {} port {} key {:#x}",
+                    st.partner.system, st.partner.port, st.partner.key
+                )),
+                (_, Some(st)) => st.partner_device.map(|d| {
+                    format!(
+                        "PAgP partner {} ({}) port {}",
+                        d,
+                        st.partner_device_name.clone().unwrap_or_default(),
+                        st.partner_port_name.clone().unwrap_or_default()
+                    )
+                }),
+                _ => None,
+            };
+            let c = b.counters(*p);
+            text.push_str(&format!(
+                "Port: {}\n------------\nPort state    = {}\nChannel group = {:<11} Mode = {}\nPort-channel  = Po{:<9} Load = {:#04x} ({} of 8 buckets)\n",
+                show::short_name(&name),
+                if *flag == show::MemberFlag::Bundled { "Up In-Bndl".to_string() } else { format!("{} ({why})", flag.letter()) },
+                spec.id.0,
+                mode,
+                spec.id.0,
+                mask,
+                mask.count_ones()
+            ));
+            if let Some(pt) = &partner {
+                text.push_str(&format!("Partner       = {pt}\n"));
+            }
+            if let Some(c) = c {
+                text.push_str(&format!(
+                    "Traffic       = {} frames / {} bytes out, {} frames / {} bytes in\n",
+                    c.tx_frames, c.tx_bytes, c.rx_frames, c.rx_bytes
+                ));
+            }
+            text.push('\n');
+            members.push(json!({
+                "port": name,
+                "mode": mode.to_string(),
+                "flag": flag.letter().to_string(),
+                "why": why,
+                "load": mask,
+                "buckets": (0..8).filter(|i| mask & (1 << i) != 0).collect::<Vec<u8>>(),
+                "partner": partner,
+            }));
+        }
+        out.push(json!({
+            "channel": spec.id.0,
+            "protocol": spec.mode.protocol(),
+            "max_bundle": spec.max_bundle,
+            "min_links": spec.min_links,
+            "members": members,
+        }));
+    }
+    Response::Show {
+        text,
+        json: json!({ "channels": out }),
+    }
+}
+
 /// The answer to `req` at `now`.
 pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
     match req {
@@ -366,6 +470,7 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
         Request::MacAddressTable => mac_table(sw, now),
         Request::InterfacesCounters => counters(sw),
         Request::LacpNeighbor => lacp_neighbor(sw),
+        Request::EtherchannelDetail { channel } => detail(sw, *channel),
         Request::PagpNeighbor => pagp_neighbor(sw),
         Request::TestLoadBalance {
             channel,
