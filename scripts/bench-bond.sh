@@ -139,182 +139,11 @@ SCHEMA=/usr/share/openvswitch/vswitch.ovsschema
 TBF=(tbf rate 1gbit burst 256kb latency 50ms)
 HZ=$(getconf CLK_TCK)
 
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+. "$ROOT/scripts/lib/bench.sh"
 
-[ "$(id -u)" = 0 ] || die "must run as root"
 tools=(ip tc iperf3 jq awk ss timeout)
 [ "$OVS" = 1 ] && tools+=(ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl ethtool)
-for t in "${tools[@]}"; do
-  command -v "$t" >/dev/null || die "missing $t (apt-get install -y --no-install-recommends iproute2 iperf3 jq openvswitch-switch ethtool)"
-done
-
-# ---------------------------------------------------------------- teardown --
-# What the current case started; teardown_case undoes it (also from the trap).
-CASE_PIDS=()   # "pid:comm"
-CASE_NS=()
-CASE_OVS=()    # OVS run directories
-SLEEP_PID=
-
-pause() { sleep "$1" & SLEEP_PID=$!; wait "$SLEEP_PID"; SLEEP_PID=; }
-
-# kill_pid PID COMM [SIG]: stop one process this script started, if it is still that program.
-kill_pid() {
-  local pid=$1 comm=$2 sig=${3:-TERM} c i
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
-  c=$(cat "/proc/$pid/comm" 2>/dev/null || true)
-  [ "$c" = "$comm" ] || [ "$c" = ip ] || return 0
-  kill "-$sig" "$pid" 2>/dev/null || true
-  for i in $(seq 1 50); do
-    [ -d "/proc/$pid" ] || return 0
-    grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && { wait "$pid" 2>/dev/null || true; return 0; }
-    sleep 0.1
-  done
-  log "WARNING: $comm ($pid) ignored SIG$sig for 5 s: killing it"
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
-
-stop_ovs() {
-  local D=$1 pid
-  [ -d "$D" ] || return 0
-  [ -S "$D/ovs-vswitchd.ctl" ] && { timeout 10 ovs-appctl -t "$D/ovs-vswitchd.ctl" exit --cleanup >/dev/null 2>&1 || true; }
-  [ -f "$D/ovs-vswitchd.pid" ] && { pid=$(cat "$D/ovs-vswitchd.pid" 2>/dev/null || true); kill_pid "$pid" ovs-vswitchd; }
-  [ -S "$D/ovsdb-server.ctl" ] && { timeout 10 ovs-appctl -t "$D/ovsdb-server.ctl" exit >/dev/null 2>&1 || true; }
-  [ -f "$D/ovsdb-server.pid" ] && { pid=$(cat "$D/ovsdb-server.pid" 2>/dev/null || true); kill_pid "$pid" ovsdb-server; }
-  return 0
-}
-
-teardown_case() {
-  local i p ns
-  for ((i = ${#CASE_PIDS[@]} - 1; i >= 0; i--)); do
-    p=${CASE_PIDS[$i]}
-    kill_pid "${p%%:*}" "${p#*:}"
-  done
-  CASE_PIDS=()
-  for D in "${CASE_OVS[@]}"; do stop_ovs "$D"; done
-  CASE_OVS=()
-  for ns in "${CASE_NS[@]}"; do
-    [ -e "/run/netns/$ns" ] || continue
-    # anything still inside one of our namespaces was started by us
-    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-    ip netns del "$ns" 2>/dev/null || log "WARNING: could not delete netns $ns"
-  done
-  CASE_NS=()
-}
-
-cleanup() {
-  local rc=$?
-  set +e
-  trap - INT TERM
-  [ -n "$SLEEP_PID" ] && kill "$SLEEP_PID" 2>/dev/null
-  teardown_case
-  if [ "$rc" = 0 ]; then rm -rf "$W"; else log "failed or interrupted (rc=$rc); everything torn down; logs in $W"; fi
-  exit "$rc"
-}
-
-# Namespaces of an earlier run of this script whose process is gone.
-for ns in $(ip netns list | awk '{print $1}' | grep -E '^lkbb[0-9]+-' || true); do
-  owner=${ns#lkbb}; owner=${owner%%-*}
-  [ -d "/proc/$owner" ] && continue
-  log "removing leftover netns $ns (its bench-bond.sh $owner is gone)"
-  for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
-  ip netns del "$ns" || true
-done
-
-mkdir -p "$W"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# ------------------------------------------------------------------- build --
-if [ "$BUILD" = 1 ]; then
-  log "building lagkit (release) into $TARGET"
-  (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release -q -p lagkit) || die "cargo build failed"
-fi
-[ -x "$LAGKIT" ] || die "no $LAGKIT (build it, or drop --no-build)"
-
-# ----------------------------------------------------------------- helpers --
-calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
-
-# cpu_of PID...: user+system CPU seconds of these processes (all threads).
-cpu_of() {
-  local t=0 p s
-  for p in "$@"; do
-    s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-    s=${s##*) }   # fields after "(comm) "; utime and stime are fields 14 and 15
-    t=$(awk -v a="$t" -v s="$s" 'BEGIN { split(s, f, " "); printf "%d", a + f[12] + f[13] }')
-  done
-  calc "$t / $HZ"
-}
-
-# Busy CPU seconds of the whole machine.
-sys_busy() {
-  awk -v hz="$HZ" '/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9; printf "%.6f", b / hz; exit }' /proc/stat
-}
-
-new_ns() { # new_ns NAME: creates netns $PFX-NAME, sets NS to its name
-  NS=$PFX-$1
-  ip netns add "$NS"
-  CASE_NS+=("$NS")
-  ip -n "$NS" link set lo up
-}
-
-links() { # links NSA NSB K: veth pairs a0-b0 .. a{K-1}-b{K-1}, up
-  local i
-  for ((i = 0; i < $3; i++)); do
-    ip link add "a$i" netns "$1" type veth peer name "b$i" netns "$2"
-    ip -n "$1" link set "a$i" up
-    ip -n "$2" link set "b$i" up
-  done
-}
-
-members_off() { # members_off NS IF...: members must not answer ARP or speak IPv6
-  local ns=$1 i; shift
-  for i in "$@"; do
-    ip -n "$ns" link set "$i" arp off
-    ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-  done
-}
-
-shape() { # shape NS IF...
-  local ns=$1 i; shift
-  for i in "$@"; do tc -n "$ns" qdisc replace dev "$i" root "${TBF[@]}"; done
-}
-
-# tbf_check NS IF...: prints problems (missing tbf, or a tbf that saw no bytes).
-tbf_check() {
-  local ns=$1 i j kind bytes; shift
-  for i in "$@"; do
-    j=$(tc -n "$ns" -s -j qdisc show dev "$i" root 2>/dev/null || echo '[]')
-    kind=$(jq -r '.[0].kind // "none"' <<<"$j")
-    bytes=$(jq -r '.[0].bytes // 0' <<<"$j")
-    if [ "$kind" != tbf ]; then echo -n "$i:no-tbf($kind) "
-    elif [ "$bytes" = 0 ]; then echo -n "$i:tbf-idle "
-    fi
-  done
-}
-
-start_iperf_server() { # start_iperf_server NS
-  local pid i
-  ip netns exec "$1" iperf3 -s >"$W/iperf3-server-$1.log" 2>&1 &
-  pid=$!
-  CASE_PIDS+=("$pid:iperf3")
-  for i in $(seq 1 50); do
-    [ -n "$(ip netns exec "$1" ss -Hltn 'sport = :5201')" ] && return 0
-    sleep 0.1
-  done
-  die "iperf3 server in $1 did not start: $(cat "$W/iperf3-server-$1.log")"
-}
-
-wait_ping() { # wait_ping NS ADDR: until ADDR answers (ARP/MAC learning through the bond)
-  # (no ping on this machine: a TCP connect to a closed port must be refused by ADDR)
-  local i
-  for i in $(seq 1 30); do
-    [[ $(ip netns exec "$1" timeout 1 bash -c "exec 3<>/dev/tcp/$2/9" 2>&1) == *refused* ]] && return 0
-    sleep 0.2
-  done
-  die "no answer from $2 to $1 through the bond"
-}
+bench_start bench-bond.sh lkbb "iproute2 iperf3 jq openvswitch-switch ethtool" "${tools[@]}"
 
 # --------------------------------------------------------------- measuring --
 # member_rates BEFORE AFTER SECS: "0.96/0.96, 31.2 KB/frame, drops 0" from two
@@ -400,15 +229,7 @@ run_case() {
 }
 
 start_rr_server() { # start_rr_server NS: `lagkit load server --kind rr` (port 12865)
-  local pid i
-  ip netns exec "$1" "$LAGKIT" load server --kind rr >"$W/rr-server-$1.log" 2>&1 &
-  pid=$!
-  CASE_PIDS+=("$pid:lagkit")
-  for i in $(seq 1 50); do
-    [ -n "$(ip netns exec "$1" ss -Hltn 'sport = :12865')" ] && return 0
-    sleep 0.1
-  done
-  die "rr server in $1 did not start: $(cat "$W/rr-server-$1.log")"
+  start_server "$1" 12865 lagkit "$LAGKIT" load server --kind rr
 }
 
 # run_rr ID LABEL K ENGINE NSA DST "PIDS"
@@ -577,22 +398,6 @@ case_lagkit() { # case_lagkit ENGINE K SHAPED ROW...: ROW = tput, bidir or rr, m
 }
 
 # ----------------------------------------------------------------- OVS ----
-start_ovs() { # start_ovs NS DIR HWADDR
-  local ns=$1 D=$2 hw=$3
-  mkdir -p "$D"
-  CASE_OVS+=("$D")
-  ovsdb-tool create "$D/conf.db" "$SCHEMA"
-  env OVS_RUNDIR="$D" OVS_LOGDIR="$D" OVS_DBDIR="$D" ip netns exec "$ns" \
-    ovsdb-server "$D/conf.db" --remote="punix:$D/db.sock" --unixctl="$D/ovsdb-server.ctl" \
-    --pidfile="$D/ovsdb-server.pid" --log-file="$D/ovsdb-server.log" --detach >>"$D/start.log" 2>&1
-  ovs-vsctl --db="unix:$D/db.sock" --no-wait init
-  env OVS_RUNDIR="$D" OVS_LOGDIR="$D" OVS_DBDIR="$D" ip netns exec "$ns" \
-    ovs-vswitchd "unix:$D/db.sock" --unixctl="$D/ovs-vswitchd.ctl" \
-    --pidfile="$D/ovs-vswitchd.pid" --log-file="$D/ovs-vswitchd.log" --detach >>"$D/start.log" 2>&1
-  ovs-vsctl --timeout=20 --db="unix:$D/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev \
-    other-config:hwaddr="\"$hw\""
-}
-
 ovs_bond() { # ovs_bond DIR MEMBERS...: LACP balance-tcp bond that leaves kernel qdiscs alone
   local D=$1; shift
   ovs-vsctl --timeout=20 --db="unix:$D/db.sock" add-bond br0 bond0 "$@" \
