@@ -346,7 +346,10 @@ fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
     // The two bundled members own the 8 buckets between them; the
     // standby owns none.
     let d = show(&sw, &["etherchannel", "1", "detail"]).expect("detail");
-    let members = d["channels"][0]["members"].as_array().expect("members").clone();
+    let members = d["channels"][0]["members"]
+        .as_array()
+        .expect("members")
+        .clone();
     let load = |flag: &str| -> Vec<u64> {
         members
             .iter()
@@ -358,7 +361,10 @@ fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
     assert_eq!((p.len(), h), (2, vec![0]), "{d}");
     assert_eq!((p[0] | p[1], p[0] & p[1]), (0xff, 0), "buckets split: {d}");
     assert!(show_text(&sw, &["etherchannel", "1", "detail"]).contains("Max-bundle: 2"));
-    assert!(show(&sw, &["etherchannel", "9", "detail"]).is_none(), "no channel 9");
+    assert!(
+        show(&sw, &["etherchannel", "9", "detail"]).is_none(),
+        "no channel 9"
+    );
     // A bundled member fails: the standby takes its place.
     let f = flags(&sw, 1);
     let failed = f.iter().position(|x| x == "P").unwrap() + 1;
@@ -451,6 +457,47 @@ fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
     });
     let t = tcp_transfer(&h, "10.0.4.2:7500", &a, 4 << 20);
     assert_eq!((t.received, t.recv_hash), (t.sent, t.sent_hash));
+    let sum = show(&sw, &["etherchannel", "summary"]).unwrap();
+    assert!(
+        sum["channels"][0]["members"][0]["mismatch"].is_null(),
+        "a static bond speaks no protocol: {sum}"
+    );
+}
+
+/// `mode on` facing a bond that runs LACP is a mismatch, and the switch
+/// says so instead of bundling in silence.
+#[test]
+fn mode_on_facing_lacp_is_reported_as_a_mismatch() {
+    let Some(mut lab) = Lab::new("switch_onlacp") else {
+        return;
+    };
+    let (sw, a) = (lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    switch_ports(&lab, &sw, &["a1", "a2"], None);
+    let dir = TmpDir(tmpdir("onlacp"));
+    let config = "interface range gi1/1 - 2\n channel-group 5 mode on\n";
+    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2"]);
+    let ca = bond_config(&dir.0, "a", "802.3ad", "10.0.5.1/24");
+    let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+    let mismatch = |i: usize| {
+        show(&sw, &["etherchannel", "summary"]).and_then(|s| {
+            s["channels"][0]["members"][i]["mismatch"]
+                .as_str()
+                .map(String::from)
+        })
+    };
+    wait_until("both members report the mismatch", Duration::from_secs(20), || {
+        mismatch(0).is_some() && mismatch(1).is_some()
+    });
+    let m = mismatch(0).unwrap();
+    assert!(
+        m.contains("speaks LACP") && m.contains("channel-group 5 mode active|passive"),
+        "{m}"
+    );
+    let text = show_text(&sw, &["etherchannel", "summary"]);
+    assert!(text.contains("Gi1/1(P): mismatch"), "{text}");
+    assert!(bond_ports(&a) < 2, "no LACP partner: the bond never aggregates both");
 }
 
 #[test]

@@ -100,6 +100,9 @@ struct Port {
     pagp: Option<(usize, pagp::PortId)>,
     /// Why it may not bundle (Cisco's `s`).
     suspended: Option<String>,
+    /// A protocol the partner speaks that this port does not (`LACP` or
+    /// `PAgP` heard on a `mode on` port, say): a misconfiguration.
+    foreign: Option<&'static str>,
 }
 
 /// Frames the control plane took and did not use.
@@ -222,6 +225,7 @@ impl Switch {
                 lacp: None,
                 pagp: None,
                 suspended: suspended.get(&p).cloned(),
+                foreign: None,
             });
         }
         let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
@@ -524,7 +528,10 @@ impl Switch {
                         sys.handle_frame(p, &f, t);
                     }
                 }
-                (true, None) => self.counters.slow_ignored += 1,
+                (true, None) => {
+                    self.counters.slow_ignored += 1;
+                    self.heard_foreign(i, "LACP");
+                }
                 (false, _) => match self.ports[i].pagp {
                     Some((s, p)) => {
                         self.counters.pagp_in += 1;
@@ -532,10 +539,53 @@ impl Switch {
                             sys.handle_frame(p, &f, t);
                         }
                     }
-                    None => self.counters.pagp_ignored += 1,
+                    None => {
+                        self.counters.pagp_ignored += 1;
+                        let pagp = f.get(14..22).is_some_and(|h| {
+                            h[..3] == lagkit_wire::pagp::LLC && h[3..] == lagkit_wire::pagp::SNAP
+                        });
+                        if pagp {
+                            self.heard_foreign(i, "PAgP");
+                        }
+                    }
                 },
             }
         }
+    }
+
+    /// Port `i` heard `protocol`, which it does not run.
+    fn heard_foreign(&mut self, i: usize, protocol: &'static str) {
+        let p = &mut self.ports[i];
+        if p.foreign != Some(protocol) {
+            p.foreign = Some(protocol);
+            let mode = p.member.map_or("no channel-group".to_string(), |(c, m)| {
+                format!("channel-group {} mode {m}", c.0)
+            });
+            tracing::warn!(switch = %self.name, port = %p.name, "the partner speaks {protocol} but this port runs {mode}: a mismatch");
+        }
+    }
+
+    /// Why port `p` and its partner disagree, if they do.
+    pub(crate) fn mismatch(&self, p: PortId) -> Option<String> {
+        let port = self.ports.get(p.0)?;
+        let protocol = port.foreign?;
+        let (fix, mode) = match (protocol, port.member) {
+            ("LACP", Some((c, m))) => (
+                format!("channel-group {} mode active|passive", c.0),
+                m.to_string(),
+            ),
+            ("PAgP", Some((c, m))) => (
+                format!("channel-group {} mode desirable|auto", c.0),
+                m.to_string(),
+            ),
+            (_, _) => (
+                "a channel-group on this port".to_string(),
+                "no channel-group".to_string(),
+            ),
+        };
+        Some(format!(
+            "mismatch: the partner speaks {protocol}, this port runs mode {mode} (configure {fix}, or turn the partner's protocol off)"
+        ))
     }
 
     /// Carrier changes since the last look.

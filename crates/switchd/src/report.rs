@@ -41,6 +41,7 @@ fn summary(sw: &Switch) -> Response {
                     "mode": mode.to_string(),
                     "flag": flag.letter().to_string(),
                     "why": why,
+                    "mismatch": sw.mismatch(*p),
                 })
             })
             .collect();
@@ -56,11 +57,14 @@ fn summary(sw: &Switch) -> Response {
     // IOS gives the reasons in `show etherchannel detail`; say them here.
     for spec in sw.channels() {
         for ((p, _), (flag, why)) in spec.members.iter().zip(sw.flags(spec)) {
+            let name = b
+                .port(*p)
+                .map_or(String::new(), |c| show::short_name(&c.name));
             if flag != show::MemberFlag::Bundled && !why.is_empty() {
-                let name = b
-                    .port(*p)
-                    .map_or(String::new(), |c| show::short_name(&c.name));
                 text.push_str(&format!("  {name}({}): {why}\n", flag.letter()));
+            }
+            if let Some(m) = sw.mismatch(*p) {
+                text.push_str(&format!("  {name}({}): {m}\n", flag.letter()));
             }
         }
     }
