@@ -420,16 +420,24 @@ fn flags(sw: &str, channel: u64) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Namespaces (switch, bond host, plain host): the bond host's eth1 and
+/// eth2 on the switch's a1 and a2 (Gi1/1-2), the plain host's eth0 on h0
+/// (Gi1/3).
+fn bond_and_host(lab: &mut Lab) -> (String, String, String) {
+    let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    lab.veth(&h, "eth0", &sw, "h0");
+    switch_ports(lab, &sw, &["a1", "a2", "h0"], None);
+    (sw, a, h)
+}
+
 #[test]
 fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
     let Some(mut lab) = Lab::new("switch_on") else {
         return;
     };
-    let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
-    lab.veth(&a, "eth1", &sw, "a1");
-    lab.veth(&a, "eth2", &sw, "a2");
-    lab.veth(&h, "eth0", &sw, "h0");
-    switch_ports(&lab, &sw, &["a1", "a2", "h0"], None);
+    let (sw, a, h) = bond_and_host(&mut lab);
     lab.host(&h, "eth0", "10.0.4.2/24");
     let dir = TmpDir(tmpdir("on"));
     let config = "port-channel load-balance src-dst-mixed-ip-port\ninterface range gi1/1 - 2\n channel-group 5 mode on\ninterface gi1/3\n";
@@ -464,6 +472,82 @@ fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
     );
 }
 
+/// A member that fails silently (its carrier stays up, the switch's frames
+/// into it vanish): a `mode on` channel keeps sending its share into it, a
+/// black hole for the flows hashed there; an LACP channel notices the
+/// partner's silence and takes the member out.
+#[test]
+fn a_silent_failure_black_holes_a_mode_on_channel_and_lacp_removes_the_member() {
+    let Some(mut lab) = Lab::new("switch_hole") else {
+        return;
+    };
+    let (sw, a, h) = bond_and_host(&mut lab);
+    // Eight sources whose addresses XOR a's (.1) to each of the 8 buckets
+    // of src-dst-ip: four on each member of the channel.
+    lab.host(&h, "eth0", "10.0.7.10/24");
+    for x in 11..=17 {
+        lab.sh(&[
+            "ip",
+            "-n",
+            &h,
+            "addr",
+            "add",
+            &format!("10.0.7.{x}/24"),
+            "dev",
+            "eth0",
+        ]);
+    }
+    let reached = |h: &str| -> usize {
+        (10..=17)
+            .filter(|x| {
+                lagkit_testnet::reaches_from(
+                    h,
+                    std::net::Ipv4Addr::new(10, 0, 7, *x),
+                    "10.0.7.1:9".parse().unwrap(),
+                    Duration::from_millis(1500),
+                )
+            })
+            .count()
+    };
+    let ports = ["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"];
+    for (mode, bond_mode) in [
+        ("on", "balance-xor"),
+        ("active\n lacp rate fast", "802.3ad"),
+    ] {
+        let dir = TmpDir(tmpdir(&format!("hole-{bond_mode}")));
+        let config = format!("port-channel load-balance src-dst-ip\ninterface range gi1/1 - 2\n channel-group 5 mode {mode}\ninterface gi1/3\n");
+        let _s = start_switch(&sw, &dir.0, &config, &ports);
+        let ca = bond_config(&dir.0, "a", bond_mode, "10.0.7.1/24");
+        let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+        wait_until(
+            "both members bundled, every source reaches the bond",
+            Duration::from_secs(40),
+            || flags(&sw, 5) == ["P", "P"] && reached(&h) == 8,
+        );
+        let hole = lagkit_dataplane::netns::run_in(&sw, || {
+            lagkit_dataplane::isolate::blackhole_egress("a2")
+        })
+        .expect("enter namespace")
+        .expect("black hole");
+        if bond_mode == "balance-xor" {
+            // No protocol notices: Gi1/2 stays bundled and swallows its
+            // half, for as long as the probes take (6 s of silence).
+            assert_eq!(
+                reached(&h),
+                4,
+                "the sources hashed to Gi1/2 are black-holed"
+            );
+            assert_eq!(flags(&sw, 5), ["P", "P"], "mode on cannot tell");
+        } else {
+            wait_until("LACP takes Gi1/2 out", Duration::from_secs(15), || {
+                flags(&sw, 5).first().map(String::as_str) == Some("P") && flags(&sw, 5)[1] != "P"
+            });
+            assert_eq!(reached(&h), 8, "every source reaches the bond over Gi1/1");
+        }
+        drop(hole);
+    }
+}
+
 /// `mode on` facing a bond that runs LACP is a mismatch, and the switch
 /// says so instead of bundling in silence.
 #[test]
@@ -487,9 +571,11 @@ fn mode_on_facing_lacp_is_reported_as_a_mismatch() {
                 .map(String::from)
         })
     };
-    wait_until("both members report the mismatch", Duration::from_secs(20), || {
-        mismatch(0).is_some() && mismatch(1).is_some()
-    });
+    wait_until(
+        "both members report the mismatch",
+        Duration::from_secs(20),
+        || mismatch(0).is_some() && mismatch(1).is_some(),
+    );
     let m = mismatch(0).unwrap();
     assert!(
         m.contains("speaks LACP") && m.contains("channel-group 5 mode active|passive"),
@@ -497,7 +583,10 @@ fn mode_on_facing_lacp_is_reported_as_a_mismatch() {
     );
     let text = show_text(&sw, &["etherchannel", "summary"]);
     assert!(text.contains("Gi1/1(P): mismatch"), "{text}");
-    assert!(bond_ports(&a) < 2, "no LACP partner: the bond never aggregates both");
+    assert!(
+        bond_ports(&a) < 2,
+        "no LACP partner: the bond never aggregates both"
+    );
 }
 
 #[test]

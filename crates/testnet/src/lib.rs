@@ -553,6 +553,72 @@ pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStre
     }
 }
 
+/// Whether a TCP connection attempt from address `src` in namespace `ns`
+/// reaches `dst` within `timeout`: answered, by a listener or by a reset
+/// from a closed port, proves the path both ways; silence does not.
+pub fn reaches_from(ns: &str, src: std::net::Ipv4Addr, dst: SocketAddr, timeout: Duration) -> bool {
+    let SocketAddr::V4(dst) = dst else {
+        return false;
+    };
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    netns::run_in(ns, move || {
+        let sin = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(ip.octets()),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: plain socket calls on a descriptor owned by the OwnedFd
+        // built from it; the addresses are valid sockaddr_in of `len` bytes.
+        unsafe {
+            let fd = libc::socket(
+                libc::AF_INET,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+                0,
+            );
+            if fd < 0 {
+                return false;
+            }
+            let _owned = <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd);
+            let a = sin(src, 0);
+            if libc::bind(fd, &a as *const _ as *const libc::sockaddr, len) != 0 {
+                return false;
+            }
+            let d = sin(*dst.ip(), dst.port());
+            if libc::connect(fd, &d as *const _ as *const libc::sockaddr, len) == 0 {
+                return true;
+            }
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINPROGRESS) => {}
+                Some(libc::ECONNREFUSED) => return true,
+                _ => return false,
+            }
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            if libc::poll(&mut p, 1, ms) != 1 {
+                return false;
+            }
+            let mut err: libc::c_int = 0;
+            let mut elen = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut _ as *mut libc::c_void,
+                &mut elen,
+            );
+            err == 0 || err == libc::ECONNREFUSED
+        }
+    })
+    .unwrap_or(false)
+}
+
 /// `n` TCP connections from `client_ns` to `server` (ports `server.port() + i`)
 /// in `server_ns`, sending pseudo-random data until `stop` is set.
 /// Each result is the connection's transfer (both ends hashed), or why the
