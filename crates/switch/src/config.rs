@@ -245,6 +245,19 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
                 ));
             }
             let member_iface = cfg.interfaces.iter().find(|i| i.name == m.name);
+            let speed = |i: Option<&lagkit_ios::Interface>| {
+                i.and_then(|i| i.speed.as_ref())
+                    .map(|s| s.value.to_ascii_lowercase())
+            };
+            let (ms, ps) = (speed(member_iface), speed(Some(po)));
+            if ms.is_some() && ps.is_some() && ms != ps {
+                why.push(format!(
+                    "its speed {} differs from Port-channel{}'s {}",
+                    ms.unwrap_or_default(),
+                    spec.id.0,
+                    ps.unwrap_or_default()
+                ));
+            }
             let sets_vlan =
                 member_iface.is_some_and(|i| i.access_vlan.is_some() || i.trunk.is_some());
             if m.mode != po_mode {
@@ -347,6 +360,17 @@ mod tests {
         assert!(e.why.contains("outside any interface"), "{e}");
         let e = from_ios("", &ports(&["gi1/1", "Gi 1/1"])).unwrap_err();
         assert!(e.why.contains("mapped twice"), "{e}");
+    }
+
+    #[test]
+    fn a_member_whose_speed_differs_from_its_channel_is_suspended() {
+        let text = "interface range gi1/1 - 2\n channel-group 5 mode active\ninterface gi1/2\n speed 100\ninterface po5\n speed 1000\n";
+        let c = from_ios(text, &ports(&["gi1/1", "gi1/2"])).unwrap();
+        assert_eq!(c.suspended.len(), 1, "{:?}", c.suspended);
+        assert_eq!(c.suspended[0].port, PortId(1));
+        assert!(c.suspended[0]
+            .why
+            .contains("speed 100 differs from Port-channel5's 1000"));
     }
 
     #[test]
