@@ -129,6 +129,7 @@ impl Bond {
             plan,
             snoop_arp: self.s.arp.is_some() || self.s.mode == BondMode::BalanceAlb,
             control_only: self.upper.is_kernel(),
+            snoop_pagp: self.pagp.is_some(),
             shared: self.shared.clone(),
         }
     }

@@ -146,6 +146,8 @@ impl Bond {
         if !self.members[i].present() {
             match self.try_take(i) {
                 Ok(true) => {
+                    // Its PAgP port speaks with the MAC it has now.
+                    self.add_pagp_port(i);
                     let _ = self.restart_engine();
                 }
                 Ok(false) => {}
@@ -177,6 +179,7 @@ impl Bond {
             let t = lagkit_proto::Instant::from_nanos(now_ns(self.epoch));
             sys.set_port_enabled(p, up && self.members[i].dev.is_some(), t);
         }
+        self.pagp_carrier(i, up);
         self.dirty = true;
     }
 }
