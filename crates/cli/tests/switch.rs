@@ -545,9 +545,16 @@ struct PagpHost {
     a: String,
     h: String,
     net: u8,
+    /// The bond's configuration file.
+    cfg: PathBuf,
+    bond: Daemon,
+    dir: TmpDir,
     _switch: Daemon,
-    _bond: Daemon,
-    _dir: TmpDir,
+}
+
+/// The host's bond0 configuration (`extra`: more lines).
+fn pagp_bond_toml(mode: &str, net: u8, extra: &str) -> String {
+    format!("name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\npagp = \"{mode}\"\naddress = [\"10.0.{net}.1/24\"]\n{extra}")
 }
 
 fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
@@ -561,11 +568,7 @@ fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
     let dir = TmpDir(tmpdir(&format!("{tag}-{engine}")));
     let config = "hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 3 mode auto\ninterface gi1/3\n";
     let switch = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
-    let cfg = write(
-        &dir.0,
-        "a.toml",
-        &format!("name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\npagp = \"{mode}\"\naddress = [\"10.0.{net}.1/24\"]\n"),
-    );
+    let cfg = write(&dir.0, "a.toml", &pagp_bond_toml(mode, net, ""));
     let bond = start(
         &a,
         &["up", "--engine", engine, cfg.to_str().unwrap()],
@@ -580,17 +583,19 @@ fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
         a,
         h,
         net,
+        cfg,
+        bond,
+        dir,
         _switch: switch,
-        _bond: bond,
-        _dir: dir,
     })
 }
 
 /// A balance-xor bond with `pagp = "desirable"` into a lagkit switch's
 /// `mode auto` channel: both members bundle on the switch and join the
 /// bond's channel, the status names the switch as partner, ping and TCP
-/// arrive once, no PAgP frame ever reaches the bond's interface, and a
-/// pulled cable leaves the channel on both ends (and rejoins when put back).
+/// arrive once, a pulled cable leaves the channel on both ends (and
+/// rejoins when put back), a reload of PAgP's rate applies in place, and
+/// no PAgP frame ever reaches the bond's interface.
 fn desirable_bond_facing_auto(engine: &str) {
     let Some(t) = pagp_host("pagp_host", engine, "desirable", 8) else {
         return;
@@ -676,6 +681,35 @@ fn desirable_bond_facing_auto(engine: &str) {
         flags(sw, 3) == ["P", "P"]
             && bond_status(a)["pagp"]["members_in_channel"].as_u64() == Some(2)
     });
+
+    // SIGHUP with only PAgP's rate changed: the running bond rebuilds its
+    // PAgP system (no restart), both members rejoin and hello every second.
+    std::fs::write(
+        &t.cfg,
+        pagp_bond_toml("desirable", net, "pagp_rate = \"fast\"\n"),
+    )
+    .unwrap();
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(t.bond.0.id() as i32, libc::SIGHUP) };
+    wait_until(
+        "the reload takes the fast rate and both members rejoin",
+        Duration::from_secs(20),
+        || {
+            let st = bond_status(a);
+            st["pagp"]["rate"] == "fast"
+                && st["pagp"]["members_in_channel"].as_u64() == Some(2)
+                && flags(sw, 3) == ["P", "P"]
+        },
+    );
+    let hellos_tx = || bond_member(&bond_status(a), "eth1")["pagp"]["hellos_tx"].as_u64();
+    let before = hellos_tx().unwrap_or(0);
+    wait_until(
+        "hellos every second in the channel",
+        Duration::from_secs(6),
+        || hellos_tx().is_some_and(|n| n >= before + 3),
+    );
+    let log = std::fs::read_to_string(t.dir.0.join("a.log")).unwrap_or_default();
+    assert!(log.contains("PAgP settings changed in place"), "{log}");
 
     // The members heard the switch throughout; the bond's interface never did.
     let rx_after = pagp_hellos_rx(&bond_status(a));
