@@ -87,6 +87,10 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
             pagp::Silence::NonSilent
         },
         fast: c.pagp_rate == PagpRate::Fast,
+        // active-backup receives on its active member only: one member in
+        // the channel, the others hot standby, or the switch would send
+        // some flows where the bond drops them.
+        max_ports: (c.mode == lagkit_bondcfg::Mode::ActiveBackup).then_some(1),
     });
     s.primary = c.primary.clone();
     s.primary_reselect = c.primary_reselect;
@@ -158,6 +162,7 @@ mod tests {
                 mode: pagp::Mode::Auto,
                 silence: pagp::Silence::NonSilent,
                 fast: true,
+                max_ports: None,
             })
         );
         c.pagp = Pagp::Desirable;
@@ -167,6 +172,9 @@ mod tests {
             (p.mode, p.silence),
             (pagp::Mode::Desirable, pagp::Silence::Silent)
         );
+        c.mode = Mode::ActiveBackup;
+        let p = settings_from(&c, vec![]).unwrap().pagp.unwrap();
+        assert_eq!(p.max_ports, Some(1), "one member in the channel");
     }
 
     #[test]

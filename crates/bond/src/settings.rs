@@ -65,6 +65,10 @@ pub struct PagpSettings {
     pub silence: pagp::Silence,
     /// `pagp_rate = "fast"`: hellos every second also once in the channel.
     pub fast: bool,
+    /// At most this many members in the channel, the rest hot standby:
+    /// one in active-backup, so the switch sends only on the member the
+    /// bond receives on; `None` (balance-xor): all.
+    pub max_ports: Option<usize>,
 }
 
 /// The runtime's settings of one bond.
@@ -299,17 +303,29 @@ impl PagpSettings {
     pub fn system_config(&self, name: &str, bond_mac: MacAddr, ifindex: u32) -> pagp::SystemConfig {
         let mut cfg = pagp::SystemConfig::new(name, bond_mac);
         cfg.group_ifindex = ifindex;
+        cfg.max_ports = self.max_ports;
         if self.fast {
             cfg.timers.slow_hello = cfg.timers.fast_hello;
         }
         cfg
     }
 
-    /// The PAgP configuration of member `name`, its port `ifindex`.
-    pub fn port_config(&self, name: &str, ifindex: u32, mac: MacAddr) -> pagp::PortConfig {
+    /// The PAgP configuration of member `name`, its port `ifindex`; the
+    /// `primary` member has the highest port priority, so it is the one in
+    /// the channel when only one may be.
+    pub fn port_config(
+        &self,
+        name: &str,
+        ifindex: u32,
+        mac: MacAddr,
+        primary: bool,
+    ) -> pagp::PortConfig {
         let mut pc = pagp::PortConfig::new(name, ifindex, mac);
         pc.mode = self.mode;
         pc.silence = self.silence;
+        if primary {
+            pc.port_priority = u8::MAX;
+        }
         pc
     }
 }
@@ -358,6 +374,7 @@ mod tests {
             mode: pagp::Mode::Desirable,
             silence: pagp::Silence::Silent,
             fast: false,
+            max_ports: None,
         });
         let mut new = old.clone();
         new.members = vec!["a".into(), "c".into()];
@@ -365,6 +382,7 @@ mod tests {
             mode: pagp::Mode::Auto,
             silence: pagp::Silence::NonSilent,
             fast: true,
+            max_ports: Some(1),
         });
         assert!(!old.needs_restart(&new));
         assert_ne!(old, new);
@@ -380,18 +398,21 @@ mod tests {
             mode: pagp::Mode::Auto,
             silence: pagp::Silence::NonSilent,
             fast: false,
+            max_ports: Some(1),
         };
         let sys = p.system_config("b", bond, 7);
         assert_eq!((sys.device_id, sys.group_ifindex), (bond, 7));
+        assert_eq!(sys.max_ports, Some(1));
         assert_eq!(sys.timers, pagp::Timers::default());
         p.fast = true;
         let t = p.system_config("b", bond, 7).timers;
         assert_eq!(t.slow_hello, t.fast_hello);
-        let pc = p.port_config("eth1", 3, bond);
+        let pc = p.port_config("eth1", 3, bond, false);
         assert_eq!(
-            (pc.mode, pc.silence, pc.ifindex),
-            (pagp::Mode::Auto, pagp::Silence::NonSilent, 3)
+            (pc.mode, pc.silence, pc.ifindex, pc.port_priority),
+            (pagp::Mode::Auto, pagp::Silence::NonSilent, 3, 128)
         );
+        assert_eq!(p.port_config("eth1", 3, bond, true).port_priority, 255);
     }
 
     #[test]

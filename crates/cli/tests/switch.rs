@@ -536,9 +536,10 @@ fn pagp_hellos_rx(st: &Value) -> u64 {
         .unwrap_or(0)
 }
 
-/// A host `a` whose bond0 (balance-xor over eth1, eth2, 10.0.NET.1,
-/// `pagp = MODE`, under `engine`) faces channel 3 of a lagkit switch in
-/// `mode auto`, and a host `h` (10.0.NET.2) on the switch's third port.
+/// A host `a` whose bond0 (over eth1, eth2, 10.0.NET.1, `pagp = MODE`,
+/// under `engine`; balance-xor unless `extra` says otherwise) faces
+/// channel 3 of a lagkit switch in `mode auto`, and a host `h`
+/// (10.0.NET.2) on the switch's third port.
 struct PagpHost {
     lab: Lab,
     sw: String,
@@ -552,12 +553,18 @@ struct PagpHost {
     _switch: Daemon,
 }
 
-/// The host's bond0 configuration (`extra`: more lines).
+/// The host's bond0 configuration (`extra`: more lines, or in place of
+/// the balance-xor lines when it names a mode).
 fn pagp_bond_toml(mode: &str, net: u8, extra: &str) -> String {
-    format!("name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\npagp = \"{mode}\"\naddress = [\"10.0.{net}.1/24\"]\n{extra}")
+    let xor = if extra.contains("mode = ") {
+        ""
+    } else {
+        "mode = \"balance-xor\"\nxmit_hash_policy = \"layer3+4\"\n"
+    };
+    format!("name = \"bond0\"\n{xor}members = [\"eth1\", \"eth2\"]\npagp = \"{mode}\"\naddress = [\"10.0.{net}.1/24\"]\n{extra}")
 }
 
-fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
+fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8, extra: &str) -> Option<PagpHost> {
     let mut lab = Lab::new(&format!("switch_{tag}_{engine}"))?;
     let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
     lab.veth(&a, "eth1", &sw, "a1");
@@ -568,7 +575,7 @@ fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
     let dir = TmpDir(tmpdir(&format!("{tag}-{engine}")));
     let config = "hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 3 mode auto\ninterface gi1/3\n";
     let switch = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
-    let cfg = write(&dir.0, "a.toml", &pagp_bond_toml(mode, net, ""));
+    let cfg = write(&dir.0, "a.toml", &pagp_bond_toml(mode, net, extra));
     let bond = start(
         &a,
         &["up", "--engine", engine, cfg.to_str().unwrap()],
@@ -597,7 +604,7 @@ fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8) -> Option<PagpHost> {
 /// rejoins when put back), a reload of PAgP's rate applies in place, and
 /// no PAgP frame ever reaches the bond's interface.
 fn desirable_bond_facing_auto(engine: &str) {
-    let Some(t) = pagp_host("pagp_host", engine, "desirable", 8) else {
+    let Some(t) = pagp_host("pagp_host", engine, "desirable", 8, "") else {
         return;
     };
     let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
@@ -729,7 +736,7 @@ fn desirable_bond_facing_auto(engine: &str) {
 /// nothing bundles however long, the bond sends no PAgP, no traffic
 /// passes, and the status says why.
 fn auto_bond_facing_auto(engine: &str) {
-    let Some(t) = pagp_host("pagp_auto", engine, "auto", 9) else {
+    let Some(t) = pagp_host("pagp_auto", engine, "auto", 9, "") else {
         return;
     };
     let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
@@ -762,7 +769,77 @@ fn auto_bond_facing_auto(engine: &str) {
     assert_eq!(ping(h, &format!("10.0.{net}.1"), 2).received, 0);
 }
 
+/// active-backup with `pagp = "desirable"` and `primary = "eth2"`: PAgP
+/// puts only eth2 in the channel (the switch holds Gi1/1 hot standby), so
+/// the switch sends only where the bond receives: ping and TCP arrive
+/// once. Pulling eth2's cable moves the channel and the active member to
+/// eth1.
+fn active_backup_bond_keeps_one_member_in_the_channel(engine: &str) {
+    let extra = "mode = \"active-backup\"\nprimary = \"eth2\"\n";
+    let Some(t) = pagp_host("pagp_ab", engine, "desirable", 10, extra) else {
+        return;
+    };
+    let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
+    wait_until(
+        "eth2 in the channel and active, eth1 hot standby on the switch",
+        Duration::from_secs(30),
+        || {
+            let st = bond_status(a);
+            flags(sw, 3) == ["H", "P"]
+                && st["pagp"]["members_in_channel"].as_u64() == Some(1)
+                && bond_member(&st, "eth2")["pagp"]["state"] == "upPagp"
+                && st["active_member"] == "eth2"
+        },
+    );
+    let st = bond_status(a);
+    assert_eq!(
+        bond_member(&st, "eth1")["pagp"]["state"],
+        "hotStandby",
+        "{st}"
+    );
+    assert_eq!(bond_member(&st, "eth1")["transmitting"], false, "{st}");
+    let pg = ping(h, &format!("10.0.{net}.1"), 20);
+    assert_eq!((pg.received, pg.duplicates), (20, 0), "{pg:?}");
+    for tr in tcp_flows(h, &format!("10.0.{net}.2:8100"), a, 6, 4 << 20)
+        .into_iter()
+        .chain(tcp_flows(a, &format!("10.0.{net}.1:8200"), h, 6, 4 << 20))
+    {
+        assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    }
+    let c = port_counters(sw, "GigabitEthernet1/1");
+    assert!(
+        c["tx_bytes"].as_u64().unwrap() < 1 << 20,
+        "hot standby: {c}"
+    );
+
+    t.lab.sh(&["ip", "-n", sw, "link", "set", "a2", "down"]);
+    wait_until(
+        "eth1 takes the channel and the active role",
+        Duration::from_secs(20),
+        || {
+            let st = bond_status(a);
+            flags(sw, 3) == ["P", "D"]
+                && st["active_member"] == "eth1"
+                && bond_member(&st, "eth1")["pagp"]["state"] == "upPagp"
+        },
+    );
+    let tr = tcp_transfer(h, &format!("10.0.{net}.2:8300"), a, 4 << 20);
+    assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    let pg = ping(h, &format!("10.0.{net}.1"), 10);
+    assert_eq!((pg.received, pg.duplicates), (10, 0), "{pg:?}");
+}
+
 mod pagp_host {
+    #[test]
+    fn active_backup_bond_keeps_one_member_in_the_channel_bpf() {
+        super::active_backup_bond_keeps_one_member_in_the_channel("bpf");
+    }
+
+    #[test]
+    fn active_backup_bond_keeps_one_member_in_the_channel_userspace() {
+        super::active_backup_bond_keeps_one_member_in_the_channel("userspace");
+    }
+
     #[test]
     fn desirable_bond_facing_auto_forms_carries_once_and_a_pulled_cable_leaves_bpf() {
         super::desirable_bond_facing_auto("bpf");

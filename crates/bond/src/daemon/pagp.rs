@@ -7,7 +7,9 @@
 //! `Left`: every mode's plan already leaves out a member whose watchers are
 //! not all up, so balance-xor hashes over the joined members and
 //! active-backup picks its active member among them, as LACP's distributing
-//! state gates an 802.3ad bond.
+//! state gates an 802.3ad bond. In active-backup PAgP lets one member into
+//! the channel (the `primary` first, by port priority) and keeps the others
+//! hot standby, so the switch sends only where the bond receives.
 //!
 //! Flush PDUs are answered by the core; the bond does not hold flows while
 //! its own Flush is outstanding (the switch's side of a move is the one that
@@ -59,7 +61,8 @@ impl Bond {
             sys.remove_port(old, t);
         }
         m.watchers.set("pagp", false);
-        let pc = ps.port_config(&m.name, port_ifindex(&m.name, i), m.mac);
+        let primary = self.s.primary.as_ref() == Some(&m.name);
+        let pc = ps.port_config(&m.name, port_ifindex(&m.name, i), m.mac, primary);
         let port = sys.add_port(pc, t);
         sys.set_port_enabled(port, m.carrier.is_up() && m.present(), t);
         m.pagp = Some(port);
