@@ -657,16 +657,18 @@ fn desirable_bond_facing_auto(engine: &str) {
 
     let pg = ping(h, &format!("10.0.{net}.1"), 20);
     assert_eq!((pg.received, pg.duplicates), (20, 0), "{pg:?}");
-    for tr in tcp_flows(h, &format!("10.0.{net}.2:7800"), a, 6, 4 << 20)
+    for tr in tcp_flows(h, &format!("10.0.{net}.2:7800"), a, 8, 4 << 20)
         .into_iter()
-        .chain(tcp_flows(a, &format!("10.0.{net}.1:7900"), h, 6, 4 << 20))
+        .chain(tcp_flows(a, &format!("10.0.{net}.1:7900"), h, 8, 4 << 20))
     {
         assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
     }
+    // Both members carried data: 16 flows hashed by the bond one way and
+    // the switch the other all missing one member is a 1 in 30,000 event.
     for port in ["GigabitEthernet1/1", "GigabitEthernet1/2"] {
         let c = port_counters(sw, port);
-        assert!(c["tx_bytes"].as_u64().unwrap() > 1 << 20, "{port}: {c}");
-        assert!(c["rx_bytes"].as_u64().unwrap() > 1 << 20, "{port}: {c}");
+        let bytes = c["tx_bytes"].as_u64().unwrap() + c["rx_bytes"].as_u64().unwrap();
+        assert!(bytes > 1 << 20, "{port}: {c}");
     }
 
     // Pull eth2's cable: it leaves the channel on both ends, TCP carries on.
@@ -688,6 +690,14 @@ fn desirable_bond_facing_auto(engine: &str) {
         flags(sw, 3) == ["P", "P"]
             && bond_status(a)["pagp"]["members_in_channel"].as_u64() == Some(2)
     });
+
+    // The members heard the switch during the capture (counted before the
+    // reload below builds PAgP anew and its counters start from zero).
+    let rx_after = pagp_hellos_rx(&bond_status(a));
+    assert!(
+        rx_after > rx_before,
+        "PAgP arrived: {rx_before} -> {rx_after}"
+    );
 
     // SIGHUP with only PAgP's rate changed: the running bond rebuilds its
     // PAgP system (no restart), both members rejoin and hello every second.
@@ -718,12 +728,7 @@ fn desirable_bond_facing_auto(engine: &str) {
     let log = std::fs::read_to_string(t.dir.0.join("a.log")).unwrap_or_default();
     assert!(log.contains("PAgP settings changed in place"), "{log}");
 
-    // The members heard the switch throughout; the bond's interface never did.
-    let rx_after = pagp_hellos_rx(&bond_status(a));
-    assert!(
-        rx_after > rx_before,
-        "PAgP arrived: {rx_before} -> {rx_after}"
-    );
+    // The bond's interface never saw a PAgP frame.
     let leaked = on_bond0.finish();
     assert!(
         leaked.is_empty(),
