@@ -1,6 +1,7 @@
 //! Control frames and timers: LACP (start, in-place changes, PDUs in and
-//! out; PAgP has a file of its own), ARP (probe replies, balance-alb clients and their notifications,
-//! gratuitous announcements) and the monitors' timers.
+//! out; PAgP has a file of its own), ARP (probe replies, balance-alb
+//! clients and their notifications, gratuitous announcements) and the
+//! monitors' timers.
 
 use super::*;
 
