@@ -1,12 +1,15 @@
 //! From the operator's configuration (`lagkit-bondcfg`) to the runtime's
 //! [`Settings`].
 
-use crate::settings::{LacpSettings, Settings};
-use lagkit_bondcfg::{default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate};
+use crate::settings::{LacpSettings, PagpSettings, Settings};
+use lagkit_bondcfg::{
+    default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Pagp, PagpRate,
+};
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
 use lagkit_monitor::Combine;
 use lagkit_proto::lacp::NoPartner;
+use lagkit_proto::pagp;
 use std::time::Duration;
 
 /// A per-bond random seed for `strong` hashing (against polarization: two
@@ -64,6 +67,31 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         },
         coupled: c.coupled_control,
     };
+    if c.pagp != Pagp::Off && !mode.allows_pagp() {
+        // The file parser refuses this first; a config built in code too.
+        return Err(format!(
+            "bond {}: pagp runs only in balance-xor and active-backup, not {mode}",
+            c.name
+        ));
+    }
+    let pagp_mode = match c.pagp {
+        Pagp::Off => None,
+        Pagp::Desirable => Some(pagp::Mode::Desirable),
+        Pagp::Auto => Some(pagp::Mode::Auto),
+    };
+    s.pagp = pagp_mode.map(|mode| PagpSettings {
+        mode,
+        silence: if c.pagp_silent {
+            pagp::Silence::Silent
+        } else {
+            pagp::Silence::NonSilent
+        },
+        fast: c.pagp_rate == PagpRate::Fast,
+        // active-backup receives on its active member only: one member in
+        // the channel, the others hot standby, or the switch would send
+        // some flows where the bond drops them.
+        max_ports: (c.mode == lagkit_bondcfg::Mode::ActiveBackup).then_some(1),
+    });
     s.primary = c.primary.clone();
     s.primary_reselect = c.primary_reselect;
     let mut targets = c.arp_ip_target.clone();
@@ -105,4 +133,56 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.warnings = warnings;
     s.hash_seed_fixed = c.hash_seed.is_some();
     Ok(s.normalised())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lagkit_bondcfg::Mode;
+
+    fn xor() -> BondConfig {
+        BondConfig::new(
+            "bond0",
+            Mode::BalanceXor,
+            vec!["eth1".into(), "eth2".into()],
+        )
+    }
+
+    #[test]
+    fn pagp_keys_become_pagp_settings() {
+        let mut c = xor();
+        assert_eq!(settings_from(&c, vec![]).unwrap().pagp, None);
+        c.pagp = Pagp::Auto;
+        c.pagp_silent = false;
+        c.pagp_rate = PagpRate::Fast;
+        let p = settings_from(&c, vec![]).unwrap().pagp;
+        assert_eq!(
+            p,
+            Some(PagpSettings {
+                mode: pagp::Mode::Auto,
+                silence: pagp::Silence::NonSilent,
+                fast: true,
+                max_ports: None,
+            })
+        );
+        c.pagp = Pagp::Desirable;
+        c.pagp_silent = true;
+        let p = settings_from(&c, vec![]).unwrap().pagp.unwrap();
+        assert_eq!(
+            (p.mode, p.silence),
+            (pagp::Mode::Desirable, pagp::Silence::Silent)
+        );
+        c.mode = Mode::ActiveBackup;
+        let p = settings_from(&c, vec![]).unwrap().pagp.unwrap();
+        assert_eq!(p.max_ports, Some(1), "one member in the channel");
+    }
+
+    #[test]
+    fn pagp_in_802_3ad_is_refused() {
+        let mut c = xor();
+        c.mode = Mode::Lacp;
+        c.pagp = Pagp::Desirable;
+        let e = settings_from(&c, vec![]).unwrap_err();
+        assert!(e.contains("balance-xor and active-backup"), "{e}");
+    }
 }

@@ -30,6 +30,9 @@ pub struct BondMap {
     /// The kernel moves the data frames (the BPF engine): this engine only
     /// carries control frames, and forwards nothing.
     pub control_only: bool,
+    /// Copy received PAgP frames to the control thread (a bond that runs
+    /// PAgP). PAgP frames never go up, whether copied or not.
+    pub snoop_pagp: bool,
     /// What the data path keeps across maps (shared by every map a bond
     /// publishes).
     pub shared: Arc<Shared>,
@@ -179,6 +182,14 @@ impl Distribution for BondMap {
     }
 
     fn accept(&self, m: usize, frame: &mut [u8]) -> Accept {
+        // PAgP is the bond's business with the switch, never the host's.
+        if lagkit_wire::pagp::is_pagp_frame(frame) {
+            return if self.snoop_pagp {
+                Accept::CopyOnly
+            } else {
+                Accept::Drop
+            };
+        }
         if self.control_only {
             // The kernel sent the data frame up; ARP is copied here for
             // the probe monitor and balance-alb.
@@ -291,6 +302,7 @@ impl BondMap {
             plan,
             snoop_arp: false,
             control_only: false,
+            snoop_pagp: false,
             shared: Arc::default(),
         }
     }
@@ -428,6 +440,31 @@ mod tests {
         assert!(!d.is_copy(0, &f(3), 0));
         assert!(!d.is_copy(0, &f(3), 10), "same member: a new frame");
         assert_eq!(d.copies(), 2);
+    }
+
+    #[test]
+    fn pagp_frames_never_go_up_and_reach_the_control_thread_when_pagp_runs() {
+        let pdu = lagkit_wire::PagpRepr::Info(Default::default())
+            .emit_frame(MacAddr(MACS[1]))
+            .unwrap();
+        for control_only in [false, true] {
+            let mut m = map(BondMode::BalanceXor, &[0, 1], &Clients::new());
+            m.control_only = control_only;
+            assert_eq!(m.accept(0, &mut pdu.clone()), Accept::Drop);
+            m.snoop_pagp = true;
+            assert_eq!(m.accept(0, &mut pdu.clone()), Accept::CopyOnly);
+            assert_eq!(
+                m.accept(2, &mut pdu.clone()),
+                Accept::CopyOnly,
+                "member down"
+            );
+        }
+        // CDP shares the address, not the SNAP protocol id: it is data.
+        let mut cdp = pdu.clone();
+        cdp[21] = 0;
+        let mut m = map(BondMode::BalanceXor, &[0, 1], &Clients::new());
+        m.snoop_pagp = true;
+        assert_eq!(m.accept(0, &mut cdp), Accept::Up);
     }
 
     #[test]

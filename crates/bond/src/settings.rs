@@ -5,11 +5,13 @@
 //! normalised once ([`Settings::normalised`]) and compared as a value (a
 //! reload restarts a bond only when [`Settings::needs_restart`] says so).
 //! The LACP system and port configurations of a bond are built here, and
-//! `lagkit sim lacp` builds its systems with the same builder.
+//! `lagkit sim lacp` builds its systems with the same builder; so are the
+//! PAgP ones of a static bond that runs PAgP.
 
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
 use lagkit_proto::lacp::{Activity, MuxControl, NoPartner, PortConfig, Rate, SystemConfig};
+use lagkit_proto::pagp;
 use lagkit_wire::{MacAddr, SystemId};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,6 +53,24 @@ pub struct LacpSettings {
     pub coupled: bool,
 }
 
+/// PAgP settings of a static bond (balance-xor, active-backup): each
+/// member is a PAgP port and carries traffic only while PAgP has it in the
+/// channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagpSettings {
+    /// `pagp = "desirable"` (speaks first) or `"auto"` (answers only).
+    pub mode: pagp::Mode,
+    /// `pagp_silent`: a desirable member whose partner never speaks PAgP
+    /// joins after the silent wait (silent), or never (non-silent).
+    pub silence: pagp::Silence,
+    /// `pagp_rate = "fast"`: hellos every second also once in the channel.
+    pub fast: bool,
+    /// At most this many members in the channel, the rest hot standby:
+    /// one in active-backup, so the switch sends only on the member the
+    /// bond receives on; `None` (balance-xor): all.
+    pub max_ports: Option<usize>,
+}
+
 /// The runtime's settings of one bond.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -86,6 +106,8 @@ pub struct Settings {
     pub downdelay: Duration,
     /// 802.3ad settings.
     pub lacp: LacpSettings,
+    /// PAgP towards the switch (balance-xor, active-backup), if it runs.
+    pub pagp: Option<PagpSettings>,
     /// Preferred member (active-backup).
     pub primary: Option<String>,
     /// When the primary takes over again.
@@ -139,6 +161,7 @@ impl Settings {
             updelay: Duration::ZERO,
             downdelay: Duration::ZERO,
             lacp: LacpSettings::default(),
+            pagp: None,
             primary: None,
             primary_reselect: Reselect::Always,
             arp: None,
@@ -207,14 +230,18 @@ impl Settings {
     }
 
     /// Whether a running bond with these settings must restart to take
-    /// `new`: everything but the member list, the members' offloads and
-    /// LACP's identity, key, rate and activity (which apply in place) must
-    /// be equal.
+    /// `new`: everything but the member list, the members' offloads,
+    /// LACP's identity, key, rate and activity, and PAgP's mode, silence
+    /// and rate (which apply in place) must be equal. Turning PAgP on or
+    /// off changes what gates the members, so it restarts the bond.
     pub fn needs_restart(&self, new: &Settings) -> bool {
         let mut probe = new.clone();
         probe.members = self.members.clone();
         probe.offloads_off = self.offloads_off.clone();
         probe.warnings = self.warnings.clone();
+        if self.pagp.is_some() && new.pagp.is_some() {
+            probe.pagp = self.pagp;
+        }
         let l = &self.lacp;
         probe.lacp.fast = l.fast;
         probe.lacp.active = l.active;
@@ -276,6 +303,39 @@ impl LacpSettings {
     }
 }
 
+impl PagpSettings {
+    /// The PAgP system of a bond named `name`: the bond's MAC as device id,
+    /// the logical interface's ifindex as the group ifindex, one channel.
+    pub fn system_config(&self, name: &str, bond_mac: MacAddr, ifindex: u32) -> pagp::SystemConfig {
+        let mut cfg = pagp::SystemConfig::new(name, bond_mac);
+        cfg.group_ifindex = ifindex;
+        cfg.max_ports = self.max_ports;
+        if self.fast {
+            cfg.timers.slow_hello = cfg.timers.fast_hello;
+        }
+        cfg
+    }
+
+    /// The PAgP configuration of member `name`, its port `ifindex`; the
+    /// `primary` member has the highest port priority, so it is the one in
+    /// the channel when only one may be.
+    pub fn port_config(
+        &self,
+        name: &str,
+        ifindex: u32,
+        mac: MacAddr,
+        primary: bool,
+    ) -> pagp::PortConfig {
+        let mut pc = pagp::PortConfig::new(name, ifindex, mac);
+        pc.mode = self.mode;
+        pc.silence = self.silence;
+        if primary {
+            pc.port_priority = u8::MAX;
+        }
+        pc
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,6 +371,54 @@ mod tests {
         mode.mode = BondMode::BalanceXor;
         assert!(old.needs_restart(&mode));
         assert!(!old.needs_restart(&old));
+    }
+
+    #[test]
+    fn pagp_mode_silence_and_rate_apply_in_place_but_pagp_on_or_off_restarts() {
+        let mut old = Settings::new("b", &["a", "b"], BondMode::BalanceXor);
+        old.pagp = Some(PagpSettings {
+            mode: pagp::Mode::Desirable,
+            silence: pagp::Silence::Silent,
+            fast: false,
+            max_ports: None,
+        });
+        let mut new = old.clone();
+        new.members = vec!["a".into(), "c".into()];
+        new.pagp = Some(PagpSettings {
+            mode: pagp::Mode::Auto,
+            silence: pagp::Silence::NonSilent,
+            fast: true,
+            max_ports: Some(1),
+        });
+        assert!(!old.needs_restart(&new));
+        assert_ne!(old, new);
+        new.pagp = None;
+        assert!(old.needs_restart(&new), "PAgP off");
+        assert!(new.needs_restart(&old), "PAgP on");
+    }
+
+    #[test]
+    fn pagp_configs_follow_the_settings() {
+        let bond = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut p = PagpSettings {
+            mode: pagp::Mode::Auto,
+            silence: pagp::Silence::NonSilent,
+            fast: false,
+            max_ports: Some(1),
+        };
+        let sys = p.system_config("b", bond, 7);
+        assert_eq!((sys.device_id, sys.group_ifindex), (bond, 7));
+        assert_eq!(sys.max_ports, Some(1));
+        assert_eq!(sys.timers, pagp::Timers::default());
+        p.fast = true;
+        let t = p.system_config("b", bond, 7).timers;
+        assert_eq!(t.slow_hello, t.fast_hello);
+        let pc = p.port_config("eth1", 3, bond, false);
+        assert_eq!(
+            (pc.mode, pc.silence, pc.ifindex, pc.port_priority),
+            (pagp::Mode::Auto, pagp::Silence::NonSilent, 3, 128)
+        );
+        assert_eq!(p.port_config("eth1", 3, bond, true).port_priority, 255);
     }
 
     #[test]

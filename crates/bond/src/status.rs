@@ -1,11 +1,12 @@
 //! What `lagkit status` and `lagkit stats` show, as serializable structs
 //! (the control socket speaks JSON) and as text in the layout of
 //! `/proc/net/bonding/bondX` and AIX `entstat -d`; and the pure pieces
-//! the daemon assembles them from (LACP port and aggregator views, the
-//! problems an operator must see, per-member counters).
+//! the daemon assembles them from (LACP port and aggregator views, PAgP
+//! port views, the problems an operator must see, per-member counters).
 
 use lagkit_dataplane::forward::MemberSnapshot;
 use lagkit_proto::lacp::{NoPartner, PortStatus, System};
+use lagkit_proto::pagp;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -40,6 +41,9 @@ pub struct BondStatus {
     pub active_member: Option<String>,
     /// 802.3ad information, if the mode is 802.3ad.
     pub lacp: Option<LacpInfo>,
+    /// PAgP information, if the bond runs PAgP.
+    #[serde(default)]
+    pub pagp: Option<PagpInfo>,
     /// Per member.
     pub members: Vec<MemberStatus>,
     /// Configuration warnings and run-time problems an operator must see.
@@ -69,6 +73,149 @@ pub struct LacpInfo {
     pub partner_mac: Option<String>,
     /// Partner system priority.
     pub partner_priority: Option<u16>,
+}
+
+/// PAgP part of the bond status (balance-xor / active-backup with `pagp`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PagpInfo {
+    /// "desirable" or "auto".
+    pub mode: String,
+    /// Silent (a desirable member joins after the silent wait when nothing
+    /// is heard) or not.
+    pub silent: bool,
+    /// Hello rate once in the channel: "slow" (30 s) or "fast" (1 s).
+    pub rate: String,
+    /// The device id sent (the bond's MAC).
+    pub device_id: String,
+    /// Members in the channel now.
+    pub members_in_channel: usize,
+}
+
+/// PAgP details of one member.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemberPagp {
+    /// Port state, in CISCO-PAGP-MIB's words (`upPagp`, `portUp`, ...).
+    pub state: String,
+    /// In the channel (carries data).
+    pub in_channel: bool,
+    /// The partner's device id (the switch's MAC), while its hellos are held.
+    pub partner_device_id: Option<String>,
+    /// The partner's port (its ifindex).
+    pub partner_port: Option<u32>,
+    /// The partner's port name.
+    pub partner_port_name: Option<String>,
+    /// The partner's device name.
+    pub partner_device_name: Option<String>,
+    /// The partner port's group capability.
+    pub partner_group_capability: Option<u32>,
+    /// The partner's channel (group ifindex; 0: the partner has not put
+    /// the port in a channel).
+    pub partner_group_ifindex: Option<u32>,
+    /// The partner's mode: "desirable" or "auto".
+    pub partner_mode: Option<String>,
+    /// The partner's learn method.
+    pub partner_learn: Option<String>,
+    /// Information PDUs received.
+    pub hellos_rx: u64,
+    /// Information PDUs sent.
+    pub hellos_tx: u64,
+    /// PAgP frames dropped as malformed (or own hellos looped back).
+    pub bad_rx: u64,
+}
+
+/// A PAgP mode as the configuration spells it.
+fn pagp_mode_name(m: pagp::Mode) -> &'static str {
+    match m {
+        pagp::Mode::Desirable => "desirable",
+        pagp::Mode::Auto => "auto",
+    }
+}
+
+impl MemberPagp {
+    /// The PAgP details of one port.
+    pub fn from_port(p: &pagp::PortStatus) -> MemberPagp {
+        MemberPagp {
+            state: p.state.name().into(),
+            in_channel: p.state.in_channel(),
+            partner_device_id: p.partner_device.map(|d| d.to_string()),
+            partner_port: p.partner_ifindex,
+            partner_port_name: p.partner_port_name.clone(),
+            partner_device_name: p.partner_device_name.clone(),
+            partner_group_capability: p.partner_group_capability,
+            partner_group_ifindex: p.partner_group_ifindex,
+            partner_mode: p.partner_mode.map(|m| pagp_mode_name(m).into()),
+            partner_learn: p.partner_learn.map(|l| l.to_string()),
+            hellos_rx: p.counters.info_rx,
+            hellos_tx: p.counters.info_tx,
+            bad_rx: p.counters.bad_rx,
+        }
+    }
+}
+
+impl PagpInfo {
+    /// The PAgP part of the status of a bond whose members have `ports`.
+    pub fn of(
+        settings: &crate::settings::PagpSettings,
+        device_id: lagkit_wire::MacAddr,
+        ports: &[MemberPagp],
+    ) -> PagpInfo {
+        PagpInfo {
+            mode: pagp_mode_name(settings.mode).into(),
+            silent: settings.silence == pagp::Silence::Silent,
+            rate: if settings.fast { "fast" } else { "slow" }.into(),
+            device_id: device_id.to_string(),
+            members_in_channel: ports.iter().filter(|p| p.in_channel).count(),
+        }
+    }
+}
+
+/// What PAgP's state shows an operator must fix: members with carrier that
+/// hear no PAgP (an auto bond facing an auto or non-PAgP port, a
+/// non-silent one facing a port without PAgP), and members that hear the
+/// switch but stay out of the channel.
+pub fn pagp_problems(members: &[MemberStatus], info: &PagpInfo) -> Vec<String> {
+    let mut problems = Vec::new();
+    let up = |m: &&MemberStatus| m.mii_status == "up";
+    let silent: Vec<&str> = members
+        .iter()
+        .filter(up)
+        .filter(|m| {
+            m.pagp
+                .as_ref()
+                .is_some_and(|p| p.state == "portUp" && p.partner_device_id.is_none())
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    if !silent.is_empty() && info.mode == "auto" {
+        problems.push(format!(
+            "PAgP: no PAgP heard on {}: pagp = \"auto\" only answers, so facing an auto port (or one without PAgP) nothing forms and those links carry nothing. Set pagp = \"desirable\" here, or channel-group N mode desirable on the switch.",
+            silent.join(", ")
+        ));
+    } else if !silent.is_empty() && !info.silent {
+        problems.push(format!(
+            "PAgP: no PAgP heard on {}: the switch port does not run PAgP (mode on, LACP, or no channel) and pagp_silent = false keeps those links out for good. Configure channel-group N mode desirable or auto on the switch.",
+            silent.join(", ")
+        ));
+    }
+    for m in members.iter().filter(up) {
+        let Some(p) = m.pagp.as_ref() else { continue };
+        if p.state == "biDirectional" {
+            let why = match (info.mode.as_str(), p.partner_mode.as_deref()) {
+                ("auto", Some("auto")) => {
+                    "both ends are auto; set pagp = \"desirable\" here or mode desirable on the switch".to_string()
+                }
+                _ => format!(
+                    "its partner ({}) is not the channel's, or it is waiting for the partner to put it in",
+                    p.partner_device_id.as_deref().unwrap_or("?")
+                ),
+            };
+            problems.push(format!(
+                "PAgP: member {} hears the switch but is not in the channel: {why}",
+                m.name
+            ));
+        }
+    }
+    problems
 }
 
 /// One member in the bond status.
@@ -101,6 +248,9 @@ pub struct MemberStatus {
     pub offloads: Option<MemberOffloads>,
     /// LACP details (802.3ad).
     pub lacp: Option<MemberLacp>,
+    /// PAgP details (a bond that runs PAgP).
+    #[serde(default)]
+    pub pagp: Option<MemberPagp>,
 }
 
 /// A member's transmit offloads: what `ethtool -k` shows now, and what
@@ -534,6 +684,18 @@ impl BondStatus {
                 }
             }
         }
+        if let Some(p) = &self.pagp {
+            let _ = writeln!(o, "\nPAgP info");
+            let _ = writeln!(
+                o,
+                "PAgP mode: {} ({})",
+                p.mode,
+                if p.silent { "silent" } else { "non-silent" }
+            );
+            let _ = writeln!(o, "PAgP hello rate: {}", p.rate);
+            let _ = writeln!(o, "Device ID: {}", p.device_id);
+            let _ = writeln!(o, "Members in channel: {}", p.members_in_channel);
+        }
         for m in &self.members {
             let _ = writeln!(o, "\nSlave Interface: {}", m.name);
             let _ = writeln!(o, "MII Status: {}", m.mii_status);
@@ -601,6 +763,9 @@ impl BondStatus {
                     let _ = writeln!(o, "Not in bundle: {r}");
                 }
             }
+            if let Some(p) = &m.pagp {
+                render_member_pagp(&mut o, p);
+            }
         }
         if !self.problems.is_empty() {
             let _ = writeln!(o, "\nProblems:");
@@ -610,6 +775,59 @@ impl BondStatus {
         }
         o
     }
+}
+
+/// A member's PAgP lines of the status text.
+fn render_member_pagp(o: &mut String, p: &MemberPagp) {
+    let _ = writeln!(
+        o,
+        "PAgP state: {} ({})",
+        p.state,
+        if p.in_channel {
+            "in channel"
+        } else {
+            "not in channel"
+        }
+    );
+    match &p.partner_device_id {
+        Some(d) => {
+            let _ = writeln!(o, "PAgP partner:");
+            let _ = writeln!(o, "    device id: {d}");
+            if let Some(n) = &p.partner_device_name {
+                let _ = writeln!(o, "    device name: {n}");
+            }
+            let _ = writeln!(
+                o,
+                "    port: {} (ifindex {})",
+                p.partner_port_name.as_deref().unwrap_or("?"),
+                p.partner_port.unwrap_or(0)
+            );
+            let _ = writeln!(
+                o,
+                "    group capability: {:#010x}",
+                p.partner_group_capability.unwrap_or(0)
+            );
+            let _ = writeln!(
+                o,
+                "    group ifindex: {}",
+                p.partner_group_ifindex.unwrap_or(0)
+            );
+            let _ = writeln!(
+                o,
+                "    mode: {}, learn method: {}",
+                p.partner_mode.as_deref().unwrap_or("?"),
+                p.partner_learn.as_deref().unwrap_or("?")
+            );
+        }
+        None => {
+            let _ = writeln!(o, "PAgP partner: none heard");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "PAgP hellos: rx {} tx {} bad {}",
+        p.hellos_rx, p.hellos_tx, p.bad_rx
+    );
 }
 
 #[cfg(test)]
@@ -645,7 +863,93 @@ mod tests {
                 partner_state: 0,
                 not_bundled: why.map(String::from),
             }),
+            pagp: None,
         }
+    }
+
+    fn pagp_port(state: &str, partner: Option<&str>) -> MemberPagp {
+        MemberPagp {
+            state: state.into(),
+            in_channel: state == "upPagp",
+            partner_device_id: partner.map(|_| "02:00:00:00:00:09".into()),
+            partner_port: partner.map(|_| 2),
+            partner_port_name: partner.map(|_| "Gi1/2".into()),
+            partner_device_name: partner.map(|_| "core".into()),
+            partner_group_capability: partner.map(|_| 0x0001_0001),
+            partner_group_ifindex: partner.map(|_| 7),
+            partner_mode: partner.map(String::from),
+            partner_learn: partner.map(|_| "aggregation-port".into()),
+            hellos_rx: 3,
+            hellos_tx: 4,
+            bad_rx: 0,
+        }
+    }
+
+    fn pagp_info(mode: &str, silent: bool) -> PagpInfo {
+        PagpInfo {
+            mode: mode.into(),
+            silent,
+            rate: "slow".into(),
+            device_id: "02:00:00:00:00:01".into(),
+            members_in_channel: 1,
+        }
+    }
+
+    #[test]
+    fn pagp_partner_is_shown_and_silence_and_auto_auto_are_explained() {
+        let mut a = member("eth1", "up", None);
+        a.pagp = Some(pagp_port("upPagp", Some("auto")));
+        let mut b = member("eth2", "up", None);
+        b.pagp = Some(pagp_port("portUp", None));
+        let mut down = member("eth3", "down", None);
+        down.pagp = Some(pagp_port("portDown", None));
+        let members = [a.clone(), b.clone(), down];
+        let p = pagp_problems(&members, &pagp_info("auto", true));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("no PAgP heard on eth2:"), "{}", p[0]);
+        assert!(p[0].contains("Set pagp = \"desirable\""), "{}", p[0]);
+        let p = pagp_problems(&members, &pagp_info("desirable", false));
+        assert!(p[0].contains("pagp_silent = false"), "{p:?}");
+        assert!(pagp_problems(&members, &pagp_info("desirable", true)).is_empty());
+        let mut both_auto = a.clone();
+        both_auto.pagp = Some(pagp_port("biDirectional", Some("auto")));
+        let p = pagp_problems(&[both_auto], &pagp_info("auto", true));
+        assert!(p[0].contains("both ends are auto"), "{p:?}");
+
+        let st = BondStatus {
+            name: "bond0".into(),
+            mode: "load balancing (xor)".into(),
+            xmit_hash_policy: "layer3+4".into(),
+            engine: "userspace".into(),
+            engine_reason: String::new(),
+            mii_status: "up".into(),
+            mac: String::new(),
+            mtu: 1500,
+            miimon_ms: 0,
+            updelay_ms: 0,
+            downdelay_ms: 0,
+            active_member: None,
+            lacp: None,
+            pagp: Some(pagp_info("desirable", true)),
+            members: vec![a, b],
+            problems: Vec::new(),
+        };
+        let text = st.render();
+        for line in [
+            "PAgP mode: desirable (silent)\n",
+            "Members in channel: 1\n",
+            "PAgP state: upPagp (in channel)\n",
+            "    device id: 02:00:00:00:00:09\n",
+            "    port: Gi1/2 (ifindex 2)\n",
+            "    group capability: 0x00010001\n",
+            "    mode: auto, learn method: aggregation-port\n",
+            "PAgP state: portUp (not in channel)\nPAgP partner: none heard\n",
+        ] {
+            assert!(text.contains(line), "{line:?} in {text}");
+        }
+        let json = serde_json::to_string(&st).unwrap();
+        let back: BondStatus = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, st);
     }
 
     fn lacp(aggregator: Option<u16>) -> LacpInfo {
@@ -747,6 +1051,7 @@ mod tests {
             downdelay_ms: 0,
             active_member: None,
             lacp: None,
+            pagp: None,
             members: vec![m, other],
             problems: Vec::new(),
         };

@@ -16,8 +16,8 @@ use serde::{Serialize, Serializer};
 
 use crate::cidr::Cidr;
 use crate::enums::{
-    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner,
-    PrimaryReselect,
+    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner, Pagp,
+    PagpRate, PrimaryReselect,
 };
 use crate::keys::{Key, KEYS};
 use crate::paths;
@@ -81,6 +81,13 @@ pub struct BondConfig {
     pub lacp_no_partner: NoPartner,
     /// Coupled (true) or independent (false) collection and distribution.
     pub coupled_control: bool,
+    /// PAgP towards the switch (balance-xor and active-backup only).
+    pub pagp: Pagp,
+    /// Silent (true, Cisco's default): a `desirable` member whose partner
+    /// never speaks PAgP joins after 15 s; non-silent (false): it never does.
+    pub pagp_silent: bool,
+    /// How often a member in the channel says hello.
+    pub pagp_rate: PagpRate,
     /// Preferred member (active-backup, tlb, alb).
     pub primary: Option<String>,
     /// When the primary takes over again.
@@ -186,6 +193,9 @@ impl BondConfig {
             max_bundle: None,
             lacp_no_partner: NoPartner::Individual,
             coupled_control: true,
+            pagp: Pagp::Off,
+            pagp_silent: true,
+            pagp_rate: PagpRate::Slow,
             primary: None,
             primary_reselect: PrimaryReselect::Always,
             fail_over_mac: FailOverMac::None,

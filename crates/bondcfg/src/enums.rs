@@ -186,6 +186,13 @@ impl Mode {
     pub const fn is_tlb(self) -> bool {
         matches!(self, Mode::BalanceTlb | Mode::BalanceAlb)
     }
+
+    /// True for the static modes that may run PAgP towards the switch
+    /// (balance-xor, AIX `standard`; active-backup), as AIX and HP APA
+    /// answered PAgP in Cisco's measurements.
+    pub const fn allows_pagp(self) -> bool {
+        matches!(self, Mode::BalanceXor | Mode::ActiveBackup)
+    }
 }
 
 /// How often LACPDUs are asked of the partner (Linux `lacp_rate`).
@@ -282,6 +289,49 @@ named_impls!(Engine, what = "engine",
         Auto = "auto",
         Bpf = "bpf",
         Userspace = "userspace",
+    }
+);
+
+/// Whether and how a static bond speaks Cisco's PAgP to the switch
+/// (lagkit `pagp`, the switch's `channel-group N mode desirable|auto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Pagp {
+    /// No PAgP (default): the members carry traffic by their link state.
+    #[default]
+    Off,
+    /// Speaks first: hellos from carrier up; forms with `desirable` and
+    /// `auto` switch ports.
+    Desirable,
+    /// Answers only: forms with a `desirable` switch port, never with `auto`.
+    Auto,
+}
+
+named_impls!(Pagp, what = "pagp",
+    valid = "off, desirable, auto",
+    {
+        Off = "off" | "none",
+        Desirable = "desirable",
+        Auto = "auto",
+    }
+);
+
+/// How often a PAgP member says hello once it is in the channel
+/// (lagkit `pagp_rate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PagpRate {
+    /// Every 30 s, as Cisco does (default); the switch keeps what it heard
+    /// 105 s. Also `normal`.
+    #[default]
+    Slow,
+    /// Every second; the switch keeps what it heard 3.5 s.
+    Fast,
+}
+
+named_impls!(PagpRate, what = "pagp_rate",
+    valid = "slow, fast",
+    {
+        Slow = "slow" | "normal",
+        Fast = "fast",
     }
 );
 
@@ -407,6 +457,8 @@ mod tests {
         round_trip(FailOverMac::ALL, FailOverMac::spellings);
         round_trip(Engine::ALL, Engine::spellings);
         round_trip(NoPartner::ALL, NoPartner::spellings);
+        round_trip(Pagp::ALL, Pagp::spellings);
+        round_trip(PagpRate::ALL, PagpRate::spellings);
     }
 
     #[test]

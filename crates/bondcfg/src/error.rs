@@ -344,6 +344,11 @@ pub enum ErrorKind {
     },
     /// `arp_interval` without a target.
     ArpWithoutTarget,
+    /// `pagp` in a mode other than balance-xor and active-backup.
+    PagpNotAllowed {
+        /// The mode.
+        mode: Mode,
+    },
     /// `adaptive` with a policy that has no buckets.
     AdaptiveNeedsStrong {
         /// The policy given.
@@ -651,6 +656,17 @@ impl fmt::Display for ErrorKind {
                 "Linux refuses ARP monitoring in {mode} mode; set arp_interval = 0 and use \
                  miimon (or netlink carrier events, miimon = 0); for an AIX-style reachability \
                  check use netaddr"
+            ),
+            ErrorKind::PagpNotAllowed { mode: Mode::Lacp } => write!(
+                f,
+                "802.3ad runs LACP, not PAgP: a Cisco channel in mode active or passive \
+                 speaks LACP to this bond; remove pagp, or for a PAgP channel (mode desirable \
+                 or auto) use mode balance-xor or active-backup with pagp"
+            ),
+            ErrorKind::PagpNotAllowed { mode } => write!(
+                f,
+                "PAgP runs only in the static modes balance-xor (AIX standard) and \
+                 active-backup, not in {mode}; remove pagp or use one of those modes"
             ),
             ErrorKind::ArpWithoutTarget => write!(
                 f,

@@ -121,8 +121,8 @@ use std::path::Path;
 pub use bond::{BondConfig, ConfigChange, OptionChange, Probe, Reload, REBUILD_KEYS};
 pub use cidr::Cidr;
 pub use enums::{
-    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner,
-    ParseEnumError, PrimaryReselect,
+    AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner, Pagp,
+    PagpRate, ParseEnumError, PrimaryReselect,
 };
 pub use error::{
     CidrProblem, ConfigError, ErrorKind, InvalidConfig, MacProblem, NameProblem, PathProblem,

@@ -29,7 +29,7 @@ use toml::Spanned;
 
 use crate::bond::BondConfig;
 use crate::cidr::Cidr;
-use crate::enums::{fold, Mode, ParseEnumError};
+use crate::enums::{fold, Mode, Pagp, ParseEnumError};
 use crate::error::{
     line_col, ConfigError, ErrorKind, InvalidConfig, MacProblem, NameProblem, PathProblem,
     TargetProblem, Warning, WarningKind,
@@ -570,6 +570,12 @@ fn build(
         }
     }
 
+    if let (true, Some(f)) = (cfg.pagp != Pagp::Off, get(Key::Pagp)) {
+        if !mode.allows_pagp() {
+            return Err(ctx.at_key(&f, bond, ErrorKind::PagpNotAllowed { mode }));
+        }
+    }
+
     if let (Some(max_bundle), Some(f)) = (cfg.max_bundle, get(Key::MinLinks)) {
         if cfg.min_links > u32::from(max_bundle) {
             return Err(ctx.at_key(
@@ -653,6 +659,9 @@ fn build(
             Key::NumRetries | Key::RetryTime if cfg.netaddr.is_none() => Some("netaddr"),
             Key::AutoRecovery if cfg.backup_adapter.is_none() => Some("backup_adapter"),
             Key::PrimaryReselect if cfg.primary.is_none() => Some("primary"),
+            Key::PagpSilent | Key::PagpRate if cfg.pagp == Pagp::Off => {
+                Some("pagp = \"desirable\" or \"auto\"")
+            }
             Key::HashSeed | Key::HashSymmetric if !strong => Some("xmit_hash_policy = \"strong\""),
             _ => None,
         };
@@ -741,6 +750,7 @@ fn mode_scope(key: Key) -> Option<ModeScope> {
             "balance-rr, active-backup, balance-xor, broadcast and adaptive",
         ),
         Key::AdaptiveInterval | Key::AdaptiveIdleGap => (|m| m == Mode::Adaptive, "adaptive"),
+        Key::PagpSilent | Key::PagpRate => (Mode::allows_pagp, "balance-xor and active-backup"),
         _ => return None,
     })
 }
@@ -884,6 +894,16 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
         }
         Key::LacpNoPartner => cfg.lacp_no_partner = named(f)?,
         Key::CoupledControl => cfg.coupled_control = f.boolean(ex)?,
+        Key::Pagp => cfg.pagp = named(f)?,
+        Key::PagpSilent => {
+            let words = [
+                ("silent", true),
+                ("non-silent", false),
+                ("non_silent", false),
+            ];
+            cfg.pagp_silent = f.boolean_or(&words, ex)?;
+        }
+        Key::PagpRate => cfg.pagp_rate = named(f)?,
         Key::Primary => cfg.primary = Some(ifname(f, ex)?),
         Key::PrimaryReselect => cfg.primary_reselect = named(f)?,
         Key::FailOverMac => cfg.fail_over_mac = named(f)?,

@@ -860,6 +860,44 @@ fn arp_monitoring_rules() {
 }
 
 #[test]
+fn pagp_runs_only_in_the_static_modes() {
+    let inv = fails(
+        &with("pagp = \"desirable\""),
+        4,
+        Some("pagp"),
+        "802.3ad runs LACP, not PAgP",
+    );
+    assert_eq!(inv.kind, ErrorKind::PagpNotAllowed { mode: Mode::Lacp });
+    for mode in [
+        "balance-rr",
+        "broadcast",
+        "balance-tlb",
+        "balance-alb",
+        "adaptive",
+    ] {
+        fails(
+            &format!("name = \"b\"\nmode = \"{mode}\"\nmembers = [\"e1\"]\npagp = \"auto\"\n"),
+            4,
+            Some("pagp"),
+            "PAgP runs only in the static modes balance-xor (AIX standard) and active-backup",
+        );
+    }
+    fails(
+        "name = \"b\"\nmode = \"standard\"\nmembers = [\"e1\"]\npagp = \"sometimes\"\n",
+        4,
+        Some("pagp"),
+        "use one of off, desirable, auto",
+    );
+    for mode in ["balance-xor", "standard", "active-backup"] {
+        let text =
+            format!("name = \"b\"\nmode = \"{mode}\"\nmembers = [\"e1\"]\npagp = \"auto\"\n");
+        assert!(parse_str(&text, "bond.toml").is_ok(), "{mode}");
+    }
+    // `off` is no PAgP, so any mode may say it.
+    assert!(parse_str(&with("pagp = \"off\""), "bond.toml").is_ok());
+}
+
+#[test]
 fn hash_rules() {
     fails(
         "name = \"b\"\nmode = \"adaptive\"\nmembers = [\"e1\"]\nxmit_hash_policy = \"layer3+4\"\n",
@@ -1111,6 +1149,29 @@ fn keys_that_need_another_warn() {
     assert!(w[0]
         .to_string()
         .contains("without xmit_hash_policy = \"strong\""));
+}
+
+#[test]
+fn pagp_options_without_pagp_warn() {
+    let ab = "name = \"b\"\nmode = \"active-backup\"\nmembers = [\"e1\"]\n";
+    let w = warnings(&format!("{ab}pagp_silent = false\npagp_rate = \"fast\"\n"));
+    let got: Vec<(usize, &str)> = w.iter().map(|w| (w.line, w.key.as_str())).collect();
+    assert_eq!(got, [(4, "pagp_silent"), (5, "pagp_rate")]);
+    assert!(
+        w[0].to_string()
+            .contains("has no effect without pagp = \"desirable\" or \"auto\""),
+        "{}",
+        w[0]
+    );
+    let w = warnings(&with("pagp_rate = \"fast\""));
+    assert_eq!(
+        w[0].kind,
+        WarningKind::WrongMode {
+            mode: Mode::Lacp,
+            used_in: "balance-xor and active-backup"
+        }
+    );
+    assert!(warnings(&format!("{ab}pagp = \"desirable\"\npagp_silent = false\n")).is_empty());
 }
 
 #[test]

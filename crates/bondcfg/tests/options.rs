@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use lagkit_bondcfg::{
     option_names, parse_str, AdSelect, ArpAllTargets, ArpValidate, BondConfig, Cidr, Engine,
-    FailOverMac, LacpRate, Mode, NoPartner, PrimaryReselect, Reload,
+    FailOverMac, LacpRate, Mode, NoPartner, Pagp, PagpRate, PrimaryReselect, Reload,
 };
 use lagkit_hash::{Policy, Strong};
 use lagkit_wire::MacAddr;
@@ -413,6 +413,16 @@ fn cases() -> Vec<Case> {
         }),
         case("offloads", "{ eth2 = \"no\", eth1 = true }", LACP, |b| {
             b.offloads_off == ["eth2"]
+        }),
+        case("pagp", "\"desirable\"", "balance-xor", |b| {
+            b.pagp == Pagp::Desirable
+        }),
+        case("pagp_mode", "\"Auto\"", AB, |b| b.pagp == Pagp::Auto),
+        case("pagp", "\"off\"", LACP, |b| b.pagp == Pagp::Off),
+        case("pagp_silent", "\"non-silent\"", AB, |b| !b.pagp_silent),
+        case("pagp_silent", "true", AB, |b| b.pagp_silent),
+        case("pagp_rate", "\"fast\"", AB, |b| {
+            b.pagp_rate == PagpRate::Fast
         }),
     ]
 }

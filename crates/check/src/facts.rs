@@ -1,7 +1,7 @@
 //! The facts of one end, whatever dialect they were written in.
 
 use crate::Loc;
-use lagkit_bondcfg::{BondConfig, LacpRate, Mode};
+use lagkit_bondcfg::{BondConfig, LacpRate, Mode, Pagp};
 use lagkit_ios::{ChannelMode, Interface};
 use serde::Serialize;
 
@@ -26,6 +26,14 @@ pub enum HostMode {
     Broadcast,
     /// balance-tlb, balance-alb, adaptive: no switch channel wanted.
     NoChannel,
+    /// A lagkit static bond (balance-xor or active-backup) speaking PAgP.
+    Pagp {
+        /// `pagp = "auto"`: answers only.
+        auto: bool,
+        /// `pagp_silent`: a desirable member joins a silent partner after
+        /// the silent wait.
+        silent: bool,
+    },
 }
 
 /// A host's bond.
@@ -451,6 +459,12 @@ fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
 }
 
 fn host_mode(b: &BondConfig) -> HostMode {
+    if b.pagp != Pagp::Off {
+        return HostMode::Pagp {
+            auto: b.pagp == Pagp::Auto,
+            silent: b.pagp_silent,
+        };
+    }
     HostMode::of(b.mode, b.lacp_active, b.lacp_rate == LacpRate::Fast)
 }
 

@@ -13,8 +13,10 @@
 //! channels facing each other, and returns [`Finding`]s with a severity,
 //! the file and line, the reason in one sentence and the fix: protocol
 //! pairs that never form (LACP passive on both ends, LACP facing `on` or
-//! PAgP, a host without PAgP facing `auto`; between switches `on` facing
-//! LACP or PAgP and PAgP auto on both ends), LACP rates that differ, an MTU
+//! PAgP, a host without PAgP facing `auto`, a lagkit bond running PAgP
+//! facing LACP, `on` or an `auto` channel when it is `auto` itself;
+//! between switches `on` facing LACP or PAgP and PAgP auto on both ends),
+//! LACP rates that differ, an MTU
 //! that is not the same in all five places (server adapters, server
 //! aggregate and interface, switch ports, switch port-channel: IBM's run
 //! 18 lost throughput to exactly that) or a member's own MTU that differs

@@ -432,7 +432,7 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
                     } else {
                         format!("bond {} speaks no PAgP and {sw} is desirable silent: it bundles only after the silent timeout and cannot notice a failed link", h.bond)
                     },
-                    "use channel-group N mode on (or run PAgP on the host when lagkit supports it)"));
+                    "use channel-group N mode on, or run PAgP on the host (a lagkit bond: pagp = \"desirable\")"));
             }
             if on {
                 out.push(finding(Severity::Warning, "static-no-protocol", cloc.clone(),
@@ -443,6 +443,35 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
                 out.push(finding(Severity::Warning, "round-robin-into-switch", h.loc.clone(),
                     format!("bond {} sends round-robin into {sw}: every flow's packets take all links and arrive out of order (TCP retransmits, seen in IBM's measurements), while the switch sends back by hash", h.bond),
                     "use a hash mode (balance-xor or 802.3ad with layer3+4)"));
+            }
+        }
+        HostMode::Pagp { auto, silent } => {
+            let sw_auto = modes.iter().any(|m| matches!(m, ChannelMode::Auto { .. }));
+            if pagp && auto && sw_auto {
+                out.push(finding(Severity::Error, "pagp-auto-both", h.loc.clone(),
+                    format!("bond {} is pagp = \"auto\" and {sw} is {mode_text}: auto only answers PAgP, so neither end starts and the channel never forms", h.bond),
+                    "set pagp = \"desirable\" on the bond, or channel-group N mode desirable on the switch"));
+            }
+            if lacp {
+                out.push(finding(Severity::Error, "pagp-facing-lacp", cloc.clone(),
+                    format!("bond {} runs PAgP but {sw} runs LACP ({mode_text}): the two protocols never form a channel", h.bond),
+                    "use channel-group N mode desirable or auto on the switch, or mode 802.3ad (without pagp) on the host"));
+            }
+            if on {
+                let never = auto || !silent;
+                out.push(finding(if never { Severity::Error } else { Severity::Warning }, "pagp-facing-on", cloc.clone(),
+                    if never {
+                        format!("bond {} needs a PAgP partner but {sw} is mode on (no protocol): its members never join the channel and carry nothing", h.bond)
+                    } else {
+                        format!("bond {} runs PAgP but {sw} is mode on: each member joins only after the 15 s silent wait and a failed link is not noticed", h.bond)
+                    },
+                    "use channel-group N mode auto or desirable on the switch"));
+            }
+            if modes.is_empty() {
+                out.push(finding(Severity::Warning, "pagp-without-channel", h.loc.clone(),
+                    format!("bond {} runs PAgP but its switch ports are in no channel: nothing answers{}", h.bond,
+                        if auto || !silent { ", so no member ever carries traffic" } else { "; each member joins only after the 15 s silent wait" }),
+                    "put the switch ports in channel-group N mode auto or desirable"));
             }
         }
         HostMode::ActiveBackup | HostMode::NoChannel => {
@@ -790,6 +819,31 @@ mod tests {
         );
         let f = run(&xor, on, None);
         assert!(codes(&f).contains(&"static-no-protocol"));
+        // A lagkit static bond running PAgP.
+        let desirable = xor.replace("members", "pagp = \"desirable\"\nmembers");
+        let auto_sw = "interface range gi1/1 - 2\nchannel-group 1 mode auto\n";
+        let f = run(&desirable, auto_sw, None);
+        assert!(
+            !codes(&f)
+                .iter()
+                .any(|c| c.contains("pagp") || c.contains("protocol")),
+            "{f:#?}"
+        );
+        let auto = xor.replace("members", "pagp = \"auto\"\nmembers");
+        assert!(codes(&run(&auto, auto_sw, None)).contains(&"pagp-auto-both"));
+        assert!(codes(&run(&desirable, &sw("active"), None)).contains(&"pagp-facing-lacp"));
+        let f = run(&desirable, on, None);
+        assert!(
+            f.iter()
+                .any(|x| x.code == "pagp-facing-on" && x.severity == Severity::Warning),
+            "{f:#?}"
+        );
+        let f = run(&auto, on, None);
+        assert!(
+            f.iter()
+                .any(|x| x.code == "pagp-facing-on" && x.severity == Severity::Error),
+            "{f:#?}"
+        );
         let rr = HOST
             .replace("802.3ad", "balance-rr")
             .replace("lacp_rate = \"fast\"\n", "")

@@ -1,14 +1,16 @@
 //! `lagkit switch` as a user runs it: the binary in a namespace of its
-//! own, its ports veths to hosts (plain, or lagkit bonds in 802.3ad),
-//! asked with `lagkit switch show ... --json`. Root only for the traffic
-//! tests; each skips with a message otherwise. Every namespace, veth and
-//! process is removed on drop, also when a test fails.
+//! own, its ports veths to hosts (plain, or lagkit bonds in 802.3ad, in
+//! `mode on`'s balance-xor, or static bonds running PAgP), asked with
+//! `lagkit switch show ... --json`. Root only for the traffic tests; each
+//! skips with a message otherwise. Every namespace, veth and process is
+//! removed on drop, also when a test fails. The host PAgP tests run under
+//! each engine (`pagp_host::*_bpf`, `*_userspace`).
 
 mod common;
 
 use common::{Daemon, TmpDir};
 
-use lagkit_testnet::{ping, tcp_flows, tcp_transfer, wait_until, Lab};
+use lagkit_testnet::{ping, tcp_flows, tcp_transfer, wait_until, Lab, SlowCapture};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -178,13 +180,20 @@ fn bond_config(dir: &Path, side: &str, mode: &str, addr: &str) -> PathBuf {
     write(dir, &format!("{side}.toml"), &text)
 }
 
-fn bond_ports(ns: &str) -> u64 {
+/// `lagkit status bond0 --json` in `ns` (Null while it cannot answer).
+fn bond_status(ns: &str) -> Value {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
         .output();
-    let Ok(out) = out else { return 0 };
+    let Ok(out) = out else { return Value::Null };
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v[0]["lacp"]["number_of_ports"].as_u64().unwrap_or(0)
+    v[0].clone()
+}
+
+fn bond_ports(ns: &str) -> u64 {
+    bond_status(ns)["lacp"]["number_of_ports"]
+        .as_u64()
+        .unwrap_or(0)
 }
 
 /// Every member of `channel` flagged P in `show etherchannel summary`.
@@ -757,5 +766,355 @@ fn pagp_desirable_facing_auto_forms_and_auto_facing_auto_never_does() {
             );
             assert_eq!(ping(&h1, &format!("10.0.{net}.2"), 2).received, 0);
         }
+    }
+}
+
+/// One member's entry of a bond status.
+fn bond_member(st: &Value, name: &str) -> Value {
+    st["members"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == name).cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// PAgP hellos the bond's members received, summed.
+fn pagp_hellos_rx(st: &Value) -> u64 {
+    st["members"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["pagp"]["hellos_rx"].as_u64())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A host `a` whose bond0 (over eth1, eth2, 10.0.NET.1, `pagp = MODE`,
+/// under `engine`; balance-xor unless `extra` says otherwise) faces
+/// channel 3 of a lagkit switch in `mode auto`, and a host `h`
+/// (10.0.NET.2) on the switch's third port.
+struct PagpHost {
+    lab: Lab,
+    sw: String,
+    a: String,
+    h: String,
+    net: u8,
+    /// The bond's configuration file.
+    cfg: PathBuf,
+    bond: Daemon,
+    dir: TmpDir,
+    _switch: Daemon,
+}
+
+/// The host's bond0 configuration (`extra`: more lines, or in place of
+/// the balance-xor lines when it names a mode).
+fn pagp_bond_toml(mode: &str, net: u8, extra: &str) -> String {
+    let xor = if extra.contains("mode = ") {
+        ""
+    } else {
+        "mode = \"balance-xor\"\nxmit_hash_policy = \"layer3+4\"\n"
+    };
+    format!("name = \"bond0\"\n{xor}members = [\"eth1\", \"eth2\"]\npagp = \"{mode}\"\naddress = [\"10.0.{net}.1/24\"]\n{extra}")
+}
+
+fn pagp_host(tag: &str, engine: &str, mode: &str, net: u8, extra: &str) -> Option<PagpHost> {
+    let mut lab = Lab::new(&format!("switch_{tag}_{engine}"))?;
+    let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&a, "eth1", &sw, "a1");
+    lab.veth(&a, "eth2", &sw, "a2");
+    lab.veth(&h, "eth0", &sw, "h0");
+    switch_ports(&lab, &sw, &["a1", "a2", "h0"], None);
+    lab.host(&h, "eth0", &format!("10.0.{net}.2/24"));
+    let dir = TmpDir(tmpdir(&format!("{tag}-{engine}")));
+    let config = "hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 3 mode auto\ninterface gi1/3\n";
+    let switch = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
+    let cfg = write(&dir.0, "a.toml", &pagp_bond_toml(mode, net, extra));
+    let bond = start(
+        &a,
+        &["up", "--engine", engine, cfg.to_str().unwrap()],
+        &dir.0.join("a.log"),
+    );
+    wait_until("the bond answers", Duration::from_secs(10), || {
+        !bond_status(&a).is_null()
+    });
+    Some(PagpHost {
+        lab,
+        sw,
+        a,
+        h,
+        net,
+        cfg,
+        bond,
+        dir,
+        _switch: switch,
+    })
+}
+
+/// A balance-xor bond with `pagp = "desirable"` into a lagkit switch's
+/// `mode auto` channel: both members bundle on the switch and join the
+/// bond's channel, the status names the switch as partner, ping and TCP
+/// arrive once, a pulled cable leaves the channel on both ends (and
+/// rejoins when put back), a reload of PAgP's rate applies in place, and
+/// no PAgP frame ever reaches the bond's interface.
+fn desirable_bond_facing_auto(engine: &str) {
+    let Some(t) = pagp_host("pagp_host", engine, "desirable", 8, "") else {
+        return;
+    };
+    let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
+    let on_bond0 = SlowCapture::start_matching(a, "bond0", lagkit_wire::pagp::is_pagp_frame);
+    let rx_before = pagp_hellos_rx(&bond_status(a));
+    wait_until(
+        "channel 3 bundles both members and both join the bond's PAgP channel",
+        Duration::from_secs(30),
+        || {
+            flags(sw, 3) == ["P", "P"]
+                && bond_status(a)["pagp"]["members_in_channel"].as_u64() == Some(2)
+        },
+    );
+    // The partner is the switch: its device id is its first port's MAC.
+    let switch_id = t.lab.sh(&[
+        "ip",
+        "netns",
+        "exec",
+        sw,
+        "cat",
+        "/sys/class/net/a1/address",
+    ]);
+    let st = bond_status(a);
+    assert_eq!(st["pagp"]["mode"], "desirable", "{st}");
+    for (name, port) in [
+        ("eth1", "GigabitEthernet1/1"),
+        ("eth2", "GigabitEthernet1/2"),
+    ] {
+        let m = bond_member(&st, name);
+        let p = &m["pagp"];
+        assert_eq!(p["state"], "upPagp", "{m}");
+        assert_eq!(p["partner_device_id"], switch_id.trim(), "{m}");
+        assert_eq!(p["partner_port_name"], port, "{m}");
+        assert_eq!(p["partner_group_capability"], 0x0001_0001, "{m}");
+        assert_eq!(p["partner_mode"], "auto", "{m}");
+        assert_eq!(m["transmitting"], true, "{m}");
+    }
+    let out = Command::new("ip")
+        .args(["netns", "exec", a, BIN, "status", "bond0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("PAgP state: upPagp (in channel)"), "{text}");
+    assert!(
+        text.contains(&format!("    device id: {}", switch_id.trim())),
+        "{text}"
+    );
+    let summary = show_text(sw, &["etherchannel", "summary"]);
+    assert!(summary.contains("PAgP"), "{summary}");
+
+    let pg = ping(h, &format!("10.0.{net}.1"), 20);
+    assert_eq!((pg.received, pg.duplicates), (20, 0), "{pg:?}");
+    for tr in tcp_flows(h, &format!("10.0.{net}.2:7800"), a, 8, 4 << 20)
+        .into_iter()
+        .chain(tcp_flows(a, &format!("10.0.{net}.1:7900"), h, 8, 4 << 20))
+    {
+        assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    }
+    // Both members carried data: 16 flows hashed by the bond one way and
+    // the switch the other all missing one member is a 1 in 30,000 event.
+    for port in ["GigabitEthernet1/1", "GigabitEthernet1/2"] {
+        let c = port_counters(sw, port);
+        let bytes = c["tx_bytes"].as_u64().unwrap() + c["rx_bytes"].as_u64().unwrap();
+        assert!(bytes > 1 << 20, "{port}: {c}");
+    }
+
+    // Pull eth2's cable: it leaves the channel on both ends, TCP carries on.
+    t.lab.sh(&["ip", "-n", sw, "link", "set", "a2", "down"]);
+    wait_until("eth2 leaves on both ends", Duration::from_secs(10), || {
+        let st = bond_status(a);
+        let m = bond_member(&st, "eth2");
+        flags(sw, 3) == ["P", "D"]
+            && m["pagp"]["state"] == "portDown"
+            && m["transmitting"] == false
+            && st["pagp"]["members_in_channel"].as_u64() == Some(1)
+    });
+    let tr = tcp_transfer(h, &format!("10.0.{net}.2:8000"), a, 4 << 20);
+    assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    let pg = ping(h, &format!("10.0.{net}.1"), 10);
+    assert_eq!((pg.received, pg.duplicates), (10, 0), "{pg:?}");
+    t.lab.sh(&["ip", "-n", sw, "link", "set", "a2", "up"]);
+    wait_until("eth2 rejoins on both ends", Duration::from_secs(20), || {
+        flags(sw, 3) == ["P", "P"]
+            && bond_status(a)["pagp"]["members_in_channel"].as_u64() == Some(2)
+    });
+
+    // The members heard the switch during the capture (counted before the
+    // reload below builds PAgP anew and its counters start from zero).
+    let rx_after = pagp_hellos_rx(&bond_status(a));
+    assert!(
+        rx_after > rx_before,
+        "PAgP arrived: {rx_before} -> {rx_after}"
+    );
+
+    // SIGHUP with only PAgP's rate changed: the running bond rebuilds its
+    // PAgP system (no restart), both members rejoin and hello every second.
+    std::fs::write(
+        &t.cfg,
+        pagp_bond_toml("desirable", net, "pagp_rate = \"fast\"\n"),
+    )
+    .unwrap();
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(t.bond.0.id() as i32, libc::SIGHUP) };
+    wait_until(
+        "the reload takes the fast rate and both members rejoin",
+        Duration::from_secs(20),
+        || {
+            let st = bond_status(a);
+            st["pagp"]["rate"] == "fast"
+                && st["pagp"]["members_in_channel"].as_u64() == Some(2)
+                && flags(sw, 3) == ["P", "P"]
+        },
+    );
+    let hellos_tx = || bond_member(&bond_status(a), "eth1")["pagp"]["hellos_tx"].as_u64();
+    let before = hellos_tx().unwrap_or(0);
+    wait_until(
+        "hellos every second in the channel",
+        Duration::from_secs(6),
+        || hellos_tx().is_some_and(|n| n >= before + 3),
+    );
+    let log = std::fs::read_to_string(t.dir.0.join("a.log")).unwrap_or_default();
+    assert!(log.contains("PAgP settings changed in place"), "{log}");
+
+    // The bond's interface never saw a PAgP frame.
+    let leaked = on_bond0.finish();
+    assert!(
+        leaked.is_empty(),
+        "{} PAgP frames reached bond0",
+        leaked.len()
+    );
+}
+
+/// `pagp = "auto"` facing `mode auto`: neither end speaks first, so
+/// nothing bundles however long, the bond sends no PAgP, no traffic
+/// passes, and the status says why.
+fn auto_bond_facing_auto(engine: &str) {
+    let Some(t) = pagp_host("pagp_auto", engine, "auto", 9, "") else {
+        return;
+    };
+    let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
+    wait_until("both members have carrier", Duration::from_secs(10), || {
+        let st = bond_status(a);
+        ["eth1", "eth2"]
+            .iter()
+            .all(|m| bond_member(&st, m)["mii_status"] == "up")
+    });
+    let end = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < end {
+        let f = flags(sw, 3);
+        assert!(
+            f.len() == 2 && f.iter().all(|f| f != "P"),
+            "auto+auto bundled: {f:?}"
+        );
+        let st = bond_status(a);
+        assert_eq!(st["pagp"]["members_in_channel"], 0, "{st}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let st = bond_status(a);
+    for name in ["eth1", "eth2"] {
+        let m = bond_member(&st, name);
+        assert_eq!(m["pagp"]["state"], "portUp", "{m}");
+        assert_eq!(m["pagp"]["hellos_tx"], 0, "an auto port stays silent: {m}");
+        assert_eq!(m["transmitting"], false, "{m}");
+    }
+    let problems = st["problems"].to_string();
+    assert!(problems.contains("only answers"), "{problems}");
+    assert_eq!(ping(h, &format!("10.0.{net}.1"), 2).received, 0);
+}
+
+/// active-backup with `pagp = "desirable"` and `primary = "eth2"`: PAgP
+/// puts only eth2 in the channel (the switch holds Gi1/1 hot standby), so
+/// the switch sends only where the bond receives: ping and TCP arrive
+/// once. Pulling eth2's cable moves the channel and the active member to
+/// eth1.
+fn active_backup_bond_keeps_one_member_in_the_channel(engine: &str) {
+    let extra = "mode = \"active-backup\"\nprimary = \"eth2\"\n";
+    let Some(t) = pagp_host("pagp_ab", engine, "desirable", 10, extra) else {
+        return;
+    };
+    let (sw, a, h, net) = (&t.sw, &t.a, &t.h, t.net);
+    wait_until(
+        "eth2 in the channel and active, eth1 hot standby on the switch",
+        Duration::from_secs(30),
+        || {
+            let st = bond_status(a);
+            flags(sw, 3) == ["H", "P"]
+                && st["pagp"]["members_in_channel"].as_u64() == Some(1)
+                && bond_member(&st, "eth2")["pagp"]["state"] == "upPagp"
+                && st["active_member"] == "eth2"
+        },
+    );
+    let st = bond_status(a);
+    assert_eq!(
+        bond_member(&st, "eth1")["pagp"]["state"],
+        "hotStandby",
+        "{st}"
+    );
+    assert_eq!(bond_member(&st, "eth1")["transmitting"], false, "{st}");
+    let pg = ping(h, &format!("10.0.{net}.1"), 20);
+    assert_eq!((pg.received, pg.duplicates), (20, 0), "{pg:?}");
+    for tr in tcp_flows(h, &format!("10.0.{net}.2:8100"), a, 6, 4 << 20)
+        .into_iter()
+        .chain(tcp_flows(a, &format!("10.0.{net}.1:8200"), h, 6, 4 << 20))
+    {
+        assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    }
+    let c = port_counters(sw, "GigabitEthernet1/1");
+    assert!(
+        c["tx_bytes"].as_u64().unwrap() < 1 << 20,
+        "hot standby: {c}"
+    );
+
+    t.lab.sh(&["ip", "-n", sw, "link", "set", "a2", "down"]);
+    wait_until(
+        "eth1 takes the channel and the active role",
+        Duration::from_secs(20),
+        || {
+            let st = bond_status(a);
+            flags(sw, 3) == ["P", "D"]
+                && st["active_member"] == "eth1"
+                && bond_member(&st, "eth1")["pagp"]["state"] == "upPagp"
+        },
+    );
+    let tr = tcp_transfer(h, &format!("10.0.{net}.2:8300"), a, 4 << 20);
+    assert_eq!((tr.received, tr.recv_hash), (tr.sent, tr.sent_hash));
+    let pg = ping(h, &format!("10.0.{net}.1"), 10);
+    assert_eq!((pg.received, pg.duplicates), (10, 0), "{pg:?}");
+}
+
+mod pagp_host {
+    #[test]
+    fn active_backup_bond_keeps_one_member_in_the_channel_bpf() {
+        super::active_backup_bond_keeps_one_member_in_the_channel("bpf");
+    }
+
+    #[test]
+    fn active_backup_bond_keeps_one_member_in_the_channel_userspace() {
+        super::active_backup_bond_keeps_one_member_in_the_channel("userspace");
+    }
+
+    #[test]
+    fn desirable_bond_facing_auto_forms_carries_once_and_a_pulled_cable_leaves_bpf() {
+        super::desirable_bond_facing_auto("bpf");
+    }
+
+    #[test]
+    fn desirable_bond_facing_auto_forms_carries_once_and_a_pulled_cable_leaves_userspace() {
+        super::desirable_bond_facing_auto("userspace");
+    }
+
+    #[test]
+    fn auto_bond_facing_auto_never_bundles_bpf() {
+        super::auto_bond_facing_auto("bpf");
+    }
+
+    #[test]
+    fn auto_bond_facing_auto_never_bundles_userspace() {
+        super::auto_bond_facing_auto("userspace");
     }
 }

@@ -711,17 +711,25 @@ fn stream_until(
     })
 }
 
-/// Records when slow-protocol frames (LACPDUs, Markers) arrive on an
-/// interface, from a packet socket of its own (the bond's socket is not
-/// disturbed: every packet socket gets its copy).
+/// Records when slow-protocol frames (LACPDUs, Markers), or any frames a
+/// test picks, arrive on an interface, from a packet socket of its own
+/// (the bond's socket is not disturbed: every packet socket gets its copy).
 pub struct SlowCapture {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<Vec<Instant>>>,
 }
 
 impl SlowCapture {
-    /// Starts capturing on `ifname` in namespace `ns`.
+    /// Starts capturing LACPDUs on `ifname` in namespace `ns`.
     pub fn start(ns: &str, ifname: &str) -> SlowCapture {
+        SlowCapture::start_matching(ns, ifname, |f| {
+            f.get(12..15) == Some(&[0x88, 0x09, 0x01][..])
+        })
+    }
+
+    /// Starts capturing the frames `keep` accepts (whole Ethernet frames)
+    /// on `ifname` in namespace `ns`.
+    pub fn start_matching(ns: &str, ifname: &str, keep: fn(&[u8]) -> bool) -> SlowCapture {
         use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
         let mut cfg = PacketConfig::new(ifname);
         cfg.promisc = false;
@@ -741,8 +749,7 @@ impl SlowCapture {
                 }
                 let now = Instant::now();
                 for f in batch.iter() {
-                    let f = &f[lagkit_dataplane::vnet::HEADER_LEN..];
-                    if f.get(12..15) == Some(&[0x88, 0x09, 0x01][..]) {
+                    if keep(&f[lagkit_dataplane::vnet::HEADER_LEN..]) {
                         seen.push(now);
                     }
                 }
@@ -755,7 +762,7 @@ impl SlowCapture {
         }
     }
 
-    /// Stops; returns the arrival times of the LACPDUs seen.
+    /// Stops; returns the arrival times of the frames kept.
     pub fn finish(mut self) -> Vec<Instant> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle

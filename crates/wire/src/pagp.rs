@@ -56,6 +56,17 @@ pub const HEADERS_LEN: usize = 22;
 /// Shortest Ethernet frame without FCS; shorter frames are padded.
 pub const MIN_FRAME_LEN: usize = 60;
 
+/// Whether `frame` is addressed and framed as PAgP (to [`DST`], an 802.3
+/// length, [`LLC`] and [`SNAP`]): the cheap test a data path makes before
+/// it hands a frame to the control plane, which parses it in full.
+pub fn is_pagp_frame(frame: &[u8]) -> bool {
+    frame.len() >= HEADERS_LEN
+        && frame[0..6] == DST.0
+        && be16(frame, 12) <= 1500
+        && frame[14..17] == LLC
+        && frame[17..22] == SNAP
+}
+
 mod field {
     use core::ops::Range;
     pub const VERSION: usize = 0;
@@ -809,6 +820,13 @@ mod tests {
         let mut eth2 = f.clone();
         eth2[12..14].copy_from_slice(&[0x88, 0x09]);
         assert_eq!(PagpRepr::parse_frame(&eth2), Err(PagpFrameError::NotPagp));
+        assert!(is_pagp_frame(&f));
+        let mut unicast = f.clone();
+        unicast[0] = 0x02;
+        for other in [&cdp, &eth2, &unicast] {
+            assert!(!is_pagp_frame(other));
+        }
+        assert!(!is_pagp_frame(&f[..21]));
         let mut long = f.clone();
         long[12..14].copy_from_slice(&[0x05, 0x00]);
         assert_eq!(

@@ -158,6 +158,7 @@ impl Bond {
             plan,
             snoop_arp: self.s.snoops_arp(),
             control_only: self.upper.is_kernel(),
+            snoop_pagp: self.pagp.is_some(),
             shared: self.shared.clone(),
         }
     }

@@ -1,6 +1,7 @@
 //! Control frames and timers: LACP (start, in-place changes, PDUs in and
-//! out), ARP (probe replies, balance-alb clients and their notifications,
-//! gratuitous announcements) and the monitors' timers.
+//! out; PAgP has a file of its own), ARP (probe replies, balance-alb
+//! clients and their notifications, gratuitous announcements) and the
+//! monitors' timers.
 
 use super::*;
 
@@ -56,6 +57,10 @@ impl Bond {
         for f in frames {
             if f.frame.get(12..14) == Some(&[0x08, 0x06][..]) {
                 self.handle_arp(f.member, &f.frame);
+                continue;
+            }
+            if lagkit_wire::pagp::is_pagp_frame(&f.frame) {
+                self.pagp_frame(f.member, &f.frame, t);
                 continue;
             }
             let port = self.members.get(f.member).and_then(|m| m.port);
@@ -120,6 +125,7 @@ impl Bond {
                 sys.handle_timeout(t);
             }
         }
+        self.pagp_timers(t);
         for i in 0..self.members.len() {
             if let Some(up) = self.members[i].carrier.poll(now) {
                 self.apply_carrier(i, up);

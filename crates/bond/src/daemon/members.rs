@@ -44,7 +44,8 @@ impl Bond {
             mtu: self.s.mtu,
             keep_offloads: self.s.keeps_offloads(&name),
             kernel: self.upper.is_kernel(),
-            snoop: self.s.snoops_arp(),
+            // ARP, and PAgP (an 802.3 frame, not a slow protocol).
+            snoop: self.s.snoops_arp() || self.s.pagp.is_some(),
         };
         match member::take_with(&name, want, run, between) {
             Ok(t) => {
@@ -155,6 +156,8 @@ impl Bond {
         if !self.members[i].present() {
             match self.try_take(i) {
                 Ok(true) => {
+                    // Its PAgP port speaks with the MAC it has now.
+                    self.add_pagp_port(i);
                     self.restart_or_log();
                 }
                 Ok(false) => {}
@@ -186,6 +189,7 @@ impl Bond {
             let t = lagkit_proto::Instant::from_nanos(now_ns(self.epoch));
             sys.set_port_enabled(p, up && self.members[i].dev.is_some(), t);
         }
+        self.pagp_carrier(i, up);
         self.dirty = true;
     }
 }

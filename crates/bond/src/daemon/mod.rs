@@ -1,5 +1,5 @@
-//! The bond at run time: one control thread that owns the LACP core, the
-//! link watchers and the control socket, and the data path that only reads
+//! The bond at run time: one control thread that owns the LACP core (or a
+//! static bond's PAgP core), the link watchers and the control socket, and the data path that only reads
 //! the published plan: the kernel's BPF programs ([`crate::kernel`]), or the
 //! forwarding engine whose threads read the published [`BondMap`] (under
 //! the BPF engine those threads carry the control frames only).
@@ -14,12 +14,14 @@
 //! the shutdown. Each concern it drives has a file of its own: `members`
 //! (taking and giving back members, link events), `datapath` (the engine,
 //! plans and their publication), `frames` (LACP, ARP and the monitors'
-//! timers) and `report` (status, stats, flow, metrics). The rules of each
+//! timers), `pagp` (PAgP and the gate it keeps on each member) and `report`
+//! (status, stats, flow, metrics). The rules of each
 //! mode are not here: they are pure functions in [`crate::plan`].
 
 mod datapath;
 mod frames;
 mod members;
+mod pagp;
 mod report;
 
 use crate::alb::{AlbClients, Own};
@@ -34,8 +36,8 @@ use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{
-    self, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads, MemberStats,
-    MemberStatus,
+    self, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads, MemberPagp,
+    MemberStats, MemberStatus, PagpInfo,
 };
 use crate::upper::{EngineInfo, Upper};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
@@ -135,6 +137,8 @@ struct Member {
     isolation: Option<Isolation>,
     mac: MacAddr,
     port: Option<PortId>,
+    /// Its PAgP port, when the bond runs PAgP.
+    pagp: Option<PortId>,
     carrier: Debounce,
     watchers: Watchers,
     is_backup: bool,
@@ -156,6 +160,7 @@ impl Member {
             isolation: None,
             mac: MacAddr::ZERO,
             port: None,
+            pagp: None,
             carrier: Debounce::new(false, updelay, downdelay),
             watchers,
             is_backup,
@@ -198,6 +203,8 @@ pub struct Bond {
     slow_rx: Option<SlowQueues>,
     publisher: Option<MapPublisher<BondMap>>,
     lacp: Option<System>,
+    /// balance-xor / active-backup with `pagp`: the bond's PAgP system.
+    pagp: Option<lagkit_proto::pagp::System>,
     carrier: CarrierWatcher,
     arp: Option<ArpMonitor>,
     /// What the mode remembers between plans (active member, buckets).
@@ -346,6 +353,7 @@ impl Bond {
             slow_rx: None,
             publisher: None,
             lacp: None,
+            pagp: None,
             carrier,
             arp: None,
             plan: PlanState::default(),
@@ -373,6 +381,7 @@ impl Bond {
         }
         bond.setup_tap()?;
         bond.setup_lacp();
+        bond.setup_pagp();
         if let Some(cfg) = bond.s.arp.clone() {
             let now = now_ns(bond.epoch);
             bond.arp = Some(ArpMonitor::new(cfg, bond.members.len(), now));
@@ -475,8 +484,9 @@ impl Bond {
     }
 
     /// Applies new settings in place when only the member list (or the
-    /// members' offloads, or LACP's identity) changed: new members are
-    /// taken and join (LACP negotiates them), removed ones are given back,
+    /// members' offloads, LACP's identity, or PAgP's mode, silence or rate)
+    /// changed: new members are taken and join (LACP or PAgP negotiates
+    /// them), removed ones are given back,
     /// and members that stay keep their sockets, LACP state and traffic,
     /// their offloads turned off or given back as `offloads` now says.
     /// Anything else needs a restart: the settings come back as the error.
@@ -488,6 +498,9 @@ impl Bond {
         if new.lacp != self.s.lacp {
             self.apply_lacp(&new.lacp);
         }
+        if new.pagp != self.s.pagp {
+            self.apply_pagp(new.pagp);
+        }
         self.s.offloads_off = new.offloads_off.clone();
         self.apply_offloads();
         let t = self.t();
@@ -496,6 +509,7 @@ impl Bond {
             .collect();
         for &i in removed.iter().rev() {
             self.give_back(i);
+            self.remove_pagp_port(i);
             let m = self.members.remove(i);
             tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
             if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
@@ -529,6 +543,7 @@ impl Bond {
                     .port_config(name, next_port, self.members[i].mac);
                 self.members[i].port = Some(sys.add_port(pc, t));
             }
+            self.add_pagp_port(i);
         }
         self.s.members = new.members;
         if let Some(cfg) = self.s.arp.clone() {
@@ -558,6 +573,7 @@ impl Bond {
         if let Some(sys) = &self.lacp {
             deadline(sys.poll_timeout().map(|t| t.as_nanos()));
         }
+        deadline(self.pagp_timeout());
         for m in &self.members {
             deadline(m.carrier.deadline());
         }
@@ -584,6 +600,7 @@ impl Bond {
         self.handle_timers();
         self.rebalance();
         self.drain_lacp();
+        self.drain_pagp();
         if self.dirty {
             self.publish();
         }

@@ -117,16 +117,31 @@ impl Bond {
                         })
                     }),
                     lacp,
+                    pagp: m
+                        .pagp
+                        .and_then(|p| self.pagp.as_ref()?.port_status(p))
+                        .map(|p| MemberPagp::from_port(&p)),
                 }
             })
             .collect();
         let lacp = sys.map(|sys| LacpInfo::of(sys, self.s.lacp.fast, self.s.lacp.active));
-        let problems = status::problems(
+        let mut problems = status::problems(
             &self.s.warnings,
             &members,
             lacp.as_ref(),
             self.s.lacp.no_partner,
         );
+        let pagp = self.s.pagp.filter(|_| self.pagp.is_some()).map(|ps| {
+            let ports: Vec<MemberPagp> = members.iter().filter_map(|m| m.pagp.clone()).collect();
+            let device = self
+                .pagp
+                .as_ref()
+                .map_or(self.mac, |s| s.config().device_id);
+            PagpInfo::of(&ps, device, &ports)
+        });
+        if let Some(p) = &pagp {
+            problems.extend(status::pagp_problems(&members, p));
+        }
         let any_up = members.iter().any(|m| m.transmitting);
         BondStatus {
             name: self.s.name.clone(),
@@ -142,6 +157,7 @@ impl Bond {
             downdelay_ms: self.s.downdelay.as_millis() as u64,
             active_member: self.plan.active.map(|a| self.members[a].name.clone()),
             lacp,
+            pagp,
             members,
             problems,
         }

@@ -1529,20 +1529,38 @@ static __always_inline int deliver(struct __sk_buff *skb, struct lagkit_config *
 	return bpf_redirect(cfg->logical, BPF_F_INGRESS);
 }
 
+/* Cisco's PAgP (wire::pagp::is_pagp_frame): an 802.3 length frame (the
+ * kernel's protocol ETH_P_802_2) to 01-00-0C-CC-CC-CC with LLC AA-AA-03
+ * and SNAP 00-00-0C / 0x0104. CDP and DTP share the address, not the
+ * SNAP protocol id. */
+static __always_inline int is_pagp(struct __sk_buff *skb)
+{
+	__u8 h[22];
+
+	if (skb->protocol != bpf_htons(0x0004) || bpf_skb_load_bytes(skb, 0, h, sizeof(h)))
+		return 0;
+	/* Source MAC (6-11) and length (12-13): any. */
+	return h[0] == 0x01 && h[1] == 0x00 && h[2] == 0x0c && h[3] == 0xcc && h[4] == 0xcc &&
+	       h[5] == 0xcc && h[14] == 0xaa && h[15] == 0xaa && h[16] == 0x03 && h[17] == 0x00 &&
+	       h[18] == 0x00 && h[19] == 0x0c && h[20] == 0x01 && h[21] == 0x04;
+}
+
 /* A member's tcx ingress: data frames from a member whose frames go up
  * (rx_ifindex) go to the logical interface, as if received there; others
  * are dropped and counted. Slow-protocol frames (LACP, Marker: EtherType
  * 0x8809) stay on the member for the daemon: its packet socket has already
  * had its copy (packet taps run before ingress), and a socket bound to
- * ETH_P_SLOW, served after ingress, gets one too. Until a plan names the
- * logical interface, data frames are dropped, as lagkit's isolation does. */
+ * ETH_P_SLOW, served after ingress, gets one too. PAgP frames stay on the
+ * member the same way: they are the daemon's, never the host's. Until a
+ * plan names the logical interface, data frames are dropped, as lagkit's
+ * isolation does. */
 SEC("classifier")
 int lagkit_ingress(struct __sk_buff *skb)
 {
 	struct lagkit_config *cfg;
 	__u32 i, n;
 
-	if (skb->protocol == bpf_htons(0x8809))
+	if (skb->protocol == bpf_htons(0x8809) || is_pagp(skb))
 		return TC_ACT_OK;
 	cfg = current_plan();
 	if (!cfg || !cfg->logical)

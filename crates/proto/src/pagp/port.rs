@@ -126,6 +126,8 @@ pub(super) struct Port {
     pub consistent: bool,
     pub flush: Option<PendingFlush>,
     pub counters: PortCounters,
+    /// Taken out by `remove_port`: down for good, its id never reused.
+    pub removed: bool,
 }
 
 impl Port {
@@ -140,6 +142,7 @@ impl Port {
             consistent: false,
             flush: None,
             counters: PortCounters::default(),
+            removed: false,
         }
     }
 

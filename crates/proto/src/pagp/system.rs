@@ -102,6 +102,11 @@ pub struct PortStatus {
     pub partner_device: Option<MacAddr>,
     /// The partner's port ifindex.
     pub partner_ifindex: Option<u32>,
+    /// The partner port's group capability (ports that may bundle share it).
+    pub partner_group_capability: Option<u32>,
+    /// The partner's channel (group ifindex); 0 while it has not put the
+    /// port in a channel.
+    pub partner_group_ifindex: Option<u32>,
     /// The partner's mode (from its auto flag).
     pub partner_mode: Option<Mode>,
     /// The partner's learn method.
@@ -150,16 +155,29 @@ impl System {
         PortId(self.ports.len() - 1)
     }
 
-    /// Every port's id.
+    /// Every port's id (removed ports excluded).
     pub fn port_ids(&self) -> Vec<PortId> {
-        (0..self.ports.len()).map(PortId).collect()
+        (0..self.ports.len())
+            .filter(|&i| !self.ports[i].removed)
+            .map(PortId)
+            .collect()
+    }
+
+    /// Takes a port out for good: it goes down (leaving the channel, if it
+    /// was in it) and never speaks again. The ids of the other ports stay
+    /// as they are.
+    pub fn remove_port(&mut self, id: PortId, now: Instant) {
+        self.set_port_enabled(id, false, now);
+        if let Some(p) = self.ports.get_mut(id.0) {
+            p.removed = true;
+        }
     }
 
     /// Carrier of a port went up or down.
     pub fn set_port_enabled(&mut self, id: PortId, enabled: bool, now: Instant) {
         self.advance(now);
         let before = self.membership();
-        let Some(p) = self.ports.get_mut(id.0) else {
+        let Some(p) = self.ports.get_mut(id.0).filter(|p| !p.removed) else {
             return;
         };
         if p.enabled == enabled {
@@ -180,7 +198,7 @@ impl System {
         self.advance(now);
         let before = self.membership();
         let device = self.cfg.device_id;
-        let Some(p) = self.ports.get_mut(id.0) else {
+        let Some(p) = self.ports.get_mut(id.0).filter(|p| !p.removed) else {
             return;
         };
         let pdu = match PagpRepr::parse_frame(frame) {
@@ -269,7 +287,7 @@ impl System {
 
     /// A snapshot of one port.
     pub fn port_status(&self, id: PortId) -> Option<PortStatus> {
-        let p = self.ports.get(id.0)?;
+        let p = self.ports.get(id.0).filter(|p| !p.removed)?;
         let partner = p.partner.as_ref();
         Some(PortStatus {
             name: p.cfg.name.clone(),
@@ -278,6 +296,8 @@ impl System {
             port_priority: p.cfg.port_priority,
             partner_device: partner.map(|i| i.local.device_id),
             partner_ifindex: partner.map(|i| i.local.ifindex),
+            partner_group_capability: partner.map(|i| i.local.group_capability),
+            partner_group_ifindex: partner.map(|i| i.local.group_ifindex),
             partner_mode: partner.map(|i| {
                 if i.flags.has(Flags::AUTO) {
                     Mode::Auto
@@ -681,8 +701,14 @@ impl System {
     /// The Information PDU port `i` sends now.
     fn info(&self, i: usize) -> InfoRepr {
         let p = &self.ports[i];
+        // The slow flag tells the partner how long to keep what it heard,
+        // so it is set only when hellos really go out at the slow rate.
+        let t = self.cfg.timers;
         let flags = Flags(0)
-            .with(Flags::SLOW_HELLO, p.state.is_up())
+            .with(
+                Flags::SLOW_HELLO,
+                p.state.is_up() && t.slow_hello > t.fast_hello,
+            )
             .with(Flags::AUTO, p.cfg.mode == Mode::Auto)
             .with(Flags::CONSISTENT, p.consistent);
         let group_ifindex = if p.state == PortState::UpPagp {
@@ -908,6 +934,52 @@ mod tests {
         p.up[0] = true;
         p.run_until(Instant::from_secs(120));
         assert_eq!(p.states(0), [PortState::UpPagp]);
+    }
+
+    #[test]
+    fn fast_hellos_age_out_in_three_and_a_half_seconds() {
+        // Both ends hello every second even once up: no slow flag, so each
+        // keeps the other's information 3.5 s, not 105 s.
+        let (mut a, mut b) = cfgs();
+        a.timers.slow_hello = a.timers.fast_hello;
+        b.timers.slow_hello = b.timers.fast_hello;
+        let mut p = Pair::new(a, b, &ports(1, |_| {}, |_| {}));
+        p.run_until(Instant::from_secs(5));
+        assert_eq!(p.states(0), [PortState::UpPagp]);
+        p.up[0] = false;
+        p.run_until(Instant::from_secs(9));
+        assert_eq!(p.states(0), [PortState::Up]);
+        assert_eq!(p.states(1), [PortState::Up]);
+    }
+
+    #[test]
+    fn a_removed_port_leaves_and_stays_silent_and_the_others_keep_their_ids() {
+        let (a, b) = cfgs();
+        let quiet = |b: &mut PortConfig| b.silence = Silence::NonSilent;
+        let mut p = Pair::new(a, b, &ports(2, |_| {}, quiet));
+        p.run_until(Instant::from_secs(3));
+        assert_eq!(p.sys[0].channel_ports(), [PortId(0), PortId(1)]);
+        let now = p.now;
+        p.sys[0].remove_port(PortId(0), now);
+        p.deliver();
+        assert!(p.events.iter().any(|(s, e)| *s == 0
+            && matches!(
+                e,
+                Event::Left {
+                    port: PortId(0),
+                    ..
+                }
+            )));
+        assert_eq!(p.sys[0].port_ids(), [PortId(1)]);
+        assert_eq!(p.sys[0].port_status(PortId(0)), None);
+        // Carrier and frames for the removed port change nothing.
+        p.sys[0].set_port_enabled(PortId(0), true, now);
+        p.run_until(Instant::from_secs(200));
+        assert_eq!(p.sys[0].channel_ports(), [PortId(1)]);
+        let b1 = p.sys[1].port_status(PortId(0)).unwrap();
+        assert_eq!(b1.state, PortState::Up, "the partner's port aged out");
+        let added = p.sys[0].add_port(PortConfig::new("a3", 3, mac(1, 3)), p.now);
+        assert_eq!(added, PortId(2), "a removed port's id is not reused");
     }
 
     #[test]
