@@ -4,8 +4,7 @@
 //!
 //! Needs the `lagkit` binary (`$LAGKIT_BIN`, or `lagkit` next to this
 //! test's target directory: `cargo build -p lagkit`). Skips with a message
-//! when not root or OVS or the binary is missing; fails instead when `CI`
-//! is set.
+//! when not root or the binary is missing; fails instead when `CI` is set.
 
 use lagkit_lab::sys::netns_list;
 use lagkit_lab::workload::{LoadSpec, WorkloadSpec};
@@ -13,24 +12,11 @@ use lagkit_lab::{LabState, Options, RunOptions, Topology};
 use std::time::Duration;
 
 mod common;
-use common::{lagkit_bin, procs_with, EXAMPLE};
-
-fn skip(why: &str) -> bool {
-    common::skip("lab load e2e", why)
-}
+use common::{procs_with, EXAMPLE};
 
 #[test]
 fn socketprocs_runs_through_the_example_lab() {
-    if !lagkit_lab::sys::is_root() && skip("needs root") {
-        return;
-    }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        if skip(&m) {
-            return;
-        }
-    }
-    let Some(bin) = lagkit_bin() else {
-        skip("no lagkit binary: build it (cargo build -p lagkit) or set LAGKIT_BIN");
+    let Some(bin) = common::can_run("lab load e2e") else {
         return;
     };
     let text = std::fs::read_to_string(EXAMPLE).unwrap();
