@@ -921,7 +921,7 @@ mod tests {
     fn hp_apa_client_macs_spread_under_layer2() {
         // The server's MAC xor each client's last byte, mod k, must hit
         // every member equally for k = 2, 4, 8.
-        let s = hp_apa(false);
+        let s = hp_apa(false, SwitchKind::DEFAULT);
         let t = &s.configs[0].topo;
         let last = |h: &str| {
             let h = t.host(h).unwrap();

@@ -165,7 +165,8 @@ fn the_switchs_counters_add_up_with_the_hosts() {
         "{flooded} frames flooded: {:?}",
         m.switch_ports
     );
-    assert!(sent_by[0] > 10_000 && sent_by[1] > 10_000, "{sent_by:?}");
+    // Frames, not segments: GSO frames cross the switch whole.
+    assert!(sent_by[0] > 1000 && sent_by[1] > 1000, "{sent_by:?}");
     for (from, to) in [(0, 1), (1, 0)] {
         assert!(
             sent_to[to] <= sent_by[from] + flooded && sent_to[to] + 10 >= sent_by[from],

@@ -361,18 +361,26 @@ fn host_macs_are_fixed_and_the_bond_takes_its_first_members() {
     let (e, _) = t.ends_on("h2").next().unwrap();
     assert_eq!(t.host_mac(e).as_deref(), Some("02:6c:6b:00:01:02"));
     let (sw, _) = t.ends_on("sw").next().unwrap();
-    assert_eq!(t.host_mac(sw), None, "switch ports keep OVS's MACs");
+    assert_eq!(t.host_mac(sw), None, "switch ports are the switch's");
+    assert_eq!(
+        t.switch_port_mac(0, &sw.iface).as_deref(),
+        Some("02:00:00:0a:01:01"),
+        "lagkit's switch: fixed, so its LACP system id repeats"
+    );
     assert_eq!(
         t.l3_port("h1"),
         Some(("bond0".into(), "02:6c:6b:00:01:01".into()))
     );
     assert!(!t.needs_static_arp());
-    let s = parse(&BASE.replace(
+    let stat = BASE.replace(
         "protocol = \"lacp-active\"",
         "protocol = \"static\"\nload_balance = \"l2\"",
-    ))
-    .unwrap();
-    assert!(s.needs_static_arp());
+    );
+    // Open vSwitch's static bonds drop broadcasts off their elected
+    // member; lagkit's switch floods to one member of a channel as Cisco's.
+    assert!(!parse(&stat).unwrap().needs_static_arp());
+    let ovs = stat.replace("name = \"sw\"", "name = \"sw\"\nkind = \"ovs\"");
+    assert!(parse(&ovs).unwrap().needs_static_arp());
 }
 
 #[test]
