@@ -341,6 +341,9 @@ pub struct DemoArgs {
     /// Where to write report.txt, report.json and the SVG charts.
     #[arg(long, default_value = "/tmp/lagkit-demo")]
     report: PathBuf,
+    /// The switch: lagkit (its own, the default) or ovs (Open vSwitch).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    switch: Option<SwitchKind>,
 }
 
 /// `lagkit demo`: seed 000's finding in about 20 seconds — with two hosts,
@@ -352,7 +355,8 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
             "lagkit demo builds network namespaces: run it as root".into(),
         ));
     }
-    let ovs = SwitchKind::DEFAULT == SwitchKind::Ovs;
+    let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
+    let ovs = kind == SwitchKind::Ovs;
     if ovs {
         if let Some(m) = lagkit_lab::ovs::missing() {
             return Err(Failure::Usage(format!(
@@ -382,7 +386,7 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
     let t0 = std::time::Instant::now();
     let mut bar = SweepBar::new(false);
     let (report, files) =
-        lagkit_lab::scenario::demo(o, &a.report, |p| bar.update(&p)).map_err(failure)?;
+        lagkit_lab::scenario::demo(o, kind, &a.report, |p| bar.update(&p)).map_err(failure)?;
     bar.finish();
     println!();
     print!("{}", report.table());

@@ -817,9 +817,9 @@ impl Progress<'_> {
 }
 
 /// The two ibm-6513 configurations of `lagkit demo`: L2/L3 against L4
-/// hashing with LACP, short runs.
-pub fn demo_scenario() -> Scenario {
-    let mut sc = ibm_6513(true, SwitchKind::DEFAULT);
+/// hashing with LACP, short runs, through a switch of kind `kind`.
+pub fn demo_scenario(kind: SwitchKind) -> Scenario {
+    let mut sc = ibm_6513(true, kind);
     sc.configs.retain(|c| c.key == "l2" || c.key == "l4");
     sc
 }
@@ -828,10 +828,11 @@ pub fn demo_scenario() -> Scenario {
 /// lab's binary; the report goes to `report_dir`.
 pub fn demo(
     lab: Options,
+    kind: SwitchKind,
     report_dir: &Path,
     progress: impl FnMut(Progress<'_>),
 ) -> Result<(Report, Vec<PathBuf>), LabError> {
-    let sc = demo_scenario();
+    let sc = demo_scenario(kind);
     let mut o = RunOptions::new(lab);
     o.converge_timeout = Duration::from_secs(40);
     run_sweep(&sc, &o, Some(report_dir), progress)
@@ -894,7 +895,7 @@ mod tests {
             "{:?}",
             partial.warnings
         );
-        assert_eq!(demo_scenario().configs.len(), 2);
+        assert_eq!(demo_scenario(SwitchKind::DEFAULT).configs.len(), 2);
     }
 
     #[test]
