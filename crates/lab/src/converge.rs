@@ -72,6 +72,20 @@ pub struct ChannelView {
     pub problems: Vec<String>,
 }
 
+impl ChannelView {
+    /// Channel `channel` of switch `switch`, not (yet) seen formed.
+    fn new(switch: &str, channel: &str) -> ChannelView {
+        ChannelView {
+            switch: switch.to_string(),
+            channel: channel.to_string(),
+            status: String::new(),
+            members: BTreeMap::new(),
+            ok: false,
+            problems: Vec::new(),
+        }
+    }
+}
+
 /// Every bond and channel at one moment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LacpSnapshot {
@@ -197,14 +211,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
             continue;
         };
         for c in &sw.channels {
-            let mut v = ChannelView {
-                switch: sw.name.clone(),
-                channel: c.name.clone(),
-                status: String::new(),
-                members: BTreeMap::new(),
-                ok: false,
-                problems: Vec::new(),
-            };
+            let mut v = ChannelView::new(&sw.name, &c.name);
             let port = ovs_port_name(c);
             match c.protocol {
                 Protocol::None => {
@@ -265,14 +272,7 @@ fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
         .iter()
         .zip(sw.channel_numbers())
         .map(|(c, n)| {
-            let mut v = ChannelView {
-                switch: sw.name.clone(),
-                channel: c.name.clone(),
-                status: String::new(),
-                members: BTreeMap::new(),
-                ok: false,
-                problems: Vec::new(),
-            };
+            let mut v = ChannelView::new(&sw.name, &c.name);
             if c.protocol == Protocol::None {
                 v.status = "none".into();
                 v.ok = true;

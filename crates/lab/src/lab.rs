@@ -534,24 +534,13 @@ impl Lab {
             );
             let what = format!("lagkit up {}", h.name);
             let p = self.spawn_lagkit(&what, &h.name, &args, &log_path)?;
-            let ok = poll(Duration::from_secs(10), || {
-                if !p.alive() {
-                    return Some(false);
-                }
-                self.bond_status(&h.name, &b.name).ok().map(|_| true)
-            });
-            if ok != Some(true) {
-                return Err(format!(
-                    "lagkit up for host {} {}: {}",
-                    h.name,
-                    if p.alive() {
-                        "does not answer `lagkit status` after 10 s"
-                    } else {
-                        "exited"
-                    },
-                    sys::tail(&log_path, 8)
-                ));
-            }
+            answers(
+                &p,
+                &format!("lagkit up for host {}", h.name),
+                "lagkit status",
+                &log_path,
+                || self.bond_status(&h.name, &b.name).is_ok(),
+            )?;
             self.say(&format!("host {}: lagkit bond {} up", h.name, b.name));
         }
         if self.topo.needs_static_arp() {
@@ -632,24 +621,13 @@ impl Lab {
         args.extend(lagkit_switch::port_args(sw));
         let p = self.spawn_lagkit(&switch_what(&sw.name), &sw.name, &args, &log_path)?;
         let handle = LagkitSwitch::new(self.opts.lagkit.clone(), &ns, &sw.name);
-        let ok = poll(Duration::from_secs(10), || {
-            if !p.alive() {
-                return Some(false);
-            }
-            handle.channels().ok().map(|_| true)
-        });
-        if ok != Some(true) {
-            return Err(format!(
-                "lagkit switch {} {}: {}",
-                sw.name,
-                if p.alive() {
-                    "does not answer `lagkit switch show` after 10 s"
-                } else {
-                    "exited"
-                },
-                sys::tail(&log_path, 8)
-            ));
-        }
+        answers(
+            &p,
+            &format!("lagkit switch {}", sw.name),
+            "lagkit switch show",
+            &log_path,
+            || handle.channels().is_ok(),
+        )?;
         let links = self.topo.links.clone();
         for l in &links {
             for end in [&l.a, &l.b] {
@@ -700,6 +678,32 @@ impl Lab {
         self.say("static ARP entries set (static channel on Open vSwitch)");
         Ok(())
     }
+}
+
+/// Waits up to 10 s until daemon `p` (`what`) answers `query` (`asks`);
+/// otherwise says whether it exited or is silent, with its log's tail.
+fn answers(
+    p: &ProcId,
+    what: &str,
+    query: &str,
+    log: &Path,
+    mut asks: impl FnMut() -> bool,
+) -> Result<(), String> {
+    let ok = poll(Duration::from_secs(10), || {
+        if !p.alive() {
+            return Some(false);
+        }
+        asks().then_some(true)
+    });
+    if ok == Some(true) {
+        return Ok(());
+    }
+    let how = if p.alive() {
+        format!("does not answer `{query}` after 10 s")
+    } else {
+        "exited".to_string()
+    };
+    Err(format!("{what} {how}: {}", sys::tail(log, 8)))
 }
 
 /// How the state file names the process of lagkit switch `name`.

@@ -12,9 +12,8 @@
 use lagkit_lab::report::Report;
 use lagkit_lab::sys::{netns_list, tool};
 use lagkit_lab::topology::SwitchKind;
-use lagkit_lab::{LabState, Options, RunOptions, Topology};
+use lagkit_lab::{LabState, Topology};
 use std::sync::Mutex;
-use std::time::Duration;
 
 mod common;
 use common::{procs_with, EXAMPLE, EXAMPLE_OVS};
@@ -51,11 +50,7 @@ fn run_example(file: &str, kind: SwitchKind) {
         w.seconds = 5;
     }
     let root = std::env::temp_dir().join(format!("lklab-{}", topo.name));
-    let mut opts = Options::new(bin);
-    opts.state_root = root.clone();
-    opts.verbose = true;
-    let mut ropts = RunOptions::new(opts);
-    ropts.converge_timeout = Duration::from_secs(30);
+    let ropts = common::run_options(bin, &root);
     let report_dir = root.join("report");
 
     let t0 = std::time::Instant::now();

@@ -13,8 +13,7 @@
 
 use lagkit_lab::measure::{Measurement, SwitchPortDelta};
 use lagkit_lab::sys::netns_list;
-use lagkit_lab::{run_once, Options, RunOptions, Topology};
-use std::time::Duration;
+use lagkit_lab::{run_once, Topology};
 
 mod common;
 
@@ -95,11 +94,7 @@ fn the_switchs_counters_add_up_with_the_hosts() {
     let mut topo = Topology::parse(TOPOLOGY, "sw.toml", "sw").unwrap();
     topo.name = format!("lsw-{}", std::process::id());
     let root = std::env::temp_dir().join(format!("lklab-{}", topo.name));
-    let mut opts = Options::new(bin);
-    opts.state_root = root.clone();
-    opts.verbose = true;
-    let mut ropts = RunOptions::new(opts);
-    ropts.converge_timeout = Duration::from_secs(30);
+    let ropts = common::run_options(bin, &root);
     let r = run_once(&topo, &ropts).expect("lab up");
     let left: Vec<String> = netns_list()
         .into_iter()

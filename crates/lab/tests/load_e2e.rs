@@ -8,8 +8,7 @@
 
 use lagkit_lab::sys::netns_list;
 use lagkit_lab::workload::{LoadSpec, WorkloadSpec};
-use lagkit_lab::{LabState, Options, RunOptions, Topology};
-use std::time::Duration;
+use lagkit_lab::{LabState, Topology};
 
 mod common;
 use common::{procs_with, EXAMPLE};
@@ -37,11 +36,7 @@ fn socketprocs_runs_through_the_example_lab() {
         sockbuf: None,
     }));
     let root = std::env::temp_dir().join(format!("lklab-lde2e-{}", std::process::id()));
-    let mut opts = Options::new(bin.clone());
-    opts.state_root = root.clone();
-    opts.verbose = true;
-    let mut ropts = RunOptions::new(opts);
-    ropts.converge_timeout = Duration::from_secs(30);
+    let ropts = common::run_options(bin.clone(), &root);
 
     let (report, _) = lagkit_lab::run(&topo, &ropts, None).expect("lab run");
     eprintln!("{}", report.table());

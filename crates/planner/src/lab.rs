@@ -1200,12 +1200,9 @@ mod tests {
         }]})
     }
 
-    #[test]
-    fn the_model_spreads_over_the_whole_lab() {
-        // hp-apa k2-rx: 8 single-link clients (25 Mbit/s each) stream into
-        // a 2-link server through an Open vSwitch channel: the channel is
-        // the bottleneck, its two links full and even.
-        let conns: Vec<Connection> = (1..=8)
+    /// hp-apa's eight clients each streaming 1 MB into the server.
+    fn streams_into_srv() -> Vec<Connection> {
+        (1..=8)
             .map(|i| Connection {
                 purpose: "stream".into(),
                 local: format!("10.0.1.{}:{}", 10 + i, 40000 + i).parse().unwrap(),
@@ -1213,7 +1210,15 @@ mod tests {
                 sent: 1 << 20,
                 received: 0,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn the_model_spreads_over_the_whole_lab() {
+        // hp-apa k2-rx: 8 single-link clients (25 Mbit/s each) stream into
+        // a 2-link server through an Open vSwitch channel: the channel is
+        // the bottleneck, its two links full and even.
+        let conns = streams_into_srv();
         // 25 Mbit/s of wire for 10 s, less preamble, gap and FCS.
         let full = 25e6 * 10.0 / 8.0 * 1514.0 / 1538.0;
         let r = report(
@@ -1256,15 +1261,7 @@ mod tests {
         // hp-apa k2-rx through lagkit's switch (its runs record the kind):
         // src-dst-mac, clients' MACs ending 2..9 against the server's 1:
         // buckets 3 2 5 4 7 6 1 0, four on each member.
-        let conns: Vec<Connection> = (1..=8)
-            .map(|i| Connection {
-                purpose: "stream".into(),
-                local: format!("10.0.1.{}:{}", 10 + i, 40000 + i).parse().unwrap(),
-                remote: "10.0.1.1:12865".parse().unwrap(),
-                sent: 1 << 20,
-                received: 0,
-            })
-            .collect();
+        let conns = streams_into_srv();
         let mut r = report("k2-rx", &[("e1", 3e5, 1e6), ("e2", 3e5, 1e6)], &[], &conns);
         r["runs"][0]["switches"] =
             serde_json::json!([{"name": "sw", "kind": "lagkit", "method": "cisco src-dst-mac"}]);

@@ -398,14 +398,16 @@ pub(super) fn build(
                     }
                 },
             };
+            // Where a load-balance error points: at the key, or else at
+            // the channel's name.
+            let lb_at = c
+                .load_balance
+                .as_ref()
+                .map_or(c.name.span().start, |s| s.span().start);
             if kind == SwitchKind::Ovs && protocol != Protocol::None {
                 if load_balance == LoadBalance::L3 {
-                    let at = c
-                        .load_balance
-                        .as_ref()
-                        .map_or(c.name.span().start, |s| s.span().start);
                     return Err(cx.err(
-                        at,
+                        lb_at,
                         "load_balance 'l3': Open vSwitch bonds hash on L4 (balance-tcp) or L2 (balance-slb) only; use l4 or l2".into(),
                     ));
                 }
@@ -444,12 +446,8 @@ pub(super) fn build(
                     .iter()
                     .find(|o| o.protocol != Protocol::None && o.load_balance != load_balance);
                 if let Some(o) = other {
-                    let at = c
-                        .load_balance
-                        .as_ref()
-                        .map_or(c.name.span().start, |s| s.span().start);
                     return Err(cx.err(
-                        at,
+                        lb_at,
                         format!(
                             "channel '{cname}': load_balance '{}' but channel '{}' has '{}'; lagkit's switch, like a Catalyst, has one `port-channel load-balance` for all its channels: give them the same load_balance (or use kind = \"ovs\")",
                             load_balance.name(), o.name, o.load_balance.name()

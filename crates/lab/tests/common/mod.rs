@@ -64,6 +64,17 @@ pub fn can_run_on(what: &str, kind: SwitchKind) -> Option<PathBuf> {
     bin
 }
 
+/// Run options for a test's own lab: state under `root` (never a lab a
+/// user brought up), progress printed, 30 s to converge.
+pub fn run_options(bin: PathBuf, root: &std::path::Path) -> lagkit_lab::RunOptions {
+    let mut opts = lagkit_lab::Options::new(bin);
+    opts.state_root = root.to_path_buf();
+    opts.verbose = true;
+    let mut ropts = lagkit_lab::RunOptions::new(opts);
+    ropts.converge_timeout = std::time::Duration::from_secs(30);
+    ropts
+}
+
 /// [`can_run_on`] the default switch (the built-in scenarios').
 pub fn can_run(what: &str) -> Option<PathBuf> {
     can_run_on(what, SwitchKind::DEFAULT)
