@@ -185,11 +185,15 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
                     println!("lab '{name}': nothing to remove");
                 }
             } else if !a.quiet {
+                let ovs = if rep.ovs > 0 {
+                    format!(" and {} Open vSwitch instances", rep.ovs)
+                } else {
+                    String::new()
+                };
                 println!(
-                    "lab '{name}': removed {} namespaces, stopped {} processes and {} switches",
+                    "lab '{name}': removed {} namespaces, stopped {} processes (bonds, lagkit switches, workloads){ovs}",
                     rep.namespaces.len(),
                     rep.processes,
-                    rep.ovs
                 );
             }
             if rep.errors.is_empty() {
