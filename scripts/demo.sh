@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# README's first command: install what the lab needs (Open vSwitch,
-# iproute2; Debian packages, only when missing), build lagkit and run
-# `lagkit demo` — seed 000's LACP hashing comparison in network
-# namespaces, about a minute. Needs root (namespaces); the report goes to
-# /tmp/lagkit-demo (or the folder given as the first argument).
+# README's first command: install what the lab needs (iproute2; a Debian
+# package, only when missing), build lagkit and run `lagkit demo` — seed
+# 000's LACP hashing comparison in network namespaces, through lagkit's own
+# switch (Open vSwitch is not needed), about a minute. Needs root
+# (namespaces); the report goes to /tmp/lagkit-demo (or the folder given as
+# the first argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then
@@ -11,7 +12,6 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 need=()
-command -v ovs-vswitchd >/dev/null 2>&1 || need+=(openvswitch-switch)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null; then

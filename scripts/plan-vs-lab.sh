@@ -11,9 +11,11 @@
 #   OUT_DIR    where each scenario's report and table go
 #              (default /tmp/lagkit-plan-vs-lab)
 #   SCENARIO   default: all five
-# Needs root and Open vSwitch (as `lagkit lab run` does). Run it on a
-# quiet machine: a busy one makes runs CPU-bound, whose goodput the table
-# then does not compare.
+# Environment: SWITCH=ovs runs the scenarios through Open vSwitch instead
+# of lagkit's own switch.
+# Needs root (as `lagkit lab run` does; Open vSwitch too with SWITCH=ovs).
+# Run it on a quiet machine: a busy one makes runs CPU-bound, whose goodput
+# the table then does not compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short=()
@@ -26,7 +28,7 @@ cargo build --release -q -p lagkit
 mkdir -p "$out"
 for s in "${scenarios[@]}"; do
   echo "== $s: lab run ${short[*]}" >&2
-  ./target/release/lagkit lab run "$s" "${short[@]}" -q --report "$out/$s" >"$out/$s.run.txt"
+  ./target/release/lagkit lab run "$s" "${short[@]}" ${SWITCH:+--switch "$SWITCH"} -q --report "$out/$s" >"$out/$s.run.txt"
   ./target/release/lagkit plan --lab "$s" "${short[@]}" --measured "$out/$s/report.json" >"$out/$s.plan.txt"
   echo "## $s"
   echo

@@ -2,6 +2,7 @@
 //! links in network namespaces (see the `lagkit-lab` crate).
 
 use crate::bond_cmd::Failure;
+use lagkit_lab::topology::SwitchKind;
 use lagkit_lab::{LabError, Options, RunOptions, Topology};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,6 +46,15 @@ pub struct ShowArgs {
     /// The short sweep's configurations.
     #[arg(long)]
     short: bool,
+    /// The switch the scenario's topologies use: lagkit (its own, the
+    /// default) or ovs (Open vSwitch).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    switch: Option<SwitchKind>,
+}
+
+fn parse_kind(s: &str) -> Result<SwitchKind, String> {
+    SwitchKind::parse(s)
+        .ok_or_else(|| format!("'{s}': use lagkit (lagkit's own switch) or ovs (Open vSwitch)"))
 }
 
 /// Options of `lagkit lab run`.
@@ -56,6 +66,11 @@ pub struct RunArgs {
     /// Built-in scenario: the short sweep (fewer, shorter runs).
     #[arg(long)]
     short: bool,
+    /// Built-in scenario: its switches' kind, lagkit (lagkit's own switch,
+    /// the default) or ovs (Open vSwitch). A topology file says it per
+    /// switch (`kind`).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    switch: Option<SwitchKind>,
     /// Write report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -106,7 +121,8 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
         }
         LabCommand::Demo(a) => demo(a),
         LabCommand::Show(a) => {
-            let sc = lagkit_lab::scenario::builtin(&a.name, a.short).ok_or_else(|| {
+            let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
+            let sc = lagkit_lab::scenario::builtin_on(&a.name, a.short, kind).ok_or_else(|| {
                 Failure::Usage(format!(
                     "no built-in scenario '{}' (lagkit lab list shows them)",
                     a.name
@@ -138,11 +154,19 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
                 }
             }
             for s in &lab.topo.switches {
-                println!(
-                    "  switch {:<6} ovs-appctl -t {}/ovs-vswitchd.ctl bond/show",
-                    s.name,
-                    lab.dir().join(format!("ovs-{}", s.name)).display()
-                );
+                match s.kind {
+                    SwitchKind::Lagkit => println!(
+                        "  switch {:<6} ip netns exec {} lagkit switch show etherchannel summary (config {})",
+                        s.name,
+                        lab.ns(&s.name),
+                        lab.dir().join(format!("{}-switch.cfg", s.name)).display()
+                    ),
+                    SwitchKind::Ovs => println!(
+                        "  switch {:<6} ovs-appctl -t {}/ovs-vswitchd.ctl bond/show",
+                        s.name,
+                        lab.dir().join(format!("ovs-{}", s.name)).display()
+                    ),
+                }
             }
             println!("  remove it with: lagkit lab down {}", a.file.display());
             Ok(())
@@ -161,11 +185,15 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
                     println!("lab '{name}': nothing to remove");
                 }
             } else if !a.quiet {
+                let ovs = if rep.ovs > 0 {
+                    format!(" and {} Open vSwitch instances", rep.ovs)
+                } else {
+                    String::new()
+                };
                 println!(
-                    "lab '{name}': removed {} namespaces, stopped {} processes and {} switches",
+                    "lab '{name}': removed {} namespaces, stopped {} processes (bonds, lagkit switches, workloads){ovs}",
                     rep.namespaces.len(),
                     rep.processes,
-                    rep.ovs
                 );
             }
             if rep.errors.is_empty() {
@@ -180,13 +208,14 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
         LabCommand::Run(a) => {
             let name = a.file.to_string_lossy().into_owned();
             if !a.file.exists() {
-                if let Some(sc) = lagkit_lab::scenario::builtin(&name, a.short) {
+                let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
+                if let Some(sc) = lagkit_lab::scenario::builtin_on(&name, a.short, kind) {
                     return run_scenario(&sc, &a);
                 }
             }
-            if a.short {
+            if a.short || a.switch.is_some() {
                 return Err(Failure::Usage(
-                    "--short is for built-in scenarios (lagkit lab list)".into(),
+                    "--short and --switch are for built-in scenarios (lagkit lab list); a topology file gives each switch its kind".into(),
                 ));
             }
             let topo = load(&a.file)?;
@@ -316,6 +345,9 @@ pub struct DemoArgs {
     /// Where to write report.txt, report.json and the SVG charts.
     #[arg(long, default_value = "/tmp/lagkit-demo")]
     report: PathBuf,
+    /// The switch: lagkit (its own, the default) or ovs (Open vSwitch).
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    switch: Option<SwitchKind>,
 }
 
 /// `lagkit demo`: seed 000's finding in about 20 seconds — with two hosts,
@@ -327,26 +359,38 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
             "lagkit demo builds network namespaces: run it as root".into(),
         ));
     }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        return Err(Failure::Usage(format!(
-            "lagkit demo needs Open vSwitch: {m}"
-        )));
+    let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
+    let ovs = kind == SwitchKind::Ovs;
+    if ovs {
+        if let Some(m) = lagkit_lab::ovs::missing() {
+            return Err(Failure::Usage(format!(
+                "lagkit demo needs Open vSwitch: {m}"
+            )));
+        }
     }
     println!("lagkit demo: seed 000 (IBM, Cisco 6513) in network namespaces.");
-    println!("  Two servers, each a 2-link 802.3ad lagkit bond, to one Open vSwitch switch");
+    println!(
+        "  Two servers, each a 2-link 802.3ad lagkit bond, to one {} switch",
+        if ovs { "Open vSwitch" } else { "lagkit" }
+    );
     let n = lagkit_lab::scenario::IBM_6513_PROCS;
     println!("  with an LACP port-channel per server; socketprocs (epoll-et, {n}×{n} connections, 4 KB).");
-    println!(
-        "  Run 1: address hashing (switch balance-slb for Cisco src-dst-ip, servers layer2+3)."
-    );
-    println!("  Run 2: port hashing (switch balance-tcp for src-dst-port, servers layer3+4).");
+    if ovs {
+        println!(
+            "  Run 1: address hashing (switch balance-slb for Cisco src-dst-ip, servers layer2+3)."
+        );
+        println!("  Run 2: port hashing (switch balance-tcp for src-dst-port, servers layer3+4).");
+    } else {
+        println!("  Run 1: address hashing (switch src-dst-ip, servers layer2+3).");
+        println!("  Run 2: port hashing (switch src-dst-port, servers layer3+4).");
+    }
     println!("  {}", lagkit_lab::scenario::IBM_6513_SCALE);
     let mut o = options(true)?;
     o.verbose = false;
     let t0 = std::time::Instant::now();
     let mut bar = SweepBar::new(false);
     let (report, files) =
-        lagkit_lab::scenario::demo(o, &a.report, |p| bar.update(&p)).map_err(failure)?;
+        lagkit_lab::scenario::demo(o, kind, &a.report, |p| bar.update(&p)).map_err(failure)?;
     bar.finish();
     println!();
     print!("{}", report.table());

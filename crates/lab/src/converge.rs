@@ -2,7 +2,7 @@
 //! port-channel as a snapshot (taken at the start and end of a run).
 
 use crate::lab::{ovs_port_name, Lab};
-use crate::topology::{Protocol, SwitchKind};
+use crate::topology::{Protocol, Switch, SwitchKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -60,14 +60,30 @@ pub struct ChannelView {
     pub switch: String,
     /// Channel.
     pub channel: String,
-    /// OVS `lacp/show` status ("active negotiated"), "static" or "none".
+    /// OVS `lacp/show` status ("active negotiated"), "static" or "none";
+    /// lagkit's switch: "Port-channelN lacp" (or `on`, `pagp`), or "none".
     pub status: String,
-    /// Member -> LACP status ("current attached") or bond/show state.
+    /// Member -> LACP status ("current attached") or bond/show state;
+    /// lagkit's switch: the member's flag (`P`, with the reason otherwise).
     pub members: BTreeMap<String, String>,
     /// Formed as configured.
     pub ok: bool,
     /// Why the view could not be read.
     pub problems: Vec<String>,
+}
+
+impl ChannelView {
+    /// Channel `channel` of switch `switch`, not (yet) seen formed.
+    fn new(switch: &str, channel: &str) -> ChannelView {
+        ChannelView {
+            switch: switch.to_string(),
+            channel: channel.to_string(),
+            status: String::new(),
+            members: BTreeMap::new(),
+            ok: false,
+            problems: Vec::new(),
+        }
+    }
 }
 
 /// Every bond and channel at one moment.
@@ -187,21 +203,15 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
         snap.hosts.push(v);
     }
     for sw in &lab.topo.switches {
-        if sw.kind != SwitchKind::Ovs {
+        if sw.kind == SwitchKind::Lagkit {
+            snap.channels.extend(lagkit_channels(lab, sw));
             continue;
         }
         let Some(ovs) = lab.ovs(&sw.name) else {
             continue;
         };
         for c in &sw.channels {
-            let mut v = ChannelView {
-                switch: sw.name.clone(),
-                channel: c.name.clone(),
-                status: String::new(),
-                members: BTreeMap::new(),
-                ok: false,
-                problems: Vec::new(),
-            };
+            let mut v = ChannelView::new(&sw.name, &c.name);
             let port = ovs_port_name(c);
             match c.protocol {
                 Protocol::None => {
@@ -248,6 +258,50 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
         }
     }
     snap
+}
+
+/// lagkit switch `sw`'s channels from `show etherchannel summary`: formed
+/// when every member is bundled (flag `P`); a channel of protocol `none`
+/// is no port-channel and always formed.
+fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
+    let states = lab
+        .lagkit_switch(&sw.name)
+        .ok_or_else(|| format!("no lagkit switch {}", sw.name))
+        .and_then(|s| s.channels());
+    sw.channels
+        .iter()
+        .zip(sw.channel_numbers())
+        .map(|(c, n)| {
+            let mut v = ChannelView::new(&sw.name, &c.name);
+            if c.protocol == Protocol::None {
+                v.status = "none".into();
+                v.ok = true;
+                return v;
+            }
+            match &states {
+                Err(e) => v.problems.push(e.clone()),
+                Ok(all) => match all.iter().find(|s| s.channel == n) {
+                    None => v
+                        .problems
+                        .push(format!("the switch has no Port-channel{n}")),
+                    Some(s) => {
+                        v.status = format!("Port-channel{n} {}", s.protocol);
+                        v.ok = s.all_bundled() && s.members.len() == c.ports.len();
+                        for m in &s.members {
+                            let name = m.device.clone().or(m.port.clone()).unwrap_or_default();
+                            let state = if m.why.is_empty() {
+                                m.flag.clone()
+                            } else {
+                                format!("{} ({})", m.flag, m.why)
+                            };
+                            v.members.insert(name, state);
+                        }
+                    }
+                },
+            }
+            v
+        })
+        .collect()
 }
 
 /// Waits until every host bond and every switch channel has formed, up to

@@ -12,9 +12,10 @@
 //! file. Deleting a namespace deletes the veths in it, and their peers.
 
 use crate::error::LabError;
+use crate::lagkit_switch::{self, LagkitSwitch};
 use crate::ovs::{Ovs, Spawn};
 use crate::sys::{self, netns_delete, netns_list, poll, run, tool_path, ProcId};
-use crate::topology::{ns_of_lab, Channel, Protocol, Topology};
+use crate::topology::{ns_of_lab, Channel, Protocol, Switch, SwitchKind, Topology};
 use lagkit_bond::status::{BondStats, BondStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -256,9 +257,11 @@ impl Lab {
         for t in ["ip", "tc"] {
             tool_path(t).map_err(LabError::Run)?;
         }
-        if !topo.switches.is_empty() {
+        if topo.switches.iter().any(|s| s.kind == SwitchKind::Ovs) {
             if let Some(m) = crate::ovs::missing() {
-                return Err(LabError::Run(m));
+                return Err(LabError::Run(format!(
+                    "{m}; or use lagkit's own switch (kind = \"lagkit\")"
+                )));
             }
         }
         let root = opts.state_root.clone();
@@ -362,6 +365,25 @@ impl Lab {
             .iter()
             .find(|o| o.switch == name)
             .map(|o| Ovs::attach(&o.ns, o.dir.clone()))
+    }
+
+    /// The running `lagkit switch` of switch `name` (kind `lagkit`).
+    pub fn lagkit_switch(&self, name: &str) -> Option<LagkitSwitch> {
+        self.topo
+            .switches
+            .iter()
+            .find(|s| s.name == name && s.kind == SwitchKind::Lagkit)
+            .map(|s| LagkitSwitch::new(self.opts.lagkit.clone(), &self.ns(&s.name), &s.name))
+    }
+
+    /// The process of lagkit switch `name`, if the lab started one.
+    pub fn switch_process(&self, name: &str) -> Option<&ProcId> {
+        let what = switch_what(name);
+        self.state
+            .processes
+            .iter()
+            .find(|p| p.what == what)
+            .map(|p| &p.proc)
     }
 
     fn lagkit_query(&self, host: &str, what: &str, bond: &str) -> Result<String, String> {
@@ -469,6 +491,10 @@ impl Lab {
         // Switches.
         let switches = self.topo.switches.clone();
         for (i, sw) in switches.iter().enumerate() {
+            if sw.kind == SwitchKind::Lagkit {
+                self.start_lagkit_switch(i, sw)?;
+                continue;
+            }
             let ns = self.ns(&sw.name);
             let dir = self.state.dir.join(format!("ovs-{}", sw.name));
             self.state.ovs.push(OvsRecord {
@@ -499,81 +525,122 @@ impl Lab {
             let cfg = self.state.dir.join(format!("{}.toml", h.name));
             std::fs::write(&cfg, &b.toml).map_err(|e| format!("{}: {e}", cfg.display()))?;
             let log_path = self.state.dir.join(format!("{}-lagkit.log", h.name));
-            let log = std::fs::File::create(&log_path)
-                .map_err(|e| format!("{}: {e}", log_path.display()))?;
-            let log2 = log.try_clone().map_err(|e| e.to_string())?;
-            let mut cmd = Command::new("ip");
-            cmd.args(["netns", "exec", &self.ns(&h.name)])
-                .arg(&self.opts.lagkit)
-                .arg("up")
-                .arg(&cfg)
-                .args(
-                    self.topo
-                        .fault_losses(&h.name)
-                        .into_iter()
-                        .map(|(i, p)| format!("--fault-loss={i}={p}")),
-                )
-                .stdin(Stdio::null())
-                .stdout(log)
-                .stderr(log2);
-            {
-                use std::os::unix::process::CommandExt;
-                // SAFETY: setsid is async-signal-safe. Its own session: a
-                // Ctrl-C meant for `lagkit lab` does not reach the daemon,
-                // which `lab down` stops.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        libc::setsid();
-                        Ok(())
-                    });
-                }
-            }
-            let child = cmd
-                .spawn()
-                .map_err(|e| format!("{}: {e}", self.opts.lagkit.display()))?;
-            let pid = child.id() as i32;
-            drop(child);
-            // `ip netns exec` execs lagkit: wait until the PID is lagkit.
-            let want = self
-                .opts
-                .lagkit
-                .file_name()
-                .map(|f| f.to_string_lossy().chars().take(15).collect::<String>())
-                .unwrap_or_default();
-            let p = poll(Duration::from_secs(3), || {
-                ProcId::of(pid).filter(|p| p.comm == want)
-            })
-            .ok_or_else(|| {
-                format!(
-                    "lagkit up for host {} did not start: {}",
-                    h.name,
-                    sys::tail(&log_path, 5)
-                )
-            })?;
-            self.track(&format!("lagkit up {}", h.name), p.clone())?;
-            let ok = poll(Duration::from_secs(10), || {
-                if !p.alive() {
-                    return Some(false);
-                }
-                self.bond_status(&h.name, &b.name).ok().map(|_| true)
-            });
-            if ok != Some(true) {
-                return Err(format!(
-                    "lagkit up for host {} {}: {}",
-                    h.name,
-                    if p.alive() {
-                        "does not answer `lagkit status` after 10 s"
-                    } else {
-                        "exited"
-                    },
-                    sys::tail(&log_path, 8)
-                ));
-            }
+            let mut args = vec!["up".to_string(), cfg.to_string_lossy().into_owned()];
+            args.extend(
+                self.topo
+                    .fault_losses(&h.name)
+                    .into_iter()
+                    .map(|(i, p)| format!("--fault-loss={i}={p}")),
+            );
+            let what = format!("lagkit up {}", h.name);
+            let p = self.spawn_lagkit(&what, &h.name, &args, &log_path)?;
+            answers(
+                &p,
+                &format!("lagkit up for host {}", h.name),
+                "lagkit status",
+                &log_path,
+                || self.bond_status(&h.name, &b.name).is_ok(),
+            )?;
             self.say(&format!("host {}: lagkit bond {} up", h.name, b.name));
         }
         if self.topo.needs_static_arp() {
             self.static_arp()?;
         }
+        Ok(())
+    }
+
+    /// Starts `lagkit ARGS` in `node`'s namespace as a daemon of the lab:
+    /// its own session (a Ctrl-C meant for `lagkit lab` does not reach it;
+    /// `lab down` stops it), stdout and stderr in `log_path`, recorded in
+    /// the state file as `what` once `ip netns exec` has become lagkit.
+    fn spawn_lagkit(
+        &mut self,
+        what: &str,
+        node: &str,
+        args: &[String],
+        log_path: &Path,
+    ) -> Result<ProcId, String> {
+        let log =
+            std::fs::File::create(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.ns(node)])
+            .arg(&self.opts.lagkit)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2);
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid is async-signal-safe and nothing else runs in
+            // the child before exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::setsid();
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("{}: {e}", self.opts.lagkit.display()))?;
+        let pid = child.id() as i32;
+        drop(child);
+        // `ip netns exec` execs lagkit: wait until the PID is lagkit.
+        let want = self
+            .opts
+            .lagkit
+            .file_name()
+            .map(|f| f.to_string_lossy().chars().take(15).collect::<String>())
+            .unwrap_or_default();
+        let p = poll(Duration::from_secs(3), || {
+            ProcId::of(pid).filter(|p| p.comm == want)
+        })
+        .ok_or_else(|| format!("{what} did not start: {}", sys::tail(log_path, 5)))?;
+        self.track(what, p.clone())?;
+        Ok(p)
+    }
+
+    /// lagkit's own switch for the `i`-th switch `sw`: its ports' MACs
+    /// (fixed, so its LACP system id is the same every run), the IOS
+    /// configuration written from the topology, `lagkit switch` started
+    /// and answering, then its ports shaped. Its channels form later
+    /// ([`crate::converge`] waits for them with a deadline).
+    fn start_lagkit_switch(&mut self, i: usize, sw: &Switch) -> Result<(), String> {
+        let ns = self.ns(&sw.name);
+        for p in &sw.ports {
+            if let Some(mac) = self.topo.switch_port_mac(i, p) {
+                run(&["ip", "-n", &ns, "link", "set", p, "address", &mac])?;
+            }
+        }
+        let cfg = self.state.dir.join(format!("{}-switch.cfg", sw.name));
+        let text = lagkit_switch::ios_config(&self.topo, sw);
+        std::fs::write(&cfg, &text).map_err(|e| format!("{}: {e}", cfg.display()))?;
+        let log_path = self.state.dir.join(format!("{}-switch.log", sw.name));
+        let mut args = vec!["switch".to_string(), cfg.to_string_lossy().into_owned()];
+        args.extend(lagkit_switch::port_args(sw));
+        let p = self.spawn_lagkit(&switch_what(&sw.name), &sw.name, &args, &log_path)?;
+        let handle = LagkitSwitch::new(self.opts.lagkit.clone(), &ns, &sw.name);
+        answers(
+            &p,
+            &format!("lagkit switch {}", sw.name),
+            "lagkit switch show",
+            &log_path,
+            || handle.channels().is_ok(),
+        )?;
+        let links = self.topo.links.clone();
+        for l in &links {
+            for end in [&l.a, &l.b] {
+                if end.node == sw.name {
+                    shape(&ns, &end.iface, l)?;
+                }
+            }
+        }
+        self.say(&format!(
+            "switch {} (lagkit switch, port-channel load-balance {}) up",
+            sw.name,
+            lagkit_switch::method_of(sw)
+        ));
         Ok(())
     }
 
@@ -611,6 +678,37 @@ impl Lab {
         self.say("static ARP entries set (static channel on Open vSwitch)");
         Ok(())
     }
+}
+
+/// Waits up to 10 s until daemon `p` (`what`) answers `query` (`asks`);
+/// otherwise says whether it exited or is silent, with its log's tail.
+fn answers(
+    p: &ProcId,
+    what: &str,
+    query: &str,
+    log: &Path,
+    mut asks: impl FnMut() -> bool,
+) -> Result<(), String> {
+    let ok = poll(Duration::from_secs(10), || {
+        if !p.alive() {
+            return Some(false);
+        }
+        asks().then_some(true)
+    });
+    if ok == Some(true) {
+        return Ok(());
+    }
+    let how = if p.alive() {
+        format!("does not answer `{query}` after 10 s")
+    } else {
+        "exited".to_string()
+    };
+    Err(format!("{what} {how}: {}", sys::tail(log, 8)))
+}
+
+/// How the state file names the process of lagkit switch `name`.
+fn switch_what(name: &str) -> String {
+    format!("lagkit switch {name}")
 }
 
 /// `tc qdisc replace ... root tbf` on one end of `l`, if it is shaped.

@@ -1,7 +1,7 @@
 //! The lagkit lab: a topology file of hosts (network namespaces, each
-//! running a lagkit bond), switches (Open vSwitch's userspace datapath now;
-//! lagkit's own switch later) and shaped veth links, brought up and down as
-//! a unit, with a workload, measurements and reports.
+//! running a lagkit bond), switches (lagkit's own switch, or Open vSwitch's
+//! userspace datapath) and shaped veth links, brought up and down as a
+//! unit, with a workload, measurements and reports.
 //!
 //! The modules form layers; each imports only those above it:
 //! - [`sys`]: running programs, namespaces, processes by PID and start time.
@@ -9,6 +9,8 @@
 //!   (`parse`) and validated (`validate`), errors with file:line:column.
 //! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
 //!   OVS interoperability tests).
+//! - [`lagkit_switch`]: lagkit's own switch: the IOS configuration written
+//!   from a topology, and its `show ... --json` answers.
 //! - [`LabError`]: what a lab command reports.
 //! - [`lab`]: `up` / `down`, with a state file so `down` works from another
 //!   process and after a crash; the OVS ports it makes for channels.
@@ -23,13 +25,14 @@
 //!
 //! Namespaces are named `lklab-<lab>-<node>`; nothing gets an address in
 //! the root namespace. Switches are a role ([`topology::SwitchKind`]):
-//! only the OVS implementation exists, and the `lagkit` kind is reserved
-//! for lagkit's own switch.
+//! `lagkit` (the default: `lagkit switch` with an IOS configuration the lab
+//! writes) or `ovs` (Open vSwitch).
 
 pub mod converge;
 mod error;
 pub mod findings;
 pub mod lab;
+pub mod lagkit_switch;
 pub mod measure;
 pub mod ovs;
 pub mod report;

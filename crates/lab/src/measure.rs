@@ -1,10 +1,13 @@
 //! Before/after snapshots of a run: lagkit's member counters per host bond,
+//! each lagkit switch's per-port counters,
 //! each host namespace's TCP counters (`/proc/net/netstat`, `/proc/net/snmp`),
 //! the machine's CPU time (`/proc/stat`), and whether the link shaping is
 //! still in place.
 
 use crate::lab::{root_qdisc, Lab};
+use crate::lagkit_switch::PortCounters;
 use crate::sys;
+use crate::topology::SwitchKind;
 use lagkit_bond::status::BondStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -179,8 +182,11 @@ pub struct Snapshot {
     tcp: BTreeMap<String, TcpCounters>,
     /// (node, iface) -> (root qdisc kind, bytes), shaped ends only.
     qdiscs: BTreeMap<(String, String), (String, u64)>,
-    /// switch -> CPU seconds its ovs-vswitchd has used.
+    /// switch -> CPU seconds its forwarding process (ovs-vswitchd, or
+    /// lagkit switch) has used.
     switches: BTreeMap<String, f64>,
+    /// (switch, device) -> that port's counters (lagkit switches).
+    switch_ports: BTreeMap<(String, String), PortCounters>,
 }
 
 /// Takes a snapshot of every host and shaped link end.
@@ -203,15 +209,26 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
         }
     }
     let mut switches = BTreeMap::new();
+    let mut switch_ports = BTreeMap::new();
     for sw in &lab.topo.switches {
-        let used = lab.ovs(&sw.name).and_then(|o| {
-            o.pids()
-                .iter()
-                .find(|p| p.comm == "ovs-vswitchd")
-                .and_then(|p| crate::sys::cpu_seconds(p.pid))
-        });
+        let used = match sw.kind {
+            SwitchKind::Ovs => lab.ovs(&sw.name).and_then(|o| {
+                o.pids()
+                    .iter()
+                    .find(|p| p.comm == "ovs-vswitchd")
+                    .and_then(|p| crate::sys::cpu_seconds(p.pid))
+            }),
+            SwitchKind::Lagkit => lab
+                .switch_process(&sw.name)
+                .and_then(|p| crate::sys::cpu_seconds(p.pid)),
+        };
         if let Some(s) = used {
             switches.insert(sw.name.clone(), s);
+        }
+        if let Some(ls) = lab.lagkit_switch(&sw.name) {
+            for c in ls.counters()? {
+                switch_ports.insert((sw.name.clone(), c.device.clone()), c);
+            }
         }
     }
     Ok(Snapshot {
@@ -221,6 +238,7 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
         tcp,
         qdiscs,
         switches,
+        switch_ports,
     })
 }
 
@@ -289,10 +307,39 @@ pub struct Measurement {
     /// Shaped link ends whose tbf vanished or saw no traffic.
     pub shaping_problems: Vec<String>,
     /// Each switch's forwarding process: cores it kept busy (Open vSwitch's
-    /// userspace datapath forwards on one thread, so near 1.0 it, not the
-    /// links, sets the rate even while the machine has a core to spare).
+    /// userspace datapath and lagkit's switch each forward on one thread,
+    /// so near 1.0 it, not the links, sets the rate even while the machine
+    /// has a core to spare).
     #[serde(default)]
     pub switch_cpu: Vec<SwitchCpu>,
+    /// Each lagkit switch's ports (Open vSwitch's are not read).
+    #[serde(default)]
+    pub switch_ports: Vec<SwitchPortDelta>,
+}
+
+/// One port of a lagkit switch over a run (`show interfaces counters`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SwitchPortDelta {
+    /// The switch.
+    pub switch: String,
+    /// The interface (`GigabitEthernet1/1`).
+    pub port: String,
+    /// Its device (`p1`).
+    pub device: String,
+    /// Frames received.
+    pub rx_frames: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Control frames received (LACP, PAgP).
+    pub control: u64,
+    /// Frames sent as a flood (broadcast, multicast, unknown unicast).
+    pub flooded: u64,
+    /// Frames dropped, every reason.
+    pub dropped: u64,
 }
 
 /// One switch's CPU over a run.
@@ -385,8 +432,33 @@ pub fn diff(a: &Snapshot, b: &Snapshot) -> Measurement {
             })
         })
         .collect();
+    let switch_ports = b
+        .switch_ports
+        .iter()
+        .map(|((sw, _), after)| {
+            let before = a
+                .switch_ports
+                .get(&(sw.clone(), after.device.clone()))
+                .cloned()
+                .unwrap_or_default();
+            let d = |x: u64, y: u64| x.saturating_sub(y);
+            SwitchPortDelta {
+                switch: sw.clone(),
+                port: after.port.clone(),
+                device: after.device.clone(),
+                rx_frames: d(after.rx_frames, before.rx_frames),
+                rx_bytes: d(after.rx_bytes, before.rx_bytes),
+                tx_frames: d(after.tx_frames, before.tx_frames),
+                tx_bytes: d(after.tx_bytes, before.tx_bytes),
+                control: d(after.control, before.control),
+                flooded: d(after.flooded, before.flooded),
+                dropped: d(after.dropped(), before.dropped()),
+            }
+        })
+        .collect();
     Measurement {
         switch_cpu,
+        switch_ports,
         seconds,
         cpu: CpuUse::between(&a.cpu, &b.cpu),
         bonds,

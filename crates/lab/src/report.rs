@@ -5,7 +5,7 @@
 
 use crate::converge::LacpSnapshot;
 use crate::measure::Measurement;
-use crate::topology::{LoadBalance, Protocol, Scale, Topology};
+use crate::topology::{LoadBalance, Protocol, Scale, SwitchKind, Topology};
 use crate::workload::{WorkloadCode, WorkloadResult};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -149,6 +149,41 @@ impl ConfigCode {
     }
 }
 
+/// A switch of a run: what implemented it and how it spread frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwitchRun {
+    /// The switch.
+    pub name: String,
+    /// `lagkit` or `ovs`.
+    pub kind: SwitchKind,
+    /// How its channels spread frames: the Catalyst method lagkit's switch
+    /// ran (`src-dst-port`), or Open vSwitch's bond mode (`balance-tcp`).
+    pub method: String,
+}
+
+impl SwitchRun {
+    /// The switches of `topo`.
+    pub fn of(topo: &Topology) -> Vec<SwitchRun> {
+        topo.switches
+            .iter()
+            .map(|s| SwitchRun {
+                name: s.name.clone(),
+                kind: s.kind,
+                method: match s.kind {
+                    SwitchKind::Lagkit => {
+                        format!("cisco {}", crate::lagkit_switch::method_of(s))
+                    }
+                    SwitchKind::Ovs => s
+                        .load_balance()
+                        .and_then(LoadBalance::ovs_bond_mode)
+                        .unwrap_or("no bond")
+                        .to_string(),
+                },
+            })
+            .collect()
+    }
+}
+
 /// One run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -164,6 +199,9 @@ pub struct RunRecord {
     pub code: ConfigCode,
     /// The topology file.
     pub topology: String,
+    /// Its switches (reports from before the key: Open vSwitch).
+    #[serde(default)]
+    pub switches: Vec<SwitchRun>,
     /// What the workload reported.
     pub workload: Option<WorkloadResult>,
     /// What the counters say.
@@ -192,6 +230,7 @@ impl RunRecord {
             label: String::new(),
             code,
             topology: topo.file.clone(),
+            switches: SwitchRun::of(topo),
             workload: None,
             measurement: None,
             converge_seconds: None,
@@ -466,6 +505,22 @@ impl Report {
         for r in &self.runs {
             if !r.label.is_empty() {
                 let _ = writeln!(o, "run {}: {}", r.run, r.label);
+            }
+            for sw in &r.switches {
+                let cores = r
+                    .measurement
+                    .as_ref()
+                    .and_then(|m| m.switch_cpu.iter().find(|c| c.switch == sw.name))
+                    .map_or(String::new(), |c| format!(", {:.2} cores busy", c.cores));
+                let what = match sw.kind {
+                    SwitchKind::Lagkit => "lagkit switch",
+                    SwitchKind::Ovs => "Open vSwitch",
+                };
+                let _ = writeln!(
+                    o,
+                    "run {}: switch {}: {what}, {}{cores}",
+                    r.run, sw.name, sw.method
+                );
             }
             for f in &r.flags {
                 let _ = writeln!(o, "run {}: {f}", r.run);

@@ -8,14 +8,15 @@
 //! exercises exactly what a user's topology would.
 //!
 //! - `ibm-6513` (seed 000, test system 1): two servers, each a 2-link
-//!   lagkit bond, through one switch (a Cisco 6513 there, Open vSwitch
-//!   here), socketprocs. The sweep varies the switch's frame distribution
-//!   (L4 ports: Cisco `src-dst-port`, OVS `balance-tcp`; addresses: Cisco
-//!   `src-dst-ip`, stood for by OVS `balance-slb` on source MACs — with two
-//!   hosts both put every frame to one server on one link), the channel
-//!   (LACP, static "mode on", none), the server mode (802.3ad, standard =
-//!   balance-xor, round-robin) and the MTU (1500, 9000, 9000 on the servers
-//!   only). Hosts `cli` and `srv`, switch `c6513`.
+//!   lagkit bond, through one switch (a Cisco 6513 there, lagkit's own
+//!   switch here, or Open vSwitch), socketprocs. The sweep varies the
+//!   switch's frame distribution (L4 ports: Cisco `src-dst-port`, run by
+//!   lagkit's switch, OVS `balance-tcp`; addresses: Cisco `src-dst-ip`, run
+//!   by lagkit's switch, stood for on OVS by `balance-slb` on source MACs —
+//!   with two hosts both put every frame to one server on one link), the
+//!   channel (LACP, static "mode on", none), the server mode (802.3ad,
+//!   standard = balance-xor, round-robin) and the MTU (1500, 9000, 9000 on
+//!   the servers only). Hosts `cli` and `srv`, switch `c6513`.
 //! - `hp-apa` (seed 001): one server with k = 1, 2, 4, 8 links in an LACP
 //!   aggregate, eight single-link clients, transmit, receive, both.
 //! - `lpm` (seed 002): two hosts back to back, 2 links, four LPM-style
@@ -31,7 +32,7 @@ use crate::findings::{self, Finding};
 use crate::lab::Options;
 use crate::report::{ConfigCode, Report, RunRecord};
 use crate::run::{run_once, RunOptions};
-use crate::topology::Topology;
+use crate::topology::{SwitchKind, Topology};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -93,14 +94,21 @@ fn describe(name: &str) -> &'static str {
         .map_or("", |(_, d)| d)
 }
 
-/// The scenario `name`, short (fewer, shorter runs) or full.
+/// The scenario `name`, short (fewer, shorter runs) or full, on the
+/// default switch ([`SwitchKind::DEFAULT`]).
 pub fn builtin(name: &str, short: bool) -> Option<Scenario> {
+    builtin_on(name, short, SwitchKind::DEFAULT)
+}
+
+/// The scenario `name` with its switches of kind `kind` (scenarios
+/// without a switch are the same on either).
+pub fn builtin_on(name: &str, short: bool, kind: SwitchKind) -> Option<Scenario> {
     match name {
-        "ibm-6513" => Some(ibm_6513(short)),
-        "hp-apa" => Some(hp_apa(short)),
+        "ibm-6513" => Some(ibm_6513(short, kind)),
+        "hp-apa" => Some(hp_apa(short, kind)),
         "lpm" => Some(lpm(short)),
         "zvm" => Some(zvm(short)),
-        "linux-alb" => Some(linux_alb(short)),
+        "linux-alb" => Some(linux_alb(short, kind)),
         _ => None,
     }
 }
@@ -121,9 +129,13 @@ fn host_toml(name: &str, address: &str, bond: Option<&str>) -> String {
     s
 }
 
-/// A switch; channels are (name, host, protocol, load_balance).
-fn switch_toml(name: &str, channels: &[(&str, &str, &str, &str)]) -> String {
-    let mut s = format!("[[switch]]\nname = \"{name}\"\nkind = \"ovs\"\n\n");
+/// A switch of kind `kind`; channels are (name, host, protocol,
+/// load_balance).
+fn switch_toml(name: &str, kind: SwitchKind, channels: &[(&str, &str, &str, &str)]) -> String {
+    let mut s = format!(
+        "[[switch]]\nname = \"{name}\"\nkind = \"{}\"\n\n",
+        kind.name()
+    );
     for (c, h, p, lb) in channels {
         let _ = writeln!(
             s,
@@ -154,6 +166,7 @@ fn load_toml(load: &str, clients: &[&str], server: &str, seconds: u32, extra: &s
 /// `<net>.1` and `<net>.11`...; returns the text and the client names.
 fn star_toml(
     net: &str,
+    kind: SwitchKind,
     bond: &str,
     channels: &[(&str, &str, &str, &str)],
     k: usize,
@@ -165,7 +178,7 @@ fn star_toml(
     for (i, c) in clients.iter().enumerate() {
         t += &host_toml(c, &format!("{net}.{}/24", 11 + i), None);
     }
-    t += &switch_toml("sw", channels);
+    t += &switch_toml("sw", kind, channels);
     t += &link_toml("srv", "sw", k, rate, "1500");
     for c in &clients {
         t += &link_toml(c, "sw", 1, rate, "1500");
@@ -346,7 +359,29 @@ const IBM: [Ibm; 13] = [
     },
 ];
 
-fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32) -> Config {
+/// Seed 000's test system 1 hashed on IP addresses (`src-dst-ip`, IOS's
+/// default) where the scenario says "switch L2/L3". Open vSwitch has no
+/// such bond mode and stands for it with `balance-slb` (source MAC), which
+/// with two hosts puts every frame to one server on one link just the
+/// same; lagkit's switch runs the seed's method itself.
+fn address_hash(kind: SwitchKind) -> &'static str {
+    match kind {
+        SwitchKind::Ovs => "l2",
+        SwitchKind::Lagkit => "l3",
+    }
+}
+
+fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Config {
+    let lb = if v.lb == "l2" {
+        address_hash(kind)
+    } else {
+        v.lb
+    };
+    let label = if lb == "l3" {
+        v.label.replace("L2", "L3")
+    } else {
+        v.label.to_string()
+    };
     let mtu = if v.mtu.0 == v.mtu.1 {
         v.mtu.0.to_string()
     } else {
@@ -361,9 +396,10 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32) -> Config {
     } else {
         t += &switch_toml(
             "c6513",
+            kind,
             &[
-                ("po3", "cli", v.protocol, v.lb),
-                ("po4", "srv", v.protocol, v.lb),
+                ("po3", "cli", v.protocol, lb),
+                ("po4", "srv", v.protocol, lb),
             ],
         );
         t += &link_toml("cli", "c6513", 2, IBM_6513_RATE, &mtu);
@@ -382,14 +418,14 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32) -> Config {
             &format!("procs = {procs}\nmethod = \"epoll-et\"\nsize = 4096\n"),
         )
     };
-    config("ibm-6513", v.key, v.label, t)
+    config("ibm-6513", v.key, &label, t)
 }
 
 /// seed 000 test system 1, scaled (see the module documentation). Short:
 /// L2/L3 against L4 with LACP, and standard against round-robin servers on
 /// a static channel and back-to-back, 6 s each (OVS rebalances every
 /// second meanwhile). Full: every configuration, 10 s each.
-pub fn ibm_6513(short: bool) -> Scenario {
+pub fn ibm_6513(short: bool, kind: SwitchKind) -> Scenario {
     let seconds = if short { 6 } else { 10 };
     let keys: &[&str] = if short {
         &["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]
@@ -399,7 +435,7 @@ pub fn ibm_6513(short: bool) -> Scenario {
     let configs = IBM
         .iter()
         .filter(|v| keys.is_empty() || keys.contains(&v.key))
-        .map(|v| ibm_6513_config(v, IBM_6513_PROCS, seconds))
+        .map(|v| ibm_6513_config(v, IBM_6513_PROCS, seconds, kind))
         .collect();
     Scenario {
         name: "ibm-6513",
@@ -419,7 +455,7 @@ const HP_APA_SCALE: &str = "25 Mbit/s links stand for the seed's 1 Gbit/s ones (
 /// Clients (the seed's eight single-link clients).
 pub const HP_APA_CLIENTS: usize = 8;
 
-fn hp_apa_config(k: usize, load: &str, seconds: u32) -> Config {
+fn hp_apa_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
     let dir = match load {
         "maerts" => "tx",
         "stream" => "rx",
@@ -441,6 +477,7 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32) -> Config {
     // consecutive client MACs spread evenly under Linux's layer2 hash.
     let (hosts, clients) = star_toml(
         "10.0.1",
+        kind,
         r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2""#,
         &[("apa", "srv", "lacp-active", "l2")],
         k,
@@ -460,7 +497,7 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32) -> Config {
 
 /// seed 001: k links against k × one link. Short: k = 1, 2, 4, transmit
 /// and receive, 6 s; full: k = 1, 2, 4, 8, transmit, receive and both, 10 s.
-pub fn hp_apa(short: bool) -> Scenario {
+pub fn hp_apa(short: bool, kind: SwitchKind) -> Scenario {
     let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
         (&[1, 2, 4], &["maerts", "stream"], 6)
     } else {
@@ -468,7 +505,7 @@ pub fn hp_apa(short: bool) -> Scenario {
     };
     let configs = loads
         .iter()
-        .flat_map(|l| ks.iter().map(move |k| hp_apa_config(*k, l, seconds)))
+        .flat_map(|l| ks.iter().map(move |k| hp_apa_config(*k, l, seconds, kind)))
         .collect();
     Scenario {
         name: "hp-apa",
@@ -603,7 +640,7 @@ pub fn zvm(short: bool) -> Scenario {
 
 const ALB_RATE: &str = "50mbit";
 
-fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
+fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
     let dir = if load == "stream" { "rx" } else { "tx" };
     let key = format!("k{k}-{dir}");
     let label = format!(
@@ -617,7 +654,15 @@ fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
         "50 Mbit/s links stand for the seed's 1 Gbit/s adapters (factor 20)",
         20.0,
     );
-    let (hosts, clients) = star_toml("10.0.4", r#"mode = "balance-alb""#, &[], k, k, ALB_RATE);
+    let (hosts, clients) = star_toml(
+        "10.0.4",
+        kind,
+        r#"mode = "balance-alb""#,
+        &[],
+        k,
+        k,
+        ALB_RATE,
+    );
     t += &hosts;
     let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
     t += &load_toml(load, &cl, "srv", seconds, "conns = 2\nsockbuf = 16384\n");
@@ -626,7 +671,7 @@ fn alb_config(k: usize, load: &str, seconds: u32) -> Config {
 
 /// seed 004: k = 1..4 (short: 1, 2, 4), the server receiving (ARP-taught
 /// receive balancing) and, in full, transmitting.
-pub fn linux_alb(short: bool) -> Scenario {
+pub fn linux_alb(short: bool, kind: SwitchKind) -> Scenario {
     let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
         (&[1, 2, 4], &["stream"], 6)
     } else {
@@ -634,7 +679,7 @@ pub fn linux_alb(short: bool) -> Scenario {
     };
     let configs = loads
         .iter()
-        .flat_map(|l| ks.iter().map(move |k| alb_config(*k, l, seconds)))
+        .flat_map(|l| ks.iter().map(move |k| alb_config(*k, l, seconds, kind)))
         .collect();
     Scenario {
         name: "linux-alb",
@@ -772,9 +817,9 @@ impl Progress<'_> {
 }
 
 /// The two ibm-6513 configurations of `lagkit demo`: L2/L3 against L4
-/// hashing with LACP, short runs.
-pub fn demo_scenario() -> Scenario {
-    let mut sc = ibm_6513(true);
+/// hashing with LACP, short runs, through a switch of kind `kind`.
+pub fn demo_scenario(kind: SwitchKind) -> Scenario {
+    let mut sc = ibm_6513(true, kind);
     sc.configs.retain(|c| c.key == "l2" || c.key == "l4");
     sc
 }
@@ -783,10 +828,11 @@ pub fn demo_scenario() -> Scenario {
 /// lab's binary; the report goes to `report_dir`.
 pub fn demo(
     lab: Options,
+    kind: SwitchKind,
     report_dir: &Path,
     progress: impl FnMut(Progress<'_>),
 ) -> Result<(Report, Vec<PathBuf>), LabError> {
-    let sc = demo_scenario();
+    let sc = demo_scenario(kind);
     let mut o = RunOptions::new(lab);
     o.converge_timeout = Duration::from_secs(40);
     run_sweep(&sc, &o, Some(report_dir), progress)
@@ -810,7 +856,7 @@ mod tests {
 
     #[test]
     fn ibm_6513_configurations() {
-        let s = ibm_6513(true);
+        let s = ibm_6513(true, SwitchKind::Ovs);
         let keys: Vec<&str> = s.configs.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys, ["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]);
         let c = codes(&s);
@@ -825,7 +871,12 @@ mod tests {
         assert_eq!(c[3].server, "rn-sg");
         assert_eq!((c[0].app.as_str(), c[0].procs), ("e", IBM_6513_PROCS));
         assert_eq!(c[0].links, "2x100M");
-        let full = ibm_6513(false);
+        // lagkit's switch hashes on IP addresses as the seed's did.
+        let lk = codes(&ibm_6513(true, SwitchKind::Lagkit));
+        assert_eq!(lk[0].switch, "i-L-v");
+        assert_eq!(lk[2].switch, "i-M-o");
+        assert_eq!(lk[1].switch, "p-L-v");
+        let full = ibm_6513(false, SwitchKind::Ovs);
         assert_eq!(full.configs.len(), IBM.len());
         let fc = codes(&full);
         let mtu: Vec<&str> = fc.iter().map(|c| c.mtu.as_str()).collect();
@@ -844,7 +895,7 @@ mod tests {
             "{:?}",
             partial.warnings
         );
-        assert_eq!(demo_scenario().configs.len(), 2);
+        assert_eq!(demo_scenario(SwitchKind::DEFAULT).configs.len(), 2);
     }
 
     #[test]
@@ -871,7 +922,7 @@ mod tests {
     fn hp_apa_client_macs_spread_under_layer2() {
         // The server's MAC xor each client's last byte, mod k, must hit
         // every member equally for k = 2, 4, 8.
-        let s = hp_apa(false);
+        let s = hp_apa(false, SwitchKind::DEFAULT);
         let t = &s.configs[0].topo;
         let last = |h: &str| {
             let h = t.host(h).unwrap();

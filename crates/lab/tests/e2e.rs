@@ -5,52 +5,52 @@
 //! Needs the `lagkit` binary (for `lagkit up` in the host namespaces):
 //! `$LAGKIT_BIN`, or `lagkit` next to this test's target directory — build
 //! it first (`cargo build -p lagkit`; `cargo test --workspace` does).
-//! Skips with a message when not root or when OVS, iperf3 or the binary is
-//! missing; fails instead when `CI` is set.
+//! Runs the example on lagkit's switch and on Open vSwitch. Skips with a
+//! message when not root or when iperf3 or the binary (or, for the OVS
+//! run, OVS) is missing; fails instead when `CI` is set.
 
 use lagkit_lab::report::Report;
 use lagkit_lab::sys::{netns_list, tool};
-use lagkit_lab::{LabState, Options, RunOptions, Topology};
-use std::time::Duration;
+use lagkit_lab::topology::SwitchKind;
+use lagkit_lab::{LabState, Topology};
+use std::sync::Mutex;
 
 mod common;
-use common::{lagkit_bin, procs_with, EXAMPLE};
+use common::{procs_with, EXAMPLE, EXAMPLE_OVS};
 
-fn skip(why: &str) -> bool {
-    common::skip("lab e2e", why)
-}
+/// The two runs measure throughput: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn example_lab_runs_iperf3_reports_and_leaves_nothing() {
-    if !lagkit_lab::sys::is_root() && skip("needs root") {
-        return;
-    }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        if skip(&m) {
-            return;
-        }
-    }
-    if tool("iperf3").is_none() && skip("iperf3 missing (apt-get install iperf3)") {
-        return;
-    }
-    let Some(bin) = lagkit_bin() else {
-        skip("no lagkit binary: build it (cargo build -p lagkit) or set LAGKIT_BIN");
+    run_example(EXAMPLE, SwitchKind::Lagkit);
+}
+
+#[test]
+fn example_lab_on_open_vswitch_runs_iperf3_reports_and_leaves_nothing() {
+    run_example(EXAMPLE_OVS, SwitchKind::Ovs);
+}
+
+fn run_example(file: &str, kind: SwitchKind) {
+    let what = format!("lab e2e ({})", kind.name());
+    let Some(bin) = common::can_run_on(&what, kind) else {
         return;
     };
-    let text = std::fs::read_to_string(EXAMPLE).unwrap();
-    let mut topo = Topology::parse(&text, EXAMPLE, "x").unwrap();
+    if tool("iperf3").is_none() && common::skip(&what, "iperf3 missing (apt-get install iperf3)") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut topo = Topology::parse(&text, file, "x").unwrap();
+    assert_eq!(topo.switches[0].kind, kind);
     // A name and a state root of our own: never meets a lab a user brought up.
-    topo.name = format!("e2e-{}", std::process::id());
+    topo.name = format!("e2e{}-{}", kind.name(), std::process::id());
     // Short run: the test stays well under a minute.
     if let Some(lagkit_lab::workload::WorkloadSpec::Iperf3(w)) = topo.workload.as_mut() {
         w.seconds = 5;
     }
-    let root = std::env::temp_dir().join(format!("lklab-e2e-{}", std::process::id()));
-    let mut opts = Options::new(bin);
-    opts.state_root = root.clone();
-    opts.verbose = true;
-    let mut ropts = RunOptions::new(opts);
-    ropts.converge_timeout = Duration::from_secs(30);
+    let root = std::env::temp_dir().join(format!("lklab-{}", topo.name));
+    let ropts = common::run_options(bin, &root);
     let report_dir = root.join("report");
 
     let t0 = std::time::Instant::now();
@@ -105,6 +105,31 @@ fn example_lab_runs_iperf3_reports_and_leaves_nothing() {
     assert_eq!(r.code.switch, "p-L-v");
     assert_eq!(r.code.server, "8d-st");
     assert_eq!(r.code.links, "2x100M");
+    assert_eq!(r.switches.len(), 1);
+    assert_eq!(r.switches[0].kind, kind);
+    let method = match kind {
+        SwitchKind::Lagkit => "cisco src-dst-port",
+        SwitchKind::Ovs => "balance-tcp",
+    };
+    assert_eq!(r.switches[0].method, method);
+    assert_eq!(m.switch_cpu.len(), 1, "the switch's CPU is read");
+    // lagkit's switch's ports are counted. Every port received (the
+    // bonds' layer3+4 spreads); towards the hosts src-dst-port may keep to
+    // one member per channel: iperf3's one server port against Linux's
+    // even ports for connect() give every flow the same low bit.
+    match kind {
+        SwitchKind::Lagkit => {
+            assert_eq!(m.switch_ports.len(), 4, "{:?}", m.switch_ports);
+            assert!(
+                m.switch_ports.iter().all(|p| p.rx_frames > 0),
+                "{:?}",
+                m.switch_ports
+            );
+            let sending = m.switch_ports.iter().filter(|p| p.tx_frames > 1000).count();
+            assert!(sending >= 2, "{:?}", m.switch_ports);
+        }
+        SwitchKind::Ovs => assert!(m.switch_ports.is_empty()),
+    }
 
     // The report folder.
     let names: Vec<String> = files

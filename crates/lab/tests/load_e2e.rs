@@ -4,33 +4,18 @@
 //!
 //! Needs the `lagkit` binary (`$LAGKIT_BIN`, or `lagkit` next to this
 //! test's target directory: `cargo build -p lagkit`). Skips with a message
-//! when not root or OVS or the binary is missing; fails instead when `CI`
-//! is set.
+//! when not root or the binary is missing; fails instead when `CI` is set.
 
 use lagkit_lab::sys::netns_list;
 use lagkit_lab::workload::{LoadSpec, WorkloadSpec};
-use lagkit_lab::{LabState, Options, RunOptions, Topology};
-use std::time::Duration;
+use lagkit_lab::{LabState, Topology};
 
 mod common;
-use common::{lagkit_bin, procs_with, EXAMPLE};
-
-fn skip(why: &str) -> bool {
-    common::skip("lab load e2e", why)
-}
+use common::{procs_with, EXAMPLE};
 
 #[test]
 fn socketprocs_runs_through_the_example_lab() {
-    if !lagkit_lab::sys::is_root() && skip("needs root") {
-        return;
-    }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        if skip(&m) {
-            return;
-        }
-    }
-    let Some(bin) = lagkit_bin() else {
-        skip("no lagkit binary: build it (cargo build -p lagkit) or set LAGKIT_BIN");
+    let Some(bin) = common::can_run("lab load e2e") else {
         return;
     };
     let text = std::fs::read_to_string(EXAMPLE).unwrap();
@@ -51,11 +36,7 @@ fn socketprocs_runs_through_the_example_lab() {
         sockbuf: None,
     }));
     let root = std::env::temp_dir().join(format!("lklab-lde2e-{}", std::process::id()));
-    let mut opts = Options::new(bin.clone());
-    opts.state_root = root.clone();
-    opts.verbose = true;
-    let mut ropts = RunOptions::new(opts);
-    ropts.converge_timeout = Duration::from_secs(30);
+    let ropts = common::run_options(bin.clone(), &root);
 
     let (report, _) = lagkit_lab::run(&topo, &ropts, None).expect("lab run");
     eprintln!("{}", report.table());

@@ -1,7 +1,7 @@
 //! Topology files: the example parses as described, and every mistake is
 //! reported at its line (and column) with a fix.
 
-use lagkit_lab::topology::{lab_name_of, ns_of_lab, LoadBalance, Protocol, Rate};
+use lagkit_lab::topology::{lab_name_of, ns_of_lab, LoadBalance, Protocol, Rate, SwitchKind};
 use lagkit_lab::{Topology, TopologyError};
 use std::path::Path;
 
@@ -21,7 +21,8 @@ fn err(text: &str) -> TopologyError {
     }
 }
 
-/// A valid base: two hosts with 2-link LACP bonds and an OVS switch.
+/// A valid base: two hosts with 2-link LACP bonds and a switch (of the
+/// default kind, lagkit's).
 const BASE: &str = r#"name = "t"
 [[host]]
 name = "h1"
@@ -119,20 +120,21 @@ fn channel_to_an_unlinked_host_is_refused() {
 
 #[test]
 fn ovs_cannot_hash_on_l3_nor_balance_tcp_without_lacp() {
-    let e = err(&BASE.replace(
+    let base = BASE.replace("name = \"sw\"", "name = \"sw\"\nkind = \"ovs\"");
+    let e = err(&base.replace(
         "protocol = \"lacp-active\"",
         "protocol = \"lacp-active\"\nload_balance = \"l3\"",
     ));
-    assert_eq!(e.line, 19, "{e}");
+    assert_eq!(e.line, 20, "{e}");
     assert!(e.message.contains("l4 or l2"), "{e}");
-    let e = err(&BASE.replace("protocol = \"lacp-active\"", "protocol = \"static\""));
-    assert_eq!(e.line, 18, "{e}");
+    let e = err(&base.replace("protocol = \"lacp-active\"", "protocol = \"static\""));
+    assert_eq!(e.line, 19, "{e}");
     assert!(
         e.message.contains("balance-tcp needs negotiated LACP"),
         "{e}"
     );
     // static with L2 is fine (with a warning: the hosts run LACP).
-    let t = parse(&BASE.replace(
+    let t = parse(&base.replace(
         "protocol = \"lacp-active\"",
         "protocol = \"static\"\nload_balance = \"l2\"",
     ))
@@ -141,6 +143,43 @@ fn ovs_cannot_hash_on_l3_nor_balance_tcp_without_lacp() {
         t.warnings.iter().any(|w| w.contains("will not agree")),
         "{:?}",
         t.warnings
+    );
+}
+
+#[test]
+fn lagkit_switch_hashes_every_way_with_one_method_per_switch() {
+    // The default kind; L3 and a static L4 channel are Catalyst methods.
+    let t = parse(&BASE.replace(
+        "protocol = \"lacp-active\"",
+        "protocol = \"static\"\nload_balance = \"l3\"",
+    ))
+    .unwrap();
+    let sw = &t.switches[0];
+    assert_eq!(sw.kind, SwitchKind::Lagkit);
+    assert_eq!(
+        sw.load_balance().map(|l| l.cisco_method()),
+        Some("src-dst-ip")
+    );
+    assert_eq!(LoadBalance::L4.cisco_method(), "src-dst-port");
+    assert_eq!(sw.channel_numbers(), [1]);
+    // Two channels, two methods: a Catalyst has one.
+    let two = format!(
+        "{BASE}\n[[switch.channel]]\nname = \"po2\"\nhost = \"h2\"\nprotocol = \"lacp-active\"\nload_balance = \"l2\"\n"
+    );
+    let e = err(&two);
+    assert_eq!(e.line, 33, "{e}");
+    assert!(e.message.contains("one `port-channel load-balance`"), "{e}");
+    let t = parse(&two.replace("\"l2\"", "\"l4\"")).unwrap();
+    assert_eq!(t.switches[0].channel_numbers(), [1, 2]);
+    let t = parse(
+        &two.replace("\"l2\"", "\"l4\"")
+            .replace("\"po2\"", "\"uplink\""),
+    )
+    .unwrap();
+    assert_eq!(
+        t.switches[0].channel_numbers(),
+        [1, 2],
+        "not all poN: in order"
     );
 }
 
@@ -194,9 +233,9 @@ fn structural_mistakes_are_refused_with_lines() {
     ));
     assert_eq!((e.line, e.column), (26, 11), "{e}");
     assert!(e.message.contains("no host or switch 'nowhere'"), "{e}");
-    let e = err(&BASE.replace("name = \"sw\"", "name = \"sw\"\nkind = \"lagkit\""));
+    let e = err(&BASE.replace("name = \"sw\"", "name = \"sw\"\nkind = \"cisco\""));
     assert_eq!(e.line, 14, "{e}");
-    assert!(e.message.contains("reserved"), "{e}");
+    assert!(e.message.contains("\"lagkit\""), "{e}");
     let e = err(&BASE.replace(
         "count = 2\nrate",
         "count = 2\nfault = { loss = \"1%\" }\nrate",
@@ -322,18 +361,26 @@ fn host_macs_are_fixed_and_the_bond_takes_its_first_members() {
     let (e, _) = t.ends_on("h2").next().unwrap();
     assert_eq!(t.host_mac(e).as_deref(), Some("02:6c:6b:00:01:02"));
     let (sw, _) = t.ends_on("sw").next().unwrap();
-    assert_eq!(t.host_mac(sw), None, "switch ports keep OVS's MACs");
+    assert_eq!(t.host_mac(sw), None, "switch ports are the switch's");
+    assert_eq!(
+        t.switch_port_mac(0, &sw.iface).as_deref(),
+        Some("02:00:00:0a:01:01"),
+        "lagkit's switch: fixed, so its LACP system id repeats"
+    );
     assert_eq!(
         t.l3_port("h1"),
         Some(("bond0".into(), "02:6c:6b:00:01:01".into()))
     );
     assert!(!t.needs_static_arp());
-    let s = parse(&BASE.replace(
+    let stat = BASE.replace(
         "protocol = \"lacp-active\"",
         "protocol = \"static\"\nload_balance = \"l2\"",
-    ))
-    .unwrap();
-    assert!(s.needs_static_arp());
+    );
+    // Open vSwitch's static bonds drop broadcasts off their elected
+    // member; lagkit's switch floods to one member of a channel as Cisco's.
+    assert!(!parse(&stat).unwrap().needs_static_arp());
+    let ovs = stat.replace("name = \"sw\"", "name = \"sw\"\nkind = \"ovs\"");
+    assert!(parse(&ovs).unwrap().needs_static_arp());
 }
 
 #[test]

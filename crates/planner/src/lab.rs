@@ -24,7 +24,7 @@ use crate::flow::{Dir, Flow};
 use crate::predict::{Chooser, EndConfig, Spread, DEFAULT_STRONG, EVERY_LINK};
 use lagkit_bondcfg::{BondConfig, Mode};
 use lagkit_hash::FlowKey;
-use lagkit_lab::topology::{LoadBalance, Protocol, Topology};
+use lagkit_lab::topology::{LoadBalance, Protocol, SwitchKind, Topology};
 use lagkit_lab::workload::{Connection, LoadSpec, WorkloadSpec};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -195,13 +195,28 @@ impl Lab<'_> {
             }
             _ => {}
         }
-        let channel = self
-            .t
-            .switches
-            .iter()
-            .find(|s| s.name == sw)
-            .and_then(|s| s.channels.iter().find(|c| c.host.as_deref() == Some(host)));
+        let switch = self.t.switches.iter().find(|s| s.name == sw);
+        let channel =
+            switch.and_then(|s| s.channels.iter().find(|c| c.host.as_deref() == Some(host)));
+        let lagkit = switch.is_some_and(|s| s.kind == SwitchKind::Lagkit);
         match channel {
+            // lagkit's switch: the Catalyst method into 8 buckets, dealt
+            // over the members (the switch's own channel code; see
+            // `Chooser`). The policy reads the fields it needs.
+            Some(c) if c.protocol != Protocol::None && lagkit => {
+                let method = c.load_balance.cisco_method();
+                let policy = format!("cisco:{method}")
+                    .parse::<lagkit_hash::Policy>()
+                    .map_or(Spread::Single, Spread::Hash);
+                (
+                    policy,
+                    format!(
+                        "{sw}'s channel {} (lagkit switch, port-channel load-balance {method}: 8 buckets)",
+                        c.name
+                    ),
+                    KeyFields::All,
+                )
+            }
             // Open vSwitch hashes into 256 buckets and moves them by load
             // every second (the lab's bond-rebalance-interval): balance-slb
             // hashes the source MAC (and VLAN), balance-tcp the 5-tuple.
@@ -573,10 +588,31 @@ fn connections_of(run: &serde_json::Value) -> Option<Vec<Connection>> {
     serde_json::from_value(run["workload"]["connections"].clone()).ok()
 }
 
-/// The configurations of built-in scenario `name`, or the one of a
-/// topology file `name` (key `""`, as `lagkit lab run FILE` records it).
-fn configs(name: &str, short: bool) -> Result<Vec<lagkit_lab::scenario::Config>, String> {
-    if let Some(s) = lagkit_lab::scenario::builtin(name, short) {
+/// The switch a lab report's runs went through: the kind its runs record,
+/// Open vSwitch for a report from before they did, the default kind
+/// without a report.
+fn switch_kind(report: Option<&serde_json::Value>) -> SwitchKind {
+    let Some(r) = report else {
+        return SwitchKind::DEFAULT;
+    };
+    r["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|run| run["switches"].as_array().into_iter().flatten())
+        .find_map(|sw| serde_json::from_value(sw["kind"].clone()).ok())
+        .unwrap_or(SwitchKind::Ovs)
+}
+
+/// The configurations of built-in scenario `name` (its switches of
+/// `kind`), or the one of a topology file `name` (key `""`, as `lagkit lab
+/// run FILE` records it).
+fn configs(
+    name: &str,
+    short: bool,
+    kind: SwitchKind,
+) -> Result<Vec<lagkit_lab::scenario::Config>, String> {
+    if let Some(s) = lagkit_lab::scenario::builtin_on(name, short, kind) {
         return Ok(s.configs);
     }
     let path = std::path::Path::new(name);
@@ -605,7 +641,7 @@ pub fn plan_scenario(
 ) -> Result<(Vec<LabPlan>, Vec<Skipped>), String> {
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
-    for c in &configs(name, short)? {
+    for c in &configs(name, short, switch_kind(report))? {
         let conns = report
             .and_then(|r| run_of(r, &c.key))
             .and_then(connections_of);
@@ -790,7 +826,7 @@ pub fn compare(
     report: &serde_json::Value,
 ) -> Result<Vec<Accuracy>, String> {
     let mut out = Vec::new();
-    for c in &configs(name, short)? {
+    for c in &configs(name, short, switch_kind(Some(report)))? {
         let Some(run) = run_of(report, &c.key) else {
             continue;
         };
@@ -1164,12 +1200,9 @@ mod tests {
         }]})
     }
 
-    #[test]
-    fn the_model_spreads_over_the_whole_lab() {
-        // hp-apa k2-rx: 8 single-link clients (25 Mbit/s each) stream into
-        // a 2-link server through an Open vSwitch channel: the channel is
-        // the bottleneck, its two links full and even.
-        let conns: Vec<Connection> = (1..=8)
+    /// hp-apa's eight clients each streaming 1 MB into the server.
+    fn streams_into_srv() -> Vec<Connection> {
+        (1..=8)
             .map(|i| Connection {
                 purpose: "stream".into(),
                 local: format!("10.0.1.{}:{}", 10 + i, 40000 + i).parse().unwrap(),
@@ -1177,7 +1210,15 @@ mod tests {
                 sent: 1 << 20,
                 received: 0,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn the_model_spreads_over_the_whole_lab() {
+        // hp-apa k2-rx: 8 single-link clients (25 Mbit/s each) stream into
+        // a 2-link server through an Open vSwitch channel: the channel is
+        // the bottleneck, its two links full and even.
+        let conns = streams_into_srv();
         // 25 Mbit/s of wire for 10 s, less preamble, gap and FCS.
         let full = 25e6 * 10.0 / 8.0 * 1514.0 / 1538.0;
         let r = report(
@@ -1213,6 +1254,33 @@ mod tests {
         assert!(a.max_diff_pp > 40.0 && !a.agrees(), "{a:?}");
         assert!(!a.placement_holds(), "{a:?}");
         assert!(a.rate_not_compared.as_deref().unwrap().contains("CPU"));
+    }
+
+    #[test]
+    fn a_lagkit_switch_deals_its_eight_buckets_like_the_switch() {
+        // hp-apa k2-rx through lagkit's switch (its runs record the kind):
+        // src-dst-mac, clients' MACs ending 2..9 against the server's 1:
+        // buckets 3 2 5 4 7 6 1 0, four on each member.
+        let conns = streams_into_srv();
+        let mut r = report("k2-rx", &[("e1", 3e5, 1e6), ("e2", 3e5, 1e6)], &[], &conns);
+        r["runs"][0]["switches"] =
+            serde_json::json!([{"name": "sw", "kind": "lagkit", "method": "cisco src-dst-mac"}]);
+        assert_eq!(switch_kind(Some(&r)), SwitchKind::Lagkit);
+        let a = &compare("hp-apa", true, &r).unwrap()[0];
+        assert!(a.spread_by.contains("lagkit switch"), "{a:?}");
+        assert!(a.spread_by.contains("src-dst-mac"), "{a:?}");
+        assert!(!a.rebalanced, "a fixed function of the headers");
+        assert_eq!(a.predicted, [0.5, 0.5], "{a:?}");
+        // The same flows' members, asked of the switch's own channel.
+        let policy: lagkit_hash::Policy = "cisco:src-dst-mac".parse().unwrap();
+        let ch = lagkit_switch::Channel::all_bundled(2, lagkit_switch::Distribution::Fixed);
+        let on_first = (2u8..=9)
+            .filter(|&c| {
+                let k = FlowKey::l2([2, 0x6c, 0x6b, 0, 1, c], [2, 0x6c, 0x6b, 0, 1, 1], 0x0800);
+                ch.member_for(&policy, &k) == Some(lagkit_switch::PortId(0))
+            })
+            .count();
+        assert_eq!(on_first, 4);
     }
 
     /// The committed full lpm run (docs/results/lpm) against the plan:

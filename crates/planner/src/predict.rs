@@ -3,6 +3,7 @@
 use crate::fair;
 use crate::flow::{Dir, Flow};
 use lagkit_hash::{BucketMap, Policy, Strong, BUCKETS};
+use lagkit_switch::{Channel, Distribution};
 use serde::Serialize;
 use std::fmt;
 
@@ -144,6 +145,9 @@ pub struct Chooser {
     table: Option<Box<[usize; BUCKETS]>>,
     /// strong: the bond's bucket map.
     map: Option<BucketMap>,
+    /// A Cisco method: the channel of lagkit's switch, its 8 buckets dealt
+    /// over the links as the switch deals them.
+    channel: Option<Channel>,
 }
 
 /// What [`Chooser::link`] answers for a round-robin flow: every link.
@@ -171,12 +175,21 @@ impl Chooser {
             Spread::Hash(Policy::Strong(_)) => BucketMap::grown(end.links).ok(),
             _ => None,
         };
+        // A switch's Cisco method: the 8 buckets over the links as lagkit's
+        // switch holds them once every member has bundled.
+        let channel = match end.spread {
+            Spread::Hash(p) if p.vendor() == lagkit_hash::Vendor::Cisco && end.links > 0 => {
+                Some(Channel::all_bundled(end.links, Distribution::Fixed))
+            }
+            _ => None,
+        };
         Chooser {
             dir,
             spread: end.spread,
             links: end.links,
             table,
             map,
+            channel,
         }
     }
 
@@ -187,9 +200,10 @@ impl Chooser {
             return None;
         }
         match self.spread {
-            Spread::Hash(p) => match &self.map {
-                Some(m) => p.select_in(&f.key, m),
-                None => p.select(&f.key, self.links),
+            Spread::Hash(p) => match (&self.map, &self.channel) {
+                (Some(m), _) => p.select_in(&f.key, m),
+                (None, Some(c)) => c.member_for(&p, &f.key).map(|m| m.0),
+                (None, None) => p.select(&f.key, self.links),
             },
             Spread::Single => Some(0),
             Spread::RoundRobin => Some(EVERY_LINK),

@@ -49,6 +49,17 @@ impl Channel {
         }
     }
 
+    /// A channel of ports `0..n`, every one bundled in port order: the
+    /// buckets as a running switch deals them once all have joined (what
+    /// `lagkit plan` predicts with).
+    pub fn all_bundled(n: usize, distribution: Distribution) -> Channel {
+        let mut c = Channel::new((0..n).map(PortId).collect(), distribution);
+        for p in 0..n {
+            c.set_bundled(PortId(p), true);
+        }
+        c
+    }
+
     /// The member ports.
     pub fn members(&self) -> &[PortId] {
         &self.members
@@ -194,11 +205,7 @@ mod tests {
     }
 
     fn up(n: usize, d: Distribution) -> Channel {
-        let mut c = Channel::new((0..n).map(PortId).collect(), d);
-        for i in 0..n {
-            c.set_bundled(PortId(i), true);
-        }
-        c
+        Channel::all_bundled(n, d)
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The topology file: hosts (network namespaces running a lagkit bond),
-//! switches (Open vSwitch now, lagkit's own later), links between them,
+//! switches (lagkit's own, or Open vSwitch), links between them,
 //! the workload, and a note on scale. Every error names the file, line and
 //! column of the offending value.
 //!
 //! ```toml
-//! name = "two-hosts-ovs"              # lab name (default: the file's stem)
+//! name = "two-hosts"                  # lab name (default: the file's stem)
 //! scale = "100 Mbit/s links stand for 1 Gbit/s"   # or [scale] note = ".." factor = 10
 //!
 //! [[host]]
@@ -15,12 +15,14 @@
 //!
 //! [[switch]]
 //! name = "sw"
-//! kind = "ovs"                        # "lagkit" is reserved for lagkit's own switch
+//! kind = "lagkit"                     # lagkit (its own switch, the default) | ovs (Open vSwitch)
 //! [[switch.channel]]                  # a port-channel
-//! name = "po1"
+//! name = "po1"                        # poN: Port-channel N on lagkit's switch
 //! host = "h1"                         # every port linked to h1 (or: ports = ["p1", "p2"])
 //! protocol = "lacp-active"            # lacp-active | lacp-passive | static | none
-//! load_balance = "l4"                 # l4 (OVS balance-tcp) | l2 (balance-slb) | l3
+//! load_balance = "l4"                 # l4: src-dst-port (OVS balance-tcp) | l2: src-dst-mac
+//!                                     # (OVS balance-slb) | l3: src-dst-ip (lagkit's switch only);
+//!                                     # lagkit: one for all of a switch's channels
 //!
 //! [[link]]
 //! between = ["h1", "sw"]

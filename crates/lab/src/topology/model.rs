@@ -85,8 +85,32 @@ impl HostBond {
 pub enum SwitchKind {
     /// Open vSwitch, userspace datapath.
     Ovs,
-    /// lagkit's own switch (reserved: not implemented yet).
+    /// lagkit's own switch (`lagkit switch`, an IOS configuration the lab
+    /// writes from the topology).
     Lagkit,
+}
+
+impl SwitchKind {
+    /// The kind a `[[switch]]` without `kind` gets, and the built-in
+    /// scenarios' switch.
+    pub const DEFAULT: SwitchKind = SwitchKind::Lagkit;
+
+    /// As written in a topology file.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwitchKind::Ovs => "ovs",
+            SwitchKind::Lagkit => "lagkit",
+        }
+    }
+
+    /// From a topology file's word.
+    pub fn parse(s: &str) -> Option<SwitchKind> {
+        match s {
+            "ovs" => Some(SwitchKind::Ovs),
+            "lagkit" => Some(SwitchKind::Lagkit),
+            _ => None,
+        }
+    }
 }
 
 /// A switch and its port-channels.
@@ -100,6 +124,41 @@ pub struct Switch {
     pub channels: Vec<Channel>,
     /// All its ports, in file order (`p1`, `p2`, ...).
     pub ports: Vec<String>,
+}
+
+impl Switch {
+    /// The port-channel numbers of its channels, in order: `N` of channels
+    /// named `poN` when every channel is so named (and the numbers differ),
+    /// otherwise 1, 2, ... in file order.
+    pub fn channel_numbers(&self) -> Vec<u32> {
+        let named: Vec<Option<u32>> = self
+            .channels
+            .iter()
+            .map(|c| {
+                c.name
+                    .strip_prefix("po")
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .filter(|n| (1..=4096).contains(n))
+            })
+            .collect();
+        let mut seen: Vec<u32> = named.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() == self.channels.len() {
+            named.into_iter().flatten().collect()
+        } else {
+            (1..=self.channels.len() as u32).collect()
+        }
+    }
+
+    /// The load balance of its channels that bundle ports (a Catalyst has
+    /// one `port-channel load-balance` for the whole switch), if any.
+    pub fn load_balance(&self) -> Option<LoadBalance> {
+        self.channels
+            .iter()
+            .find(|c| c.protocol != Protocol::None)
+            .map(|c| c.load_balance)
+    }
 }
 
 /// Port-channel protocol (and port mode).
@@ -137,11 +196,11 @@ impl Protocol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LoadBalance {
-    /// MAC addresses (OVS `balance-slb`).
+    /// MAC addresses (OVS `balance-slb`, Cisco `src-dst-mac`).
     L2,
-    /// IP addresses (no OVS equivalent).
+    /// IP addresses (no OVS equivalent; Cisco `src-dst-ip`).
     L3,
-    /// TCP/UDP ports (OVS `balance-tcp`).
+    /// TCP/UDP ports (OVS `balance-tcp`, Cisco `src-dst-port`).
     L4,
 }
 
@@ -152,6 +211,26 @@ impl LoadBalance {
             LoadBalance::L4 => Some("balance-tcp"),
             LoadBalance::L2 => Some("balance-slb"),
             LoadBalance::L3 => None,
+        }
+    }
+
+    /// As written in a topology file.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadBalance::L2 => "l2",
+            LoadBalance::L3 => "l3",
+            LoadBalance::L4 => "l4",
+        }
+    }
+
+    /// The Catalyst `port-channel load-balance` method lagkit's switch runs
+    /// for it: both ends' fields, as seed 000's switch hashed (its L3 run
+    /// was `src-dst-ip`, its L4 run `src-dst-port`).
+    pub fn cisco_method(self) -> &'static str {
+        match self {
+            LoadBalance::L2 => "src-dst-mac",
+            LoadBalance::L3 => "src-dst-ip",
+            LoadBalance::L4 => "src-dst-port",
         }
     }
 }
@@ -402,11 +481,24 @@ impl Topology {
     /// repeat exactly and MAC-based hashes (Linux `layer2`, the last byte
     /// xor) see consecutive last bytes across hosts, as a lab of real
     /// servers from one vendor would. A bond takes its first member's.
-    /// `None` for switch ports (OVS owns those).
+    /// `None` for switch ports (see [`Topology::switch_port_mac`]).
     pub fn host_mac(&self, end: &End) -> Option<String> {
         let h = self.hosts.iter().position(|h| h.name == end.node)? + 1;
         let i: usize = end.iface.strip_prefix('e')?.parse().ok()?;
         Some(format!("02:6c:6b:00:{:02x}:{:02x}", i & 0xff, h & 0xff))
+    }
+
+    /// The MAC the lab gives port `port` (`pN`) of the `i`-th switch (0-based)
+    /// when lagkit's switch runs it: `02:00:00:0a:<switch>:<port>`, so its
+    /// LACP system (the first port's MAC) is the same every run. Open
+    /// vSwitch sets its own.
+    pub fn switch_port_mac(&self, i: usize, port: &str) -> Option<String> {
+        let n: usize = port.strip_prefix('p')?.parse().ok()?;
+        Some(format!(
+            "02:00:00:0a:{:02x}:{:02x}",
+            (i + 1) & 0xff,
+            n & 0xff
+        ))
     }
 
     /// The device that carries host `name`'s address (its bond, or its

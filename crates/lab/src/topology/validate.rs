@@ -293,17 +293,17 @@ pub(super) fn build(
     let mut switches = Vec::new();
     for s in &raw.switch {
         let name = s.name.get_ref().clone();
-        let kind = match s.kind.as_ref().map(|k| (k, k.get_ref().as_str())) {
-            None | Some((_, "ovs")) => SwitchKind::Ovs,
-            Some((k, "lagkit")) => {
-                return Err(cx.at(
+        let kind = match &s.kind {
+            None => SwitchKind::DEFAULT,
+            Some(k) => SwitchKind::parse(k.get_ref()).ok_or_else(|| {
+                cx.at(
                     k,
-                    "kind 'lagkit': reserved for lagkit's own switch, which is not written yet; use kind = \"ovs\"".into(),
-                ))
-            }
-            Some((k, other)) => {
-                return Err(cx.at(k, format!("kind '{other}': use \"ovs\" (\"lagkit\" later)")))
-            }
+                    format!(
+                        "kind '{}': use \"lagkit\" (lagkit's own switch) or \"ovs\" (Open vSwitch)",
+                        k.get_ref()
+                    ),
+                )
+            })?,
         };
         let ports = ifaces_of(&name);
         if ports.is_empty() {
@@ -311,7 +311,7 @@ pub(super) fn build(
         }
         let mut used: BTreeMap<String, String> = BTreeMap::new();
         let mut chan_names = BTreeSet::new();
-        let mut channels = Vec::new();
+        let mut channels: Vec<Channel> = Vec::new();
         for c in &s.channel {
             let cname = c.name.get_ref();
             if cname.is_empty()
@@ -398,14 +398,16 @@ pub(super) fn build(
                     }
                 },
             };
+            // Where a load-balance error points: at the key, or else at
+            // the channel's name.
+            let lb_at = c
+                .load_balance
+                .as_ref()
+                .map_or(c.name.span().start, |s| s.span().start);
             if kind == SwitchKind::Ovs && protocol != Protocol::None {
                 if load_balance == LoadBalance::L3 {
-                    let at = c
-                        .load_balance
-                        .as_ref()
-                        .map_or(c.name.span().start, |s| s.span().start);
                     return Err(cx.err(
-                        at,
+                        lb_at,
                         "load_balance 'l3': Open vSwitch bonds hash on L4 (balance-tcp) or L2 (balance-slb) only; use l4 or l2".into(),
                     ));
                 }
@@ -435,6 +437,22 @@ pub(super) fn build(
                             hb.mode
                         ));
                     }
+                }
+            }
+            if kind == SwitchKind::Lagkit && protocol != Protocol::None {
+                // A Catalyst has one `port-channel load-balance` for all
+                // its channels, and lagkit's switch reads IOS.
+                let other = channels
+                    .iter()
+                    .find(|o| o.protocol != Protocol::None && o.load_balance != load_balance);
+                if let Some(o) = other {
+                    return Err(cx.err(
+                        lb_at,
+                        format!(
+                            "channel '{cname}': load_balance '{}' but channel '{}' has '{}'; lagkit's switch, like a Catalyst, has one `port-channel load-balance` for all its channels: give them the same load_balance (or use kind = \"ovs\")",
+                            load_balance.name(), o.name, o.load_balance.name()
+                        ),
+                    ));
                 }
             }
             channels.push(Channel {

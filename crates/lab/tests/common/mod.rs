@@ -4,10 +4,17 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use lagkit_lab::topology::SwitchKind;
 use std::path::PathBuf;
 
-/// The example topology.
+/// The example topology (lagkit's switch).
 pub const EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/lab/two-hosts.toml"
+);
+
+/// The same lab on Open vSwitch.
+pub const EXAMPLE_OVS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../examples/lab/two-hosts-ovs.toml"
 );
@@ -33,15 +40,18 @@ pub fn skip(what: &str, why: &str) -> bool {
     true
 }
 
-/// The binary, if this machine can run lab tests (root, Open vSwitch, a
-/// built `lagkit`); otherwise skips via [`skip`].
-pub fn can_run(what: &str) -> Option<PathBuf> {
+/// The binary, if this machine can run lab tests (root, a built `lagkit`,
+/// and Open vSwitch where the labs' switches are `kind`); otherwise skips
+/// via [`skip`].
+pub fn can_run_on(what: &str, kind: SwitchKind) -> Option<PathBuf> {
     if !lagkit_lab::sys::is_root() && skip(what, "needs root") {
         return None;
     }
-    if let Some(m) = lagkit_lab::ovs::missing() {
-        if skip(what, &m) {
-            return None;
+    if kind == SwitchKind::Ovs {
+        if let Some(m) = lagkit_lab::ovs::missing() {
+            if skip(what, &m) {
+                return None;
+            }
         }
     }
     let bin = lagkit_bin();
@@ -52,6 +62,22 @@ pub fn can_run(what: &str) -> Option<PathBuf> {
         );
     }
     bin
+}
+
+/// Run options for a test's own lab: state under `root` (never a lab a
+/// user brought up), progress printed, 30 s to converge.
+pub fn run_options(bin: PathBuf, root: &std::path::Path) -> lagkit_lab::RunOptions {
+    let mut opts = lagkit_lab::Options::new(bin);
+    opts.state_root = root.to_path_buf();
+    opts.verbose = true;
+    let mut ropts = lagkit_lab::RunOptions::new(opts);
+    ropts.converge_timeout = std::time::Duration::from_secs(30);
+    ropts
+}
+
+/// [`can_run_on`] the default switch (the built-in scenarios').
+pub fn can_run(what: &str) -> Option<PathBuf> {
+    can_run_on(what, SwitchKind::DEFAULT)
 }
 
 /// Our live processes whose command line mentions `needle`.

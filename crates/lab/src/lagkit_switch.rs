@@ -1,0 +1,308 @@
+//! lagkit's own switch as a lab switch (`kind = "lagkit"`): the Cisco IOS
+//! configuration the lab writes for it from the topology, the `--port`
+//! arguments that map its interfaces to the switch's veth ends, and what
+//! the lab reads back from `lagkit switch show ... --json` (the channels'
+//! members and flags, the per-port counters).
+//!
+//! The topology says what a channel means (protocol, load balance); IOS
+//! says it as a Catalyst would: `channel-group N mode active|passive|on`
+//! with `lacp rate fast` (the lab's OVS channels use fast LACP too), one
+//! global `port-channel load-balance` ([`LoadBalance::cisco_method`]), and
+//! each port's `mtu` the switch end's. Port `pK` is `GigabitEthernet1/K`.
+//! The daemon itself is started, tracked and stopped by [`crate::lab`],
+//! like a host's bond.
+
+use crate::sys;
+use crate::topology::{LoadBalance, Protocol, Switch, Topology};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The IOS interface of switch port `pK`: `GigabitEthernet1/K`.
+pub fn interface_of(port: &str) -> String {
+    format!("GigabitEthernet1/{}", port.trim_start_matches('p'))
+}
+
+/// `lagkit switch`'s arguments after the configuration file: one
+/// `--port GigabitEthernet1/K=pK` per port, in port order.
+pub fn port_args(sw: &Switch) -> Vec<String> {
+    sw.ports
+        .iter()
+        .flat_map(|p| ["--port".to_string(), format!("{}={p}", interface_of(p))])
+        .collect()
+}
+
+/// The Catalyst method the switch runs (`src-dst-ip`, IOS's default, when
+/// no channel bundles ports).
+pub fn method_of(sw: &Switch) -> &'static str {
+    sw.load_balance()
+        .map_or(LoadBalance::L3.cisco_method(), LoadBalance::cisco_method)
+}
+
+/// The IOS configuration of switch `sw` of topology `t`.
+pub fn ios_config(t: &Topology, sw: &Switch) -> String {
+    let mtu_of = |port: &str| {
+        t.ends_on(&sw.name)
+            .find(|(e, _)| e.iface == port)
+            .map_or(1500, |(e, l)| {
+                if l.a.node == e.node && l.a.iface == e.iface {
+                    l.mtu[0]
+                } else {
+                    l.mtu[1]
+                }
+            })
+    };
+    let numbers = sw.channel_numbers();
+    let mut o = String::new();
+    let _ = writeln!(o, "! written by lagkit lab for topology {}", t.name);
+    let _ = writeln!(o, "hostname {}", sw.name);
+    let _ = writeln!(o, "port-channel load-balance {}", method_of(sw));
+    for p in &sw.ports {
+        let _ = writeln!(o, "!\ninterface {}", interface_of(p));
+        let _ = writeln!(o, " mtu {}", mtu_of(p));
+        let channel = sw
+            .channels
+            .iter()
+            .zip(&numbers)
+            .find(|(c, _)| c.ports.contains(p));
+        if let Some((c, n)) = channel {
+            let mode = match c.protocol {
+                Protocol::LacpActive => Some("active"),
+                Protocol::LacpPassive => Some("passive"),
+                Protocol::Static => Some("on"),
+                Protocol::None => None,
+            };
+            if let Some(mode) = mode {
+                let _ = writeln!(o, " channel-group {n} mode {mode}");
+                if c.protocol.is_lacp() {
+                    let _ = writeln!(o, " lacp rate fast");
+                }
+            }
+        }
+    }
+    for (c, n) in sw.channels.iter().zip(&numbers) {
+        if c.protocol == Protocol::None {
+            continue;
+        }
+        // The port-channel interface carries its first member's MTU; a
+        // member that differs is suspended, as on a Catalyst.
+        let first = c.ports.first().map_or(1500, |p| mtu_of(p));
+        let _ = writeln!(o, "!\ninterface Port-channel{n}\n mtu {first}");
+    }
+    o
+}
+
+/// One member of a channel in `show etherchannel summary --json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberState {
+    /// The interface (`GigabitEthernet1/1`).
+    #[serde(default)]
+    pub port: Option<String>,
+    /// The device (`p1`).
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Cisco's flag: `P` bundled, `I` stand-alone, `s` suspended, ...
+    #[serde(default)]
+    pub flag: String,
+    /// Why it is not bundled.
+    #[serde(default)]
+    pub why: String,
+}
+
+/// One channel in `show etherchannel summary --json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChannelState {
+    /// The port-channel number.
+    pub channel: u32,
+    /// `lacp`, `pagp` or `on` (`-` when unknown).
+    #[serde(default)]
+    pub protocol: String,
+    /// Its members.
+    #[serde(default)]
+    pub members: Vec<MemberState>,
+}
+
+impl ChannelState {
+    /// Every member bundled (`P`).
+    pub fn all_bundled(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|m| m.flag == "P")
+    }
+}
+
+/// One port in `show interfaces counters --json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PortCounters {
+    /// The interface.
+    pub port: String,
+    /// The device.
+    #[serde(default)]
+    pub device: String,
+    /// Frames received (data and control).
+    #[serde(default)]
+    pub rx_frames: u64,
+    /// Bytes received.
+    #[serde(default)]
+    pub rx_bytes: u64,
+    /// Frames sent.
+    #[serde(default)]
+    pub tx_frames: u64,
+    /// Bytes sent.
+    #[serde(default)]
+    pub tx_bytes: u64,
+    /// Control frames received (LACP, PAgP) that the bridge did not forward.
+    #[serde(default)]
+    pub control: u64,
+    /// Frames sent out of this port as a flood (broadcast, multicast,
+    /// unknown unicast).
+    #[serde(default)]
+    pub flooded: u64,
+    /// Frames dropped, by reason.
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
+}
+
+impl PortCounters {
+    /// Every drop, whatever the reason.
+    pub fn dropped(&self) -> u64 {
+        self.drops.values().sum()
+    }
+}
+
+/// A running `lagkit switch` of a lab, asked through its control socket.
+#[derive(Debug, Clone)]
+pub struct LagkitSwitch {
+    lagkit: PathBuf,
+    ns: String,
+    name: String,
+}
+
+impl LagkitSwitch {
+    /// The switch `name` (its `hostname`) in namespace `ns`, asked with
+    /// the `lagkit` binary `lagkit`.
+    pub fn new(lagkit: PathBuf, ns: &str, name: &str) -> LagkitSwitch {
+        LagkitSwitch {
+            lagkit,
+            ns: ns.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// `lagkit switch show WORDS --json --name NAME` in the namespace.
+    pub fn show(&self, words: &[&str]) -> Result<serde_json::Value, String> {
+        let lagkit = self.lagkit.to_string_lossy().into_owned();
+        let mut args = vec![lagkit.as_str(), "switch", "show"];
+        args.extend(words);
+        args.extend(["--json", "--name", &self.name]);
+        let t = sys::ns_run(&self.ns, &args)?;
+        serde_json::from_str(&t).map_err(|e| format!("lagkit switch show {}: {e}", words.join(" ")))
+    }
+
+    /// `show etherchannel summary`: each channel's members and flags.
+    pub fn channels(&self) -> Result<Vec<ChannelState>, String> {
+        let v = self.show(&["etherchannel", "summary"])?;
+        serde_json::from_value(v["channels"].clone())
+            .map_err(|e| format!("show etherchannel summary: {e}"))
+    }
+
+    /// `show interfaces counters`: every port's counters.
+    pub fn counters(&self) -> Result<Vec<PortCounters>, String> {
+        let v = self.show(&["interfaces", "counters"])?;
+        serde_json::from_value(v["ports"].clone())
+            .map_err(|e| format!("show interfaces counters: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOPO: &str = r#"name = "t"
+[[host]]
+name = "h1"
+address = "10.0.0.1/24"
+bond = { mode = "802.3ad", lacp_rate = "fast" }
+[[host]]
+name = "h2"
+address = "10.0.0.2/24"
+bond = { mode = "balance-xor" }
+[[host]]
+name = "h3"
+address = "10.0.0.3/24"
+[[switch]]
+name = "c6513"
+kind = "lagkit"
+[[switch.channel]]
+name = "po3"
+host = "h1"
+protocol = "lacp-passive"
+load_balance = "l4"
+[[switch.channel]]
+name = "po4"
+host = "h2"
+protocol = "static"
+load_balance = "l4"
+[[link]]
+between = ["h1", "c6513"]
+count = 2
+mtu = [9000, 9000]
+[[link]]
+between = ["c6513", "h2"]
+count = 2
+mtu = [1500, 9000]
+[[link]]
+between = ["h3", "c6513"]
+"#;
+
+    #[test]
+    fn writes_the_channels_modes_method_and_mtus_as_ios() {
+        let t = Topology::parse(TOPO, "t.toml", "t").unwrap();
+        let sw = &t.switches[0];
+        let cfg = ios_config(&t, sw);
+        assert!(cfg.contains("hostname c6513\n"), "{cfg}");
+        assert!(cfg.contains("port-channel load-balance src-dst-port\n"));
+        assert!(cfg.contains(
+            "interface GigabitEthernet1/1\n mtu 9000\n channel-group 3 mode passive\n lacp rate fast\n"
+        ));
+        // The switch's end of the h2 links is the first of `between`.
+        assert!(
+            cfg.contains("interface GigabitEthernet1/4\n mtu 1500\n channel-group 4 mode on\n!")
+        );
+        assert!(cfg.contains("interface GigabitEthernet1/5\n mtu 1500\n"));
+        assert!(cfg.contains("interface Port-channel3\n mtu 9000\n"));
+        assert_eq!(
+            port_args(sw)[..4],
+            [
+                "--port",
+                "GigabitEthernet1/1=p1",
+                "--port",
+                "GigabitEthernet1/2=p2"
+            ]
+        );
+        // What the switch itself reads from it.
+        let ports: Vec<(String, String)> = sw
+            .ports
+            .iter()
+            .map(|p| (interface_of(p), p.clone()))
+            .collect();
+        let c = lagkit_switch::config::from_ios(&cfg, &ports).unwrap();
+        assert_eq!(c.method, "src-dst-port");
+        assert_eq!(c.channels.len(), 2);
+        assert_eq!(c.hostname.as_deref(), Some("c6513"));
+        assert!(c.suspended.is_empty(), "{:?}", c.suspended);
+    }
+
+    #[test]
+    fn reads_the_switchs_answers() {
+        let s: Vec<ChannelState> = serde_json::from_str(
+            r#"[{"channel":3,"protocol":"lacp","in_use":true,"members":[{"port":"GigabitEthernet1/1","device":"p1","mode":"active","flag":"P","why":""},{"port":"GigabitEthernet1/2","device":"p2","mode":"active","flag":"I","why":"no LACPDU"}]}]"#,
+        )
+        .unwrap();
+        assert!(!s[0].all_bundled());
+        assert_eq!(s[0].members[1].why, "no LACPDU");
+        let c: Vec<PortCounters> = serde_json::from_str(
+            r#"[{"port":"GigabitEthernet1/1","device":"p1","mtu":1500,"rx_frames":10,"rx_bytes":640,"tx_frames":9,"tx_bytes":600,"control":2,"flooded":1,"tx_too_big":0,"giants":0,"drops":{"giant":1,"vlan":2},"tx_send_failures":0}]"#,
+        )
+        .unwrap();
+        assert_eq!((c[0].rx_frames, c[0].dropped()), (10, 3));
+    }
+}
