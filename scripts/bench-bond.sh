@@ -588,7 +588,11 @@ awk -F'|' '
       e = es[j]
       if (!((e "|1") in rr) || !((e "|2") in rr) || rrbare <= 0) { printf "  %-9s rr: not measured (see --engines, --only)\n", e; continue }
       t1 = rr[e "|1"]; t2 = rr[e "|2"]
-      printf "  %-9s rr: 2 members %.0f/s vs 1 member %.0f/s = %.3f (>= 1): %s; 2 members vs bare veth %.0f/s = %.3f (>= 0.9): %s\n", e, t2, t1, t2 / t1, verdict(t2 >= t1), rrbare, t2 / rrbare, verdict(t2 >= 0.9 * rrbare)
+      printf "  %-9s rr: 2 members %.0f/s vs 1 member %.0f/s = %.3f (>= 1): %s; 2 members vs bare veth %.0f/s = %.3f", e, t2, t1, t2 / t1, verdict(t2 >= t1), rrbare, t2 / rrbare
+      # Within 10% of a bare veth is a target for the default engine: the
+      # userspace engine crosses into user space twice per frame.
+      if (e == "bpf") printf " (>= 0.9): %s\n", verdict(t2 >= 0.9 * rrbare)
+      else print " (no target: two crossings into user space per frame)"
     }
     print ""
     print "other lagkit rows (no target) and lagkit against OVS:"

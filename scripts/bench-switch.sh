@@ -119,9 +119,11 @@ ports_tx() {
 #   id|label|flows|gbps|cpu-s/GB|all-s/GB|runs|port Gbit/s
 measure() {
   local id=$1 label=$2 flows=$3 nsa=$4 dst=$5 pids=$6 nss=${7:-} cport=${8:-} r out g c0 c1 s0 s1 p0 p1 runs="" extra=()
-  [ -n "$cport" ] && extra=(--cport "$cport")
   local -a pidv; read -r -a pidv <<<"$pids"
   for r in $(seq 1 "$REPS"); do
+    # A run's client ports are in TIME_WAIT after it: the next run takes
+    # the next 64 (the same low bits, so the same buckets).
+    [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * 64))")
     out=$W/$id.$r.json
     c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=$([ -n "$nss" ] && ports_tx "$nss" || echo "0 0")
     ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" ||
