@@ -6,7 +6,8 @@
 //!
 //! The topology says what a channel means (protocol, load balance); IOS
 //! says it as a Catalyst would: `channel-group N mode active|passive|on`
-//! with `lacp rate fast` (the lab's OVS channels use fast LACP too), one
+//! with `lacp rate fast` (the lab's OVS channels use fast LACP too), or
+//! `mode desirable|auto [non-silent]` for PAgP (silent is IOS's default), one
 //! global `port-channel load-balance` ([`LoadBalance::cisco_method`]), and
 //! each port's `mtu` the switch end's. Port `pK` is `GigabitEthernet1/K`.
 //! The daemon itself is started, tracked and stopped by [`crate::lab`],
@@ -67,10 +68,17 @@ pub fn ios_config(t: &Topology, sw: &Switch) -> String {
             .find(|(c, _)| c.ports.contains(p));
         if let Some((c, n)) = channel {
             let mode = match c.protocol {
-                Protocol::LacpActive => Some("active"),
-                Protocol::LacpPassive => Some("passive"),
-                Protocol::Static => Some("on"),
+                Protocol::LacpActive => Some("active".to_string()),
+                Protocol::LacpPassive => Some("passive".to_string()),
+                Protocol::Static => Some("on".to_string()),
                 Protocol::None => None,
+                p => p.pagp_mode().map(|(m, silent)| {
+                    if silent {
+                        m.to_string()
+                    } else {
+                        format!("{m} non-silent")
+                    }
+                }),
             };
             if let Some(mode) = mode {
                 let _ = writeln!(o, " channel-group {n} mode {mode}");
@@ -202,6 +210,16 @@ impl LagkitSwitch {
         let v = self.show(&["etherchannel", "summary"])?;
         serde_json::from_value(v["channels"].clone())
             .map_err(|e| format!("show etherchannel summary: {e}"))
+    }
+
+    /// `show mac address-table`: how many times a MAC address has moved
+    /// between ports since the switch started (a host's frames arriving on
+    /// two ports that are not one channel).
+    pub fn mac_moves(&self) -> Result<u64, String> {
+        let v = self.show(&["mac", "address-table"])?;
+        v["moves"]
+            .as_u64()
+            .ok_or_else(|| "show mac address-table: no 'moves' in the answer".to_string())
     }
 
     /// `show interfaces counters`: every port's counters.
