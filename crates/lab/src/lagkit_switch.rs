@@ -310,6 +310,49 @@ between = ["h3", "c6513"]
     }
 
     #[test]
+    fn writes_pagp_modes_silent_by_default() {
+        for (protocol, line) in [
+            ("pagp-desirable", " channel-group 3 mode desirable\n"),
+            (
+                "pagp-desirable-non-silent",
+                " channel-group 3 mode desirable non-silent\n",
+            ),
+            ("pagp-auto", " channel-group 3 mode auto\n"),
+            ("pagp-auto-non-silent", " channel-group 3 mode auto non-silent\n"),
+        ] {
+            let text = TOPO
+                .replace("\"lacp-passive\"", &format!("\"{protocol}\""))
+                .replace("mode = \"802.3ad\", lacp_rate = \"fast\"", "mode = \"balance-xor\", pagp = \"desirable\"");
+            let t = Topology::parse(&text, "t.toml", "t").unwrap();
+            assert!(t.switches[0].channels[0].protocol.is_pagp());
+            let sw = &t.switches[0];
+            let cfg = ios_config(&t, sw);
+            assert!(cfg.contains(line), "{protocol}: {cfg}");
+            assert!(!cfg.contains("lacp rate"), "{cfg}");
+            // The host's bond file runs PAgP too.
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            assert!(b.toml.contains("pagp = \"desirable\""), "{}", b.toml);
+            let ports: Vec<(String, String)> = sw
+                .ports
+                .iter()
+                .map(|p| (interface_of(p), p.clone()))
+                .collect();
+            let c = lagkit_switch::config::from_ios(&cfg, &ports).unwrap();
+            assert_eq!(c.channels.len(), 2, "{protocol}");
+        }
+        // Open vSwitch has no PAgP.
+        let e = Topology::parse(
+            &TOPO
+                .replace("kind = \"lagkit\"", "kind = \"ovs\"")
+                .replace("\"lacp-passive\"", "\"pagp-auto\""),
+            "t.toml",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("Open vSwitch has no PAgP"), "{e}");
+    }
+
+    #[test]
     fn reads_the_switchs_answers() {
         let s: Vec<ChannelState> = serde_json::from_str(
             r#"[{"channel":3,"protocol":"lacp","in_use":true,"members":[{"port":"GigabitEthernet1/1","device":"p1","mode":"active","flag":"P","why":""},{"port":"GigabitEthernet1/2","device":"p2","mode":"active","flag":"I","why":"no LACPDU"}]}]"#,
