@@ -258,7 +258,7 @@ const PAGP_D_L34: &str =
     r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "desirable""#;
 const PAGP_U_L34: &str = r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "auto""#;
 
-/// A row of seed 000's PAgP, static L4 and no-channel runs, which only
+/// A row of seed 000's PAgP and static L4 runs, which only
 /// lagkit's switch can run.
 const fn lagkit_row(
     key: &'static str,
