@@ -184,9 +184,10 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                         partner_state: m.lacp.as_ref().map(|l| l.partner_state),
                         not_bundled: m.lacp.as_ref().and_then(|l| l.not_bundled.clone()).or_else(
                             || {
-                                m.pagp.as_ref().filter(|p| !p.in_channel).map(|p| {
-                                    format!("PAgP {}, not in the channel", p.state)
-                                })
+                                m.pagp
+                                    .as_ref()
+                                    .filter(|p| !p.in_channel)
+                                    .map(|p| format!("PAgP {}, not in the channel", p.state))
                             },
                         ),
                     })
@@ -274,6 +275,13 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                     }
                     Err(e) => v.problems.push(e),
                 },
+                // Refused for Open vSwitch when the topology is read.
+                Protocol::PagpDesirable
+                | Protocol::PagpDesirableNonSilent
+                | Protocol::PagpAuto
+                | Protocol::PagpAutoNonSilent => {
+                    v.problems.push("Open vSwitch has no PAgP".into());
+                }
             }
             snap.channels.push(v);
         }

@@ -187,9 +187,9 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
 fn waited<'a>(r: &'a Report, key: &str) -> Option<&'a RunRecord> {
     r.runs.iter().find(|x| {
         x.key == key
-            && x.formation.as_ref().is_some_and(|f| {
-                f.not_formed_as_expected() || (f.formed && x.error.is_none())
-            })
+            && x.formation
+                .as_ref()
+                .is_some_and(|f| f.not_formed_as_expected() || (f.formed && x.error.is_none()))
     })
 }
 
@@ -223,13 +223,41 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
     // may channel with a partner that sends no PAgP, a non-silent one
     // needs PAgP from it.
     for (key, forms, what) in [
-        ("pagp-d-pagp", true, "desirable non-silent facing a PAgP desirable server"),
-        ("pagp-u-pagp", true, "auto non-silent facing a PAgP desirable server"),
-        ("pagp-l3", true, "desirable non-silent (L3) facing a PAgP desirable server"),
-        ("pagp-ds-xor", true, "desirable silent facing a server that speaks no PAgP (after the silent wait)"),
-        ("pagp-d-xor", false, "desirable non-silent facing a server that speaks no PAgP"),
-        ("pagp-u-xor", false, "auto facing a server that speaks no PAgP"),
-        ("pagp-d-lacp", false, "desirable non-silent facing an 802.3ad (LACP) server"),
+        (
+            "pagp-d-pagp",
+            true,
+            "desirable non-silent facing a PAgP desirable server",
+        ),
+        (
+            "pagp-u-pagp",
+            true,
+            "auto non-silent facing a PAgP desirable server",
+        ),
+        (
+            "pagp-l3",
+            true,
+            "desirable non-silent (L3) facing a PAgP desirable server",
+        ),
+        (
+            "pagp-ds-xor",
+            true,
+            "desirable silent facing a server that speaks no PAgP (after the silent wait)",
+        ),
+        (
+            "pagp-d-xor",
+            false,
+            "desirable non-silent facing a server that speaks no PAgP",
+        ),
+        (
+            "pagp-u-xor",
+            false,
+            "auto facing a server that speaks no PAgP",
+        ),
+        (
+            "pagp-d-lacp",
+            false,
+            "desirable non-silent facing an 802.3ad (LACP) server",
+        ),
         ("pagp-u-pagpu", false, "auto facing a PAgP auto server"),
     ] {
         let Some(x) = waited(r, key) else { continue };
@@ -296,9 +324,10 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
     // No channel: each server's two links end on two access ports, so the
     // switch learns its MAC on one, then the other.
     if let Some(n) = run(r, "none-xor") {
-        let (moves, secs) = n.measurement.as_ref().map_or((0, 0.0), |m| {
-            (m.mac_moves.values().sum::<u64>(), m.seconds)
-        });
+        let (moves, secs) = n
+            .measurement
+            .as_ref()
+            .map_or((0, 0.0), |m| (m.mac_moves.values().sum::<u64>(), m.seconds));
         let per_s = moves as f64 / secs.max(1e-9);
         let against = run(r, "xor-l4")
             .or_else(|| run(r, "xor"))

@@ -318,11 +318,17 @@ between = ["h3", "c6513"]
                 " channel-group 3 mode desirable non-silent\n",
             ),
             ("pagp-auto", " channel-group 3 mode auto\n"),
-            ("pagp-auto-non-silent", " channel-group 3 mode auto non-silent\n"),
+            (
+                "pagp-auto-non-silent",
+                " channel-group 3 mode auto non-silent\n",
+            ),
         ] {
             let text = TOPO
                 .replace("\"lacp-passive\"", &format!("\"{protocol}\""))
-                .replace("mode = \"802.3ad\", lacp_rate = \"fast\"", "mode = \"balance-xor\", pagp = \"desirable\"");
+                .replace(
+                    "mode = \"802.3ad\", lacp_rate = \"fast\"",
+                    "mode = \"balance-xor\", pagp = \"desirable\"",
+                );
             let t = Topology::parse(&text, "t.toml", "t").unwrap();
             assert!(t.switches[0].channels[0].protocol.is_pagp());
             let sw = &t.switches[0];

@@ -236,17 +236,16 @@ impl Protocol {
         let (lacp, pagp) = (host.mode.is_lacp(), host.pagp);
         match self {
             Protocol::None => None,
-            Protocol::LacpActive | Protocol::LacpPassive => (!lacp)
-                .then(|| format!("the channel runs LACP but the bond's mode is {}", b.mode)),
+            Protocol::LacpActive | Protocol::LacpPassive => {
+                (!lacp).then(|| format!("the channel runs LACP but the bond's mode is {}", b.mode))
+            }
             Protocol::Static => {
                 if lacp {
                     Some(format!(
                         "the channel runs no protocol but the bond's mode is {}",
                         b.mode
                     ))
-                } else if pagp == Pagp::Off
-                    || (pagp == Pagp::Desirable && host.pagp_silent)
-                {
+                } else if pagp == Pagp::Off || (pagp == Pagp::Desirable && host.pagp_silent) {
                     None
                 } else {
                     Some(format!(
