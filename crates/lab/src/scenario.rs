@@ -76,7 +76,7 @@ pub struct Scenario {
 pub const BUILTIN: [(&str, &str); 5] = [
     (
         "ibm-6513",
-        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial; on lagkit's switch also PAgP desirable/auto, silent/non-silent against static, LACP and PAgP servers, and a static L4 channel (--short: 16 runs ~7 min; full: 22 runs ~10 min)",
+        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial; on lagkit's switch also PAgP desirable/auto, silent/non-silent against static, LACP and PAgP servers, and a static L4 channel (--short: 16 runs ~4 min; full: 13 runs ~5 min on Open vSwitch, 22 on lagkit's switch ~8 min)",
     ),
     (
         "hp-apa",
@@ -967,8 +967,13 @@ impl Progress<'_> {
                 elapsed,
                 eta,
             } => {
+                let unformed = r
+                    .formation
+                    .as_ref()
+                    .is_some_and(|f| f.not_formed_as_expected());
                 let what = match (&r.error, &r.workload) {
                     (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+                    (None, None) if unformed => "not formed, as expected".into(),
                     (None, Some(w)) if w.transactions_per_s > 0.0 && w.mbps < 1.0 => {
                         format!("{:.0} transactions/s", w.transactions_per_s)
                     }
