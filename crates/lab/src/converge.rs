@@ -182,7 +182,14 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                         collecting: m.collecting,
                         actor_state: m.lacp.as_ref().map(|l| l.actor_state),
                         partner_state: m.lacp.as_ref().map(|l| l.partner_state),
-                        not_bundled: m.lacp.as_ref().and_then(|l| l.not_bundled.clone()),
+                        not_bundled: m.lacp.as_ref().and_then(|l| l.not_bundled.clone()).or_else(
+                            || {
+                                m.pagp
+                                    .as_ref()
+                                    .filter(|p| !p.in_channel)
+                                    .map(|p| format!("PAgP {}, not in the channel", p.state))
+                            },
+                        ),
                     })
                     .collect();
                 let all_up = st.members.iter().all(|m| m.mii_status == "up");
@@ -195,7 +202,22 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                     }
                     None => {
                         v.ports = st.members.iter().filter(|m| m.transmitting).count();
-                        v.ok = all_up && st.mii_status == "up";
+                        // A PAgP bond has formed when PAgP has its members
+                        // in the channel (active-backup: one, the rest
+                        // stand by).
+                        let in_channel = st
+                            .members
+                            .iter()
+                            .filter(|m| m.pagp.as_ref().is_some_and(|p| p.in_channel))
+                            .count();
+                        let pagp_ok = match b.config.pagp {
+                            lagkit_bondcfg::Pagp::Off => true,
+                            _ if b.config.mode == lagkit_bondcfg::Mode::ActiveBackup => {
+                                in_channel >= 1
+                            }
+                            _ => in_channel == b.members.len(),
+                        };
+                        v.ok = all_up && st.mii_status == "up" && pagp_ok;
                     }
                 }
             }
@@ -253,6 +275,13 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                     }
                     Err(e) => v.problems.push(e),
                 },
+                // Refused for Open vSwitch when the topology is read.
+                Protocol::PagpDesirable
+                | Protocol::PagpDesirableNonSilent
+                | Protocol::PagpAuto
+                | Protocol::PagpAutoNonSilent => {
+                    v.problems.push("Open vSwitch has no PAgP".into());
+                }
             }
             snap.channels.push(v);
         }
@@ -308,18 +337,26 @@ fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
 /// `deadline`; returns the time it took and the final snapshot, or says
 /// which side has not converged and why.
 pub fn converge(lab: &Lab, deadline: Duration) -> Result<(Duration, LacpSnapshot), String> {
+    let (took, s) = wait_formed(lab, deadline);
+    if s.all_ok() {
+        return Ok((took, s));
+    }
+    Err(format!(
+        "not converged after {:.0?}:\n  {}",
+        deadline,
+        s.not_converged().join("\n  ")
+    ))
+}
+
+/// Polls until every bond and channel has formed or `deadline` has
+/// passed; returns the time waited and the last snapshot (formed or not:
+/// see [`LacpSnapshot::all_ok`]).
+pub fn wait_formed(lab: &Lab, deadline: Duration) -> (Duration, LacpSnapshot) {
     let t0 = Instant::now();
     loop {
         let s = snapshot(lab);
-        if s.all_ok() {
-            return Ok((t0.elapsed(), s));
-        }
-        if t0.elapsed() >= deadline {
-            return Err(format!(
-                "not converged after {:.0?}:\n  {}",
-                deadline,
-                s.not_converged().join("\n  ")
-            ));
+        if s.all_ok() || t0.elapsed() >= deadline {
+            return (t0.elapsed(), s);
         }
         std::thread::sleep(Duration::from_millis(250));
     }

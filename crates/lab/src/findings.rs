@@ -167,6 +167,7 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
             ));
         }
     }
+    f.extend(ibm_6513_lagkit(r));
     for (none, chan) in [("none-xor", "xor"), ("none-rr", "rr")] {
         if let (Some(n), Some(c)) = (run(r, none), run(r, chan)) {
             f.push(Finding::info(
@@ -177,6 +178,173 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
                 format!("{:.1} against {:.1} Mbit/s", mbps(n), mbps(c)),
             ));
         }
+    }
+    f
+}
+
+/// The run with configuration `key` whose bonds and channels were waited
+/// for (finished with a result, or not formed as expected).
+fn waited<'a>(r: &'a Report, key: &str) -> Option<&'a RunRecord> {
+    r.runs.iter().find(|x| {
+        x.key == key
+            && x.formation
+                .as_ref()
+                .is_some_and(|f| f.not_formed_as_expected() || (f.formed && x.error.is_none()))
+    })
+}
+
+/// Every tx and rx balance ratio of a run's bonds, named `host dir`.
+fn ratios(x: &RunRecord) -> Vec<(String, f64)> {
+    bonds(x)
+        .iter()
+        .flat_map(|b| {
+            [("tx", b.tx_ratio), ("rx", b.rx_ratio)]
+                .into_iter()
+                .filter_map(|(d, v)| v.map(|v| (format!("{} {d}", b.host), v)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn list(v: &[(String, f64)]) -> String {
+    v.iter()
+        .map(|(h, x)| format!("{h} {x:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The seed-000 rows only lagkit's switch runs: PAgP's pairings, the
+/// static channel hashing on L4 ports, and the MAC moves of no channel.
+fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
+    let mut f = Vec::new();
+    // seed 000, 6.3.1: "a LAN port in desirable mode can form an
+    // EtherChannel with another LAN port that is in either auto or
+    // desirable mode. Two LAN ports in auto mode cannot"; a silent port
+    // may channel with a partner that sends no PAgP, a non-silent one
+    // needs PAgP from it.
+    for (key, forms, what) in [
+        (
+            "pagp-d-pagp",
+            true,
+            "desirable non-silent facing a PAgP desirable server",
+        ),
+        (
+            "pagp-u-pagp",
+            true,
+            "auto non-silent facing a PAgP desirable server",
+        ),
+        (
+            "pagp-l3",
+            true,
+            "desirable non-silent (L3) facing a PAgP desirable server",
+        ),
+        (
+            "pagp-ds-xor",
+            true,
+            "desirable silent facing a server that speaks no PAgP (after the silent wait)",
+        ),
+        (
+            "pagp-d-xor",
+            false,
+            "desirable non-silent facing a server that speaks no PAgP",
+        ),
+        (
+            "pagp-u-xor",
+            false,
+            "auto facing a server that speaks no PAgP",
+        ),
+        (
+            "pagp-d-lacp",
+            false,
+            "desirable non-silent facing an 802.3ad (LACP) server",
+        ),
+        ("pagp-u-pagpu", false, "auto facing a PAgP auto server"),
+    ] {
+        let Some(x) = waited(r, key) else { continue };
+        let Some(fm) = &x.formation else { continue };
+        f.push(Finding::check(
+            format!(
+                "PAgP {what} {} a channel (seed 000, 6.3.1)",
+                if forms { "forms" } else { "does not form" }
+            ),
+            if fm.formed {
+                format!("formed in {:.1} s (run {})", fm.seconds, x.run)
+            } else {
+                format!(
+                    "not formed after {:.0} s (run {}): {}",
+                    fm.seconds,
+                    x.run,
+                    fm.why.join("; ")
+                )
+            },
+            fm.formed == forms,
+        ));
+    }
+    // A formed PAgP channel carries what an LACP one does: the same
+    // switch hashing over the same members.
+    if let (Some(p), Some(l4)) = (run(r, "pagp-d-pagp"), run(r, "l4")) {
+        let rs = ratios(p);
+        let q = mbps(p) / mbps(l4).max(1e-9);
+        f.push(Finding::check(
+            "a PAgP channel (desirable, L4) balances like LACP: every ratio within 0.45–0.55 and at least 0.9 × LACP L4's throughput (seed 000: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86, its servers speaking no PAgP)",
+            format!("{}; {:.1} / {:.1} Mbit/s = {q:.2}", list(&rs), mbps(p), mbps(l4)),
+            rs.len() >= 4 && rs.iter().all(|(_, x)| (0.45..=0.55).contains(x)) && q >= 0.9,
+        ));
+    }
+    // seed 000 found PAgP with L3 hashing (run 23) "much better than
+    // expected" and did not know why; its servers spoke no PAgP, so its
+    // desirable non-silent ports most likely never bundled and forwarded
+    // each on its own, to wherever the servers' MACs were last learned.
+    // A channel that forms hashes on the two addresses like LACP does.
+    if let Some(p) = run(r, "pagp-l3") {
+        let rx: Vec<(String, f64)> = bonds(p)
+            .iter()
+            .filter_map(|b| b.rx_ratio.map(|x| (format!("{} rx", b.host), one_sided(x))))
+            .collect();
+        let lacp = run(r, "l2").map_or(String::new(), |l| {
+            format!("; LACP L3 (run {}) {:.1} Mbit/s", l.run, mbps(l))
+        });
+        f.push(Finding::check(
+            "a formed PAgP channel hashing on IP addresses leaves one link of each receiving bond idle, as LACP does: receive balance ≥ 0.95 (seed 000 run 23: 0.50/0.51 at 2915 Mbit/s, which does not reproduce with a channel that forms)",
+            format!("{}; {:.1} Mbit/s{lacp}", list(&rx), mbps(p)),
+            !rx.is_empty() && rx.iter().all(|(_, x)| *x >= 0.95),
+        ));
+    }
+    // seed 000: "manual-on-with-standard-port-aggregation" performs as
+    // LACP-active with 802.3ad (runs 11 and 17: 3947 and 3946 Mbit/s).
+    if let (Some(m), Some(l4)) = (run(r, "xor-l4"), run(r, "l4")) {
+        let rs = ratios(m);
+        let q = mbps(m) / mbps(l4).max(1e-9);
+        f.push(Finding::check(
+            "a static (mode on) channel hashing on L4 ports, servers standard, balances and performs as LACP L4: every ratio within 0.45–0.55 and at least 0.9 × its throughput (seed 000: runs 11 and 17, 3947 against 3946 Mbit/s = 1.00)",
+            format!("{}; {:.1} / {:.1} Mbit/s = {q:.2}", list(&rs), mbps(m), mbps(l4)),
+            rs.len() >= 4 && rs.iter().all(|(_, x)| (0.45..=0.55).contains(x)) && q >= 0.9,
+        ));
+    }
+    // No channel: each server's two links end on two access ports, so the
+    // switch learns its MAC on one, then the other.
+    if let Some(n) = run(r, "none-xor") {
+        let (moves, secs) = n
+            .measurement
+            .as_ref()
+            .map_or((0, 0.0), |m| (m.mac_moves.values().sum::<u64>(), m.seconds));
+        let per_s = moves as f64 / secs.max(1e-9);
+        let against = run(r, "xor-l4")
+            .or_else(|| run(r, "xor"))
+            .map_or(String::new(), |c| {
+                format!(
+                    "; {:.1} against {:.1} Mbit/s with a static channel (run {}) = {:.2}",
+                    mbps(n),
+                    mbps(c),
+                    c.run,
+                    mbps(n) / mbps(c).max(1e-9)
+                )
+            });
+        f.push(Finding::check(
+            "with no channel on the switch the servers' MACs move between its ports: at least 1 move per second of the run (seed 000: channel groups defined beat none; no channel reached 2954 against 3947 Mbit/s = 0.75, runs 25 and 11)",
+            format!("{moves} moves in {secs:.1} s = {per_s:.1}/s{against}"),
+            per_s >= 1.0,
+        ));
     }
     f
 }

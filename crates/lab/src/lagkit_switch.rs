@@ -6,7 +6,8 @@
 //!
 //! The topology says what a channel means (protocol, load balance); IOS
 //! says it as a Catalyst would: `channel-group N mode active|passive|on`
-//! with `lacp rate fast` (the lab's OVS channels use fast LACP too), one
+//! with `lacp rate fast` (the lab's OVS channels use fast LACP too), or
+//! `mode desirable|auto [non-silent]` for PAgP (silent is IOS's default), one
 //! global `port-channel load-balance` ([`LoadBalance::cisco_method`]), and
 //! each port's `mtu` the switch end's. Port `pK` is `GigabitEthernet1/K`.
 //! The daemon itself is started, tracked and stopped by [`crate::lab`],
@@ -67,10 +68,17 @@ pub fn ios_config(t: &Topology, sw: &Switch) -> String {
             .find(|(c, _)| c.ports.contains(p));
         if let Some((c, n)) = channel {
             let mode = match c.protocol {
-                Protocol::LacpActive => Some("active"),
-                Protocol::LacpPassive => Some("passive"),
-                Protocol::Static => Some("on"),
+                Protocol::LacpActive => Some("active".to_string()),
+                Protocol::LacpPassive => Some("passive".to_string()),
+                Protocol::Static => Some("on".to_string()),
                 Protocol::None => None,
+                p => p.pagp_mode().map(|(m, silent)| {
+                    if silent {
+                        m.to_string()
+                    } else {
+                        format!("{m} non-silent")
+                    }
+                }),
             };
             if let Some(mode) = mode {
                 let _ = writeln!(o, " channel-group {n} mode {mode}");
@@ -204,6 +212,16 @@ impl LagkitSwitch {
             .map_err(|e| format!("show etherchannel summary: {e}"))
     }
 
+    /// `show mac address-table`: how many times a MAC address has moved
+    /// between ports since the switch started (a host's frames arriving on
+    /// two ports that are not one channel).
+    pub fn mac_moves(&self) -> Result<u64, String> {
+        let v = self.show(&["mac", "address-table"])?;
+        v["moves"]
+            .as_u64()
+            .ok_or_else(|| "show mac address-table: no 'moves' in the answer".to_string())
+    }
+
     /// `show interfaces counters`: every port's counters.
     pub fn counters(&self) -> Result<Vec<PortCounters>, String> {
         let v = self.show(&["interfaces", "counters"])?;
@@ -289,6 +307,55 @@ between = ["h3", "c6513"]
         assert_eq!(c.channels.len(), 2);
         assert_eq!(c.hostname.as_deref(), Some("c6513"));
         assert!(c.suspended.is_empty(), "{:?}", c.suspended);
+    }
+
+    #[test]
+    fn writes_pagp_modes_silent_by_default() {
+        for (protocol, line) in [
+            ("pagp-desirable", " channel-group 3 mode desirable\n"),
+            (
+                "pagp-desirable-non-silent",
+                " channel-group 3 mode desirable non-silent\n",
+            ),
+            ("pagp-auto", " channel-group 3 mode auto\n"),
+            (
+                "pagp-auto-non-silent",
+                " channel-group 3 mode auto non-silent\n",
+            ),
+        ] {
+            let text = TOPO
+                .replace("\"lacp-passive\"", &format!("\"{protocol}\""))
+                .replace(
+                    "mode = \"802.3ad\", lacp_rate = \"fast\"",
+                    "mode = \"balance-xor\", pagp = \"desirable\"",
+                );
+            let t = Topology::parse(&text, "t.toml", "t").unwrap();
+            assert!(t.switches[0].channels[0].protocol.is_pagp());
+            let sw = &t.switches[0];
+            let cfg = ios_config(&t, sw);
+            assert!(cfg.contains(line), "{protocol}: {cfg}");
+            assert!(!cfg.contains("lacp rate"), "{cfg}");
+            // The host's bond file runs PAgP too.
+            let b = t.hosts[0].bond.as_ref().unwrap();
+            assert!(b.toml.contains("pagp = \"desirable\""), "{}", b.toml);
+            let ports: Vec<(String, String)> = sw
+                .ports
+                .iter()
+                .map(|p| (interface_of(p), p.clone()))
+                .collect();
+            let c = lagkit_switch::config::from_ios(&cfg, &ports).unwrap();
+            assert_eq!(c.channels.len(), 2, "{protocol}");
+        }
+        // Open vSwitch has no PAgP.
+        let e = Topology::parse(
+            &TOPO
+                .replace("kind = \"lagkit\"", "kind = \"ovs\"")
+                .replace("\"lacp-passive\"", "\"pagp-auto\""),
+            "t.toml",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("Open vSwitch has no PAgP"), "{e}");
     }
 
     #[test]

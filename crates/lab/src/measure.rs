@@ -187,6 +187,8 @@ pub struct Snapshot {
     switches: BTreeMap<String, f64>,
     /// (switch, device) -> that port's counters (lagkit switches).
     switch_ports: BTreeMap<(String, String), PortCounters>,
+    /// switch -> MAC moves so far (lagkit switches).
+    mac_moves: BTreeMap<String, u64>,
 }
 
 /// Takes a snapshot of every host and shaped link end.
@@ -210,6 +212,7 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
     }
     let mut switches = BTreeMap::new();
     let mut switch_ports = BTreeMap::new();
+    let mut mac_moves = BTreeMap::new();
     for sw in &lab.topo.switches {
         let used = match sw.kind {
             SwitchKind::Ovs => lab.ovs(&sw.name).and_then(|o| {
@@ -229,6 +232,7 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
             for c in ls.counters()? {
                 switch_ports.insert((sw.name.clone(), c.device.clone()), c);
             }
+            mac_moves.insert(sw.name.clone(), ls.mac_moves()?);
         }
     }
     Ok(Snapshot {
@@ -239,6 +243,7 @@ pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
         qdiscs,
         switches,
         switch_ports,
+        mac_moves,
     })
 }
 
@@ -315,6 +320,11 @@ pub struct Measurement {
     /// Each lagkit switch's ports (Open vSwitch's are not read).
     #[serde(default)]
     pub switch_ports: Vec<SwitchPortDelta>,
+    /// Each lagkit switch's MAC moves during the run (`show mac
+    /// address-table`'s `moves`): a host whose frames reach the switch on
+    /// two ports that are not one channel moves back and forth.
+    #[serde(default)]
+    pub mac_moves: BTreeMap<String, u64>,
 }
 
 /// One port of a lagkit switch over a run (`show interfaces counters`).
@@ -456,9 +466,18 @@ pub fn diff(a: &Snapshot, b: &Snapshot) -> Measurement {
             }
         })
         .collect();
+    let mac_moves = b
+        .mac_moves
+        .iter()
+        .map(|(sw, after)| {
+            let before = a.mac_moves.get(sw).copied().unwrap_or(0);
+            (sw.clone(), after.saturating_sub(before))
+        })
+        .collect();
     Measurement {
         switch_cpu,
         switch_ports,
+        mac_moves,
         seconds,
         cpu: CpuUse::between(&a.cpu, &b.cpu),
         bonds,

@@ -19,8 +19,9 @@ pub struct ConfigCode {
     /// Flows/processes.
     pub procs: u32,
     /// Switch: load balance - protocol - port mode, e.g. `p-L-v`
-    /// (p: L4 ports, i: L3 IP, m: L2 MAC; L: LACP, M: manual/static,
-    /// N: none; v: active, s: passive, o: on, n: none).
+    /// (p: L4 ports, i: L3 IP, m: L2 MAC; L: LACP, P: PAgP, M:
+    /// manual/static, N: none; v: active, s: passive, d: desirable
+    /// non-silent, ds: desirable silent, u/us: auto, o: on, n: none).
     pub switch: String,
     /// Server (host bond): mode - hash, e.g. `8d-st` (8d: 802.3ad, sd:
     /// balance-xor "standard", rn: round-robin, ab: active-backup, ad:
@@ -55,6 +56,12 @@ impl ConfigCode {
                     Protocol::LacpPassive => ("L", "s"),
                     Protocol::Static => ("M", "o"),
                     Protocol::None => ("N", "n"),
+                    // seed 000's PAgP runs were desirable non-silent (`d`);
+                    // `s` marks silent, `u` auto.
+                    Protocol::PagpDesirable => ("P", "ds"),
+                    Protocol::PagpDesirableNonSilent => ("P", "d"),
+                    Protocol::PagpAuto => ("P", "us"),
+                    Protocol::PagpAutoNonSilent => ("P", "u"),
                 };
                 let code = format!("{lb}-{proto}-{mode}");
                 if !sw.contains(&code) {
@@ -219,6 +226,35 @@ pub struct RunRecord {
     pub flags: Vec<String>,
     /// Why the run failed, if it did.
     pub error: Option<String>,
+    /// Whether the channels formed, and whether they were meant to
+    /// (absent in reports from before the key).
+    #[serde(default)]
+    pub formation: Option<Formation>,
+}
+
+/// Whether a run's bonds and channels formed, against what its
+/// configuration expected. A configuration that is expected not to form
+/// (PAgP auto facing auto, a non-silent desirable port facing a bond
+/// that speaks no PAgP) is waited for all the same; when it indeed does
+/// not form, that is the run's result, and no workload runs over it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Formation {
+    /// Expected to form.
+    pub expected: bool,
+    /// Formed within the wait.
+    pub formed: bool,
+    /// Seconds waited (to forming, or the whole wait).
+    pub seconds: f64,
+    /// What had not formed at the end of the wait, and why.
+    #[serde(default)]
+    pub why: Vec<String>,
+}
+
+impl Formation {
+    /// It did not form, as expected.
+    pub fn not_formed_as_expected(&self) -> bool {
+        !self.expected && !self.formed
+    }
 }
 
 impl RunRecord {
@@ -239,6 +275,7 @@ impl RunRecord {
             limit_mbps: None,
             flags: Vec::new(),
             error: None,
+            formation: None,
         }
     }
 
@@ -486,6 +523,19 @@ impl Report {
                 .collect();
             if let Some(e) = &r.error {
                 flags.insert(0, format!("FAILED: {}", e.lines().next().unwrap_or("")));
+            }
+            match &r.formation {
+                Some(f) if f.not_formed_as_expected() => flags.insert(
+                    0,
+                    format!(
+                        "not formed, as expected: {}",
+                        f.why.first().map_or("", String::as_str)
+                    ),
+                ),
+                Some(f) if !f.expected && f.formed => {
+                    flags.insert(0, "formed, though expected not to".into())
+                }
+                _ => {}
             }
             line.push_str(&flags.join(", "));
             let _ = writeln!(o, "{}", line.trim_end());

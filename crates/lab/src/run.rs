@@ -1,11 +1,11 @@
 //! `lab run`: up, wait for convergence (with a deadline), run the workload
 //! between two snapshots, collect, down — down also when anything fails.
 
-use crate::converge::{converge, snapshot as lacp_snapshot};
+use crate::converge::{snapshot as lacp_snapshot, wait_formed};
 use crate::error::LabError;
 use crate::lab::{DownReport, Lab, Options};
 use crate::measure;
-use crate::report::{ConfigCode, Report, RunRecord};
+use crate::report::{ConfigCode, Formation, Report, RunRecord};
 use crate::topology::Topology;
 use std::time::Duration;
 
@@ -22,10 +22,24 @@ pub struct RunOptions {
     pub run: usize,
     /// The command line, recorded in sweep reports.
     pub command: Option<String>,
+    /// The configuration's bonds and channels are expected to form (a
+    /// built-in scenario's rows that show a pairing that does not form
+    /// set this false: then not forming is the run's result).
+    pub expect_formed: bool,
+    /// How long to wait for a configuration expected not to form before
+    /// taking "not formed" as its result.
+    pub unformed_wait: Duration,
 }
 
+/// How long a run expected not to form waits: PAgP's silent wait (15 s,
+/// after which a silent desirable port attaches to a partner that never
+/// speaks PAgP) and a margin, so a channel that would form late still does
+/// within it.
+pub const UNFORMED_WAIT: Duration = Duration::from_secs(20);
+
 impl RunOptions {
-    /// Defaults: 60 s to converge, 1 s to settle, run 1.
+    /// Defaults: 60 s to converge, 1 s to settle, run 1, expected to form
+    /// ([`UNFORMED_WAIT`] otherwise).
     pub fn new(lab: Options) -> RunOptions {
         RunOptions {
             lab,
@@ -33,6 +47,8 @@ impl RunOptions {
             settle: Duration::from_secs(1),
             run: 1,
             command: None,
+            expect_formed: true,
+            unformed_wait: UNFORMED_WAIT,
         }
     }
 }
@@ -91,7 +107,32 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
     let mut guard = LabGuard::new(Lab::up(topo.clone(), opts.lab.clone())?);
     let result = (|| -> Result<(), String> {
         let lab = guard.lab();
-        let (took, snap) = converge(lab, opts.converge_timeout)?;
+        let wait = if opts.expect_formed {
+            opts.converge_timeout
+        } else {
+            opts.unformed_wait
+        };
+        let (took, snap) = wait_formed(lab, wait);
+        let formed = snap.all_ok();
+        rec.formation = Some(Formation {
+            expected: opts.expect_formed,
+            formed,
+            seconds: took.as_secs_f64(),
+            why: snap.not_converged(),
+        });
+        if !formed {
+            let why = format!(
+                "not converged after {wait:.0?}:\n  {}",
+                snap.not_converged().join("\n  ")
+            );
+            rec.lacp_start = Some(snap);
+            if opts.expect_formed {
+                return Err(why);
+            }
+            // The result: it did not form, as expected; nothing to measure.
+            say(&why);
+            return Ok(());
+        }
         rec.converge_seconds = Some(took.as_secs_f64());
         say(&format!("converged in {:.1} s", took.as_secs_f64()));
         rec.lacp_start = Some(snap);

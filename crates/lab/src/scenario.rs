@@ -16,7 +16,12 @@
 //!   with two hosts both put every frame to one server on one link), the
 //!   channel (LACP, static "mode on", none), the server mode (802.3ad,
 //!   standard = balance-xor, round-robin) and the MTU (1500, 9000, 9000 on
-//!   the servers only). Hosts `cli` and `srv`, switch `c6513`.
+//!   the servers only). On lagkit's switch also the seed's PAgP rows and
+//!   the pairings of its section 6.3.1 (desirable/auto, silent/non-silent,
+//!   against a server that speaks no PAgP, one that runs LACP and one that
+//!   runs PAgP; a pairing that does not form is the row's result) and its
+//!   static channel hashing on L4 ports. Hosts `cli` and `srv`, switch
+//!   `c6513`.
 //! - `hp-apa` (seed 001): one server with k = 1, 2, 4, 8 links in an LACP
 //!   aggregate, eight single-link clients, transmit, receive, both.
 //! - `lpm` (seed 002): two hosts back to back, 2 links, four LPM-style
@@ -48,6 +53,10 @@ pub struct Config {
     pub topo: Topology,
     /// Its topology file text.
     pub text: String,
+    /// Its bonds and channels are expected to form; a row that shows a
+    /// pairing that does not (PAgP auto against auto) is `false`, and its
+    /// run's result is whether it formed (see [`crate::report::Formation`]).
+    pub expect_formed: bool,
 }
 
 /// A built-in scenario: a name, a description and its configurations.
@@ -67,7 +76,7 @@ pub struct Scenario {
 pub const BUILTIN: [(&str, &str); 5] = [
     (
         "ibm-6513",
-        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial (--short: 6 runs ~2 min; full: 13 runs ~5 min)",
+        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial; on lagkit's switch also PAgP desirable/auto, silent/non-silent against static, LACP and PAgP servers, and a static L4 channel (--short: 16 runs ~4 min; full: 13 runs ~5 min on Open vSwitch, 22 on lagkit's switch ~8 min)",
     ),
     (
         "hp-apa",
@@ -198,6 +207,7 @@ fn config(scenario: &str, key: &str, label: &str, text: String) -> Config {
         label: label.to_string(),
         topo,
         text,
+        expect_formed: true,
     }
 }
 
@@ -232,12 +242,143 @@ struct Ibm {
     /// The servers cabled to each other, no switch (seed 000: "the
     /// typical choice for hosts connected back-to-back" is round-robin).
     direct: bool,
+    /// The switch and the servers form their channels (seed 000, 6.3.1:
+    /// PAgP auto never forms with auto; see [`Config::expect_formed`]).
+    forms: bool,
+    /// Only lagkit's switch runs it (PAgP; `mode on` hashing on L4 ports,
+    /// which Open vSwitch's balance-tcp does only with LACP).
+    lagkit_only: bool,
 }
 
 const LACP_L23: &str = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer2+3""#;
 const LACP_L34: &str = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
 const XOR_L34: &str = r#"mode = "balance-xor", xmit_hash_policy = "layer3+4""#;
 const RR: &str = r#"mode = "balance-rr""#;
+const PAGP_D_L34: &str =
+    r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "desirable""#;
+const PAGP_U_L34: &str = r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "auto""#;
+
+/// A row of seed 000's PAgP and static L4 runs, which only
+/// lagkit's switch can run.
+const fn lagkit_row(
+    key: &'static str,
+    label: &'static str,
+    protocol: &'static str,
+    lb: &'static str,
+    bond: &'static str,
+    forms: bool,
+) -> Ibm {
+    Ibm {
+        key,
+        label,
+        protocol,
+        lb,
+        bond,
+        mtu: (1500, 1500),
+        direct: false,
+        forms,
+        lagkit_only: true,
+    }
+}
+
+/// seed 000's PAgP rows (`P-d`, runs 3, 5, 6, 18–20, 23: desirable
+/// non-silent against AIX `standard`, which speaks no PAgP), its static L4
+/// channel (`p-M-o sd-st`, runs 4, 11, 29) and the PAgP pairings of its
+/// section 6.3.1, against a static host, an LACP host and a PAgP host.
+const IBM_LAGKIT: [Ibm; 9] = [
+    lagkit_row(
+        "xor-l4",
+        "static channel (mode on), switch L4, servers standard layer3+4",
+        "static",
+        "l4",
+        XOR_L34,
+        true,
+    ),
+    lagkit_row(
+        "pagp-d-pagp",
+        "PAgP desirable non-silent, switch L4, servers standard layer3+4 with PAgP desirable",
+        "pagp-desirable-non-silent",
+        "l4",
+        PAGP_D_L34,
+        true,
+    ),
+    lagkit_row(
+        "pagp-u-pagp",
+        "PAgP auto non-silent, switch L4, servers standard layer3+4 with PAgP desirable",
+        "pagp-auto-non-silent",
+        "l4",
+        PAGP_D_L34,
+        true,
+    ),
+    lagkit_row(
+        "pagp-l3",
+        "PAgP desirable non-silent, switch L2, servers standard layer3+4 with PAgP desirable",
+        "pagp-desirable-non-silent",
+        "l2",
+        PAGP_D_L34,
+        true,
+    ),
+    lagkit_row(
+        "pagp-ds-xor",
+        "PAgP desirable silent, switch L4, servers standard layer3+4 (no PAgP)",
+        "pagp-desirable",
+        "l4",
+        XOR_L34,
+        true,
+    ),
+    lagkit_row(
+        "pagp-d-xor",
+        "PAgP desirable non-silent, switch L4, servers standard layer3+4 (no PAgP)",
+        "pagp-desirable-non-silent",
+        "l4",
+        XOR_L34,
+        false,
+    ),
+    lagkit_row(
+        "pagp-u-xor",
+        "PAgP auto silent, switch L4, servers standard layer3+4 (no PAgP)",
+        "pagp-auto",
+        "l4",
+        XOR_L34,
+        false,
+    ),
+    lagkit_row(
+        "pagp-d-lacp",
+        "PAgP desirable non-silent, switch L4, servers 802.3ad layer3+4",
+        "pagp-desirable-non-silent",
+        "l4",
+        LACP_L34,
+        false,
+    ),
+    lagkit_row(
+        "pagp-u-pagpu",
+        "PAgP auto silent, switch L4, servers standard layer3+4 with PAgP auto",
+        "pagp-auto",
+        "l4",
+        PAGP_U_L34,
+        false,
+    ),
+];
+
+/// The ibm-6513 rows a short sweep runs.
+pub const IBM_6513_SHORT: [&str; 16] = [
+    "l2",
+    "l4",
+    "xor",
+    "rr",
+    "xor-b2b",
+    "rr-b2b",
+    "xor-l4",
+    "none-xor",
+    "pagp-d-pagp",
+    "pagp-u-pagp",
+    "pagp-l3",
+    "pagp-ds-xor",
+    "pagp-d-xor",
+    "pagp-u-xor",
+    "pagp-d-lacp",
+    "pagp-u-pagpu",
+];
 
 const IBM: [Ibm; 13] = [
     Ibm {
@@ -248,6 +389,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L23,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "l4",
@@ -257,6 +400,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L34,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "xor",
@@ -266,6 +411,8 @@ const IBM: [Ibm; 13] = [
         bond: XOR_L34,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "rr",
@@ -275,6 +422,8 @@ const IBM: [Ibm; 13] = [
         bond: RR,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "l2-34",
@@ -284,6 +433,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L34,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "l4-23",
@@ -293,6 +444,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L23,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "lacp-passive",
@@ -302,6 +455,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L34,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "none-xor",
@@ -311,6 +466,8 @@ const IBM: [Ibm; 13] = [
         bond: XOR_L34,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "none-rr",
@@ -320,6 +477,8 @@ const IBM: [Ibm; 13] = [
         bond: RR,
         mtu: (1500, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "jumbo",
@@ -329,6 +488,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L34,
         mtu: (9000, 9000),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "jumbo-partial",
@@ -338,6 +499,8 @@ const IBM: [Ibm; 13] = [
         bond: LACP_L34,
         mtu: (9000, 1500),
         direct: false,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "xor-b2b",
@@ -347,6 +510,8 @@ const IBM: [Ibm; 13] = [
         bond: XOR_L34,
         mtu: (1500, 1500),
         direct: true,
+        forms: true,
+        lagkit_only: false,
     },
     Ibm {
         key: "rr-b2b",
@@ -356,6 +521,8 @@ const IBM: [Ibm; 13] = [
         bond: RR,
         mtu: (1500, 1500),
         direct: true,
+        forms: true,
+        lagkit_only: false,
     },
 ];
 
@@ -418,23 +585,26 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Confi
             &format!("procs = {procs}\nmethod = \"epoll-et\"\nsize = 4096\n"),
         )
     };
-    config("ibm-6513", v.key, &label, t)
+    let mut c = config("ibm-6513", v.key, &label, t);
+    c.expect_formed = v.forms;
+    c
 }
 
 /// seed 000 test system 1, scaled (see the module documentation). Short:
-/// L2/L3 against L4 with LACP, and standard against round-robin servers on
-/// a static channel and back-to-back, 6 s each (OVS rebalances every
-/// second meanwhile). Full: every configuration, 10 s each.
+/// L2/L3 against L4 with LACP, standard against round-robin servers on a
+/// static channel and back-to-back, no channel, and on lagkit's switch the
+/// static L4 channel and the PAgP pairings ([`IBM_6513_SHORT`]), 6 s each
+/// (OVS rebalances every second meanwhile). Full: every configuration,
+/// 10 s each. A PAgP pairing that does not form waits [`crate::run::UNFORMED_WAIT`]
+/// and runs no workload.
 pub fn ibm_6513(short: bool, kind: SwitchKind) -> Scenario {
     let seconds = if short { 6 } else { 10 };
-    let keys: &[&str] = if short {
-        &["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]
-    } else {
-        &[]
-    };
+    let keys: &[&str] = if short { &IBM_6513_SHORT } else { &[] };
     let configs = IBM
         .iter()
+        .chain(&IBM_LAGKIT)
         .filter(|v| keys.is_empty() || keys.contains(&v.key))
+        .filter(|v| kind == SwitchKind::Lagkit || !v.lagkit_only)
         .map(|v| ibm_6513_config(v, IBM_6513_PROCS, seconds, kind))
         .collect();
     Scenario {
@@ -710,6 +880,7 @@ pub fn run_sweep(
     for (i, c) in sc.configs.iter().enumerate() {
         let mut o = opts.clone();
         o.run = i + 1;
+        o.expect_formed = c.expect_formed;
         progress(Progress::Start {
             index: i,
             total: n,
@@ -796,8 +967,13 @@ impl Progress<'_> {
                 elapsed,
                 eta,
             } => {
+                let unformed = r
+                    .formation
+                    .as_ref()
+                    .is_some_and(|f| f.not_formed_as_expected());
                 let what = match (&r.error, &r.workload) {
                     (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+                    (None, None) if unformed => "not formed, as expected".into(),
                     (None, Some(w)) if w.transactions_per_s > 0.0 && w.mbps < 1.0 => {
                         format!("{:.0} transactions/s", w.transactions_per_s)
                     }
@@ -858,7 +1034,10 @@ mod tests {
     fn ibm_6513_configurations() {
         let s = ibm_6513(true, SwitchKind::Ovs);
         let keys: Vec<&str> = s.configs.iter().map(|c| c.key.as_str()).collect();
-        assert_eq!(keys, ["l2", "l4", "xor", "rr", "xor-b2b", "rr-b2b"]);
+        assert_eq!(
+            keys,
+            ["l2", "l4", "xor", "rr", "none-xor", "xor-b2b", "rr-b2b"]
+        );
         let c = codes(&s);
         assert_eq!(
             (c[0].switch.as_str(), c[0].server.as_str()),
@@ -876,6 +1055,47 @@ mod tests {
         assert_eq!(lk[0].switch, "i-L-v");
         assert_eq!(lk[2].switch, "i-M-o");
         assert_eq!(lk[1].switch, "p-L-v");
+        // ... and its short sweep has the seed's PAgP and static L4 rows,
+        // the pairings that do not form marked so.
+        let short = ibm_6513(true, SwitchKind::Lagkit);
+        assert_eq!(short.configs.len(), IBM_6513_SHORT.len());
+        let row = |k: &str| short.configs.iter().find(|c| c.key == k).unwrap();
+        for (k, forms, switch) in [
+            ("xor-l4", true, "p-M-o"),
+            ("pagp-d-pagp", true, "p-P-d"),
+            ("pagp-u-pagp", true, "p-P-u"),
+            ("pagp-l3", true, "i-P-d"),
+            ("pagp-ds-xor", true, "p-P-ds"),
+            ("pagp-d-xor", false, "p-P-d"),
+            ("pagp-u-xor", false, "p-P-us"),
+            ("pagp-d-lacp", false, "p-P-d"),
+            ("pagp-u-pagpu", false, "p-P-us"),
+        ] {
+            let c = row(k);
+            assert_eq!(c.expect_formed, forms, "{k}");
+            assert_eq!(ConfigCode::of(&c.topo, None).switch, switch, "{k}");
+            // A pairing that will not form says so when parsed.
+            assert_eq!(
+                c.topo.warnings.iter().any(|w| w.contains("will not agree")),
+                !forms,
+                "{k}: {:?}",
+                c.topo.warnings
+            );
+        }
+        let pagp = row("pagp-d-pagp");
+        assert!(pagp.text.contains("pagp = \"desirable\""));
+        let bond = pagp.topo.hosts[0].bond.as_ref().unwrap();
+        assert!(bond.toml.contains("pagp = \"desirable\""), "{}", bond.toml);
+        let ios = crate::lagkit_switch::ios_config(&pagp.topo, &pagp.topo.switches[0]);
+        assert!(
+            ios.contains(" channel-group 3 mode desirable non-silent\n"),
+            "{ios}"
+        );
+        let ios = crate::lagkit_switch::ios_config(
+            &row("pagp-u-xor").topo,
+            &row("pagp-u-xor").topo.switches[0],
+        );
+        assert!(ios.contains(" channel-group 4 mode auto\n"), "{ios}");
         let full = ibm_6513(false, SwitchKind::Ovs);
         assert_eq!(full.configs.len(), IBM.len());
         let fc = codes(&full);

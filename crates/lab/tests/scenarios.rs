@@ -5,7 +5,13 @@
 //!   idle (receive balance ≥ 0.95) and gets at most 0.6 × L4's throughput;
 //!   L4 balances 0.45–0.55 both ways; round-robin shows more out-of-order
 //!   segments than the hashed modes. A deliberately broken configuration in
-//!   the sweep is reported as failed and the sweep goes on.
+//!   the sweep is reported as failed and the sweep goes on. On lagkit's
+//!   switch also seed 000's PAgP pairings (desirable/auto,
+//!   silent/non-silent against static, LACP and PAgP servers: those that
+//!   form run, those that do not are reported "not formed, as expected"),
+//!   a formed PAgP channel balancing like LACP, PAgP at L3 leaving one link
+//!   idle, the static L4 channel performing as LACP, and the MAC moves of
+//!   no channel.
 //! - hp-apa: 2 and 4 links reach at least 0.95 of k × one link, the server
 //!   transmitting and receiving.
 //! - lpm: each AIX hash mode puts ≥ 90% of the data on one link; strong and
@@ -170,19 +176,70 @@ fn ibm_6513_short_shows_seed_000s_findings() {
         (l4.code.switch.as_str(), l4.code.server.as_str()),
         ("p-L-v", "8d-st")
     );
-    for k in ["xor", "rr", "xor-b2b", "rr-b2b"] {
+    for k in ["xor", "rr", "xor-b2b", "rr-b2b", "none-xor"] {
         ok(&r, k);
+    }
+    let lagkit = SwitchKind::DEFAULT == SwitchKind::Lagkit;
+    if lagkit {
+        // The PAgP pairings that form, and the static L4 channel, ran their
+        // workload; those that do not form are reported so, not failed.
+        for k in [
+            "xor-l4",
+            "pagp-d-pagp",
+            "pagp-u-pagp",
+            "pagp-l3",
+            "pagp-ds-xor",
+        ] {
+            let x = ok(&r, k);
+            let fm = x.formation.as_ref().unwrap();
+            assert!(fm.expected && fm.formed, "{k}: {fm:?}");
+        }
+        for k in ["pagp-d-xor", "pagp-u-xor", "pagp-d-lacp", "pagp-u-pagpu"] {
+            let x = ok(&r, k);
+            let fm = x.formation.as_ref().unwrap();
+            assert!(fm.not_formed_as_expected(), "{k}: {fm:?}");
+            assert!(x.workload.is_none(), "{k} ran a workload");
+            assert!(!fm.why.is_empty(), "{k}: no reason given");
+        }
+        assert!(r.table().contains("not formed, as expected"));
+        // silent desirable attaches only after PAgP's silent wait (15 s
+        // from the ports' carrier, some of which passes while the lab
+        // comes up), well after a pairing that speaks PAgP joins.
+        let took = |k: &str| ok(&r, k).formation.as_ref().unwrap().seconds;
+        let (silent, spoken) = (took("pagp-ds-xor"), took("pagp-d-pagp"));
+        assert!(
+            silent >= spoken + 5.0,
+            "silent attach after {silent:.1} s, PAgP join after {spoken:.1} s"
+        );
+        let moves: u64 = ok(&r, "none-xor")
+            .measurement
+            .as_ref()
+            .unwrap()
+            .mac_moves
+            .values()
+            .sum();
+        assert!(moves > 0, "no MAC moves without a channel");
     }
     // Recomputed here, so the test does not only trust the report's copy.
     let f = findings::ibm_6513(&r);
     assert_eq!(f, r.findings);
-    assert_all_hold(&f, 4);
-    for claim in [
+    assert_all_hold(&f, if lagkit { 16 } else { 5 });
+    let mut claims = vec![
         "receive balance ≥ 0.95",
         "0.6 ×",
         "0.45–0.55",
         "out-of-order",
-    ] {
+    ];
+    if lagkit {
+        claims.extend([
+            "6.3.1",
+            "PAgP channel (desirable, L4)",
+            "PAgP channel hashing on IP addresses",
+            "static (mode on) channel hashing on L4",
+            "MACs move",
+        ]);
+    }
+    for claim in claims {
         assert!(
             f.iter().any(|x| x.claim.contains(claim)),
             "no finding on {claim}"
@@ -321,6 +378,7 @@ seconds = 4
             label: "2% loss".into(),
             topo,
             text: text.into(),
+            expect_formed: true,
         }],
         findings: |_| Vec::new(),
     };

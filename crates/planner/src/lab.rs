@@ -628,6 +628,7 @@ fn configs(
         label: topo.name.clone(),
         topo,
         text,
+        expect_formed: true,
     }])
 }
 

@@ -19,7 +19,10 @@
 //! [[switch.channel]]                  # a port-channel
 //! name = "po1"                        # poN: Port-channel N on lagkit's switch
 //! host = "h1"                         # every port linked to h1 (or: ports = ["p1", "p2"])
-//! protocol = "lacp-active"            # lacp-active | lacp-passive | static | none
+//! protocol = "lacp-active"            # lacp-active | lacp-passive | static | none |
+//!                                     # pagp-desirable | pagp-auto (silent, IOS's default)
+//!                                     # | pagp-desirable-non-silent | pagp-auto-non-silent
+//!                                     # (lagkit's switch only; host bonds: pagp = ...)
 //! load_balance = "l4"                 # l4: src-dst-port (OVS balance-tcp) | l2: src-dst-mac
 //!                                     # (OVS balance-slb) | l3: src-dst-ip (lagkit's switch only);
 //!                                     # lagkit: one for all of a switch's channels

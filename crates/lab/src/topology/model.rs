@@ -169,6 +169,15 @@ pub enum Protocol {
     LacpActive,
     /// LACP, port mode passive.
     LacpPassive,
+    /// PAgP, port mode desirable, silent (Cisco's default: after the silent
+    /// wait a port attaches to a partner that never speaks PAgP).
+    PagpDesirable,
+    /// PAgP, port mode desirable non-silent (a partner must speak PAgP).
+    PagpDesirableNonSilent,
+    /// PAgP, port mode auto (answers, never starts), silent.
+    PagpAuto,
+    /// PAgP, port mode auto non-silent.
+    PagpAutoNonSilent,
     /// A channel with no protocol (Cisco "mode on").
     Static,
     /// No channel: each port on its own.
@@ -176,10 +185,17 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// Every protocol as a topology file writes it, for messages.
+    pub const NAMES: &'static str = "lacp-active, lacp-passive, pagp-desirable, pagp-desirable-non-silent, pagp-auto, pagp-auto-non-silent, static or none";
+
     pub(super) fn parse(s: &str) -> Option<Protocol> {
         Some(match s {
             "lacp-active" | "lacp" | "active" => Protocol::LacpActive,
             "lacp-passive" | "passive" => Protocol::LacpPassive,
+            "pagp-desirable" | "pagp" | "desirable" => Protocol::PagpDesirable,
+            "pagp-desirable-non-silent" => Protocol::PagpDesirableNonSilent,
+            "pagp-auto" | "auto" => Protocol::PagpAuto,
+            "pagp-auto-non-silent" => Protocol::PagpAutoNonSilent,
             "static" | "on" | "manual" => Protocol::Static,
             "none" => Protocol::None,
             _ => return None,
@@ -189,6 +205,74 @@ impl Protocol {
     /// LACP runs.
     pub fn is_lacp(self) -> bool {
         matches!(self, Protocol::LacpActive | Protocol::LacpPassive)
+    }
+
+    /// PAgP runs.
+    pub fn is_pagp(self) -> bool {
+        self.pagp_mode().is_some()
+    }
+
+    /// PAgP's IOS port mode (`desirable`, `auto`) and whether it is silent.
+    pub fn pagp_mode(self) -> Option<(&'static str, bool)> {
+        match self {
+            Protocol::PagpDesirable => Some(("desirable", true)),
+            Protocol::PagpDesirableNonSilent => Some(("desirable", false)),
+            Protocol::PagpAuto => Some(("auto", true)),
+            Protocol::PagpAutoNonSilent => Some(("auto", false)),
+            _ => None,
+        }
+    }
+}
+
+impl Protocol {
+    /// Why a channel of this protocol facing host bond `b` will not form
+    /// (seed 000, 6.3: desirable forms with desirable or auto, auto never
+    /// with auto; a silent desirable port attaches after the silent wait
+    /// to a partner that never speaks PAgP, a non-silent one never does),
+    /// or `None` when it will.
+    pub fn will_not_form_with(self, b: &HostBond) -> Option<String> {
+        use lagkit_bondcfg::Pagp;
+        let host = &b.config;
+        let (lacp, pagp) = (host.mode.is_lacp(), host.pagp);
+        match self {
+            Protocol::None => None,
+            Protocol::LacpActive | Protocol::LacpPassive => {
+                (!lacp).then(|| format!("the channel runs LACP but the bond's mode is {}", b.mode))
+            }
+            Protocol::Static => {
+                if lacp {
+                    Some(format!(
+                        "the channel runs no protocol but the bond's mode is {}",
+                        b.mode
+                    ))
+                } else if pagp == Pagp::Off || (pagp == Pagp::Desirable && host.pagp_silent) {
+                    None
+                } else {
+                    Some(format!(
+                        "the bond runs PAgP ({pagp}{}) but the channel is `mode on`",
+                        if host.pagp_silent { "" } else { ", non-silent" }
+                    ))
+                }
+            }
+            p => {
+                let (mode, silent) = p.pagp_mode()?;
+                match (mode, pagp) {
+                    (_, Pagp::Off) if lacp => Some(format!(
+                        "the channel runs PAgP but the bond runs LACP ({})",
+                        b.mode
+                    )),
+                    ("desirable", Pagp::Off) if silent => None,
+                    (_, Pagp::Off) => Some(format!(
+                        "PAgP {mode}{} and a bond that speaks no PAgP",
+                        if silent { "" } else { " non-silent" }
+                    )),
+                    ("auto", Pagp::Auto) => {
+                        Some("PAgP auto on both ends: neither starts".to_string())
+                    }
+                    _ => None,
+                }
+            }
+        }
     }
 }
 

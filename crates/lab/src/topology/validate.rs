@@ -379,8 +379,9 @@ pub(super) fn build(
                 cx.at(
                     &c.protocol,
                     format!(
-                        "protocol '{}': use lacp-active, lacp-passive, static or none",
-                        c.protocol.get_ref()
+                        "protocol '{}': use {}",
+                        c.protocol.get_ref(),
+                        Protocol::NAMES
                     ),
                 )
             })?;
@@ -404,6 +405,12 @@ pub(super) fn build(
                 .load_balance
                 .as_ref()
                 .map_or(c.name.span().start, |s| s.span().start);
+            if kind == SwitchKind::Ovs && protocol.is_pagp() {
+                return Err(cx.at(
+                    &c.protocol,
+                    format!("protocol '{}': Open vSwitch has no PAgP; use kind = \"lagkit\" (lagkit's switch runs it) or an LACP protocol", c.protocol.get_ref()),
+                ));
+            }
             if kind == SwitchKind::Ovs && protocol != Protocol::None {
                 if load_balance == LoadBalance::L3 {
                     return Err(cx.err(
@@ -428,13 +435,11 @@ pub(super) fn build(
                     .find(|x| &x.name == hn)
                     .and_then(|x| x.bond.as_ref())
                 {
-                    if protocol.is_lacp() != hb.is_lacp() && protocol != Protocol::None {
+                    if let Some(why) = protocol.will_not_form_with(hb) {
                         warnings.push(format!(
-                            "{}:{}: channel '{cname}' runs {} but host '{hn}' bond mode is {}: they will not agree",
+                            "{}:{}: channel '{cname}' and host '{hn}' bond will not agree: {why}",
                             cx.file,
                             line_col(cx.text, c.protocol.span().start).0,
-                            if protocol.is_lacp() { "LACP" } else { "no LACP" },
-                            hb.mode
                         ));
                     }
                 }
