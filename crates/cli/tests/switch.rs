@@ -483,6 +483,70 @@ fn a_static_bond_into_a_mode_on_channel_bundles_by_carrier() {
     );
 }
 
+/// A channel member whose protocol hears nothing from the host (a static
+/// bond that speaks neither LACP nor PAgP) stands alone, as a Catalyst's
+/// do (flag `I`): it forwards as an ordinary port, learning the bond's MAC
+/// on whichever member last sent from it, instead of dropping the host's
+/// traffic. That is how seed 000's AIX servers in `standard` mode carried
+/// traffic through `desirable non-silent` ports.
+#[test]
+fn members_that_hear_no_protocol_stand_alone_and_forward() {
+    let Some(mut lab) = Lab::new("switch_alone") else {
+        return;
+    };
+    let (sw, a, h) = bond_and_host(&mut lab);
+    lab.host(&h, "eth0", "10.0.8.2/24");
+    let ports = ["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"];
+    // LACP defaults after its 3 s timeout; PAgP waits the silent wait
+    // (15 s) before it gives a port up.
+    for (mode, within) in [
+        ("active\n lacp rate fast", 15),
+        ("desirable non-silent", 30),
+    ] {
+        let dir = TmpDir(tmpdir("alone"));
+        let config = format!("port-channel load-balance src-dst-ip\ninterface range gi1/1 - 2\n channel-group 5 mode {mode}\ninterface gi1/3\n");
+        let _s = start_switch(&sw, &dir.0, &config, &ports);
+        let ca = bond_config(&dir.0, "a", "balance-xor", "10.0.8.1/24");
+        let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+        wait_until(
+            &format!("{mode}: both members stand alone (I)"),
+            Duration::from_secs(within),
+            || flags(&sw, 5) == ["I", "I"],
+        );
+        let text = show_text(&sw, &["etherchannel", "summary"]);
+        assert!(text.contains("stand-alone"), "{text}");
+        // The bond speaks first: until the switch has learned its MAC on a
+        // member, a frame for it is unknown unicast, flooded into both
+        // stand-alone ports, and the bond takes both copies (as a host on
+        // two unbundled Catalyst ports would).
+        let p = ping(&a, "10.0.8.2", 3);
+        assert_eq!((p.received, p.duplicates), (3, 0), "{mode}: {p:?}");
+        let p = ping(&h, "10.0.8.1", 10);
+        assert_eq!((p.received, p.duplicates), (10, 0), "{mode}: {p:?}");
+        for t in tcp_flows(&h, "10.0.8.2:7600", &a, 4, 2 << 20)
+            .into_iter()
+            .chain(tcp_flows(&a, "10.0.8.1:7700", &h, 4, 2 << 20))
+        {
+            assert_eq!(t.received, t.sent, "{mode}: every byte arrived");
+            assert_eq!(t.recv_hash, t.sent_hash, "{mode}: and in order");
+        }
+        // The bond's address lives on a member port, not on the channel.
+        let table = show(&sw, &["mac", "address-table"]).unwrap();
+        let bond_at: Vec<String> = table["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["port"].as_str().map(String::from))
+            .filter(|p| p != "Gi1/3" && p != "GigabitEthernet1/3")
+            .collect();
+        assert!(
+            !bond_at.is_empty() && bond_at.iter().all(|p| !p.starts_with("Po")),
+            "{mode}: {table}"
+        );
+        assert_eq!(flags(&sw, 5), ["I", "I"], "{mode}: still stand-alone");
+    }
+}
+
 /// A member that fails silently (its carrier stays up, the switch's frames
 /// into it vanish): a `mode on` channel keeps sending its share into it, a
 /// black hole for the flows hashed there; an LACP channel notices the

@@ -249,6 +249,11 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
             "desirable non-silent facing a server that speaks no PAgP",
         ),
         (
+            "pagp-d-xor-l3",
+            false,
+            "desirable non-silent (L3) facing a server that speaks no PAgP",
+        ),
+        (
             "pagp-u-xor",
             false,
             "auto facing a server that speaks no PAgP",
@@ -308,6 +313,45 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
             "a formed PAgP channel hashing on IP addresses leaves one link of each receiving bond idle, as LACP does: receive balance ≥ 0.95 (seed 000 run 23: 0.50/0.51 at 2915 Mbit/s, which does not reproduce with a channel that forms)",
             format!("{}; {:.1} Mbit/s{lacp}", list(&rx), mbps(p)),
             !rx.is_empty() && rx.iter().all(|(_, x)| *x >= 0.95),
+        ));
+    }
+    // seed 000's own PAgP runs: desirable non-silent ports facing AIX
+    // `standard` servers, which speak no PAgP. The channel cannot form; a
+    // Catalyst's ports then stand alone (`I`) and forward one by one, and
+    // so do lagkit's. The servers send on both links, so the switch learns
+    // their MACs on one port, then the other, as with no channel at all.
+    if let Some(p) = run(r, "pagp-d-xor") {
+        let moves = p
+            .measurement
+            .as_ref()
+            .map_or(0, |m| m.mac_moves.values().sum::<u64>());
+        let l4 = run(r, "l4").map_or(String::new(), |l| {
+            format!(
+                " = {:.2} × LACP L4's {:.1} (run {})",
+                mbps(p) / mbps(l).max(1e-9),
+                mbps(l),
+                l.run
+            )
+        });
+        f.push(Finding::check(
+            "PAgP desirable non-silent facing servers that speak no PAgP: the ports stand alone and still carry the workload, the servers' MACs moving between them (seed 000: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86)",
+            format!("{:.1} Mbit/s{l4}; {moves} MAC moves", mbps(p)),
+            mbps(p) > 0.0 && moves > 0,
+        ));
+    }
+    // Run 23, the same at L3, "much better than expected" (balance
+    // 0.50/0.51): a channel would leave one receive link idle (one address
+    // pair), stand-alone ports send to wherever each MAC was last learned,
+    // which moves with every frame the servers send.
+    if let Some(p) = run(r, "pagp-d-xor-l3") {
+        let rx: Vec<(String, f64)> = bonds(p)
+            .iter()
+            .filter_map(|b| b.rx_ratio.map(|x| (format!("{} rx", b.host), one_sided(x))))
+            .collect();
+        f.push(Finding::check(
+            "PAgP desirable non-silent at L3 facing servers that speak no PAgP: stand-alone ports spread what the servers receive over both links (receive balance < 0.95), which explains seed 000's run 23 (0.50/0.51 at 2915 Mbit/s, \"much better than expected\")",
+            format!("{}; {:.1} Mbit/s", list(&rx), mbps(p)),
+            !rx.is_empty() && rx.iter().all(|(_, x)| *x < 0.95),
         ));
     }
     // seed 000: "manual-on-with-standard-port-aggregation" performs as

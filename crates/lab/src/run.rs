@@ -29,6 +29,9 @@ pub struct RunOptions {
     /// How long to wait for a configuration expected not to form before
     /// taking "not formed" as its result.
     pub unformed_wait: Duration,
+    /// A configuration expected not to form still carries traffic (its
+    /// switch's members stand alone): run the workload after the wait.
+    pub run_unformed: bool,
 }
 
 /// How long a run expected not to form waits: PAgP's silent wait (15 s,
@@ -49,6 +52,7 @@ impl RunOptions {
             command: None,
             expect_formed: true,
             unformed_wait: UNFORMED_WAIT,
+            run_unformed: false,
         }
     }
 }
@@ -125,16 +129,21 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
                 "not converged after {wait:.0?}:\n  {}",
                 snap.not_converged().join("\n  ")
             );
-            rec.lacp_start = Some(snap);
             if opts.expect_formed {
+                rec.lacp_start = Some(snap);
                 return Err(why);
             }
-            // The result: it did not form, as expected; nothing to measure.
             say(&why);
-            return Ok(());
+            if !opts.run_unformed {
+                // The result: it did not form, as expected; nothing to
+                // measure.
+                rec.lacp_start = Some(snap);
+                return Ok(());
+            }
+        } else {
+            rec.converge_seconds = Some(took.as_secs_f64());
+            say(&format!("converged in {:.1} s", took.as_secs_f64()));
         }
-        rec.converge_seconds = Some(took.as_secs_f64());
-        say(&format!("converged in {:.1} s", took.as_secs_f64()));
         rec.lacp_start = Some(snap);
         w.prepare(lab)?;
         steer_alb_peers(lab, &spec)?;

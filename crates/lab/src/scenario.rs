@@ -57,6 +57,9 @@ pub struct Config {
     /// pairing that does not (PAgP auto against auto) is `false`, and its
     /// run's result is whether it formed (see [`crate::report::Formation`]).
     pub expect_formed: bool,
+    /// Expected not to form, it still carries traffic (stand-alone
+    /// members), so the workload runs after the wait.
+    pub run_unformed: bool,
 }
 
 /// A built-in scenario: a name, a description and its configurations.
@@ -208,6 +211,7 @@ fn config(scenario: &str, key: &str, label: &str, text: String) -> Config {
         topo,
         text,
         expect_formed: true,
+        run_unformed: false,
     }
 }
 
@@ -245,6 +249,11 @@ struct Ibm {
     /// The switch and the servers form their channels (seed 000, 6.3.1:
     /// PAgP auto never forms with auto; see [`Config::expect_formed`]).
     forms: bool,
+    /// Not forming, the switch's members stand alone (Cisco's `I`: a
+    /// protocol that heard no partner) and forward on their own, so the
+    /// workload runs anyway (seed 000's PAgP runs against servers that
+    /// spoke no PAgP).
+    standalone: bool,
     /// Only lagkit's switch runs it (PAgP; `mode on` hashing on L4 ports,
     /// which Open vSwitch's balance-tcp does only with LACP).
     lagkit_only: bool,
@@ -267,6 +276,7 @@ const fn lagkit_row(
     lb: &'static str,
     bond: &'static str,
     forms: bool,
+    standalone: bool,
 ) -> Ibm {
     Ibm {
         key,
@@ -277,6 +287,7 @@ const fn lagkit_row(
         mtu: (1500, 1500),
         direct: false,
         forms,
+        standalone,
         lagkit_only: true,
     }
 }
@@ -285,7 +296,7 @@ const fn lagkit_row(
 /// non-silent against AIX `standard`, which speaks no PAgP), its static L4
 /// channel (`p-M-o sd-st`, runs 4, 11, 29) and the PAgP pairings of its
 /// section 6.3.1, against a static host, an LACP host and a PAgP host.
-const IBM_LAGKIT: [Ibm; 9] = [
+const IBM_LAGKIT: [Ibm; 10] = [
     lagkit_row(
         "xor-l4",
         "static channel (mode on), switch L4, servers standard layer3+4",
@@ -293,6 +304,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         XOR_L34,
         true,
+        false,
     ),
     lagkit_row(
         "pagp-d-pagp",
@@ -301,6 +313,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         PAGP_D_L34,
         true,
+        false,
     ),
     lagkit_row(
         "pagp-u-pagp",
@@ -309,6 +322,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         PAGP_D_L34,
         true,
+        false,
     ),
     lagkit_row(
         "pagp-l3",
@@ -317,6 +331,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l2",
         PAGP_D_L34,
         true,
+        false,
     ),
     lagkit_row(
         "pagp-ds-xor",
@@ -325,6 +340,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         XOR_L34,
         true,
+        false,
     ),
     lagkit_row(
         "pagp-d-xor",
@@ -333,6 +349,16 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         XOR_L34,
         false,
+        true,
+    ),
+    lagkit_row(
+        "pagp-d-xor-l3",
+        "PAgP desirable non-silent, switch L2, servers standard layer3+4 (no PAgP)",
+        "pagp-desirable-non-silent",
+        "l2",
+        XOR_L34,
+        false,
+        true,
     ),
     lagkit_row(
         "pagp-u-xor",
@@ -340,6 +366,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "pagp-auto",
         "l4",
         XOR_L34,
+        false,
         false,
     ),
     lagkit_row(
@@ -349,6 +376,7 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         LACP_L34,
         false,
+        false,
     ),
     lagkit_row(
         "pagp-u-pagpu",
@@ -357,11 +385,12 @@ const IBM_LAGKIT: [Ibm; 9] = [
         "l4",
         PAGP_U_L34,
         false,
+        false,
     ),
 ];
 
 /// The ibm-6513 rows a short sweep runs.
-pub const IBM_6513_SHORT: [&str; 16] = [
+pub const IBM_6513_SHORT: [&str; 17] = [
     "l2",
     "l4",
     "xor",
@@ -375,6 +404,7 @@ pub const IBM_6513_SHORT: [&str; 16] = [
     "pagp-l3",
     "pagp-ds-xor",
     "pagp-d-xor",
+    "pagp-d-xor-l3",
     "pagp-u-xor",
     "pagp-d-lacp",
     "pagp-u-pagpu",
@@ -390,6 +420,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -401,6 +432,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -412,6 +444,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -423,6 +456,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -434,6 +468,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -445,6 +480,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -456,6 +492,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -467,6 +504,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -478,6 +516,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -489,6 +528,7 @@ const IBM: [Ibm; 13] = [
         mtu: (9000, 9000),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -500,6 +540,7 @@ const IBM: [Ibm; 13] = [
         mtu: (9000, 1500),
         direct: false,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -511,6 +552,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: true,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
     Ibm {
@@ -522,6 +564,7 @@ const IBM: [Ibm; 13] = [
         mtu: (1500, 1500),
         direct: true,
         forms: true,
+        standalone: false,
         lagkit_only: false,
     },
 ];
@@ -587,6 +630,7 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Confi
     };
     let mut c = config("ibm-6513", v.key, &label, t);
     c.expect_formed = v.forms;
+    c.run_unformed = v.standalone;
     c
 }
 
@@ -881,6 +925,7 @@ pub fn run_sweep(
         let mut o = opts.clone();
         o.run = i + 1;
         o.expect_formed = c.expect_formed;
+        o.run_unformed = c.run_unformed;
         progress(Progress::Start {
             index: i,
             total: n,
@@ -1067,6 +1112,7 @@ mod tests {
             ("pagp-l3", true, "i-P-d"),
             ("pagp-ds-xor", true, "p-P-ds"),
             ("pagp-d-xor", false, "p-P-d"),
+            ("pagp-d-xor-l3", false, "i-P-d"),
             ("pagp-u-xor", false, "p-P-us"),
             ("pagp-d-lacp", false, "p-P-d"),
             ("pagp-u-pagpu", false, "p-P-us"),

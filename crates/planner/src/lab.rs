@@ -196,8 +196,9 @@ impl Lab<'_> {
             _ => {}
         }
         let switch = self.t.switches.iter().find(|s| s.name == sw);
-        let channel =
-            switch.and_then(|s| s.channels.iter().find(|c| c.host.as_deref() == Some(host)));
+        let channel = switch
+            .and_then(|s| s.channels.iter().find(|c| c.host.as_deref() == Some(host)))
+            .filter(|c| forms_with(self.t, c, host));
         let lagkit = switch.is_some_and(|s| s.kind == SwitchKind::Lagkit);
         match channel {
             // lagkit's switch: the Catalyst method into 8 buckets, dealt
@@ -629,6 +630,7 @@ fn configs(
         topo,
         text,
         expect_formed: true,
+        run_unformed: false,
     }])
 }
 
@@ -785,6 +787,16 @@ impl Accuracy {
     }
 }
 
+/// Whether channel `c` forms with `host`'s bond. One that does not (PAgP
+/// non-silent facing a bond that speaks no PAgP, say) is no channel for
+/// traffic: lagkit's switch lets its members stand alone, each forwarding
+/// as a port of its own (Cisco's `I`).
+fn forms_with(t: &Topology, c: &lagkit_lab::topology::Channel, host: &str) -> bool {
+    t.host(host)
+        .and_then(|h| h.bond.as_ref())
+        .is_none_or(|b| c.protocol.will_not_form_with(b).is_none())
+}
+
 /// A host whose bond sends from its one MAC on several links, facing a
 /// switch with no channel for it: the switch learns the MAC on whichever
 /// port saw its last frame, and what the host receives follows that race.
@@ -799,14 +811,22 @@ fn mac_race(t: &Topology, host: &str) -> Option<String> {
             (l.a.node == host && l.b.node == sw.name) || (l.b.node == host && l.a.node == sw.name)
         })
     })?;
-    let channel = sw
+    let channel = sw.channels.iter().any(|c| {
+        c.host.as_deref() == Some(host) && c.protocol != Protocol::None && forms_with(t, c, host)
+    });
+    let standalone = sw
         .channels
         .iter()
         .any(|c| c.host.as_deref() == Some(host) && c.protocol != Protocol::None);
     (spreads && !channel).then(|| {
         format!(
-            "{} has no channel for {host}, whose bond sends from one MAC on {} links: the switch moves that MAC to the port of its latest frame, and what {host} receives follows that race",
+            "{} has {} for {host}, whose bond sends from one MAC on {} links: the switch moves that MAC to the port of its latest frame, and what {host} receives follows that race",
             sw.name,
+            if standalone {
+                "a channel that does not form (its ports stand alone)"
+            } else {
+                "no channel"
+            },
             b.members.len()
         )
     })

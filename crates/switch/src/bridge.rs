@@ -162,6 +162,10 @@ impl PortCounters {
 struct Port {
     cfg: PortConfig,
     channel: Option<ChannelId>,
+    /// A channel member that forwards on its own (Cisco's `I`): its
+    /// protocol heard no partner, so it is an ordinary port until it
+    /// bundles.
+    standalone: bool,
     counters: PortCounters,
 }
 
@@ -223,6 +227,7 @@ impl Bridge {
         self.ports.push(Port {
             cfg,
             channel: None,
+            standalone: false,
             counters: PortCounters::default(),
         });
         PortId(self.ports.len() - 1)
@@ -259,10 +264,14 @@ impl Bridge {
 
     /// Bundles or unbundles a channel member (its protocol agreed or gave
     /// up, or `mode on` and carrier); returns the buckets that moved.
+    /// Bundling ends a member's stand-alone forwarding.
     pub fn set_bundled(&mut self, p: PortId, up: bool) -> Vec<usize> {
         let Some(id) = self.ports.get(p.0).and_then(|x| x.channel) else {
             return Vec::new();
         };
+        if up {
+            self.set_standalone(p, false);
+        }
         let moved = self
             .channels
             .get_mut(&id)
@@ -277,6 +286,30 @@ impl Bridge {
         moved
     }
 
+    /// Makes a channel member that is not bundled forward on its own, as
+    /// an ordinary port (Cisco's stand-alone `I`: its LACP or PAgP heard no
+    /// partner), or stop doing so. Addresses it learned are forgotten either
+    /// way. A bundled member, or a port in no channel, is left as it is.
+    pub fn set_standalone(&mut self, p: PortId, on: bool) {
+        let Some(port) = self.ports.get(p.0) else {
+            return;
+        };
+        let Some(id) = port.channel else {
+            return;
+        };
+        if port.standalone == on || (on && self.channels.get(&id).is_some_and(|c| c.is_bundled(p)))
+        {
+            return;
+        }
+        self.ports[p.0].standalone = on;
+        self.fdb.flush(Logical::Port(p));
+    }
+
+    /// Whether a channel member forwards on its own ([`Bridge::set_standalone`]).
+    pub fn is_standalone(&self, p: PortId) -> bool {
+        self.ports.get(p.0).is_some_and(|x| x.standalone)
+    }
+
     /// `shutdown` / `no shutdown`.
     pub fn set_enabled(&mut self, p: PortId, enabled: bool) {
         let Some(port) = self.ports.get_mut(p.0) else {
@@ -286,6 +319,7 @@ impl Bridge {
         if !enabled {
             if port.channel.is_some() {
                 self.set_bundled(p, false);
+                self.set_standalone(p, false);
             } else {
                 self.fdb.flush(Logical::Port(p));
             }
@@ -326,9 +360,15 @@ impl Bridge {
         self.channels.get(&id)
     }
 
-    /// Where addresses seen on `p` are learned: its channel, or itself.
+    /// Where addresses seen on `p` are learned: its channel, or itself
+    /// (a port in no channel, or a stand-alone member).
     pub fn logical(&self, p: PortId) -> Logical {
-        match self.ports.get(p.0).and_then(|x| x.channel) {
+        match self
+            .ports
+            .get(p.0)
+            .filter(|x| !x.standalone)
+            .and_then(|x| x.channel)
+        {
             Some(c) => Logical::Channel(c),
             None => Logical::Port(p),
         }
@@ -417,7 +457,7 @@ impl Bridge {
             return self.drop(ingress, DropReason::LinkLocal);
         }
         let port = &self.ports[ingress.0];
-        if let Some(c) = port.channel {
+        if let Some(c) = port.channel.filter(|_| !port.standalone) {
             if !self.channels.get(&c).is_some_and(|c| c.is_bundled(ingress)) {
                 return self.drop(ingress, DropReason::NotBundled);
             }
@@ -491,7 +531,7 @@ impl Bridge {
     fn flood_targets(&self, vlan: VlanId, from: Logical) -> Vec<Logical> {
         let mut out = Vec::new();
         for (i, p) in self.ports.iter().enumerate() {
-            if p.channel.is_none() && p.cfg.enabled && p.cfg.mode.carries(vlan) {
+            if (p.channel.is_none() || p.standalone) && p.cfg.enabled && p.cfg.mode.carries(vlan) {
                 out.push(Logical::Port(PortId(i)));
             }
         }
@@ -573,6 +613,18 @@ mod tests {
         for i in 0..4 {
             b.add_port(PortConfig::new(&format!("gi1/{i}")));
         }
+        b
+    }
+
+    /// [`four`] with ports 2 and 3 in port-channel 3, not bundled.
+    fn four_with_channel() -> Bridge {
+        let mut b = four();
+        b.add_channel(
+            ChannelId(3),
+            vec![PortId(2), PortId(3)],
+            Distribution::Fixed,
+        )
+        .unwrap();
         b
     }
 
@@ -754,13 +806,7 @@ mod tests {
 
     #[test]
     fn a_channel_is_one_port_and_spreads_by_bucket() {
-        let mut b = four();
-        b.add_channel(
-            ChannelId(3),
-            vec![PortId(2), PortId(3)],
-            Distribution::Fixed,
-        )
-        .unwrap();
+        let mut b = four_with_channel();
         assert!(b
             .add_channel(ChannelId(4), vec![PortId(3)], Distribution::Fixed)
             .is_err());
@@ -816,6 +862,41 @@ mod tests {
             .rows(6)
             .iter()
             .all(|r| r.at != Logical::Channel(ChannelId(3))));
+    }
+
+    #[test]
+    fn a_stand_alone_member_forwards_as_a_port_of_its_own_until_it_bundles() {
+        let mut b = four_with_channel();
+        b.set_standalone(PortId(2), true);
+        b.set_standalone(PortId(3), true);
+        assert!(b.is_standalone(PortId(2)));
+        assert_eq!(b.logical(PortId(2)), Logical::Port(PortId(2)));
+        // A broadcast from a stand-alone member reaches every other port,
+        // its channel partner too: they are two ports now.
+        let v = b.receive(PortId(2), &frame(BCAST, mac(5), None, 100, 1), 0);
+        assert_eq!(ports(&v), [0, 1, 3]);
+        // Its source is learned on the port, and moves with the station.
+        let v = b.receive(PortId(0), &frame(mac(5), mac(1), None, 100, 1), 1);
+        assert_eq!(ports(&v), [2]);
+        b.receive(PortId(3), &frame(BCAST, mac(5), None, 100, 1), 2);
+        assert_eq!(b.fdb().moves(), 1);
+        assert_eq!(
+            ports(&b.receive(PortId(0), &frame(mac(5), mac(1), None, 100, 1), 3)),
+            [3]
+        );
+        // Bundling ends it: the members are one channel again, what the
+        // port learned is forgotten, and a bundled member cannot stand
+        // alone.
+        b.set_bundled(PortId(2), true);
+        b.set_bundled(PortId(3), true);
+        assert!(!b.is_standalone(PortId(2)) && !b.is_standalone(PortId(3)));
+        b.set_standalone(PortId(2), true);
+        assert!(!b.is_standalone(PortId(2)));
+        let v = b.receive(PortId(0), &frame(BCAST, mac(1), None, 100, 1), 4);
+        assert_eq!(ports(&v).len(), 2, "port 1 and one member");
+        // A port in no channel is never stand-alone.
+        b.set_standalone(PortId(0), true);
+        assert!(!b.is_standalone(PortId(0)));
     }
 
     #[test]

@@ -82,6 +82,17 @@ fn sys(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
     }
 }
 
+/// An LACP port that cannot join a port-channel: its partner never spoke
+/// LACP (DEFAULTED, and the switch's no-partner policy lets such a port
+/// work alone), or says its port is Individual.
+fn lacp_individual(st: &lacp::PortStatus) -> bool {
+    st.rx == lacp::RxState::Defaulted
+        || !st
+            .partner
+            .state
+            .has(lagkit_wire::lacp::PortState::AGGREGATION)
+}
+
 /// One port: the interface the configuration names and the device that
 /// carries it.
 struct Port {
@@ -103,6 +114,9 @@ struct Port {
     /// A protocol the partner speaks that this port does not (`LACP` or
     /// `PAgP` heard on a `mode on` port, say): a misconfiguration.
     foreign: Option<&'static str>,
+    /// Since when (the switch's clock, ns) its PAgP has heard nothing, for
+    /// stand-alone forwarding.
+    quiet_since: Option<u64>,
 }
 
 /// Frames the control plane took and did not use.
@@ -226,6 +240,7 @@ impl Switch {
                 pagp: None,
                 suspended: suspended.get(&p).cloned(),
                 foreign: None,
+                quiet_since: None,
             });
         }
         let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
@@ -470,6 +485,7 @@ impl Switch {
         self.link_events();
         self.lacp_step(now);
         self.pagp_step(now);
+        self.standalone_step(now);
         if now >= self.next_age {
             self.next_age = now + AGE_EVERY_NS;
             self.bridge.age(now);
@@ -651,6 +667,56 @@ impl Switch {
         }
     }
 
+    /// Members whose protocol heard no partner forward on their own, as a
+    /// Catalyst's stand-alone (`I`) ports do: an LACP member once it
+    /// defaults (no LACPDU within the timeout), a PAgP member that heard no
+    /// PAgP for the silent wait and will not attach without it (non-silent,
+    /// or auto). A silent desirable member attaches to the channel instead;
+    /// `mode on` members follow carrier. Hearing the protocol, losing
+    /// carrier or bundling ends it.
+    fn standalone_step(&mut self, now: u64) {
+        let wait = pagp::Timers::default().silent_wait.as_nanos() as u64;
+        for i in 0..self.ports.len() {
+            let p = &self.ports[i];
+            let usable = p.carrier
+                && p.suspended.is_none()
+                && self.bridge.port(PortId(i)).is_some_and(|c| c.enabled)
+                && !self
+                    .bridge
+                    .channel(self.ch(i))
+                    .is_some_and(|c| c.is_bundled(PortId(i)));
+            let mut quiet_since = None;
+            let alone = usable
+                && match p.member {
+                    Some((
+                        _,
+                        ChannelMode::Desirable { silent: false } | ChannelMode::Auto { .. },
+                    )) => {
+                        let st = p
+                            .pagp
+                            .and_then(|(s, id)| self.pagp.get(s)?.1.port_status(id));
+                        if st.is_some_and(|st| st.state == pagp::PortState::Up) {
+                            let since = p.quiet_since.unwrap_or(now);
+                            quiet_since = Some(since);
+                            now.saturating_sub(since) >= wait
+                        } else {
+                            false
+                        }
+                    }
+                    Some((_, ChannelMode::Active | ChannelMode::Passive)) => p
+                        .lacp
+                        .and_then(|(s, lp)| self.lacp.get(s)?.1.port_status(lp))
+                        .is_some_and(|st| lacp_individual(&st) && st.distributing),
+                    _ => false,
+                };
+            self.ports[i].quiet_since = quiet_since;
+            if alone != self.bridge.is_standalone(PortId(i)) {
+                self.bridge.set_standalone(PortId(i), alone);
+                tracing::info!(switch = %self.name, port = %self.ports[i].name, channel = self.ch(i).0, "member {}", if alone { "stand-alone: no partner heard, forwarding on its own" } else { "no longer stand-alone" });
+            }
+        }
+    }
+
     fn ch(&self, i: usize) -> ChannelId {
         self.ports[i].member.map_or(ChannelId(0), |(c, _)| c)
     }
@@ -689,7 +755,14 @@ impl Switch {
         }
         for (s, lp, distributing) in changes {
             if let Some(i) = self.ports.iter().position(|p| p.lacp == Some((s, lp))) {
-                self.set_bundled(i, distributing);
+                // An individual port distributes on an aggregator of its
+                // own; it is no member of the port-channel, it stands
+                // alone (`standalone_step`).
+                let individual = self.lacp[s]
+                    .1
+                    .port_status(lp)
+                    .is_some_and(|st| lacp_individual(&st));
+                self.set_bundled(i, distributing && !individual);
             }
         }
     }
@@ -721,6 +794,16 @@ impl Switch {
             .is_some_and(|c| c.is_bundled(PortId(i)))
         {
             return (MemberFlag::Bundled, "bundled".into());
+        }
+        if self.bridge.is_standalone(PortId(i)) {
+            let heard = match p.member.map(|(_, m)| m.protocol()) {
+                Some("lacp") => "no LACPDU heard (defaulted) or the partner's port is individual",
+                _ => "no PAgP heard",
+            };
+            return (
+                MemberFlag::Individual,
+                format!("stand-alone: {heard}; forwards on its own"),
+            );
         }
         match p.member.map(|(_, m)| m.protocol()) {
             Some("pagp") => {
