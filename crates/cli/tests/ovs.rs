@@ -16,12 +16,12 @@
 
 mod common;
 
+use common::ovs::{lab, member, tool_path, Ovs};
 use common::{Daemon, TmpDir};
 use lagkit_bond::status::BondStatus;
-use lagkit_lab::ovs::{self as lab_ovs, OvsLacp, OvsMember};
-use lagkit_lab::sys::{run, tool};
+use lagkit_lab::ovs::OvsLacp;
+use lagkit_lab::sys::run;
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,37 +35,6 @@ const OVS_PRIO: u16 = 65534;
 const LINKS: [(&str, &str); 2] = [("eth1", "s1"), ("eth2", "s2")];
 
 // ------------------------------------------------------------------ tools --
-
-fn tool_path(name: &str) -> String {
-    lagkit_lab::sys::tool_path(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// A lab for `test`, or None (with a visible SKIP) when root, OVS or one of
-/// `extra` tools is missing. Missing tools fail the test when `CI` is set.
-fn lab(test: &str, extra: &[&str]) -> Option<Lab> {
-    let lab = Lab::new(test)?;
-    let mut why: Vec<String> = lab_ovs::missing().into_iter().collect();
-    let missing: Vec<&str> = extra
-        .iter()
-        .copied()
-        .filter(|t| tool(t).is_none())
-        .collect();
-    if !missing.is_empty() {
-        why.push(format!(
-            "missing {} (apt-get install -y --no-install-recommends tshark)",
-            missing.join(", ")
-        ));
-    }
-    if why.is_empty() {
-        return Some(lab);
-    }
-    let why = why.join("; ");
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: CI is set but the test cannot run: {why}");
-    }
-    eprintln!("SKIP {test}: {why}");
-    None
-}
 
 /// Daemons get SIGTERM when the test thread that started them ends, even if
 /// the test process is killed (Ctrl-C) and no guard's `drop` runs. It
@@ -88,70 +57,6 @@ impl DieWithTest for Command {
 }
 
 // -------------------------------------------------------------------- OVS --
-
-/// The test's view of one Open vSwitch instance (`lagkit_lab::ovs::Ovs`,
-/// shared with `lagkit lab`): started as children of the test that die
-/// with it, in `/tmp/lkt-ovs-<pid>-<tag>`; queries panic on failure; on
-/// drop the daemons are stopped (logs printed first if the test is
-/// failing) and the directory removed.
-struct Ovs(lab_ovs::Ovs);
-
-impl Ovs {
-    fn start(ns: &str, tag: &str) -> Ovs {
-        // Leftovers of a killed run (`/tmp/lkt-ovs-<pid>-*`, pid gone).
-        lab_ovs::Ovs::remove_stale(Path::new("/tmp"), "lkt-ovs-");
-        let dir = Path::new("/tmp").join(format!("lkt-ovs-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let o = lab_ovs::Ovs::start(
-            ns,
-            dir,
-            lab_ovs::Spawn::Child {
-                die_with_parent: true,
-            },
-        )
-        .unwrap_or_else(|e| panic!("OVS starts: {e}"));
-        Ovs(o)
-    }
-
-    /// `ovs-vsctl` on this instance's database; panics on failure.
-    fn vsctl(&self, args: &[&str]) -> String {
-        self.0.vsctl(args).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// `ovs-appctl` to this instance's ovs-vswitchd; panics on failure.
-    fn appctl(&self, args: &[&str]) -> String {
-        self.0.appctl(args).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// `lacp/show bond0`, parsed.
-    fn lacp(&self) -> OvsLacp {
-        self.0.lacp("bond0").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// `bond/show bond0`: member name -> "enabled"/"disabled".
-    fn bond_members(&self) -> BTreeMap<String, String> {
-        self.0
-            .bond_members("bond0")
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-}
-
-impl Drop for Ovs {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("--- OVS logs (last lines) ---\n{}", self.0.log_tail(25));
-        }
-        self.0.stop();
-        let _ = std::fs::remove_dir_all(self.0.dir());
-    }
-}
-
-/// The member `m` of OVS's `lacp/show`; panics if it has none.
-fn member<'a>(o: &'a OvsLacp, m: &str) -> &'a OvsMember {
-    o.members
-        .get(m)
-        .unwrap_or_else(|| panic!("OVS lacp/show has no member {m}: {o:?}"))
-}
 
 /// Switch-side members of the links.
 const OVS_MEMBERS: [&str; 2] = [LINKS[0].1, LINKS[1].1];
@@ -213,37 +118,23 @@ impl Rig {
         std::fs::create_dir_all(&dir).unwrap();
         let dir = TmpDir(dir);
         let ovs = Ovs::start(&s, tag);
-        ovs.vsctl(&[
-            "add-br",
-            "br0",
-            "--",
-            "set",
-            "bridge",
-            "br0",
-            "datapath_type=netdev",
-            &format!("other-config:hwaddr=\"{OVS_MAC}\""),
-        ]);
-        ovs.vsctl(&[
-            "add-bond",
-            "br0",
-            "bond0",
-            "s1",
-            "s2",
-            &format!("lacp={ovs_lacp}"),
-            "bond_mode=balance-tcp",
-            "other_config:lacp-time=fast",
-            "other_config:bond-rebalance-interval=1000",
-            "--",
-            "set",
-            "interface",
-            "s1",
-            "ofport_request=1",
-            "--",
-            "set",
-            "interface",
-            "s2",
-            "ofport_request=2",
-        ]);
+        ovs.lacp_bridge(
+            OVS_MAC,
+            ovs_lacp,
+            &[
+                "other_config:bond-rebalance-interval=1000",
+                "--",
+                "set",
+                "interface",
+                "s1",
+                "ofport_request=1",
+                "--",
+                "set",
+                "interface",
+                "s2",
+                "ofport_request=2",
+            ],
+        );
         ovs.vsctl(&[
             "add-port",
             "br0",

@@ -8,44 +8,17 @@
 
 mod common;
 
+use common::switch::{
+    bond_ports, bond_status, flags, port_counters, show, show_text, start, start_switch,
+    switch_ports, tmpdir, write, BIN,
+};
 use common::{Daemon, TmpDir};
 
 use lagkit_testnet::{ping, tcp_flows, tcp_transfer, wait_until, Lab, SlowCapture};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
-
-/// Starts `lagkit ARGS` in `ns`, its log in `log`.
-fn start(ns: &str, args: &[&str], log: &Path) -> Daemon {
-    let log = std::fs::File::create(log).expect("log file");
-    let child = Command::new("ip")
-        .args(["netns", "exec", ns, BIN])
-        .args(args)
-        .env("LAGKIT_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("lagkit starts");
-    Daemon(child)
-}
-
-/// Starts `lagkit switch` in `ns` with `config` and `ports` (NAME=DEVICE),
-/// and waits until it answers.
-fn start_switch(ns: &str, dir: &Path, config: &str, ports: &[&str]) -> Daemon {
-    let cfg = write(dir, "switch.cfg", config);
-    let mut args = vec!["switch", cfg.to_str().unwrap()];
-    for p in ports {
-        args.extend(["--port", p]);
-    }
-    let d = start(ns, &args, &dir.join("switch.log"));
-    wait_until("the switch answers", Duration::from_secs(10), || {
-        show(ns, &["etherchannel", "load-balance"]).is_some()
-    });
-    d
-}
 
 /// Two hosts (10.0.NET.1 and .2 on their eth0) on the switch's ports p1
 /// and p2 (Gi1/1 and Gi1/2), with MTUs (switch devices, hosts) when given.
@@ -77,60 +50,6 @@ fn two_hosts(lab: &mut Lab, net: u8, config: &str, mtu: Option<(u32, u32)>) -> T
         _switch: d,
         _dir: dir,
     }
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lkt-switch-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// `lagkit switch show WORDS --json` in `ns`, or None while it cannot answer.
-fn show(ns: &str, words: &[&str]) -> Option<Value> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "switch", "show"])
-        .args(words)
-        .arg("--json")
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&out.stdout).ok()
-}
-
-fn show_text(ns: &str, words: &[&str]) -> String {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "switch", "show"])
-        .args(words)
-        .output()
-        .expect("show");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// One port's counters from `show interfaces counters --json`.
-fn port_counters(ns: &str, port: &str) -> Value {
-    let c = show(ns, &["interfaces", "counters"]).expect("counters");
-    c["ports"]
-        .as_array()
-        .and_then(|ps| ps.iter().find(|p| p["port"] == port).cloned())
-        .unwrap_or_else(|| panic!("no port {port} in {c}"))
-}
-
-/// Brings the switch's ends of the veths up (their MTU first when given).
-fn switch_ports(lab: &Lab, ns: &str, devs: &[&str], mtu: Option<u32>) {
-    for d in devs {
-        if let Some(m) = mtu {
-            lab.sh(&["ip", "-n", ns, "link", "set", d, "mtu", &m.to_string()]);
-        }
-        lab.sh(&["ip", "-n", ns, "link", "set", d, "up"]);
-    }
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 #[test]
@@ -178,22 +97,6 @@ fn bond_config(dir: &Path, side: &str, mode: &str, addr: &str) -> PathBuf {
         "name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\naddress = [\"{addr}\"]\n"
     );
     write(dir, &format!("{side}.toml"), &text)
-}
-
-/// `lagkit status bond0 --json` in `ns` (Null while it cannot answer).
-fn bond_status(ns: &str) -> Value {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
-        .output();
-    let Ok(out) = out else { return Value::Null };
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v[0].clone()
-}
-
-fn bond_ports(ns: &str) -> u64 {
-    bond_status(ns)["lacp"]["number_of_ports"]
-        .as_u64()
-        .unwrap_or(0)
 }
 
 /// Every member of `channel` flagged P in `show etherchannel summary`.
@@ -410,23 +313,6 @@ fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
     );
     let text = show_text(&sw, &["etherchannel", "summary"]);
     assert!(text.contains("fewer than min-links 3"), "{text}");
-}
-
-/// Each member's flag in `show etherchannel summary` of `channel`.
-fn flags(sw: &str, channel: u64) -> Vec<String> {
-    let s = show(sw, &["etherchannel", "summary"]).unwrap_or(Value::Null);
-    let c = s["channels"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["channel"] == channel).cloned())
-        .unwrap_or(Value::Null);
-    c["members"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .map(|x| x["flag"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Namespaces (switch, bond host, plain host): the bond host's eth1 and

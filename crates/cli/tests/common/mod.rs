@@ -1,10 +1,14 @@
-//! What the one-shot command tests share: running `lagkit SUBCOMMAND ...`
-//! and finding the shipped examples.
+//! What the tests share: running `lagkit SUBCOMMAND ...`, finding the
+//! shipped examples, daemons and directories cleaned up on drop; the
+//! switch tests' helpers in [`switch`], Open vSwitch's in [`ovs`].
 
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
 use std::process::Command;
+
+pub mod ovs;
+pub mod switch;
 
 /// A file under the repository's `examples/`.
 pub fn example(path: &str) -> String {
