@@ -240,9 +240,9 @@ fn ovs_lacp_switch_active_and_ovs_passive_form() {
 }
 
 /// Neither end speaks first: for 6 s neither sends an LACPDU, the switch
-/// hears no partner, OVS hears none either, and nothing crosses. With
-/// `cisco_flags`, also that no member is flagged P (Cisco: `I` or `s`).
-fn passive_facing_passive(test: &str, net: u8, cisco_flags: bool) {
+/// hears no partner, OVS hears none either, no member is flagged P
+/// (Cisco: `I` or `s`), and nothing crosses.
+fn passive_facing_passive(test: &str, net: u8) {
     let Some(r) = ovs_rig(test, "passive", "passive", net) else {
         return;
     };
@@ -255,12 +255,10 @@ fn passive_facing_passive(test: &str, net: u8, cisco_flags: bool) {
     while Instant::now() < end {
         let f = flags(&r.sw, 1);
         seen.extend(f.iter().cloned());
-        if cisco_flags {
-            assert!(
-                f.len() == 2 && f.iter().all(|f| f != "P"),
-                "passive/passive flagged P: {f:?}"
-            );
-        }
+        assert!(
+            f.len() == 2 && f.iter().all(|f| f != "P"),
+            "passive/passive flagged P: {f:?}"
+        );
         let n = show(&r.sw, &["lacp", "neighbor"]).expect("lacp neighbor");
         assert!(
             n["neighbors"]
@@ -298,22 +296,11 @@ fn passive_facing_passive(test: &str, net: u8, cisco_flags: bool) {
     );
 }
 
+/// Cisco's flags too: a passive member whose partner never spoke stands
+/// alone (`I`), never bundled (`P`).
 #[test]
 fn ovs_lacp_switch_passive_and_ovs_passive_never_form() {
-    passive_facing_passive("more_ovs_pp", 23, false);
-}
-
-/// The same, with Cisco's flags: a passive member whose partner never
-/// spoke is stand-alone (`I`) or suspended (`s`), never bundled (`P`).
-/// lagkit's switch runs such members as LACP individual links (the
-/// proto's default `NoPartner::Individual` puts them in
-/// COLLECTING_DISTRIBUTING) and `switchd/src/daemon.rs` bundles every
-/// distributing member into the channel, flagged P. Ignored until that
-/// is fixed.
-#[test]
-#[ignore = "lagkit switch flags a passive member with a defaulted partner P (bundled); Cisco shows I"]
-fn ovs_lacp_switch_passive_and_ovs_passive_flag_no_member_p() {
-    passive_facing_passive("more_ovs_pp_flags", 24, true);
+    passive_facing_passive("more_ovs_pp", 23);
 }
 
 // ------------------------------------------------------ a 3-link channel --
