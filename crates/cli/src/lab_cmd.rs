@@ -71,6 +71,11 @@ pub struct RunArgs {
     /// switch (`kind`).
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     switch: Option<SwitchKind>,
+    /// Built-in scenario: shape every link to RATE (e.g. 1gbit, the seeds'
+    /// own speed) instead of the scenario's scaled-down rate; reports say
+    /// so in their scale line and flag runs the CPU or the switch held back.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    rate: Option<lagkit_lab::topology::Rate>,
     /// Write report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -209,13 +214,16 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             let name = a.file.to_string_lossy().into_owned();
             if !a.file.exists() {
                 let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
-                if let Some(sc) = lagkit_lab::scenario::builtin_on(&name, a.short, kind) {
+                if let Some(mut sc) = lagkit_lab::scenario::builtin_on(&name, a.short, kind) {
+                    if let Some(r) = &a.rate {
+                        sc = sc.at_rate(r);
+                    }
                     return run_scenario(&sc, &a);
                 }
             }
-            if a.short || a.switch.is_some() {
+            if a.short || a.switch.is_some() || a.rate.is_some() {
                 return Err(Failure::Usage(
-                    "--short and --switch are for built-in scenarios (lagkit lab list); a topology file gives each switch its kind".into(),
+                    "--short, --switch and --rate are for built-in scenarios (lagkit lab list); a topology file gives each switch its kind and each link its rate".into(),
                 ));
             }
             let topo = load(&a.file)?;
@@ -230,6 +238,10 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
         }
     }
+}
+
+fn parse_rate(s: &str) -> Result<lagkit_lab::topology::Rate, String> {
+    lagkit_lab::topology::Rate::parse(s)
 }
 
 fn print_report(

@@ -125,6 +125,56 @@ pub fn builtin_on(name: &str, short: bool, kind: SwitchKind) -> Option<Scenario>
     }
 }
 
+impl Scenario {
+    /// The same sweep with every link shaped to `rate` instead of the
+    /// scenario's own scaled-down rate (`lagkit lab run NAME --rate 1gbit`
+    /// runs at the seeds' own speed). The scale note and factor follow, so
+    /// every report says what the links were; whether the machine kept up
+    /// is for the run's CPU and switch-bound flags to say.
+    pub fn at_rate(mut self, rate: &crate::topology::Rate) -> Scenario {
+        for c in &mut self.configs {
+            let mut old_bits = None;
+            for l in &mut c.topo.links {
+                if let Some(r) = &mut l.rate {
+                    old_bits = Some(r.bits);
+                    *r = rate.clone();
+                }
+            }
+            let mut text = String::with_capacity(c.text.len());
+            for line in c.text.lines() {
+                if line.starts_with("rate = ") {
+                    let _ = writeln!(text, "rate = \"{}\"", rate.text);
+                } else {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+            c.text = text;
+            if let (Some(sc), Some(old)) = (&mut c.topo.scale, old_bits) {
+                let factor = sc.factor.map(|f| f * old as f64 / rate.bits as f64);
+                let seed = factor.map_or(String::new(), |f| {
+                    format!(" for the seed's {}", mbit_text(rate.bits as f64 * f))
+                });
+                sc.note = format!(
+                    "{} links{seed}, set with --rate (the scenario's own: {})",
+                    rate.text, sc.note
+                );
+                sc.factor = factor;
+            }
+        }
+        self
+    }
+}
+
+/// `1 Gbit/s`, `250 Mbit/s`.
+fn mbit_text(bits: f64) -> String {
+    if bits >= 1e9 && (bits / 1e9).fract() == 0.0 {
+        format!("{} Gbit/s", bits / 1e9)
+    } else {
+        format!("{} Mbit/s", (bits / 1e6).round())
+    }
+}
+
 // ---------------------------------------------------------------------
 // Topology text, piece by piece.
 
@@ -1162,6 +1212,32 @@ mod tests {
             partial.warnings
         );
         assert_eq!(demo_scenario(SwitchKind::DEFAULT).configs.len(), 2);
+    }
+
+    #[test]
+    fn a_rate_override_reshapes_every_link_and_rescales_the_report() {
+        let r = crate::topology::Rate::parse("1gbit").unwrap();
+        let sc = ibm_6513(true, SwitchKind::Lagkit).at_rate(&r);
+        for c in &sc.configs {
+            assert!(c
+                .topo
+                .links
+                .iter()
+                .all(|l| l.rate.as_ref().unwrap().bits == 1_000_000_000));
+            assert!(c.text.contains("rate = \"1gbit\"") && !c.text.contains("100mbit\""));
+            let s = c.topo.scale.as_ref().unwrap();
+            assert_eq!(s.factor, Some(1.0), "{}", c.key);
+            assert!(
+                s.note
+                    .starts_with("1gbit links for the seed's 1 Gbit/s, set with --rate"),
+                "{}",
+                s.note
+            );
+        }
+        let hp = hp_apa(true, SwitchKind::Lagkit)
+            .at_rate(&crate::topology::Rate::parse("250mbit").unwrap());
+        let s = hp.configs[0].topo.scale.as_ref().unwrap();
+        assert_eq!(s.factor, Some(4.0));
     }
 
     #[test]
