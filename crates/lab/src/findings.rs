@@ -111,6 +111,12 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
         ("rr-b2b", "xor-b2b", true, "servers back to back"),
         ("rr", "xor", false, "through the switch's static channel"),
         (
+            "rr-l4",
+            "xor-l4",
+            false,
+            "through the switch's static channel hashing on L4 ports (seed 000, runs 13 and 14: 3485 against 3947 Mbit/s = 0.88)",
+        ),
+        (
             "none-rr",
             "none-xor",
             false,

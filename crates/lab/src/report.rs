@@ -406,7 +406,10 @@ impl Report {
                     o,
                     "scale: {}{}",
                     s.note,
-                    s.factor.map_or(String::new(), |f| format!(" (factor {f})"))
+                    // A note that names its factor is not told it twice.
+                    s.factor
+                        .filter(|_| !s.note.contains("factor"))
+                        .map_or(String::new(), |f| format!(" (factor {f})"))
                 );
             }
             None => {
