@@ -433,6 +433,89 @@ fn members_that_hear_no_protocol_stand_alone_and_forward() {
     }
 }
 
+/// Eight addresses 10.0.NET.10-17 on `h`'s eth0, which XOR the bond's .1
+/// to each of the 8 buckets of src-dst-ip: four on each member of a
+/// 2-member channel.
+fn eight_sources(lab: &Lab, h: &str, net: u8) {
+    lab.host(h, "eth0", &format!("10.0.{net}.10/24"));
+    for x in 11..=17 {
+        lab.sh(&[
+            "ip",
+            "-n",
+            h,
+            "addr",
+            "add",
+            &format!("10.0.{net}.{x}/24"),
+            "dev",
+            "eth0",
+        ]);
+    }
+}
+
+/// How many of [`eight_sources`] reach the bond at 10.0.NET.1 (a TCP
+/// connection attempt answered either way).
+fn sources_reaching(h: &str, net: u8) -> usize {
+    (10..=17)
+        .filter(|x| {
+            lagkit_testnet::reaches_from(
+                h,
+                std::net::Ipv4Addr::new(10, 0, net, *x),
+                format!("10.0.{net}.1:9").parse().unwrap(),
+                Duration::from_millis(1500),
+            )
+        })
+        .count()
+}
+
+/// A PAgP channel removes a member that fails silently: the host's frames
+/// into it vanish, the switch's PAgP stops hearing the host's (fast)
+/// hellos on it and ages them out after 3.5 of them, the switch's hellos
+/// then no longer name the host's port, and the host takes it out too;
+/// every source reaches the bond over the other member. (The other way
+/// round, the switch's slow hellos once bundled would take 105 s to age
+/// out on the host, as on a Catalyst.)
+#[test]
+fn a_silent_failure_leaves_a_pagp_channel() {
+    let Some(mut lab) = Lab::new("switch_pagphole") else {
+        return;
+    };
+    let (sw, a, h) = bond_and_host(&mut lab);
+    eight_sources(&lab, &h, 9);
+    let dir = TmpDir(tmpdir("pagphole"));
+    let config = "port-channel load-balance src-dst-ip\ninterface range gi1/1 - 2\n channel-group 5 mode desirable non-silent\ninterface gi1/3\n";
+    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"]);
+    let ca = write(
+        &dir.0,
+        "a.toml",
+        &pagp_bond_toml("desirable", 9, "pagp_rate = \"fast\"\n"),
+    );
+    let _ba = start(&a, &["up", ca.to_str().unwrap()], &dir.0.join("a.log"));
+    wait_until(
+        "both members bundled, every source reaches the bond",
+        Duration::from_secs(40),
+        || flags(&sw, 5) == ["P", "P"] && sources_reaching(&h, 9) == 8,
+    );
+    let hole =
+        lagkit_dataplane::netns::run_in(&a, || lagkit_dataplane::isolate::blackhole_egress("eth2"))
+            .expect("enter namespace")
+            .expect("black hole");
+    wait_until("PAgP takes Gi1/2 out", Duration::from_secs(15), || {
+        flags(&sw, 5).first().map(String::as_str) == Some("P") && flags(&sw, 5)[1] != "P"
+    });
+    wait_until(
+        "every source reaches the bond over Gi1/1",
+        Duration::from_secs(15),
+        || sources_reaching(&h, 9) == 8,
+    );
+    let st = bond_status(&a);
+    assert_eq!(
+        st["pagp"]["members_in_channel"].as_u64(),
+        Some(1),
+        "the host took eth2 out as well: {st}"
+    );
+    drop(hole);
+}
+
 /// A member that fails silently (its carrier stays up, the switch's frames
 /// into it vanish): a `mode on` channel keeps sending its share into it, a
 /// black hole for the flows hashed there; an LACP channel notices the
@@ -443,33 +526,8 @@ fn a_silent_failure_black_holes_a_mode_on_channel_and_lacp_removes_the_member() 
         return;
     };
     let (sw, a, h) = bond_and_host(&mut lab);
-    // Eight sources whose addresses XOR a's (.1) to each of the 8 buckets
-    // of src-dst-ip: four on each member of the channel.
-    lab.host(&h, "eth0", "10.0.7.10/24");
-    for x in 11..=17 {
-        lab.sh(&[
-            "ip",
-            "-n",
-            &h,
-            "addr",
-            "add",
-            &format!("10.0.7.{x}/24"),
-            "dev",
-            "eth0",
-        ]);
-    }
-    let reached = |h: &str| -> usize {
-        (10..=17)
-            .filter(|x| {
-                lagkit_testnet::reaches_from(
-                    h,
-                    std::net::Ipv4Addr::new(10, 0, 7, *x),
-                    "10.0.7.1:9".parse().unwrap(),
-                    Duration::from_millis(1500),
-                )
-            })
-            .count()
-    };
+    eight_sources(&lab, &h, 7);
+    let reached = |h: &str| sources_reaching(h, 7);
     let ports = ["Gi1/1=a1", "Gi1/2=a2", "Gi1/3=h0"];
     for (mode, bond_mode) in [
         ("on", "balance-xor"),

@@ -153,6 +153,8 @@ pub struct Switch {
     lacp: Vec<(ChannelId, System)>,
     /// One PAgP system per PAgP channel.
     pagp: Vec<(ChannelId, pagp::System)>,
+    /// Per PAgP system: joins held until the Flushes they cause end.
+    pagp_gates: Vec<pagp::FlushGate>,
     carrier: CarrierWatcher,
     /// Removes the socket when dropped.
     control: Option<ControlServer>,
@@ -286,6 +288,7 @@ impl Switch {
             batch: RxBatch::new(64),
             lacp: Vec::new(),
             pagp: Vec::new(),
+            pagp_gates: Vec::new(),
             carrier,
             control: Some(control),
             run_dirs,
@@ -397,6 +400,7 @@ impl Switch {
                 self.ports[i].pagp = Some((s, id));
             }
             self.pagp.push((ch, sys));
+            self.pagp_gates.push(pagp::FlushGate::new());
         }
     }
 
@@ -412,21 +416,24 @@ impl Switch {
             while let Some(tx) = sys.poll_transmit() {
                 out.push((s, tx));
             }
+            let mut events = Vec::new();
             while let Some((_, ev)) = sys.poll_event() {
-                match ev {
-                    pagp::Event::Joined { port, .. } => changes.push((s, port, true)),
-                    pagp::Event::Left { port, .. } => changes.push((s, port, false)),
-                    pagp::Event::Transition {
-                        port,
-                        from,
-                        to,
-                        why,
-                    } => {
-                        let name = sys.port_status(port).map(|p| p.name).unwrap_or_default();
-                        tracing::info!(switch = %self.name, port = %name, "PAgP {} -> {} ({why})", from.name(), to.name());
-                    }
-                    pagp::Event::FlushStarted { .. } | pagp::Event::FlushDone { .. } => {}
+                if let pagp::Event::Transition {
+                    port,
+                    from,
+                    to,
+                    why,
+                } = &ev
+                {
+                    let name = sys.port_status(*port).map(|p| p.name).unwrap_or_default();
+                    tracing::info!(switch = %self.name, port = %name, "PAgP {} -> {} ({why})", from.name(), to.name());
                 }
+                events.push(ev);
+            }
+            // A member that joins carries traffic once the Flushes on the
+            // members whose flows move to it are answered.
+            if let Some(gate) = self.pagp_gates.get_mut(s) {
+                changes.extend(gate.apply(&events).into_iter().map(|(p, up)| (s, p, up)));
             }
         }
         for (s, tx) in out {

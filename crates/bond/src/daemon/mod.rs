@@ -205,6 +205,8 @@ pub struct Bond {
     lacp: Option<System>,
     /// balance-xor / active-backup with `pagp`: the bond's PAgP system.
     pagp: Option<lagkit_proto::pagp::System>,
+    /// Joins held until the Flushes they cause end.
+    pagp_gate: lagkit_proto::pagp::FlushGate,
     carrier: CarrierWatcher,
     arp: Option<ArpMonitor>,
     /// What the mode remembers between plans (active member, buckets).
@@ -354,6 +356,7 @@ impl Bond {
             publisher: None,
             lacp: None,
             pagp: None,
+            pagp_gate: lagkit_proto::pagp::FlushGate::new(),
             carrier,
             arp: None,
             plan: PlanState::default(),

@@ -28,6 +28,7 @@ impl Bond {
     /// member, each enabled if its carrier is up now.
     pub(super) fn setup_pagp(&mut self) {
         self.pagp = None;
+        self.pagp_gate = pagp::FlushGate::new();
         let Some(ps) = self.s.pagp else {
             return;
         };
@@ -122,17 +123,36 @@ impl Bond {
         while let Some(tx) = sys.poll_transmit() {
             out.push(tx);
         }
-        let mut gates = Vec::new();
+        let mut events = Vec::new();
         while let Some((_, ev)) = sys.poll_event() {
-            match ev {
-                pagp::Event::Joined { port, partner, .. } => gates.push((port, true, partner)),
-                pagp::Event::Left { port, .. } => gates.push((port, false, None)),
-                // Transitions are logged by the core; Flushes are answered there.
-                pagp::Event::Transition { .. }
-                | pagp::Event::FlushStarted { .. }
-                | pagp::Event::FlushDone { .. } => {}
-            }
+            events.push(ev);
         }
+        // Transitions are logged by the core and Flushes answered there; a
+        // member that joins carries traffic once the Flushes on the members
+        // whose flows move to it are answered (`FlushGate`).
+        let partner_of = |port| {
+            events.iter().find_map(|e| match e {
+                pagp::Event::Joined {
+                    port: p, partner, ..
+                } if *p == port => Some(*partner),
+                _ => None,
+            })
+        };
+        let gates: Vec<_> = self
+            .pagp_gate
+            .apply(&events)
+            .into_iter()
+            .map(|(port, joined)| {
+                let partner = if joined {
+                    partner_of(port)
+                        .flatten()
+                        .or_else(|| sys.port_status(port).and_then(|s| s.partner_device))
+                } else {
+                    None
+                };
+                (port, joined, partner)
+            })
+            .collect();
         let member = |members: &[Member], port| members.iter().position(|m| m.pagp == Some(port));
         for tx in out {
             if let Some(i) = member(&self.members, tx.port) {

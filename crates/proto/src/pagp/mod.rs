@@ -15,10 +15,12 @@
 //! through one function and is logged as `port pagp: OLD (why) -> NEW`.
 
 mod config;
+mod gate;
 mod port;
 mod system;
 
 pub use config::{Mode, PortConfig, Silence, SystemConfig, Timers};
+pub use gate::FlushGate;
 pub use lagkit_wire::pagp::LearnMethod;
 pub use port::{PortCounters, PortState};
 pub use system::{Event, PortId, PortStatus, System, Transmit};
