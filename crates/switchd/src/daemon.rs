@@ -45,6 +45,10 @@ use std::time::Duration;
 pub const MAX_WAIT: Duration = Duration::from_millis(10);
 /// How often the MAC address table is aged.
 const AGE_EVERY_NS: u64 = 1_000_000_000;
+/// How often members are checked for standing alone: their protocols wait
+/// seconds before giving a partner up, and the check reads each member's
+/// protocol status, which the forwarding loop should not do per wake-up.
+const STANDALONE_EVERY_NS: u64 = 100_000_000;
 /// Batches read from one port per wake-up before the others get a turn.
 const BATCHES_PER_TURN: usize = 4;
 
@@ -163,6 +167,7 @@ pub struct Switch {
     requests: Receiver<Pending<Request, Response>>,
     epoch: std::time::Instant,
     next_age: u64,
+    next_standalone: u64,
     counters: ControlCounters,
 }
 
@@ -295,6 +300,7 @@ impl Switch {
             requests,
             epoch: std::time::Instant::now(),
             next_age: AGE_EVERY_NS,
+            next_standalone: 0,
             counters: ControlCounters::default(),
         };
         sw.setup_lacp();
@@ -492,7 +498,10 @@ impl Switch {
         self.link_events();
         self.lacp_step(now);
         self.pagp_step(now);
-        self.standalone_step(now);
+        if now >= self.next_standalone {
+            self.next_standalone = now + STANDALONE_EVERY_NS;
+            self.standalone_step(now);
+        }
         if now >= self.next_age {
             self.next_age = now + AGE_EVERY_NS;
             self.bridge.age(now);
