@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The one place that installs what lagkit needs on Debian (or a Debian-like
+# system with apt-get). scripts/demo.sh, scripts/test.sh and .ci/run call it;
+# run it yourself before `cargo build` on a fresh machine.
+#
+#   bash scripts/setup.sh [GROUP ...]     # default: every group
+#
+# Groups:
+#   build    compiling lagkit: clang and llvm compile the BPF programs of
+#            lagkit-bpf's build.rs against libbpf's and the kernel's headers
+#   run      what the daemons and the lab run: ip, tc and bridge (iproute2),
+#            ethtool (offload and speed settings), sysctl (procps)
+#   test     what the test suite drives: tshark, tcpdump, iperf3, ping,
+#            Open vSwitch (interoperability tests), bpftool, tmux
+#   package  building and checking the Debian package: cargo-deb (from
+#            crates.io, when missing), systemd-analyze, man, dpkg-deb
+#
+# Idempotent: a package already installed is not touched, and apt-get runs
+# only when something is missing. Needs root when something is missing.
+# The package list per group is read by crates/cli/tests/setup.rs, which
+# fails when a build script or a run-time command needs a tool that no
+# package here provides.
+set -euo pipefail
+
+# GROUP: Debian packages (keep one group per line: the test parses these).
+pkgs_build="clang llvm libbpf-dev linux-libc-dev"
+pkgs_run="iproute2 ethtool procps"
+pkgs_test="tshark tcpdump iperf3 iputils-ping openvswitch-switch bpftool tmux"
+pkgs_package="systemd man-db dpkg"
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(build run test package)
+
+want=()
+cargo_deb=0
+for g in "${groups[@]}"; do
+  case "$g" in
+    build) want+=($pkgs_build) ;;
+    run) want+=($pkgs_run) ;;
+    test) want+=($pkgs_test) ;;
+    package) want+=($pkgs_package); cargo_deb=1 ;;
+    *) echo "setup.sh: unknown group '$g' (build, run, test, package)" >&2; exit 2 ;;
+  esac
+done
+
+installed() {
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+need=()
+for p in "${want[@]}"; do
+  installed "$p" || need+=("$p")
+done
+
+if [ ${#need[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup.sh: missing Debian packages: ${need[*]}; install them with your package manager" >&2
+    exit 1
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup.sh: missing Debian packages: ${need[*]}; run as root (sudo bash scripts/setup.sh) to install them" >&2
+    exit 1
+  fi
+  echo "setup.sh: installing ${need[*]} ..." >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # tshark asks whether non-root users may capture; answer for it.
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ "$cargo_deb" = 1 ] && ! cargo deb --version >/dev/null 2>&1; then
+  echo "setup.sh: installing cargo-deb from crates.io ..." >&2
+  cargo install --locked --quiet cargo-deb
+fi
+exit 0
