@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flows=${1:-10000000}
 bytes=${2:-1000000000}
-command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
+bash "$(dirname "$0")/setup.sh" build run test
 cargo build --release -q -p lagkit
 cargo build --release -q -p lagkit-planner --example plan_bench
 pin="taskset -c 0"

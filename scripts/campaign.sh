@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-full}
 case $mode in short | full) ;; *) echo "usage: $0 [short|full]" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (network namespaces)" >&2; exit 2; }
-command -v ping >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iputils-ping >/dev/null; }
+bash scripts/setup.sh build run test
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 start=$(date +%s)

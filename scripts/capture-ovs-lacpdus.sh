@@ -72,6 +72,7 @@ HWADDR_B=02:00:00:0b:ff:ff
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
+bash "$(dirname "$0")/setup.sh" run test || die "scripts/setup.sh failed"
 for tool in ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl tcpdump tshark xxd ip; do
   command -v "$tool" >/dev/null || die "missing $tool (apt-get install -y --no-install-recommends openvswitch-switch tshark tcpdump xxd iproute2)"
 done

@@ -9,23 +9,27 @@
 #   build    compiling lagkit: clang and llvm compile the BPF programs of
 #            lagkit-bpf's build.rs against libbpf's and the kernel's headers
 #   run      what the daemons and the lab run: ip, tc and bridge (iproute2),
-#            ethtool (offload and speed settings), sysctl (procps)
-#   test     what the test suite drives: tshark, tcpdump, iperf3, ping,
-#            Open vSwitch (interoperability tests), bpftool, tmux
+#            ethtool (offload and speed settings), sysctl (procps), ping
+#            and iperf3 (the lab's checks and workloads)
+#   test     what the test suite drives: tshark, tcpdump, Open vSwitch
+#            (interoperability tests, the lab's `kind = "ovs"` switches),
+#            bpftool, tmux; and for the benchmark scripts GNU time
+#            (resident memory) and xxd
 #   package  building and checking the Debian package: cargo-deb (from
 #            crates.io, when missing), systemd-analyze, man, dpkg-deb
 #
 # Idempotent: a package already installed is not touched, and apt-get runs
 # only when something is missing. Needs root when something is missing.
 # The package list per group is read by crates/cli/tests/setup.rs, which
-# fails when a build script or a run-time command needs a tool that no
-# package here provides.
+# fails when a build script or a run-time command needs a tool or a header
+# that no package of its group here provides (the programs lagkit runs and
+# their packages are listed in crates/dataplane/src/tools.rs).
 set -euo pipefail
 
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
-pkgs_run="iproute2 ethtool procps"
-pkgs_test="tshark tcpdump iperf3 iputils-ping openvswitch-switch bpftool tmux"
+pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd"
 pkgs_package="systemd man-db dpkg"
 
 groups=("$@")

@@ -197,12 +197,14 @@ start_ovs() { # start_ovs NS DIR HWADDR
 
 
 # bench_start SCRIPT BASE PACKAGES TOOL...: must be root with every TOOL
-# (PACKAGES: what to apt-get otherwise); removes the namespaces of earlier
+# (PACKAGES: what to apt-get otherwise; scripts/setup.sh installs them all
+# first); removes the namespaces of earlier
 # runs of SCRIPT (BASE<PID>-*), makes $W, installs the cleanup trap, builds
 # lagkit unless BUILD=0 and checks $LAGKIT is there.
 bench_start() {
   local script=$1 base=$2 pkgs=$3 t; shift 3
   [ "$(id -u)" = 0 ] || die "must run as root"
+  bash "$ROOT/scripts/setup.sh" build run test || die "scripts/setup.sh failed"
   for t in "$@"; do
     command -v "$t" >/dev/null || die "missing $t (apt-get install -y --no-install-recommends $pkgs)"
   done

@@ -23,7 +23,7 @@ pub enum LabCommand {
     List,
     /// Print a built-in scenario's topology files (one per configuration).
     Show(ShowArgs),
-    /// Seed 000's LACP hashing comparison (the short ibm-6513 sweep; also
+    /// IBM's 6513 LACP hashing comparison (the short ibm-6513 sweep; also
     /// `lagkit demo`).
     Demo(DemoArgs),
 }
@@ -362,7 +362,7 @@ pub struct DemoArgs {
     switch: Option<SwitchKind>,
 }
 
-/// `lagkit demo`: seed 000's finding in about 20 seconds — with two hosts,
+/// `lagkit demo`: IBM's 6513 finding in about 20 seconds — with two hosts,
 /// address (L2/L3) hashing leaves one link of each bond idle and halves
 /// the throughput that L4 (port) hashing gets over LACP.
 pub fn demo(a: DemoArgs) -> Result<(), Failure> {
@@ -380,7 +380,7 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
             )));
         }
     }
-    println!("lagkit demo: seed 000 (IBM, Cisco 6513) in network namespaces.");
+    println!("lagkit demo: IBM's AIX/Cisco Catalyst 6513 measurements in network namespaces.");
     println!(
         "  Two servers, each a 2-link 802.3ad lagkit bond, to one {} switch",
         if ovs { "Open vSwitch" } else { "lagkit" }

@@ -45,7 +45,7 @@ enum Command {
         #[command(subcommand)]
         what: lab_cmd::LabCommand,
     },
-    /// The default lab demo: seed 000's address-vs-port hashing comparison
+    /// The default lab demo: IBM's 6513 address-vs-port hashing comparison
     /// (the short ibm-6513 sweep) in network namespaces, about a minute.
     Demo(lab_cmd::DemoArgs),
     /// Predict how a configuration spreads given traffic (a flow list or a

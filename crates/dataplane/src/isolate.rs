@@ -121,7 +121,7 @@ fn tc(args: &[&str]) -> Result<(), String> {
     let out = Command::new("tc")
         .args(args)
         .output()
-        .map_err(|e| format!("cannot run tc: {e}"))?;
+        .map_err(|e| crate::tools::spawn_error("tc", &e))?;
     if out.status.success() {
         Ok(())
     } else {

@@ -33,6 +33,7 @@ pub mod pair;
 pub mod pcap;
 mod sys;
 pub mod tap;
+pub mod tools;
 pub mod vnet;
 
 pub use device::{CounterSnapshot, Counters, Device, DropReason, RxBatch, SendError};

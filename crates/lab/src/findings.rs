@@ -60,7 +60,7 @@ pub fn busiest_tx_share(members: &[MemberDelta]) -> Option<f64> {
     (total > 0).then(|| max as f64 / total as f64)
 }
 
-/// seed 000 test system 1.
+/// IBM's 6513 measurements test system 1.
 pub fn ibm_6513(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
     if let (Some(l2), Some(l4)) = (run(r, "l2"), run(r, "l4")) {
@@ -69,7 +69,7 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
             .filter_map(|b| b.rx_ratio.map(|x| (b.host.clone(), one_sided(x))))
             .collect();
         f.push(Finding::check(
-            "L2/L3 switch hashing leaves one link of each receiving bond idle: receive balance ≥ 0.95 (seed 000: 1.00 with src-dst-ip and two hosts)",
+            "L2/L3 switch hashing leaves one link of each receiving bond idle: receive balance ≥ 0.95 (IBM's 6513 measurements: 1.00 with src-dst-ip and two hosts)",
             rx.iter()
                 .map(|(h, x)| format!("{h} rx {x:.2}"))
                 .collect::<Vec<_>>()
@@ -114,7 +114,7 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
             "rr-l4",
             "xor-l4",
             false,
-            "through the switch's static channel hashing on L4 ports (seed 000, runs 13 and 14: 3485 against 3947 Mbit/s = 0.88)",
+            "through the switch's static channel hashing on L4 ports (IBM's 6513 measurements, runs 13 and 14: 3485 against 3947 Mbit/s = 0.88)",
         ),
         (
             "none-rr",
@@ -146,7 +146,7 @@ pub fn ibm_6513(r: &Report) -> Vec<Finding> {
     }
     if let (Some(j), Some(l4)) = (run(r, "jumbo"), run(r, "l4")) {
         f.push(Finding::info(
-            "MTU 9000 everywhere against 1500 (seed 000: jumbo frames raise throughput mostly by lowering CPU per byte)",
+            "MTU 9000 everywhere against 1500 (IBM's 6513 measurements: jumbo frames raise throughput mostly by lowering CPU per byte)",
             format!(
                 "{:.1} against {:.1} Mbit/s ({:+.1}%)",
                 mbps(j),
@@ -223,7 +223,7 @@ fn list(v: &[(String, f64)]) -> String {
 /// static channel hashing on L4 ports, and the MAC moves of no channel.
 fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
-    // seed 000, 6.3.1: "a LAN port in desirable mode can form an
+    // IBM's 6513 measurements, 6.3.1: "a LAN port in desirable mode can form an
     // EtherChannel with another LAN port that is in either auto or
     // desirable mode. Two LAN ports in auto mode cannot"; a silent port
     // may channel with a partner that sends no PAgP, a non-silent one
@@ -275,7 +275,7 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
         let Some(fm) = &x.formation else { continue };
         f.push(Finding::check(
             format!(
-                "PAgP {what} {} a channel (seed 000, 6.3.1)",
+                "PAgP {what} {} a channel (IBM's 6513 measurements, 6.3.1)",
                 if forms { "forms" } else { "does not form" }
             ),
             if fm.formed {
@@ -297,12 +297,12 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
         let rs = ratios(p);
         let q = mbps(p) / mbps(l4).max(1e-9);
         f.push(Finding::check(
-            "a PAgP channel (desirable, L4) balances like LACP: every ratio within 0.45–0.55 and at least 0.9 × LACP L4's throughput (seed 000: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86, its servers speaking no PAgP)",
+            "a PAgP channel (desirable, L4) balances like LACP: every ratio within 0.45–0.55 and at least 0.9 × LACP L4's throughput (IBM's 6513 measurements: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86, its servers speaking no PAgP)",
             format!("{}; {:.1} / {:.1} Mbit/s = {q:.2}", list(&rs), mbps(p), mbps(l4)),
             rs.len() >= 4 && rs.iter().all(|(_, x)| (0.45..=0.55).contains(x)) && q >= 0.9,
         ));
     }
-    // seed 000 found PAgP with L3 hashing (run 23) "much better than
+    // IBM's 6513 measurements found PAgP with L3 hashing (run 23) "much better than
     // expected" and did not know why; its servers spoke no PAgP, so its
     // desirable non-silent ports most likely never bundled and forwarded
     // each on its own, to wherever the servers' MACs were last learned.
@@ -316,12 +316,12 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
             format!("; LACP L3 (run {}) {:.1} Mbit/s", l.run, mbps(l))
         });
         f.push(Finding::check(
-            "a formed PAgP channel hashing on IP addresses leaves one link of each receiving bond idle, as LACP does: receive balance ≥ 0.95 (seed 000 run 23: 0.50/0.51 at 2915 Mbit/s, which does not reproduce with a channel that forms)",
+            "a formed PAgP channel hashing on IP addresses leaves one link of each receiving bond idle, as LACP does: receive balance ≥ 0.95 (IBM's 6513 run 23: 0.50/0.51 at 2915 Mbit/s, which does not reproduce with a channel that forms)",
             format!("{}; {:.1} Mbit/s{lacp}", list(&rx), mbps(p)),
             !rx.is_empty() && rx.iter().all(|(_, x)| *x >= 0.95),
         ));
     }
-    // seed 000's own PAgP runs: desirable non-silent ports facing AIX
+    // IBM's 6513 own PAgP runs: desirable non-silent ports facing AIX
     // `standard` servers, which speak no PAgP. The channel cannot form; a
     // Catalyst's ports then stand alone (`I`) and forward one by one, and
     // so do lagkit's. The servers send on both links, so the switch learns
@@ -340,7 +340,7 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
             )
         });
         f.push(Finding::check(
-            "PAgP desirable non-silent facing servers that speak no PAgP: the ports stand alone and still carry the workload, the servers' MACs moving between them (seed 000: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86)",
+            "PAgP desirable non-silent facing servers that speak no PAgP: the ports stand alone and still carry the workload, the servers' MACs moving between them (IBM's 6513 measurements: runs 19 and 17, 3406 against 3946 Mbit/s = 0.86)",
             format!("{:.1} Mbit/s{l4}; {moves} MAC moves", mbps(p)),
             mbps(p) > 0.0 && moves > 0,
         ));
@@ -355,18 +355,18 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
             .filter_map(|b| b.rx_ratio.map(|x| (format!("{} rx", b.host), one_sided(x))))
             .collect();
         f.push(Finding::check(
-            "PAgP desirable non-silent at L3 facing servers that speak no PAgP: stand-alone ports spread what the servers receive over both links (receive balance < 0.95), which explains seed 000's run 23 (0.50/0.51 at 2915 Mbit/s, \"much better than expected\")",
+            "PAgP desirable non-silent at L3 facing servers that speak no PAgP: stand-alone ports spread what the servers receive over both links (receive balance < 0.95), which explains IBM's 6513 run 23 (0.50/0.51 at 2915 Mbit/s, \"much better than expected\")",
             format!("{}; {:.1} Mbit/s", list(&rx), mbps(p)),
             !rx.is_empty() && rx.iter().all(|(_, x)| *x < 0.95),
         ));
     }
-    // seed 000: "manual-on-with-standard-port-aggregation" performs as
+    // IBM's 6513 measurements: "manual-on-with-standard-port-aggregation" performs as
     // LACP-active with 802.3ad (runs 11 and 17: 3947 and 3946 Mbit/s).
     if let (Some(m), Some(l4)) = (run(r, "xor-l4"), run(r, "l4")) {
         let rs = ratios(m);
         let q = mbps(m) / mbps(l4).max(1e-9);
         f.push(Finding::check(
-            "a static (mode on) channel hashing on L4 ports, servers standard, balances and performs as LACP L4: every ratio within 0.45–0.55 and at least 0.9 × its throughput (seed 000: runs 11 and 17, 3947 against 3946 Mbit/s = 1.00)",
+            "a static (mode on) channel hashing on L4 ports, servers standard, balances and performs as LACP L4: every ratio within 0.45–0.55 and at least 0.9 × its throughput (IBM's 6513 measurements: runs 11 and 17, 3947 against 3946 Mbit/s = 1.00)",
             format!("{}; {:.1} / {:.1} Mbit/s = {q:.2}", list(&rs), mbps(m), mbps(l4)),
             rs.len() >= 4 && rs.iter().all(|(_, x)| (0.45..=0.55).contains(x)) && q >= 0.9,
         ));
@@ -391,7 +391,7 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
                 )
             });
         f.push(Finding::check(
-            "with no channel on the switch the servers' MACs move between its ports: at least 1 move per second of the run (seed 000: channel groups defined beat none; no channel reached 2954 against 3947 Mbit/s = 0.75, runs 25 and 11)",
+            "with no channel on the switch the servers' MACs move between its ports: at least 1 move per second of the run (IBM's 6513 measurements: channel groups defined beat none; no channel reached 2954 against 3947 Mbit/s = 0.75, runs 25 and 11)",
             format!("{moves} moves in {secs:.1} s = {per_s:.1}/s{against}"),
             per_s >= 1.0,
         ));
@@ -399,7 +399,7 @@ fn ibm_6513_lagkit(r: &Report) -> Vec<Finding> {
     f
 }
 
-/// seed 001: k links against k × one link, per direction.
+/// HP's APA paper: k links against k × one link, per direction.
 pub fn hp_apa(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
     for (dir, what) in [
@@ -423,7 +423,7 @@ pub fn hp_apa(r: &Report) -> Vec<Finding> {
             };
             f.push(Finding::check(
                 format!(
-                    "{k} links reach at least 0.95 of {k} × one link, {what} (seed 001: 0.99–1.00)"
+                    "{k} links reach at least 0.95 of {k} × one link, {what} (HP's APA paper: 0.99–1.00)"
                 ),
                 format!("{:.1} Mbit/s against {k} × {one:.1} = {q:.3}{cpu}", mbps(x)),
                 q >= 0.95,
@@ -433,7 +433,7 @@ pub fn hp_apa(r: &Report) -> Vec<Finding> {
     f
 }
 
-/// seed 002: which link the data takes, per hash mode.
+/// the bityard LPM post: which link the data takes, per hash mode.
 pub fn lpm(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
     for (mode, aix) in [
@@ -469,7 +469,7 @@ pub fn lpm(r: &Report) -> Vec<Finding> {
     f
 }
 
-/// seed 003: 2 links against 1.
+/// IBM's z/VM report: 2 links against 1.
 pub fn zvm(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
     for load in ["stream", "rr"] {
@@ -488,7 +488,7 @@ pub fn zvm(r: &Report) -> Vec<Finding> {
             };
             f.push(Finding::info(
                 format!(
-                    "2 links against 1, {load}, {conns} connection{} (seed 003: stream +6–15% with one connection, +84–100% with many; rr +5–57%)",
+                    "2 links against 1, {load}, {conns} connection{} (IBM's z/VM report: stream +6–15% with one connection, +84–100% with many; rr +5–57%)",
                     if conns == 1 { "" } else { "s" }
                 ),
                 format!(
@@ -501,7 +501,7 @@ pub fn zvm(r: &Report) -> Vec<Finding> {
     f
 }
 
-/// seed 004: balance-alb over k links against one.
+/// IBM's xSeries 460 report: balance-alb over k links against one.
 pub fn linux_alb(r: &Report) -> Vec<Finding> {
     let mut f = Vec::new();
     for (dir, what) in [("rx", "receives"), ("tx", "transmits")] {
@@ -514,7 +514,7 @@ pub fn linux_alb(r: &Report) -> Vec<Finding> {
             };
             let q = mbps(x) / mbps(base).max(1e-9);
             f.push(Finding::info(
-                format!("balance-alb, server {what}: {k} links against 1 (seed 004: 3.624× with 4 adapters)"),
+                format!("balance-alb, server {what}: {k} links against 1 (IBM's xSeries 460 report: 3.624× with 4 adapters)"),
                 format!("{:.1} against {:.1} Mbit/s = {q:.2}×", mbps(x), mbps(base)),
             ));
         }

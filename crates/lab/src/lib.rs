@@ -18,7 +18,7 @@
 //!   which has not and why; LACP snapshots.
 //! - [`measure`]: before/after snapshots (lagkit counters, TCP counters, CPU).
 //! - [`workload`]: the [`workload::Workload`] trait: iperf3 and lagkit-load.
-//! - [`report`]: seed 000's table, JSON, SVG charts; the checked findings.
+//! - [`report`]: IBM's 6513 table, JSON, SVG charts; the checked findings.
 //! - [`findings`]: each seed's claims, checked on a report's runs.
 //! - [`run`](mod@run): up → converge → workload → measure → down.
 //! - [`scenario`]: built-in scenarios (ibm-6513) swept over configurations.

@@ -1,4 +1,4 @@
-//! Reports: a terminal table in the layout of seed 000's tables (run
+//! Reports: a terminal table in the layout of IBM's 6513 tables (run
 //! number, configuration code columns, CPU, balance ratios per bond,
 //! Mbit/s, out-of-order/s), the same as JSON, and SVG charts (Mbit/s per
 //! configuration; bytes per link) in a report folder.
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The configuration code of a run, seed 000 style.
+/// The configuration code of a run, IBM's 6513 measurements style.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigCode {
     /// Application: `i` iperf3.
@@ -56,7 +56,7 @@ impl ConfigCode {
                     Protocol::LacpPassive => ("L", "s"),
                     Protocol::Static => ("M", "o"),
                     Protocol::None => ("N", "n"),
-                    // seed 000's PAgP runs were desirable non-silent (`d`);
+                    // IBM's 6513 PAgP runs were desirable non-silent (`d`);
                     // `s` marks silent, `u` auto.
                     Protocol::PagpDesirable => ("P", "ds"),
                     Protocol::PagpDesirableNonSilent => ("P", "d"),
@@ -86,7 +86,7 @@ impl ConfigCode {
                 };
                 let hname = b.hash.split(':').next().unwrap_or("");
                 let hc = match hname {
-                    // seed 000's "st" is AIX src_dst_port, the L4 hash.
+                    // IBM's 6513 "st" is AIX src_dst_port, the L4 hash.
                     "layer3+4" | "src_dst_port" => "st",
                     "src_port" => "sp",
                     "dst_port" => "dp",
@@ -396,7 +396,7 @@ impl Report {
         v
     }
 
-    /// The table, seed 000 layout.
+    /// The table, IBM's 6513 measurements layout.
     pub fn table(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(o, "lagkit lab report: {}", self.title);
@@ -580,7 +580,10 @@ impl Report {
             }
         }
         if !self.findings.is_empty() {
-            let _ = writeln!(o, "Findings (the seed's, checked on these runs):");
+            let _ = writeln!(
+                o,
+                "Findings (the original measurements', checked on these runs):"
+            );
             for f in &self.findings {
                 let mark = match f.holds {
                     Some(true) => "holds  ",

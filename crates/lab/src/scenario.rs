@@ -7,7 +7,7 @@
 //! parsed like a user's (`lagkit lab show NAME` prints them), so a built-in
 //! exercises exactly what a user's topology would.
 //!
-//! - `ibm-6513` (seed 000, test system 1): two servers, each a 2-link
+//! - `ibm-6513` (IBM's 6513 measurements, test system 1): two servers, each a 2-link
 //!   lagkit bond, through one switch (a Cisco 6513 there, lagkit's own
 //!   switch here, or Open vSwitch), socketprocs. The sweep varies the
 //!   switch's frame distribution (L4 ports: Cisco `src-dst-port`, run by
@@ -22,14 +22,14 @@
 //!   runs PAgP; a pairing that does not form is the row's result) and its
 //!   static channel hashing on L4 ports. Hosts `cli` and `srv`, switch
 //!   `c6513`.
-//! - `hp-apa` (seed 001): one server with k = 1, 2, 4, 8 links in an LACP
+//! - `hp-apa` (HP's APA paper): one server with k = 1, 2, 4, 8 links in an LACP
 //!   aggregate, eight single-link clients, transmit, receive, both.
-//! - `lpm` (seed 002): two hosts back to back, 2 links, four LPM-style
+//! - `lpm` (the bityard LPM post): two hosts back to back, 2 links, four LPM-style
 //!   control+data pairs on sequential ports, AIX hash modes against
 //!   `strong` and `adaptive`.
-//! - `zvm` (seed 003): 1 against 2 links, 1/10/50 connections, stream and
+//! - `zvm` (IBM's z/VM report): 1 against 2 links, 1/10/50 connections, stream and
 //!   request/response.
-//! - `linux-alb` (seed 004): a balance-alb server with 1–4 links behind a
+//! - `linux-alb` (IBM's xSeries 460 report): a balance-alb server with 1–4 links behind a
 //!   plain switch, one client per link.
 
 use crate::error::LabError;
@@ -79,23 +79,23 @@ pub struct Scenario {
 pub const BUILTIN: [(&str, &str); 5] = [
     (
         "ibm-6513",
-        "seed 000: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial; on lagkit's switch also PAgP desirable/auto, silent/non-silent against static, LACP and PAgP servers, and a static L4 channel (--short: 17 runs ~4 min; full: 13 runs ~3 min on Open vSwitch, 24 on lagkit's switch ~7 min)",
+        "IBM's 6513 measurements: 2 servers × 2-link bonds via one switch, socketprocs; switch L2/L3 vs L4 hashing, LACP/static/no channel, 802.3ad/standard/round-robin, MTU 1500/9000/partial; on lagkit's switch also PAgP desirable/auto, silent/non-silent against static, LACP and PAgP servers, and a static L4 channel (--short: 17 runs ~4 min; full: 13 runs ~3 min on Open vSwitch, 24 on lagkit's switch ~7 min)",
     ),
     (
         "hp-apa",
-        "seed 001: one server with 1, 2, 4, 8 LACP links, 8 single-link clients, transmit/receive/both; scaling against k × one link (--short: k=1,2,4 ~2 min; full: 12 runs ~5 min)",
+        "HP's APA paper: one server with 1, 2, 4, 8 LACP links, 8 single-link clients, transmit/receive/both; scaling against k × one link (--short: k=1,2,4 ~2 min; full: 12 runs ~5 min)",
     ),
     (
         "lpm",
-        "seed 002: two hosts, 2 links, 4 LPM control+data pairs on sequential ports; AIX hash modes src_port/dst_port/src_dst_port against strong and adaptive (~1.5 min)",
+        "the bityard LPM post: two hosts, 2 links, 4 LPM control+data pairs on sequential ports; AIX hash modes src_port/dst_port/src_dst_port against strong and adaptive (~1.5 min)",
     ),
     (
         "zvm",
-        "seed 003: bond-to-bond, 1 vs 2 links, 1/10/50 connections, stream and request/response (--short: 4 runs; full: 12 runs ~4 min)",
+        "IBM's z/VM report: bond-to-bond, 1 vs 2 links, 1/10/50 connections, stream and request/response (--short: 4 runs; full: 12 runs ~4 min)",
     ),
     (
         "linux-alb",
-        "seed 004: a balance-alb server with 1–4 links behind a plain switch, one client per link, receive and transmit (--short: 3 runs; full: 8 runs ~3 min)",
+        "IBM's xSeries 460 report: a balance-alb server with 1–4 links behind a plain switch, one client per link, receive and transmit (--short: 3 runs; full: 8 runs ~3 min)",
     ),
 ];
 
@@ -153,7 +153,7 @@ impl Scenario {
             if let (Some(sc), Some(old)) = (&mut c.topo.scale, old_bits) {
                 let factor = sc.factor.map(|f| f * old as f64 / rate.bits as f64);
                 let seed = factor.map_or(String::new(), |f| {
-                    format!(" for the seed's {}", mbit_text(rate.bits as f64 * f))
+                    format!(" for the original's {}", mbit_text(rate.bits as f64 * f))
                 });
                 sc.note = format!(
                     "{} links{seed}, set with --rate (the scenario's own: {})",
@@ -279,7 +279,7 @@ pub const IBM_6513_PROCS: u32 = 6;
 /// Rate of the scaled links, and what it stands for.
 pub const IBM_6513_RATE: &str = "100mbit";
 /// The scale note of ibm-6513's reports.
-pub const IBM_6513_SCALE: &str = "100 Mbit/s links stand for the seed's 1 Gbit/s ones (factor 10): lagkit's switch forwards in one thread and socketprocs' 4 KB messages make it the bottleneck near 1.3-1.6 Gbit/s in all on this 2-core machine, so at the seed's own rate (--rate 1gbit) it, not the links, sets the rate; at 100 Mbit/s it uses under half a core";
+pub const IBM_6513_SCALE: &str = "100 Mbit/s links stand for the original's 1 Gbit/s ones (factor 10): lagkit's switch forwards in one thread and socketprocs' 4 KB messages make it the bottleneck near 1.3-1.6 Gbit/s in all on 2 cores, so at the original measurements' rate (--rate 1gbit) it, not the links, sets the rate; at 100 Mbit/s it uses under half a core";
 
 /// One ibm-6513 configuration.
 struct Ibm {
@@ -293,15 +293,15 @@ struct Ibm {
     bond: &'static str,
     /// MTU on the hosts' and on the switch's link ends.
     mtu: (u32, u32),
-    /// The servers cabled to each other, no switch (seed 000: "the
+    /// The servers cabled to each other, no switch (IBM's 6513 measurements: "the
     /// typical choice for hosts connected back-to-back" is round-robin).
     direct: bool,
-    /// The switch and the servers form their channels (seed 000, 6.3.1:
+    /// The switch and the servers form their channels (IBM's 6513 measurements, 6.3.1:
     /// PAgP auto never forms with auto; see [`Config::expect_formed`]).
     forms: bool,
     /// Not forming, the switch's members stand alone (Cisco's `I`: a
     /// protocol that heard no partner) and forward on their own, so the
-    /// workload runs anyway (seed 000's PAgP runs against servers that
+    /// workload runs anyway (IBM's 6513 PAgP runs against servers that
     /// spoke no PAgP).
     standalone: bool,
     /// Only lagkit's switch runs it (PAgP; `mode on` hashing on L4 ports,
@@ -317,7 +317,7 @@ const PAGP_D_L34: &str =
     r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "desirable""#;
 const PAGP_U_L34: &str = r#"mode = "balance-xor", xmit_hash_policy = "layer3+4", pagp = "auto""#;
 
-/// A row of seed 000's PAgP and static L4 runs, which only
+/// A row of IBM's 6513 PAgP and static L4 runs, which only
 /// lagkit's switch can run.
 const fn lagkit_row(
     key: &'static str,
@@ -342,7 +342,7 @@ const fn lagkit_row(
     }
 }
 
-/// seed 000's PAgP rows (`P-d`, runs 3, 5, 6, 18–20, 23: desirable
+/// IBM's 6513 PAgP rows (`P-d`, runs 3, 5, 6, 18–20, 23: desirable
 /// non-silent against AIX `standard`, which speaks no PAgP), its static L4
 /// channel (`p-M-o sd-st`, runs 4, 11, 29) and the PAgP pairings of its
 /// section 6.3.1, against a static host, an LACP host and a PAgP host.
@@ -628,7 +628,7 @@ const IBM: [Ibm; 13] = [
     },
 ];
 
-/// Seed 000's test system 1 hashed on IP addresses (`src-dst-ip`, IOS's
+/// IBM's 6513 test system 1 hashed on IP addresses (`src-dst-ip`, IOS's
 /// default) where the scenario says "switch L2/L3". Open vSwitch has no
 /// such bond mode and stands for it with `balance-slb` (source MAC), which
 /// with two hosts puts every frame to one server on one link just the
@@ -693,7 +693,7 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Confi
     c
 }
 
-/// seed 000 test system 1, scaled (see the module documentation). Short:
+/// IBM's 6513 measurements test system 1, scaled (see the module documentation). Short:
 /// L2/L3 against L4 with LACP, standard against round-robin servers on a
 /// static channel and back-to-back, no channel, and on lagkit's switch the
 /// static L4 channel and the PAgP pairings ([`IBM_6513_SHORT`]), 6 s each
@@ -724,7 +724,7 @@ pub fn ibm_6513(short: bool, kind: SwitchKind) -> Scenario {
 /// hp-apa's link rate: 8 links each way plus 8 clients must stay within
 /// what Open vSwitch's userspace datapath forwards on 2 cores.
 pub const HP_APA_RATE: &str = "25mbit";
-const HP_APA_SCALE: &str = "25 Mbit/s links stand for the seed's 1 Gbit/s ones (factor 40), so that 8 links in both directions stay within 2 cores";
+const HP_APA_SCALE: &str = "25 Mbit/s links stand for the original's 1 Gbit/s ones (factor 40), so that 8 links in both directions stay within 2 cores";
 /// Clients (the seed's eight single-link clients).
 pub const HP_APA_CLIENTS: usize = 8;
 
@@ -768,7 +768,7 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config
     config("hp-apa", &key, &label, t)
 }
 
-/// seed 001: k links against k × one link. Short: k = 1, 2, 4, transmit
+/// HP's APA paper: k links against k × one link. Short: k = 1, 2, 4, transmit
 /// and receive, 6 s; full: k = 1, 2, 4, 8, transmit, receive and both, 10 s.
 pub fn hp_apa(short: bool, kind: SwitchKind) -> Scenario {
     let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
@@ -821,7 +821,7 @@ pub const LPM_MIGRATIONS: u32 = 4;
 fn lpm_config(key: &str, bond: &str, seconds: u32) -> Config {
     let mut t = String::from("name = \"lpm\"\n\n");
     t += &scale_toml(
-        "100 Mbit/s links stand for the seed's 10 Gbit/s adapters; what matters is which link the data takes",
+        "100 Mbit/s links stand for the original's 10 Gbit/s adapters; what matters is which link the data takes",
         100.0,
     );
     t += &host_toml("src", "10.0.2.1/24", Some(bond));
@@ -841,7 +841,7 @@ fn lpm_config(key: &str, bond: &str, seconds: u32) -> Config {
     config("lpm", key, &format!("source hash {key}"), t)
 }
 
-/// seed 002: each hash mode on the sending (source) side, 8 s (short 6 s).
+/// the bityard LPM post: each hash mode on the sending (source) side, 8 s (short 6 s).
 pub fn lpm(short: bool) -> Scenario {
     let seconds = if short { 6 } else { 10 };
     Scenario {
@@ -868,7 +868,7 @@ fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
     let bond = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
     let mut t = String::from("name = \"zvm\"\n\n");
     t += &scale_toml(
-        "100 Mbit/s links stand for the seed's 1 Gbit/s OSA adapters (factor 10)",
+        "100 Mbit/s links stand for the original's 1 Gbit/s OSA adapters (factor 10)",
         10.0,
     );
     t += &host_toml("guest", "10.0.3.1/24", Some(bond));
@@ -884,7 +884,7 @@ fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
     config("zvm", &key, &label, t)
 }
 
-/// seed 003: 1 against 2 links. Short: 10 connections, stream and rr;
+/// IBM's z/VM report: 1 against 2 links. Short: 10 connections, stream and rr;
 /// full: 1, 10 and 50 connections.
 pub fn zvm(short: bool) -> Scenario {
     let (conns, seconds): (&[u32], u32) = if short {
@@ -924,7 +924,7 @@ fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
     );
     let mut t = String::from("name = \"linux-alb\"\n\n");
     t += &scale_toml(
-        "50 Mbit/s links stand for the seed's 1 Gbit/s adapters (factor 20)",
+        "50 Mbit/s links stand for the original's 1 Gbit/s adapters (factor 20)",
         20.0,
     );
     let (hosts, clients) = star_toml(
@@ -942,7 +942,7 @@ fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
     config("linux-alb", &key, &label, t)
 }
 
-/// seed 004: k = 1..4 (short: 1, 2, 4), the server receiving (ARP-taught
+/// IBM's xSeries 460 report: k = 1..4 (short: 1, 2, 4), the server receiving (ARP-taught
 /// receive balancing) and, in full, transmitting.
 pub fn linux_alb(short: bool, kind: SwitchKind) -> Scenario {
     let (ks, loads, seconds): (&[usize], &[&str], u32) = if short {
@@ -1238,7 +1238,7 @@ mod tests {
             assert_eq!(s.factor, Some(1.0), "{}", c.key);
             assert!(
                 s.note
-                    .starts_with("1gbit links for the seed's 1 Gbit/s, set with --rate"),
+                    .starts_with("1gbit links for the original's 1 Gbit/s, set with --rate"),
                 "{}",
                 s.note
             );

@@ -1,6 +1,7 @@
 //! Running programs, network namespaces, and stopping processes by PID
 //! without ever hitting a recycled one.
 
+use lagkit_dataplane::tools;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +13,7 @@ pub fn run(args: &[&str]) -> Result<String, String> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
-        .map_err(|e| format!("`{}`: {e}", args.join(" ")))?;
+        .map_err(|e| format!("`{}`: {}", args.join(" "), tools::spawn_error(args[0], &e)))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -48,11 +49,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
 pub fn tool_path(name: &str) -> Result<String, String> {
     tool(name)
         .map(|p| p.to_string_lossy().into_owned())
-        .ok_or_else(|| {
-            format!(
-                "{name} not found (apt-get install -y --no-install-recommends iproute2 iperf3 openvswitch-switch)"
-            )
-        })
+        .ok_or_else(|| tools::not_found(name))
 }
 
 /// Names of the network namespaces that exist (`ip netns list`).

@@ -67,7 +67,7 @@ impl LoadSpec {
 pub struct WorkloadResult {
     /// Workload kind, e.g. "iperf3".
     pub kind: String,
-    /// Goodput, both directions added (seed 000's "transmit plus receive").
+    /// Goodput, both directions added (IBM's 6513 "transmit plus receive").
     pub mbps: f64,
     /// Client -> server goodput.
     pub forward_mbps: f64,
@@ -117,9 +117,9 @@ pub struct Connection {
 /// The configuration-code columns a workload contributes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadCode {
-    /// Application (seed 000 "App meth"): `i` for iperf3.
+    /// Application (IBM's 6513 measurements "App meth"): `i` for iperf3.
     pub app: String,
-    /// Processes or flows per side (seed 000 "Num procs").
+    /// Processes or flows per side (IBM's 6513 measurements "Num procs").
     pub procs: u32,
 }
 

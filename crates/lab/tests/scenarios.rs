@@ -6,7 +6,7 @@
 //!   L4 balances 0.45–0.55 both ways; round-robin shows more out-of-order
 //!   segments than the hashed modes. A deliberately broken configuration in
 //!   the sweep is reported as failed and the sweep goes on. On lagkit's
-//!   switch also seed 000's PAgP pairings (desirable/auto,
+//!   switch also IBM's 6513 PAgP pairings (desirable/auto,
 //!   silent/non-silent against static, LACP and PAgP servers: those that
 //!   form run, those that do not are reported "not formed, as expected"),
 //!   a formed PAgP channel balancing like LACP, PAgP at L3 leaving one link
@@ -339,7 +339,7 @@ fn linux_alb_short_receive_spreads() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let r = sweep(builtin("linux-alb", true).unwrap(), bin);
     let one = mbps(&r, "k1-rx");
-    // seed 004: 1.879× with 2 adapters, 3.624× with 4. lagkit's alb
+    // IBM's xSeries 460 report: 1.879× with 2 adapters, 3.624× with 4. lagkit's alb
     // measures 2.00× and 4.00× here since the lab lets alb steer its peers
     // before the counters start (1.5–1.85× before, see
     // docs/results/planned-vs-measured.md); the floors leave room for a

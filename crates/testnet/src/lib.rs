@@ -77,7 +77,13 @@ fn run(args: &[&str]) -> Result<String, String> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
-        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+        .map_err(|e| {
+            format!(
+                "{}: {}",
+                args.join(" "),
+                lagkit_dataplane::tools::spawn_error(args[0], &e)
+            )
+        })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {

@@ -449,7 +449,7 @@ impl Bond {
                     return Err(BondError::Address {
                         bond: self.s.name.clone(),
                         addr: a,
-                        why: format!("cannot run ip(8): {e}"),
+                        why: lagkit_dataplane::tools::spawn_error("ip", &e),
                     })
                 }
             }

@@ -226,7 +226,7 @@ impl Protocol {
 
 impl Protocol {
     /// Why a channel of this protocol facing host bond `b` will not form
-    /// (seed 000, 6.3: desirable forms with desirable or auto, auto never
+    /// (IBM's 6513 measurements, 6.3: desirable forms with desirable or auto, auto never
     /// with auto; a silent desirable port attaches after the silent wait
     /// to a partner that never speaks PAgP, a non-silent one never does),
     /// or `None` when it will.
@@ -308,7 +308,7 @@ impl LoadBalance {
     }
 
     /// The Catalyst `port-channel load-balance` method lagkit's switch runs
-    /// for it: both ends' fields, as seed 000's switch hashed (its L3 run
+    /// for it: both ends' fields, as IBM's 6513 switch hashed (its L3 run
     /// was `src-dst-ip`, its L4 run `src-dst-port`).
     pub fn cisco_method(self) -> &'static str {
         match self {
@@ -482,7 +482,7 @@ impl LoadSpec {
     /// The socketprocs methods.
     pub const METHODS: [&'static str; 3] = ["select", "poll", "epoll-et"];
 
-    /// Seed 000's "App meth" letter for socketprocs (s/p/e); `n` (netperf
+    /// IBM's 6513 "App meth" letter for socketprocs (s/p/e); `n` (netperf
     /// stream/maerts/rr) otherwise.
     pub fn app_code(&self) -> String {
         if self.load != "socketprocs" {

@@ -608,7 +608,7 @@ fn host_bond(
         _ => return Err(cx.at(t, format!("host '{host}': one bond per host"))),
     };
     if config.mtu as u32 != link_mtu {
-        // Allowed (seed 000 measured MTUs set in only some places), but
+        // Allowed (IBM's 6513 measurements measured MTUs set in only some places), but
         // frames larger than a member's MTU cannot leave: say so.
         warnings.push(format!(
             "{}:{}: host '{host}' bond: mtu {} differs from its links' mtu {link_mtu}; {}",

@@ -1,0 +1,120 @@
+//! The programs lagkit runs, and the Debian package each comes from.
+//!
+//! A few things still go through iproute2 and friends rather than netlink
+//! (addresses, veths, qdiscs, namespaces in the lab), and the lab drives
+//! iperf3, ping and Open vSwitch. A missing program must say which package
+//! brings it, not "No such file or directory (os error 2)". This table is
+//! the single list: `scripts/setup.sh` installs every package named here,
+//! and `crates/cli/tests/setup.rs` fails when the code runs a program that
+//! is not in it, or names a package the script does not install.
+
+use std::io;
+
+/// One external program.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// The program's name as run.
+    pub name: &'static str,
+    /// The Debian package that provides it.
+    pub package: &'static str,
+    /// The group of `scripts/setup.sh` that installs it: `build`, `run`
+    /// (the daemons and the lab's default scenarios) or `test` (the test
+    /// suite, benchmarks and the lab's Open vSwitch switches).
+    pub group: &'static str,
+    /// What lagkit runs it for, in a few words.
+    pub used_for: &'static str,
+}
+
+const fn t(
+    name: &'static str,
+    package: &'static str,
+    group: &'static str,
+    used_for: &'static str,
+) -> Tool {
+    Tool {
+        name,
+        package,
+        group,
+        used_for,
+    }
+}
+
+/// Every program lagkit's code runs (at build, run or test time).
+#[rustfmt::skip]
+pub const TOOLS: &[Tool] = &[
+    t("clang", "clang", "build", "compiling the BPF programs"),
+    t("ip", "iproute2", "run", "addresses, veths, links and namespaces"),
+    t("tc", "iproute2", "run", "qdiscs: shaping and fallback filters"),
+    t("bridge", "iproute2", "run", "the lab's and tests' Linux bridges"),
+    t("ethtool", "ethtool", "run", "offload and speed settings"),
+    t("sysctl", "procps", "run", "namespace sysctls in the lab"),
+    t("iperf3", "iperf3", "run", "the lab's iperf3 workloads"),
+    t("ping", "iputils-ping", "run", "reachability checks in the lab"),
+    t("tshark", "tshark", "test", "decoding captured frames (tests)"),
+    t("tcpdump", "tcpdump", "test", "captures (tests)"),
+    t("bpftool", "bpftool", "test", "inspecting attached programs (tests)"),
+    t("ovs-vsctl", "openvswitch-switch", "test", "Open vSwitch as the lab's switch"),
+    t("ovs-vswitchd", "openvswitch-switch", "test", "Open vSwitch as the lab's switch"),
+    t("ovsdb-server", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),
+    t("ovsdb-tool", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),
+    t("ovs-appctl", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),
+    t("dpkg", "dpkg", "package", "building and checking the Debian package (tests)"),
+];
+
+/// The entry for `name`, if lagkit knows it.
+pub fn lookup(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// "`ip` not found: install the Debian package iproute2 (...)": what to
+/// say when `name` is not installed.
+pub fn not_found(name: &str) -> String {
+    match lookup(name) {
+        Some(t) => format!(
+            "`{name}` not found: lagkit runs it for {}; install the Debian package {} \
+             (apt-get install {}, or bash scripts/setup.sh)",
+            t.used_for, t.package, t.package
+        ),
+        None => format!("`{name}` not found on PATH"),
+    }
+}
+
+/// Describes an error from spawning `name`: a missing program names its
+/// package, anything else is quoted with the program's name.
+pub fn spawn_error(name: &str, e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::NotFound {
+        not_found(name)
+    } else {
+        format!("cannot run `{name}`: {e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_program_names_its_package() {
+        let e = io::Error::from(io::ErrorKind::NotFound);
+        let m = spawn_error("tc", &e);
+        assert!(
+            m.contains("iproute2") && m.contains("`tc` not found"),
+            "{m}"
+        );
+        let m = spawn_error("nosuchtool", &e);
+        assert_eq!(m, "`nosuchtool` not found on PATH");
+        let m = spawn_error("ip", &io::Error::from(io::ErrorKind::PermissionDenied));
+        assert!(m.starts_with("cannot run `ip`"), "{m}");
+    }
+
+    #[test]
+    fn each_program_is_listed_once() {
+        for (i, a) in TOOLS.iter().enumerate() {
+            assert!(
+                TOOLS[i + 1..].iter().all(|b| b.name != a.name),
+                "{} listed twice",
+                a.name
+            );
+        }
+    }
+}
