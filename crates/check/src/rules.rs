@@ -606,22 +606,34 @@ pub fn facing_no_channel(h: &Host, s: &Switch) -> Vec<Finding> {
         file: s.file.clone(),
         line: Some(first.line),
     };
-    let ports = s
-        .unchannelled
-        .iter()
-        .map(|p| format!("{} (line {})", p.name, p.line))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let ports = format!(
+        "{} {} {}",
+        if s.unchannelled.len() == 1 {
+            "port"
+        } else {
+            "ports"
+        },
+        s.unchannelled
+            .iter()
+            .map(|p| format!("{} (line {})", p.name, p.line))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if s.unchannelled.len() == 1 {
+            "is"
+        } else {
+            "are"
+        }
+    );
     let flapping = "frames from the bond's one MAC arrive on several independent switch ports, so the switch's MAC table flaps between them and frames towards the bond go out one port or are lost";
     let why = match h.mode {
-        HostMode::Lacp { .. } => format!("bond {} runs LACP (802.3ad) but {}'s ports {ports} are in no channel group: nothing answers its LACPDUs, so the bond never aggregates its links (Linux then uses one link, or sends over each alone: {flapping})", h.bond, s.file),
-        HostMode::Static | HostMode::RoundRobin => format!("bond {} is {}, which spreads its frames over its links, but {}'s ports {ports} are in no channel group: {flapping}", h.bond, mode_name(h.mode), s.file),
-        HostMode::Broadcast => format!("bond {} sends every frame on every link, but {}'s ports {ports} are in no channel group: the switch receives each frame several times and {flapping}", h.bond, s.file),
+        HostMode::Lacp { .. } => format!("bond {} runs LACP (802.3ad) but {}'s {ports} in no channel group: nothing answers its LACPDUs, so the bond never aggregates its links (Linux then uses one link, or sends over each alone: {flapping})", h.bond, s.file),
+        HostMode::Static | HostMode::RoundRobin => format!("bond {} is {}, which spreads its frames over its links, but {}'s {ports} in no channel group: {flapping}", h.bond, mode_name(h.mode), s.file),
+        HostMode::Broadcast => format!("bond {} sends every frame on every link, but {}'s {ports} in no channel group: the switch receives each frame several times and {flapping}", h.bond, s.file),
         HostMode::Pagp { auto, silent } => {
             if auto || !silent {
-                format!("bond {} runs PAgP but {}'s ports {ports} are in no channel group: nothing answers, so no member ever carries traffic", h.bond, s.file)
+                format!("bond {} runs PAgP but {}'s {ports} in no channel group: nothing answers, so no member ever carries traffic", h.bond, s.file)
             } else {
-                format!("bond {} runs PAgP desirable (silent) but {}'s ports {ports} are in no channel group: after the 15 s silent wait it bundles anyway, and {flapping}", h.bond, s.file)
+                format!("bond {} runs PAgP desirable (silent) but {}'s {ports} in no channel group: after the 15 s silent wait it bundles anyway, and {flapping}", h.bond, s.file)
             }
         }
         HostMode::ActiveBackup | HostMode::NoChannel => return out,

@@ -95,7 +95,11 @@ pub fn run(a: Args) -> ExitCode {
         })
         .collect();
     let warned = unread.iter().filter(|u| u.unread.is_warning()).count();
-    let level = if a.strict { "error" } else { "warning" };
+    let level = if a.strict {
+        "error"
+    } else {
+        "warning: line ignored"
+    };
     for u in unread.iter().filter(|u| u.unread.is_warning()) {
         eprintln!(
             "lagkit: {}:{}: {level}: {}",

@@ -121,7 +121,11 @@ fn daemon(a: Args) -> Result<(), Failure> {
         lagkit_switch::config::from_ios(&text, &a.ports).map_err(|e| config_error(&path, &e))?;
     // Lines not read: each suspect one named, the well-known ones counted;
     // --strict refuses the suspect ones (as `lagkit check --strict` does).
-    let level = if a.strict { "error" } else { "warning" };
+    let level = if a.strict {
+        "error"
+    } else {
+        "warning: line ignored"
+    };
     let mut warned = 0;
     for u in config.unread.iter().filter(|u| u.is_warning()) {
         eprintln!("lagkit: {}:{}: {level}: {u}", path.display(), u.line);
@@ -141,11 +145,16 @@ fn daemon(a: Args) -> Result<(), Failure> {
     }
     if a.check {
         println!(
-            "switch {}: {} ports, {} port-channels, load-balance {}",
+            "switch {}: {} ports, {} port-channels, load-balance {}{}",
             Switch::name_of(&config),
             a.ports.len(),
             config.channels.len(),
-            config.method
+            config.method,
+            if warned > 0 {
+                format!("; {warned} line(s) not read (warned above)")
+            } else {
+                String::new()
+            }
         );
         for c in &config.channels {
             println!(

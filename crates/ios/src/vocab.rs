@@ -216,7 +216,7 @@ impl Unread {
 }
 
 impl fmt::Display for Unread {
-    /// `` `chanel-group 1 mode active` is not a command lagkit reads; did you mean `channel-group`? ``
+    /// `` `chanel-group 1 mode active`: not a command lagkit reads; did you mean `channel-group`? ``
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             UnreadKind::NotModelled => write!(
@@ -226,12 +226,12 @@ impl fmt::Display for Unread {
             ),
             UnreadKind::Unknown { hint: Some(h) } => write!(
                 f,
-                "`{}` is not a command lagkit reads, so it was ignored; did you mean `{h}`?",
+                "`{}`: not a command lagkit reads; did you mean `{h}`?",
                 self.text
             ),
             UnreadKind::Unknown { hint: None } => write!(
                 f,
-                "`{}` is not a command lagkit reads, so it was ignored (correct it, or delete it if it does not matter here)",
+                "`{}`: not a command lagkit reads (correct it, or delete it if it does not matter here)",
                 self.text
             ),
         }
@@ -399,7 +399,10 @@ mod tests {
             kind: kind("chanel-group 1 mode active"),
         };
         assert!(u.is_warning());
-        assert_eq!(u.to_string(), "`chanel-group 1 mode active` is not a command lagkit reads, so it was ignored; did you mean `channel-group`?");
+        assert_eq!(
+            u.to_string(),
+            "`chanel-group 1 mode active`: not a command lagkit reads; did you mean `channel-group`?"
+        );
         let n = Unread {
             line: 1,
             text: "no cdp enable".into(),
