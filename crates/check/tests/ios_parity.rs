@@ -72,6 +72,10 @@ fn corpus() -> Vec<(&'static str, Verdict)> {
             "port-channel hash-distribution adaptive\ninterface gi1/1\n switchport mode trunk\n switchport trunk allowed vlan 1-10,20\n",
             Accepted { warned: vec![] },
         ),
+        (
+            "lacp system-priority 100\nport-channel auto\ninterface gi1/1\n channel-group 1 mode passive\n speed\n",
+            Accepted { warned: vec![5] },
+        ),
         // Misspelt: accepted, the lines warned.
         (
             "interface GigabitEthernet1/0/1\n switchport mode access\n chanel-group 1 mode active\n lacp rat fast\n",

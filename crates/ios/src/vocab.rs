@@ -293,10 +293,15 @@ pub(crate) fn classify(words: &[&str]) -> UnreadKind {
         let Some(word) = words.get(depth) else {
             // The line stops inside a phrase, or a modelled command has
             // arguments lagkit does not read.
+            if here.iter().any(|(p, m)| *m && p.len() == depth) {
+                // `speed` without its value.
+                return UnreadKind::Unknown {
+                    hint: Some(format!("{} ...", words.join(" "))),
+                };
+            }
             let hint = here
                 .iter()
                 .find(|(p, _)| p.len() > depth)
-                .or(here.first())
                 .map(|(p, _)| p.join(" "));
             return UnreadKind::Unknown { hint };
         };
@@ -389,6 +394,7 @@ mod tests {
             Some("lacp rate ...")
         );
         assert_eq!(hint("lacp").as_deref(), Some("lacp rate"));
+        assert_eq!(hint("speed").as_deref(), Some("speed ..."));
     }
 
     #[test]
