@@ -405,5 +405,32 @@ fn a_clean_run_says_what_it_compared() {
     assert!(out.contains("read: bond: 1 bond, 2 members"), "{out}");
     assert!(out.contains("switch: 3 interfaces, 1 channel"), "{out}");
     assert!(out.contains("bond bond0 facing"), "{out}");
+    // A misspelt line that changes nothing checked still is no clean pass.
+    std::fs::write(
+        &sw,
+        fixed.replace("no shut\n", "no shut\nspaning-tree portfast\n"),
+    )
+    .unwrap();
+    let (code, out, err) = check(&[&example("server-bond.toml"), sw.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("no findings in what lagkit read, but 1 line(s) were not read"),
+        "{out}"
+    );
+    assert!(err.contains("did you mean `spanning-tree`?"), "{err}");
+    // Well-known lines are only counted.
+    std::fs::write(
+        &sw,
+        fixed.replace("no shut\n", "no shut\nspanning-tree portfast\n"),
+    )
+    .unwrap();
+    let (code, out, err) = check(&[&example("server-bond.toml"), sw.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "note: 4 lines outside what lagkit models were skipped (configure, spanning-tree)"
+        ),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
