@@ -4,6 +4,7 @@ use crate::Loc;
 use lagkit_bondcfg::{BondConfig, LacpRate, Mode, Pagp};
 use lagkit_ios::{ChannelMode, Interface};
 use serde::Serialize;
+use std::fmt;
 
 /// How a host's bond aggregates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -170,13 +171,25 @@ impl Channel {
     }
 }
 
+/// A switch: its channels, and its ports that are in none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Switch {
+    /// The file.
+    pub file: String,
+    /// The channels.
+    pub channels: Vec<Channel>,
+    /// Ethernet ports in no channel group: facing a bond that hashes or
+    /// negotiates, each learns the bond's MAC in turn.
+    pub unchannelled: Vec<Interface>,
+}
+
 /// What one input file held.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum End {
     /// Host bonds.
     Hosts(Vec<Host>),
     /// A switch's channels.
-    Switch(Vec<Channel>),
+    Switch(Switch),
     /// systemd `.link` files (they apply to the hosts' bonds they match).
     Links(Vec<LinkFile>),
 }
@@ -358,17 +371,153 @@ fn toml_line(text: &str, key: &str) -> Option<usize> {
 
 /// Reads `text` (from `file`) in whichever dialect it is written.
 pub fn read(file: &str, text: &str) -> Result<End, ReadError> {
+    read_input(file, text).map(|i| i.end)
+}
+
+/// One input as read: its facts, how many there were, and the lines of a
+/// Cisco IOS configuration that were not used.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Input {
+    /// The file.
+    pub file: String,
+    /// Its facts.
+    #[serde(skip)]
+    pub end: End,
+    /// How many facts were read.
+    pub counts: Counts,
+    /// IOS lines outside the subset (none for other dialects).
+    #[serde(skip)]
+    pub unread: Vec<lagkit_ios::Unread>,
+}
+
+/// How many facts one input gave: what a run that finds nothing compared.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// `bond`, `switch` or `link files`.
+    pub side: &'static str,
+    /// Host bonds.
+    pub bonds: usize,
+    /// Their members.
+    pub members: usize,
+    /// Switch interfaces (ports and port-channels).
+    pub interfaces: usize,
+    /// Switch channels (channel groups, Open vSwitch bonds).
+    pub channels: usize,
+    /// systemd `.link` sections.
+    pub link_files: usize,
+    /// Settings read (modes, hashes, MTUs, channel-groups, VLANs, ...).
+    pub settings: usize,
+}
+
+impl fmt::Display for Counts {
+    /// `bond: 1 bond, 2 members, 9 settings`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n =
+            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        let parts = match self.side {
+            "bond" => vec![
+                n(self.bonds, "bond", "bonds"),
+                n(self.members, "member", "members"),
+            ],
+            "switch" => vec![
+                n(self.interfaces, "interface", "interfaces"),
+                n(self.channels, "channel", "channels"),
+            ],
+            _ => vec![n(self.link_files, ".link section", ".link sections")],
+        };
+        write!(
+            f,
+            "{}: {}, {}",
+            self.side,
+            parts.join(", "),
+            n(self.settings, "setting", "settings")
+        )
+    }
+}
+
+fn host_settings(h: &Host) -> usize {
+    // The mode always, then what the input set.
+    1 + usize::from(h.hash.is_some())
+        + usize::from(h.mtu.is_some())
+        + usize::from(h.min_links > 0)
+        + usize::from(h.max_bundle.is_some())
+        + usize::from(h.mac.is_some())
+        + usize::from(h.fail_over_mac.is_some())
+        + h.members
+            .iter()
+            .map(|m| {
+                usize::from(m.speed.is_some())
+                    + usize::from(m.duplex.is_some())
+                    + usize::from(m.mtu.is_some())
+            })
+            .sum::<usize>()
+}
+
+fn counts(end: &End) -> Counts {
+    match end {
+        End::Hosts(h) => Counts {
+            side: "bond",
+            bonds: h.len(),
+            members: h.iter().map(|h| h.members.len()).sum(),
+            settings: h.iter().map(host_settings).sum(),
+            ..Counts::default()
+        },
+        End::Switch(s) => {
+            let ifaces = || {
+                s.channels
+                    .iter()
+                    .flat_map(|c| c.ports.iter().chain(c.port_channel.iter()))
+                    .chain(s.unchannelled.iter())
+            };
+            Counts {
+                side: "switch",
+                interfaces: ifaces().count(),
+                channels: s.channels.len(),
+                settings: ifaces().map(Interface::settings).sum::<usize>()
+                    + usize::from(s.channels.iter().any(|c| c.load_balance.is_some())),
+                ..Counts::default()
+            }
+        }
+        End::Links(l) => Counts {
+            side: "link files",
+            link_files: l.len(),
+            settings: l
+                .iter()
+                .map(|l| usize::from(l.policy.is_some()) + usize::from(l.mac.is_some()))
+                .sum(),
+            ..Counts::default()
+        },
+    }
+}
+
+/// Reads `text` (from `file`) in whichever dialect it is written, with
+/// the counts of what it held and the IOS lines it did not use.
+pub fn read_input(file: &str, text: &str) -> Result<Input, ReadError> {
     if text.contains('\0') {
         return Err(ReadError::Dialect {
             file: file.into(),
             why: "not a text file".into(),
         });
     }
-    let mut end = read_dialect(file, text)?;
+    let (mut end, unread) = read_dialect(file, text)?;
     if let End::Hosts(hosts) = &mut end {
         veth_hint(text, hosts);
     }
-    Ok(end)
+    Ok(Input {
+        file: file.into(),
+        counts: counts(&end),
+        end,
+        unread,
+    })
+}
+
+fn is_ios(text: &str) -> bool {
+    text.lines().any(|l| {
+        let t = l.trim_start().to_ascii_lowercase();
+        t.starts_with("interface ")
+            || t.starts_with("channel-group ")
+            || t.starts_with("port-channel ")
+    })
 }
 
 /// `# lagkit-check: veth` (every member) or `# lagkit-check: veth a1 a2`
@@ -396,15 +545,16 @@ fn veth_hint(text: &str, hosts: &mut [Host]) {
     }
 }
 
-fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
+fn read_dialect(file: &str, text: &str) -> Result<(End, Vec<lagkit_ios::Unread>), ReadError> {
+    let plain = |e: End| (e, Vec::new());
     let has = |s: &str| text.lines().any(|l| l.trim_start().starts_with(s));
     if text.lines().any(|l| l.starts_with("Bonding Mode:")) {
-        return read_proc(file, text);
+        return read_proc(file, text).map(plain);
     }
     if has("[Link]") && has("[Match]") && !has("[NetDev]") && !has("[Network]") {
         let links = link_files(file, text);
         return if links.iter().any(|l| l.policy.is_some() || l.mac.is_some()) {
-            Ok(End::Links(links))
+            Ok(plain(End::Links(links)))
         } else {
             Err(ReadError::Dialect {
                 file: file.into(),
@@ -418,14 +568,18 @@ fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
             .iter()
             .map(|b| b.host(file))
             .collect::<Result<Vec<_>, _>>()
-            .map(End::Hosts);
+            .map(|h| plain(End::Hosts(h)));
     }
     if text
         .lines()
         .any(|l| l.starts_with("---- ") && l.trim_end().ends_with(" ----"))
         && (text.contains("bond_mode:") || text.contains("lacp_time:") || text.contains("sys_id:"))
     {
-        return Ok(End::Switch(read_ovs(file, text)));
+        return Ok(plain(End::Switch(Switch {
+            file: file.into(),
+            channels: read_ovs(file, text),
+            unchannelled: Vec::new(),
+        })));
     }
     if has("ovs_version:") || (has("Bridge ") && has("Port ")) {
         return Err(ReadError::Dialect {
@@ -433,13 +587,7 @@ fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
             why: "`ovs-vsctl show` alone names no bond modes: give it together with `ovs-appctl bond/show` (and `lacp/show`) in one file".into(),
         });
     }
-    let ios_like = text.lines().any(|l| {
-        let t = l.trim_start().to_ascii_lowercase();
-        t.starts_with("interface ")
-            || t.starts_with("channel-group ")
-            || t.starts_with("port-channel ")
-    });
-    if ios_like {
+    if is_ios(text) {
         return read_ios(file, text);
     }
     let toml_like = text.lines().any(|l| {
@@ -450,7 +598,7 @@ fn read_dialect(file: &str, text: &str) -> Result<End, ReadError> {
             || t.starts_with("mode")
     });
     if toml_like {
-        return read_lagkit(file, text);
+        return read_lagkit(file, text).map(plain);
     }
     Err(ReadError::Dialect {
         file: file.into(),
@@ -768,7 +916,7 @@ fn vsctl_datapaths(text: &str) -> Vec<(String, String, usize)> {
     out
 }
 
-fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
+fn read_ios(file: &str, text: &str) -> Result<(End, Vec<lagkit_ios::Unread>), ReadError> {
     let cfg = lagkit_ios::parse(text).map_err(|e| ReadError::Bad {
         file: file.into(),
         line: e.line,
@@ -794,5 +942,18 @@ fn read_ios(file: &str, text: &str) -> Result<End, ReadError> {
             userspace_tso: false,
         })
         .collect();
-    Ok(End::Switch(channels))
+    let unchannelled = cfg
+        .interfaces
+        .iter()
+        .filter(|i| i.port_channel().is_none() && i.channel_group.is_none())
+        .cloned()
+        .collect();
+    Ok((
+        End::Switch(Switch {
+            file: file.into(),
+            channels,
+            unchannelled,
+        }),
+        cfg.unread,
+    ))
 }

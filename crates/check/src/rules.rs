@@ -12,7 +12,7 @@
 //! broken, so TCP through it stalls. On real NICs the hardware finishes
 //! the frames, so nothing else triggers it.
 
-use crate::facts::{Channel, End, Host, HostMode, LinkFile, MacSource};
+use crate::facts::{Channel, End, Host, HostMode, LinkFile, MacSource, Switch};
 use crate::{Finding, Loc, Severity};
 use lagkit_ios::ChannelMode;
 
@@ -475,10 +475,22 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
             }
         }
         HostMode::ActiveBackup | HostMode::NoChannel => {
+            // `on` and silent PAgP desirable bundle without the bond's
+            // consent and spread towards it; LACP and the other PAgP modes
+            // find no partner and leave the ports stand-alone or suspended.
+            let bundles_anyway = on
+                || modes
+                    .iter()
+                    .any(|m| matches!(m, ChannelMode::Desirable { silent: true }));
             if !modes.is_empty() {
-                out.push(finding(Severity::Warning, "no-channel-mode-into-channel", cloc.clone(),
-                    format!("bond {} is a mode that wants no switch channel, but its ports are in {sw}: the switch spreads traffic onto ports the bond does not receive on", h.bond),
-                    "remove the channel-group from the switch ports (or use 802.3ad on the host)"));
+                let (severity, effect) = if bundles_anyway {
+                    (Severity::Error, "the switch bundles them anyway and spreads frames for the bond over every port, while the bond takes frames only on the port it is using: frames sent to the others are lost")
+                } else {
+                    (Severity::Warning, "the switch finds no protocol partner and leaves its ports stand-alone or suspended (Cisco flags I or s), so a failover may move the bond to a port that carries nothing")
+                };
+                out.push(finding(severity, "no-channel-mode-into-channel", cloc.clone(),
+                    format!("bond {} is {}, a mode that wants no switch channel, but its ports are in {sw} ({mode_text}): {effect}", h.bond, mode_name(h.mode)),
+                    "remove the channel-group from the switch ports (or use 802.3ad on the host with channel-group N mode active)"));
             }
         }
     }
@@ -569,6 +581,77 @@ pub fn pair(h: &Host, c: &Channel) -> Vec<Finding> {
     out
 }
 
+/// The host mode as its configuration names it.
+fn mode_name(m: HostMode) -> &'static str {
+    match m {
+        HostMode::Lacp { .. } => "802.3ad",
+        HostMode::Static => "balance-xor",
+        HostMode::RoundRobin => "balance-rr",
+        HostMode::ActiveBackup => "active-backup",
+        HostMode::Broadcast => "broadcast",
+        HostMode::NoChannel => "balance-tlb/balance-alb",
+        HostMode::Pagp { .. } => "PAgP",
+    }
+}
+
+/// A host facing switch `s`'s ports, none of which is in a channel
+/// group: a bond that negotiates gets no answer, one that spreads sends
+/// one MAC over several independent ports.
+pub fn facing_no_channel(h: &Host, s: &Switch) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(first) = s.unchannelled.first() else {
+        return out;
+    };
+    let loc = Loc {
+        file: s.file.clone(),
+        line: Some(first.line),
+    };
+    let ports = format!(
+        "{} {} {}",
+        if s.unchannelled.len() == 1 {
+            "port"
+        } else {
+            "ports"
+        },
+        s.unchannelled
+            .iter()
+            .map(|p| format!("{} (line {})", p.name, p.line))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if s.unchannelled.len() == 1 {
+            "is"
+        } else {
+            "are"
+        }
+    );
+    let flapping = "frames from the bond's one MAC arrive on several independent switch ports, so the switch's MAC table flaps between them and frames towards the bond go out one port or are lost";
+    let why = match h.mode {
+        HostMode::Lacp { .. } => format!("bond {} runs LACP (802.3ad) but {}'s {ports} in no channel group: nothing answers its LACPDUs, so the bond never aggregates its links (Linux then uses one link, or sends over each alone: {flapping})", h.bond, s.file),
+        HostMode::Static | HostMode::RoundRobin => format!("bond {} is {}, which spreads its frames over its links, but {}'s {ports} in no channel group: {flapping}", h.bond, mode_name(h.mode), s.file),
+        HostMode::Broadcast => format!("bond {} sends every frame on every link, but {}'s {ports} in no channel group: the switch receives each frame several times and {flapping}", h.bond, s.file),
+        HostMode::Pagp { auto, silent } => {
+            if auto || !silent {
+                format!("bond {} runs PAgP but {}'s {ports} in no channel group: nothing answers, so no member ever carries traffic", h.bond, s.file)
+            } else {
+                format!("bond {} runs PAgP desirable (silent) but {}'s {ports} in no channel group: after the 15 s silent wait it bundles anyway, and {flapping}", h.bond, s.file)
+            }
+        }
+        HostMode::ActiveBackup | HostMode::NoChannel => return out,
+    };
+    out.push(Finding {
+        severity: Severity::Error,
+        code: "bond-facing-no-channel",
+        loc,
+        reason: why,
+        fix: match h.mode {
+            HostMode::Pagp { .. } => "put the switch ports in one channel-group N mode desirable (or auto)".into(),
+            HostMode::Lacp { .. } => "put the switch ports in one channel-group N mode active".into(),
+            _ => "put the switch ports in one channel group (channel-group N mode active, with 802.3ad on the host), or use active-backup on the host".into(),
+        },
+    });
+    out
+}
+
 /// Two switches' channels facing each other (switch to switch).
 pub fn switch_pair(a: &Channel, b: &Channel) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -647,6 +730,22 @@ fn facing_channels<'a>(
 /// with the `.link` files given, and the channels of two switches given
 /// facing each other.
 pub fn check(ends: &[End], channel: Option<u32>) -> Vec<Finding> {
+    run(ends, channel).findings
+}
+
+/// What a run found, and what it compared.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    /// The findings, worst first.
+    pub findings: Vec<Finding>,
+    /// What was checked, one line each: `bond bond0 (bond.toml) alone`,
+    /// `bond bond0 facing sw.ios channel 1`.
+    pub compared: Vec<String>,
+}
+
+/// [`check`], with what was compared.
+pub fn run(ends: &[End], channel: Option<u32>) -> Report {
+    let mut compared: Vec<String> = Vec::new();
     let hosts: Vec<&Host> = ends
         .iter()
         .flat_map(|e| match e {
@@ -654,13 +753,15 @@ pub fn check(ends: &[End], channel: Option<u32>) -> Vec<Finding> {
             _ => Vec::new(),
         })
         .collect();
-    let switches: Vec<&[Channel]> = ends
+    let whole: Vec<&Switch> = ends
         .iter()
         .filter_map(|e| match e {
-            End::Switch(c) => Some(c.as_slice()),
+            End::Switch(s) => Some(s),
             _ => None,
         })
         .collect();
+    let switches: Vec<&[Channel]> = whole.iter().map(|s| s.channels.as_slice()).collect();
+    let chan = |c: &Channel| format!("{} channel {} ({})", c.switch, c.number, c.file);
     let channels: Vec<&Channel> = switches.iter().flat_map(|s| s.iter()).collect();
     // udev takes the first matching .link in the order of the file names.
     let mut links: Vec<LinkFile> = ends
@@ -679,16 +780,42 @@ pub fn check(ends: &[End], channel: Option<u32>) -> Vec<Finding> {
     });
     let mut out: Vec<Finding> = hosts.iter().flat_map(|h| host_alone(h)).collect();
     for h in &hosts {
+        compared.push(format!(
+            "bond {} ({}) alone: members, links, MTUs, MAC",
+            h.bond, h.loc.file
+        ));
         out.extend(mac_may_change(h, bond_mac(h, &links).as_ref()));
     }
     for (i, a) in switches.iter().enumerate() {
         for b in &switches[i + 1..] {
             for (x, y) in facing_channels(a, b, channel) {
+                compared.push(format!("{} facing {}: protocols", chan(x), chan(y)));
                 out.extend(switch_pair(x, y));
             }
         }
     }
+    for c in &channels {
+        compared.push(format!(
+            "{} alone: modes, MTUs, speed, duplex, VLANs, shutdown, bucket spread, load-balance",
+            chan(c)
+        ));
+    }
     out.extend(channels.iter().flat_map(|c| channel_alone(c)));
+    // Ports in no channel facing a bond, when the switch has no channel
+    // at all (with channels, the host is taken to face one of them).
+    if channel.is_none() && channels.is_empty() {
+        for h in &hosts {
+            for s in whole.iter().filter(|s| !s.unchannelled.is_empty()) {
+                compared.push(format!(
+                    "bond {} facing {}'s {} port(s) in no channel group",
+                    h.bond,
+                    s.file,
+                    s.unchannelled.len()
+                ));
+                out.extend(facing_no_channel(h, s));
+            }
+        }
+    }
     let facing: Vec<&Channel> = match channel {
         Some(n) => channels.iter().copied().filter(|c| c.number == n).collect(),
         None if channels.len() == 1 => channels.clone(),
@@ -735,11 +862,19 @@ pub fn check(ends: &[End], channel: Option<u32>) -> Vec<Finding> {
     }
     for h in &hosts {
         for c in &facing {
+            compared.push(format!(
+                "bond {} facing {}: protocols, LACP rate, MTU, hashes, member counts, min_links, offloads",
+                h.bond,
+                chan(c)
+            ));
             out.extend(pair(h, c));
         }
     }
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    out
+    Report {
+        findings: out,
+        compared,
+    }
 }
 
 #[cfg(test)]
@@ -886,7 +1021,8 @@ mod tests {
     #[test]
     fn open_vswitch_bond_and_lacp_show() {
         let ovs = "---- bond0 ----\nbond_mode: balance-slb\nlacp_status: negotiated\n\nmember s1: enabled\n  may_enable: true\n\nmember s2: enabled\n\n---- bond0 ----\n  status: active negotiated\n  lacp_time: slow\n\nmember: s1: current attached\nmember: s2: current attached\n";
-        let End::Switch(c) = read("ovs.txt", ovs).unwrap() else {
+        let End::Switch(crate::facts::Switch { channels: c, .. }) = read("ovs.txt", ovs).unwrap()
+        else {
             panic!("a switch")
         };
         assert_eq!(c.len(), 1);
@@ -1088,7 +1224,9 @@ mod tests {
     #[test]
     fn offloads_towards_a_userspace_datapath() {
         let code = "offloads-to-userspace-peer";
-        let End::Switch(c) = read("ovs.txt", OVS_NETDEV).unwrap() else {
+        let End::Switch(crate::facts::Switch { channels: c, .. }) =
+            read("ovs.txt", OVS_NETDEV).unwrap()
+        else {
             panic!("a switch")
         };
         assert_eq!(c[0].datapath, Some(("netdev".to_string(), 3)));
@@ -1235,5 +1373,99 @@ mod tests {
         let e = read("b.toml", "name = \"bond0\"\nmode = \"nope\"\n").unwrap_err();
         assert!(e.to_string().contains("b.toml"), "{e}");
         assert!(read("bin", "a\0b").is_err());
+    }
+
+    /// The typo'd switch of the task: its only port in no channel group.
+    const TYPO: &str = "interface GigabitEthernet1/0/1\n switchport mode access\n chanel-group 1 mode active\n lacp rat fast\ninterface GigabitEthernet1/0/2\n switchport mode access\n";
+
+    #[test]
+    fn a_spreading_or_negotiating_bond_facing_ports_in_no_channel() {
+        let code = "bond-facing-no-channel";
+        for (mode, says) in [
+            ("802.3ad", "nothing answers its LACPDUs"),
+            ("balance-xor", "MAC table flaps"),
+            ("balance-rr", "MAC table flaps"),
+        ] {
+            let host = HOST.replace("802.3ad", mode);
+            let r = run_report(&host, TYPO);
+            let m = with_code(&r.findings, code);
+            assert_eq!(m.len(), 1, "{mode}: {:#?}", r.findings);
+            assert_eq!(m[0].severity, Severity::Error);
+            assert_eq!(m[0].loc.to_string(), "switch.cfg:1");
+            assert!(m[0].reason.contains(says), "{}", m[0]);
+            assert!(
+                m[0].reason.contains("GigabitEthernet1/0/2 (line 5)"),
+                "{}",
+                m[0]
+            );
+            assert_eq!(crate::exit_status(&r.findings), 3);
+            assert!(
+                r.compared
+                    .iter()
+                    .any(|c| c.contains("2 port(s) in no channel group")),
+                "{:?}",
+                r.compared
+            );
+        }
+        let pagp = format!("{HOST}pagp = \"desirable\"\n").replace("802.3ad", "balance-xor");
+        assert_eq!(with_code(&run(&pagp, TYPO, None), code).len(), 1);
+        // active-backup wants no channel: nothing to say.
+        let ab = HOST.replace("802.3ad", "active-backup");
+        assert!(with_code(&run(&ab, TYPO, None), code).is_empty());
+        // With the channel spelt right, the pair is checked as before.
+        let fixed = TYPO.replace("chanel-group", "channel-group");
+        assert!(with_code(&run(HOST, &fixed, None), code).is_empty());
+    }
+
+    fn run_report(host: &str, switch: &str) -> Report {
+        let h = read("bond.toml", host).unwrap();
+        let s = read("switch.cfg", switch).unwrap();
+        super::run(&[h, s], None)
+    }
+
+    #[test]
+    fn a_channel_facing_a_bond_that_neither_negotiates_nor_spreads() {
+        let code = "no-channel-mode-into-channel";
+        let ab = HOST.replace("802.3ad", "active-backup");
+        let sw = |mode: &str| format!("interface range gi1/1 - 2\nchannel-group 1 mode {mode}\n");
+        for (mode, sev) in [
+            ("on", Severity::Error),
+            ("desirable", Severity::Error),
+            ("active", Severity::Warning),
+            ("passive", Severity::Warning),
+            ("auto", Severity::Warning),
+            ("desirable non-silent", Severity::Warning),
+        ] {
+            let f = run(&ab, &sw(mode), None);
+            let m = with_code(&f, code);
+            assert_eq!(m.len(), 1, "{mode}: {f:#?}");
+            assert_eq!(m[0].severity, sev, "{mode}");
+            assert!(m[0].reason.contains("active-backup"), "{}", m[0]);
+        }
+        // Already flagged by their own rules: 802.3ad facing on, a static
+        // bond facing LACP.
+        assert!(codes(&run(HOST, &sw("on"), None)).contains(&"lacp-facing-on"));
+        let xor = HOST.replace("802.3ad", "balance-xor");
+        assert!(codes(&run(&xor, &sw("active"), None)).contains(&"static-facing-lacp"));
+    }
+
+    #[test]
+    fn a_clean_run_says_what_it_compared() {
+        let sw = "interface range gi1/1 - 2\nmtu 9000\nchannel-group 1 mode active\nlacp rate fast\ninterface po1\nmtu 9000\nport-channel load-balance src-dst-port\n";
+        let r = run_report(HOST, sw);
+        assert!(r.findings.is_empty(), "{:#?}", r.findings);
+        assert_eq!(r.compared.len(), 3, "{:?}", r.compared);
+        assert!(
+            r.compared[2].starts_with("bond bond0 facing switch.cfg channel 1 (switch.cfg)"),
+            "{:?}",
+            r.compared
+        );
+        let i = crate::facts::read_input("switch.cfg", sw).unwrap();
+        assert_eq!(
+            i.counts.to_string(),
+            "switch: 3 interfaces, 1 channel, 8 settings"
+        );
+        let i = crate::facts::read_input("bond.toml", HOST).unwrap();
+        assert_eq!(i.counts.to_string(), "bond: 1 bond, 2 members, 3 settings");
     }
 }

@@ -1,6 +1,6 @@
 //! `lagkit check`: both ends' configurations, and what does not match.
 
-use lagkit_check::facts::{read, ReadError};
+use lagkit_check::facts::{read_input, ReadError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,12 +31,26 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// Refuse a Cisco IOS configuration with lines lagkit does not read
+    /// (a misspelt command, say) instead of warning about them (exit
+    /// status 2); well-known commands outside lagkit's subset (version,
+    /// spanning-tree, description, ...) are still only counted.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// An IOS line that was not read, with its file, for output.
+#[derive(serde::Serialize)]
+struct UnreadLine<'a> {
+    file: &'a str,
+    #[serde(flatten)]
+    unread: &'a lagkit_ios::Unread,
 }
 
 /// Runs `lagkit check`; exits 0 (nothing or information only), 1
 /// (warnings), 3 (errors), 2 (an input could not be read).
 pub fn run(a: Args) -> ExitCode {
-    let mut ends = Vec::new();
+    let mut inputs = Vec::new();
     for f in &a.files {
         let name = f.display().to_string();
         let text = match std::fs::read(f) {
@@ -61,15 +75,55 @@ pub fn run(a: Args) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        match read(&name, &text) {
-            Ok(e) => ends.push(e),
+        match read_input(&name, &text) {
+            Ok(i) => inputs.push(i),
             Err(e) => {
                 eprintln!("lagkit: {e}");
                 return ExitCode::from(2);
             }
         }
     }
-    let mut findings = lagkit_check::rules::check(&ends, a.channel);
+    // Every IOS line not read: warned one by one when suspect, counted
+    // when well known; under --strict the suspect ones refuse the input.
+    let unread: Vec<UnreadLine> = inputs
+        .iter()
+        .flat_map(|i| {
+            i.unread.iter().map(|u| UnreadLine {
+                file: &i.file,
+                unread: u,
+            })
+        })
+        .collect();
+    let warned = unread.iter().filter(|u| u.unread.is_warning()).count();
+    let level = if a.strict {
+        "error"
+    } else {
+        "warning: line ignored"
+    };
+    for u in unread.iter().filter(|u| u.unread.is_warning()) {
+        eprintln!(
+            "lagkit: {}:{}: {level}: {}",
+            u.file, u.unread.line, u.unread
+        );
+    }
+    for i in &inputs {
+        if let Some(s) = lagkit_ios::not_modelled_summary(&i.unread) {
+            eprintln!("lagkit: {}: note: {s}", i.file);
+        }
+    }
+    if a.strict && warned > 0 {
+        eprintln!(
+            "lagkit: --strict: {warned} line(s) lagkit does not read; correct them, or run without --strict to check the rest"
+        );
+        if a.json {
+            let v = serde_json::json!({ "findings": [], "unread": unread, "exit": 2 });
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        return ExitCode::from(2);
+    }
+    let ends: Vec<lagkit_check::facts::End> = inputs.iter().map(|i| i.end.clone()).collect();
+    let report = lagkit_check::rules::run(&ends, a.channel);
+    let mut findings = report.findings;
     for c in &a.lacpdus {
         let name = c.display().to_string();
         let said = std::fs::File::open(c)
@@ -100,11 +154,33 @@ pub fn run(a: Args) -> ExitCode {
         }
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    // A line not read may hide a setting: never a clean pass.
+    let exit = lagkit_check::exit_status(&findings).max(u8::from(warned > 0));
+    let read: Vec<String> = inputs
+        .iter()
+        .map(|i| format!("{} read from {}", i.counts, i.file))
+        .collect();
     if a.json {
-        let v = serde_json::json!({ "findings": findings, "exit": lagkit_check::exit_status(&findings) });
+        let counts: Vec<serde_json::Value> = inputs
+            .iter()
+            .map(|i| serde_json::json!({ "file": i.file, "counts": i.counts }))
+            .collect();
+        let v = serde_json::json!({
+            "findings": findings,
+            "unread": unread,
+            "read": counts,
+            "compared": report.compared,
+            "exit": exit,
+        });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else if findings.is_empty() {
+        return ExitCode::from(exit);
+    }
+    if findings.is_empty() && warned == 0 {
         println!("no findings: the ends agree on everything lagkit checks");
+    } else if findings.is_empty() {
+        println!(
+            "no findings in what lagkit read, but {warned} line(s) were not read (warned above): correct them and check again"
+        );
     } else {
         for f in &findings {
             println!("{f}");
@@ -112,13 +188,27 @@ pub fn run(a: Args) -> ExitCode {
         let count = |s| findings.iter().filter(|f| f.severity == s).count();
         use lagkit_check::Severity::*;
         println!(
-            "{} error(s), {} warning(s), {} note(s)",
+            "{} error(s), {} warning(s), {} note(s){}",
             count(Error),
             count(Warning),
-            count(Info)
+            count(Info),
+            if warned > 0 {
+                format!(", {warned} line(s) not read (warned above)")
+            } else {
+                String::new()
+            }
         );
     }
-    ExitCode::from(lagkit_check::exit_status(&findings))
+    if !read.is_empty() {
+        println!("read: {}", read.join("; "));
+    }
+    if !report.compared.is_empty() {
+        println!("compared ({}):", report.compared.len());
+        for c in &report.compared {
+            println!("  {c}");
+        }
+    }
+    ExitCode::from(exit)
 }
 
 /// The running bonds of this network namespace, as `check` sees them.

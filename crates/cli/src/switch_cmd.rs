@@ -29,6 +29,12 @@ pub struct Args {
     /// Only read the configuration, print what would run, and exit.
     #[arg(long)]
     check: bool,
+    /// Refuse a configuration with lines lagkit does not read (a misspelt
+    /// command, say) instead of warning about them; well-known commands
+    /// outside lagkit's subset (version, spanning-tree, description, ...)
+    /// are still only counted. The same rule as `lagkit check --strict`.
+    #[arg(long)]
+    strict: bool,
     /// The control socket (default: /run/lagkit/<netns>/switch/<hostname>.sock).
     #[arg(long)]
     socket: Option<PathBuf>,
@@ -37,7 +43,9 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 enum Sub {
     /// `show etherchannel summary | etherchannel load-balance | mac
-    /// address-table | interfaces counters`.
+    /// address-table | interfaces counters | lacp neighbor | pagp
+    /// neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`).
+    #[command(visible_alias = "sh")]
     Show(Query),
     /// `test etherchannel load-balance interface port-channel N ip|mac|port
     /// SRC DST`: which member a flow takes, and why.
@@ -111,16 +119,42 @@ fn daemon(a: Args) -> Result<(), Failure> {
     }
     let config =
         lagkit_switch::config::from_ios(&text, &a.ports).map_err(|e| config_error(&path, &e))?;
+    // Lines not read: each suspect one named, the well-known ones counted;
+    // --strict refuses the suspect ones (as `lagkit check --strict` does).
+    let level = if a.strict {
+        "error"
+    } else {
+        "warning: line ignored"
+    };
+    let mut warned = 0;
+    for u in config.unread.iter().filter(|u| u.is_warning()) {
+        eprintln!("lagkit: {}:{}: {level}: {u}", path.display(), u.line);
+        warned += 1;
+    }
+    if let Some(s) = lagkit_ios::not_modelled_summary(&config.unread) {
+        eprintln!("lagkit: {}: note: {s}", path.display());
+    }
+    if a.strict && warned > 0 {
+        return Err(Failure::Usage(format!(
+            "--strict: {warned} line(s) of {} lagkit does not read; correct them, or run without --strict",
+            path.display()
+        )));
+    }
     for s in &config.suspended {
         tracing::warn!("suspended (Cisco flag s): {}", s.why);
     }
     if a.check {
         println!(
-            "switch {}: {} ports, {} port-channels, load-balance {}",
+            "switch {}: {} ports, {} port-channels, load-balance {}{}",
             Switch::name_of(&config),
             a.ports.len(),
             config.channels.len(),
-            config.method
+            config.method,
+            if warned > 0 {
+                format!("; {warned} line(s) not read (warned above)")
+            } else {
+                String::new()
+            }
         );
         for c in &config.channels {
             println!(
@@ -207,8 +241,21 @@ fn words(q: &Query) -> Vec<String> {
 }
 
 fn show(q: Query) -> Result<(), Failure> {
-    let w = words(&q);
-    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    let req = show_request(&q.words)?;
+    ask(&q, &req)
+}
+
+/// The request for `show WORDS`, abbreviated as a Catalyst takes them.
+fn show_request(words: &[String]) -> Result<Request, Failure> {
+    use lagkit_switch::show::{expand, SHOW_COMMANDS};
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let full = expand(&w, SHOW_COMMANDS).map_err(|e| {
+        Failure::Usage(format!(
+            "show {}: {e}\n  lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor` (each word may be abbreviated)",
+            words.join(" ")
+        ))
+    })?;
+    let w: Vec<&str> = full.iter().map(String::as_str).collect();
     let req = match w.as_slice() {
         ["etherchannel", "summary"] => Request::EtherchannelSummary,
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
@@ -220,16 +267,16 @@ fn show(q: Query) -> Result<(), Failure> {
                 Failure::Usage(format!("show etherchannel {n} detail: the channel is a number"))
             })?),
         },
-        ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
-        ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
+        ["lacp", "neighbor"] => Request::LacpNeighbor,
+        ["pagp", "neighbor"] => Request::PagpNeighbor,
         _ => {
             return Err(Failure::Usage(format!(
                 "show {}: lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
-                q.words.join(" ")
+                words.join(" ")
             )))
         }
     };
-    ask(&q, &req)
+    Ok(req)
 }
 
 /// `etherchannel load-balance interface port-channel N KIND SRC DST`
@@ -268,6 +315,10 @@ fn test_request(w: &[&str]) -> Result<Request, String> {
 fn test(q: Query) -> Result<(), Failure> {
     let w = words(&q);
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    // `test eth load int po3 ...`: the command's words abbreviate.
+    let full = lagkit_switch::show::expand(&w, lagkit_switch::show::TEST_COMMANDS)
+        .map_err(|e| Failure::Usage(format!("test {}: {e}", w.join(" "))))?;
+    let w: Vec<&str> = full.iter().map(String::as_str).collect();
     let req = test_request(&w).map_err(Failure::Usage)?;
     ask(&q, &req)
 }
@@ -312,6 +363,31 @@ mod tests {
         ])
         .is_err());
         assert!(test_request(&["etherchannel"]).is_err());
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert!(matches!(
+            show_request(&words("sh eth sum")[1..]),
+            Ok(Request::EtherchannelSummary)
+        ));
+        assert!(matches!(
+            show_request(&words("int count")),
+            Ok(Request::InterfacesCounters)
+        ));
+        assert!(matches!(
+            show_request(&words("lacp nei")),
+            Ok(Request::LacpNeighbor)
+        ));
+        assert!(matches!(
+            show_request(&words("mac add")),
+            Ok(Request::MacAddressTable)
+        ));
+        assert!(matches!(
+            show_request(&words("eth 3 det")),
+            Ok(Request::EtherchannelDetail { channel: Some(3) })
+        ));
+        match show_request(&words("m add")) {
+            Err(Failure::Usage(e)) => assert!(e.contains("% Ambiguous command"), "{e}"),
+            other => panic!("{other:?}"),
+        }
         assert!(parse_port("gi1/1").is_err());
         assert_eq!(
             parse_port("Gi8/4=veth4").unwrap(),

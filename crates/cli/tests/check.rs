@@ -292,3 +292,145 @@ fn switch_to_switch_on_facing_lacp() {
         "{out}"
     );
 }
+
+/// The typo'd switch: `chanel-group` and `lacp rat` are not read, so its
+/// port is in no channel; an 802.3ad bond facing it is an error, both
+/// lines are named with the command meant, and `--strict` refuses them.
+/// `lagkit switch --check` names the same lines and refuses the same way.
+#[test]
+fn misspelt_ios_lines_are_named_and_strict_refuses_them() {
+    let dir = std::env::temp_dir().join(format!("lkt-check-typo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sw = dir.join("sw.ios");
+    std::fs::write(
+        &sw,
+        "interface GigabitEthernet1/0/1\n switchport mode access\n chanel-group 1 mode active\n lacp rat fast\n",
+    )
+    .unwrap();
+    let bond = dir.join("bond0.toml");
+    std::fs::write(
+        &bond,
+        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth0\", \"eth1\"]\nxmit_hash_policy = \"layer3+4\"\n",
+    )
+    .unwrap();
+    let (sw, bond) = (sw.to_str().unwrap(), bond.to_str().unwrap());
+    let (code, out, err) = check(&[bond, sw]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains(&format!("{sw}:3: warning")) && err.contains("did you mean `channel-group`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{sw}:4: warning")) && err.contains("did you mean `lacp rate`?"),
+        "{err}"
+    );
+    assert!(out.contains("error [bond-facing-no-channel]"), "{out}");
+    assert!(out.contains("2 line(s) not read"), "{out}");
+    let (code, out, err) = check(&[bond, sw, "--json"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let lines: Vec<i64> = v["unread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["line"].as_i64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![3, 4], "{out}");
+    assert_eq!(v["unread"][0]["hint"], "channel-group");
+    assert_eq!(v["read"][1]["counts"]["interfaces"], 1, "{out}");
+    let (code, out, err) = check(&[bond, sw, "--strict"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains(&format!("{sw}:3: error")), "{err}");
+    assert!(
+        !out.contains("bond-facing-no-channel"),
+        "refused before the rules: {out}"
+    );
+
+    let (code, out, err) = common::lagkit("switch", &[sw, "--port", "Gi1/0/1=veth0", "--check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 port-channels"), "{out}");
+    assert!(out.contains("2 line(s) not read"), "{out}");
+    assert!(
+        err.contains(&format!("{sw}:3: warning")) && err.contains(&format!("{sw}:4: warning")),
+        "{err}"
+    );
+    let (code, _, err) = common::lagkit(
+        "switch",
+        &[sw, "--port", "Gi1/0/1=veth0", "--check", "--strict"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("{sw}:4: error")), "{err}");
+    // A load-balance method Catalysts lack: both refuse it, at its line.
+    let bad = dir.join("lb.ios");
+    std::fs::write(
+        &bad,
+        "interface range gi1/1 - 2\n channel-group 1 mode active\nport-channel load-balance src-dst-prt\n",
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    let (code, _, err) = check(&[bond, bad]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{bad}:3:")) && err.contains("not a Catalyst method"),
+        "{err}"
+    );
+    let (code, _, err) = common::lagkit(
+        "switch",
+        &[bad, "--port", "gi1/1=a", "--port", "gi1/2=b", "--check"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{bad}:3:")) && err.contains("not a Catalyst method"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A run that finds nothing says what it read and compared.
+#[test]
+fn a_clean_run_says_what_it_compared() {
+    let dir = std::env::temp_dir().join(format!("lkt-check-clean-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sw = dir.join("sw.cfg");
+    let fixed = std::fs::read_to_string(example("run18-switch.cfg"))
+        .unwrap()
+        .replace(
+            "switchport access vlan 129\n",
+            "switchport access vlan 129\nmtu 9216\n",
+        );
+    std::fs::write(&sw, &fixed).unwrap();
+    let (code, out, err) = check(&[&example("server-bond.toml"), sw.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings"), "{out}");
+    assert!(out.contains("read: bond: 1 bond, 2 members"), "{out}");
+    assert!(out.contains("switch: 3 interfaces, 1 channel"), "{out}");
+    assert!(out.contains("bond bond0 facing"), "{out}");
+    // A misspelt line that changes nothing checked still is no clean pass.
+    std::fs::write(
+        &sw,
+        fixed.replace("no shut\n", "no shut\nspaning-tree portfast\n"),
+    )
+    .unwrap();
+    let (code, out, err) = check(&[&example("server-bond.toml"), sw.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("no findings in what lagkit read, but 1 line(s) were not read"),
+        "{out}"
+    );
+    assert!(err.contains("did you mean `spanning-tree`?"), "{err}");
+    // Well-known lines are only counted.
+    std::fs::write(
+        &sw,
+        fixed.replace("no shut\n", "no shut\nspanning-tree portfast\n"),
+    )
+    .unwrap();
+    let (code, out, err) = check(&[&example("server-bond.toml"), sw.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "note: 4 lines outside what lagkit models were skipped (configure, spanning-tree)"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,16 +8,40 @@
 //! both into one [`Config`]: interfaces with their MTU, channel-group and
 //! mode, VLAN, speed, duplex, LACP/PAgP options and shutdown state, and the
 //! global `port-channel load-balance` method. Commands outside the subset
-//! are skipped (counted); commands that make no sense where they stand (a
+//! are kept as [`Unread`] lines: well-known ones (`version`,
+//! `spanning-tree ...`) as harmless, anything else (a typo such as
+//! `chanel-group`) as a warning with the nearest known command, because a
+//! misspelt line skipped in silence changes what the switch does while
+//! the rest looks right. Commands that make no sense where they stand (a
 //! `channel-group` outside any interface, a mode that does not exist, a
-//! range that runs backwards) are errors that name the line and the fix.
-//! No crate parses IOS configurations, hence this hand-written reader;
-//! lagkit's `check` and its switch both use it.
+//! range that runs backwards, a load-balance method Catalysts lack, one
+//! channel whose ports speak different protocols) are errors that name
+//! the line and the fix. No crate parses IOS configurations, hence this
+//! hand-written reader; lagkit's `check` and its switch both use it and
+//! nothing else, so they accept and refuse the same text.
 
 #![forbid(unsafe_code)]
 
+mod vocab;
+
 use serde::Serialize;
 use std::fmt;
+
+pub use vocab::{Unread, UnreadKind};
+
+/// The methods a Catalyst's `port-channel load-balance` takes.
+pub const LOAD_BALANCE_METHODS: [&str; 10] = [
+    "src-mac",
+    "dst-mac",
+    "src-dst-mac",
+    "src-ip",
+    "dst-ip",
+    "src-dst-ip",
+    "src-port",
+    "dst-port",
+    "src-dst-port",
+    "src-dst-mixed-ip-port",
+];
 
 /// A 1-based line number in the configuration text.
 pub type Line = usize;
@@ -133,6 +157,31 @@ impl Interface {
     pub fn port_channel(&self) -> Option<u32> {
         self.name.strip_prefix("Port-channel")?.parse().ok()
     }
+
+    /// How many settings the configuration gave it (MTU, channel-group,
+    /// VLAN, ...).
+    pub fn settings(&self) -> usize {
+        [
+            self.mtu.is_some(),
+            self.channel_group.is_some(),
+            self.access_vlan.is_some(),
+            self.trunk.is_some(),
+            self.trunk_allowed.is_some(),
+            self.trunk_native.is_some(),
+            self.speed.is_some(),
+            self.duplex.is_some(),
+            self.lacp_rate_fast.is_some(),
+            self.lacp_port_priority.is_some(),
+            self.pagp_port_priority.is_some(),
+            self.lacp_max_bundle.is_some(),
+            self.min_links.is_some(),
+            self.pagp_learn_method.is_some(),
+            self.shutdown.is_some(),
+        ]
+        .iter()
+        .filter(|s| **s)
+        .count()
+    }
 }
 
 /// A parsed configuration.
@@ -146,8 +195,9 @@ pub struct Config {
     pub hash_distribution: Option<At<String>>,
     /// Interfaces in the order first named.
     pub interfaces: Vec<Interface>,
-    /// Lines outside the subset, skipped.
-    pub skipped: usize,
+    /// Lines outside the subset, in order: well-known ones and suspect
+    /// ones (see [`Unread::is_warning`]).
+    pub unread: Vec<Unread>,
 }
 
 impl Config {
@@ -170,6 +220,40 @@ impl Config {
         v
     }
 
+    /// The lines that deserve a warning each: unknown or misspelt
+    /// commands.
+    pub fn warnings(&self) -> impl Iterator<Item = &Unread> {
+        self.unread.iter().filter(|u| u.is_warning())
+    }
+
+    /// The well-known lines outside the subset (harmless), as one
+    /// sentence: `5 lines outside what lagkit models were skipped
+    /// (version, service, spanning-tree)`; `None` when there are none.
+    pub fn not_modelled_summary(&self) -> Option<String> {
+        not_modelled_summary(&self.unread)
+    }
+
+    /// What `--strict` refuses: every warned line, as an error.
+    pub fn strict_errors(&self) -> Vec<ParseError> {
+        self.warnings()
+            .map(|u| ParseError {
+                line: u.line,
+                why: u.to_string(),
+            })
+            .collect()
+    }
+
+    /// How many settings were read: every interface's, and the global
+    /// load-balance and hash-distribution.
+    pub fn settings(&self) -> usize {
+        self.interfaces
+            .iter()
+            .map(Interface::settings)
+            .sum::<usize>()
+            + usize::from(self.load_balance.is_some())
+            + usize::from(self.hash_distribution.is_some())
+    }
+
     /// The member ports of channel group `n`.
     pub fn members(&self, n: u32) -> Vec<&Interface> {
         self.interfaces
@@ -181,6 +265,37 @@ impl Config {
             })
             .collect()
     }
+}
+
+/// The well-known lines among `unread` (harmless), as one sentence: `5
+/// lines outside what lagkit models were skipped (version, service,
+/// spanning-tree)`; `None` when there are none.
+pub fn not_modelled_summary(unread: &[Unread]) -> Option<String> {
+    let quiet: Vec<&Unread> = unread.iter().filter(|u| !u.is_warning()).collect();
+    if quiet.is_empty() {
+        return None;
+    }
+    let mut commands: Vec<&str> = Vec::new();
+    for u in &quiet {
+        let c = u.command();
+        if !commands.iter().any(|x| x.eq_ignore_ascii_case(c)) {
+            commands.push(c);
+        }
+    }
+    let more = commands.len().saturating_sub(8);
+    commands.truncate(8);
+    Some(format!(
+        "{} line{} outside what lagkit models {} skipped ({}{})",
+        quiet.len(),
+        if quiet.len() == 1 { "" } else { "s" },
+        if quiet.len() == 1 { "was" } else { "were" },
+        commands.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// Why a configuration could not be read.
@@ -321,6 +436,9 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
     let mut cfg = Config::default();
     // The interfaces the current sub-commands apply to (indices).
     let mut ctx: Vec<usize> = Vec::new();
+    // Inside the block of an interface lagkit does not model (`interface
+    // Vlan1`): its sub-commands are skipped as not modelled.
+    let mut foreign_block = false;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let indented = raw.starts_with(' ') || raw.starts_with('\t');
@@ -330,12 +448,20 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
         }
         if t.starts_with('!') {
             ctx.clear();
+            foreign_block = false;
             continue;
         }
         let words: Vec<&str> = t.split_whitespace().collect();
         let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
         let lw: Vec<&str> = lower.iter().map(String::as_str).collect();
         let err = |why: String| ParseError { line, why };
+        let unread = |cfg: &mut Config| {
+            cfg.unread.push(Unread {
+                line,
+                text: t.to_string(),
+                kind: vocab::classify(&lw),
+            })
+        };
         let enter = |names: Vec<String>, cfg: &mut Config| -> Vec<usize> {
             names
                 .into_iter()
@@ -355,26 +481,39 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
         match lw.as_slice() {
             ["end"] | ["exit"] => {
                 ctx.clear();
+                foreign_block = false;
                 continue;
             }
-            ["configure", ..]
-            | ["conf", ..]
-            | ["building", ..]
-            | ["current", ..]
-            | ["version", ..] => continue,
             ["hostname", name] => {
                 cfg.hostname = Some((*name).to_string());
                 ctx.clear();
+                foreign_block = false;
                 continue;
             }
             ["interface", "range", ..] => {
                 let arg = words[2..].join(" ");
                 let names = expand_range(&arg).map_err(err)?;
                 ctx = enter(names, &mut cfg);
+                foreign_block = false;
                 continue;
             }
             ["interface", ..] if words.len() >= 2 => {
-                let name = canonical(&words[1..].join(" ")).map_err(err)?;
+                let arg = words[1..].join(" ");
+                foreign_block = false;
+                let name = match canonical(&arg) {
+                    Ok(name) => name,
+                    Err(_) if is_virtual(&arg) => {
+                        ctx.clear();
+                        foreign_block = true;
+                        cfg.unread.push(Unread {
+                            line,
+                            text: t.to_string(),
+                            kind: UnreadKind::NotModelled,
+                        });
+                        continue;
+                    }
+                    Err(why) => return Err(err(why)),
+                };
                 ctx = enter(vec![name], &mut cfg);
                 continue;
             }
@@ -392,6 +531,12 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                 continue;
             }
             ["port-channel", "load-balance", method] => {
+                if !LOAD_BALANCE_METHODS.contains(method) {
+                    return Err(err(format!(
+                        "port-channel load-balance {method}: not a Catalyst method; use one of {}",
+                        LOAD_BALANCE_METHODS.join(", ")
+                    )));
+                }
                 cfg.load_balance = Some(At {
                     value: (*method).to_string(),
                     line,
@@ -427,13 +572,25 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
         if !is_sub {
             if !indented {
                 ctx.clear();
+                foreign_block = false;
             }
-            cfg.skipped += 1;
+            unread(&mut cfg);
             continue;
         }
         if ctx.is_empty() {
-            if lw.first() == Some(&"no") {
-                cfg.skipped += 1;
+            if foreign_block {
+                cfg.unread.push(Unread {
+                    line,
+                    text: t.to_string(),
+                    kind: UnreadKind::NotModelled,
+                });
+                continue;
+            }
+            // `no ...`, and well-known global commands that share a first
+            // word with the subset (`lacp system-priority`, `port-channel
+            // auto`).
+            if lw.first() == Some(&"no") || vocab::classify(&lw) == UnreadKind::NotModelled {
+                unread(&mut cfg);
                 continue;
             }
             return Err(err(format!(
@@ -500,6 +657,11 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                         "switchport trunk allowed vlan {list:?}: give a list such as 1-10,20, or all, or none (add/remove/except are not read)"
                     )));
                 }
+                check_vlan_list(&list).map_err(|why| {
+                    err(format!(
+                        "switchport trunk allowed vlan {list}: {why}; list VLANs 1-4094, e.g. 1-10,20"
+                    ))
+                })?;
                 apply(&mut cfg, &|x| {
                     x.trunk_allowed = Some(At {
                         value: list.clone(),
@@ -577,10 +739,97 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
             ["no", "shutdown"] | ["no", "shut"] => {
                 apply(&mut cfg, &|x| x.shutdown = Some(At { value: false, line }))
             }
-            _ => cfg.skipped += 1,
+            _ => unread(&mut cfg),
         }
     }
+    validate(&cfg)?;
     Ok(cfg)
+}
+
+/// Whether `interface ARG` names an interface that is not an Ethernet
+/// port (`Vlan1`, `Loopback0`): skipped as not modelled, not refused.
+fn is_virtual(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    let word: String = lower
+        .chars()
+        .take_while(|c| !c.is_ascii_digit() && !c.is_whitespace())
+        .collect();
+    word.len() >= 2 && vocab::VIRTUAL_TYPES.iter().any(|v| v.starts_with(&word))
+}
+
+/// A trunk's allowed list as IOS takes it: VLANs 1-4094, ranges upwards.
+fn check_vlan_list(list: &str) -> Result<(), String> {
+    if matches!(list, "all" | "none") {
+        return Ok(());
+    }
+    let id = |t: &str| -> Result<u16, String> {
+        match t.parse::<u16>() {
+            Ok(v) if (1..=4094).contains(&v) => Ok(v),
+            _ => Err(format!("VLAN {t:?} is outside 1-4094")),
+        }
+    };
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (id(a)?, id(b)?);
+                if a > b {
+                    return Err(format!("VLAN range {a}-{b} runs backwards"));
+                }
+            }
+            None => {
+                id(part)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a Catalyst refuses across lines, checked once everything is read
+/// (the same for `lagkit check` and lagkit's switch): one channel whose
+/// ports speak different protocols (`on`, LACP, PAgP), and `lacp
+/// max-bundle` or `port-channel min-links` on a channel that does not run
+/// LACP.
+fn validate(cfg: &Config) -> Result<(), ParseError> {
+    let ports = || cfg.interfaces.iter().filter(|i| i.port_channel().is_none());
+    // The first member's mode is the channel's, as the switch takes it.
+    let mut first: Vec<(u32, ChannelMode)> = Vec::new();
+    for i in ports() {
+        let Some(g) = &i.channel_group else { continue };
+        let (n, mode) = (g.value.number, g.value.mode);
+        match first.iter().find(|(m, _)| *m == n) {
+            None => first.push((n, mode)),
+            Some((_, m0)) if m0.protocol() != mode.protocol() => {
+                return Err(ParseError {
+                    line: g.line,
+                    why: format!(
+                        "{} joins channel {n} in mode {mode} but its other ports are in mode {m0}: one channel speaks one protocol; write channel-group {n} mode {m0} on every port of the channel",
+                        i.name
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    first.sort_by_key(|(n, _)| *n);
+    for (n, mode) in first {
+        let Some(po) = cfg.interfaces.iter().find(|i| i.port_channel() == Some(n)) else {
+            continue;
+        };
+        for (limit, what) in [
+            (&po.lacp_max_bundle, "lacp max-bundle"),
+            (&po.min_links, "port-channel min-links"),
+        ] {
+            if let Some(l) = limit.as_ref().filter(|_| mode.protocol() != "lacp") {
+                return Err(ParseError {
+                    line: l.line,
+                    why: format!(
+                        "{what} on Port-channel{n}, whose members are in mode {mode}: only LACP applies it; remove it, or run LACP (channel-group {n} mode active|passive)"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -626,7 +875,12 @@ end
         assert_eq!(c.load_balance.as_ref().unwrap().value, "src-dst-port");
         assert_eq!(c.channels(), vec![3]);
         assert_eq!(c.members(3).len(), 2);
-        assert_eq!(c.skipped, 1, "the description");
+        assert_eq!(c.unread.len(), 4, "configure terminal and the description");
+        assert!(c.warnings().next().is_none(), "{:?}", c.unread);
+        assert_eq!(
+            c.not_modelled_summary().unwrap(),
+            "4 lines outside what lagkit models were skipped (configure, description)"
+        );
     }
 
     #[test]
@@ -719,5 +973,91 @@ end
         let e = parse("interface gi1/1\nchannel-group 3 mode active non-silent\n").unwrap_err();
         assert!(e.why.contains("PAgP"), "{e}");
         assert_eq!(parse("").unwrap(), Config::default());
+    }
+
+    /// A channel-group misspelt and an LACP rate abbreviated: both lines
+    /// are kept, with the line, the text and the nearest command, and the
+    /// port is in no channel.
+    #[test]
+    fn typos_are_warnings_with_line_and_hint() {
+        let text = "interface GigabitEthernet1/0/1\n switchport mode access\n chanel-group 1 mode active\n lacp rat fast\n";
+        let c = parse(text).unwrap();
+        assert!(c.channels().is_empty());
+        let w: Vec<&Unread> = c.warnings().collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(
+            (w[0].line, w[0].text.as_str()),
+            (3, "chanel-group 1 mode active")
+        );
+        assert_eq!(
+            w[0].kind,
+            UnreadKind::Unknown {
+                hint: Some("channel-group".into())
+            }
+        );
+        assert_eq!(
+            (w[1].line, &w[1].kind),
+            (
+                4,
+                &UnreadKind::Unknown {
+                    hint: Some("lacp rate".into())
+                }
+            )
+        );
+        let e = c.strict_errors();
+        assert_eq!(e.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4]);
+        assert!(
+            e[0].why.contains("did you mean `channel-group`?"),
+            "{}",
+            e[0]
+        );
+        assert_eq!(c.settings(), 1, "switchport mode access");
+    }
+
+    /// A running-config's well-known lines are quiet, an SVI's block is
+    /// skipped, not refused.
+    #[test]
+    fn a_running_config_reads_quietly() {
+        let text = "Building configuration...\n\nCurrent configuration : 1234 bytes\n!\nversion 15.2\nlacp system-priority 100\nservice timestamps debug datetime msec\nhostname sw1\n!\nspanning-tree mode rapid-pvst\nvlan 10\n name servers\n!\ninterface GigabitEthernet1/1\n description to server\n switchport access vlan 10\n spanning-tree portfast\n channel-group 1 mode active\n!\ninterface Vlan1\n ip address 10.0.0.2 255.255.255.0\n mtu 1500\n no shutdown\n!\nip default-gateway 10.0.0.1\nend\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.warnings().count(), 0, "{:?}", c.unread);
+        assert_eq!(c.interfaces.len(), 1, "Vlan1 is not a port");
+        assert_eq!(c.channels(), vec![1]);
+        let s = c.not_modelled_summary().unwrap();
+        assert!(s.starts_with("15 lines outside"), "{s}");
+        assert!(
+            s.contains("spanning-tree") && s.ends_with("and 5 more)"),
+            "{s}"
+        );
+        assert!(parse("interface Frobnicator1\n").is_err());
+    }
+
+    /// What a Catalyst refuses across lines, and load-balance methods it
+    /// lacks: refused here, for check and switch alike.
+    #[test]
+    fn refusals_shared_by_check_and_switch() {
+        let e = parse("port-channel load-balance src-dst-prt\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(
+            e.why.contains("not a Catalyst method") && e.why.contains("src-dst-port"),
+            "{e}"
+        );
+        assert!(parse("port-channel load-balance SRC-DST-MIXED-IP-PORT\n").is_ok());
+        let mixed = "interface gi1/1\n channel-group 1 mode active\ninterface gi1/2\n channel-group 1 mode desirable\n";
+        let e = parse(mixed).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.why.contains("one channel speaks one protocol"), "{e}");
+        assert!(
+            e.why.contains("channel-group 1 mode active on every port"),
+            "{e}"
+        );
+        let pagp = "interface range gi1/1 - 2\n channel-group 5 mode desirable\ninterface po5\n lacp max-bundle 2\n";
+        let e = parse(pagp).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.why.contains("only LACP applies it"), "{e}");
+        let e = parse("interface gi1/1\n switchport trunk allowed vlan 10-5\n").unwrap_err();
+        assert!(e.why.contains("runs backwards"), "{e}");
+        let e = parse("interface gi1/1\n switchport trunk allowed vlan 5000\n").unwrap_err();
+        assert!(e.why.contains("outside 1-4094"), "{e}");
     }
 }

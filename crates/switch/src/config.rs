@@ -3,19 +3,22 @@
 //! and the port-channel interfaces, `port-channel load-balance` and
 //! `port-channel hash-distribution`.
 //!
-//! What Cisco refuses, this refuses with the line and the fix: an interface
-//! that is not one of the switch's ports, a load-balance method it does not
-//! have, one channel group whose ports speak different protocols (`on`,
-//! LACP, PAgP). What Cisco suspends (flag `s`), this suspends with the
-//! reason: a member whose MTU, VLAN or trunk setting differs from its
-//! port-channel interface's.
+//! What Cisco refuses in the text itself (a load-balance method it does
+//! not have, one channel group whose ports speak different protocols,
+//! `lacp max-bundle` on a channel without LACP) the shared reader,
+//! [`lagkit_ios::parse`], refuses, so `lagkit check` refuses the same
+//! text; this adds only what depends on the switch's ports: an interface
+//! that is not one of them. What Cisco suspends (flag `s`), this suspends
+//! with the reason: a member whose MTU, VLAN or trunk setting differs from
+//! its port-channel interface's. Lines the reader did not use are kept in
+//! [`SwitchConfig::unread`] for the caller to report.
 
 use crate::bridge::{Bridge, PortConfig};
 use crate::channel::Distribution;
 use crate::vlan::{PortMode, VlanSet, DEFAULT_VLAN};
 use crate::{ChannelId, PortId};
 use lagkit_hash::Policy;
-use lagkit_ios::{ChannelMode, Interface};
+use lagkit_ios::{ChannelMode, Interface, Unread};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -89,6 +92,9 @@ pub struct SwitchConfig {
     pub distribution: Distribution,
     /// The load-balance method's name.
     pub method: String,
+    /// Lines of the configuration the reader did not use (well-known ones
+    /// and suspect ones, see [`Unread::is_warning`]).
+    pub unread: Vec<Unread>,
 }
 
 fn mode_of(i: &Interface) -> Result<PortMode, ConfigError> {
@@ -120,6 +126,8 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         why: e.why,
         fix: "write the line in the IOS subset lagkit reads (see `lagkit switch --help`)".into(),
     })?;
+    // The reader refused methods Catalysts lack; each one it takes is a
+    // hash policy (a test holds the two lists together).
     let method = cfg
         .load_balance
         .as_ref()
@@ -182,16 +190,6 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
                 min_links: 0,
                 line: g.line,
             });
-            if spec.mode.protocol() != g.value.mode.protocol() {
-                return Err(ConfigError {
-                    line: g.line,
-                    why: format!(
-                        "{} joins channel {} in mode {} but its other ports are in mode {}: one channel speaks one protocol",
-                        i.name, id.0, g.value.mode, spec.mode
-                    ),
-                    fix: format!("channel-group {} mode {} on every port of the channel", id.0, spec.mode),
-                });
-            }
             spec.members.push((p, g.value.mode));
             spec.lacp_fast |= i.lacp_rate_fast.as_ref().is_some_and(|r| r.value);
         }
@@ -219,18 +217,6 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         else {
             continue;
         };
-        for (limit, what) in [
-            (&po.lacp_max_bundle, "lacp max-bundle"),
-            (&po.min_links, "port-channel min-links"),
-        ] {
-            if let Some(l) = limit.as_ref().filter(|_| spec.mode.protocol() != "lacp") {
-                return Err(ConfigError {
-                    line: l.line,
-                    why: format!("{what} on Port-channel{}, whose members are in mode {}: only LACP applies it", spec.id.0, spec.mode),
-                    fix: format!("remove it, or run LACP (channel-group {} mode active|passive)", spec.id.0),
-                });
-            }
-        }
         spec.max_bundle = po.lacp_max_bundle.as_ref().map(|m| usize::from(m.value));
         spec.min_links = po.min_links.as_ref().map_or(0, |m| usize::from(m.value));
         let po_mtu = po.mtu.as_ref().map_or(1500, |m| m.value);
@@ -288,6 +274,7 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         suspended,
         distribution,
         method,
+        unread: cfg.unread,
     })
 }
 
@@ -343,7 +330,7 @@ mod tests {
         let e = from_ios(mixed, &ports(&["gi1/1", "gi1/2"])).unwrap_err();
         assert_eq!(e.line, 4);
         assert!(e.why.contains("one channel speaks one protocol"), "{e}");
-        assert!(e.fix.contains("channel-group 1 mode active"), "{e}");
+        assert!(e.why.contains("channel-group 1 mode active"), "{e}");
         // Active and passive are both LACP: allowed.
         let lacp = "interface gi1/1\n channel-group 1 mode active\ninterface gi1/2\n channel-group 1 mode passive\n";
         assert!(from_ios(lacp, &ports(&["gi1/1", "gi1/2"])).is_ok());
@@ -353,7 +340,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.why.contains("not a Catalyst method") && e.fix.contains("src-dst-mixed-ip-port"),
+            e.why.contains("not a Catalyst method") && e.why.contains("src-dst-mixed-ip-port"),
             "{e}"
         );
         let e = from_ios("mtu 9000\n", &ports(&["gi1/1"])).unwrap_err();
@@ -400,5 +387,29 @@ mod tests {
         );
         assert_eq!(c.bridge.port(PortId(1)).unwrap().mtu, 9216);
         assert!(c.channels.is_empty() && c.suspended.is_empty());
+    }
+
+    /// Every method the shared reader takes is a hash policy the switch
+    /// runs, and `METHODS` (the help text) lists them all.
+    #[test]
+    fn the_readers_methods_are_the_switchs() {
+        for m in lagkit_ios::LOAD_BALANCE_METHODS {
+            assert!(format!("cisco:{m}").parse::<Policy>().is_ok(), "{m}");
+        }
+        assert_eq!(METHODS, lagkit_ios::LOAD_BALANCE_METHODS.join(", "));
+        let c = from_ios(
+            "interface gi1/1\n chanel-group 1 mode active\n description x\n",
+            &ports(&["gi1/1"]),
+        )
+        .unwrap();
+        assert_eq!(c.unread.len(), 2);
+        assert_eq!(
+            c.unread
+                .iter()
+                .filter(|u| u.is_warning())
+                .map(|u| u.line)
+                .collect::<Vec<_>>(),
+            vec![2]
+        );
     }
 }

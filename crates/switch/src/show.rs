@@ -1,12 +1,193 @@
 //! Cisco's `show` commands as text: `show etherchannel summary`, `show
 //! etherchannel load-balance`, `show mac address-table`, `show interfaces
-//! counters` and `test etherchannel load-balance`.
+//! counters` and `test etherchannel load-balance`; and [`expand`], which
+//! reads their words as a Catalyst does (`sh eth sum`).
 
 use crate::bridge::{Bridge, DropReason};
 use crate::config::ChannelSpec;
 use crate::{ChannelId, Logical, PortId};
 use lagkit_hash::FlowKey;
-use std::fmt::Write;
+use std::fmt::{self, Write};
+
+/// The `show` commands lagkit's switch answers, word by word: `<N>` is a
+/// number, `a|b` a word with a second spelling that is also taken.
+pub const SHOW_COMMANDS: &[&[&str]] = &[
+    &["etherchannel", "summary"],
+    &["etherchannel", "load-balance"],
+    &["etherchannel", "detail"],
+    &["etherchannel", "<N>", "detail"],
+    &["mac", "address-table"],
+    &["mac-address-table"],
+    &["interfaces", "counters"],
+    &["lacp", "neighbor|neighbors"],
+    &["pagp", "neighbor|neighbors"],
+];
+
+/// The `test` commands: `<rest>` takes the remaining words as written.
+pub const TEST_COMMANDS: &[&[&str]] = &[&["etherchannel", "load-balance", "interface", "<rest>"]];
+
+/// Why words do not make one command (IOS's `%` messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expand {
+    /// `% Ambiguous command`: the word starts several commands' words.
+    Ambiguous {
+        /// The words so far, expanded.
+        before: Vec<String>,
+        /// The word.
+        word: String,
+        /// What it could be.
+        candidates: Vec<String>,
+    },
+    /// `% Invalid input`: the word starts none.
+    Invalid {
+        /// The words so far, expanded.
+        before: Vec<String>,
+        /// The word.
+        word: String,
+        /// What may stand there.
+        expected: Vec<String>,
+    },
+    /// `% Incomplete command`: more words are needed.
+    Incomplete {
+        /// The words, expanded.
+        before: Vec<String>,
+        /// What may come next.
+        expected: Vec<String>,
+    },
+}
+
+impl fmt::Display for Expand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = |before: &[String], word: &str| {
+            let mut v = before.to_vec();
+            v.push(word.to_string());
+            v.join(" ")
+        };
+        match self {
+            Expand::Ambiguous {
+                before,
+                word,
+                candidates,
+            } => write!(
+                f,
+                "% Ambiguous command: \"{}\" could be {}",
+                at(before, word),
+                candidates.join(", ")
+            ),
+            Expand::Invalid {
+                before,
+                word,
+                expected,
+            } => write!(
+                f,
+                "% Invalid input at \"{word}\" in \"{}\": expected {}",
+                at(before, word),
+                expected.join(", ")
+            ),
+            Expand::Incomplete { before, expected } => write!(
+                f,
+                "% Incomplete command: \"{}\" goes on with {}",
+                before.join(" "),
+                expected.join(", ")
+            ),
+        }
+    }
+}
+
+/// Expands abbreviated words as a Catalyst does: each word may be any
+/// prefix of one command word at its place among `commands`, unique
+/// there (a word written in full wins over longer ones it starts: `mac`
+/// is `mac`, not `mac-address-table`). Words are compared in lower case;
+/// the result has each word in full (numbers and `<rest>` as written).
+pub fn expand(words: &[&str], commands: &[&[&str]]) -> Result<Vec<String>, Expand> {
+    let mut alive: Vec<&[&str]> = commands.to_vec();
+    let mut out: Vec<String> = Vec::new();
+    for (i, raw) in words.iter().enumerate() {
+        let word = raw.to_ascii_lowercase();
+        if alive.iter().any(|c| c.get(i) == Some(&"<rest>")) {
+            out.extend(words[i..].iter().map(|w| w.to_string()));
+            return Ok(out);
+        }
+        // The literal tokens that may stand here, each with its spellings.
+        let mut tokens: Vec<&str> = Vec::new();
+        for c in &alive {
+            if let Some(t) = c.get(i) {
+                if !tokens.contains(t) {
+                    tokens.push(t);
+                }
+            }
+        }
+        let numeric = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
+        let spellings = |t: &str| t.split('|').map(str::to_string).collect::<Vec<_>>();
+        let exact: Vec<&str> = tokens
+            .iter()
+            .copied()
+            .filter(|t| spellings(t).contains(&word) || (*t == "<N>" && numeric))
+            .collect();
+        let chosen: Vec<&str> = if !exact.is_empty() {
+            exact
+        } else {
+            tokens
+                .iter()
+                .copied()
+                .filter(|t| *t != "<N>" && spellings(t).iter().any(|s| s.starts_with(&word)))
+                .collect()
+        };
+        let name = |t: &str| -> String {
+            if t == "<N>" {
+                "a number".into()
+            } else {
+                t.split('|').next().unwrap_or(t).to_string()
+            }
+        };
+        match chosen.as_slice() {
+            [t] => {
+                out.push(if *t == "<N>" { word.clone() } else { name(t) });
+                alive.retain(|c| c.get(i) == Some(t));
+            }
+            [] => {
+                return Err(Expand::Invalid {
+                    before: out,
+                    word: raw.to_string(),
+                    expected: if tokens.is_empty() {
+                        vec!["nothing more".into()]
+                    } else {
+                        tokens.iter().map(|t| name(t)).collect()
+                    },
+                })
+            }
+            many => {
+                return Err(Expand::Ambiguous {
+                    before: out,
+                    word: raw.to_string(),
+                    candidates: many.iter().map(|t| name(t)).collect(),
+                })
+            }
+        }
+    }
+    if alive.iter().any(|c| c.len() == out.len()) {
+        return Ok(out);
+    }
+    let mut expected: Vec<String> = Vec::new();
+    for c in &alive {
+        if let Some(t) = c.get(out.len()) {
+            let n = if *t == "<N>" {
+                "a number".to_string()
+            } else if *t == "<rest>" {
+                "arguments".to_string()
+            } else {
+                t.split('|').next().unwrap_or(t).to_string()
+            };
+            if !expected.contains(&n) {
+                expected.push(n);
+            }
+        }
+    }
+    Err(Expand::Incomplete {
+        before: out,
+        expected,
+    })
+}
 
 /// A member's state, as `show etherchannel summary` flags it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +392,53 @@ mod tests {
             .collect();
         let c = from_ios(text, &ports).unwrap();
         (c.bridge, c.channels)
+    }
+
+    fn show(line: &str) -> Result<String, String> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        expand(&w, SHOW_COMMANDS)
+            .map(|v| v.join(" "))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn show_words_abbreviate_as_on_a_catalyst() {
+        for (short, full) in [
+            ("eth sum", "etherchannel summary"),
+            ("e s", "etherchannel summary"),
+            ("int count", "interfaces counters"),
+            ("lacp nei", "lacp neighbor"),
+            ("LACP Neighbors", "lacp neighbor"),
+            ("pa n", "pagp neighbor"),
+            ("mac add", "mac address-table"),
+            ("mac-address-table", "mac-address-table"),
+            ("mac-", "mac-address-table"),
+            ("eth 3 det", "etherchannel 3 detail"),
+            ("eth d", "etherchannel detail"),
+            ("eth load", "etherchannel load-balance"),
+            ("etherchannel summary", "etherchannel summary"),
+        ] {
+            assert_eq!(show(short).as_deref(), Ok(full), "{short}");
+        }
+        let e = show("m add").unwrap_err();
+        assert_eq!(
+            e,
+            "% Ambiguous command: \"m\" could be mac, mac-address-table"
+        );
+        let e = show("eth bogus").unwrap_err();
+        assert!(e.starts_with("% Invalid input at \"bogus\""), "{e}");
+        assert!(e.contains("summary, load-balance, detail, a number"), "{e}");
+        let e = show("eth").unwrap_err();
+        assert!(
+            e.starts_with("% Incomplete command: \"etherchannel\""),
+            "{e}"
+        );
+        assert!(show("eth sum extra").is_err());
+        let w = ["eth", "load", "int", "po3", "ip", "10.0.0.1", "10.0.0.2"];
+        assert_eq!(
+            expand(&w, TEST_COMMANDS).unwrap().join(" "),
+            "etherchannel load-balance interface po3 ip 10.0.0.1 10.0.0.2"
+        );
     }
 
     #[test]
