@@ -2,6 +2,7 @@
 //! links in network namespaces (see the `lagkit-lab` crate).
 
 use crate::bond_cmd::Failure;
+use crate::privilege::{require, Need};
 use lagkit_lab::topology::SwitchKind;
 use lagkit_lab::{LabError, Options, RunOptions, Topology};
 use std::path::{Path, PathBuf};
@@ -71,17 +72,19 @@ pub struct RunArgs {
     /// switch (`kind`).
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     switch: Option<SwitchKind>,
-    /// Built-in scenario: shape every link to RATE (e.g. 1gbit, the seeds'
-    /// own speed) instead of the scenario's scaled-down rate; reports say
-    /// so in their scale line and flag runs the CPU or the switch held back.
+    /// Built-in scenario: shape every link to RATE in bit/s (1g, 1gbit,
+    /// 100M, 2.5g; a plain number is bit/s; 1g is the seeds' own speed)
+    /// instead of the scenario's scaled-down rate; reports say so in their
+    /// scale line and flag runs the CPU or the switch held back.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     rate: Option<lagkit_lab::topology::Rate>,
     /// Write report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Seconds to wait for every bond and port-channel to form.
-    #[arg(long, default_value_t = 60)]
-    converge_timeout: u64,
+    /// How long to wait for every bond and port-channel to form (60s, 1m,
+    /// 1.5m; a plain number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = lagkit_units::duration_arg)]
+    converge_timeout: Duration,
     /// Print the report as JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -140,6 +143,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Up(a) => {
+            require("lagkit lab up", Need::Namespaces)?;
             let topo = load(&a.file)?;
             let lab = lagkit_lab::Lab::up(topo, options(a.quiet)?).map_err(failure)?;
             println!(
@@ -177,6 +181,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Down(a) => {
+            require("lagkit lab down", Need::Namespaces)?;
             let name = match Topology::load(&a.file) {
                 Ok(t) => t.name,
                 Err(e) => lagkit_lab::topology::lab_name_of(&a.file).ok_or_else(|| {
@@ -211,6 +216,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
         }
         LabCommand::Run(a) => {
+            require("lagkit lab run", Need::Namespaces)?;
             let name = a.file.to_string_lossy().into_owned();
             if !a.file.exists() {
                 let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
@@ -228,7 +234,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
             let topo = load(&a.file)?;
             let mut opts = RunOptions::new(options(a.quiet)?);
-            opts.converge_timeout = Duration::from_secs(a.converge_timeout);
+            opts.converge_timeout = a.converge_timeout;
             let (report, files) =
                 lagkit_lab::run(&topo, &opts, a.report.as_deref()).map_err(failure)?;
             print_report(&report, &files, a.json)?;
@@ -268,7 +274,7 @@ fn print_report(
 fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), Failure> {
     let mut opts = RunOptions::new(options(true)?);
     opts.lab.verbose = false;
-    opts.converge_timeout = Duration::from_secs(a.converge_timeout);
+    opts.converge_timeout = a.converge_timeout;
     let quiet = a.quiet;
     if !quiet {
         eprintln!(
@@ -366,11 +372,7 @@ pub struct DemoArgs {
 /// address (L2/L3) hashing leaves one link of each bond idle and halves
 /// the throughput that L4 (port) hashing gets over LACP.
 pub fn demo(a: DemoArgs) -> Result<(), Failure> {
-    if !lagkit_lab::sys::is_root() {
-        return Err(Failure::Usage(
-            "lagkit demo builds network namespaces: run it as root".into(),
-        ));
-    }
+    require("lagkit demo", Need::Namespaces)?;
     let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
     let ovs = kind == SwitchKind::Ovs;
     if ovs {

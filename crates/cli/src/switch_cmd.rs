@@ -54,7 +54,7 @@ struct Query {
     json: bool,
     /// The switch (its hostname); default: the only one running in this
     /// network namespace.
-    #[arg(long)]
+    #[arg(long, short = 'n', value_name = "NAME")]
     name: Option<String>,
     /// The control socket.
     #[arg(long)]
@@ -135,6 +135,7 @@ fn daemon(a: Args) -> Result<(), Failure> {
         }
         return Ok(());
     }
+    crate::privilege::require("lagkit switch", crate::privilege::Need::Switch)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())
