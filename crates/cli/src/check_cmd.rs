@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 /// Options of `lagkit check`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::examples::CHECK)]
 pub struct Args {
     /// Configurations of one or both ends: a lagkit bond configuration
     /// (TOML), Linux's /proc/net/bonding/bondX, ifupdown, systemd-networkd

@@ -115,9 +115,10 @@ fn the_lists_cover_every_rate_and_duration_flag() {
     for (path, sub) in all_commands() {
         for arg in sub.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
-            let timeish = ["rate", "duration", "timeout", "interval", "delay"]
-                .iter()
-                .any(|w| long.contains(w));
+            // By word: `--nodelay` is a switch, not a time.
+            let timeish = long
+                .split('-')
+                .any(|w| ["rate", "duration", "timeout", "interval", "delay"].contains(&w));
             if !timeish {
                 continue;
             }

@@ -13,19 +13,22 @@ use std::time::Duration;
 pub enum LabCommand {
     /// Create the namespaces, links, switches and bonds a topology file
     /// describes, and leave them running (state in /run/lagkit/lab/).
+    #[command(after_long_help = crate::examples::LAB_FILE)]
     Up(FileArgs),
     /// Remove everything `lab up` made for this topology (idempotent; also
     /// after a crash).
+    #[command(after_long_help = crate::examples::LAB_FILE)]
     Down(FileArgs),
     /// Up, wait for the aggregates, run the workload, measure, report, down
     /// (a built-in scenario's name runs its whole sweep; see `lab list`).
+    #[command(after_long_help = crate::examples::LAB_RUN)]
     Run(RunArgs),
     /// List the built-in scenarios.
     List,
     /// Print a built-in scenario's topology files (one per configuration).
     Show(ShowArgs),
-    /// Seed 000's LACP hashing comparison (the short ibm-6513 sweep; also
-    /// `lagkit demo`).
+    /// IBM's AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513
+    /// sweep, about 25 seconds; also `lagkit demo`).
     Demo(DemoArgs),
 }
 
@@ -73,7 +76,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     switch: Option<SwitchKind>,
     /// Built-in scenario: shape every link to RATE in bit/s (1g, 1gbit,
-    /// 100M, 2.5g; a plain number is bit/s; 1g is the seeds' own speed)
+    /// 100M, 2.5g; a plain number is bit/s; 1g is the speed of IBM's AIX/Cisco measurements)
     /// instead of the scenario's scaled-down rate; reports say so in their
     /// scale line and flag runs the CPU or the switch held back.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
@@ -155,7 +158,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             for h in &lab.topo.hosts {
                 if let Some(b) = &h.bond {
                     println!(
-                        "  host {:<8} ip netns exec {} lagkit status {}",
+                        "  host {:<8} ip netns exec {} lagkit status --name {}",
                         h.name,
                         lab.ns(&h.name),
                         b.name
@@ -368,7 +371,7 @@ pub struct DemoArgs {
     switch: Option<SwitchKind>,
 }
 
-/// `lagkit demo`: seed 000's finding in about 20 seconds — with two hosts,
+/// `lagkit demo`: IBM's AIX/Cisco 6513 finding in about 25 seconds — with two hosts,
 /// address (L2/L3) hashing leaves one link of each bond idle and halves
 /// the throughput that L4 (port) hashing gets over LACP.
 pub fn demo(a: DemoArgs) -> Result<(), Failure> {
@@ -382,7 +385,7 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
             )));
         }
     }
-    println!("lagkit demo: seed 000 (IBM, Cisco 6513) in network namespaces.");
+    println!("lagkit demo: IBM's AIX/Cisco 6513 measurements, in network namespaces.");
     println!(
         "  Two servers, each a 2-link 802.3ad lagkit bond, to one {} switch",
         if ovs { "Open vSwitch" } else { "lagkit" }

@@ -65,7 +65,7 @@ struct ServerArgs {
     /// Print the final report as JSON.
     #[arg(long)]
     json: bool,
-    /// Also print the seed-style table.
+    /// Also print the table as the original measurements printed it.
     #[arg(long)]
     table: bool,
 }
@@ -145,7 +145,8 @@ struct ClientArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Also print the seed-style table (socketprocs row, netperf output, LPM pairs).
+    /// Also print the table as the original measurements printed it
+    /// (socketprocs row, netperf output, LPM pairs).
     #[arg(long)]
     table: bool,
 }

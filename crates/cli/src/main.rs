@@ -4,6 +4,7 @@ mod bond_cmd;
 mod check_cmd;
 #[cfg(test)]
 mod cli_tests;
+mod examples;
 mod lab_cmd;
 mod load_cmd;
 mod output;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 /// Options of `lagkit plan`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::examples::PLAN)]
 pub struct Args {
     /// The traffic: a flow list (.csv or .json: proto, src, sport, dst,
     /// dport, src_mac, dst_mac, vlan, bytes, rate, dir) or a pcap/pcapng

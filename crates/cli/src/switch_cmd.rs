@@ -11,11 +11,15 @@ use std::sync::Arc;
 
 /// Options of `lagkit switch`.
 #[derive(clap::Args, Debug)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_long_help = crate::examples::SWITCH
+)]
 pub struct Args {
     #[command(subcommand)]
     what: Option<Sub>,
-    /// The switch's configuration: the Cisco IOS subset the seeds print
+    /// The switch's configuration: the Cisco IOS subset lagkit reads
     /// (hostname, interface [range], channel-group N mode
     /// on|active|passive|desirable|auto [non-silent], lacp rate fast, interface port-channel, mtu, switchport access
     /// vlan, switchport mode trunk, port-channel load-balance, shutdown).
@@ -36,8 +40,9 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 enum Sub {
-    /// `show etherchannel summary | etherchannel load-balance | mac
-    /// address-table | interfaces counters`.
+    /// Ask a running switch (--name NAME): `show etherchannel summary |
+    /// etherchannel [N] detail | etherchannel load-balance | mac
+    /// address-table | interfaces counters | lacp neighbor | pagp neighbor`.
     Show(Query),
     /// `test etherchannel load-balance interface port-channel N ip|mac|port
     /// SRC DST`: which member a flow takes, and why.
