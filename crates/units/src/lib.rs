@@ -43,7 +43,7 @@ pub enum UnitError {
         unit: String,
     },
     /// `bps`, `mbps`, `MB/s`: bytes or bits?
-    #[error("`{value}`: `{unit}` could mean bytes or bits per second (tc reads `bps` as bytes); write bits, e.g. 100mbit or 1g")]
+    #[error("`{value}`: `{unit}` could mean bytes or bits per second (tc reads `bps` as bytes per second); write bits, e.g. 100mbit or 1g")]
     Bytes {
         /// As given.
         value: String,
