@@ -141,7 +141,7 @@ pub fn format_rate(bits: u64) -> String {
         ("mbit", 1_000_000),
         ("kbit", 1_000),
     ] {
-        if bits >= m && bits % m == 0 {
+        if bits >= m && bits.is_multiple_of(m) {
             return format!("{}{unit}", bits / m);
         }
     }
