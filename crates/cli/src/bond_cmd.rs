@@ -23,6 +23,8 @@ pub enum Failure {
         file: String,
         /// The line, when known.
         line: Option<u64>,
+        /// The column on that line, when known.
+        column: Option<u64>,
         /// What is wrong (without the file and line) and how to fix it.
         why: String,
     },
@@ -39,7 +41,14 @@ impl std::fmt::Display for Failure {
             Failure::Input {
                 file,
                 line: Some(l),
+                column: Some(c),
                 why,
+            } => write!(f, "{file}:{l}:{c}: {why}"),
+            Failure::Input {
+                file,
+                line: Some(l),
+                why,
+                ..
             } => write!(f, "{file}:{l}: {why}"),
             Failure::Input { file, why, .. } => write!(f, "{file}: {why}"),
         }

@@ -115,11 +115,13 @@ fn unreadable(json: bool, e: ReadError) -> ExitCode {
         ReadError::Bad { file, line, why } => Failure::Input {
             file,
             line: Some(line as u64),
+            column: None,
             why,
         },
         ReadError::Io { file, why } | ReadError::Dialect { file, why } => Failure::Input {
             file,
             line: None,
+            column: None,
             why,
         },
     };

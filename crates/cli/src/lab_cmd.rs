@@ -96,9 +96,19 @@ pub struct RunArgs {
     quiet: bool,
 }
 
+/// A topology file's error, with its file and line apart for `--json`.
+fn topology_failure(t: lagkit_lab::topology::TopologyError) -> Failure {
+    Failure::Input {
+        file: t.file,
+        line: (t.line > 0).then_some(t.line as u64),
+        column: (t.column > 0).then_some(t.column as u64),
+        why: t.message,
+    }
+}
+
 fn failure(e: LabError) -> Failure {
     match e {
-        LabError::Topology(t) => Failure::Usage(t.to_string()),
+        LabError::Topology(t) => topology_failure(t),
         LabError::Usage(m) => Failure::Usage(m),
         LabError::Run(m) => Failure::Runtime(m),
     }
@@ -113,7 +123,7 @@ fn options(quiet: bool) -> Result<Options, Failure> {
 }
 
 fn load(file: &Path) -> Result<Topology, Failure> {
-    let t = Topology::load(file).map_err(|e| Failure::Usage(e.to_string()))?;
+    let t = Topology::load(file).map_err(topology_failure)?;
     for w in &t.warnings {
         eprintln!("lagkit: warning: {w}");
     }

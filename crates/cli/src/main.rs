@@ -28,7 +28,8 @@ Rates are bit/s (1g, 1gbit, 100M, 2.5g; a plain number is bit/s); durations\n\
 are 250ms, 1.5s, 60s, 1m, 1h (a plain number is seconds).\n\
 Exit status: 0 success, 1 the system refused or a run failed, 2 bad input or\n\
 usage, 4 the command needs root or capabilities (check: 1 warnings, 3 errors).\n\
-With --json an error is one JSON object on stderr: {\"error\", \"file\", \"line\", \"exit\"}.\n\
+With --json an error is one JSON object on stderr: {\"error\", \"file\", \"line\",\n\
+\"column\", \"exit\"} (file, line and column null when not known).\n\
 A closed pipe (lagkit sim lacp | head) ends a one-shot command quietly, as\n\
 SIGPIPE ends other tools (status 141 in the shell)."
 )]

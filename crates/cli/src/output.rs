@@ -4,8 +4,9 @@
 //! Errors go to stderr in both forms, so stdout carries only results: a
 //! script reading `lagkit status --json` from stdout never parses an error
 //! as a status. The JSON form is one line,
-//! `{"error": "...", "file": "...", "line": N, "exit": N}` (`file` and
-//! `line` when known, else null), with the same exit status as the text.
+//! `{"error": "...", "file": "...", "line": N, "column": N, "exit": N}`
+//! (`file`, `line` and `column` when known, else null), with the same exit
+//! status as the text.
 
 use crate::bond_cmd::Failure;
 use std::ffi::OsString;
@@ -30,19 +31,29 @@ pub fn exit_status(f: &Failure) -> u8 {
 }
 
 /// The JSON form of an error.
-pub fn json_error(why: &str, file: Option<&str>, line: Option<u64>, exit: u8) -> String {
-    serde_json::json!({ "error": why, "file": file, "line": line, "exit": exit }).to_string()
+pub fn json_error(why: &str, at: Option<(&str, Option<u64>, Option<u64>)>, exit: u8) -> String {
+    let (file, line, column) = match at {
+        Some((f, l, c)) => (Some(f), l, c),
+        None => (None, None, None),
+    };
+    serde_json::json!({ "error": why, "file": file, "line": line, "column": column, "exit": exit })
+        .to_string()
 }
 
 /// Prints a failure (to stderr) and gives its exit status.
 pub fn fail(f: &Failure, json: bool) -> ExitCode {
     let code = exit_status(f);
     if json {
-        let (why, file, line) = match f {
-            Failure::Input { file, line, why } => (why.clone(), Some(file.as_str()), *line),
-            other => (other.to_string(), None, None),
+        let (why, at) = match f {
+            Failure::Input {
+                file,
+                line,
+                column,
+                why,
+            } => (why.clone(), Some((file.as_str(), *line, *column))),
+            other => (other.to_string(), None),
         };
-        eprintln!("{}", json_error(&why, file, line, code));
+        eprintln!("{}", json_error(&why, at, code));
     } else {
         eprintln!("lagkit: {f}");
     }
@@ -67,7 +78,7 @@ pub fn clap_error(e: clap::Error, json: bool) -> ! {
         .next()
         .unwrap_or_default()
         .trim_start_matches("error: ");
-    eprintln!("{}", json_error(first, None, None, 2));
+    eprintln!("{}", json_error(first, None, 2));
     std::process::exit(2)
 }
 
@@ -102,6 +113,7 @@ mod tests {
         let f = Failure::Input {
             file: "flows.csv".into(),
             line: Some(3),
+            column: None,
             why: "column 5 (dport): \"8o80\" is not a port number (0-65535)".into(),
         };
         assert_eq!(
@@ -110,13 +122,12 @@ mod tests {
         );
         assert_eq!(exit_status(&f), 2);
         let v: serde_json::Value =
-            serde_json::from_str(&json_error("x", Some("flows.csv"), Some(3), 2)).unwrap();
+            serde_json::from_str(&json_error("x", Some(("flows.csv", Some(3), None)), 2)).unwrap();
         assert_eq!(v["file"], "flows.csv");
         assert_eq!(v["line"], 3);
         assert_eq!(v["exit"], 2);
-        let v: serde_json::Value =
-            serde_json::from_str(&json_error("no bond", None, None, 1)).unwrap();
-        assert!(v["file"].is_null() && v["line"].is_null());
+        let v: serde_json::Value = serde_json::from_str(&json_error("no bond", None, 1)).unwrap();
+        assert!(v["file"].is_null() && v["line"].is_null() && v["column"].is_null());
         assert_eq!(exit_status(&Failure::Privilege(String::new())), 4);
         assert_eq!(exit_status(&Failure::Runtime(String::new())), 1);
     }

@@ -219,6 +219,7 @@ fn input_failure(e: lagkit_planner::InputError) -> Failure {
         } => Failure::Input {
             file: path.display().to_string(),
             line,
+            column: None,
             // Where there is no line, `at` says `packet N` or `flow N`.
             why: if line.is_some() {
                 why
@@ -229,6 +230,7 @@ fn input_failure(e: lagkit_planner::InputError) -> Failure {
         InputError::Io { path, why } | InputError::Format { path, why } => Failure::Input {
             file: path.display().to_string(),
             line: None,
+            column: None,
             why,
         },
     }
