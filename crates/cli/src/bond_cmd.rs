@@ -59,8 +59,7 @@ impl std::fmt::Display for Failure {
 /// first word, as lagkit before 0.2 spelled it (still read, not shown).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct BondName {
-    /// The bond, as named in its configuration, e.g. bond0 (status, stats:
-    /// default every bond here; flow: default the only one running).
+    /// The bond, as named in its configuration (e.g. bond0).
     #[arg(long, short = 'n', value_name = "NAME")]
     name: Option<String>,
     /// The old spelling, `lagkit status bond0`.

@@ -31,7 +31,7 @@ usage, 4 the command needs root or capabilities (check: 1 warnings, 3 errors).\n
 With --json an error is one JSON object on stderr: {\"error\", \"file\", \"line\",\n\
 \"column\", \"exit\"} (file, line and column null when not known).\n\
 A closed pipe (lagkit sim lacp | head) ends a one-shot command quietly, as\n\
-SIGPIPE ends other tools (status 141 in the shell)."
+SIGPIPE ends other tools: status 141 in the shell (0 if all was written first)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,16 +42,18 @@ struct Cli {
 enum Command {
     /// Run the bond(s) a configuration file describes, in the foreground.
     Up(bond_cmd::UpArgs),
-    /// Give back what a bond that is not running left changed (after a crash
-    /// or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters, from its state file.
+    /// Give back what a bond (--name NAME) that is not running left changed
+    /// (after a crash or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters,
+    /// from its state file.
     Down(bond_cmd::DownArgs),
     /// Show a running bond (--name NAME, default every bond here) like
     /// /proc/net/bonding/bondX.
     Status(bond_cmd::QueryArgs),
-    /// Show a running bond's per-member counters and balance ratio, like
-    /// AIX entstat -d.
+    /// Show a running bond's (--name NAME, default every bond here)
+    /// per-member counters and balance ratio, like AIX entstat -d.
     Stats(bond_cmd::QueryArgs),
-    /// Ask a running bond which member carries a flow, and why.
+    /// Ask a running bond (--name NAME, default the only one here) which
+    /// member carries a flow, and why.
     Flow(bond_cmd::FlowArgs),
     /// Built-in workloads without netperf (socketprocs, netperf-style
     /// stream/maerts/rr, LPM): a server and a client.

@@ -214,3 +214,59 @@ fn commands_that_need_privileges_say_so_first() {
     assert!(v["error"].as_str().unwrap().contains("needs root"), "{v}");
     assert_eq!(v["exit"], 4);
 }
+
+/// The EXAMPLES of `--help` that need no root run as printed, from the
+/// source tree, and the files they name exist.
+#[test]
+fn help_examples_run_as_printed() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut ran = 0;
+    for cmd in [
+        &["plan"][..],
+        &["check"],
+        &["switch"],
+        &["lab", "run"],
+        &["lab", "up"],
+    ] {
+        let out = Command::new(BIN).args(cmd).arg("--help").output().unwrap();
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout).into_owned();
+        let examples = help
+            .split_once("EXAMPLES:")
+            .unwrap_or_else(|| panic!("lagkit {cmd:?} --help has no EXAMPLES"))
+            .1
+            .replace("\\\n", " ");
+        for line in examples.lines().map(str::trim) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if words.first() == Some(&"sudo") {
+                for w in words.iter().filter(|w| w.starts_with("examples/")) {
+                    assert!(std::path::Path::new(root).join(w).exists(), "{line}");
+                }
+                continue;
+            }
+            if words.first() != Some(&"lagkit") {
+                continue;
+            }
+            let out = Command::new(BIN)
+                .args(&words[1..])
+                .current_dir(root)
+                .output()
+                .unwrap();
+            let code = out.status.code();
+            // check's status tells its worst finding: 0, 1 or 3.
+            let ok = if words[1] == "check" {
+                matches!(code, Some(0 | 1 | 3))
+            } else {
+                code == Some(0)
+            };
+            assert!(
+                ok,
+                "{line}: {:?}\n{}",
+                code,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 6, "ran {ran} examples");
+}
