@@ -293,7 +293,7 @@ case_bare() { # case_bare SHAPED: the reference rows (unshaped: and the bare rr 
 
 LK_NSA=
 lagkit_members() { # A's per-member tx bytes (and rx: MEM_RX), packets, drops (member + engine) from `lagkit stats`
-  ip netns exec "$LK_NSA" "$LAGKIT" stats bond0 --json |
+  ip netns exec "$LK_NSA" "$LAGKIT" stats --name bond0 --json |
     jq -r --argjson rx "$MEM_RX" '.[0] | ([.members[] | "tx=\(.tx_bytes)"] + ["pk=\([.members[].tx_packets] | add)",
       "dr=\(([.members[].drops] | add) + ([.engine_drops[][1]] | add // 0))"]
       + (if $rx == 1 then [.members[] | "rx=\(.rx_bytes)"] else [] end)) | join(" ")'
@@ -322,20 +322,20 @@ wait_lacp() {
   local i n
   for i in $(seq 1 150); do
     [ -d "/proc/$3" ] || die "lagkit up in $1 exited: $(tail -5 "$W/$1-lagkit.log")"
-    n=$(ip netns exec "$1" "$LAGKIT" status bond0 --json 2>/dev/null |
+    n=$(ip netns exec "$1" "$LAGKIT" status --name bond0 --json 2>/dev/null |
       jq -r '.[0] | if ([.members[] | select(.transmitting and .collecting)] | length) == (.members | length)
                     then .lacp.number_of_ports // 0 else 0 end' 2>/dev/null || echo 0)
     [ "$n" = "$2" ] && return 0
     sleep 0.2
   done
-  ip netns exec "$1" "$LAGKIT" status bond0 >&2 || true
+  ip netns exec "$1" "$LAGKIT" status --name bond0 >&2 || true
   die "lagkit in $1: aggregate has $n of $2 ports after 30 s (log: $W/$1-lagkit.log)"
 }
 
 declare -A ENGINE_WHY=()
 check_engine() { # check_engine NS ENGINE: the engine that runs must be the one asked for
   local st e why
-  st=$(ip netns exec "$1" "$LAGKIT" status bond0 --json 2>/dev/null) || die "lagkit status in $1 failed (log: $W/$1-lagkit.log)"
+  st=$(ip netns exec "$1" "$LAGKIT" status --name bond0 --json 2>/dev/null) || die "lagkit status in $1 failed (log: $W/$1-lagkit.log)"
   e=$(jq -r '.[0].engine // ""' <<<"$st")
   why=$(jq -r '.[0].engine_reason // ""' <<<"$st")
   [ "$e" = "$2" ] || die "lagkit in $1 runs engine '${e:-none}' (${why:-no reason given}), not the '$2' asked for (log: $W/$1-lagkit.log)"
@@ -380,8 +380,8 @@ case_lagkit() { # case_lagkit ENGINE K SHAPED ROW...: ROW = tput, bidir or rr, m
       *) die "case_lagkit: unknown row $row" ;;
     esac
   done
-  ip netns exec "$na" "$LAGKIT" stats bond0 >"$W/$id-stats-A.txt" 2>&1 || true
-  ip netns exec "$nb" "$LAGKIT" stats bond0 >"$W/$id-stats-B.txt" 2>&1 || true
+  ip netns exec "$na" "$LAGKIT" stats --name bond0 >"$W/$id-stats-A.txt" 2>&1 || true
+  ip netns exec "$nb" "$LAGKIT" stats --name bond0 >"$W/$id-stats-B.txt" 2>&1 || true
   if [ "$shaped" = 1 ]; then
     bad="$(tbf_check "$na" "${ma[@]}")$(tbf_check "$nb" "${mb[@]}")"
     [ -z "$bad" ] || echo "$id|WARNING: tbf missing or idle under lagkit ($engine): $bad" >>"$W/warnings"

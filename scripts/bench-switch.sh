@@ -183,7 +183,7 @@ bonds_ready() {
   for i in $(seq 1 150); do
     n=0
     for ns in "$NA" "$NB"; do
-      [ "$(ip netns exec "$ns" "$LAGKIT" status bond0 --json 2>/dev/null | jq -r '.[0].lacp.number_of_ports // 0' 2>/dev/null || echo 0)" = 2 ] && n=$((n + 1))
+      [ "$(ip netns exec "$ns" "$LAGKIT" status --name bond0 --json 2>/dev/null | jq -r '.[0].lacp.number_of_ports // 0' 2>/dev/null || echo 0)" = 2 ] && n=$((n + 1))
     done
     [ "$n" = 2 ] && return 0
     sleep 0.2

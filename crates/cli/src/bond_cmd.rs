@@ -16,8 +16,62 @@ use std::time::Duration;
 pub enum Failure {
     /// Bad input (configuration, arguments): exit status 2.
     Usage(String),
+    /// Bad input at a known place in a file: exit status 2. With `--json`
+    /// the file and the line are fields of their own.
+    Input {
+        /// The file.
+        file: String,
+        /// The line, when known.
+        line: Option<u64>,
+        /// The column on that line, when known.
+        column: Option<u64>,
+        /// What is wrong (without the file and line) and how to fix it.
+        why: String,
+    },
+    /// The command needs privileges it does not have: exit status 4.
+    Privilege(String),
     /// The system refused (interfaces, sockets): exit status 1.
     Runtime(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(m) | Failure::Privilege(m) | Failure::Runtime(m) => f.write_str(m),
+            Failure::Input {
+                file,
+                line: Some(l),
+                column: Some(c),
+                why,
+            } => write!(f, "{file}:{l}:{c}: {why}"),
+            Failure::Input {
+                file,
+                line: Some(l),
+                why,
+                ..
+            } => write!(f, "{file}:{l}: {why}"),
+            Failure::Input { file, why, .. } => write!(f, "{file}: {why}"),
+        }
+    }
+}
+
+/// The name of a running bond: `--name NAME` (`-n`), or the name as the
+/// first word, as lagkit before 0.2 spelled it (still read, not shown).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BondName {
+    /// The bond, as named in its configuration (e.g. bond0).
+    #[arg(long, short = 'n', value_name = "NAME")]
+    name: Option<String>,
+    /// The old spelling, `lagkit status bond0`.
+    #[arg(hide = true, value_name = "NAME", conflicts_with = "name")]
+    old_name: Option<String>,
+}
+
+impl BondName {
+    /// The name given, either way.
+    pub fn get(&self) -> Option<&str> {
+        self.name.as_deref().or(self.old_name.as_deref())
+    }
 }
 
 /// Options of `lagkit up`.
@@ -80,36 +134,40 @@ fn with_overrides(mut settings: Vec<Settings>, args: &UpArgs) -> Vec<Settings> {
 /// Options of `lagkit down`.
 #[derive(clap::Args, Debug)]
 pub struct DownArgs {
-    /// The bond (as named in its configuration).
-    bond: String,
+    #[command(flatten)]
+    bond: BondName,
 }
 
 /// `lagkit down BOND`: restores what a dead daemon left changed, from the
 /// bond's state file in this network namespace.
 pub fn down(a: DownArgs) -> Result<(), Failure> {
+    let Some(bond) = a.bond.get() else {
+        return Err(Failure::Usage(
+            "which bond? name it with --name NAME (as in its configuration, e.g. --name bond0)"
+                .into(),
+        ));
+    };
+    crate::privilege::require("lagkit down", crate::privilege::Need::NetAdmin)?;
     let ns = netns_id();
-    let dir = lagkit_bondcfg::paths::state_dir_in(ns, &a.bond);
+    let dir = lagkit_bondcfg::paths::state_dir_in(ns, bond);
     // A socket nobody answers on was left by a daemon that died.
-    let sock = control_socket_in(ns, &a.bond);
+    let sock = control_socket_in(ns, bond);
     if sock.exists() && std::os::unix::net::UnixStream::connect(&sock).is_err() {
         let _ = std::fs::remove_file(&sock);
     }
     let restored =
-        lagkit_bond::journal::down(dir, &a.bond).map_err(|e| Failure::Runtime(e.to_string()))?;
+        lagkit_bond::journal::down(dir, bond).map_err(|e| Failure::Runtime(e.to_string()))?;
     // The BPF engine's veth logical interface outlives a killed daemon (a
     // TAP does not); no daemon holds the bond now.
-    let logical = lagkit_bond::kernel::remove_leftover(&a.bond);
+    let logical = lagkit_bond::kernel::remove_leftover(bond);
     if restored.is_empty() && !logical {
-        println!("{}: nothing to restore (no state left behind)", a.bond);
+        println!("{bond}: nothing to restore (no state left behind)");
     }
     if !restored.is_empty() {
-        println!("{}: restored {}", a.bond, restored.join(", "));
+        println!("{bond}: restored {}", restored.join(", "));
     }
     if logical {
-        println!(
-            "{}: removed the logical interface a killed lagkit left",
-            a.bond
-        );
+        println!("{bond}: removed the logical interface a killed lagkit left");
     }
     Ok(())
 }
@@ -117,8 +175,9 @@ pub fn down(a: DownArgs) -> Result<(), Failure> {
 /// Options shared by status and stats.
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {
-    /// The bond; default: every bond in this network namespace.
-    bond: Option<String>,
+    /// The bond (default: every bond running in this network namespace).
+    #[command(flatten)]
+    bond: BondName,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -130,8 +189,9 @@ pub struct QueryArgs {
 /// Options of `lagkit flow`.
 #[derive(clap::Args, Debug)]
 pub struct FlowArgs {
-    /// The bond.
-    bond: String,
+    /// The bond (default: the only one running in this network namespace).
+    #[command(flatten)]
+    bond: BondName,
     /// tcp or udp.
     #[arg(long, default_value = "tcp")]
     proto: String,
@@ -170,6 +230,10 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
 /// `lagkit up CONFIG`: runs in the foreground until SIGINT/SIGTERM; SIGHUP
 /// re-reads the file.
 pub fn up(args: UpArgs) -> Result<(), Failure> {
+    use crate::privilege::{require, Need};
+    if !args.check {
+        require("lagkit up", Need::Bond { bpf: false })?;
+    }
     let settings = with_overrides(load(&args.config)?, &args);
     if let Some((m, _)) = args
         .fault_loss
@@ -202,6 +266,12 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
+    if settings
+        .iter()
+        .any(|s| s.engine == lagkit_bondcfg::Engine::Bpf)
+    {
+        require("lagkit up", Need::Bond { bpf: true })?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let reload = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -217,7 +287,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
         if reload.swap(false, Ordering::Relaxed) {
             tracing::info!(config = %args.config.display(), "SIGHUP: reloading");
             match load(&args.config) {
-                Err(Failure::Usage(e) | Failure::Runtime(e)) => {
+                Err(e) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }
                 Ok(new) => bonds.reload(with_overrides(new, &args)),
@@ -279,7 +349,7 @@ fn query<T: serde::Serialize>(
     render: impl Fn(&T) -> String,
 ) -> Result<(), Failure> {
     let mut all = Vec::new();
-    for s in sockets(a.bond.as_deref(), a.socket.as_ref())? {
+    for s in sockets(a.bond.get(), a.socket.as_ref())? {
         all.extend(pick(ask(&s, req)?));
     }
     if a.json {
@@ -319,7 +389,22 @@ pub fn stats(a: QueryArgs) -> Result<(), Failure> {
 
 /// `lagkit flow`.
 pub fn flow(a: FlowArgs) -> Result<(), Failure> {
-    let path = sockets(Some(&a.bond), a.socket.as_ref())?.remove(0);
+    let mut all = sockets(a.bond.get(), a.socket.as_ref())?;
+    if all.len() > 1 {
+        let names: Vec<String> = all
+            .iter()
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        return Err(Failure::Usage(format!(
+            "{} bonds run here ({}): choose one with --name",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    let path = all.remove(0);
+    let bond = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     let req = Request::Flow {
         proto: a.proto.clone(),
         src: a.src.clone(),
@@ -336,7 +421,7 @@ pub fn flow(a: FlowArgs) -> Result<(), Failure> {
             a.proto,
             a.src,
             a.dst,
-            a.bond,
+            a.bond.get().unwrap_or(&bond),
             f.member
                 .as_deref()
                 .unwrap_or("none (no member can carry it)")

@@ -1,11 +1,13 @@
 //! `lagkit check`: both ends' configurations, and what does not match.
 
+use crate::bond_cmd::Failure;
 use lagkit_check::facts::{read_input, ReadError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `lagkit check`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::examples::CHECK)]
 pub struct Args {
     /// Configurations of one or both ends: a lagkit bond configuration
     /// (TOML), Linux's /proc/net/bonding/bondX, ifupdown, systemd-networkd
@@ -57,30 +59,21 @@ pub fn run(a: Args) -> ExitCode {
             Ok(b) => match String::from_utf8(b) {
                 Ok(t) => t,
                 Err(e) => {
-                    eprintln!(
-                        "lagkit: {name}: not a text file (byte {} is not UTF-8)",
+                    let why = format!(
+                        "not a text file (byte {} is not UTF-8)",
                         e.utf8_error().valid_up_to()
                     );
-                    return ExitCode::from(2);
+                    return unreadable(a.json, ReadError::Dialect { file: name, why });
                 }
             },
             Err(e) => {
-                eprintln!(
-                    "lagkit: {}",
-                    ReadError::Io {
-                        file: name,
-                        why: e.to_string()
-                    }
-                );
-                return ExitCode::from(2);
+                let why = e.to_string();
+                return unreadable(a.json, ReadError::Io { file: name, why });
             }
         };
         match read_input(&name, &text) {
             Ok(i) => inputs.push(i),
-            Err(e) => {
-                eprintln!("lagkit: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return unreadable(a.json, e),
         }
     }
     // Every IOS line not read: warned one by one when suspect, counted
@@ -134,23 +127,18 @@ pub fn run(a: Args) -> ExitCode {
             .and_then(|f| lagkit_check::lacpdus::read_capture(&name, f));
         match said {
             Ok(s) => findings.extend(lagkit_check::lacpdus::check(&name, &s)),
-            Err(e) => {
-                eprintln!("lagkit: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return unreadable(a.json, e),
         }
     }
     if a.live {
         match live_bonds() {
             Ok(bonds) if bonds.is_empty() => {
-                eprintln!("lagkit: --live: no lagkit bond runs in this network namespace");
-                return ExitCode::from(2);
+                let f =
+                    Failure::Usage("--live: no lagkit bond runs in this network namespace".into());
+                return crate::output::fail(&f, a.json);
             }
             Ok(bonds) => findings.extend(bonds.iter().flat_map(lagkit_check::live::check)),
-            Err(e) => {
-                eprintln!("lagkit: --live: {e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return crate::output::fail(&Failure::Usage(format!("--live: {e}")), a.json),
         }
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -209,6 +197,25 @@ pub fn run(a: Args) -> ExitCode {
         }
     }
     ExitCode::from(exit)
+}
+
+/// An input that could not be read: exit status 2, as text or JSON.
+fn unreadable(json: bool, e: ReadError) -> ExitCode {
+    let f = match e {
+        ReadError::Bad { file, line, why } => Failure::Input {
+            file,
+            line: Some(line as u64),
+            column: None,
+            why,
+        },
+        ReadError::Io { file, why } | ReadError::Dialect { file, why } => Failure::Input {
+            file,
+            line: None,
+            column: None,
+            why,
+        },
+    };
+    crate::output::fail(&f, json)
 }
 
 /// The running bonds of this network namespace, as `check` sees them.

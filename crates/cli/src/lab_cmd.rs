@@ -2,6 +2,7 @@
 //! links in network namespaces (see the `lagkit-lab` crate).
 
 use crate::bond_cmd::Failure;
+use crate::privilege::{require, Need};
 use lagkit_lab::topology::SwitchKind;
 use lagkit_lab::{LabError, Options, RunOptions, Topology};
 use std::path::{Path, PathBuf};
@@ -12,19 +13,22 @@ use std::time::Duration;
 pub enum LabCommand {
     /// Create the namespaces, links, switches and bonds a topology file
     /// describes, and leave them running (state in /run/lagkit/lab/).
+    #[command(after_long_help = crate::examples::LAB_FILE)]
     Up(FileArgs),
     /// Remove everything `lab up` made for this topology (idempotent; also
     /// after a crash).
+    #[command(after_long_help = crate::examples::LAB_FILE)]
     Down(FileArgs),
     /// Up, wait for the aggregates, run the workload, measure, report, down
     /// (a built-in scenario's name runs its whole sweep; see `lab list`).
+    #[command(after_long_help = crate::examples::LAB_RUN)]
     Run(RunArgs),
     /// List the built-in scenarios.
     List,
     /// Print a built-in scenario's topology files (one per configuration).
     Show(ShowArgs),
-    /// IBM's 6513 LACP hashing comparison (the short ibm-6513 sweep; also
-    /// `lagkit demo`).
+    /// IBM's AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513
+    /// sweep, about 25 seconds; also `lagkit demo`).
     Demo(DemoArgs),
 }
 
@@ -71,17 +75,19 @@ pub struct RunArgs {
     /// switch (`kind`).
     #[arg(long, value_name = "KIND", value_parser = parse_kind)]
     switch: Option<SwitchKind>,
-    /// Built-in scenario: shape every link to RATE (e.g. 1gbit, the seeds'
-    /// own speed) instead of the scenario's scaled-down rate; reports say
-    /// so in their scale line and flag runs the CPU or the switch held back.
+    /// Built-in scenario: shape every link to RATE in bit/s (1g, 1gbit,
+    /// 100M, 2.5g; a plain number is bit/s; 1g is the speed of IBM's AIX/Cisco measurements)
+    /// instead of the scenario's scaled-down rate; reports say so in their
+    /// scale line and flag runs the CPU or the switch held back.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     rate: Option<lagkit_lab::topology::Rate>,
     /// Write report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Seconds to wait for every bond and port-channel to form.
-    #[arg(long, default_value_t = 60)]
-    converge_timeout: u64,
+    /// How long to wait for every bond and port-channel to form (60s, 1m,
+    /// 1.5m; a plain number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = lagkit_units::duration_arg)]
+    converge_timeout: Duration,
     /// Print the report as JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -90,9 +96,19 @@ pub struct RunArgs {
     quiet: bool,
 }
 
+/// A topology file's error, with its file and line apart for `--json`.
+fn topology_failure(t: lagkit_lab::topology::TopologyError) -> Failure {
+    Failure::Input {
+        file: t.file,
+        line: (t.line > 0).then_some(t.line as u64),
+        column: (t.column > 0).then_some(t.column as u64),
+        why: t.message,
+    }
+}
+
 fn failure(e: LabError) -> Failure {
     match e {
-        LabError::Topology(t) => Failure::Usage(t.to_string()),
+        LabError::Topology(t) => topology_failure(t),
         LabError::Usage(m) => Failure::Usage(m),
         LabError::Run(m) => Failure::Runtime(m),
     }
@@ -107,7 +123,7 @@ fn options(quiet: bool) -> Result<Options, Failure> {
 }
 
 fn load(file: &Path) -> Result<Topology, Failure> {
-    let t = Topology::load(file).map_err(|e| Failure::Usage(e.to_string()))?;
+    let t = Topology::load(file).map_err(topology_failure)?;
     for w in &t.warnings {
         eprintln!("lagkit: warning: {w}");
     }
@@ -140,6 +156,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Up(a) => {
+            require("lagkit lab up", Need::Namespaces)?;
             let topo = load(&a.file)?;
             let lab = lagkit_lab::Lab::up(topo, options(a.quiet)?).map_err(failure)?;
             println!(
@@ -151,7 +168,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             for h in &lab.topo.hosts {
                 if let Some(b) = &h.bond {
                     println!(
-                        "  host {:<8} ip netns exec {} lagkit status {}",
+                        "  host {:<8} ip netns exec {} lagkit status --name {}",
                         h.name,
                         lab.ns(&h.name),
                         b.name
@@ -177,6 +194,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             Ok(())
         }
         LabCommand::Down(a) => {
+            require("lagkit lab down", Need::Namespaces)?;
             let name = match Topology::load(&a.file) {
                 Ok(t) => t.name,
                 Err(e) => lagkit_lab::topology::lab_name_of(&a.file).ok_or_else(|| {
@@ -211,6 +229,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
         }
         LabCommand::Run(a) => {
+            require("lagkit lab run", Need::Namespaces)?;
             let name = a.file.to_string_lossy().into_owned();
             if !a.file.exists() {
                 let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
@@ -228,7 +247,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             }
             let topo = load(&a.file)?;
             let mut opts = RunOptions::new(options(a.quiet)?);
-            opts.converge_timeout = Duration::from_secs(a.converge_timeout);
+            opts.converge_timeout = a.converge_timeout;
             let (report, files) =
                 lagkit_lab::run(&topo, &opts, a.report.as_deref()).map_err(failure)?;
             print_report(&report, &files, a.json)?;
@@ -268,7 +287,7 @@ fn print_report(
 fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), Failure> {
     let mut opts = RunOptions::new(options(true)?);
     opts.lab.verbose = false;
-    opts.converge_timeout = Duration::from_secs(a.converge_timeout);
+    opts.converge_timeout = a.converge_timeout;
     let quiet = a.quiet;
     if !quiet {
         eprintln!(
@@ -362,15 +381,11 @@ pub struct DemoArgs {
     switch: Option<SwitchKind>,
 }
 
-/// `lagkit demo`: IBM's 6513 finding in about 20 seconds — with two hosts,
+/// `lagkit demo`: IBM's AIX/Cisco 6513 finding in about 25 seconds — with two hosts,
 /// address (L2/L3) hashing leaves one link of each bond idle and halves
 /// the throughput that L4 (port) hashing gets over LACP.
 pub fn demo(a: DemoArgs) -> Result<(), Failure> {
-    if !lagkit_lab::sys::is_root() {
-        return Err(Failure::Usage(
-            "lagkit demo builds network namespaces: run it as root".into(),
-        ));
-    }
+    require("lagkit demo", Need::Namespaces)?;
     let kind = a.switch.unwrap_or(SwitchKind::DEFAULT);
     let ovs = kind == SwitchKind::Ovs;
     if ovs {

@@ -5,7 +5,6 @@
 //! seed's own table with `--table`) for people.
 
 use crate::bond_cmd::Failure;
-use crate::duration;
 use lagkit_load::{
     run_client, start_server, ClientConfig, Kind, LpmPorts, Method, Report, ServerConfig, Spawn,
 };
@@ -66,7 +65,7 @@ struct ServerArgs {
     /// Print the final report as JSON.
     #[arg(long)]
     json: bool,
-    /// Also print the seed-style table.
+    /// Also print the table as the original measurements printed it.
     #[arg(long)]
     table: bool,
 }
@@ -109,8 +108,9 @@ struct ClientArgs {
     /// rr: response size (default 1).
     #[arg(long, value_parser = parse_size)]
     reply: Option<usize>,
-    /// How long to run: 10s, 500ms, 1m (default 10s unless --messages is given).
-    #[arg(long, value_parser = duration::parse)]
+    /// How long to run: 10s, 500ms, 1m; a plain number is seconds (default
+    /// 10s unless --messages is given).
+    #[arg(long, value_parser = lagkit_units::duration_arg)]
     duration: Option<Duration>,
     /// Stop after this many messages (transactions) per connection;
     /// lpm: data messages per migration.
@@ -125,8 +125,9 @@ struct ClientArgs {
     /// SO_SNDBUF and SO_RCVBUF on both ends (netperf -s/-S), e.g. 128K.
     #[arg(long, value_parser = parse_size)]
     sockbuf: Option<usize>,
-    /// How long to retry a refused connection while the server starts.
-    #[arg(long, default_value = "5s", value_parser = duration::parse)]
+    /// How long to retry a refused connection while the server starts (5s,
+    /// 500ms; a plain number is seconds).
+    #[arg(long, default_value = "5s", value_parser = lagkit_units::duration_arg)]
     connect_timeout: Duration,
     /// lpm: first client port; migration i uses base+2i (control) and base+2i+1 (data).
     #[arg(long, default_value_t = lagkit_load::lpm::DEFAULT_BASE)]
@@ -134,8 +135,9 @@ struct ClientArgs {
     /// lpm: the server's port layout, fixed or sequential.
     #[arg(long, default_value = "fixed", value_parser = parse_lpm_ports)]
     lpm_ports: LpmPorts,
-    /// lpm: interval between control messages.
-    #[arg(long, default_value = "100ms", value_parser = duration::parse)]
+    /// lpm: interval between control messages (100ms, 1s; a plain number is
+    /// seconds).
+    #[arg(long, default_value = "100ms", value_parser = lagkit_units::duration_arg)]
     lpm_interval: Duration,
     /// socketprocs: fork workers instead of re-executing this program.
     #[arg(long)]
@@ -143,7 +145,8 @@ struct ClientArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Also print the seed-style table (socketprocs row, netperf output, LPM pairs).
+    /// Also print the table as the original measurements printed it
+    /// (socketprocs row, netperf output, LPM pairs).
     #[arg(long)]
     table: bool,
 }
@@ -236,6 +239,10 @@ fn server(a: ServerArgs) -> Result<(), Failure> {
     let mut cfg = ServerConfig::new(a.kind);
     cfg.bind = a.bind;
     cfg.port = a.port.unwrap_or(a.kind.default_port());
+    // Only a port below 1024 needs a privilege; the default ports do not.
+    if (1..1024).contains(&cfg.port) {
+        crate::privilege::require("lagkit load server", crate::privilege::Need::LowPort)?;
+    }
     cfg.procs = a.procs;
     cfg.method = a.method;
     cfg.lpm_ports = a.lpm_ports;

@@ -2,10 +2,14 @@
 
 mod bond_cmd;
 mod check_cmd;
-mod duration;
+#[cfg(test)]
+mod cli_tests;
+mod examples;
 mod lab_cmd;
 mod load_cmd;
+mod output;
 mod plan_cmd;
+mod privilege;
 mod sim_lacp;
 mod sim_pagp;
 mod sim_run;
@@ -18,7 +22,16 @@ use std::process::ExitCode;
 #[command(
     name = "lagkit",
     version,
-    about = "Link aggregation for Linux: bond, switch, lab, planner"
+    about = "Link aggregation for Linux: bond, switch, lab, planner",
+    after_help = "A running bond or switch is named with --name NAME (-n).\n\
+Rates are bit/s (1g, 1gbit, 100M, 2.5g; a plain number is bit/s); durations\n\
+are 250ms, 1.5s, 60s, 1m, 1h (a plain number is seconds).\n\
+Exit status: 0 success, 1 the system refused or a run failed, 2 bad input or\n\
+usage, 4 the command needs root or capabilities (check: 1 warnings, 3 errors).\n\
+With --json an error is one JSON object on stderr: {\"error\", \"file\", \"line\",\n\
+\"column\", \"exit\"} (file, line and column null when not known).\n\
+A closed pipe (lagkit sim lacp | head) ends a one-shot command quietly, as\n\
+SIGPIPE ends other tools: status 141 in the shell (0 if all was written first)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -29,34 +42,41 @@ struct Cli {
 enum Command {
     /// Run the bond(s) a configuration file describes, in the foreground.
     Up(bond_cmd::UpArgs),
-    /// Give back what a bond that is not running left changed (after a crash
-    /// or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters, from its state file.
+    /// Give back what a bond (--name NAME) that is not running left changed
+    /// (after a crash or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters,
+    /// from its state file.
     Down(bond_cmd::DownArgs),
-    /// Show a running bond like /proc/net/bonding/bondX.
+    /// Show a running bond (--name NAME, default every bond here) like
+    /// /proc/net/bonding/bondX.
     Status(bond_cmd::QueryArgs),
-    /// Show per-member counters and the balance ratio, like AIX entstat -d.
+    /// Show a running bond's (--name NAME, default every bond here)
+    /// per-member counters and balance ratio, like AIX entstat -d.
     Stats(bond_cmd::QueryArgs),
-    /// Which member carries a flow, and why.
+    /// Ask a running bond (--name NAME, default the only one here) which
+    /// member carries a flow, and why.
     Flow(bond_cmd::FlowArgs),
-    /// Built-in workloads (socketprocs, netperf stream/maerts/rr, LPM): server and client.
+    /// Built-in workloads without netperf (socketprocs, netperf-style
+    /// stream/maerts/rr, LPM): a server and a client.
     Load(load_cmd::Args),
     /// Labs: hosts, switches and shaped links in network namespaces.
     Lab {
         #[command(subcommand)]
         what: lab_cmd::LabCommand,
     },
-    /// The default lab demo: IBM's 6513 address-vs-port hashing comparison
-    /// (the short ibm-6513 sweep) in network namespaces, about a minute.
+    /// IBM's AIX/Cisco 6513 address-vs-port hashing comparison (the short
+    /// ibm-6513 sweep, two runs) in network namespaces, about 25 seconds.
     Demo(lab_cmd::DemoArgs),
     /// Predict how a configuration spreads given traffic (a flow list or a
     /// capture), explain imbalance, rank the alternatives.
     Plan(plan_cmd::Args),
-    /// Read both ends' configurations (lagkit bond, /proc/net/bonding,
-    /// Cisco IOS) and flag what does not match, before it costs throughput.
+    /// Read both ends' configurations (lagkit bond TOML, /proc/net/bonding,
+    /// ifupdown, systemd-networkd, netplan, NetworkManager, teamd, AIX
+    /// lsattr, Cisco IOS, Open vSwitch), captured LACPDUs or running bonds,
+    /// and flag what does not match, before it costs throughput.
     Check(check_cmd::Args),
-    /// lagkit's own switch (Cisco IOS configuration, port-channels with LACP
-    /// or `on`), in the foreground; `switch show ...` and `switch test ...`
-    /// ask a running one as a Catalyst would answer.
+    /// lagkit's own switch (Cisco IOS configuration, port-channels with
+    /// LACP, PAgP or `on`), in the foreground; `switch show ...` and `switch
+    /// test ...` ask a running one as a Catalyst would answer.
     Switch(switch_cmd::Args),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
@@ -73,8 +93,27 @@ enum SimCommand {
     Pagp(sim_pagp::Args),
 }
 
+impl Command {
+    /// Whether this runs a daemon or a workload, which write to sockets
+    /// and must outlive a peer that goes away, or drives other processes.
+    fn keeps_running(&self) -> bool {
+        match self {
+            Command::Lab {
+                what: lab_cmd::LabCommand::List | lab_cmd::LabCommand::Show(_),
+            } => false,
+            Command::Up(_) | Command::Load(_) | Command::Lab { .. } | Command::Demo(_) => true,
+            Command::Switch(a) => a.is_daemon(),
+            _ => false,
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let json = output::json_requested(std::env::args_os());
+    let cli = Cli::try_parse().unwrap_or_else(|e| output::clap_error(e, json));
+    if !cli.command.keeps_running() {
+        output::die_on_closed_stdout();
+    }
     // The daemon logs every state change; one-shot commands only warnings.
     let default_level = match cli.command {
         Command::Up(_) | Command::Load(_) => "info",
@@ -113,13 +152,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(e)) => {
-            eprintln!("lagkit: {e}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Runtime(e)) => {
-            eprintln!("lagkit: {e}");
-            ExitCode::from(1)
-        }
+        Err(f) => output::fail(&f, json),
     }
 }

@@ -1,12 +1,13 @@
 //! `lagkit plan`: how would a configuration spread this traffic?
 
 use crate::bond_cmd::Failure;
-use lagkit_planner::input::{parse_rate, Host};
+use lagkit_planner::input::Host;
 use lagkit_planner::predict::{EndConfig, Spread};
 use std::path::PathBuf;
 
 /// Options of `lagkit plan`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::examples::PLAN)]
 pub struct Args {
     /// The traffic: a flow list (.csv or .json: proto, src, sport, dst,
     /// dport, src_mac, dst_mac, vlan, bytes, rate, dir) or a pcap/pcapng
@@ -50,9 +51,10 @@ pub struct Args {
     /// Links in the aggregate (default: the bond's members with --config, else 2).
     #[arg(long)]
     links: Option<usize>,
-    /// Each link's rate (bit/s; 100M, 1g, 10g).
-    #[arg(long, default_value = "1g")]
-    rate: String,
+    /// Each link's rate in bit/s: 1g, 1gbit, 100M, 2.5g (a plain number
+    /// is bit/s).
+    #[arg(long, value_name = "RATE", default_value = "1g", value_parser = lagkit_units::rate_arg)]
+    rate: u64,
     /// For captures: the bonded host's IP or MAC; frames from it are `out`,
     /// to it `in`, others are skipped. Without it every frame is `out`.
     #[arg(long)]
@@ -205,14 +207,43 @@ fn print_accuracy(acc: &[lagkit_planner::lab::Accuracy]) {
     }
 }
 
+/// A traffic file's error, with its file and line apart for `--json`.
+fn input_failure(e: lagkit_planner::InputError) -> Failure {
+    use lagkit_planner::InputError;
+    match e {
+        InputError::Bad {
+            path,
+            at,
+            line,
+            why,
+        } => Failure::Input {
+            file: path.display().to_string(),
+            line,
+            column: None,
+            // Where there is no line, `at` says `packet N` or `flow N`.
+            why: if line.is_some() {
+                why
+            } else {
+                format!("{at}: {why}")
+            },
+        },
+        InputError::Io { path, why } | InputError::Format { path, why } => Failure::Input {
+            file: path.display().to_string(),
+            line: None,
+            column: None,
+            why,
+        },
+    }
+}
+
 /// Runs `lagkit plan`.
 pub fn run(a: Args) -> Result<(), Failure> {
     if let Some(name) = a.lab.clone() {
         return run_lab(&a, &name);
     }
     let usage = Failure::Usage;
-    let rate = parse_rate(&a.rate).map_err(|e| usage(format!("--rate: {e}")))?;
-    if rate <= 0.0 {
+    let rate = a.rate as f64;
+    if a.rate == 0 {
         return Err(usage("--rate must be above 0".into()));
     }
     let (host_spread, cfg_links) = match &a.config {
@@ -238,8 +269,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| usage(format!("--host: {e}")))?;
     let traffic = a.traffic.clone().unwrap_or_default();
-    let (flows, stats) =
-        lagkit_planner::read_flows(&traffic, host).map_err(|e| usage(e.to_string()))?;
+    let (flows, stats) = lagkit_planner::read_flows(&traffic, host).map_err(input_failure)?;
     let end = |spread| EndConfig {
         spread,
         links,

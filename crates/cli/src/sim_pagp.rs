@@ -5,7 +5,6 @@
 //! channel, which port would stand by, and how fast?" before anything is
 //! cabled.
 
-use crate::duration;
 use crate::sim_run::{num, RunArgs};
 use lagkit_proto::pagp::{Event, LearnMethod, Mode, PortConfig, Silence, System, SystemConfig};
 use lagkit_proto::Instant;
@@ -79,8 +78,8 @@ fn parse_side(name: &str, n: u8, spec: &str) -> Result<Side, String> {
                 )
             }
             ("silent-wait", v) => {
-                side.cfg.timers.silent_wait =
-                    duration::parse(v).map_err(|e| format!("--{flag} '{item}': {e}"))?
+                side.cfg.timers.silent_wait = lagkit_units::parse_duration(v)
+                    .map_err(|e| format!("--{flag} '{item}': {e}"))?
             }
             ("learn", "aggregation-port") => side.cfg.learn = LearnMethod::AggregationPort,
             ("learn", "physical-port") => side.cfg.learn = LearnMethod::PhysicalPort,

@@ -2,7 +2,6 @@
 //! systems, the faults scheduled on them, how long to run, and the output
 //! options. Each protocol's command flattens [`RunArgs`] into its own.
 
-use crate::duration;
 use lagkit_proto::Instant;
 use lagkit_sim::{Fault, LinkSpec, Node, Sim};
 use std::path::PathBuf;
@@ -32,12 +31,13 @@ pub struct RunArgs {
     /// Probability that any PDU is lost (0.0-1.0), on every link.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
-    /// One-way link delay.
-    #[arg(long, default_value = "100us")]
-    delay: String,
-    /// Virtual time to simulate (default: 60s, or 30s past the last fault).
-    #[arg(long)]
-    duration: Option<String>,
+    /// One-way link delay (100us, 1ms, 0.5ms; a plain number is seconds).
+    #[arg(long, default_value = "100us", value_parser = lagkit_units::duration_arg)]
+    delay: Duration,
+    /// Virtual time to simulate: 60s, 1m, 90 (a plain number is seconds;
+    /// default: 60s, or 30s past the last fault).
+    #[arg(long, value_parser = lagkit_units::duration_arg)]
+    duration: Option<Duration>,
     /// Seed of the loss process.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -86,7 +86,7 @@ impl RunArgs {
                 self.loss
             ));
         }
-        let delay = duration::parse(&self.delay)?;
+        let delay = self.delay;
         let mut faults = Vec::new();
         for (kind, list) in [
             ("cut", &self.cut),
@@ -100,8 +100,8 @@ impl RunArgs {
             }
         }
         let last_fault = faults.iter().map(|f| f.1).max().unwrap_or_default();
-        let duration = match &self.duration {
-            Some(d) => duration::parse(d)?,
+        let duration = match self.duration {
+            Some(d) => d,
             None => (last_fault + Duration::from_secs(30)).max(Duration::from_secs(60)),
         };
         Ok(Plan {
@@ -182,7 +182,7 @@ pub fn parse_fault(
             "--{kind} '{arg}': link {link} does not exist (links are 1..={links})"
         ));
     }
-    let at = duration::parse(t).map_err(|e| format!("--{kind} '{arg}': {e}"))?;
+    let at = lagkit_units::parse_duration(t).map_err(|e| format!("--{kind} '{arg}': {e}"))?;
     let fault = match kind {
         "cut" => Fault::Cut,
         "restore" => Fault::Restore,

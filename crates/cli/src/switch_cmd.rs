@@ -11,11 +11,15 @@ use std::sync::Arc;
 
 /// Options of `lagkit switch`.
 #[derive(clap::Args, Debug)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_long_help = crate::examples::SWITCH
+)]
 pub struct Args {
     #[command(subcommand)]
     what: Option<Sub>,
-    /// The switch's configuration: the Cisco IOS subset the seeds print
+    /// The switch's configuration: the Cisco IOS subset lagkit reads
     /// (hostname, interface [range], channel-group N mode
     /// on|active|passive|desirable|auto [non-silent], lacp rate fast, interface port-channel, mtu, switchport access
     /// vlan, switchport mode trunk, port-channel load-balance, shutdown).
@@ -42,9 +46,10 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 enum Sub {
-    /// `show etherchannel summary | etherchannel load-balance | mac
-    /// address-table | interfaces counters | lacp neighbor | pagp
-    /// neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`).
+    /// Ask a running switch (--name NAME): `show etherchannel summary |
+    /// etherchannel [N] detail | etherchannel load-balance | mac
+    /// address-table | interfaces counters | lacp neighbor | pagp neighbor`;
+    /// words may be abbreviated as on a Catalyst (`sh eth sum`).
     #[command(visible_alias = "sh")]
     Show(Query),
     /// `test etherchannel load-balance interface port-channel N ip|mac|port
@@ -62,7 +67,7 @@ struct Query {
     json: bool,
     /// The switch (its hostname); default: the only one running in this
     /// network namespace.
-    #[arg(long)]
+    #[arg(long, short = 'n', value_name = "NAME")]
     name: Option<String>,
     /// The control socket.
     #[arg(long)]
@@ -169,6 +174,7 @@ fn daemon(a: Args) -> Result<(), Failure> {
         }
         return Ok(());
     }
+    crate::privilege::require("lagkit switch", crate::privilege::Need::Switch)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())

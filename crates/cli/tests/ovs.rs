@@ -65,7 +65,9 @@ const OVS_MEMBERS: [&str; 2] = [LINKS[0].1, LINKS[1].1];
 
 fn status(ns: &str) -> Option<BondStatus> {
     let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
+        .args([
+            "netns", "exec", ns, BIN, "status", "--name", "bond0", "--json",
+        ])
         .output()
         .ok()?;
     if !out.status.success() {

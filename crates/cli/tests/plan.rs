@@ -63,7 +63,31 @@ fn bad_input_says_where_and_exits_2() {
     let (code, _, err) = plan(&[f.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("flows.csv:line 3: dst 10.0.0.300 is not an IP address"),
+        err.contains("flows.csv:3: column 2 (dst): \"10.0.0.300\" is not an IP address"),
+        "{err}"
+    );
+    // With --json the same failure is one JSON object on stderr, with the
+    // file and the line apart, and the same exit status.
+    let (code, out, err) = plan(&[f.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&err).expect("a JSON error");
+    assert!(
+        v["error"].as_str().unwrap().contains("column 2 (dst)"),
+        "{v}"
+    );
+    assert!(v["file"].as_str().unwrap().ends_with("flows.csv"), "{v}");
+    assert_eq!(v["line"], 3);
+    // A bad port names its column and the range.
+    std::fs::write(
+        &f,
+        "proto,src,sport,dst,dport\ntcp,10.0.0.1,1,10.0.0.2,80\ntcp,10.0.0.1,1,10.0.0.2,8o80\n",
+    )
+    .unwrap();
+    let (code, _, err) = plan(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("flows.csv:3: column 5 (dport): \"8o80\" is not a port number (0-65535)"),
         "{err}"
     );
     let (code, _, err) = plan(&[f.to_str().unwrap(), "--host-hash", "layer9"]);

@@ -906,7 +906,7 @@ fn desirable_bond_facing_auto(engine: &str) {
         assert_eq!(m["transmitting"], true, "{m}");
     }
     let out = Command::new("ip")
-        .args(["netns", "exec", a, BIN, "status", "bond0"])
+        .args(["netns", "exec", a, BIN, "status", "--name", "bond0"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -75,7 +75,9 @@ fn up(ns: &str, cfg: &Path) -> Daemon {
 
 fn status(ns: &str) -> Option<BondStatus> {
     let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
+        .args([
+            "netns", "exec", ns, BIN, "status", "--name", "bond0", "--json",
+        ])
         .output()
         .ok()?;
     if !out.status.success() {
@@ -87,7 +89,9 @@ fn status(ns: &str) -> Option<BondStatus> {
 
 fn stats(ns: &str) -> BondStats {
     let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "stats", "bond0", "--json"])
+        .args([
+            "netns", "exec", ns, BIN, "stats", "--name", "bond0", "--json",
+        ])
         .output()
         .expect("lagkit stats runs");
     assert!(out.status.success(), "lagkit stats: {out:?}");
@@ -270,7 +274,7 @@ fn two_bonds_in_one_file_run_side_by_side() {
     let _pb = up(&b, &fb);
     let bond_ports = |ns: &str, bond: &str| -> usize {
         Command::new("ip")
-            .args(["netns", "exec", ns, BIN, "status", bond, "--json"])
+            .args(["netns", "exec", ns, BIN, "status", "--name", bond, "--json"])
             .output()
             .ok()
             .and_then(|o| serde_json::from_slice::<Vec<BondStatus>>(&o.stdout).ok())
@@ -426,12 +430,12 @@ fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
     wait_until("2 ports", Duration::from_secs(20), || ports(&a) == 2);
     pa.signal(libc::SIGKILL);
     let _ = pa.0.wait();
-    let (code, text) = run(&a, &["down", "bond0"]);
+    let (code, text) = run(&a, &["down", "--name", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("restored eth1, eth2"), "{text}");
     assert_eq!(links(&lab, &a), originals);
     assert!(run_files(&a).is_empty());
-    let (code, text) = run(&a, &["down", "bond0"]);
+    let (code, text) = run(&a, &["down", "--name", "bond0"]);
     assert_eq!(code, Some(0));
     assert!(text.contains("nothing to restore"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
@@ -669,7 +673,7 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
             .any(|f| f == "tx-generic-segmentation"),
         "GSO was off already, so lagkit neither turns it off nor back on: {eth2:?}"
     );
-    let (code, text) = run(&a, &["status", "bond0"]);
+    let (code, text) = run(&a, &["status", "--name", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
         text.contains("Transmit offloads: tx off, tso off, gso off (offloads = false: turned off by lagkit; turned back on at exit: "),
@@ -714,7 +718,7 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     });
     pa.signal(libc::SIGKILL);
     let _ = pa.0.wait();
-    let (code, text) = run(&a, &["down", "bond0"]);
+    let (code, text) = run(&a, &["down", "--name", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
     assert_eq!(now(&lab), before, "after SIGKILL and lagkit down");
 }

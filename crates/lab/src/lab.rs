@@ -388,10 +388,10 @@ impl Lab {
 
     fn lagkit_query(&self, host: &str, what: &str, bond: &str) -> Result<String, String> {
         let lagkit = self.opts.lagkit.to_string_lossy().into_owned();
-        sys::ns_run(&self.ns(host), &[&lagkit, what, bond, "--json"])
+        sys::ns_run(&self.ns(host), &[&lagkit, what, "--name", bond, "--json"])
     }
 
-    /// `lagkit status BOND --json` of a host.
+    /// `lagkit status --name BOND --json` of a host.
     pub fn bond_status(&self, host: &str, bond: &str) -> Result<BondStatus, String> {
         let t = self.lagkit_query(host, "status", bond)?;
         let mut v: Vec<BondStatus> =
@@ -399,7 +399,7 @@ impl Lab {
         v.pop().ok_or_else(|| "lagkit status: empty answer".into())
     }
 
-    /// `lagkit stats BOND --json` of a host.
+    /// `lagkit stats --name BOND --json` of a host.
     pub fn bond_stats(&self, host: &str, bond: &str) -> Result<BondStats, String> {
         let t = self.lagkit_query(host, "stats", bond)?;
         let mut v: Vec<BondStats> =

@@ -108,6 +108,10 @@ fn bad_rate_names_line_and_column() {
     let e = err(&BASE.replace("\"100mbit\"", "\"fast\""));
     assert_eq!(e.line, 23, "{e}");
     assert_eq!(Rate::parse("2.5gbit").unwrap().bits, 2_500_000_000);
+    // The spellings every lagkit flag reads, written back as tc reads them.
+    assert_eq!(Rate::parse("1g").unwrap().text, "1gbit");
+    assert_eq!(Rate::parse("100M").unwrap().text, "100mbit");
+    assert_eq!(Rate::parse("2.5g").unwrap().text, "2500mbit");
     assert!(Rate::parse("1bit").is_err());
 }
 

@@ -32,8 +32,11 @@ pub enum InputError {
     Bad {
         /// The file.
         path: PathBuf,
-        /// `line N` for flow lists, `packet N` for captures.
+        /// The line (`N`) when there is one, else `flow N` (of a JSON
+        /// list) or `packet N` (of a capture).
         at: String,
+        /// The line, when the file has lines.
+        line: Option<u64>,
         /// What is wrong and how to fix it.
         why: String,
     },
@@ -196,7 +199,8 @@ fn read_csv(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
         .from_reader(r);
     let bad = |line: u64, why: String| InputError::Bad {
         path: path.to_path_buf(),
-        at: format!("line {line}"),
+        at: line.to_string(),
+        line: Some(line),
         why,
     };
     let headers = rd.headers().map_err(|e| bad(1, csv_why(&e)))?.clone();
@@ -213,15 +217,106 @@ fn read_csv(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
         ));
     }
     let mut out = Vec::new();
-    for rec in rd.deserialize::<Record>() {
+    for rec in rd.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
             bad(line, csv_why(&e))
         })?;
-        let line = out.len() as u64 + 2;
-        out.push(to_flow(&rec).map_err(|why| bad(line, why))?);
+        let line = rec.position().map_or(0, |p| p.line());
+        // Name the column as the header does, and count it as a
+        // spreadsheet would (from 1), so the cell can be found.
+        let at_column = |e: FieldError| match e.field {
+            Some(f) => match headers.iter().position(|h| h == f) {
+                Some(i) => format!("column {} ({f}): {}", i + 1, e.why),
+                None => format!("{f}: {}", e.why),
+            },
+            None => e.why,
+        };
+        let r = record_of(&headers, &rec).map_err(|e| bad(line, at_column(e)))?;
+        out.push(to_flow(&r).map_err(|e| bad(line, at_column(e)))?);
     }
     Ok(out)
+}
+
+/// Why one flow was refused: the field it is about (when one field is to
+/// blame) and what is wrong with it.
+#[derive(Debug)]
+struct FieldError {
+    field: Option<&'static str>,
+    why: String,
+}
+
+impl FieldError {
+    fn of(field: &'static str, why: String) -> FieldError {
+        FieldError {
+            field: Some(field),
+            why,
+        }
+    }
+}
+
+impl From<&str> for FieldError {
+    fn from(why: &str) -> FieldError {
+        FieldError {
+            field: None,
+            why: why.into(),
+        }
+    }
+}
+
+/// A value in quotes, cut to 80 characters.
+fn quote(s: &str) -> String {
+    format!("\"{}\"", cut(s))
+}
+
+/// One CSV row as a [`Record`]; numbers are read here so that a bad one
+/// names its column and the range it must be in.
+fn record_of(headers: &csv::StringRecord, rec: &csv::StringRecord) -> Result<Record, FieldError> {
+    let mut r = Record::default();
+    for (name, v) in headers.iter().zip(rec.iter()) {
+        let v = v.trim();
+        if v.is_empty() {
+            continue;
+        }
+        let port = |field: &'static str| {
+            v.parse::<u16>().map_err(|_| {
+                FieldError::of(
+                    field,
+                    format!("{} is not a port number (0-65535)", quote(v)),
+                )
+            })
+        };
+        match name {
+            "proto" => r.proto = Some(v.into()),
+            "src" => r.src = Some(v.into()),
+            "dst" => r.dst = Some(v.into()),
+            "src_mac" => r.src_mac = Some(v.into()),
+            "dst_mac" => r.dst_mac = Some(v.into()),
+            "dir" => r.dir = Some(v.into()),
+            "rate" => r.rate = Some(NumOrStr::Str(v.into())),
+            "sport" => r.sport = Some(port("sport")?),
+            "dport" => r.dport = Some(port("dport")?),
+            "vlan" => {
+                r.vlan = Some(v.parse::<u16>().map_err(|_| {
+                    FieldError::of("vlan", format!("{} is not a VLAN ID (0-4094)", quote(v)))
+                })?)
+            }
+            "bytes" => {
+                r.bytes = Some(v.parse::<u64>().map_err(|_| {
+                    FieldError::of(
+                        "bytes",
+                        format!(
+                            "{} is not a byte count (a whole number of bytes, e.g. 1500000)",
+                            quote(v)
+                        ),
+                    )
+                })?)
+            }
+            // The header was checked against COLUMNS before any row.
+            _ => {}
+        }
+    }
+    Ok(r)
 }
 
 fn csv_why(e: &csv::Error) -> String {
@@ -245,7 +340,8 @@ fn csv_why(e: &csv::Error) -> String {
 fn read_json(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
     let recs: Vec<Record> = serde_json::from_reader(r).map_err(|e| InputError::Bad {
         path: path.to_path_buf(),
-        at: format!("line {}", e.line()),
+        at: e.line().to_string(),
+        line: Some(e.line() as u64),
         why: format!(
             "{} (expected a JSON array of objects with fields {COMPACT})",
             cut(&e.to_string()),
@@ -255,10 +351,14 @@ fn read_json(path: &Path, r: impl Read) -> Result<Vec<Flow>, InputError> {
     recs.iter()
         .enumerate()
         .map(|(i, r)| {
-            to_flow(r).map_err(|why| InputError::Bad {
+            to_flow(r).map_err(|e| InputError::Bad {
                 path: path.to_path_buf(),
                 at: format!("flow {}", i + 1),
-                why,
+                line: None,
+                why: match e.field {
+                    Some(f) => format!("{f}: {}", e.why),
+                    None => e.why,
+                },
             })
         })
         .collect()
@@ -285,56 +385,37 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
     parts.next().is_none().then_some(out)
 }
 
-/// Parses a rate: bit/s as a number, or with a unit (`100M`, `1g`,
-/// `250kbit`, `10Gbit/s`).
+/// Parses a rate in bit/s as every lagkit flag does (`100M`, `1g`,
+/// `250kbit`, `10Gbit/s`, plain bit/s; see `lagkit_units`).
 pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t
-        .trim_end_matches("/s")
-        .trim_end_matches("bps")
-        .trim_end_matches("bit");
-    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => {
-            let mult = match &t[i..] {
-                "k" => 1e3,
-                "m" => 1e6,
-                "g" => 1e9,
-                "t" => 1e12,
-                _ => {
-                    return Err(format!(
-                        "bad rate {}: use bit/s, e.g. 100M, 1g, 250kbit",
-                        cut(s)
-                    ))
-                }
-            };
-            (&t[..i], mult)
-        }
-        None => (t, 1.0),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * mult),
-        _ => Err(format!(
-            "bad rate {}: use bit/s, e.g. 100M, 1g, 250kbit",
-            cut(s)
-        )),
-    }
+    lagkit_units::parse_rate(s)
+        .map(|b| b as f64)
+        .map_err(|e| e.to_string())
 }
 
-fn to_flow(r: &Record) -> Result<Flow, String> {
-    let ip = |f: &Option<String>, what: &str| -> Result<Option<IpAddr>, String> {
+fn to_flow(r: &Record) -> Result<Flow, FieldError> {
+    let ip = |f: &Option<String>, what: &'static str| -> Result<Option<IpAddr>, FieldError> {
         match f.as_deref().map(str::trim) {
             None | Some("") => Ok(None),
-            Some(s) => s
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{what} {} is not an IP address", cut(s))),
+            Some(s) => s.parse().map(Some).map_err(|_| {
+                FieldError::of(
+                    what,
+                    format!(
+                        "{} is not an IP address (e.g. 10.0.0.1 or fd00::1)",
+                        quote(s)
+                    ),
+                )
+            }),
         }
     };
-    let mac = |f: &Option<String>, what: &str| -> Result<[u8; 6], String> {
+    let mac = |f: &Option<String>, what: &'static str| -> Result<[u8; 6], FieldError> {
         match f.as_deref().map(str::trim) {
             None | Some("") => Ok([0; 6]),
             Some(s) => parse_mac(s).ok_or_else(|| {
-                format!("{what} {} is not a MAC address (aa:bb:cc:dd:ee:ff)", cut(s))
+                FieldError::of(
+                    what,
+                    format!("{} is not a MAC address (aa:bb:cc:dd:ee:ff)", quote(s)),
+                )
             }),
         }
     };
@@ -348,9 +429,12 @@ fn to_flow(r: &Record) -> Result<Flow, String> {
             "icmp" => 1,
             "icmpv6" | "icmp6" => 58,
             n => n.parse::<u8>().map_err(|_| {
-                format!(
-                    "proto {} is not tcp, udp, icmp or a protocol number",
-                    cut(n)
+                FieldError::of(
+                    "proto",
+                    format!(
+                        "{} is not tcp, udp, icmp or a protocol number (0-255)",
+                        quote(n)
+                    ),
                 )
             })?,
         }),
@@ -380,16 +464,24 @@ fn to_flow(r: &Record) -> Result<Flow, String> {
     key = key.with_macs(mac(&r.src_mac, "src_mac")?, mac(&r.dst_mac, "dst_mac")?);
     if let Some(v) = r.vlan {
         if v > 4094 {
-            return Err(format!("vlan {v} is outside 0-4094"));
+            return Err(FieldError::of(
+                "vlan",
+                format!("\"{v}\" is not a VLAN ID (0-4094)"),
+            ));
         }
         key = key.with_vlan(v);
     }
     let demand_bps = match &r.rate {
         None => None,
         Some(NumOrStr::Num(v)) if v.is_finite() && *v >= 0.0 => Some(*v),
-        Some(NumOrStr::Num(v)) => return Err(format!("rate {v} is not a rate in bit/s")),
+        Some(NumOrStr::Num(v)) => {
+            return Err(FieldError::of(
+                "rate",
+                format!("{v} is not a rate (0 or more bit/s)"),
+            ))
+        }
         Some(NumOrStr::Str(s)) if s.trim().is_empty() => None,
-        Some(NumOrStr::Str(s)) => Some(parse_rate(s)?),
+        Some(NumOrStr::Str(s)) => Some(parse_rate(s).map_err(|e| FieldError::of("rate", e))?),
     };
     let dir = match r.dir.as_deref().map(|d| d.trim().to_ascii_lowercase()) {
         None => Dir::Out,
@@ -397,17 +489,23 @@ fn to_flow(r: &Record) -> Result<Flow, String> {
             "" | "out" | "tx" => Dir::Out,
             "in" | "rx" => Dir::In,
             _ => {
-                return Err(format!(
-                    "dir {} is not out (sent by the bonded host) or in",
-                    cut(&d)
+                return Err(FieldError::of(
+                    "dir",
+                    format!(
+                        "{} is not out (sent by the bonded host) or in (received by it)",
+                        quote(&d)
+                    ),
                 ))
             }
         },
     };
     let bytes = r.bytes.unwrap_or(0);
     if bytes > MAX_FLOW_BYTES {
-        return Err(format!(
-            "bytes {bytes} is more than one flow can carry in any plan (at most 2^50, about 1.1 PB)"
+        return Err(FieldError::of(
+            "bytes",
+            format!(
+                "{bytes} is more than one flow can carry in any plan (at most 2^50, about 1.1 PB)"
+            ),
         ));
     }
     Ok(Flow {
@@ -469,6 +567,7 @@ fn capture_err(path: &Path, packet: u64, e: pcap_file::PcapError) -> InputError 
     InputError::Bad {
         path: path.to_path_buf(),
         at: format!("packet {}", packet + 1),
+        line: None,
         why: format!(
             "{} (the capture is damaged or cut short here; the packets before it were read)",
             cut(&e.to_string())
@@ -560,24 +659,70 @@ mod tests {
             csv("src,dst,sport,dport\n10.0.0.1,10.0.0.2,1,2\n10.0.0.1,nothere,1,2\n").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "t.csv:line 3: dst nothere is not an IP address"
+            "t.csv:3: column 2 (dst): \"nothere\" is not an IP address (e.g. 10.0.0.1 or fd00::1)"
+        );
+        // Line, column (counted from 1, named by the header), value, range.
+        let e = csv("# a comment\nproto,src,sport,dst,dport\ntcp,10.0.0.1,1,10.0.0.2,8o80\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:3: column 5 (dport): \"8o80\" is not a port number (0-65535)"
+        );
+        assert!(matches!(e, InputError::Bad { line: Some(3), .. }));
+        let e = csv("src,dst,vlan\n10.0.0.1,10.0.0.2,5000\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2: column 3 (vlan): \"5000\" is not a VLAN ID (0-4094)"
+        );
+        let e = csv("src,dst,bytes\n10.0.0.1,10.0.0.2,1.5k\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("t.csv:2: column 3 (bytes): \"1.5k\" is not a byte count"),
+            "{e}"
+        );
+        let e = csv("dir,src,dst\nsideways,10.0.0.1,10.0.0.2\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("t.csv:2: column 1 (dir): \"sideways\""),
+            "{e}"
+        );
+        let e = csv("src,dst,src_mac\n10.0.0.1,10.0.0.2,zz\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("t.csv:2: column 3 (src_mac): \"zz\" is not a MAC"),
+            "{e}"
+        );
+        let e = csv("src,dst,proto\n10.0.0.1,10.0.0.2,sctpx\n").unwrap_err();
+        assert!(e.to_string().contains("column 3 (proto)"), "{e}");
+        // A problem of the row, not of one cell, names no column.
+        let e = csv("src,dst,sport\n10.0.0.1,10.0.0.2,1\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2: give both sport and dport, or neither"
         );
         let e = csv("src,dst,colour\n").unwrap_err();
         assert!(e.to_string().contains("unknown column colour"), "{e}");
         let e = csv("src,dst\n10.0.0.1\n").unwrap_err();
         assert!(
-            e.to_string().contains("line 2") && e.to_string().contains("1 fields"),
+            e.to_string().starts_with("t.csv:2: ") && e.to_string().contains("1 fields"),
             "{e}"
         );
         let e = csv("src,dst,sport\n10.0.0.1,10.0.0.2,99999\n").unwrap_err();
-        assert!(e.to_string().contains("line 2"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2: column 3 (sport): \"99999\" is not a port number (0-65535)"
+        );
         let e = csv(&format!("src,dst\n10.0.0.1,{}\n", "x".repeat(10_000))).unwrap_err();
         assert!(e.to_string().len() < 200, "long values are cut: {e}");
         let e = csv("src,dst,rate\n10.0.0.1,10.0.0.2,fast\n").unwrap_err();
-        assert!(e.to_string().contains("bad rate"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("t.csv:2: column 3 (rate): `fast`: unknown unit"),
+            "{e}"
+        );
         // A volume past 2^50 bytes (found by fuzzing: such sums wrapped).
         let e = csv("src,dst,bytes\n10.0.0.1,10.0.0.2,18446744073709551615\n").unwrap_err();
-        assert!(e.to_string().contains("line 2: bytes"), "{e}");
+        assert!(e.to_string().contains("t.csv:2: column 3 (bytes)"), "{e}");
         assert!(csv("").unwrap().is_empty());
     }
 
@@ -600,7 +745,7 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("unknown field"), "{e}");
         let e = read_bytes("t.json", b"[{\"src\":\"10.0.0.1\"").unwrap_err();
-        assert!(e.to_string().starts_with("t.json:line 1"), "{e}");
+        assert!(e.to_string().starts_with("t.json:1: "), "{e}");
     }
 
     #[test]

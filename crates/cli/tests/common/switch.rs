@@ -114,10 +114,12 @@ pub fn flags(sw: &str, channel: u64) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `lagkit status bond0 --json` in `ns` (Null while it cannot answer).
+/// `lagkit status --name bond0 --json` in `ns` (Null while it cannot answer).
 pub fn bond_status(ns: &str) -> Value {
     let out = Command::new("ip")
-        .args(["netns", "exec", ns, BIN, "status", "bond0", "--json"])
+        .args([
+            "netns", "exec", ns, BIN, "status", "--name", "bond0", "--json",
+        ])
         .output();
     let Ok(out) = out else { return Value::Null };
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);

@@ -339,42 +339,25 @@ pub struct Channel {
 pub struct Rate {
     /// Bits per second.
     pub bits: u64,
-    /// As written (normalized to lower case), e.g. `100mbit`.
+    /// As tc reads it, e.g. `100mbit` (also for `100M` or `0.1g`).
     pub text: String,
 }
 
 impl Rate {
-    /// Parses `100mbit`, `1gbit`, `2.5gbit`, `500kbit`, `64000bit`.
+    /// Parses a rate as every lagkit flag does (`100mbit`, `100M`, `1g`,
+    /// `2.5gbit`, plain bit/s; see `lagkit_units`), within what tc shapes.
     pub fn parse(s: &str) -> Result<Rate, String> {
-        let t = s.trim().to_ascii_lowercase();
-        let (num, mult) = if let Some(n) = t.strip_suffix("gbit") {
-            (n, 1e9)
-        } else if let Some(n) = t.strip_suffix("mbit") {
-            (n, 1e6)
-        } else if let Some(n) = t.strip_suffix("kbit") {
-            (n, 1e3)
-        } else if let Some(n) = t.strip_suffix("bit") {
-            (n, 1.0)
-        } else if t.ends_with("bps") {
+        let bits = lagkit_units::parse_rate(s).map_err(|e| format!("rate {e}"))?;
+        if !(8000..=400_000_000_000).contains(&bits) {
             return Err(format!(
-                "rate '{s}': tc reads 'bps' as bytes per second; write bits: '100mbit', '1gbit'"
+                "rate `{}`: must be between 8kbit and 400gbit",
+                s.trim()
             ));
-        } else {
-            return Err(format!(
-                "rate '{s}': use a number and kbit, mbit or gbit, e.g. '100mbit' or '1gbit'"
-            ));
-        };
-        let v: f64 = num
-            .trim()
-            .parse()
-            .map_err(|_| format!("rate '{s}': '{num}' is not a number"))?;
-        let bits = (v * mult).round();
-        if !(8000.0..=400e9).contains(&bits) {
-            return Err(format!("rate '{s}': must be between 8kbit and 400gbit"));
         }
         Ok(Rate {
-            bits: bits as u64,
-            text: t,
+            bits,
+            // tc reads this spelling; `1g` alone would not do.
+            text: lagkit_units::format_rate(bits),
         })
     }
 

@@ -1,0 +1,89 @@
+//! The EXAMPLES sections of `--help` (clap's `after_long_help`) for the
+//! commands that read a file. Every example runs as written from the
+//! source tree: the files are in `examples/` (a test runs the ones that
+//! need no root).
+
+/// `lagkit plan --help`.
+pub const PLAN: &str = "\
+EXAMPLES:
+  # IBM's LPM traffic under AIX src_dst_port: why one adapter carries it all
+  lagkit plan examples/plan/lpm.csv --host-hash aix:src_dst_port --explain
+
+  # The same flows on four 10 Gbit/s links, as JSON
+  lagkit plan examples/plan/lpm.csv --links 4 --rate 10g --json
+
+  # A built-in lab scenario's configurations, planned
+  lagkit plan --lab ibm-6513 --short
+
+  A flow list is CSV with a header naming any of these columns, in any order:
+  proto,src,sport,dst,dport,src_mac,dst_mac,vlan,bytes,rate,dir";
+
+/// `lagkit check --help`.
+pub const CHECK: &str = "\
+EXAMPLES:
+  # A server's bond against the switch it is cabled to (finds an MTU mismatch)
+  lagkit check examples/check/server-bond.toml examples/check/switch-b-lacp.cfg
+
+  # netplan against a Cisco running-config, as JSON
+  lagkit check examples/check/netplan-bond.yaml examples/check/run18-switch.cfg --json
+
+  # Two switches of one channel: `on` facing LACP
+  lagkit check examples/check/switch-a-on.cfg examples/check/switch-b-lacp.cfg
+
+  Exit status: 0 nothing or notes only, 1 warnings, 3 errors, 2 an input could
+  not be read.";
+
+/// `lagkit switch --help`.
+pub const SWITCH: &str = "\
+EXAMPLES:
+  # Read the configuration and show what would run (no root needed)
+  lagkit switch examples/check/switch-b-lacp.cfg \\
+      --port Gi1/0/47=veth1 --port Gi1/0/48=veth2 --check
+
+  # Run it (root), then ask it as a Catalyst would answer
+  sudo lagkit switch examples/check/switch-b-lacp.cfg \\
+      --port Gi1/0/47=veth1 --port Gi1/0/48=veth2
+  sudo lagkit switch show etherchannel summary --name dist-b";
+
+/// `lagkit lab up|down --help`.
+pub const LAB_FILE: &str = "\
+EXAMPLES:
+  sudo lagkit lab up examples/lab/two-hosts.toml
+  sudo ip netns exec lklab-two-hosts-h1 lagkit status --name bond0
+  sudo lagkit lab down examples/lab/two-hosts.toml";
+
+/// `lagkit lab run --help`.
+pub const LAB_RUN: &str = "\
+EXAMPLES:
+  # A topology file: up, converge, run its workload, measure, report, down
+  sudo lagkit lab run examples/lab/two-hosts.toml --report /tmp/lab-report
+
+  # A built-in scenario's short sweep at the seeds' own 1 Gbit/s
+  sudo lagkit lab run ibm-6513 --short --rate 1g --converge-timeout 2m";
+
+#[cfg(test)]
+mod tests {
+    /// The examples that need no root run, and the files they name exist.
+    #[test]
+    fn examples_name_files_that_exist() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        for text in [
+            super::PLAN,
+            super::CHECK,
+            super::SWITCH,
+            super::LAB_FILE,
+            super::LAB_RUN,
+        ] {
+            for word in text.split_whitespace() {
+                if word.starts_with("examples/") {
+                    let p = std::path::Path::new(root).join(word);
+                    assert!(
+                        p.exists(),
+                        "{} names {word}, which is missing",
+                        text.lines().nth(1).unwrap_or("")
+                    );
+                }
+            }
+        }
+    }
+}
