@@ -140,6 +140,60 @@ mod tests {
     use super::*;
     use lagkit_bondcfg::Mode;
 
+    /// lagkit.toml(5) says which keys a reload applies in place; that is
+    /// what the daemon does: each key's example value, changed from a
+    /// bond's defaults, needs a restart exactly when the page says so.
+    #[test]
+    fn documented_reload_effects_are_the_daemons() {
+        use lagkit_bondcfg::ReloadEffect;
+        let settings = |text: &str| {
+            let (bonds, _) = lagkit_bondcfg::parse_str(text, "r.toml").ok()?;
+            let s = settings_from(&bonds[0], vec![]).ok()?;
+            Some(s.normalised())
+        };
+        let mut checked = 0;
+        for d in lagkit_bondcfg::key_docs() {
+            if matches!(d.name, "name" | "mode" | "members") {
+                continue;
+            }
+            // A mode where the key applies, and PAgP already on for its keys
+            // (turning it on or off is a restart, switching modes is not).
+            let bases = [
+                "mode = \"802.3ad\"\n",
+                "mode = \"balance-xor\"\npagp = \"auto\"\n",
+                "mode = \"active-backup\"\narp_ip_target = [\"192.0.2.9\"]\n",
+                "mode = \"adaptive\"\n",
+                "mode = \"balance-alb\"\n",
+            ];
+            for base in bases {
+                let base = format!("name = \"bond0\"\nmembers = [\"eth1\", \"eth3\"]\n{base}");
+                if base.contains(&format!("\n{} =", d.name)) {
+                    continue;
+                }
+                let (Some(old), Some(mut new)) =
+                    (settings(&base), settings(&format!("{base}{}\n", d.example)))
+                else {
+                    continue;
+                };
+                new.keep_seed_of(&old);
+                if old == new {
+                    // The example is this base's default: nothing to reload.
+                    continue;
+                }
+                assert_eq!(
+                    old.needs_restart(&new),
+                    d.reload != ReloadEffect::InPlace,
+                    "{}: lagkit.toml(5) says {:?}",
+                    d.example,
+                    d.reload
+                );
+                checked += 1;
+                break;
+            }
+        }
+        assert!(checked > 30, "only {checked} keys checked");
+    }
+
     fn xor() -> BondConfig {
         BondConfig::new(
             "bond0",

@@ -3,6 +3,7 @@
 mod bond_cmd;
 mod check_cmd;
 mod duration;
+mod gen_docs;
 mod lab_cmd;
 mod load_cmd;
 mod plan_cmd;
@@ -63,6 +64,9 @@ enum Command {
         #[command(subcommand)]
         what: SimCommand,
     },
+    /// Write the man pages, shell completions and key reference (for packagers).
+    #[command(hide = true)]
+    GenerateDocs(gen_docs::Args),
 }
 
 #[derive(Subcommand)]
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => lab_cmd::demo(a),
         Command::Plan(a) => plan_cmd::run(a),
         Command::Switch(a) => switch_cmd::run(a),
+        Command::GenerateDocs(a) => gen_docs::run(a),
         // Its exit status tells the worst finding (0, 1, 3), not just success.
         Command::Check(a) => return check_cmd::run(a),
     };

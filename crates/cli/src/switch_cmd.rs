@@ -206,30 +206,58 @@ fn words(q: &Query) -> Vec<String> {
     q.words.iter().map(|w| w.to_ascii_lowercase()).collect()
 }
 
+/// Every `show` command the switch answers, as docs/reference/ios.md
+/// writes it (`N` a channel number); a test holds this list, the parser
+/// below and the page together.
+pub const SHOW_COMMANDS: &[&str] = &[
+    "show etherchannel summary",
+    "show etherchannel load-balance",
+    "show etherchannel detail",
+    "show etherchannel N detail",
+    "show mac address-table",
+    "show mac-address-table",
+    "show interfaces counters",
+    "show lacp neighbor",
+    "show lacp neighbors",
+    "show pagp neighbor",
+    "show pagp neighbors",
+];
+
 fn show(q: Query) -> Result<(), Failure> {
     let w = words(&q);
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
-    let req = match w.as_slice() {
+    let req = show_request(&w).map_err(Failure::Usage)?;
+    ask(&q, &req)
+}
+
+/// The request `show WORDS` makes (words in lower case).
+fn show_request(w: &[&str]) -> Result<Request, String> {
+    Ok(match w {
         ["etherchannel", "summary"] => Request::EtherchannelSummary,
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
         ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
         ["etherchannel", n, "detail"] => Request::EtherchannelDetail {
-            channel: Some(n.parse().map_err(|_| {
-                Failure::Usage(format!("show etherchannel {n} detail: the channel is a number"))
-            })?),
+            channel: Some(
+                n.parse()
+                    .map_err(|_| format!("show etherchannel {n} detail: the channel is a number"))?,
+            ),
         },
         ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
         ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
         _ => {
-            return Err(Failure::Usage(format!(
-                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
-                q.words.join(" ")
-            )))
+            let known: Vec<String> = SHOW_COMMANDS
+                .iter()
+                .map(|c| format!("`{}`", c.trim_start_matches("show ")))
+                .collect();
+            return Err(format!(
+                "show {}: lagkit switch shows {}",
+                w.join(" "),
+                known.join(", ")
+            ));
         }
-    };
-    ask(&q, &req)
+    })
 }
 
 /// `etherchannel load-balance interface port-channel N KIND SRC DST`
@@ -275,6 +303,71 @@ fn test(q: Query) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const IOS_PAGE: &str = include_str!("../../../docs/reference/ios.md");
+
+    /// Which request a command makes; a match with no wildcard, so a new
+    /// request does not compile until it is given a name here (and then
+    /// the test below wants it in SHOW_COMMANDS and on the page).
+    fn kind(r: &Request) -> &'static str {
+        match r {
+            Request::EtherchannelSummary => "etherchannel summary",
+            Request::EtherchannelLoadBalance => "etherchannel load-balance",
+            Request::MacAddressTable => "mac address-table",
+            Request::InterfacesCounters => "interfaces counters",
+            Request::EtherchannelDetail { .. } => "etherchannel detail",
+            Request::LacpNeighbor => "lacp neighbor",
+            Request::PagpNeighbor => "pagp neighbor",
+            Request::TestLoadBalance { .. } => "test",
+        }
+    }
+
+    #[test]
+    fn every_show_command_is_answered_and_documented() {
+        let mut kinds = std::collections::BTreeSet::new();
+        for cmd in SHOW_COMMANDS {
+            assert!(
+                IOS_PAGE.contains(&format!("`{cmd}`")),
+                "`{cmd}` is missing from docs/reference/ios.md"
+            );
+            let words: Vec<&str> = cmd
+                .split_whitespace()
+                .skip(1)
+                .map(|w| if w == "N" { "3" } else { w })
+                .collect();
+            let req = show_request(&words).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+            kinds.insert(kind(&req));
+        }
+        let test = test_request(&[
+            "etherchannel",
+            "load-balance",
+            "interface",
+            "port-channel",
+            "3",
+            "ip",
+            "10.0.0.1",
+            "10.0.0.2",
+        ])
+        .unwrap();
+        kinds.insert(kind(&test));
+        assert!(IOS_PAGE.contains(
+            "`test etherchannel load-balance interface port-channel N ip\\|mac\\|port SRC DST`"
+        ));
+        // Every request the switch answers is reachable from a documented command.
+        for r in [
+            Request::EtherchannelSummary,
+            Request::EtherchannelLoadBalance,
+            Request::MacAddressTable,
+            Request::InterfacesCounters,
+            Request::EtherchannelDetail { channel: None },
+            Request::LacpNeighbor,
+            Request::PagpNeighbor,
+        ] {
+            assert!(kinds.contains(kind(&r)), "no show command makes {r:?}");
+        }
+        assert!(show_request(&["etherchannel", "x", "detail"]).is_err());
+        assert!(show_request(&["version"]).is_err());
+    }
 
     #[test]
     fn test_requests_read_like_ios() {
