@@ -30,6 +30,9 @@ pub enum ReloadEffect {
     Restart,
     /// The bond is torn down and built again (a [`REBUILD_KEYS`] key).
     Rebuild,
+    /// Nothing: the key is accepted (so files written for Linux load) but
+    /// the bond does not act on it.
+    NotUsed,
 }
 
 impl ReloadEffect {
@@ -39,6 +42,7 @@ impl ReloadEffect {
             ReloadEffect::InPlace => "yes, in place",
             ReloadEffect::Restart => "yes, the bond restarts",
             ReloadEffect::Rebuild => "no, the bond is rebuilt",
+            ReloadEffect::NotUsed => "yes (not acted on)",
         }
     }
 }
@@ -90,13 +94,11 @@ pub struct KeyDoc {
 /// Every key's documentation, in documentation order.
 pub fn key_docs() -> impl Iterator<Item = KeyDoc> {
     KEYS.iter().map(|&(key, name, aliases)| {
-        let (ty, default, meaning, in_place) = text(key);
+        let (ty, default, meaning, effect) = text(key);
         let reload = if REBUILD_KEYS.contains(&name) {
             ReloadEffect::Rebuild
-        } else if in_place {
-            ReloadEffect::InPlace
         } else {
-            ReloadEffect::Restart
+            effect
         };
         KeyDoc {
             name,
@@ -235,30 +237,32 @@ fn values(key: Key) -> Vec<ValueDoc> {
 }
 
 /// The hand-written part of a key's documentation: type, default, meaning,
-/// and whether a reload applies a change in place (the bond daemon's
-/// `Settings::needs_restart` decides; keep the two in step).
-fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
+/// and what a reload does with a change (the bond daemon's
+/// `Settings::needs_restart` decides; a test in lagkit-bond holds the two
+/// together).
+fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
+    use ReloadEffect::{InPlace, NotUsed, Restart};
     match key {
         Key::Name => (
             "string, an interface name (at most 15 bytes)",
             "required",
             "Interface name of the bond. In a file of several bonds, the table name \
              (`[bond0]`) or the `name` of each `[[bond]]` table.",
-            false,
+            Restart,
         ),
         Key::Members => (
             "list of interface names, or one string separated by commas or spaces",
             "required",
             "Interfaces aggregated, in order. The first member's MAC is the bond's unless \
              `mac` is set.",
-            true,
+            InPlace,
         ),
         Key::Mode => (
             "string",
             "required",
             "Bonding mode: how frames are spread over the members and whether a protocol runs \
              with the peer. There is no default: the peer must be configured to match.",
-            false,
+            Restart,
         ),
         Key::XmitHashPolicy => (
             "string, a policy name or its Linux number",
@@ -266,34 +270,34 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "Transmit hash policy: which header fields choose the member a flow leaves on. \
              Linux, AIX, Cisco and HP policies are computed as those systems compute them; \
              `strong` is lagkit's own 256-bucket hash.",
-            false,
+            Restart,
         ),
         Key::HashSeed => (
             "integer, 0 to 18446744073709551615",
             "unset (a random seed per bond at start, kept across reloads)",
             "Seed of the `strong` hash. Give the same seed to hosts that must agree on \
              which member a flow takes.",
-            false,
+            Restart,
         ),
         Key::HashSymmetric => (
             "boolean",
             "false",
             "Both directions of a flow hash alike (`strong` only), so a flow and its reply \
              take the same member.",
-            false,
+            Restart,
         ),
         Key::Mtu => (
             "integer, 68 to 65535",
             "1500",
             "MTU of the bond and its members.",
-            false,
+            Restart,
         ),
         Key::UseJumboFrame => (
             "boolean",
             "false",
             "AIX's attribute: `yes` means `mtu = 9000`. An explicit `mtu` wins (with a warning \
              if they disagree).",
-            false,
+            Restart,
         ),
         Key::Offloads => (
             "boolean, or a table of member = boolean",
@@ -301,7 +305,7 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "`false` turns off transmit checksumming, TSO and GSO on every member (and the \
              backup adapter) while the bond runs; `{ eth2 = false }` on one member. For peers \
              that read a virtual wire in user space.",
-            true,
+            InPlace,
         ),
         Key::Engine => (
             "string",
@@ -309,96 +313,98 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "Which data path moves the frames: tc BPF programs (`bpf`), lagkit's forwarding \
              threads between a TAP device and packet sockets (`userspace`), or BPF where the \
              kernel allows it and userspace otherwise (`auto`).",
-            false,
+            Restart,
         ),
         Key::Address => (
             "list of addresses with prefix length (IPv4 or IPv6)",
             "[]",
             "Addresses of the bond interface, such as `10.0.0.1/24`.",
-            false,
+            Restart,
         ),
         Key::Mac => (
             "string, a MAC address",
             "unset (the first member's MAC)",
             "MAC address of the bond.",
-            false,
+            Restart,
         ),
         Key::Miimon => (
             "integer, ms (or a string such as \"100ms\", \"2s\"), 0 to 2147483647",
             "0",
             "Carrier polling period. 0: carrier is taken from netlink events only, with no \
              polling.",
-            false,
+            Restart,
         ),
         Key::Updelay => (
             "integer, ms, 0 to 2147483647",
             "0",
             "How long a member must stay up before it is used. With `miimon` > 0, rounded down \
              to a multiple of it (with a warning), as Linux does.",
-            false,
+            Restart,
         ),
         Key::Downdelay => (
             "integer, ms, 0 to 2147483647",
             "0",
             "How long a member must stay down before it is dropped (rounded like `updelay`). \
              Not used in 802.3ad, where a port leaves distribution when carrier drops.",
-            false,
+            Restart,
         ),
         Key::PeerNotifDelay => (
             "integer, ms, 0 to 300000",
             "0",
-            "Delay between peer notifications (gratuitous ARPs, unsolicited NAs) after a \
-             failover (rounded like `updelay`).",
-            false,
+            "In Linux, the delay between peer notifications (gratuitous ARPs, unsolicited NAs) after a \
+             failover (rounded like `updelay`). \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::LacpRate => (
             "string or Linux number",
             "\"slow\"",
             "LACPDU rate asked of the partner: `slow` every 30 s, `fast` every second.",
-            true,
+            InPlace,
         ),
         Key::LacpActive => (
             "boolean, or \"active\" / \"passive\"",
             "true",
             "LACP active (sends LACPDUs unprompted) or passive (answers only).",
-            true,
+            InPlace,
         ),
         Key::AdActorSysPrio => (
             "integer, 1 to 65535",
             "65535",
             "LACP system priority (lower wins when the two ends choose which ports aggregate).",
-            true,
+            InPlace,
         ),
         Key::AdActorSystem => (
             "string, a MAC address",
             "unset (the bond's MAC)",
             "LACP system MAC.",
-            true,
+            InPlace,
         ),
         Key::AdUserPortKey => (
             "integer, 0 to 1023",
             "0",
             "Upper 10 bits of the LACP port key.",
-            true,
+            InPlace,
         ),
         Key::AdSelect => (
             "string or Linux number",
             "\"stable\"",
-            "How the active aggregator is chosen when members form several.",
-            false,
+            "In Linux, how the active aggregator is chosen when members form several. \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::MinLinks => (
             "integer, 0 to 2147483647",
             "0",
             "Members that must be up before the bond has carrier.",
-            false,
+            Restart,
         ),
         Key::MaxBundle => (
             "integer, 1 to 256",
             "unset (no limit)",
             "At most this many members carry traffic; the rest stand by (Cisco `lacp \
              max-bundle`).",
-            false,
+            Restart,
         ),
         Key::LacpNoPartner => (
             "string",
@@ -406,13 +412,13 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "What a member does when no LACP partner answers: run as an individual link (as \
              Linux does), carry traffic statically with the others (`fallback`, Arista and \
              Cisco LACP fallback), or carry none (`suspend`, Cisco `lacp suspend-individual`).",
-            false,
+            Restart,
         ),
         Key::CoupledControl => (
             "boolean",
             "true",
             "Coupled (true) or independent (false) collection and distribution (802.1AX).",
-            false,
+            Restart,
         ),
         Key::Pagp => (
             "string",
@@ -420,33 +426,33 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "Cisco PAgP towards the switch: `desirable` speaks first and forms with \
              `desirable` and `auto` switch ports; `auto` only answers. Switching between \
              `desirable` and `auto` applies in place; turning PAgP on or off restarts the bond.",
-            true,
+            InPlace,
         ),
         Key::PagpSilent => (
             "boolean, or \"silent\" / \"non-silent\"",
             "true",
             "Silent (Cisco's default): a `desirable` member whose partner never speaks PAgP \
              joins after 15 s; non-silent: it never does.",
-            true,
+            InPlace,
         ),
         Key::PagpRate => (
             "string",
             "\"slow\"",
             "How often a member in the channel says hello: every 30 s (`slow`, the switch keeps \
              what it heard 105 s) or every second (`fast`, 3.5 s).",
-            true,
+            InPlace,
         ),
         Key::Primary => (
             "string, an interface name (a member)",
             "unset (no preferred member)",
             "Preferred member: it is active whenever it is up (see `primary_reselect`).",
-            false,
+            Restart,
         ),
         Key::PrimaryReselect => (
             "string or Linux number",
             "\"always\"",
             "When a recovered primary takes over again.",
-            false,
+            Restart,
         ),
         Key::FailOverMac => (
             "string or Linux number",
@@ -454,94 +460,98 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "Which MAC moves on a failover: `none` (members share the bond's MAC), `active` \
              (the bond takes the active member's MAC), `follow` (the new active member takes \
              the bond's MAC).",
-            false,
+            Restart,
         ),
         Key::ArpInterval => (
             "integer, ms, 0 to 2147483647",
             "0",
             "ARP probe period. 0: no ARP monitor. Needs `arp_ip_target` (or `netaddr`); \
              refused in 802.3ad, balance-tlb and balance-alb, as Linux refuses it.",
-            false,
+            Restart,
         ),
         Key::ArpIpTarget => (
             "list of IPv4 addresses (at most 16)",
             "[]",
             "Addresses the ARP monitor probes.",
-            false,
+            Restart,
         ),
         Key::NsIp6Target => (
             "list of IPv6 addresses (at most 16)",
             "[]",
             "Addresses the monitor probes with neighbour solicitations.",
-            false,
+            Restart,
         ),
         Key::ArpValidate => (
             "string or Linux number",
             "\"none\"",
             "Which received ARP traffic proves a member works.",
-            false,
+            Restart,
         ),
         Key::ArpAllTargets => (
             "string or Linux number",
             "\"any\"",
             "With several targets, whether any one or all must answer.",
-            false,
+            Restart,
         ),
         Key::ArpMissedMax => (
             "integer, 1 to 255",
             "2",
             "Probe periods without an answer before a member is down.",
-            false,
+            Restart,
         ),
         Key::NumGratArp => (
             "integer, 0 to 255",
             "1",
             "Gratuitous ARPs and unsolicited neighbour advertisements sent after a failover.",
-            false,
+            Restart,
         ),
         Key::PacketsPerSlave => (
             "integer, 0 to 65535",
             "1",
             "Packets sent on a member before moving to the next (0: a random member each \
              packet).",
-            false,
+            Restart,
         ),
         Key::LpInterval => (
             "integer, seconds, 1 to 2147483647",
             "1",
             "Seconds between the learning packets sent to each member's switch.",
-            false,
+            Restart,
         ),
         Key::TlbDynamicLb => (
             "boolean",
             "true",
-            "Rebalance flows across members by measured load (false: by hash only).",
-            false,
+            "In Linux, rebalance flows across members by measured load (false: by hash \
+             only). \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::AllSlavesActive => (
             "boolean",
             "false",
-            "Deliver frames received on inactive members too (by default they are dropped, \
-             so the host does not see duplicates).",
-            false,
+            "In Linux, deliver frames received on inactive members too (by default they \
+             are dropped, so the host does not see duplicates). \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::ResendIgmp => (
             "integer, 0 to 255",
             "1",
-            "IGMP membership reports sent after a failover.",
-            false,
+            "In Linux, the IGMP membership reports sent after a failover. \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::BackupAdapter => (
             "string, an interface name (not a member)",
             "unset (no backup adapter)",
             "AIX's backup adapter: carries traffic only when every member has failed.",
-            false,
+            Restart,
         ),
         Key::AutoRecovery => (
             "boolean",
             "true",
             "Return from the backup adapter when a member recovers (AIX).",
-            false,
+            Restart,
         ),
         Key::Netaddr => (
             "string, an IPv4 address",
@@ -549,46 +559,46 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, bool) {
             "AIX's address to ping to decide that the members are cut off: pinged every \
              `retry_time` seconds, `num_retries` silent periods fail over to the backup \
              adapter. With `arp_interval` it is one more ARP target.",
-            false,
+            Restart,
         ),
         Key::NumRetries => (
             "integer, 1 to 100",
             "3",
             "Unanswered pings of `netaddr` before failing over (AIX).",
-            false,
+            Restart,
         ),
         Key::RetryTime => (
             "integer, seconds, 1 to 100",
             "1",
             "Seconds between pings of `netaddr` (AIX).",
-            false,
+            Restart,
         ),
         Key::ControlSocket => (
             "string, an absolute path (at most 107 bytes)",
             "unset (/run/lagkit/<netns-inode>/<bond>.sock)",
             "Unix socket that `lagkit status`, `stats` and `flow` ask the running bond \
              through.",
-            false,
+            Restart,
         ),
         Key::MetricsPort => (
             "integer, a TCP port, 1 to 65535",
             "unset (no metrics listener)",
             "Serve Prometheus metrics on 127.0.0.1 (of the bond's network namespace) at this \
              port; see docs/reference/metrics.md.",
-            false,
+            Restart,
         ),
         Key::AdaptiveInterval => (
             "integer, ms, 1 to 2147483647",
             "1000",
             "Period of the adaptive balancer's rebalancing passes.",
-            false,
+            Restart,
         ),
         Key::AdaptiveIdleGap => (
             "integer, ms, 0 to 60000",
             "10",
             "How long a hash bucket must be idle before the adaptive balancer moves it (so no \
              flow is reordered).",
-            false,
+            Restart,
         ),
     }
 }
@@ -675,10 +685,13 @@ mod tests {
                 for s in spellings {
                     assert!(v.also.iter().all(|a| a.from != "?"), "{} = {s}", d.name);
                     let value = if s == "strong" { "strong:seed=1" } else { s };
-                    let mode = if d.name == "mode" { value } else { "active-backup" };
-                    let mut text = format!(
-                        "name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\"]\n"
-                    );
+                    let mode = if d.name == "mode" {
+                        value
+                    } else {
+                        "active-backup"
+                    };
+                    let mut text =
+                        format!("name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\"]\n");
                     if d.name != "mode" {
                         text.push_str(&format!("{} = \"{value}\"\n", d.name));
                     }
@@ -686,11 +699,7 @@ mod tests {
                     // only warns, arp_interval wants targets); what must not
                     // happen is the value itself being refused.
                     if let Err(e) = crate::parse_str(&text, "v.toml") {
-                        assert!(
-                            !e.to_string().contains(&format!("unknown")),
-                            "{} = {s}: {e}",
-                            d.name
-                        );
+                        assert!(!e.to_string().contains("unknown"), "{} = {s}: {e}", d.name);
                     }
                 }
             }

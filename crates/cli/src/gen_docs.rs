@@ -30,9 +30,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     for (path, text) in files(&crate::Cli::command()) {
         let path = args.out.join(path);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                Failure::Runtime(format!("cannot create {}: {e}", dir.display()))
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
         }
         std::fs::write(&path, text)
             .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
@@ -148,7 +147,11 @@ fn notes(after: &str) -> String {
                 .all(|c| c.is_ascii_uppercase());
         let indented = line.starts_with(' ') && !line.trim().is_empty();
         if indented != verbatim {
-            s.push_str(if indented { ".PP\n.nf\n.RS 4\n" } else { ".RE\n.fi\n" });
+            s.push_str(if indented {
+                ".PP\n.nf\n.RS 4\n"
+            } else {
+                ".RE\n.fi\n"
+            });
             verbatim = indented;
         }
         if heading {

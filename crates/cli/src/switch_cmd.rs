@@ -238,12 +238,13 @@ fn show_request(w: &[&str]) -> Result<Request, String> {
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
         ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
-        ["etherchannel", n, "detail"] => Request::EtherchannelDetail {
-            channel: Some(
-                n.parse()
-                    .map_err(|_| format!("show etherchannel {n} detail: the channel is a number"))?,
-            ),
-        },
+        ["etherchannel", n, "detail"] => {
+            Request::EtherchannelDetail {
+                channel: Some(n.parse().map_err(|_| {
+                    format!("show etherchannel {n} detail: the channel is a number")
+                })?),
+            }
+        }
         ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
         ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
         _ => {

@@ -44,10 +44,8 @@ impl Drop for TempDir {
 /// Runs `lagkit generate-docs` into a fresh directory named after `test`
 /// (tests run in parallel).
 fn generate(test: &str) -> TempDir {
-    let dir = TempDir(std::env::temp_dir().join(format!(
-        "lagkit-docs-{}-{test}",
-        std::process::id()
-    )));
+    let dir =
+        TempDir(std::env::temp_dir().join(format!("lagkit-docs-{}-{test}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
     let out = Command::new(env!("CARGO_BIN_EXE_lagkit"))
         .args(["generate-docs", "--out"])
@@ -141,11 +139,19 @@ fn toml_page_documents_every_key() {
     let fresh = generate("toml");
     let page = std::fs::read_to_string(fresh.0.join("dist/man/lagkit.toml.5")).unwrap();
     for (name, _) in lagkit_bondcfg::option_names() {
-        assert!(page.contains(&format!(".B {name}\n")), "{name} not in lagkit.toml.5");
+        assert!(
+            page.contains(&format!(".B {name}\n")),
+            "{name} not in lagkit.toml.5"
+        );
     }
     assert!(page.contains("metrics_port"));
     let up = std::fs::read_to_string(fresh.0.join("dist/man/lagkit-up.1")).unwrap();
-    for must in ["LAGKIT_LOG", "/run/lagkit/", "metrics_port", "mode = \"802.3ad\""] {
+    for must in [
+        "LAGKIT_LOG",
+        "/run/lagkit/",
+        "metrics_port",
+        "mode = \"802.3ad\"",
+    ] {
         assert!(up.contains(must), "lagkit-up.1 lacks {must}");
     }
 }
