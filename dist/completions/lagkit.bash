@@ -28,9 +28,6 @@ _lagkit() {
             lagkit,flow)
                 cmd="lagkit__subcmd__flow"
                 ;;
-            lagkit,generate-docs)
-                cmd="lagkit__subcmd__generate__subcmd__docs"
-                ;;
             lagkit,help)
                 cmd="lagkit__subcmd__help"
                 ;;
@@ -69,9 +66,6 @@ _lagkit() {
                 ;;
             lagkit__subcmd__help,flow)
                 cmd="lagkit__subcmd__help__subcmd__flow"
-                ;;
-            lagkit__subcmd__help,generate-docs)
-                cmd="lagkit__subcmd__help__subcmd__generate__subcmd__docs"
                 ;;
             lagkit__subcmd__help,help)
                 cmd="lagkit__subcmd__help__subcmd__help"
@@ -248,7 +242,7 @@ _lagkit() {
 
     case "${cmd}" in
         lagkit)
-            opts="-h -V --help --version up down status stats flow load lab demo plan check switch sim generate-docs help"
+            opts="-h -V --help --version up down status stats flow load lab demo plan check switch sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -349,26 +343,8 @@ _lagkit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        lagkit__subcmd__generate__subcmd__docs)
-            opts="-h --out --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         lagkit__subcmd__help)
-            opts="up down status stats flow load lab demo plan check switch sim generate-docs help"
+            opts="up down status stats flow load lab demo plan check switch sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -424,20 +400,6 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help__subcmd__flow)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        lagkit__subcmd__help__subcmd__generate__subcmd__docs)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -50,13 +50,14 @@ fn files(cmd: &Command) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.push((man.join("lagkit.toml.5"), toml_page().into_bytes()));
     let comp = Path::new("dist/completions");
+    let visible_only = without_hidden(cmd);
     for (shell, file) in [
         (Shell::Bash, "lagkit.bash"),
         (Shell::Zsh, "_lagkit"),
         (Shell::Fish, "lagkit.fish"),
     ] {
         let mut buf = Vec::new();
-        clap_complete::generate(shell, &mut cmd.clone(), "lagkit", &mut buf);
+        clap_complete::generate(shell, &mut visible_only.clone(), "lagkit", &mut buf);
         out.push((comp.join(file), buf));
     }
     out.push((
@@ -64,6 +65,23 @@ fn files(cmd: &Command) -> Vec<(PathBuf, Vec<u8>)> {
         keys_markdown().into_bytes(),
     ));
     out
+}
+
+/// The top-level command without its hidden subcommands (this one):
+/// clap_complete would offer them, so the root is rebuilt from its parts.
+fn without_hidden(cmd: &Command) -> Command {
+    let mut root = Command::new("lagkit")
+        .args(cmd.get_arguments().cloned())
+        .subcommands(cmd.get_subcommands().filter(|c| !c.is_hide_set()).cloned())
+        .subcommand_required(cmd.is_subcommand_required_set())
+        .arg_required_else_help(cmd.is_arg_required_else_help_set());
+    if cmd.get_version().is_some() {
+        root = root.version(env!("CARGO_PKG_VERSION"));
+    }
+    if let Some(a) = cmd.get_about() {
+        root = root.about(a.clone());
+    }
+    root
 }
 
 /// One man page.

@@ -80,6 +80,14 @@ fn committed_docs_are_current() {
             "lagkit generate-docs did not write {must}"
         );
     }
+    for shell in ["lagkit.bash", "_lagkit", "lagkit.fish"] {
+        let text = std::fs::read_to_string(fresh.0.join("dist/completions").join(shell)).unwrap();
+        assert!(
+            !text.contains("generate-docs"),
+            "{shell} offers the hidden generate-docs"
+        );
+        assert!(text.contains("lacp"), "{shell} lacks `sim lacp`");
+    }
     let mut stale = Vec::new();
     for rel in &generated {
         let want = std::fs::read(fresh.0.join(rel)).unwrap();
