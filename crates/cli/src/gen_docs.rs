@@ -157,11 +157,14 @@ fn notes(after: &str) -> String {
     let mut s = String::from(".SH NOTES\n");
     let mut verbatim = false;
     for line in after.lines() {
+        // `SIDE SETTINGS (--a / --b), comma-separated:`, `EXAMPLES:`.
+        let first = line.split_whitespace().next().unwrap_or("");
         let heading = !line.starts_with(' ')
             && line.ends_with(':')
-            && line
+            && first.trim_end_matches(':').len() >= 2
+            && first
+                .trim_end_matches(':')
                 .chars()
-                .filter(char::is_ascii_alphabetic)
                 .all(|c| c.is_ascii_uppercase());
         let indented = line.starts_with(' ') && !line.trim().is_empty();
         if indented != verbatim {
