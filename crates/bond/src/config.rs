@@ -140,6 +140,89 @@ mod tests {
     use super::*;
     use lagkit_bondcfg::Mode;
 
+    /// lagkit.toml(5) says which keys a reload applies in place; that is
+    /// what the daemon does: each key's example value, changed from a
+    /// bond's defaults, needs a restart exactly when the page says so.
+    #[test]
+    fn documented_reload_effects_are_the_daemons() {
+        use lagkit_bondcfg::ReloadEffect;
+        let settings = |text: &str| {
+            let (bonds, _) = lagkit_bondcfg::parse_str(text, "r.toml").ok()?;
+            let s = settings_from(&bonds[0], vec![]).ok()?;
+            Some(s.normalised())
+        };
+        let mut checked = 0;
+        let mut unchecked = Vec::new();
+        for d in lagkit_bondcfg::key_docs() {
+            if matches!(d.name, "name" | "mode" | "members") {
+                continue;
+            }
+            // A mode where the key applies, and PAgP already on for its keys
+            // (turning it on or off is a restart, switching modes is not).
+            let bases = [
+                "mode = \"balance-xor\"\npagp = \"auto\"\n",
+                "mode = \"802.3ad\"\n",
+                "mode = \"active-backup\"\narp_interval = 100\narp_ip_target = [\"192.0.2.9\"]\n",
+                "mode = \"active-backup\"\nnetaddr = \"192.0.2.1\"\n",
+                "mode = \"adaptive\"\n",
+                "mode = \"balance-alb\"\n",
+            ];
+            // The example first, then other values, until one changes what
+            // the daemon runs (many examples are the default).
+            let mut lines = vec![d.example.to_string()];
+            lines.extend(
+                d.values
+                    .iter()
+                    .map(|v| format!("{} = \"{}\"", d.name, v.name)),
+            );
+            for v in ["true", "false", "3", "7", "500"] {
+                lines.push(format!("{} = {v}", d.name));
+            }
+            let mut found = false;
+            'search: for base in bases {
+                let base = format!("name = \"bond0\"\nmembers = [\"eth1\", \"eth2\"]\n{base}");
+                for line in &lines {
+                    // The line replaces the base's own line for the key, if any.
+                    let changed: String = base
+                        .lines()
+                        .filter(|l| !l.starts_with(&format!("{} =", d.name)))
+                        .chain([line.as_str()])
+                        .map(|l| format!("{l}\n"))
+                        .collect();
+                    let (Some(old), Some(mut new)) = (settings(&base), settings(&changed)) else {
+                        continue;
+                    };
+                    new.keep_seed_of(&old);
+                    if d.reload == ReloadEffect::NotUsed {
+                        assert_eq!(old, new, "{line}: documented as not acted on, yet it is");
+                        continue;
+                    }
+                    if old == new {
+                        continue;
+                    }
+                    assert_eq!(
+                        old.needs_restart(&new),
+                        d.reload != ReloadEffect::InPlace,
+                        "{line} (from a bond with {base:?}): lagkit.toml(5) says {:?}",
+                        d.reload
+                    );
+                    found = true;
+                    break 'search;
+                }
+            }
+            if found || d.reload == ReloadEffect::NotUsed {
+                checked += 1;
+            } else {
+                unchecked.push(d.name);
+            }
+        }
+        // Keys that act only through another key cannot be checked this way.
+        assert!(
+            checked >= 45,
+            "only {checked} keys checked; not: {unchecked:?}"
+        );
+    }
+
     fn xor() -> BondConfig {
         BondConfig::new(
             "bond0",

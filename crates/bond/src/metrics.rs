@@ -175,3 +175,93 @@ impl Drop for Exporter {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = include_str!("../../../docs/reference/metrics.md");
+
+    /// A one-member 802.3ad bond, enough for every series to appear.
+    fn scrape() -> String {
+        let status: BondStatus = serde_json::from_value(serde_json::json!({
+            "name": "bond0", "mode": "IEEE 802.3ad Dynamic link aggregation",
+            "xmit_hash_policy": "layer3+4", "mii_status": "up", "mac": "02:00:00:00:00:01",
+            "mtu": 1500, "miimon_ms": 0, "updelay_ms": 0, "downdelay_ms": 0,
+            "active_member": null, "problems": [],
+            "lacp": {
+                "lacp_rate": "fast", "lacp_activity": "on", "system_priority": 65535,
+                "system_mac": "02:00:00:00:00:01", "aggregator_id": 1, "number_of_ports": 1,
+                "actor_key": null, "partner_key": null, "partner_mac": null,
+                "partner_priority": null
+            },
+            "members": [{
+                "name": "eth1", "mii_status": "up", "speed": null, "duplex": null,
+                "link_failure_count": 2, "permanent_hw_addr": "02:00:00:00:00:01",
+                "transmitting": true, "collecting": true, "watchers": [], "lacp": null
+            }]
+        }))
+        .expect("status fixture");
+        let stats = BondStats {
+            name: "bond0".into(),
+            members: vec![crate::status::MemberStats {
+                name: "eth1".into(),
+                tx_packets: 1,
+                ..Default::default()
+            }],
+            tx_balance: None,
+            rx_balance: None,
+            engine_drops: Vec::new(),
+            carrier_events: Vec::new(),
+        };
+        render(&status, &stats)
+    }
+
+    /// Each series the encoder writes must have a row in
+    /// docs/reference/metrics.md with its type and every label it carries.
+    #[test]
+    fn every_series_is_documented() {
+        let text = scrape();
+        let mut types = std::collections::HashMap::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, ty) = rest.split_once(' ').unwrap();
+                types.insert(name.to_string(), ty.to_string());
+            }
+        }
+        assert!(types.len() >= 12, "{text}");
+        let mut seen = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((series, labels)) = line.split_once('{') else {
+                continue;
+            };
+            let family = series.strip_suffix("_total").unwrap_or(series);
+            let ty = &types[family];
+            let row = PAGE
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{series}` |")))
+                .unwrap_or_else(|| panic!("{series} is missing from docs/reference/metrics.md"));
+            assert!(
+                row.contains(&format!("| {ty} |")),
+                "{series}: the page does not say it is a {ty}: {row}"
+            );
+            for label in labels.split(',').filter_map(|kv| kv.split_once('=')) {
+                assert!(
+                    row.contains(&format!("`{}`", label.0)),
+                    "{series}: label {} is not documented: {row}",
+                    label.0
+                );
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, types.len(), "a family without a series: {text}");
+        // And nothing documented that the bond no longer exports.
+        for row in PAGE.lines().filter(|l| l.starts_with("| `lagkit_")) {
+            let name = row.split('`').nth(1).unwrap();
+            assert!(
+                text.contains(&format!("\n{name}{{")),
+                "{name} is documented but not exported"
+            );
+        }
+    }
+}

@@ -108,6 +108,7 @@
 
 mod bond;
 mod cidr;
+mod docs;
 mod enums;
 mod error;
 mod keys;
@@ -120,6 +121,7 @@ use std::path::Path;
 
 pub use bond::{BondConfig, ConfigChange, OptionChange, Probe, Reload, REBUILD_KEYS};
 pub use cidr::Cidr;
+pub use docs::{key_docs, Alias, KeyDoc, ReloadEffect, ValueDoc};
 pub use enums::{
     AdSelect, ArpAllTargets, ArpValidate, Engine, FailOverMac, LacpRate, Mode, NoPartner, Pagp,
     PagpRate, ParseEnumError, PrimaryReselect,

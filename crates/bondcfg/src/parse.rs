@@ -718,7 +718,7 @@ fn build(
 type ModeScope = (fn(Mode) -> bool, &'static str);
 
 /// The modes that use a key, for the wrong-mode warning.
-fn mode_scope(key: Key) -> Option<ModeScope> {
+pub(crate) fn mode_scope(key: Key) -> Option<ModeScope> {
     Some(match key {
         Key::LacpRate
         | Key::LacpActive
@@ -761,6 +761,15 @@ fn named<T: FromStr<Err = ParseEnumError>>(f: &Field<'_, '_>) -> Res<T> {
     let text = f.name_or_number(example)?;
     text.parse::<T>()
         .map_err(|e| f.fault(ErrorKind::UnknownValue(e)))
+}
+
+/// The Linux number of the policy called `name`, if Linux numbers it.
+pub(crate) fn linux_policy_number(name: &str) -> Option<&'static str> {
+    const NUMBERS: [&str; 6] = ["0", "1", "2", "3", "4", "5"];
+    LINUX_POLICY_NUMBERS
+        .iter()
+        .position(|n| *n == name)
+        .map(|i| NUMBERS[i])
 }
 
 /// Linux's `xmit_hash_policy` numbers.

@@ -73,9 +73,36 @@ impl BondName {
         self.name.as_deref().or(self.old_name.as_deref())
     }
 }
+/// The smallest useful configuration, shown by `lagkit up --help` and in
+/// lagkit-up(1) (a test checks that it parses).
+macro_rules! up_example {
+    () => {
+        "    name = \"bond0\"
+    mode = \"802.3ad\"                   # the switch side: channel-group N mode active
+    members = [\"eth1\", \"eth2\"]
+    xmit_hash_policy = \"layer3+4\"
+    lacp_rate = \"fast\"
+    address = [\"192.0.2.10/24\"]
+    metrics_port = 9464                # Prometheus metrics on 127.0.0.1:9464
+"
+    };
+}
+
+/// The example configuration of `lagkit up --help`, for the man pages.
+pub const UP_EXAMPLE: &str = up_example!();
 
 /// Options of `lagkit up`.
 #[derive(clap::Args, Debug)]
+#[command(after_long_help = concat!(
+    "Example: a two-member 802.3ad (LACP) bond, saved as bond0.toml and run with \
+     `lagkit up bond0.toml`:\n\n",
+    up_example!(),
+    "\nEvery key, with its type, default and its Linux, AIX, Cisco and HP names, is in \
+     lagkit.toml(5). metrics_port = PORT serves Prometheus metrics on 127.0.0.1:PORT of \
+     the bond's network namespace (unset: no listener). SIGHUP re-reads the file and applies \
+     what changed; SIGINT or SIGTERM stops the bonds and gives the members back. \
+     LAGKIT_LOG sets the log filter (default: info), e.g. LAGKIT_LOG=debug."
+))]
 pub struct UpArgs {
     /// The bond configuration (TOML; Linux bonding option names, AIX and Cisco aliases).
     config: PathBuf,
@@ -435,4 +462,16 @@ pub fn flow(a: FlowArgs) -> Result<(), Failure> {
         println!("  why: {}", f.reason);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_help_example_is_a_clean_configuration() {
+        let (bonds, warnings) = lagkit_bondcfg::parse_str(super::UP_EXAMPLE, "bond0.toml")
+            .unwrap_or_else(|e| panic!("lagkit up --help shows a bad example: {e}"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(bonds[0].mode, lagkit_bondcfg::Mode::Lacp);
+        assert_eq!(bonds[0].metrics_port, Some(9464));
+    }
 }

@@ -5,6 +5,7 @@ mod check_cmd;
 #[cfg(test)]
 mod cli_tests;
 mod examples;
+mod gen_docs;
 mod lab_cmd;
 mod load_cmd;
 mod output;
@@ -83,6 +84,9 @@ enum Command {
         #[command(subcommand)]
         what: SimCommand,
     },
+    /// Write the man pages, shell completions and key reference (for packagers).
+    #[command(hide = true)]
+    GenerateDocs(gen_docs::Args),
 }
 
 #[derive(Subcommand)]
@@ -147,6 +151,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => lab_cmd::demo(a),
         Command::Plan(a) => plan_cmd::run(a),
         Command::Switch(a) => switch_cmd::run(a),
+        Command::GenerateDocs(a) => gen_docs::run(a),
         // Its exit status tells the worst finding (0, 1, 3), not just success.
         Command::Check(a) => return check_cmd::run(a),
     };

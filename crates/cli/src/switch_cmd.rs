@@ -246,43 +246,72 @@ fn words(q: &Query) -> Vec<String> {
     q.words.iter().map(|w| w.to_ascii_lowercase()).collect()
 }
 
+/// Every `show` command the switch answers, as docs/reference/ios.md
+/// writes it (`N` a channel number); a test holds this list, the parser
+/// below and the page together.
+pub const SHOW_COMMANDS: &[&str] = &[
+    "show etherchannel summary",
+    "show etherchannel load-balance",
+    "show etherchannel detail",
+    "show etherchannel N detail",
+    "show mac address-table",
+    "show mac-address-table",
+    "show interfaces counters",
+    "show lacp neighbor",
+    "show lacp neighbors",
+    "show pagp neighbor",
+    "show pagp neighbors",
+];
+
 fn show(q: Query) -> Result<(), Failure> {
-    let req = show_request(&q.words)?;
+    let w = words(&q);
+    let req = show_request(&w).map_err(Failure::Usage)?;
     ask(&q, &req)
 }
 
-/// The request for `show WORDS`, abbreviated as a Catalyst takes them.
-fn show_request(words: &[String]) -> Result<Request, Failure> {
-    use lagkit_switch::show::{expand, SHOW_COMMANDS};
-    let w: Vec<&str> = words.iter().map(String::as_str).collect();
-    let full = expand(&w, SHOW_COMMANDS).map_err(|e| {
-        Failure::Usage(format!(
-            "show {}: {e}\n  lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor` (each word may be abbreviated)",
-            words.join(" ")
-        ))
+/// The request for `show WORDS`, each word abbreviated as a Catalyst
+/// takes them (`sh eth sum`).
+fn show_request<S: AsRef<str>>(words: &[S]) -> Result<Request, String> {
+    use lagkit_switch::show::expand;
+    let given: Vec<&str> = words.iter().map(|s| s.as_ref()).collect();
+    let known = || {
+        SHOW_COMMANDS
+            .iter()
+            .map(|c| format!("`{}`", c.trim_start_matches("show ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let full = expand(&given, lagkit_switch::show::SHOW_COMMANDS).map_err(|e| {
+        format!(
+            "show {}: {e}\n  lagkit switch shows {} (each word may be abbreviated)",
+            given.join(" "),
+            known()
+        )
     })?;
     let w: Vec<&str> = full.iter().map(String::as_str).collect();
-    let req = match w.as_slice() {
+    Ok(match w.as_slice() {
         ["etherchannel", "summary"] => Request::EtherchannelSummary,
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
         ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
-        ["etherchannel", n, "detail"] => Request::EtherchannelDetail {
-            channel: Some(n.parse().map_err(|_| {
-                Failure::Usage(format!("show etherchannel {n} detail: the channel is a number"))
-            })?),
-        },
-        ["lacp", "neighbor"] => Request::LacpNeighbor,
-        ["pagp", "neighbor"] => Request::PagpNeighbor,
-        _ => {
-            return Err(Failure::Usage(format!(
-                "show {}: lagkit switch shows `etherchannel summary`, `etherchannel [N] detail`, `etherchannel load-balance`, `mac address-table`, `interfaces counters`, `lacp neighbor` and `pagp neighbor`",
-                words.join(" ")
-            )))
+        ["etherchannel", n, "detail"] => {
+            Request::EtherchannelDetail {
+                channel: Some(n.parse().map_err(|_| {
+                    format!("show etherchannel {n} detail: the channel is a number")
+                })?),
+            }
         }
-    };
-    Ok(req)
+        ["lacp", "neighbor"] | ["lacp", "neighbors"] => Request::LacpNeighbor,
+        ["pagp", "neighbor"] | ["pagp", "neighbors"] => Request::PagpNeighbor,
+        _ => {
+            return Err(format!(
+                "show {}: lagkit switch shows {}",
+                given.join(" "),
+                known()
+            ));
+        }
+    })
 }
 
 /// `etherchannel load-balance interface port-channel N KIND SRC DST`
@@ -332,6 +361,71 @@ fn test(q: Query) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const IOS_PAGE: &str = include_str!("../../../docs/reference/ios.md");
+
+    /// Which request a command makes; a match with no wildcard, so a new
+    /// request does not compile until it is given a name here (and then
+    /// the test below wants it in SHOW_COMMANDS and on the page).
+    fn kind(r: &Request) -> &'static str {
+        match r {
+            Request::EtherchannelSummary => "etherchannel summary",
+            Request::EtherchannelLoadBalance => "etherchannel load-balance",
+            Request::MacAddressTable => "mac address-table",
+            Request::InterfacesCounters => "interfaces counters",
+            Request::EtherchannelDetail { .. } => "etherchannel detail",
+            Request::LacpNeighbor => "lacp neighbor",
+            Request::PagpNeighbor => "pagp neighbor",
+            Request::TestLoadBalance { .. } => "test",
+        }
+    }
+
+    #[test]
+    fn every_show_command_is_answered_and_documented() {
+        let mut kinds = std::collections::BTreeSet::new();
+        for cmd in SHOW_COMMANDS {
+            assert!(
+                IOS_PAGE.contains(&format!("`{cmd}`")),
+                "`{cmd}` is missing from docs/reference/ios.md"
+            );
+            let words: Vec<&str> = cmd
+                .split_whitespace()
+                .skip(1)
+                .map(|w| if w == "N" { "3" } else { w })
+                .collect();
+            let req = show_request(&words).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+            kinds.insert(kind(&req));
+        }
+        let test = test_request(&[
+            "etherchannel",
+            "load-balance",
+            "interface",
+            "port-channel",
+            "3",
+            "ip",
+            "10.0.0.1",
+            "10.0.0.2",
+        ])
+        .unwrap();
+        kinds.insert(kind(&test));
+        assert!(IOS_PAGE.contains(
+            "`test etherchannel load-balance interface port-channel N ip\\|mac\\|port SRC DST`"
+        ));
+        // Every request the switch answers is reachable from a documented command.
+        for r in [
+            Request::EtherchannelSummary,
+            Request::EtherchannelLoadBalance,
+            Request::MacAddressTable,
+            Request::InterfacesCounters,
+            Request::EtherchannelDetail { channel: None },
+            Request::LacpNeighbor,
+            Request::PagpNeighbor,
+        ] {
+            assert!(kinds.contains(kind(&r)), "no show command makes {r:?}");
+        }
+        assert!(show_request(&["etherchannel", "x", "detail"]).is_err());
+        assert!(show_request(&["version"]).is_err());
+    }
 
     #[test]
     fn test_requests_read_like_ios() {
@@ -391,7 +485,7 @@ mod tests {
             Ok(Request::EtherchannelDetail { channel: Some(3) })
         ));
         match show_request(&words("m add")) {
-            Err(Failure::Usage(e)) => assert!(e.contains("% Ambiguous command"), "{e}"),
+            Err(e) => assert!(e.contains("% Ambiguous command"), "{e}"),
             other => panic!("{other:?}"),
         }
         assert!(parse_port("gi1/1").is_err());

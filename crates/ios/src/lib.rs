@@ -431,6 +431,24 @@ fn number<T: std::str::FromStr>(w: Option<&&str>, what: &str, line: Line) -> Res
     })
 }
 
+/// The first words of the interface sub-commands the reader knows
+/// (docs/reference/ios.md lists each command; a test holds them together).
+pub const INTERFACE_COMMAND_WORDS: &[&str] = &[
+    "mtu",
+    "channel-group",
+    "switchport",
+    "speed",
+    "duplex",
+    "lacp",
+    "pagp",
+    "shutdown",
+    "shut",
+    "no",
+    "description",
+    "channel-protocol",
+    "port-channel",
+];
+
 /// Reads a configuration.
 pub fn parse(text: &str) -> Result<Config, ParseError> {
     let mut cfg = Config::default();
@@ -551,24 +569,9 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
             _ => {}
         }
         // An interface sub-command.
-        let is_sub = matches!(
-            lw.first().copied(),
-            Some(
-                "mtu"
-                    | "channel-group"
-                    | "switchport"
-                    | "speed"
-                    | "duplex"
-                    | "lacp"
-                    | "pagp"
-                    | "shutdown"
-                    | "shut"
-                    | "no"
-                    | "description"
-                    | "channel-protocol"
-                    | "port-channel"
-            )
-        );
+        let is_sub = lw
+            .first()
+            .is_some_and(|w| INTERFACE_COMMAND_WORDS.contains(w));
         if !is_sub {
             if !indented {
                 ctx.clear();
@@ -835,6 +838,55 @@ fn validate(cfg: &Config) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PAGE: &str = include_str!("../../../docs/reference/ios.md");
+
+    /// The commands in the page's "Interface commands" table, with sample
+    /// arguments: each is read (not skipped) under an interface, and each
+    /// command word the reader knows has a row.
+    #[test]
+    fn the_reference_page_lists_what_the_reader_reads() {
+        let section = PAGE
+            .split("## Interface commands")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("an Interface commands section");
+        let commands: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .flat_map(|l| l.split(" | ").next().unwrap().split(", "))
+            .map(|c| c.trim_start_matches("| ").trim_matches('`'))
+            .collect();
+        assert!(commands.len() > 20, "{commands:?}");
+        for word in INTERFACE_COMMAND_WORDS {
+            assert!(
+                commands.iter().any(|c| c.split(' ').next() == Some(word)),
+                "`{word} ...` is read but not in docs/reference/ios.md"
+            );
+        }
+        // N: a count or a VLAN (4), or an MTU (1500).
+        let sample = |c: &str, n: &str| {
+            c.replace("N mode MODE", "3 mode active")
+                .replace("fast\\|normal", "fast")
+                .replace(" N", &format!(" {n}"))
+                .replace(" LIST", " 1-10,20")
+                .replace(" S", " 1000")
+                .replace(" D", " full")
+                .replace(" M", " physical-port")
+                .replace(" ...", " x")
+        };
+        for c in commands {
+            let read = |n| parse(&format!("interface port-channel 3\n {}\n", sample(c, n)));
+            let cfg = read("4")
+                .or_else(|_| read("1500"))
+                .unwrap_or_else(|e| panic!("{c}: {e}"));
+            let skipped = matches!(
+                c.split(' ').next(),
+                Some("description" | "channel-protocol")
+            );
+            assert_eq!(cfg.skipped, usize::from(skipped), "{c} is not read");
+        }
+    }
 
     /// IBM's steps 6, 7 and 11, as typed at the console.
     const IBM: &str = "configure terminal
