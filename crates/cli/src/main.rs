@@ -5,6 +5,7 @@ mod check_cmd;
 mod duration;
 mod lab_cmd;
 mod load_cmd;
+mod notify;
 mod plan_cmd;
 mod sim_lacp;
 mod sim_pagp;
