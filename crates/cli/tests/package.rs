@@ -271,7 +271,7 @@ fn the_example_configuration_is_valid() {
         "lagkit up --check accepts it: {said}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(said.contains("bond bond0: mode 802.3ad"), "{said}");
+    assert!(said.contains("bond bond0: mode IEEE 802.3ad"), "{said}");
 }
 
 /// A unit's `[Service]` settings, in order (a key may repeat).
@@ -520,15 +520,19 @@ fn the_switch_units_exec_start_opens_its_ports_notifies_and_reloads() {
     for i in 1..=2 {
         lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
     }
+    // The switch uses its devices as it finds them; a host's would be up.
+    for i in 1..=2 {
+        lab.sh(&["ip", "-n", &a, "link", "set", &format!("eth{i}"), "up"]);
+    }
     let dir = scratch("switch");
     let etc = dir.0.join("etc");
     std::fs::create_dir_all(&etc).unwrap();
     let ios = "hostname sw1\ninterface range gigabitethernet 1/0/1 - 2\n channel-group 1 mode active\n lacp rate fast\n";
     std::fs::write(etc.join("switch-sw1.ios"), ios).unwrap();
-    let ports = "--port Gi1/0/1=eth1 --port Gi1/0/2=eth2";
+    let port_map = "--port Gi1/0/1=eth1 --port Gi1/0/2=eth2";
     std::fs::write(
         etc.join("switch-sw1.env"),
-        format!("LAGKIT_SWITCH_PORTS=\"{ports}\"\n"),
+        format!("LAGKIT_SWITCH_PORTS=\"{port_map}\"\n"),
     )
     .unwrap();
     let unit = service("lagkit-switch@.service");
@@ -540,7 +544,7 @@ fn the_switch_units_exec_start_opens_its_ports_notifies_and_reloads() {
     bond_config(&dir.0.join("host.toml"), "10.0.0.2/24");
     let notify = Notify::bind(&dir.0);
 
-    let cmd = exec_start(&unit, "sw1", &etc, &[("LAGKIT_SWITCH_PORTS", ports)]);
+    let cmd = exec_start(&unit, "sw1", &etc, &[("LAGKIT_SWITCH_PORTS", port_map)]);
     let mut sw = Daemon::start(&a, &cmd, Some(&notify.path));
     let got = notify.until("READY=1", Duration::from_secs(20));
     assert!(
