@@ -463,7 +463,24 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
     let mut daemon = Daemon::start(&a, &cmd, Some(&notify.path));
 
     let got = notify.until("READY=1", Duration::from_secs(20));
-    // READY=1 came; the members must already be attached.
+    // READY=1 came; the members must already be attached. The kernel is
+    // asked at once (a READY=1 sent early would be caught in the fraction
+    // of a second the members take), the daemon after.
+    let links = lab.sh(&["ip", "-n", &a, "-o", "link"]);
+    assert!(
+        links.contains("bond0"),
+        "the bond's interface exists: {links}"
+    );
+    for m in ["eth1", "eth2"] {
+        let line = links
+            .lines()
+            .find(|l| l.contains(&format!(" {m}@")))
+            .unwrap_or_else(|| panic!("{m} in {links}"));
+        assert!(
+            line.contains("NOARP") && line.contains(",UP"),
+            "{m} taken by the bond (up, ARP off) when READY=1 arrived: {line}"
+        );
+    }
     let st = status(&a).expect("the bond answers once it said READY=1");
     assert_eq!(st.members.len(), 2);
     for m in &st.members {
