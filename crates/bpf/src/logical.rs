@@ -91,17 +91,32 @@ impl Logical {
     }
 }
 
+/// Whether `ns` is the calling thread's network namespace (same device and
+/// inode, as `ip netns identify` compares).
+fn same_netns(ns: &OwnedFd) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(theirs) = ns.try_clone().map(File::from).and_then(|f| f.metadata()) else {
+        return false;
+    };
+    std::fs::metadata("/proc/thread-self/ns/net")
+        .is_ok_and(|mine| mine.dev() == theirs.dev() && mine.ino() == theirs.ino())
+}
+
 impl Drop for Logical {
     fn drop(&mut self) {
         // ip(8) runs in its parent's namespace: a helper thread enters the
         // one the pair was made in, and deletes it only if the name still
         // means our interface (not one made since under the same name).
+        // A thread already there does not enter it again: setns(2) needs
+        // CAP_SYS_ADMIN even then, which a hardened service does not have.
         let result = std::thread::scope(|s| {
             s.spawn(|| {
-                setns(&self.netns, CloneFlags::CLONE_NEWNET).map_err(|e| Error::Io {
-                    what: "entering the logical interface's namespace",
-                    source: e.into(),
-                })?;
+                if !same_netns(&self.netns) {
+                    setns(&self.netns, CloneFlags::CLONE_NEWNET).map_err(|e| Error::Io {
+                        what: "entering the logical interface's namespace",
+                        source: e.into(),
+                    })?;
+                }
                 if if_nametoindex(self.name.as_str()).ok() != Some(self.ifindex) {
                     return Ok(());
                 }

@@ -308,23 +308,49 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
 
+    // Returns once every bond's members are taken and its data path runs.
+    let mut running = summary(&settings);
     let mut bonds = Supervisor::start(settings).map_err(|e| Failure::Runtime(e.to_string()))?;
+    crate::notify::ready(&running);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         if reload.swap(false, Ordering::Relaxed) {
             tracing::info!(config = %args.config.display(), "SIGHUP: reloading");
+            crate::notify::reloading();
             match load(&args.config) {
                 Err(e) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }
-                Ok(new) => bonds.reload(with_overrides(new, &args)),
+                Ok(new) => {
+                    let new = with_overrides(new, &args);
+                    running = summary(&new);
+                    bonds.reload(new);
+                }
             }
+            crate::notify::ready(&running);
         }
         bonds.reap();
     }
     tracing::info!("stopping: restoring members");
+    crate::notify::stopping("stopping: restoring members");
     bonds.stop();
     Ok(())
+}
+
+/// One line for `systemctl status`: each bond, its mode and members.
+fn summary(settings: &[Settings]) -> String {
+    let bonds: Vec<String> = settings
+        .iter()
+        .map(|s| {
+            format!(
+                "{} ({}, members {})",
+                s.name,
+                s.mode.linux_name(),
+                s.members.join(", ")
+            )
+        })
+        .collect();
+    format!("running {}", bonds.join("; "))
 }
 
 /// The control sockets in `dir` (`*.sock`), sorted.

@@ -8,6 +8,7 @@ mod examples;
 mod gen_docs;
 mod lab_cmd;
 mod load_cmd;
+mod notify;
 mod output;
 mod plan_cmd;
 mod privilege;

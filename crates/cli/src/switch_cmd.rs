@@ -6,7 +6,7 @@ use crate::bond_cmd::Failure;
 use lagkit_switchd::protocol::{request, socket_dir, socket_path, Request, Response};
 use lagkit_switchd::{Options, Switch, SwitchError};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Options of `lagkit switch`.
@@ -108,25 +108,19 @@ fn config_error(path: &Path, e: &lagkit_switch::config::ConfigError) -> Failure 
     Failure::Usage(format!("{at}: {}\n  fix: {}", e.why, e.fix))
 }
 
-fn daemon(a: Args) -> Result<(), Failure> {
-    let Some(path) = a.config else {
-        return Err(Failure::Usage(
-            "give the switch's configuration file".into(),
-        ));
-    };
-    let text = std::fs::read_to_string(&path)
+/// Reads and checks the IOS configuration against the ports given. Lines
+/// not read: each suspect one named, the well-known ones counted;
+/// `strict` refuses the suspect ones (as `lagkit check --strict` does).
+fn read_config(
+    path: &Path,
+    ports: &[(String, String)],
+    strict: bool,
+) -> Result<lagkit_switch::config::SwitchConfig, Failure> {
+    let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
-    if a.ports.is_empty() {
-        return Err(Failure::Usage(
-            "no ports: map each interface of the configuration to a device with --port NAME=DEVICE"
-                .into(),
-        ));
-    }
     let config =
-        lagkit_switch::config::from_ios(&text, &a.ports).map_err(|e| config_error(&path, &e))?;
-    // Lines not read: each suspect one named, the well-known ones counted;
-    // --strict refuses the suspect ones (as `lagkit check --strict` does).
-    let level = if a.strict {
+        lagkit_switch::config::from_ios(&text, ports).map_err(|e| config_error(path, &e))?;
+    let level = if strict {
         "error"
     } else {
         "warning: line ignored"
@@ -139,7 +133,7 @@ fn daemon(a: Args) -> Result<(), Failure> {
     if let Some(s) = lagkit_ios::not_modelled_summary(&config.unread) {
         eprintln!("lagkit: {}: note: {s}", path.display());
     }
-    if a.strict && warned > 0 {
+    if strict && warned > 0 {
         return Err(Failure::Usage(format!(
             "--strict: {warned} line(s) of {} lagkit does not read; correct them, or run without --strict",
             path.display()
@@ -148,6 +142,23 @@ fn daemon(a: Args) -> Result<(), Failure> {
     for s in &config.suspended {
         tracing::warn!("suspended (Cisco flag s): {}", s.why);
     }
+    Ok(config)
+}
+
+fn daemon(a: Args) -> Result<(), Failure> {
+    let Some(path) = a.config else {
+        return Err(Failure::Usage(
+            "give the switch's configuration file".into(),
+        ));
+    };
+    if a.ports.is_empty() {
+        return Err(Failure::Usage(
+            "no ports: map each interface of the configuration to a device with --port NAME=DEVICE"
+                .into(),
+        ));
+    }
+    let mut config = read_config(&path, &a.ports, a.strict)?;
+    let warned = config.unread.iter().filter(|u| u.is_warning()).count();
     if a.check {
         println!(
             "switch {}: {} ports, {} port-channels, load-balance {}{}",
@@ -176,21 +187,66 @@ fn daemon(a: Args) -> Result<(), Failure> {
     }
     crate::privilege::require("lagkit switch", crate::privilege::Need::Switch)?;
     let stop = Arc::new(AtomicBool::new(false));
+    let reload = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     }
-    let mut sw = Switch::start(Options {
-        config,
-        ports: a.ports,
-        socket: a.socket,
-    })
-    .map_err(|e| match e {
-        SwitchError::Config(c) => config_error(&path, &c),
-        other => Failure::Runtime(other.to_string()),
-    })?;
-    sw.run(&stop);
-    Ok(())
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
+        .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    // SIGHUP re-reads the file; a valid one replaces the running switch
+    // (its ports close and open again, channels renegotiate), an invalid
+    // one is logged and the switch runs on as it was.
+    loop {
+        let name = Switch::name_of(&config);
+        let status = format!(
+            "switch {name}: {} ports, {} port-channels",
+            a.ports.len(),
+            config.channels.len()
+        );
+        let mut sw = Switch::start(Options {
+            config,
+            ports: a.ports.clone(),
+            socket: a.socket.clone(),
+        })
+        .map_err(|e| match e {
+            SwitchError::Config(c) => config_error(&path, &c),
+            other => Failure::Runtime(other.to_string()),
+        })?;
+        // Every port is open and the control socket answers.
+        crate::notify::ready(&status);
+        let next = loop {
+            if stop.load(Ordering::Relaxed) {
+                break None;
+            }
+            if reload.swap(false, Ordering::Relaxed) {
+                tracing::info!(config = %path.display(), "SIGHUP: reloading");
+                crate::notify::reloading();
+                match read_config(&path, &a.ports, a.strict) {
+                    Ok(c) => break Some(c),
+                    Err(e) => {
+                        tracing::error!("reload refused, keeping the running configuration: {e}");
+                        crate::notify::ready(&status);
+                    }
+                }
+            }
+            sw.step();
+        };
+        match next {
+            None => {
+                tracing::info!(switch = %name, "switch stopping");
+                crate::notify::stopping("stopping");
+                return Ok(());
+            }
+            Some(c) => {
+                tracing::info!(switch = %name, "restarting the switch with the new configuration");
+                // The old switch closes its ports and socket before the new
+                // one opens them.
+                drop(sw);
+                config = c;
+            }
+        }
+    }
 }
 
 /// The socket of the switch a query means.
