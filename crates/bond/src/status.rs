@@ -3,6 +3,11 @@
 //! `/proc/net/bonding/bondX` and AIX `entstat -d`; and the pure pieces
 //! the daemon assembles them from (LACP port and aggregator views, PAgP
 //! port views, the problems an operator must see, per-member counters).
+//!
+//! The text is written with `format!` widths, not `comfy-table` or
+//! `tabled`: it follows `/proc/net/bonding`'s `key: value` lines and
+//! `entstat`'s columns, which scripts and engineers already read, and only
+//! the per-member counters are a table at all.
 
 use lagkit_dataplane::forward::MemberSnapshot;
 use lagkit_proto::lacp::{NoPartner, PortStatus, System};

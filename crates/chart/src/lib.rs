@@ -1,5 +1,13 @@
 //! Grouped bar charts as plain SVG text, shared by the lab's reports and
 //! the planner: no plotting or font libraries, viewable in any browser.
+//!
+//! Not `plotters` (0.3, with only its `svg_backend` feature): it would draw
+//! the same bars, axes and legend, but not the `<title>` on each bar that
+//! shows its series and value on hover, and without its `ttf` feature
+//! (font-kit and system fonts) it places text by estimated widths. For
+//! one 100-line function the swap would change every report's SVG and add
+//! a drawing library for no better chart; the HTML reports planned next
+//! are the place to choose chart tooling.
 
 #![forbid(unsafe_code)]
 

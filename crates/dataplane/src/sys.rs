@@ -7,6 +7,14 @@
 //! the socket they are issued on. That last point is why [`Link`] keeps its
 //! own control socket, created next to the device: after the opening thread
 //! returns to another namespace the ioctls still reach the right interface.
+//!
+//! The ethtool calls (link state, speed/duplex, device features) are
+//! `SIOCETHTOOL` ioctls written here too. Looked at: the `ethtool` crate
+//! (rust-netlink, 0.3) speaks ethtool's generic netlink family, but only
+//! asynchronously on tokio, reads features without setting them
+//! (`ETHTOOL_SFEATURES` is what `offloads = false` needs) and has no link
+//! state (`ETHTOOL_GLINK`, what miimon reads); `nix` has ioctl macros but
+//! no ethtool structures, so the call would stay as `unsafe` as it is.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
@@ -529,11 +537,10 @@ impl Link {
     }
 }
 
-// Device features (`ethtool -k`/`-K`). Hand-written: no ethtool crate is
-// available to this build, and rtnetlink's ethtool family would need one;
-// the ioctl is four commands over flat arrays of u32, and it reaches the
-// interface in the namespace of `Link`'s control socket like every other
-// call here. Features are found by name (the kernel's bit positions differ
+// Device features (`ethtool -k`/`-K`). Hand-written (see the module doc
+// for the crates looked at): the ioctl is four commands over flat arrays
+// of u32, and it reaches the interface in the namespace of `Link`'s
+// control socket like every other call here. Features are found by name (the kernel's bit positions differ
 // between versions; the names, ETH_SS_FEATURES, are what ethtool shows).
 
 const ETHTOOL_GLINK: u32 = 0x0a;

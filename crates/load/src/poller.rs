@@ -3,6 +3,16 @@
 //! over blocking sockets, and edge-triggered epoll over non-blocking
 //! sockets. They are kept as the raw system calls, not an event library,
 //! because the point is to measure their cost.
+//!
+//! Looked at: `mio` always registers edge-triggered on Linux and has no
+//! `select`, so two of the three methods would be gone. `nix`'s
+//! `sys::epoll::Epoll` and `sys::select` make the same calls, but take
+//! borrowed descriptors (`AsFd`, an `FdSet` that borrows each one for its
+//! lifetime) where the workers keep connections by raw descriptor across
+//! waits: each call would turn a `RawFd` back into a `BorrowedFd`, itself
+//! `unsafe`, or the workers would be rewritten around the poller, for a
+//! handful of plain calls. `net::wait_fd`'s one `poll` stays on `libc`
+//! with the other socket calls of `net`.
 
 use crate::Method;
 use std::collections::BTreeSet;

@@ -2,6 +2,12 @@
 //! etherchannel load-balance`, `show mac address-table`, `show interfaces
 //! counters` and `test etherchannel load-balance`; and [`expand`], which
 //! reads their words as a Catalyst does (`sh eth sum`).
+//!
+//! Formatted by hand, not with `comfy-table` or `tabled`: the output must
+//! be IOS's own, byte for byte where an engineer compares it with a
+//! Catalyst (the flag legend above the table, `Po1(SU)`, members on one
+//! line separated by blanks, fixed column widths even when a cell is
+//! longer, no borders), which a generic table crate does not produce.
 
 use crate::bridge::{Bridge, DropReason};
 use crate::config::ChannelSpec;

@@ -1,5 +1,10 @@
 //! The answers to `lagkit switch show ...` and `test ...`: Cisco's text
 //! from [`lagkit_switch::show`] and the same facts as JSON.
+//!
+//! The tables are written with `format!` widths, not `comfy-table` or
+//! `tabled`: they copy IOS's layouts (`show lacp neighbor`, `show pagp
+//! neighbor`, `show etherchannel detail`), fixed widths without borders,
+//! which those crates would need bent back into anyway.
 
 use crate::daemon::Switch;
 use crate::protocol::{test_key, Request, Response};
