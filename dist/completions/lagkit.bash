@@ -220,6 +220,9 @@ _lagkit() {
             lagkit__subcmd__switch,help)
                 cmd="lagkit__subcmd__switch__subcmd__help"
                 ;;
+            lagkit__subcmd__switch,sh)
+                cmd="lagkit__subcmd__switch__subcmd__show"
+                ;;
             lagkit__subcmd__switch,show)
                 cmd="lagkit__subcmd__switch__subcmd__show"
                 ;;
@@ -256,7 +259,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__check)
-            opts="-h --live --lacpdus --channel --json --help"
+            opts="-h --live --lacpdus --channel --json --strict --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,12 +303,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__down)
-            opts="-h --help"
+            opts="-n -h --name --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -314,12 +325,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__flow)
-            opts="-h --proto --src --dst --json --socket --help"
+            opts="-n -h --name --proto --src --dst --json --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --proto)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1446,12 +1465,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__stats)
-            opts="-h --json --socket --help"
+            opts="-n -h --name --json --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1464,12 +1491,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__status)
-            opts="-h --json --socket --help"
+            opts="-n -h --name --json --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --socket)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1482,7 +1517,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch)
-            opts="-h --port --check --socket --help show test help"
+            opts="-h --port --check --strict --socket --help show sh test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1560,13 +1595,17 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch__subcmd__show)
-            opts="-h --json --name --socket --help"
+            opts="-n -h --json --name --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1582,13 +1621,17 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch__subcmd__test)
-            opts="-h --json --name --socket --help"
+            opts="-n -h --json --name --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -27,29 +27,33 @@ end
 complete -c lagkit -n "__fish_lagkit_needs_command" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_needs_command" -s V -l version -d 'Print version'
 complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "up" -d 'Run the bond(s) a configuration file describes, in the foreground'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "down" -d 'Give back what a bond that is not running left changed (after a crash or SIGKILL): members\' MAC, MTU, ARP, IPv6 and filters, from its state file'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "status" -d 'Show a running bond like /proc/net/bonding/bondX'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "stats" -d 'Show per-member counters and the balance ratio, like AIX entstat -d'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "flow" -d 'Which member carries a flow, and why'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "load" -d 'Built-in workloads (socketprocs, netperf stream/maerts/rr, LPM): server and client'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "down" -d 'Give back what a bond (--name NAME) that is not running left changed (after a crash or SIGKILL): members\' MAC, MTU, ARP, IPv6 and filters, from its state file'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "status" -d 'Show a running bond (--name NAME, default every bond here) like /proc/net/bonding/bondX'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "stats" -d 'Show a running bond\'s (--name NAME, default every bond here) per-member counters and balance ratio, like AIX entstat -d'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "flow" -d 'Ask a running bond (--name NAME, default the only one here) which member carries a flow, and why'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "load" -d 'Built-in workloads without netperf (socketprocs, netperf-style stream/maerts/rr, LPM): a server and a client'
 complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "lab" -d 'Labs: hosts, switches and shaped links in network namespaces'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "demo" -d 'The default lab demo: seed 000\'s address-vs-port hashing comparison (the short ibm-6513 sweep) in network namespaces, about a minute'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 address-vs-port hashing comparison (the short ibm-6513 sweep, two runs) in network namespaces, about 25 seconds'
 complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "plan" -d 'Predict how a configuration spreads given traffic (a flow list or a capture), explain imbalance, rank the alternatives'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "check" -d 'Read both ends\' configurations (lagkit bond, /proc/net/bonding, Cisco IOS) and flag what does not match, before it costs throughput'
-complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "switch" -d 'lagkit\'s own switch (Cisco IOS configuration, port-channels with LACP or `on`), in the foreground; `switch show ...` and `switch test ...` ask a running one as a Catalyst would answer'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "check" -d 'Read both ends\' configurations (lagkit bond TOML, /proc/net/bonding, ifupdown, systemd-networkd, netplan, NetworkManager, teamd, AIX lsattr, Cisco IOS, Open vSwitch), captured LACPDUs or running bonds, and flag what does not match, before it costs throughput'
+complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "switch" -d 'lagkit\'s own switch (Cisco IOS configuration, port-channels with LACP, PAgP or `on`), in the foreground; `switch show ...` and `switch test ...` ask a running one as a Catalyst would answer'
 complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "sim" -d 'Simulate protocols in virtual time ("would my server and my switch form a channel?")'
 complete -c lagkit -n "__fish_lagkit_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand up" -l fault-loss -d 'Lab and test use: drop this share of a member\'s frames, both directions (MEMBER=P, P from 0 to 1, e.g. e1=0.01; repeatable). This kernel has no netem: this is lagkit\'s own fault injection. A dropped GSO frame loses all its segments' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand up" -l engine -d 'The data path for every bond in the file, overriding its `engine`: `bpf` (the kernel moves frames through tc BPF programs), `userspace` (lagkit\'s forwarding threads and a TAP device) or `auto` (bpf where the kernel allows it)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand up" -l check -d 'Only check the configuration, print what would run, and exit'
 complete -c lagkit -n "__fish_lagkit_using_subcommand up" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c lagkit -n "__fish_lagkit_using_subcommand down" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand down" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand status" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l socket -d 'The control socket (default: derived from the bond name and this network namespace)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l json -d 'Print JSON instead of text'
 complete -c lagkit -n "__fish_lagkit_using_subcommand status" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l socket -d 'The control socket (default: derived from the bond name and this network namespace)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l json -d 'Print JSON instead of text'
 complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -l proto -d 'tcp or udp' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -l src -d 'Source IP:PORT' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -l dst -d 'Destination IP:PORT' -r
@@ -70,7 +74,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subc
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -l migrations -d 'lpm sequential: how many port pairs' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -l fork -d 'socketprocs: fork workers instead of re-executing this program'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -l json -d 'Print the final report as JSON'
-complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -l table -d 'Also print the seed-style table'
+complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -l table -d 'Also print the table as the original measurements printed it'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from server" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l kind -d 'socketprocs, stream, maerts, rr or lpm' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l to -d 'The server\'s address' -r
@@ -83,18 +87,18 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subc
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l method -d 'socketprocs: select (s), poll (p, level-triggered epoll) or epoll-et (e)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l size -d 'Message (rr: request) size: 4096, 4K, 32K, 256K. Default by kind: 4K socketprocs, 32K stream/maerts, 1 rr, 64K lpm' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l reply -d 'rr: response size (default 1)' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l duration -d 'How long to run: 10s, 500ms, 1m (default 10s unless --messages is given)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l duration -d 'How long to run: 10s, 500ms, 1m; a plain number is seconds (default 10s unless --messages is given)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l messages -d 'Stop after this many messages (transactions) per connection; lpm: data messages per migration' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l sockbuf -d 'SO_SNDBUF and SO_RCVBUF on both ends (netperf -s/-S), e.g. 128K' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l connect-timeout -d 'How long to retry a refused connection while the server starts' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l connect-timeout -d 'How long to retry a refused connection while the server starts (5s, 500ms; a plain number is seconds)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l lpm-base -d 'lpm: first client port; migration i uses base+2i (control) and base+2i+1 (data)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l lpm-ports -d 'lpm: the server\'s port layout, fixed or sequential' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l lpm-interval -d 'lpm: interval between control messages' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l lpm-interval -d 'lpm: interval between control messages (100ms, 1s; a plain number is seconds)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l no-verify -d 'Do not check received bytes against the pattern'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l nodelay -d 'Set TCP_NODELAY on both ends (netperf -D)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l fork -d 'socketprocs: fork workers instead of re-executing this program'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l json -d 'Print the report as JSON'
-complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l table -d 'Also print the seed-style table (socketprocs row, netperf output, LPM pairs)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -l table -d 'Also print the table as the original measurements printed it (socketprocs row, netperf output, LPM pairs)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from client" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from worker" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and __fish_seen_subcommand_from help" -f -a "server" -d 'Serve a workload until SIGTERM or Ctrl-C, then print what was served'
@@ -107,20 +111,20 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_s
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "run" -d 'Up, wait for the aggregates, run the workload, measure, report, down (a built-in scenario\'s name runs its whole sweep; see `lab list`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "list" -d 'List the built-in scenarios'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "show" -d 'Print a built-in scenario\'s topology files (one per configuration)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "demo" -d 'Seed 000\'s LACP hashing comparison (the short ibm-6513 sweep; also `lagkit demo`)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513 sweep, about 25 seconds; also `lagkit demo`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and not __fish_seen_subcommand_from up down run list show demo help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from up" -s q -l quiet -d 'No progress messages'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from down" -s q -l quiet -d 'No progress messages'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l switch -d 'Built-in scenario: its switches\' kind, lagkit (lagkit\'s own switch, the default) or ovs (Open vSwitch). A topology file says it per switch (`kind`)' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l rate -d 'Built-in scenario: shape every link to RATE (e.g. 1gbit, the seeds\' own speed) instead of the scenario\'s scaled-down rate; reports say so in their scale line and flag runs the CPU or the switch held back' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l rate -d 'Built-in scenario: shape every link to RATE in bit/s (1g, 1gbit, 100M, 2.5g; a plain number is bit/s; 1g is the speed of IBM\'s AIX/Cisco measurements) instead of the scenario\'s scaled-down rate; reports say so in their scale line and flag runs the CPU or the switch held back' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l report -d 'Write report.txt, report.json and SVG charts into this folder' -r -F
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l converge-timeout -d 'Seconds to wait for every bond and port-channel to form' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l converge-timeout -d 'How long to wait for every bond and port-channel to form (60s, 1m, 1.5m; a plain number is seconds)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l short -d 'Built-in scenario: the short sweep (fewer, shorter runs)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l json -d 'Print the report as JSON instead of the table'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -s q -l quiet -d 'No progress messages'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from show" -l switch -d 'The switch the scenario\'s topologies use: lagkit (its own, the default) or ovs (Open vSwitch)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from show" -l short -d 'The short sweep\'s configurations'
@@ -133,7 +137,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "run" -d 'Up, wait for the aggregates, run the workload, measure, report, down (a built-in scenario\'s name runs its whole sweep; see `lab list`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the built-in scenarios'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a built-in scenario\'s topology files (one per configuration)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "demo" -d 'Seed 000\'s LACP hashing comparison (the short ibm-6513 sweep; also `lagkit demo`)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513 sweep, about 25 seconds; also `lagkit demo`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -l report -d 'Where to write report.txt, report.json and the SVG charts' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -l switch -d 'The switch: lagkit (its own, the default) or ovs (Open vSwitch)' -r
@@ -145,7 +149,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l config -d 'Take t
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l bond -d 'The bond in --config' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l switch-hash -d 'The switch\'s spreading, for flows towards the host (`dir = in`): a Cisco load-balance method (src-dst-ip, src-dst-port, ...) or any policy lagkit knows' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l links -d 'Links in the aggregate (default: the bond\'s members with --config, else 2)' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l rate -d 'Each link\'s rate (bit/s; 100M, 1g, 10g)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l rate -d 'Each link\'s rate in bit/s: 1g, 1gbit, 100M, 2.5g (a plain number is bit/s)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l host -d 'For captures: the bonded host\'s IP or MAC; frames from it are `out`, to it `in`, others are skipped. Without it every frame is `out`' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l top -d 'How many alternatives to list' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l svg -d 'Write per-link share charts (plan-out.svg, plan-in.svg) into this directory' -r -F
@@ -153,28 +157,35 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l short -d 'With --
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l cisco-switch -d 'The switch is a Cisco Catalyst: rank only its load-balance methods'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l explain -d 'Name the causes of an imbalance and what to change'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l json -d 'Print JSON instead of the table'
-complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand check" -l lacpdus -d 'A capture (pcap or pcapng, from either end or the wire) whose LACPDUs tell what the ends actually say; may be repeated' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand check" -l channel -d 'The switch\'s channel group the host is cabled to (needed when the switch configuration has several)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand check" -l live -d 'Also ask the lagkit bonds running in this network namespace what their LACP partners say (partners, keys, rates, members left out)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand check" -l json -d 'Print JSON'
-complete -c lagkit -n "__fish_lagkit_using_subcommand check" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -l port -d 'A port: the interface as the configuration names it and the Linux device that carries it, e.g. Gi8/4=veth4 (repeatable; port order is the order given)' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -l socket -d 'The control socket (default: /run/lagkit/<netns>/switch/<hostname>.sock)' -r -F
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -l check -d 'Only read the configuration, print what would run, and exit'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -a "show" -d '`show etherchannel summary | etherchannel load-balance | mac address-table | interfaces counters`'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -a "test" -d '`test etherchannel load-balance interface port-channel N ip|mac|port SRC DST`: which member a flow takes, and why'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show test help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from show" -l name -d 'The switch (its hostname); default: the only one running in this network namespace' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand check" -l strict -d 'Refuse a Cisco IOS configuration with lines lagkit does not read (a misspelt command, say) instead of warning about them (exit status 2); well-known commands outside lagkit\'s subset (version, spanning-tree, description, ...) are still only counted'
+complete -c lagkit -n "__fish_lagkit_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -l port -d 'A port: the interface as the configuration names it and the Linux device that carries it, e.g. Gi8/4=veth4 (repeatable; port order is the order given)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -l socket -d 'The control socket (default: /run/lagkit/<netns>/switch/<hostname>.sock)' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -l check -d 'Only read the configuration, print what would run, and exit'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -l strict -d 'Refuse a configuration with lines lagkit does not read (a misspelt command, say) instead of warning about them; well-known commands outside lagkit\'s subset (version, spanning-tree, description, ...) are still only counted. The same rule as `lagkit check --strict`'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -a "show" -d 'Ask a running switch (--name NAME): `show etherchannel summary | etherchannel [N] detail | etherchannel load-balance | mac address-table | interfaces counters | lacp neighbor | pagp neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -a "sh" -d 'Ask a running switch (--name NAME): `show etherchannel summary | etherchannel [N] detail | etherchannel load-balance | mac address-table | interfaces counters | lacp neighbor | pagp neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -a "test" -d '`test etherchannel load-balance interface port-channel N ip|mac|port SRC DST`: which member a flow takes, and why'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and not __fish_seen_subcommand_from show sh test help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from show" -s n -l name -d 'The switch (its hostname); default: the only one running in this network namespace' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from show" -l socket -d 'The control socket' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from show" -l json -d 'Print JSON instead of Cisco\'s text'
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from test" -l name -d 'The switch (its hostname); default: the only one running in this network namespace' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from sh" -s n -l name -d 'The switch (its hostname); default: the only one running in this network namespace' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from sh" -l socket -d 'The control socket' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from sh" -l json -d 'Print JSON instead of Cisco\'s text'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from sh" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from test" -s n -l name -d 'The switch (its hostname); default: the only one running in this network namespace' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from test" -l socket -d 'The control socket' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from test" -l json -d 'Print JSON instead of Cisco\'s text'
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from help" -f -a "show" -d '`show etherchannel summary | etherchannel load-balance | mac address-table | interfaces counters`'
+complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from help" -f -a "show" -d 'Ask a running switch (--name NAME): `show etherchannel summary | etherchannel [N] detail | etherchannel load-balance | mac address-table | interfaces counters | lacp neighbor | pagp neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from help" -f -a "test" -d '`test etherchannel load-balance interface port-channel N ip|mac|port SRC DST`: which member a flow takes, and why'
 complete -c lagkit -n "__fish_lagkit_using_subcommand switch; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp help" -s h -l help -d 'Print help'
@@ -190,8 +201,8 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l clear -d 'End a black hole on link L at time T' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l drop -d 'Lose the next N PDUs A sends on link L at time T: --drop 1:2@20s' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l loss -d 'Probability that any PDU is lost (0.0-1.0), on every link' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l delay -d 'One-way link delay' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l duration -d 'Virtual time to simulate (default: 60s, or 30s past the last fault)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l delay -d 'One-way link delay (100us, 1ms, 0.5ms; a plain number is seconds)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l duration -d 'Virtual time to simulate: 60s, 1m, 90 (a plain number is seconds; default: 60s, or 30s past the last fault)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l seed -d 'Seed of the loss process' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l pcap -d 'Write every PDU sent to this pcap file (decode with tshark -O lacp / -O pagp)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l quiet -d 'Print only the final state, not the timeline'
@@ -205,8 +216,8 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l clear -d 'End a black hole on link L at time T' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l drop -d 'Lose the next N PDUs A sends on link L at time T: --drop 1:2@20s' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l loss -d 'Probability that any PDU is lost (0.0-1.0), on every link' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l delay -d 'One-way link delay' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l duration -d 'Virtual time to simulate (default: 60s, or 30s past the last fault)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l delay -d 'One-way link delay (100us, 1ms, 0.5ms; a plain number is seconds)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l duration -d 'Virtual time to simulate: 60s, 1m, 90 (a plain number is seconds; default: 60s, or 30s past the last fault)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l seed -d 'Seed of the loss process' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l pcap -d 'Write every PDU sent to this pcap file (decode with tshark -O lacp / -O pagp)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l quiet -d 'Print only the final state, not the timeline'
@@ -215,16 +226,16 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "up" -d 'Run the bond(s) a configuration file describes, in the foreground'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "down" -d 'Give back what a bond that is not running left changed (after a crash or SIGKILL): members\' MAC, MTU, ARP, IPv6 and filters, from its state file'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "status" -d 'Show a running bond like /proc/net/bonding/bondX'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "stats" -d 'Show per-member counters and the balance ratio, like AIX entstat -d'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "flow" -d 'Which member carries a flow, and why'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "load" -d 'Built-in workloads (socketprocs, netperf stream/maerts/rr, LPM): server and client'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "down" -d 'Give back what a bond (--name NAME) that is not running left changed (after a crash or SIGKILL): members\' MAC, MTU, ARP, IPv6 and filters, from its state file'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "status" -d 'Show a running bond (--name NAME, default every bond here) like /proc/net/bonding/bondX'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "stats" -d 'Show a running bond\'s (--name NAME, default every bond here) per-member counters and balance ratio, like AIX entstat -d'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "flow" -d 'Ask a running bond (--name NAME, default the only one here) which member carries a flow, and why'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "load" -d 'Built-in workloads without netperf (socketprocs, netperf-style stream/maerts/rr, LPM): a server and a client'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "lab" -d 'Labs: hosts, switches and shaped links in network namespaces'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "demo" -d 'The default lab demo: seed 000\'s address-vs-port hashing comparison (the short ibm-6513 sweep) in network namespaces, about a minute'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 address-vs-port hashing comparison (the short ibm-6513 sweep, two runs) in network namespaces, about 25 seconds'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "plan" -d 'Predict how a configuration spreads given traffic (a flow list or a capture), explain imbalance, rank the alternatives'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "check" -d 'Read both ends\' configurations (lagkit bond, /proc/net/bonding, Cisco IOS) and flag what does not match, before it costs throughput'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "switch" -d 'lagkit\'s own switch (Cisco IOS configuration, port-channels with LACP or `on`), in the foreground; `switch show ...` and `switch test ...` ask a running one as a Catalyst would answer'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "check" -d 'Read both ends\' configurations (lagkit bond TOML, /proc/net/bonding, ifupdown, systemd-networkd, netplan, NetworkManager, teamd, AIX lsattr, Cisco IOS, Open vSwitch), captured LACPDUs or running bonds, and flag what does not match, before it costs throughput'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "switch" -d 'lagkit\'s own switch (Cisco IOS configuration, port-channels with LACP, PAgP or `on`), in the foreground; `switch show ...` and `switch test ...` ask a running one as a Catalyst would answer'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "sim" -d 'Simulate protocols in virtual time ("would my server and my switch form a channel?")'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow load lab demo plan check switch sim help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from load" -f -a "server" -d 'Serve a workload until SIGTERM or Ctrl-C, then print what was served'
@@ -235,8 +246,8 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subc
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "run" -d 'Up, wait for the aggregates, run the workload, measure, report, down (a built-in scenario\'s name runs its whole sweep; see `lab list`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "list" -d 'List the built-in scenarios'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "show" -d 'Print a built-in scenario\'s topology files (one per configuration)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "demo" -d 'Seed 000\'s LACP hashing comparison (the short ibm-6513 sweep; also `lagkit demo`)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from switch" -f -a "show" -d '`show etherchannel summary | etherchannel load-balance | mac address-table | interfaces counters`'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513 sweep, about 25 seconds; also `lagkit demo`)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from switch" -f -a "show" -d 'Ask a running switch (--name NAME): `show etherchannel summary | etherchannel [N] detail | etherchannel load-balance | mac address-table | interfaces counters | lacp neighbor | pagp neighbor`; words may be abbreviated as on a Catalyst (`sh eth sum`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from switch" -f -a "test" -d '`test etherchannel load-balance interface port-channel N ip|mac|port SRC DST`: which member a flow takes, and why'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from sim" -f -a "lacp" -d 'Two LACP systems joined by N links, with faults at chosen times'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from sim" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'

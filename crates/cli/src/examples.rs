@@ -58,7 +58,7 @@ EXAMPLES:
   # A topology file: up, converge, run its workload, measure, report, down
   sudo lagkit lab run examples/lab/two-hosts.toml --report /tmp/lab-report
 
-  # A built-in scenario's short sweep at the seeds' own 1 Gbit/s
+  # A built-in scenario's short sweep at the original measurements' 1 Gbit/s
   sudo lagkit lab run ibm-6513 --short --rate 1g --converge-timeout 2m";
 
 #[cfg(test)]
