@@ -29,7 +29,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux"
 pkgs_package="systemd man-db dpkg"
 
 groups=("$@")

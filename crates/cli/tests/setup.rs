@@ -119,11 +119,11 @@ fn programs_in_code() -> BTreeMap<String, String> {
     found
 }
 
-/// Not external packages: lagkit and its subcommands, and what every
-/// system has.
+/// Not Debian packages to install: lagkit and its subcommands, the Rust
+/// toolchain (`cargo`), and the shell every system has.
 const LAGKIT_AND_SHELL: &[&str] = &[
     "lagkit", "up", "down", "status", "stats", "flow", "load", "lab", "demo", "plan", "check",
-    "switch", "sim", "true", "sh", "sleep", "cat", "kill",
+    "switch", "sim", "cargo", "true", "sh", "bash", "sleep", "cat", "kill",
 ];
 
 #[test]

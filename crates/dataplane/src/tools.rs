@@ -59,6 +59,11 @@ pub const TOOLS: &[Tool] = &[
     t("ovsdb-tool", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),
     t("ovs-appctl", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),
     t("dpkg", "dpkg", "package", "building and checking the Debian package (tests)"),
+    t("dpkg-deb", "dpkg", "package", "building and checking the Debian package (tests)"),
+    t("dpkg-query", "dpkg", "package", "building and checking the Debian package (tests)"),
+    t("man", "man-db", "package", "rendering the man pages (tests)"),
+    t("systemd-analyze", "systemd", "package", "verifying the systemd units (tests)"),
+    t("setpriv", "util-linux", "test", "running commands without privileges (tests)"),
 ];
 
 /// The entry for `name`, if lagkit knows it.
