@@ -35,43 +35,12 @@ const CAP_NET_ADMIN: u32 = 12;
 const CAP_NET_RAW: u32 = 13;
 const CAP_SYS_ADMIN: u32 = 21;
 const CAP_BPF: u32 = 39;
-const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: libc::c_int,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
 /// The effective capability set of this process (bit N = capability N);
-/// none when the kernel will not say.
+/// none when the kernel will not say. Read with the `caps` crate (capget).
 fn effective() -> u64 {
-    let mut hdr = CapHeader {
-        version: LINUX_CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: capget with version 3 writes two CapData structs, which
-    // `data` holds; both pointers are valid for the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut hdr as *mut CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return 0;
-    }
-    u64::from(data[0].effective) | (u64::from(data[1].effective) << 32)
+    caps::read(None, caps::CapSet::Effective)
+        .map(|set| set.iter().fold(0u64, |m, c| m | c.bitmask()))
+        .unwrap_or(0)
 }
 
 /// What is missing from `caps` for `need`, as a sentence ("root or
