@@ -5,7 +5,7 @@
 use crate::status::{BondStats, BondStatus};
 use lagkit_hash::FlowKey;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::io::{BufRead, BufReader, ErrorKind};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -85,6 +85,23 @@ pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
     Ok(key)
 }
 
+/// Writes `buf` whole with MSG_NOSIGNAL: a daemon that dies mid-request is
+/// an error to report, not a SIGPIPE that ends the asking command silently
+/// (one-shot commands run with SIGPIPE's default action, so that a closed
+/// stdout ends them quietly).
+pub fn send_all(stream: &UnixStream, mut buf: &[u8]) -> std::io::Result<()> {
+    use nix::sys::socket::{send, MsgFlags};
+    use std::os::fd::AsRawFd;
+    while !buf.is_empty() {
+        match send(stream.as_raw_fd(), buf, MsgFlags::MSG_NOSIGNAL) {
+            Ok(n) => buf = &buf[n..],
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Sends one request to a bond's control socket and returns the response.
 pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
     exchange(path, req, "bond", "lagkit up")
@@ -113,9 +130,10 @@ pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;
-    let mut w = &stream;
-    serde_json::to_writer(&mut w, req).map_err(|e| e.to_string())?;
-    w.write_all(b"\n").map_err(|e| e.to_string())?;
+    let mut out = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+    out.push(b'\n');
+    send_all(&stream, &out)
+        .map_err(|e| format!("the {who} at {} went away: {e}", path.display()))?;
     let mut line = String::new();
     BufReader::new(&stream)
         .read_line(&mut line)
