@@ -924,18 +924,14 @@ fn read_ios(file: &str, text: &str) -> Result<(End, Vec<lagkit_ios::Unread>), Re
     })?;
     let switch = cfg.hostname.clone().unwrap_or_else(|| file.to_string());
     let channels = cfg
-        .channels()
+        .channel_groups()
         .into_iter()
-        .map(|n| Channel {
+        .map(|(n, g)| Channel {
             switch: switch.clone(),
             file: file.into(),
             number: n,
-            ports: cfg.members(n).into_iter().cloned().collect(),
-            port_channel: cfg
-                .interfaces
-                .iter()
-                .find(|i| i.port_channel() == Some(n))
-                .cloned(),
+            ports: g.members.into_iter().cloned().collect(),
+            port_channel: g.port_channel.cloned(),
             load_balance: cfg.load_balance.as_ref().map(|l| (l.value.clone(), l.line)),
             default_mtu: Some(1500),
             datapath: None,

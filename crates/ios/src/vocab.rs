@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// Phrases the reader models (their arguments follow).
 const MODELLED: &[&str] = &[
@@ -269,10 +270,15 @@ pub(crate) fn classify(words: &[&str]) -> UnreadKind {
         ["no", rest @ ..] if !rest.is_empty() => rest,
         w => w,
     };
-    let all: Vec<(Vec<&str>, bool)> = phrases(MODELLED)
-        .map(|p| (p, true))
-        .chain(phrases(NOT_MODELLED).map(|p| (p, false)))
-        .collect();
+    // Split once per process, not once per line: a configuration of a
+    // million lines classifies a million of them.
+    static ALL: LazyLock<Vec<(Vec<&str>, bool)>> = LazyLock::new(|| {
+        phrases(MODELLED)
+            .map(|p| (p, true))
+            .chain(phrases(NOT_MODELLED).map(|p| (p, false)))
+            .collect()
+    });
+    let all: &[(Vec<&str>, bool)] = &ALL;
     // Walk down the phrases that match the words so far.
     let mut depth = 0;
     loop {

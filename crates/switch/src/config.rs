@@ -19,7 +19,7 @@ use crate::vlan::{PortMode, VlanSet, DEFAULT_VLAN};
 use crate::{ChannelId, PortId};
 use lagkit_hash::Policy;
 use lagkit_ios::{ChannelMode, Interface, Unread};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// The Catalyst methods `port-channel load-balance` takes.
@@ -194,6 +194,14 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
             spec.lacp_fast |= i.lacp_rate_fast.as_ref().is_some_and(|r| r.value);
         }
     }
+    // One pass for the port-channels and the interfaces by name: a search
+    // per channel or per member would be quadratic in the configuration.
+    let channel_groups = cfg.channel_groups();
+    let by_iface: HashMap<&str, &Interface> = cfg
+        .interfaces
+        .iter()
+        .map(|i| (i.name.as_str(), i))
+        .collect();
     let mut bridge = Bridge::new(policy);
     for pc in port_cfg.iter().cloned() {
         bridge.add_port(pc);
@@ -210,11 +218,7 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
             })?;
         // The port-channel interface's settings are the channel's; a
         // member set otherwise is suspended, as Cisco does.
-        let Some(po) = cfg
-            .interfaces
-            .iter()
-            .find(|i| i.port_channel() == Some(spec.id.0))
-        else {
+        let Some(po) = channel_groups.get(&spec.id.0).and_then(|g| g.port_channel) else {
             continue;
         };
         spec.max_bundle = po.lacp_max_bundle.as_ref().map(|m| usize::from(m.value));
@@ -230,7 +234,7 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
                     m.mtu, spec.id.0, po_mtu
                 ));
             }
-            let member_iface = cfg.interfaces.iter().find(|i| i.name == m.name);
+            let member_iface = by_iface.get(m.name.as_str()).copied();
             let speed = |i: Option<&lagkit_ios::Interface>| {
                 i.and_then(|i| i.speed.as_ref())
                     .map(|s| s.value.to_ascii_lowercase())
