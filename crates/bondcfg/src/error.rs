@@ -27,6 +27,10 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is larger than any bond configuration
+    /// ([`lagkit_input::BOND_CONFIG`]): refused before it is parsed.
+    #[error(transparent)]
+    TooLarge(lagkit_input::InputError),
     /// The file was read but is not a valid config.
     #[error("{0}")]
     Invalid(Box<InvalidConfig>),
@@ -37,7 +41,7 @@ impl ConfigError {
     pub fn invalid(&self) -> Option<&InvalidConfig> {
         match self {
             ConfigError::Invalid(i) => Some(i),
-            ConfigError::Read { .. } => None,
+            ConfigError::Read { .. } | ConfigError::TooLarge(_) => None,
         }
     }
 

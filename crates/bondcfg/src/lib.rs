@@ -156,11 +156,14 @@ pub fn parse_file_with_warnings(
     path: impl AsRef<Path>,
 ) -> Result<(Vec<BondConfig>, Vec<Warning>), ConfigError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Read {
-        file: path.to_path_buf(),
-        source,
+    let bytes = lagkit_input::read(path, &lagkit_input::BOND_CONFIG).map_err(|e| match e {
+        lagkit_input::InputError::Io { source, .. } => ConfigError::Read {
+            file: path.to_path_buf(),
+            source,
+        },
+        e => ConfigError::TooLarge(e),
     })?;
-    let name = path.display().to_string();
+    let name = lagkit_input::name(path);
     match std::str::from_utf8(&bytes) {
         Ok(text) => parse_str(text, &name),
         Err(e) => Err(parse::not_text(&bytes, e.valid_up_to(), &name)),
@@ -188,6 +191,9 @@ pub fn fuzz_one(data: &[u8]) {
                     Err(e) => panic!("to_toml wrote an invalid file: {e}\n{written}"),
                 }
             }
+        }
+        Err(ConfigError::TooLarge(e)) => {
+            assert!(text.len() as u64 > lagkit_input::BOND_CONFIG.bytes, "{e}");
         }
         Err(e) => {
             let shown = e.to_string();

@@ -155,6 +155,14 @@ pub fn parse_str(
         file: file_name,
         multi: false,
     };
+    // Parsed into a document tree several times its size: a text past
+    // the limit is no bond configuration (`lagkit check` reads far more).
+    if text.len() as u64 > lagkit_input::BOND_CONFIG.bytes {
+        return Err(ConfigError::TooLarge(lagkit_input::InputError::TooLarge {
+            file: file_name.into(),
+            limit: lagkit_input::BOND_CONFIG,
+        }));
+    }
     // NUL is UTF-8 but no text file has one: a binary, not a TOML mistake.
     if let Some(offset) = text.find('\0') {
         return Err(ctx.error(offset, None, None, ErrorKind::NotText { offset, byte: 0 }));

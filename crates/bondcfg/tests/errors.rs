@@ -943,6 +943,43 @@ fn lacp_and_aix_cross_checks() {
     assert!(matches!(inv.kind, ErrorKind::NetaddrIsOwn { .. }));
 }
 
+/// `/dev/zero`, a sparse file of gigabytes or any file past 1 MiB is
+/// refused at once, naming the file, the limit and what to do.
+#[test]
+fn files_past_the_limit_are_refused_at_once() {
+    let t = std::time::Instant::now();
+    let e = lagkit_bondcfg::parse_file("/dev/zero").unwrap_err();
+    assert!(matches!(e, ConfigError::TooLarge(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "/dev/zero: larger than 1 MiB, the most lagkit reads as a bond configuration: is it the right file? \
+         a bond configuration is a few KiB: check the path, or split the bonds over several files"
+    );
+    assert_eq!(e.line(), None);
+    let dir = std::env::temp_dir().join(format!("lk-bondcfg-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sparse = dir.join("bond.toml");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let e = lagkit_bondcfg::parse_file(&sparse).unwrap_err();
+    assert!(matches!(e, ConfigError::TooLarge(_)), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        t.elapsed()
+    );
+    // The same limit for text read by others (`lagkit check`).
+    let text = format!("name = \"bond0\"\n#{}\n", "x".repeat(1 << 20));
+    let e = lagkit_bondcfg::parse_str(&text, "big.toml").unwrap_err();
+    assert!(
+        e.to_string().starts_with("big.toml: larger than 1 MiB"),
+        "{e}"
+    );
+}
+
 #[test]
 fn read_errors_name_the_path() {
     let e = lagkit_bondcfg::parse_file("/nonexistent/lagkit/bond.toml").unwrap_err();
@@ -956,8 +993,9 @@ fn read_errors_name_the_path() {
     assert!(msg.contains("check the path"));
 }
 
-/// 10 MB: a pasted file, a runaway string.
-const HUGE: usize = 10 * 1024 * 1024;
+/// Half a MiB: a pasted file, a runaway string (a file past 1 MiB is
+/// refused whole, see `files_past_the_limit_are_refused_at_once`).
+const HUGE: usize = 512 * 1024;
 
 /// The first 80 characters of `c` repeated, cut and counted as errors show them.
 fn cut(c: char, len: usize) -> String {
