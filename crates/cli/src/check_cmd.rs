@@ -15,7 +15,8 @@ pub struct Args {
     /// keyfiles, teamd JSON, AIX lsattr; a Cisco IOS configuration
     /// (running-config or the commands as typed) or Open vSwitch's
     /// bond/show and lacp/show (with ovs-vsctl show). Two switch
-    /// configurations are checked against each other.
+    /// configurations are checked against each other. `-` reads standard
+    /// input; each is read up to 64 MiB.
     #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
     /// Also ask the lagkit bonds running in this network namespace what
@@ -54,20 +55,13 @@ struct UnreadLine<'a> {
 pub fn run(a: Args) -> ExitCode {
     let mut inputs = Vec::new();
     for f in &a.files {
-        let name = f.display().to_string();
-        let text = match std::fs::read(f) {
-            Ok(b) => match String::from_utf8(b) {
-                Ok(t) => t,
-                Err(e) => {
-                    let why = format!(
-                        "not a text file (byte {} is not UTF-8)",
-                        e.utf8_error().valid_up_to()
-                    );
-                    return unreadable(a.json, ReadError::Dialect { file: name, why });
-                }
-            },
+        let name = lagkit_input::name(f);
+        // At most lagkit_input::CONFIG: /dev/zero, a sparse file or an
+        // endless pipe is refused at once (docs/reference/limits.md).
+        let text = match lagkit_input::read_text(f, &lagkit_input::CONFIG) {
+            Ok(t) => t,
             Err(e) => {
-                let why = e.to_string();
+                let why = e.reason();
                 return unreadable(a.json, ReadError::Io { file: name, why });
             }
         };
@@ -118,13 +112,13 @@ pub fn run(a: Args) -> ExitCode {
     let report = lagkit_check::rules::run(&ends, a.channel);
     let mut findings = report.findings;
     for c in &a.lacpdus {
-        let name = c.display().to_string();
-        let said = std::fs::File::open(c)
+        let name = lagkit_input::name(c);
+        let said = lagkit_input::Opened::open(c)
             .map_err(|e| ReadError::Io {
                 file: name.clone(),
-                why: e.to_string(),
+                why: e.reason(),
             })
-            .and_then(|f| lagkit_check::lacpdus::read_capture(&name, f));
+            .and_then(|f| lagkit_check::lacpdus::read_capture(&name, f.into_reader()));
         match said {
             Ok(s) => findings.extend(lagkit_check::lacpdus::check(&name, &s)),
             Err(e) => return unreadable(a.json, e),

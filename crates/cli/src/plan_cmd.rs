@@ -11,7 +11,9 @@ use std::path::PathBuf;
 pub struct Args {
     /// The traffic: a flow list (.csv or .json: proto, src, sport, dst,
     /// dport, src_mac, dst_mac, vlan, bytes, rate, dir) or a pcap/pcapng
-    /// capture (read as a stream).
+    /// capture (read as a stream); `-` reads standard input. A flow list
+    /// is read up to 64 MiB; a capture cut short is planned from the
+    /// packets before the cut, with a warning.
     #[arg(required_unless_present = "lab")]
     traffic: Option<PathBuf>,
     /// Plan a lab instead: a built-in scenario (`lagkit lab list`) or a
@@ -98,8 +100,8 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
     let usage = Failure::Usage;
     let report = match &a.measured {
         Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))?;
+            let text = lagkit_input::read_text(p, &lagkit_input::REPORT)
+                .map_err(|e| usage(e.to_string()))?;
             let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                 usage(format!(
                     "{}: not a lab report (report.json): {e}",
@@ -270,6 +272,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .map_err(|e| usage(format!("--host: {e}")))?;
     let traffic = a.traffic.clone().unwrap_or_default();
     let (flows, stats) = lagkit_planner::read_flows(&traffic, host).map_err(input_failure)?;
+    if let Some(sk) = &stats.skipped {
+        eprintln!("lagkit: warning: {}: {sk}", lagkit_input::name(&traffic));
+    }
     let end = |spread| EndConfig {
         spread,
         links,
@@ -283,14 +288,19 @@ pub fn run(a: Args) -> Result<(), Failure> {
         a.cisco_switch,
     );
     if a.json {
-        let v =
-            serde_json::to_string_pretty(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
+        let mut v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;
+        // A capture's counts (and what was skipped of it) beside the plan.
+        if let (true, Some(o)) = (stats.packets > 0, v.as_object_mut()) {
+            let c = serde_json::to_value(&stats).map_err(|e| Failure::Runtime(e.to_string()))?;
+            o.insert("capture".into(), c);
+        }
+        let v = serde_json::to_string_pretty(&v).map_err(|e| Failure::Runtime(e.to_string()))?;
         println!("{v}");
     } else {
         if stats.packets > 0 {
             println!(
                 "{}: {} packets in {} flows{}{}",
-                traffic.display(),
+                lagkit_input::name(&traffic),
                 stats.packets,
                 flows.len(),
                 if stats.not_ethernet > 0 {

@@ -116,8 +116,9 @@ fn read_config(
     ports: &[(String, String)],
     strict: bool,
 ) -> Result<lagkit_switch::config::SwitchConfig, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    // The limit `lagkit check` reads IOS with, so both take the same files.
+    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let config =
         lagkit_switch::config::from_ios(&text, ports).map_err(|e| config_error(path, &e))?;
     let level = if strict {

@@ -2,8 +2,8 @@
 //! lists, reports) is read through here, at most a documented number of
 //! bytes, so that `/dev/zero`, a sparse file of gigabytes or an endless
 //! pipe is refused within moments and a few megabytes of memory instead of
-//! growing until the machine swaps. Inputs read as a stream (captures) use
-//! [`open`] and hold their memory bounded themselves.
+//! growing until the machine swaps. Inputs read as a stream (captures) are
+//! [`Opened`] here too and hold their memory bounded themselves.
 //!
 //! A path of `-` is standard input. A regular file larger than its limit
 //! is refused from its size alone, before a byte is read; anything else
@@ -193,52 +193,115 @@ pub fn name(path: &Path) -> String {
     }
 }
 
-/// Opens `path` (`-`: standard input) to be read as a stream; the caller
-/// bounds what it keeps.
-pub fn open(path: &Path) -> Result<Box<dyn Read>, InputError> {
-    if is_stdin(path) {
-        return Ok(Box::new(io::stdin().lock()));
+/// An input opened for reading: a file or standard input, with its first
+/// bytes (to tell a format by) kept for whoever reads on.
+pub struct Opened {
+    name: String,
+    size: Option<u64>,
+    head: Vec<u8>,
+    rest: Box<dyn Read>,
+}
+
+impl fmt::Debug for Opened {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Opened")
+            .field("name", &self.name)
+            .field("size", &self.size)
+            .field("head", &self.head.len())
+            .finish_non_exhaustive()
     }
-    let f = std::fs::File::open(path).map_err(|source| InputError::Io {
-        file: name(path),
-        source,
-    })?;
-    Ok(Box::new(f))
+}
+
+impl Opened {
+    /// Opens `path` (`-`: standard input).
+    pub fn open(path: &Path) -> Result<Opened, InputError> {
+        let file = name(path);
+        if is_stdin(path) {
+            return Ok(Opened {
+                name: file,
+                size: None,
+                head: Vec::new(),
+                rest: Box::new(io::stdin().lock()),
+            });
+        }
+        let io = |source| InputError::Io {
+            file: file.clone(),
+            source,
+        };
+        let f = std::fs::File::open(path).map_err(io)?;
+        let meta = f.metadata().map_err(io)?;
+        Ok(Opened {
+            size: meta.is_file().then_some(meta.len()),
+            name: file,
+            head: Vec::new(),
+            rest: Box::new(f),
+        })
+    }
+
+    /// How messages name it ([`name`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its size, for a regular file.
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+
+    /// Its first `n` bytes (fewer if it is shorter), read without losing
+    /// them: [`Opened::read_all`] and [`Opened::into_reader`] start with
+    /// them.
+    pub fn head(&mut self, n: usize) -> Result<&[u8], InputError> {
+        let mut buf = [0u8; 512];
+        while self.head.len() < n {
+            let want = (n - self.head.len()).min(buf.len());
+            match self.rest.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(k) => self.head.extend_from_slice(&buf[..k]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(InputError::Io {
+                        file: self.name.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(&self.head[..n.min(self.head.len())])
+    }
+
+    /// Reads it whole, at most `limit` bytes; with `text`, refused at its
+    /// first NUL byte. A regular file larger than the limit (a sparse file
+    /// of gigabytes) is refused from its size, before a byte is read.
+    pub fn read_all(self, limit: &Limit, text: bool) -> Result<Vec<u8>, InputError> {
+        if self.size.is_some_and(|s| s > limit.bytes) {
+            return Err(InputError::TooLarge {
+                file: self.name,
+                limit: *limit,
+            });
+        }
+        let (name, size) = (self.name.clone(), self.size);
+        read_from(self.into_reader(), &name, limit, text, size)
+    }
+
+    /// The input as a stream, from its first byte; the caller bounds what
+    /// it keeps.
+    pub fn into_reader(self) -> impl Read {
+        io::Cursor::new(self.head).chain(self.rest)
+    }
 }
 
 /// Reads `path` (`-`: standard input) whole, at most `limit` bytes.
 pub fn read(path: &Path, limit: &Limit) -> Result<Vec<u8>, InputError> {
-    read_path(path, limit, false)
+    Opened::open(path)?.read_all(limit, false)
 }
 
 /// Reads `path` (`-`: standard input) whole as UTF-8 text, at most
 /// `limit` bytes; refused at its first NUL byte, without reading on.
 pub fn read_text(path: &Path, limit: &Limit) -> Result<String, InputError> {
-    let bytes = read_path(path, limit, true)?;
-    into_text(bytes, &name(path))
-}
-
-fn read_path(path: &Path, limit: &Limit, text: bool) -> Result<Vec<u8>, InputError> {
-    let file = name(path);
-    if is_stdin(path) {
-        return read_from(io::stdin().lock(), &file, limit, text, None);
-    }
-    let io = |source| InputError::Io {
-        file: file.clone(),
-        source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    // A regular file's size is known: one past the limit (a sparse file
-    // of gigabytes) is refused before a byte is read.
-    let meta = f.metadata().map_err(io)?;
-    let size = meta.is_file().then_some(meta.len());
-    if size.is_some_and(|s| s > limit.bytes) {
-        return Err(InputError::TooLarge {
-            file,
-            limit: *limit,
-        });
-    }
-    read_from(f, &file, limit, text, size)
+    let input = Opened::open(path)?;
+    let file = input.name.clone();
+    into_text(input.read_all(limit, true)?, &file)
 }
 
 /// Reads `r` to its end, at most `limit` bytes; with `text`, refused at

@@ -12,7 +12,7 @@ use pcap_file::pcapng::Block;
 use pcap_file::DataLink;
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,7 @@ pub enum InputError {
 }
 
 /// What a capture held besides the flows.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CaptureStats {
     /// Packets read.
     pub packets: u64,
@@ -59,6 +59,44 @@ pub struct CaptureStats {
     pub not_ethernet: u64,
     /// Packets neither from nor to the host (when a host was named).
     pub unrelated: u64,
+    /// Where the capture was damaged or cut short, when it was after at
+    /// least one good packet: the flows are those of the packets before.
+    pub skipped: Option<Skipped>,
+}
+
+/// The part of a capture that was not read: from a damaged or cut packet
+/// to the end.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    /// The first packet not read (1-based).
+    pub from_packet: u64,
+    /// Packets skipped: 1 when the capture ends inside that packet (cut
+    /// short); `None` when damage hides how many follow.
+    pub packets: Option<u64>,
+    /// What was wrong there.
+    pub why: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.packets {
+            Some(n) => write!(
+                f,
+                "packet {} is cut short ({}): {n} packet{} skipped, planned from the {} before it",
+                self.from_packet,
+                self.why,
+                if n == 1 { "" } else { "s" },
+                self.from_packet - 1
+            ),
+            None => write!(
+                f,
+                "packet {} is damaged ({}): it and the rest of the capture were skipped, planned from the {} packets before it",
+                self.from_packet,
+                self.why,
+                self.from_packet - 1
+            ),
+        }
+    }
 }
 
 /// Which frames the bonded host sends, for captures: frames from this MAC
@@ -83,37 +121,41 @@ impl std::str::FromStr for Host {
     }
 }
 
-/// Reads flows from `path`: `.csv`, `.json`, or a pcap/pcapng capture
-/// (recognised by its first bytes, whatever its name). `host` gives
-/// captures their directions; without it every captured frame is `out`.
+/// Reads flows from `path` (`-`: standard input): `.csv`, `.json`, or a
+/// pcap/pcapng capture (recognised by its first bytes, whatever its name).
+/// `host` gives captures their directions; without it every captured
+/// frame is `out`. A flow list is read whole, at most
+/// [`lagkit_input::FLOW_LIST`]; a capture is a stream of any length.
 pub fn read_flows(
     path: &Path,
     host: Option<Host>,
 ) -> Result<(Vec<Flow>, CaptureStats), InputError> {
-    let io = |e: std::io::Error| InputError::Io {
-        path: path.to_path_buf(),
-        why: e.to_string(),
+    let input_err = |e: lagkit_input::InputError| InputError::Io {
+        path: PathBuf::from(e.file()),
+        why: e.reason(),
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let mut magic = [0u8; 4];
-    let n = read_up_to(&mut file, &mut magic).map_err(io)?;
-    let rest = std::io::Cursor::new(magic[..n].to_vec()).chain(file);
-    let reader = BufReader::with_capacity(1 << 20, rest);
-    match capture_kind(&magic[..n]) {
-        Some(Capture::Pcap) => read_pcap(path, reader, host),
-        Some(Capture::PcapNg) => read_pcapng(path, reader, host),
+    let mut input = lagkit_input::Opened::open(path).map_err(input_err)?;
+    let magic = input.head(4).map_err(input_err)?.to_vec();
+    match capture_kind(&magic) {
+        Some(Capture::Pcap) => read_pcap(path, input.into_reader(), host),
+        Some(Capture::PcapNg) => read_pcapng(path, input.into_reader(), host),
         None => {
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-            let first = magic[..n].iter().find(|b| !b.is_ascii_whitespace());
-            let flows = if ext.eq_ignore_ascii_case("json") || first == Some(&b'[') {
-                read_json(path, reader)?
-            } else if ext.eq_ignore_ascii_case("csv") || ext.is_empty() || ext == "txt" {
-                read_csv(path, reader)?
-            } else {
+            let first = magic.iter().find(|b| !b.is_ascii_whitespace());
+            let json = ext.eq_ignore_ascii_case("json") || first == Some(&b'[');
+            if !json && !(ext.eq_ignore_ascii_case("csv") || ext.is_empty() || ext == "txt") {
                 return Err(InputError::Format {
                     path: path.to_path_buf(),
                     why: "not a flow list (.csv, .json) nor a capture (pcap, pcapng)".into(),
                 });
+            }
+            let data = input
+                .read_all(&lagkit_input::FLOW_LIST, true)
+                .map_err(input_err)?;
+            let flows = if json {
+                read_json(path, &data[..])?
+            } else {
+                read_csv(path, &data[..])?
             };
             Ok((flows, CaptureStats::default()))
         }
@@ -136,17 +178,6 @@ fn capture_kind(head: &[u8]) -> Option<Capture> {
         [0x0a, 0x0d, 0x0d, 0x0a] => Some(Capture::PcapNg),
         _ => None,
     }
-}
-
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 /// A number or a string, for fields JSON may give either way.
@@ -569,10 +600,42 @@ fn capture_err(path: &Path, packet: u64, e: pcap_file::PcapError) -> InputError 
         at: format!("packet {}", packet + 1),
         line: None,
         why: format!(
-            "{} (the capture is damaged or cut short here; the packets before it were read)",
+            "{} (the capture is damaged or cut short here, before any packet could be read)",
             cut(&e.to_string())
         ),
     }
+}
+
+/// A capture damaged at packet `f.stats.packets + 1`: an error when no
+/// packet was read before it, else the flows so far and what was skipped.
+fn damaged(
+    path: &Path,
+    mut f: Folder,
+    e: pcap_file::PcapError,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    if f.stats.packets == 0 {
+        return Err(capture_err(path, 0, e));
+    }
+    // The reader's buffer ran dry inside a packet: the file ends there.
+    let cut_short = matches!(&e, pcap_file::PcapError::IoError(io)
+        if io.kind() == std::io::ErrorKind::UnexpectedEof);
+    f.stats.skipped = Some(Skipped {
+        from_packet: f.stats.packets + 1,
+        packets: cut_short.then_some(1),
+        why: if cut_short {
+            "the capture ends inside it, or its length is damaged".into()
+        } else {
+            cut(&e.to_string())
+        },
+    });
+    Ok(f.finish())
+}
+
+/// A packet no capture holds: length 0 (what zeros after a header read
+/// as). Refused as damage, so that a file of zeros is not read as
+/// gigabytes of empty packets.
+fn empty_packet() -> pcap_file::PcapError {
+    pcap_file::PcapError::InvalidField("a packet of length 0")
 }
 
 fn read_pcap(
@@ -584,8 +647,11 @@ fn read_pcap(
     let link = Some(rd.header().datalink);
     let mut f = Folder::default();
     while let Some(p) = rd.next_packet() {
-        let p = p.map_err(|e| capture_err(path, f.stats.packets, e))?;
-        f.packet(link, &p.data, p.orig_len, host);
+        match p {
+            Ok(p) if p.orig_len == 0 => return damaged(path, f, empty_packet()),
+            Ok(p) => f.packet(link, &p.data, p.orig_len, host),
+            Err(e) => return damaged(path, f, e),
+        }
     }
     Ok(f.finish())
 }
@@ -599,12 +665,22 @@ fn read_pcapng(
     let mut f = Folder::default();
     let mut links: Vec<DataLink> = Vec::new();
     while let Some(b) = rd.next_block() {
-        match b.map_err(|e| capture_err(path, f.stats.packets, e))? {
+        let b = match b {
+            Ok(b) => b,
+            Err(e) => return damaged(path, f, e),
+        };
+        match b {
             Block::SectionHeader(_) => links.clear(),
             Block::InterfaceDescription(i) => links.push(i.linktype),
+            Block::EnhancedPacket(p) if p.original_len == 0 => {
+                return damaged(path, f, empty_packet())
+            }
             Block::EnhancedPacket(p) => {
                 let id = usize::try_from(p.interface_id).unwrap_or(usize::MAX);
                 f.packet(links.get(id).copied(), &p.data, p.original_len, host);
+            }
+            Block::SimplePacket(p) if p.original_len == 0 => {
+                return damaged(path, f, empty_packet())
             }
             Block::SimplePacket(p) => {
                 f.packet(links.first().copied(), &p.data, p.original_len, host);
@@ -782,16 +858,96 @@ mod tests {
     }
 
     #[test]
-    fn pcap_is_folded_into_flows_and_a_cut_capture_is_an_error() {
+    fn pcap_is_folded_into_flows_and_a_cut_capture_plans_from_what_was_read() {
         let frames = vec![tcp_frame(1000), tcp_frame(1001), tcp_frame(1000)];
         let data = pcap_of(&frames);
         let (f, st) = read_bytes("c.pcap", &data).unwrap();
         assert_eq!(st.packets, 3);
+        assert_eq!(st.skipped, None);
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].bytes, 2 * frames[0].len() as u64);
+        // The last packet cut short: the two before it are planned.
         let cut = &data[..data.len() - 10];
-        let e = read_bytes("c.pcap", cut).unwrap_err();
-        assert!(e.to_string().contains("packet 3"), "{e}");
+        let (f, st) = read_bytes("c.pcap", cut).unwrap();
+        assert_eq!(st.packets, 2);
+        assert_eq!(f.len(), 2);
+        let sk = st.skipped.unwrap();
+        assert_eq!((sk.from_packet, sk.packets), (3, Some(1)));
+        assert_eq!(
+            sk.to_string(),
+            "packet 3 is cut short (the capture ends inside it, or its length is damaged): 1 packet skipped, planned from the 2 before it"
+        );
+        // Garbage after two good packets: they are planned, the rest skipped.
+        let two = pcap_of(&frames[..2]);
+        let mut junk = two.clone();
+        // A packet header (big-endian, as the writer's) claiming more than
+        // the snap length, then junk.
+        for word in [1u32, 0, 100_000, 5] {
+            junk.extend_from_slice(&word.to_be_bytes());
+        }
+        junk.extend(std::iter::repeat_n(0xeeu8, 100_000));
+        let (f, st) = read_bytes("c.pcap", &junk).unwrap();
+        assert_eq!((st.packets, f.len()), (2, 2));
+        let sk = st.skipped.unwrap();
+        assert_eq!((sk.from_packet, sk.packets), (3, None));
+        assert!(sk.to_string().contains("the rest of the capture"), "{sk}");
+        // Zeros after them read as empty packets: damage too, at once.
+        let mut zeros = two.clone();
+        zeros.extend(std::iter::repeat_n(0u8, 1 << 20));
+        let (_, st) = read_bytes("c.pcap", &zeros).unwrap();
+        assert!(st.skipped.unwrap().why.contains("length 0"));
+        // Damage before any packet is an error.
+        let header_only = &data[..24 + 8];
+        let e = read_bytes("c.pcap", header_only).unwrap_err();
+        assert!(e.to_string().contains("packet 1"), "{e}");
+        let mut bad = data[..24].to_vec();
+        bad.extend(std::iter::repeat_n(0u8, 1 << 20));
+        assert!(read_bytes("c.pcap", &bad).is_err());
+    }
+
+    #[test]
+    fn a_cut_pcapng_plans_from_what_was_read() {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+        use pcap_file::pcapng::PcapNgWriter;
+        let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+        w.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::ETHERNET,
+            snaplen: 0,
+            options: vec![],
+        })
+        .unwrap();
+        for port in [1000u16, 1001, 1002] {
+            let frame = tcp_frame(port);
+            w.write_pcapng_block(EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: std::time::Duration::ZERO,
+                original_len: frame.len() as u32,
+                data: frame.into(),
+                options: vec![],
+            })
+            .unwrap();
+        }
+        let data = w.into_inner();
+        assert_eq!(read_bytes("c.pcapng", &data).unwrap().1.packets, 3);
+        let (f, st) = read_bytes("c.pcapng", &data[..data.len() - 7]).unwrap();
+        assert_eq!((st.packets, f.len()), (2, 2));
+        assert_eq!(st.skipped.unwrap().packets, Some(1));
+    }
+
+    #[test]
+    fn flow_lists_past_the_limit_or_not_text_are_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("lkt-plan-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("flows.csv");
+        std::fs::File::create(&p).unwrap().set_len(2 << 30).unwrap();
+        let t = std::time::Instant::now();
+        let e = read_flows(&p, None).unwrap_err();
+        assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
+        let e = read_flows(Path::new("/dev/zero"), None).unwrap_err();
+        assert_eq!(e.to_string(), "/dev/zero: not a text file (byte 0 is NUL)");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -622,7 +622,7 @@ fn configs(
             "no built-in scenario {name:?} (see `lagkit lab list`) and no such topology file"
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG).map_err(|e| e.to_string())?;
     let topo = Topology::load(path).map_err(|e| e.to_string())?;
     Ok(vec![lagkit_lab::scenario::Config {
         key: String::new(),
