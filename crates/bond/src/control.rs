@@ -31,8 +31,11 @@ use std::time::{Duration, Instant};
 pub const MAX_CLIENTS: usize = 64;
 /// How long a client may take to send its request and read its answer.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
-/// The longest request line accepted.
-pub const MAX_REQUEST: usize = 64 * 1024;
+/// The longest request line accepted ([`lagkit_input::CONTROL_REQUEST`]);
+/// a client that sends more without a newline is answered an error,
+/// counted in [`ControlCounters::too_long`], logged and closed, and no
+/// more than this and one read of it is kept.
+pub const MAX_REQUEST: usize = lagkit_input::CONTROL_REQUEST.bytes as usize;
 /// Requests waiting for the control thread.
 const QUEUE: usize = 64;
 
@@ -73,6 +76,8 @@ pub struct ControlCounters {
     pub timed_out: AtomicU64,
     /// Clients turned away because [`MAX_CLIENTS`] were connected.
     pub refused: AtomicU64,
+    /// Clients cut off for a request line longer than [`MAX_REQUEST`].
+    pub too_long: AtomicU64,
 }
 
 /// The running server; stops (and removes the socket file) on drop.
@@ -175,7 +180,7 @@ fn serve<Q: DeserializeOwned, R: Answer>(
         let now = Instant::now();
         for (c, ready) in clients.iter_mut().zip(ready.iter().skip(1)) {
             if *ready {
-                pump(c, &to_bond);
+                pump(c, &to_bond, counters);
             }
             if let Some(rx) = &c.waiting {
                 match rx.try_recv() {
@@ -237,7 +242,11 @@ fn serve<Q: DeserializeOwned, R: Answer>(
 
 /// Reads what a client sent, hands a complete request to the bond, and
 /// writes what is pending.
-fn pump<Q: DeserializeOwned, R: Answer>(c: &mut Client<R>, to_bond: &SyncSender<Pending<Q, R>>) {
+fn pump<Q: DeserializeOwned, R: Answer>(
+    c: &mut Client<R>,
+    to_bond: &SyncSender<Pending<Q, R>>,
+    counters: &ControlCounters,
+) {
     if !c.output.is_empty() {
         flush(c);
     }
@@ -265,10 +274,21 @@ fn pump<Q: DeserializeOwned, R: Answer>(c: &mut Client<R>, to_bond: &SyncSender<
             break;
         }
     }
-    let Some(end) = c.input.iter().position(|&b| b == b'\n') else {
+    // The newline must come within the limit, whatever was read past it.
+    let Some(end) = c
+        .input
+        .iter()
+        .take(MAX_REQUEST + 1)
+        .position(|&b| b == b'\n')
+    else {
         if c.input.len() > MAX_REQUEST {
+            counters.too_long.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                "control client cut off: a request line longer than {MAX_REQUEST} bytes"
+            );
+            c.input = Vec::new();
             c.output = line(&R::error(format!(
-                "request longer than {MAX_REQUEST} bytes"
+                "request longer than {MAX_REQUEST} bytes: send one JSON request per line"
             )));
             c.answered = true;
             flush(c);
@@ -393,6 +413,44 @@ mod tests {
         assert!(out.contains("busy"), "{out}");
         assert!(srv.counters.refused.load(Ordering::Relaxed) >= 1);
         drop(held);
+    }
+
+    /// A client that sends one endless line is answered an error, cut off
+    /// and counted, while the server keeps at most the limit of it; a
+    /// client after it is served.
+    #[test]
+    fn an_endless_line_is_cut_off_and_counted() {
+        let (srv, rx, path) = server("endless");
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = answerer(rx, stop.clone());
+        let s = UnixStream::connect(&path).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+        let chunk = vec![b'x'; 64 << 10];
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut sent = 0usize;
+        // Writes until the server closes the connection.
+        while let Ok(n) = (&s).write(&chunk) {
+            sent += n;
+            assert!(
+                Instant::now() < deadline,
+                "still accepted after {sent} bytes"
+            );
+        }
+        let mut out = String::new();
+        let _ = std::io::BufReader::new(&s).read_line(&mut out);
+        assert!(out.contains("longer than 65536 bytes"), "{out:?}");
+        assert_eq!(srv.counters.too_long.load(Ordering::Relaxed), 1);
+        // The server read no more than the limit, one read, and what the
+        // socket buffers hold.
+        assert!(sent < MAX_REQUEST + 4096 + (4 << 20), "{sent} bytes taken");
+        assert!(ask(&path, "{\"cmd\":\"status\"}\n").contains("Status"));
+        // A line with its newline past the limit is as long.
+        let mut late = "x".repeat(MAX_REQUEST + 1);
+        late.push('\n');
+        assert!(ask(&path, &late).contains("longer than"));
+        assert_eq!(srv.counters.too_long.load(Ordering::Relaxed), 2);
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(h.join().unwrap(), 1);
     }
 
     #[test]

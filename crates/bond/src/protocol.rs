@@ -5,7 +5,7 @@
 use crate::status::{BondStats, BondStatus};
 use lagkit_hash::FlowKey;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, ErrorKind};
+use std::io::{BufReader, ErrorKind};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -134,11 +134,20 @@ pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
     out.push(b'\n');
     send_all(&stream, &out)
         .map_err(|e| format!("the {who} at {} went away: {e}", path.display()))?;
-    let mut line = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut line)
-        .map_err(|e| format!("no answer from {}: {e}", path.display()))?;
-    serde_json::from_str(&line).map_err(|e| format!("bad answer: {e}"))
+    // At most lagkit_input::CONTROL_ANSWER: a socket that is not a
+    // lagkit daemon's, or one gone wrong, cannot fill this process.
+    let name = path.display().to_string();
+    let line = lagkit_input::read_line(
+        &mut BufReader::new(&stream),
+        &name,
+        &lagkit_input::CONTROL_ANSWER,
+    )
+    .map_err(|e| match e {
+        lagkit_input::InputError::Io { source, .. } => format!("no answer from {name}: {source}"),
+        e => e.to_string(),
+    })?
+    .unwrap_or_default();
+    serde_json::from_slice(&line).map_err(|e| format!("bad answer: {e}"))
 }
 
 #[cfg(test)]
