@@ -76,6 +76,72 @@ fn unreadable_input_exits_2_naming_file_and_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// /dev/zero, a sparse file of 2 GiB and an endless pipe are refused
+/// within a second or two, naming the input, the limit and the fix, and
+/// exit 2 (docs/reference/limits.md).
+#[test]
+fn endless_and_huge_inputs_are_refused_at_once() {
+    let fast = std::time::Duration::from_secs(5);
+    let t = std::time::Instant::now();
+    let (code, _, err) = check(&["/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
+    );
+    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
+    let sparse = common::Sparse::new("check", "running-config");
+    let t = std::time::Instant::now();
+    let (code, _, err) = check(&[sparse.arg()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "running-config: larger than 64 MiB, the most lagkit reads as a configuration"
+        ),
+        "{err}"
+    );
+    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
+    let (code, err, took) = common::lagkit_endless_stdin("check", &["-"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("standard input: larger than 64 MiB") && err.contains("is it the right file?"),
+        "{err}"
+    );
+    assert!(took < fast, "{took:?}");
+    // In --json, the error with the file apart.
+    let (code, _, err) = check(&["/dev/zero", "--json"]);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&err).expect("a JSON error");
+    assert_eq!(v["file"], "/dev/zero");
+    assert_eq!(v["error"], "not a text file (byte 0 is NUL)");
+}
+
+/// `lagkit switch` reads its IOS configuration with the limit `lagkit
+/// check` reads it with: the same refusals, as fast.
+#[test]
+fn the_switch_refuses_endless_and_huge_configurations_at_once() {
+    let fast = std::time::Duration::from_secs(5);
+    let switch =
+        |config: &str| common::lagkit("switch", &[config, "--port", "gi1/1=veth0", "--check"]);
+    let t = std::time::Instant::now();
+    let (code, _, err) = switch("/dev/zero");
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
+    );
+    let sparse = common::Sparse::new("switch", "switch.cfg");
+    let (code, _, err) = switch(sparse.arg());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("switch.cfg: larger than 64 MiB"), "{err}");
+    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
+    let (code, err, took) =
+        common::lagkit_endless_stdin("switch", &["-", "--port", "gi1/1=veth0", "--check"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("standard input: larger than 64 MiB"), "{err}");
+    assert!(took < fast, "{took:?}");
+}
+
 /// Captures of what two LACP systems say (from `lagkit sim lacp --pcap`):
 /// a healthy pair says nothing; passive facing passive sends nothing at
 /// all, which is named; differing rates are named.

@@ -206,3 +206,92 @@ conns = 4
     assert!(err.contains("no such topology file"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// /dev/zero, a sparse file of 2 GiB and an endless pipe are refused
+/// within a second or two, naming the input, the limit and the fix, and
+/// exit 2 (docs/reference/limits.md).
+#[test]
+fn endless_and_huge_inputs_are_refused_at_once() {
+    let fast = std::time::Duration::from_secs(5);
+    let t = std::time::Instant::now();
+    let (code, _, err) = plan(&["/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
+    );
+    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
+    let sparse = common::Sparse::new("plan", "flows.csv");
+    let t = std::time::Instant::now();
+    let (code, _, err) = plan(&[sparse.arg()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("flows.csv: larger than 64 MiB, the most lagkit reads as a flow list"),
+        "{err}"
+    );
+    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
+    let (code, err, took) = common::lagkit_endless_stdin("plan", &["-"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("standard input: larger than 64 MiB"), "{err}");
+    assert!(took < fast, "{took:?}");
+}
+
+fn pcap_of(frames: &[Vec<u8>]) -> Vec<u8> {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let mut w = PcapWriter::with_header(Vec::new(), PcapHeader::default()).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        let t = std::time::Duration::from_millis(i as u64);
+        w.write_packet(&PcapPacket::new(t, f.len() as u32, f))
+            .unwrap();
+    }
+    w.into_writer()
+}
+
+/// A TCP frame from 10.0.0.1:`sport` to 10.0.0.2:80, 100 bytes of payload.
+fn tcp_frame(sport: u16) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let mut ip = vec![
+        0x45, 0, 0, 140, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
+    ip.extend_from_slice(&sport.to_be_bytes());
+    ip.extend_from_slice(&[
+        0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0xff, 0xff, 0, 0, 0, 0,
+    ]);
+    ip.extend_from_slice(&[0u8; 100]);
+    f.extend_from_slice(&ip);
+    f
+}
+
+/// A capture whose last packet is cut short is planned from the packets
+/// before it, with a warning on stderr and `capture.skipped` in --json.
+#[test]
+fn a_cut_capture_is_planned_from_the_packets_before_the_cut() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let frames: Vec<Vec<u8>> = (0..4).map(|i| tcp_frame(40000 + i)).collect();
+    let data = pcap_of(&frames);
+    let f = dir.join("cut.pcap");
+    std::fs::write(&f, &data[..data.len() - 30]).unwrap();
+    let (code, out, err) = plan(&[f.to_str().unwrap(), "--host-hash", "layer3+4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: ")
+            && err.contains("cut.pcap: packet 4 is cut short")
+            && err.contains("1 packet skipped, planned from the 3 before it"),
+        "{err}"
+    );
+    assert!(out.contains("3 packets in 3 flows"), "{out}");
+    let (code, out, err) = plan(&[f.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["capture"]["packets"], 3);
+    assert_eq!(v["capture"]["skipped"]["from_packet"], 4);
+    assert_eq!(v["capture"]["skipped"]["packets"], 1);
+    assert!(err.contains("packet 4 is cut short"), "{err}");
+    // Cut inside the first packet: nothing to plan, an error.
+    std::fs::write(&f, &data[..24 + 20]).unwrap();
+    let (code, _, err) = plan(&[f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("packet 1"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

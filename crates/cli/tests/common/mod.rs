@@ -29,6 +29,70 @@ pub fn lagkit(sub: &str, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs `lagkit SUB ARGS...` with an endless standard input (`yes`:
+/// "y\n" until lagkit stops reading): (exit status, stderr, how long it
+/// took). The writer stops when lagkit closes its end.
+pub fn lagkit_endless_stdin(sub: &str, args: &[&str]) -> (i32, String, std::time::Duration) {
+    use std::io::Write;
+    let t = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lagkit"))
+        .arg(sub)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lagkit");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let chunk = b"y\n".repeat(32 << 10);
+        // Until lagkit exits (EPIPE; Rust ignores SIGPIPE), at most 10 GB.
+        for _ in 0..(10u64 << 30) / chunk.len() as u64 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let o = child.wait_with_output().expect("wait for lagkit");
+    let took = t.elapsed();
+    writer.join().expect("writer");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        took,
+    )
+}
+
+/// A sparse file of 2 GiB in a directory of its own (removed on drop):
+/// zeros that take no disk, the size of a wrong path to a disk image.
+pub struct Sparse {
+    pub dir: std::path::PathBuf,
+    pub path: std::path::PathBuf,
+}
+
+impl Sparse {
+    pub fn new(tag: &str, file: &str) -> Sparse {
+        let dir = std::env::temp_dir().join(format!("lkt-sparse-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(file);
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(2 << 30)
+            .unwrap();
+        Sparse { dir, path }
+    }
+
+    pub fn arg(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+}
+
+impl Drop for Sparse {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A daemon a test started (`lagkit up`, `lagkit switch`); SIGTERM and
 /// reaped on drop, also when the test fails.
 pub struct Daemon(pub std::process::Child);
