@@ -409,6 +409,84 @@ pub fn read_line(
     }
 }
 
+/// Runs arbitrary bytes through the bounded readers for `cargo fuzz`
+/// (target `bounded_input`): the first byte picks a limit of 0 to 255
+/// bytes, the rest is the input. Panics only if a limit does not hold:
+/// more kept than the limit, a refusal of an input within it, a NUL
+/// missed or misplaced, a line that is not the input's.
+pub fn fuzz_one(data: &[u8]) {
+    let Some((&first, input)) = data.split_first() else {
+        return;
+    };
+    let limit = Limit {
+        bytes: u64::from(first),
+        what: "a fuzz input",
+        fix: "none",
+    };
+    let max = usize::from(first);
+    for text in [false, true] {
+        // Through a reader that hands out 1 to 7 bytes at a time.
+        let r = Trickle(input, usize::from(first % 7) + 1);
+        let nul = input.iter().position(|&b| b == 0);
+        match read_from(r, "fuzz", &limit, text, None) {
+            Ok(v) => {
+                assert_eq!(v, input);
+                assert!(v.len() <= max);
+                assert!(!text || nul.is_none());
+            }
+            Err(InputError::TooLarge { .. }) => {
+                assert!(input.len() > max);
+                // Refused past the limit, before any NUL that was there.
+                assert!(!text || nul.is_none_or(|i| i > max));
+            }
+            Err(InputError::NotText { offset, .. }) => {
+                assert!(text);
+                assert_eq!(Some(offset as usize), nul);
+            }
+            Err(InputError::Io { .. }) => panic!("a slice does not fail"),
+        }
+    }
+    let mut r = io::BufReader::with_capacity(usize::from(first % 5) + 1, input);
+    let mut at = 0;
+    loop {
+        match read_line(&mut r, "fuzz", &limit) {
+            Ok(Some(line)) => {
+                assert!(line.len() <= max && !line.is_empty());
+                assert_eq!(line, &input[at..at + line.len()]);
+                let nl = line.iter().position(|&b| b == b'\n');
+                assert!(nl.is_none_or(|i| i == line.len() - 1));
+                at += line.len();
+            }
+            Ok(None) => {
+                assert_eq!(at, input.len());
+                break;
+            }
+            Err(InputError::TooLarge { .. }) => {
+                let rest = &input[at..];
+                let end = rest
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(rest.len(), |i| i + 1);
+                assert!(end > max);
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// A reader that hands out at most `.1` bytes a read.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.len().min(self.1).min(buf.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,6 +628,40 @@ mod tests {
         // An endless line stops at the limit.
         let mut r = BufReader::new(io::repeat(b'x'));
         assert!(read_line(&mut r, "s", &CONTROL_REQUEST).is_err());
+    }
+
+    /// Every input the `bounded_input` fuzz target keeps (fuzz/corpus,
+    /// replayed here because cargo-fuzz needs a nightly toolchain) holds
+    /// the limits.
+    #[test]
+    fn the_fuzz_corpus_holds_the_limits() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/corpus/bounded_input"
+        );
+        let files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|f| f.unwrap().path())
+            .collect();
+        assert!(files.len() >= 8, "{dir} holds only {} files", files.len());
+        for f in &files {
+            fuzz_one(&std::fs::read(f).unwrap());
+        }
+        // And inputs made here: each limit, each kind of refusal.
+        for limit in [0u8, 1, 7, 8, 100, 255] {
+            for body in [
+                &b""[..],
+                b"abc",
+                b"a\nb\nc",
+                b"ab\0cd",
+                &[b'y'; 300],
+                b"\n\n\n",
+            ] {
+                let mut d = vec![limit];
+                d.extend_from_slice(body);
+                fuzz_one(&d);
+            }
+        }
     }
 
     #[test]

@@ -34,12 +34,18 @@ pub use predict::{alternatives, predict, EndConfig, LinkLoad, Prediction, Spread
 /// format sniffing, the CSV/JSON/pcap/pcapng readers, then a prediction and
 /// its explanation for a policy and link count taken from the first byte.
 /// Errors are values; it panics only if an invariant breaks (shares that do
-/// not add up, a throughput above capacity), which is what a `cargo fuzz`
-/// target wants to find.
+/// not add up, a throughput above capacity, a damaged capture planned
+/// from no packet or skipped from elsewhere than after the packets read),
+/// which is what a `cargo fuzz` target wants to find.
 pub fn fuzz_one(data: &[u8]) {
-    let Ok((flows, _)) = input::read_bytes("fuzz", data) else {
+    let Ok((flows, stats)) = input::read_bytes("fuzz", data) else {
         return;
     };
+    if let Some(sk) = &stats.skipped {
+        assert!(stats.packets > 0, "{sk}");
+        assert_eq!(sk.from_packet, stats.packets + 1, "{sk}");
+        assert!(sk.packets.is_none_or(|n| n == 1), "{sk}");
+    }
     let b = usize::from(data.first().copied().unwrap_or(0));
     let candidates = Spread::candidates();
     let spread = candidates[b % candidates.len()];
@@ -57,5 +63,31 @@ pub fn fuzz_one(data: &[u8]) {
         );
         assert!(p.throughput_bps <= p.capacity_bps * (1.0 + 1e-9), "{p:?}");
         let _ = explain(&flows, dir, &end, &p);
+    }
+}
+
+#[cfg(test)]
+mod fuzz_corpus {
+    /// Every input the `plan_input` fuzz target has kept (fuzz/corpus,
+    /// replayed here because cargo-fuzz needs a nightly toolchain) reads
+    /// without breaking an invariant, damaged captures included.
+    #[test]
+    fn the_plan_input_corpus_holds_its_invariants() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/plan_input");
+        let files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|f| f.unwrap().path())
+            .collect();
+        assert!(files.len() > 1000, "{dir} holds only {} files", files.len());
+        let mut skipped = 0;
+        for f in &files {
+            let data = std::fs::read(f).unwrap();
+            if let Ok((_, st)) = crate::input::read_bytes("c", &data) {
+                skipped += usize::from(st.skipped.is_some());
+            }
+            super::fuzz_one(&data);
+        }
+        // The corpus holds captures cut after good packets.
+        assert!(skipped > 0, "no corpus capture was planned in part");
     }
 }
