@@ -143,7 +143,8 @@ pub fn read_flows(
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             let first = magic.iter().find(|b| !b.is_ascii_whitespace());
             let json = ext.eq_ignore_ascii_case("json") || first == Some(&b'[');
-            if !json && !(ext.eq_ignore_ascii_case("csv") || ext.is_empty() || ext == "txt") {
+            let csv = ext.eq_ignore_ascii_case("csv") || ext.is_empty() || ext == "txt";
+            if !(json || csv) {
                 return Err(InputError::Format {
                     path: path.to_path_buf(),
                     why: "not a flow list (.csv, .json) nor a capture (pcap, pcapng)".into(),
