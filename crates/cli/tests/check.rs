@@ -77,38 +77,11 @@ fn unreadable_input_exits_2_naming_file_and_line() {
 }
 
 /// /dev/zero, a sparse file of 2 GiB and an endless pipe are refused
-/// within a second or two, naming the input, the limit and the fix, and
-/// exit 2 (docs/reference/limits.md).
+/// within seconds, naming the input, the limit and the fix, and exit 2
+/// (docs/reference/limits.md); `--json` gives the file apart.
 #[test]
 fn endless_and_huge_inputs_are_refused_at_once() {
-    let fast = std::time::Duration::from_secs(5);
-    let t = std::time::Instant::now();
-    let (code, _, err) = check(&["/dev/zero"]);
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(
-        err.trim(),
-        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
-    );
-    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
-    let sparse = common::Sparse::new("check", "running-config");
-    let t = std::time::Instant::now();
-    let (code, _, err) = check(&[sparse.arg()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains(
-            "running-config: larger than 64 MiB, the most lagkit reads as a configuration"
-        ),
-        "{err}"
-    );
-    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
-    let (code, err, took) = common::lagkit_endless_stdin("check", &["-"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("standard input: larger than 64 MiB") && err.contains("is it the right file?"),
-        "{err}"
-    );
-    assert!(took < fast, "{took:?}");
-    // In --json, the error with the file apart.
+    common::refuses_endless_and_huge_inputs("check", &[], "running-config", "a configuration");
     let (code, _, err) = check(&["/dev/zero", "--json"]);
     assert_eq!(code, 2);
     let v: serde_json::Value = serde_json::from_str(&err).expect("a JSON error");
@@ -120,26 +93,12 @@ fn endless_and_huge_inputs_are_refused_at_once() {
 /// check` reads it with: the same refusals, as fast.
 #[test]
 fn the_switch_refuses_endless_and_huge_configurations_at_once() {
-    let fast = std::time::Duration::from_secs(5);
-    let switch =
-        |config: &str| common::lagkit("switch", &[config, "--port", "gi1/1=veth0", "--check"]);
-    let t = std::time::Instant::now();
-    let (code, _, err) = switch("/dev/zero");
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(
-        err.trim(),
-        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
+    common::refuses_endless_and_huge_inputs(
+        "switch",
+        &["--port", "gi1/1=veth0", "--check"],
+        "switch.cfg",
+        "a configuration",
     );
-    let sparse = common::Sparse::new("switch", "switch.cfg");
-    let (code, _, err) = switch(sparse.arg());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("switch.cfg: larger than 64 MiB"), "{err}");
-    assert!(t.elapsed() < fast, "{:?}", t.elapsed());
-    let (code, err, took) =
-        common::lagkit_endless_stdin("switch", &["-", "--port", "gi1/1=veth0", "--check"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("standard input: larger than 64 MiB"), "{err}");
-    assert!(took < fast, "{took:?}");
 }
 
 /// Captures of what two LACP systems say (from `lagkit sim lacp --pcap`):

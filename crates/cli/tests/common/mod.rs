@@ -93,6 +93,47 @@ impl Drop for Sparse {
     }
 }
 
+/// `lagkit SUB INPUT EXTRA...` refuses /dev/zero, a sparse 2 GiB file
+/// named `file` and an endless standard input (`-`), each with exit
+/// status 2 within a few seconds, naming the input and saying `larger than
+/// 64 MiB, the most lagkit reads as WHAT` (docs/reference/limits.md).
+pub fn refuses_endless_and_huge_inputs(sub: &str, extra: &[&str], file: &str, what: &str) {
+    let fast = std::time::Duration::from_secs(5);
+    let run = |input: &str| {
+        let args: Vec<&str> = std::iter::once(input)
+            .chain(extra.iter().copied())
+            .collect();
+        let t = std::time::Instant::now();
+        let (code, _, err) = lagkit(sub, &args);
+        (code, err, t.elapsed())
+    };
+    let (code, err, took) = run("/dev/zero");
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        "lagkit: /dev/zero: not a text file (byte 0 is NUL)"
+    );
+    assert!(took < fast, "/dev/zero: {took:?}");
+    let sparse = Sparse::new(sub, file);
+    let (code, err, took) = run(sparse.arg());
+    assert_eq!(code, 2, "{err}");
+    let said = format!(
+        "{file}: larger than 64 MiB, the most lagkit reads as {what}: is it the right file?"
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(took < fast, "sparse file: {took:?}");
+    let args: Vec<&str> = std::iter::once("-").chain(extra.iter().copied()).collect();
+    let (code, err, took) = lagkit_endless_stdin(sub, &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "standard input: larger than 64 MiB, the most lagkit reads as {what}"
+        )),
+        "{err}"
+    );
+    assert!(took < fast, "endless pipe: {took:?}");
+}
+
 /// A daemon a test started (`lagkit up`, `lagkit switch`); SIGTERM and
 /// reaped on drop, also when the test fails.
 pub struct Daemon(pub std::process::Child);
