@@ -278,14 +278,11 @@ pub(crate) fn classify(words: &[&str]) -> UnreadKind {
             .chain(phrases(NOT_MODELLED).map(|p| (p, false)))
             .collect()
     });
-    let all: &[(Vec<&str>, bool)] = &ALL;
-    // Walk down the phrases that match the words so far.
+    // Walk down the phrases that match the words so far, narrowing them
+    // a word at a time.
+    let mut here: Vec<&(Vec<&str>, bool)> = ALL.iter().collect();
     let mut depth = 0;
     loop {
-        let here: Vec<&(Vec<&str>, bool)> = all
-            .iter()
-            .filter(|(p, _)| p.len() >= depth && p[..depth] == words[..depth])
-            .collect();
         // A well-known phrase that is complete covers the rest of the line,
         // unless a longer phrase goes on from it (bare `switchport` is
         // well known, `switchport mode acess` is not).
@@ -332,6 +329,7 @@ pub(crate) fn classify(words: &[&str]) -> UnreadKind {
             });
             return UnreadKind::Unknown { hint };
         }
+        here.retain(|(p, _)| p.get(depth) == Some(word));
         depth += 1;
     }
 }
