@@ -33,8 +33,11 @@ pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
 pub mod live;
+pub mod crosscheck;
 pub mod netplan;
 pub mod rules;
+pub mod running;
+pub mod show;
 
 use serde::Serialize;
 use std::fmt;
