@@ -137,13 +137,22 @@ fn reasons(s: &Show, c: &ShowChannel, m: &Member, host: Option<&RunningPort>) ->
     if let Some(r) = host.and_then(|h| h.not_bundled.as_ref()) {
         why.push(format!("the host says of its end: {r}"));
     }
-    if m.state.as_ref().is_some_and(|st| st.value == MemberState::HotStandby) && why.is_empty() {
+    if m.state
+        .as_ref()
+        .is_some_and(|st| st.value == MemberState::HotStandby)
+        && why.is_empty()
+    {
         why.push("the channel has more ports than it bundles (lacp max-bundle, or 8 for LACP): this one waits as standby".into());
     }
     why
 }
 
-fn not_bundled(s: &Show, c: &ShowChannel, m: &Member, host: Option<&RunningPort>) -> Option<Finding> {
+fn not_bundled(
+    s: &Show,
+    c: &ShowChannel,
+    m: &Member,
+    host: Option<&RunningPort>,
+) -> Option<Finding> {
     let st = m.state.as_ref()?;
     let (severity, fix) = match &st.value {
         MemberState::Bundled => return None,
@@ -204,7 +213,10 @@ fn idle(s: &Show, c: &ShowChannel) -> Vec<Finding> {
         if v.len() < 2 || total < IDLE_FLOOR {
             continue;
         }
-        for (m, octets, line) in v.iter().filter(|x| x.1.saturating_mul(IDLE_SHARE) < busiest.1) {
+        for (m, octets, line) in v
+            .iter()
+            .filter(|x| x.1.saturating_mul(IDLE_SHARE) < busiest.1)
+        {
             let (dir, whose, fix) = if inbound {
                 ("received", "the host's transmit hash (or the host not sending on that link)", "check the host bond uses the link (lagkit status, /proc/net/bonding) and hashes by ports (xmit_hash_policy layer3+4)")
             } else {
@@ -239,14 +251,34 @@ fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Optio
     let dev = r.pagp_device.as_ref().map(|x| x.0.as_str()).or(sys);
     let ours = s.channels.iter().find(|c| {
         c.members.iter().any(|m| {
-            m.partner.as_ref().is_some_and(|p| Some(p.system.as_str()) == sys)
-                || m.pagp.as_ref().is_some_and(|p| Some(p.device.as_str()) == dev)
-                || m.pagp.as_ref().is_some_and(|p| h.members.iter().any(|x| x.name == p.port))
+            m.partner
+                .as_ref()
+                .is_some_and(|p| Some(p.system.as_str()) == sys)
+                || m.pagp
+                    .as_ref()
+                    .is_some_and(|p| Some(p.device.as_str()) == dev)
+                || m.pagp
+                    .as_ref()
+                    .is_some_and(|p| h.members.iter().any(|x| x.name == p.port))
         })
     });
-    match (ours, s.channels.as_slice()) {
-        (Some(c), _) => Some(c),
-        (None, [only]) => Some(only),
+    // Else the only channel, or the only one that runs the bond's protocol.
+    let speaks = |c: &&ShowChannel| {
+        matches!(
+            (protocol(c).map(|p| p.0), h.mode),
+            (Some(Protocol::Lacp), HostMode::Lacp { .. })
+                | (Some(Protocol::Pagp), HostMode::Pagp { .. })
+                | (
+                    Some(Protocol::None),
+                    HostMode::Static | HostMode::RoundRobin | HostMode::Broadcast
+                )
+        )
+    };
+    let same: Vec<&ShowChannel> = s.channels.iter().filter(speaks).collect();
+    match (ours, s.channels.as_slice(), same.as_slice()) {
+        (Some(c), _, _) => Some(c),
+        (None, [only], _) => Some(only),
+        (None, _, [only]) => Some(*only),
         _ => None,
     }
 }
@@ -318,7 +350,10 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
     }
     // The host's partner must be the switch.
     let sw_sys = s.system.as_ref();
-    let local_key = c.members.iter().find_map(|m| m.local.as_ref().map(|l| (l.oper_key, l.line)));
+    let local_key = c
+        .members
+        .iter()
+        .find_map(|m| m.local.as_ref().map(|l| (l.oper_key, l.line)));
     let mut host_views: Vec<(&str, &Loc, Option<u16>, &str)> = r
         .members
         .iter()
@@ -329,7 +364,12 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
         .collect();
     if host_views.is_empty() {
         if let Some((mac, loc)) = &r.partner {
-            host_views.push((mac, loc, r.partner_key.as_ref().map(|k| k.0), "its aggregator"));
+            host_views.push((
+                mac,
+                loc,
+                r.partner_key.as_ref().map(|k| k.0),
+                "its aggregator",
+            ));
         }
     }
     for (mac, loc, key, who) in host_views.into_iter().filter(|v| v.0 != ZERO) {
@@ -354,7 +394,11 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
     // PAgP: the switch's partner must be the host.
     if let Some((dev, dl)) = r.pagp_device.as_ref().or(r.system.as_ref()) {
         for m in &c.members {
-            if let Some(p) = m.pagp.as_ref().filter(|p| p.device != *dev && p.device != ZERO) {
+            if let Some(p) = m
+                .pagp
+                .as_ref()
+                .filter(|p| p.device != *dev && p.device != ZERO)
+            {
                 out.push(finding(Severity::Error, "partner-system-mismatch", at(s, p.line),
                     format!("{sw}: {} hears PAgP device {} ({}) but bond {}'s device ID is {dev} ({dl}): the link reaches another device",
                         m.name, dotted(&p.device), p.name, h.bond),
@@ -429,7 +473,12 @@ fn mode(h: &Host, s: &Show, c: &ShowChannel, sw: &str) -> Vec<Finding> {
             sev,
             "show-mode-mismatch",
             at(s, line),
-            format!("{sw} runs {runs} but bond {} ({}) is {}: {why}", h.bond, h.loc, mode_name(h.mode)),
+            format!(
+                "{sw} runs {runs} but bond {} ({}) is {}: {why}",
+                h.bond,
+                h.loc,
+                mode_name(h.mode)
+            ),
             fix,
         ));
     }
@@ -478,4 +527,322 @@ fn rate(h: &Host, s: &Show, c: &ShowChannel, sw: &str) -> Vec<Finding> {
             "give lagkit check the running bond's state (/proc/net/bonding/bondX of the host at the other end), and set the same rate on both ends"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::{read, End};
+    use crate::rules::check;
+    use crate::{Finding, Severity};
+
+    const PROC: &str = include_str!("../../../examples/check/proc-bonding.txt");
+    const SESSION: &str = include_str!("../../../examples/check/show-session.txt");
+    const WRONG: &str = include_str!("../../../examples/check/show-lacp.txt");
+    const SUSPENDED: &str = include_str!("../../../examples/check/show-suspended.txt");
+    const PAGP: &str = include_str!("../tests/show/pagp.txt");
+
+    fn run(show: &str, host: &str) -> Vec<Finding> {
+        let s = read("show.txt", show).unwrap();
+        assert!(matches!(s, End::Show(_)), "{s:?}");
+        let h = read("bond0", host).unwrap();
+        check(&[s, h], None)
+    }
+
+    fn with<'a>(f: &'a [Finding], code: &str) -> Vec<&'a Finding> {
+        f.iter().filter(|x| x.code == code).collect()
+    }
+
+    #[test]
+    fn a_matching_pair_says_nothing() {
+        let f = run(SESSION, PROC);
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn the_switch_hears_another_system() {
+        let f = run(WRONG, PROC);
+        let m = with(&f, "partner-system-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].severity, Severity::Error);
+        assert_eq!(m[0].loc.to_string(), "show.txt:12");
+        assert!(m[0].reason.contains("025a.0000.0c01"), "{}", m[0]);
+        assert!(
+            m[0].reason.contains("02:5a:00:00:0b:01 (bond0:17)"),
+            "{}",
+            m[0]
+        );
+        assert!(m[0].fix.contains("eno1, eno2"), "{}", m[0]);
+    }
+
+    #[test]
+    fn the_host_hears_another_switch() {
+        let other = SESSION.replace("32768, 001b.54c2.7a80", "32768, 001b.54c2.9900");
+        let f = run(&other, PROC);
+        let m = with(&f, "partner-system-mismatch");
+        // One per host member, at its partner block's line.
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "bond0:46");
+        assert!(m[0].reason.contains("(show.txt:37)"), "{}", m[0]);
+        assert_eq!(f.len(), 2, "{f:#?}");
+    }
+
+    #[test]
+    fn keys_that_do_not_match() {
+        // The switch hears the host's system with another key.
+        let f = run(
+            &SESSION.replace("0x0    0x9    0x2", "0x0    0xF    0x2"),
+            PROC,
+        );
+        let m = with(&f, "partner-key-mismatch");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:34");
+        // The host hears a key the channel's ports do not have.
+        let host = PROC.replacen("    oper key: 10\n", "    oper key: 11\n", 1);
+        let f = run(SESSION, &host);
+        let m = with(&f, "partner-key-mismatch");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "bond0:46");
+        assert!(
+            m[0].reason.contains("0xb") && m[0].reason.contains("0xa (show.txt:46)"),
+            "{}",
+            m[0]
+        );
+    }
+
+    #[test]
+    fn bundled_on_one_end_only() {
+        // The host put eno2 in an aggregator of its own.
+        let host = PROC.replacen(
+            "Aggregator ID: 1\nActor Churn",
+            "Aggregator ID: 2\nActor Churn",
+            2,
+        );
+        let host = host.replacen(
+            "Aggregator ID: 2\nActor Churn",
+            "Aggregator ID: 1\nActor Churn",
+            1,
+        );
+        let f = run(SESSION, &host);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:20");
+        assert!(m[0].reason.contains("bundles GigabitEthernet1/0/48 but bond bond0 does not use eno2 at the other end (bond0:52)"), "{}", m[0]);
+        // The switch suspends a link the host uses.
+        let f = run(SUSPENDED, PROC);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(m[0].reason.contains("suspended (s)"), "{}", m[0]);
+    }
+
+    #[test]
+    fn members_not_bundled_and_why() {
+        let s = |t: &str| check(&[read("show.txt", t).unwrap()], None);
+        let f = s(SUSPENDED);
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Warning, "show.txt:97".into())
+        );
+        assert!(m[0].reason.contains("its LACP partner is system 025a.0000.0c01 (line 53) but the bundled members' is 025a.0000.0b01"), "{}", m[0]);
+        // No LACPDU heard; a link that is down; hot standby.
+        let silent = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(I)").replace(
+            "025a.0000.0b01   0s    0x0    0x9    0x2     0x3F",
+            "0000.0000.0000   0s    0x0    0x0    0x0     0x0",
+        );
+        let f = s(&silent);
+        assert!(
+            with(&f, "show-member-not-bundled")[0]
+                .reason
+                .contains("stand-alone (I): it hears no LACPDU"),
+            "{f:#?}"
+        );
+        let down = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(D)").replace(
+            "Gi1/0/48  srv-b eno2         connected",
+            "Gi1/0/48  srv-b eno2         err-disabled",
+        );
+        let f = s(&down);
+        assert!(
+            with(&f, "show-member-not-bundled")[0]
+                .reason
+                .contains("its link is err-disabled (show interfaces status, line 53)"),
+            "{f:#?}"
+        );
+        let standby = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(H)");
+        let f = s(&standby);
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m[0].severity, Severity::Info, "{f:#?}");
+        assert!(m[0].reason.contains("waits as standby"), "{}", m[0]);
+    }
+
+    #[test]
+    fn rate_and_mode() {
+        let slow = PROC.replace("LACP rate: fast", "LACP rate: slow");
+        let f = run(SESSION, &slow);
+        let m = with(&f, "show-rate-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:46");
+        assert!(
+            m[0].reason.contains("asks for the fast LACP rate (flag F)"),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[1].reason
+                .contains("hears its partner ask for the fast rate"),
+            "{}",
+            m[1]
+        );
+        // PAgP or mode on facing an 802.3ad bond.
+        let pagp = SESSION.replace("Po10(SU)        LACP", "Po10(SU)        PAgP");
+        let m = run(&pagp, PROC);
+        let m = with(&m, "show-mode-mismatch");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Error, "show.txt:20".into())
+        );
+        assert!(
+            m[0].reason
+                .contains("runs PAgP but bond bond0 (bond0:3) is 802.3ad"),
+            "{}",
+            m[0]
+        );
+        let on = "sw#sh etherchannel summary\nGroup  Port-channel  Protocol    Ports\n10     Po10(SU)         -        Gi1/0/47(P) Gi1/0/48(P)\n";
+        let f = run(on, PROC);
+        assert!(
+            with(&f, "show-mode-mismatch")[0]
+                .reason
+                .contains("mode on (no protocol)"),
+            "{f:#?}"
+        );
+        let xor = PROC.replace(
+            "IEEE 802.3ad Dynamic link aggregation",
+            "load balancing (xor)",
+        );
+        assert!(!with(&run(on, &xor), "show-mode-mismatch")
+            .iter()
+            .any(|x| x.severity == Severity::Error));
+        assert!(!with(&run(SESSION, &xor), "show-mode-mismatch").is_empty());
+    }
+
+    #[test]
+    fn an_idle_member() {
+        let idle = SESSION.replace(
+            "Gi1/0/48      5877310442        4609981",
+            "Gi1/0/48           12044             95",
+        );
+        let f = check(&[read("show.txt", &idle).unwrap()], None);
+        let m = with(&f, "show-member-idle");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:59");
+        assert!(m[0].reason.contains("GigabitEthernet1/0/48 received 12044 octets while GigabitEthernet1/0/47 received 6130248711"), "{}", m[0]);
+        assert!(m[0].fix.contains("layer3+4"), "{}", m[0]);
+        // Both carry: nothing; too little traffic to tell: nothing.
+        assert!(with(
+            &check(&[read("s", SESSION).unwrap()], None),
+            "show-member-idle"
+        )
+        .is_empty());
+        let quiet = idle.replace("6130248711", "600000");
+        assert!(with(
+            &check(&[read("s", &quiet).unwrap()], None),
+            "show-member-idle"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn pagp_partners_and_several_channels() {
+        let json = STATUS.replace("\"pagp\": null", "\"pagp\": {\"mode\": \"desirable\", \"silent\": false, \"rate\": \"slow\", \"device_id\": \"02:aa:00:00:00:09\", \"members_in_channel\": 2}");
+        let s = read("show.txt", PAGP).unwrap();
+        let h = read("status.json", &json).unwrap();
+        let f = check(&[s.clone(), h], None);
+        let m = with(&f, "partner-system-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert!(
+            m[0].reason.contains("PAgP device 02aa.0000.0001 (srv-p)"),
+            "{}",
+            m[0]
+        );
+        // The right device: no mismatch. Two channels: the PAgP one faces it.
+        let ok = json.replace("02:aa:00:00:00:09", "02:aa:00:00:00:01");
+        let f = check(&[s.clone(), read("status.json", &ok).unwrap()], None);
+        assert!(with(&f, "partner-system-mismatch").is_empty(), "{f:#?}");
+        assert!(with(&f, "show-which-channel").is_empty(), "{f:#?}");
+        // A host no channel names: which one?
+        let lacp = read("status.json", STATUS).unwrap();
+        let f = check(&[s, lacp], None);
+        assert_eq!(with(&f, "show-which-channel").len(), 1, "{f:#?}");
+    }
+
+    /// `lagkit status --json` of an 802.3ad bond, trimmed to what check reads.
+    const STATUS: &str = r#"[
+  {
+    "name": "bond0",
+    "mode": "802.3ad",
+    "xmit_hash_policy": "layer3+4",
+    "mii_status": "up",
+    "mtu": 1500,
+    "lacp": {
+      "lacp_rate": "fast",
+      "lacp_activity": "on",
+      "system_priority": 65535,
+      "system_mac": "02:5a:00:00:0b:01",
+      "aggregator_id": 1,
+      "number_of_ports": 2,
+      "actor_key": 9,
+      "partner_key": 10,
+      "partner_mac": "00:1b:54:c2:7a:80",
+      "partner_priority": 32768
+    },
+    "pagp": null,
+    "members": [
+      {
+        "name": "eno1",
+        "mii_status": "up",
+        "speed": "1000 Mbps",
+        "duplex": "full",
+        "transmitting": true,
+        "collecting": true,
+        "lacp": {"aggregator_id": 1, "actor_port": 1, "actor_key": 9, "actor_state": 63, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 304, "partner_key": 10, "partner_state": 63, "not_bundled": null}
+      },
+      {
+        "name": "eno2",
+        "mii_status": "up",
+        "speed": "1000 Mbps",
+        "duplex": "full",
+        "transmitting": false,
+        "collecting": false,
+        "lacp": {"aggregator_id": 1, "actor_port": 2, "actor_key": 9, "actor_state": 7, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 305, "partner_key": 10, "partner_state": 63, "not_bundled": "partner not in sync"}
+      }
+    ]
+  }
+]"#;
+
+    #[test]
+    fn lagkit_status_json_as_the_host() {
+        let h = read("status.json", STATUS).unwrap();
+        let End::Hosts(hs) = &h else { panic!("{h:?}") };
+        let r = hs[0].running.as_ref().unwrap();
+        assert_eq!(
+            r.system.as_ref().map(|s| s.1.to_string()),
+            Some("status.json:12".into())
+        );
+        assert_eq!(r.members[1].loc.to_string(), "status.json:32");
+        let f = check(&[read("show.txt", SESSION).unwrap(), h], None);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(
+            m[0].reason
+                .contains("eno2 at the other end (status.json:32): partner not in sync"),
+            "{}",
+            m[0]
+        );
+        let e = read(
+            "status.json",
+            "[{\"name\": 1, \"xmit_hash_policy\": \"\", \"mii_status\": \"\"}]",
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("status.json:1:"), "{e}");
+    }
 }

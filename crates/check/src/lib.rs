@@ -29,11 +29,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod crosscheck;
 pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
 pub mod live;
-pub mod crosscheck;
 pub mod netplan;
 pub mod rules;
 pub mod running;

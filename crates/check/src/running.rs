@@ -123,7 +123,9 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
             "Aggregator ID" if block == Block::Aggregator => {
                 r.aggregator = number(v).and_then(|n| u16::try_from(n).ok())
             }
-            "Actor Key" => r.actor_key = number(v).and_then(|n| Some((u16::try_from(n).ok()?, loc(line)))),
+            "Actor Key" => {
+                r.actor_key = number(v).and_then(|n| Some((u16::try_from(n).ok()?, loc(line))))
+            }
             "Partner Key" => {
                 r.partner_key = number(v).and_then(|n| Some((u16::try_from(n).ok()?, loc(line))))
             }
@@ -232,23 +234,16 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
         pagp: Option<Pagp>,
         members: Vec<Member>,
     }
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMany {
-        Many(Vec<Bond>),
-        One(Box<Bond>),
-    }
-    let bonds = match serde_json::from_str::<OneOrMany>(text) {
-        Ok(OneOrMany::Many(v)) => v,
-        Ok(OneOrMany::One(b)) => vec![*b],
-        Err(e) => {
-            return Err(ReadError::Bad {
-                file: file.into(),
-                line: e.line(),
-                why: format!("read as `lagkit status --json`: {e}"),
-            })
-        }
+    let parsed = if text.trim_start().starts_with('[') {
+        serde_json::from_str::<Vec<Bond>>(text)
+    } else {
+        serde_json::from_str::<Bond>(text).map(|b| vec![b])
     };
+    let bonds = parsed.map_err(|e| ReadError::Bad {
+        file: file.into(),
+        line: e.line(),
+        why: format!("read as `lagkit status --json`: {e}"),
+    })?;
     // Lines: the n-th occurrence of a key (one per bond, in order).
     let lines_of = |needle: &str| -> Vec<usize> {
         text.lines()
@@ -277,7 +272,8 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
             line: names.get(i).copied().unwrap_or(1),
             why: format!("{e}"),
         })?;
-        let at_line = |v: &[usize], pick: &dyn Fn(usize) -> bool| v.iter().copied().find(|l| pick(*l));
+        let at_line =
+            |v: &[usize], pick: &dyn Fn(usize) -> bool| v.iter().copied().find(|l| pick(*l));
         let bond_line = names.get(i).copied();
         let after = |l: usize| bond_line.is_none_or(|b| l >= b);
         let mut mode_of = HostMode::of(

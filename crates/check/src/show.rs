@@ -500,7 +500,11 @@ impl Show {
                     + usize::from(m.lacpdus.is_some())
             })
             .sum();
-        m + self.channels.iter().filter(|c| c.protocol.is_some()).count()
+        m + self
+            .channels
+            .iter()
+            .filter(|c| c.protocol.is_some())
+            .count()
             + usize::from(self.system.is_some())
             + self.status.len()
             + self.counters.len()
@@ -534,7 +538,9 @@ fn num<T: TryFrom<u64>>(s: &str) -> Option<T> {
 /// A token that names a port: letters, then a digit, then digits, `/`,
 /// `.` or `:` (`Gi1/0/47`, `Po10`, `Te1/1/1.100`).
 fn is_port(t: &str) -> bool {
-    let letters = t.chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-');
+    let letters = t
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '-');
     let n = letters.count();
     n >= 1
         && t[n..].starts_with(|c: char| c.is_ascii_digit())
@@ -686,7 +692,9 @@ fn sniff(lines: &[(usize, String)]) -> Option<Command> {
         Some(Command::PagpNeighbor)
     } else if has(&|l| words(l).starts_with("Port Name Status Vlan Duplex Speed")) {
         Some(Command::InterfacesStatus)
-    } else if has(&|l| words(l).starts_with("Port InOctets") || words(l).starts_with("Port OutOctets")) {
+    } else if has(&|l| {
+        words(l).starts_with("Port InOctets") || words(l).starts_with("Port OutOctets")
+    }) {
         Some(Command::InterfacesCounters)
     } else if has(&|l| l.trim_start().starts_with("Group state =")) {
         Some(Command::EtherchannelDetail)
@@ -767,7 +775,8 @@ pub fn read(file: &str, text: &str) -> Result<Show, ShowError> {
         match asked {
             None => {
                 if let Some(c) = sniff(&lines) {
-                    show.commands.push(at(c, lines.first().map_or(line, |l| l.0)));
+                    show.commands
+                        .push(at(c, lines.first().map_or(line, |l| l.0)));
                     parse(&mut show, c, None, &lines);
                 } else if let Some((l, t)) = lines.iter().find(|(_, t)| !t.trim().is_empty()) {
                     show.unread.push(Unread {
@@ -1045,7 +1054,12 @@ fn local_row(show: &mut Show, g: u32, w: &[&str], line: usize) -> bool {
 
 /// `Gi1/0/1  host1  5254.0012.3456  eth0  12s  SC  10001`.
 fn pagp_row(show: &mut Show, g: u32, w: &[&str], line: usize) -> bool {
-    let Some(d) = w.iter().skip(1).position(|t| mac(t).is_some()).map(|i| i + 1) else {
+    let Some(d) = w
+        .iter()
+        .skip(1)
+        .position(|t| mac(t).is_some())
+        .map(|i| i + 1)
+    else {
         return false;
     };
     let [port_, after @ ..] = &w[d + 1..] else {
@@ -1164,7 +1178,10 @@ fn detail(show: &mut Show, n: Option<u32>, lines: &[(usize, String)], bad: &mut 
         let (Some(g), Some(p)) = (group, port.clone()) else {
             continue;
         };
-        if let Some(s) = t.strip_prefix("Port state").and_then(|r| r.trim_start().strip_prefix('=')) {
+        if let Some(s) = t
+            .strip_prefix("Port state")
+            .and_then(|r| r.trim_start().strip_prefix('='))
+        {
             show.member_mut(g, &p, line).port_state = Some(at(s.trim().to_string(), line));
         } else if t.starts_with("Channel group =") {
             if let Some(i) = w.iter().position(|x| *x == "Mode") {
@@ -1287,7 +1304,10 @@ mod tests {
                 (Command::InterfacesCounters, 55)
             ]
         );
-        assert_eq!(s.system, Some(at((32768, "00:1b:54:c2:7a:80".to_string()), 37)));
+        assert_eq!(
+            s.system,
+            Some(at((32768, "00:1b:54:c2:7a:80".to_string()), 37))
+        );
         let c = s.channel(10).unwrap();
         assert_eq!(c.protocol, Some(at(Protocol::Lacp, 20)));
         assert_eq!(c.flags, Some(at("SU".to_string(), 20)));
@@ -1310,14 +1330,25 @@ mod tests {
             })
         );
         let l = m.local.as_ref().unwrap();
-        assert_eq!((l.oper_key, l.port, l.port_state, l.line), (10, 0x130, 0x3f, 46));
+        assert_eq!(
+            (l.oper_key, l.port, l.port_state, l.line),
+            (10, 0x130, 0x3f, 46)
+        );
         assert_eq!(l.state, MemberState::Bundled);
         let st = s.status_of("GigabitEthernet1/0/48").unwrap();
         assert_eq!(
-            (st.status.as_str(), st.duplex.as_str(), st.speed.as_str(), st.line),
+            (
+                st.status.as_str(),
+                st.duplex.as_str(),
+                st.speed.as_str(),
+                st.line
+            ),
             ("connected", "a-full", "a-1000", 53)
         );
-        assert_eq!(s.status_of("GigabitEthernet1/0/46").unwrap().status, "notconnect");
+        assert_eq!(
+            s.status_of("GigabitEthernet1/0/46").unwrap().status,
+            "notconnect"
+        );
         let k = s.counters_of("GigabitEthernet1/0/48").unwrap();
         assert_eq!(k.in_octets, Some(at(5_877_310_442, 59)));
         assert_eq!(k.out_octets, Some(at(6_689_120_544, 64)));
@@ -1349,9 +1380,15 @@ mod tests {
         );
         assert_eq!(m.mode, Some(at("Active".to_string(), 37)));
         let l = m.local.as_ref().unwrap();
-        assert_eq!((l.state.clone(), l.port, l.port_state), (MemberState::Suspended, 0x131, 7));
+        assert_eq!(
+            (l.state.clone(), l.port, l.port_state),
+            (MemberState::Suspended, 0x131, 7)
+        );
         let p = m.partner.as_ref().unwrap();
-        assert_eq!((p.system.as_str(), p.port, p.line), ("02:5a:00:00:0c:01", 1, 53));
+        assert_eq!(
+            (p.system.as_str(), p.port, p.line),
+            ("02:5a:00:00:0c:01", 1, 53)
+        );
         // The summary that follows says the same, later.
         assert_eq!(m.state, Some(at(MemberState::Suspended, 97)));
         assert_eq!(s.channel(10).unwrap().protocol, Some(at(Protocol::Lacp, 5)));
@@ -1384,7 +1421,10 @@ mod tests {
             ]
         );
         assert_eq!(s.channel(7).unwrap().protocol, Some(at(Protocol::None, 21)));
-        assert_eq!(s.channel(7).unwrap().members[0].name, "TenGigabitEthernet1/1");
+        assert_eq!(
+            s.channel(7).unwrap().members[0].name,
+            "TenGigabitEthernet1/1"
+        );
         let p = member(&s, 2, "GigabitEthernet0/2").pagp.clone().unwrap();
         assert_eq!(
             p,
@@ -1404,14 +1444,30 @@ mod tests {
         assert_eq!(s.hostname.as_deref(), Some("Switch"));
         let cmds: Vec<Command> = s.commands.iter().map(|c| c.value).collect();
         assert_eq!(cmds, [Command::LacpNeighborDetail, Command::LacpCounters]);
-        for (name, port, line) in [("GigabitEthernet1/0/1", 1, 12), ("GigabitEthernet1/0/2", 2, 24)] {
+        for (name, port, line) in [
+            ("GigabitEthernet1/0/1", 1, 12),
+            ("GigabitEthernet1/0/2", 2, 24),
+        ] {
             let p = member(&s, 1, name).partner.clone().unwrap();
             assert_eq!(
-                (p.system.as_str(), p.system_priority, p.oper_key, p.port, p.port_state, p.line),
+                (
+                    p.system.as_str(),
+                    p.system_priority,
+                    p.oper_key,
+                    p.port,
+                    p.port_state,
+                    p.line
+                ),
                 ("02:aa:00:00:00:02", Some(65535), 9, port, Some(0x3d), line),
                 "{name}"
             );
-            assert_eq!(p.flags, Some(LacpFlags { fast: false, active: true }));
+            assert_eq!(
+                p.flags,
+                Some(LacpFlags {
+                    fast: false,
+                    active: true
+                })
+            );
         }
         assert_eq!(
             member(&s, 1, "GigabitEthernet1/0/2").lacpdus,
@@ -1440,15 +1496,27 @@ mod tests {
             ("sh int gi1/0/1 status", Command::InterfacesStatus),
             ("sh int counters | i Gi", Command::InterfacesCounters),
         ] {
-            assert!(matches!(command(cmd), Asked::Known(c, _) if c == want), "{cmd}");
+            assert!(
+                matches!(command(cmd), Asked::Known(c, _) if c == want),
+                "{cmd}"
+            );
         }
         for other in ["sh run", "show version", "sh lacp", "sh int", "sh e sum"] {
             assert!(matches!(command(other), Asked::OtherShow), "{other}");
         }
         assert!(matches!(command("conf t"), Asked::NotShow));
-        assert!(matches!(command("show lacp 7 neighbor"), Asked::Known(Command::LacpNeighbor, Some(7))));
-        assert_eq!(prompt("sw1(config-if)#do sh lacp nei"), Some(("sw1", "do sh lacp nei")));
-        assert_eq!(prompt("Switch>show pagp neighbor"), Some(("Switch", "show pagp neighbor")));
+        assert!(matches!(
+            command("show lacp 7 neighbor"),
+            Asked::Known(Command::LacpNeighbor, Some(7))
+        ));
+        assert_eq!(
+            prompt("sw1(config-if)#do sh lacp nei"),
+            Some(("sw1", "do sh lacp nei"))
+        );
+        assert_eq!(
+            prompt("Switch>show pagp neighbor"),
+            Some(("Switch", "show pagp neighbor"))
+        );
         assert_eq!(prompt("Gi1/0/1  FA  ..#"), None);
     }
 
@@ -1458,7 +1526,10 @@ mod tests {
         assert!(is_show(t));
         let s = read("x", t).unwrap();
         assert_eq!(s.commands, [at(Command::EtherchannelSummary, 1)]);
-        assert_eq!(member(&s, 1, "GigabitEthernet1/0/2").state, Some(at(MemberState::Waiting, 3)));
+        assert_eq!(
+            member(&s, 1, "GigabitEthernet1/0/2").state,
+            Some(at(MemberState::Waiting, 3))
+        );
     }
 
     #[test]
@@ -1482,7 +1553,11 @@ mod tests {
             ]
         );
         assert!(s.unread.iter().all(Unread::is_warning));
-        assert!(s.unread[0].to_string().contains("cut short"), "{}", s.unread[0]);
+        assert!(
+            s.unread[0].to_string().contains("cut short"),
+            "{}",
+            s.unread[0]
+        );
         // What was whole is still read.
         assert!(member(&s, 1, "GigabitEthernet1/0/1").partner.is_some());
     }
@@ -1491,14 +1566,24 @@ mod tests {
     fn garbage_and_limits_are_typed_errors() {
         assert_eq!(read("g", "hello\nworld\n"), Err(ShowError::Nothing));
         assert_eq!(read("g", ""), Err(ShowError::Nothing));
-        assert_eq!(read("g", "sw#conf t\nsw(config)#end\n"), Err(ShowError::Nothing));
+        assert_eq!(
+            read("g", "sw#conf t\nsw(config)#end\n"),
+            Err(ShowError::Nothing)
+        );
         assert_eq!(
             read("g", "sw#show lacp nei\nabc\0"),
             Err(ShowError::NotText { line: 2 })
         );
         let big = "x".repeat(MAX_SHOW_BYTES + 1);
-        assert_eq!(read("g", &big), Err(ShowError::TooLarge { len: MAX_SHOW_BYTES + 1 }));
-        assert!(ShowError::TooLarge { len: 5 }.to_string().contains("at most 4194304"));
+        assert_eq!(
+            read("g", &big),
+            Err(ShowError::TooLarge {
+                len: MAX_SHOW_BYTES + 1
+            })
+        );
+        assert!(ShowError::TooLarge { len: 5 }
+            .to_string()
+            .contains("at most 4194304"));
         // Odd bytes in rows: no panic, rows named.
         for t in [
             "sw#sh lacp nei\nChannel group 99999999999 neighbors\nGi1/0/1 SA 1 0011.2233.4455 1s 0x0 0xFFFFFFFF 0x1 0x3D\n",
