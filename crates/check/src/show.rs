@@ -1597,6 +1597,28 @@ mod tests {
         }
     }
 
+    /// The `check_show` fuzz target's corpus (fuzz/corpus, replayed here
+    /// because cargo-fuzz needs a nightly toolchain): none panics, and the
+    /// seeds that are whole samples still read.
+    #[test]
+    fn the_fuzz_corpus_reads_without_a_panic() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/check_show");
+        let files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|f| f.unwrap().path())
+            .collect();
+        assert!(files.len() >= 40, "{dir} holds only {} files", files.len());
+        let mut read_ok = 0;
+        for f in &files {
+            let data = std::fs::read(f).unwrap();
+            if read("c", &String::from_utf8_lossy(&data)).is_ok() {
+                read_ok += 1;
+            }
+            crate::fuzz_show(&data);
+        }
+        assert!(read_ok >= 30, "only {read_ok} corpus files read as show output");
+    }
+
     #[test]
     fn clean_replays_the_pager() {
         assert_eq!(clean(" --More-- \u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}          \u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}\u{8}Gi1/0/2  P\r"), "Gi1/0/2  P");
