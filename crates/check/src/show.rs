@@ -657,7 +657,9 @@ fn command(text: &str) -> Asked {
         [p, rest @ ..] if abbrev(p, "pagp", 2) => {
             let (n, rest) = split(rest);
             match rest.as_slice() {
-                [nb] if abbrev(nb, "neighbor", 3) => Asked::Known(Command::PagpNeighbor, n),
+                [nb] if abbrev(nb, "neighbor", 3) || abbrev(nb, "neighbors", 3) => {
+                    Asked::Known(Command::PagpNeighbor, n)
+                }
                 _ => Asked::OtherShow,
             }
         }
@@ -728,6 +730,10 @@ pub fn is_show(text: &str) -> bool {
     sniff(&head).is_some()
 }
 
+/// A command line (what it asks, as typed; `None` for text before any),
+/// its line, and the lines under it.
+type Section = (Option<(Asked, String)>, usize, Vec<(usize, String)>);
+
 /// Reads a show file.
 pub fn read(file: &str, text: &str) -> Result<Show, ShowError> {
     if text.len() > MAX_SHOW_BYTES {
@@ -742,9 +748,7 @@ pub fn read(file: &str, text: &str) -> Result<Show, ShowError> {
         file: file.to_string(),
         ..Show::default()
     };
-    // Sections: (command or None for text before any, its line, its lines).
-    let mut sections: Vec<(Option<(Asked, String)>, usize, Vec<(usize, String)>)> =
-        vec![(None, 0, Vec::new())];
+    let mut sections: Vec<Section> = vec![(None, 0, Vec::new())];
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
         let l = clean(raw);
@@ -1616,7 +1620,10 @@ mod tests {
             }
             crate::fuzz_show(&data);
         }
-        assert!(read_ok >= 30, "only {read_ok} corpus files read as show output");
+        assert!(
+            read_ok >= 30,
+            "only {read_ok} corpus files read as show output"
+        );
     }
 
     #[test]

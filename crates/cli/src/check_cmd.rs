@@ -14,8 +14,12 @@ pub struct Args {
     /// (.netdev/.network, and .link files), netplan YAML, NetworkManager
     /// keyfiles, teamd JSON, AIX lsattr; a Cisco IOS configuration
     /// (running-config or the commands as typed) or Open vSwitch's
-    /// bond/show and lacp/show (with ovs-vsctl show). Two switch
-    /// configurations are checked against each other.
+    /// bond/show and lacp/show (with ovs-vsctl show); a Catalyst's show
+    /// output as a terminal recorded it (show etherchannel summary/detail,
+    /// show lacp neighbor, show pagp neighbor, show interfaces
+    /// status/counters), checked against /proc/net/bonding/bondX or
+    /// `lagkit status --json`. Two switch configurations are checked
+    /// against each other.
     #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
     /// Also ask the lagkit bonds running in this network namespace what

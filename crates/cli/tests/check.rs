@@ -448,7 +448,10 @@ fn show_output_names_a_partner_system_mismatch_with_file_and_line() {
         "{out}"
     );
     assert!(out.contains("proc-bonding.txt:17)"), "{out}");
-    assert!(out.contains("show-lacp.txt:13: error [partner-system-mismatch]"), "{out}");
+    assert!(
+        out.contains("show-lacp.txt:13: error [partner-system-mismatch]"),
+        "{out}"
+    );
     assert!(
         out.contains("read: show output: 1 command, 1 channel, 2 members"),
         "{out}"
@@ -460,7 +463,10 @@ fn show_output_names_a_partner_system_mismatch_with_file_and_line() {
     assert_eq!(f["code"], "partner-system-mismatch");
     assert_eq!(f["severity"], "error");
     assert_eq!(f["loc"]["line"], 12);
-    assert!(f["loc"]["file"].as_str().unwrap().ends_with("show-lacp.txt"));
+    assert!(f["loc"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("show-lacp.txt"));
 }
 
 /// The whole session of the switch that is the bond's partner: nothing to
@@ -477,7 +483,9 @@ fn a_matching_show_session_gives_no_finding() {
         "{err}"
     );
     assert!(
-        err.contains("show-session.txt:66: note: `show clock`: a show command lagkit does not read"),
+        err.contains(
+            "show-session.txt:66: note: `show clock`: a show command lagkit does not read"
+        ),
         "{err}"
     );
     let (code, out, _) = check(&[&show, &proc_, "--json"]);
@@ -516,7 +524,12 @@ fn lagkit_status_json_is_the_host_side() {
         lacp: Some(MemberLacp {
             aggregator_id: Some(1),
             rx_state: "CURRENT".into(),
-            mux_state: if in_use { "COLLECTING_DISTRIBUTING" } else { "ATTACHED" }.into(),
+            mux_state: if in_use {
+                "COLLECTING_DISTRIBUTING"
+            } else {
+                "ATTACHED"
+            }
+            .into(),
             selected: "SELECTED".into(),
             actor_churn_state: "none".into(),
             partner_churn_state: "none".into(),
@@ -564,12 +577,20 @@ fn lagkit_status_json_is_the_host_side() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("status.json");
     let show = example("show-session.txt");
-    std::fs::write(&file, serde_json::to_string_pretty(&vec![status(true)]).unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&vec![status(true)]).unwrap(),
+    )
+    .unwrap();
     let (code, out, err) = check(&[&show, file.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("bond: 1 bond, 2 members"), "{out}");
     // The switch bundles a link the bond does not use.
-    std::fs::write(&file, serde_json::to_string_pretty(&vec![status(false)]).unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&vec![status(false)]).unwrap(),
+    )
+    .unwrap();
     let (code, out, _) = check(&[&show, file.to_str().unwrap()]);
     assert_eq!(code, 3, "{out}");
     assert!(
