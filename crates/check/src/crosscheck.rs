@@ -67,13 +67,18 @@ fn protocol(c: &ShowChannel) -> Option<(Protocol, usize)> {
     })
 }
 
-/// Checks of the show output on its own: members not bundled, and why;
+/// Checks of the show output on its own: members not bundled, and why
+/// (with what the host at the other end says, when one of `hosts` is it);
 /// members that carry nothing.
-pub fn alone(s: &Show) -> Vec<Finding> {
+pub fn alone(s: &Show, hosts: &[&Host]) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in &s.channels {
         for m in &c.members {
-            out.extend(not_bundled(s, c, m, None));
+            let host = hosts.iter().find_map(|h| {
+                let r = h.running.as_ref()?;
+                peer(m, r, r.system.as_ref().map(|x| x.0.as_str()))
+            });
+            out.extend(not_bundled(s, c, m, host));
         }
         out.extend(idle(s, c));
     }
@@ -426,12 +431,6 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
                 },
                 "make both ends agree: same partner, key and protocol on the link (see the member's other findings); `lagkit status` and `show lacp neighbor` show each end's view"));
         }
-        if !sb {
-            // Explained above with the host's view.
-            if let Some(f) = not_bundled(s, c, m, Some(x)).filter(|_| x.not_bundled.is_some()) {
-                out.push(f);
-            }
-        }
     }
     // Mode and rate.
     out.extend(mode(h, s, c, &sw));
@@ -637,6 +636,22 @@ mod tests {
     #[test]
     fn members_not_bundled_and_why() {
         let s = |t: &str| check(&[read("show.txt", t).unwrap()], None);
+        // With the host: its reason too, once.
+        let f = check(
+            &[
+                read("show.txt", &SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(s)")).unwrap(),
+                read("status.json", STATUS).unwrap(),
+            ],
+            None,
+        );
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(
+            m[0].reason
+                .contains("the host says of its end: partner not in sync"),
+            "{}",
+            m[0]
+        );
         let f = s(SUSPENDED);
         let m = with(&f, "show-member-not-bundled");
         assert_eq!(m.len(), 1, "{f:#?}");

@@ -877,7 +877,7 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
             "{} show output alone: members not bundled and why, idle members",
             s.file
         ));
-        out.extend(crate::crosscheck::alone(s));
+        out.extend(crate::crosscheck::alone(s, &hosts));
         for h in &hosts {
             compared.push(format!(
                 "bond {} ({}) facing {}'s show output: partner systems and keys, members bundled on one end, mode, LACP rate",

@@ -706,7 +706,8 @@ fn sniff(lines: &[(usize, String)]) -> Option<Command> {
 }
 
 /// Whether `text` looks like show output: a prompt followed by a show
-/// command, or a known table's header.
+/// command lagkit reads, or a known table's header. (A configuration
+/// pasted under `sw1#show running-config` is not.)
 pub fn is_show(text: &str) -> bool {
     let mut n = 0;
     for raw in text.lines() {
@@ -716,7 +717,7 @@ pub fn is_show(text: &str) -> bool {
         }
         let l = clean(raw);
         if let Some((_, rest)) = prompt(&l) {
-            if !matches!(command(rest), Asked::NotShow) {
+            if matches!(command(rest), Asked::Known(..)) {
                 return true;
             }
         }
@@ -1522,6 +1523,17 @@ mod tests {
             Some(("Switch", "show pagp neighbor"))
         );
         assert_eq!(prompt("Gi1/0/1  FA  ..#"), None);
+    }
+
+    #[test]
+    fn a_configuration_under_its_show_command_is_not_show_output() {
+        let cfg = "sw1#show running-config\nBuilding configuration...\n!\nhostname sw1\ninterface GigabitEthernet1/0/1\n channel-group 1 mode active\n";
+        assert!(!is_show(cfg));
+        assert!(matches!(
+            crate::facts::read("sw1.cfg", cfg),
+            Ok(crate::facts::End::Switch(_))
+        ));
+        assert!(is_show(&format!("{cfg}sw1#sh lacp nei\n")));
     }
 
     #[test]
