@@ -38,7 +38,7 @@ pub struct RunningPort {
     pub name: String,
     /// Where it starts.
     pub loc: Loc,
-    /// The aggregator it is attached to.
+    /// The aggregator it is attached to (0: none).
     pub aggregator: Option<u16>,
     /// Its LACP port number.
     pub actor_port: Option<u16>,
@@ -157,7 +157,8 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
                 let n16 = n.and_then(|n| u16::try_from(n).ok());
                 let n8 = n.and_then(|n| u8::try_from(n).ok());
                 match (k, &block) {
-                    ("Aggregator ID", _) => m.aggregator = n16,
+                    // `none` (lagkit): in no aggregator; ids start at 1.
+                    ("Aggregator ID", _) => m.aggregator = if v == "none" { Some(0) } else { n16 },
                     ("port key", Block::Actor) => m.actor_key = n16,
                     ("port number", Block::Actor) => m.actor_port = n16,
                     ("port state", Block::Actor) => m.actor_state = n8,
@@ -366,4 +367,51 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `lagkit status` prints /proc's lines with its own state format.
+    const STATUS_TEXT: &str = "Bond: bond7\nBonding Mode: 802.3ad\nTransmit Hash Policy: layer3+4\nMII Status: up\n\n802.3ad info\nLACP active: on\nLACP rate: fast\nSystem priority: 65535\nSystem MAC address: 02:00:00:00:00:07\nActive Aggregator Info:\n\tAggregator ID: 1\n\tNumber of ports: 1\n\tActor Key: 9\n\tPartner Key: 10\n\tPartner Mac Address: 00:1b:54:c2:7a:80\n\nSlave Interface: a1\nMII Status: up\nAggregator ID: 1\ndetails actor lacp pdu:\n    port key: 9\n    port number: 1\n    port state: 0x3f (A S G Y C D . .)\ndetails partner lacp pdu:\n    system mac address: 00:1b:54:c2:7a:80\n    oper key: 10\n    port number: 304\n    port state: 0x3f (A S G Y C D . .)\n\nSlave Interface: a2\nMII Status: up\nAggregator ID: none\ndetails actor lacp pdu:\n    port key: 9\n    port number: 2\n    port state: 0x47 (A S G . . . E .)\ndetails partner lacp pdu:\n    system mac address: 00:00:00:00:00:00\n    oper key: 0\n    port number: 0\n    port state: 0x00 (. . . . . . . .)\n";
+
+    #[test]
+    fn lagkit_status_text_reads_like_proc() {
+        let r = from_proc("st.txt", STATUS_TEXT).unwrap();
+        assert_eq!(
+            r.system.as_ref().map(|s| (s.0.as_str(), s.1.line)),
+            Some(("02:00:00:00:00:07", Some(10)))
+        );
+        assert_eq!(
+            (r.aggregator, r.actor_key.as_ref().map(|k| k.0)),
+            (Some(1), Some(9))
+        );
+        let (a1, a2) = (&r.members[0], &r.members[1]);
+        assert_eq!(
+            (a1.actor_port, a1.actor_state, a1.partner_port),
+            (Some(1), Some(0x3f), Some(304))
+        );
+        assert_eq!(
+            (a1.bundled(r.aggregator), a2.bundled(r.aggregator)),
+            (Some(true), Some(false))
+        );
+        assert_eq!(
+            a2.partner.as_ref().map(|p| p.0.as_str()),
+            Some("00:00:00:00:00:00")
+        );
+        let h = crate::facts::read("st.txt", STATUS_TEXT).unwrap();
+        let crate::facts::End::Hosts(h) = h else {
+            panic!()
+        };
+        assert_eq!(h[0].bond, "bond7");
+        // A bond with no LACP lines has no running state to compare.
+        assert_eq!(
+            from_proc(
+                "b",
+                "Bonding Mode: load balancing (xor)\nSlave Interface: eth0\n"
+            ),
+            None
+        );
+    }
 }

@@ -1405,6 +1405,31 @@ mod tests {
         assert!(s.unread.is_empty(), "{:#?}", s.unread);
     }
 
+    /// `show etherchannel detail` of every group: each under `Group: N`.
+    #[test]
+    fn detail_of_every_group() {
+        let one = SUSPENDED
+            .split("dist-b#sh etherchannel summ")
+            .next()
+            .unwrap();
+        let body = one
+            .strip_prefix("dist-b#show etherchannel 10 detail\n")
+            .unwrap();
+        let all = format!(
+            "sw#show etherchannel detail\n                Channel-group listing: \n                ----------------------\n\nGroup: 10 \n----------\n{body}\nGroup: 20 \n----------\n{}",
+            body.replace("Gi1/0/4", "Gi2/0/4")
+        );
+        let s = read("all.txt", &all).unwrap();
+        assert_eq!(s.channels.len(), 2, "{s:#?}");
+        let m = member(&s, 20, "GigabitEthernet2/0/48");
+        assert_eq!(
+            m.local.as_ref().map(|l| l.state.clone()),
+            Some(MemberState::Suspended)
+        );
+        assert!(member(&s, 10, "GigabitEthernet1/0/47").partner.is_some());
+        assert!(s.unread.is_empty(), "{:#?}", s.unread);
+    }
+
     #[test]
     fn pagp_and_mode_on_channels() {
         let s = read("p.txt", PAGP).unwrap();
