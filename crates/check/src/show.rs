@@ -667,7 +667,7 @@ fn command(text: &str) -> Asked {
             // `show interfaces status`, or one interface's: `show int gi1/0/1 status`.
             let rest: Vec<&str> = rest.to_vec();
             let last = rest.last().copied().unwrap_or("");
-            let ok_middle = rest.len() == 1 || (rest.len() <= 3);
+            let ok_middle = (1..=3).contains(&rest.len());
             if ok_middle && abbrev(last, "status", 2) {
                 known(Command::InterfacesStatus)
             } else if ok_middle && abbrev(last, "counters", 1) {
