@@ -106,6 +106,7 @@ impl Options {
             fail_over_mac: get("fail_over_mac")
                 .filter(|(v, _)| !matches!(v.as_str(), "none" | "0"))
                 .map(|(v, l)| (v.clone(), loc(*l))),
+            running: None,
         })
     }
 }

@@ -62,6 +62,9 @@ pub struct Host {
     pub mac: Option<(MacSource, Loc)>,
     /// `fail_over_mac`, when the input sets it.
     pub fail_over_mac: Option<(String, Loc)>,
+    /// What the running bond says about itself and its partner, when the
+    /// input is a running bond's (`/proc/net/bonding`, `lagkit status`).
+    pub running: Option<crate::running::Running>,
 }
 
 /// Where a bond's MAC address comes from: what decides whether its LACP
@@ -193,6 +196,8 @@ pub enum End {
     Switch(Switch),
     /// systemd `.link` files (they apply to the hosts' bonds they match).
     Links(Vec<LinkFile>),
+    /// A switch's show output (what its channels do now).
+    Show(crate::show::Show),
 }
 
 /// One `[Match]`/`[Link]` pair of a systemd `.link` file: what udev does
@@ -357,7 +362,7 @@ pub enum ReadError {
 }
 
 /// The dialects [`read`] knows.
-pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, ifupdown's interfaces, systemd-networkd .netdev/.network, systemd .link files, netplan YAML, NetworkManager keyfiles, teamd JSON, AIX `lsattr -El entX`, a Cisco IOS configuration (running-config or console commands), Open vSwitch's `ovs-appctl bond/show`/`lacp/show` (with `ovs-vsctl show`)";
+pub const DIALECTS: &str = "a lagkit bond configuration (TOML), Linux's /proc/net/bonding/bondX, `lagkit status --json`, ifupdown's interfaces, systemd-networkd .netdev/.network, systemd .link files, netplan YAML, NetworkManager keyfiles, teamd JSON, AIX `lsattr -El entX`, a Cisco IOS configuration (running-config or console commands), Open vSwitch's `ovs-appctl bond/show`/`lacp/show` (with `ovs-vsctl show`), a Cisco switch's show output (show etherchannel summary/detail, show lacp neighbor, show pagp neighbor, show interfaces status/counters, with the prompt and command lines)";
 
 /// The line of the first `key =` in a TOML text, for locations.
 fn toml_line(text: &str, key: &str) -> Option<usize> {
@@ -391,10 +396,21 @@ pub struct Input {
     pub unread: Vec<lagkit_ios::Unread>,
 }
 
+impl Input {
+    /// The parts of a show file that were not read (none for other
+    /// dialects).
+    pub fn show_unread(&self) -> &[crate::show::Unread] {
+        match &self.end {
+            End::Show(s) => &s.unread,
+            _ => &[],
+        }
+    }
+}
+
 /// How many facts one input gave: what a run that finds nothing compared.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
-    /// `bond`, `switch` or `link files`.
+    /// `bond`, `switch`, `link files` or `show output`.
     pub side: &'static str,
     /// Host bonds.
     pub bonds: usize,
@@ -406,6 +422,8 @@ pub struct Counts {
     pub channels: usize,
     /// systemd `.link` sections.
     pub link_files: usize,
+    /// Show commands read.
+    pub commands: usize,
     /// Settings read (modes, hashes, MTUs, channel-groups, VLANs, ...).
     pub settings: usize,
 }
@@ -423,6 +441,11 @@ impl fmt::Display for Counts {
             "switch" => vec![
                 n(self.interfaces, "interface", "interfaces"),
                 n(self.channels, "channel", "channels"),
+            ],
+            "show output" => vec![
+                n(self.commands, "command", "commands"),
+                n(self.channels, "channel", "channels"),
+                n(self.interfaces, "member", "members"),
             ],
             _ => vec![n(self.link_files, ".link section", ".link sections")],
         };
@@ -479,6 +502,14 @@ fn counts(end: &End) -> Counts {
                 ..Counts::default()
             }
         }
+        End::Show(s) => Counts {
+            side: "show output",
+            commands: s.commands.len(),
+            channels: s.channels.len(),
+            interfaces: s.channels.iter().map(|c| c.members.len()).sum(),
+            settings: s.facts(),
+            ..Counts::default()
+        },
         End::Links(l) => Counts {
             side: "link files",
             link_files: l.len(),
@@ -551,6 +582,17 @@ fn read_dialect(file: &str, text: &str) -> Result<(End, Vec<lagkit_ios::Unread>)
     let has = |s: &str| text.lines().any(|l| l.trim_start().starts_with(s));
     if text.lines().any(|l| l.starts_with("Bonding Mode:")) {
         return read_proc(file, text).map(plain);
+    }
+    if crate::running::is_status_json(text) {
+        return crate::running::from_status_json(file, text).map(|h| plain(End::Hosts(h)));
+    }
+    if crate::show::is_show(text) {
+        return crate::show::read(file, text)
+            .map(|s| plain(End::Show(s)))
+            .map_err(|e| ReadError::Dialect {
+                file: file.into(),
+                why: format!("read as IOS show output: {e}"),
+            });
     }
     if has("[Link]") && has("[Match]") && !has("[NetDev]") && !has("[Network]") {
         let links = link_files(file, text);
@@ -661,6 +703,7 @@ fn read_lagkit(file: &str, text: &str) -> Result<End, ReadError> {
                         (MacSource::Pinned, loc(line))
                     }),
                     fail_over_mac: None,
+                    running: None,
                 }
             })
             .collect(),
@@ -735,9 +778,21 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
             fast,
         };
     }
-    let bond = std::path::Path::new(file)
-        .file_name()
-        .map_or("bond", |n| n.to_str().unwrap_or("bond"))
+    // `lagkit status` names its bond; the kernel's file is named after it
+    // (a copy such as `srv1-bond0.txt` by its stem).
+    let path = std::path::Path::new(file);
+    let bond = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Bond: "))
+        .map(str::trim)
+        .or_else(|| {
+            if path.extension().is_some() {
+                path.file_stem()?.to_str()
+            } else {
+                path.file_name()?.to_str()
+            }
+        })
+        .unwrap_or("bond")
         .to_string();
     Ok(Host {
         bond,
@@ -767,6 +822,7 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
             ))
         }),
         fail_over_mac: None,
+        running: crate::running::from_proc(file, text),
     })
     .map(|h| End::Hosts(vec![h]))
 }

@@ -26,15 +26,24 @@
 //! channel that differ in speed, duplex or VLAN, an 802.3ad bond whose MAC
 //! (its LACP system ID) can change, and veth members whose offloads a
 //! userspace Open vSwitch datapath cannot take.
+//!
+//! A Catalyst's show output ([`show`]) tells what the switch does now;
+//! with the host's running bond ([`running`]: `/proc/net/bonding` or
+//! `lagkit status --json`) [`crosscheck`] finds cables to the wrong
+//! partner, keys of another channel, links bundled on one end only,
+//! members suspended or stand-alone and why, and idle members.
 
 #![forbid(unsafe_code)]
 
+pub mod crosscheck;
 pub mod dialects;
 pub mod facts;
 pub mod lacpdus;
 pub mod live;
 pub mod netplan;
 pub mod rules;
+pub mod running;
+pub mod show;
 
 use serde::Serialize;
 use std::fmt;
@@ -139,6 +148,35 @@ pub fn fuzz_one(data: &[u8]) {
         let _ = exit_status(&f);
         for x in &f {
             let _ = x.to_string();
+        }
+    }
+}
+
+/// Runs arbitrary bytes through the show-output reader and its
+/// cross-checks, against a running 802.3ad bond and a PAgP one: errors
+/// are values; it panics only on a bug (the `check_show` fuzz target).
+pub fn fuzz_show(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(s) = show::read("fuzz", &text) else {
+        return;
+    };
+    let _ = s.facts();
+    for u in &s.unread {
+        let _ = u.to_string();
+    }
+    let proc_ = "Bonding Mode: IEEE 802.3ad Dynamic link aggregation\nLACP rate: fast\nSystem MAC address: 02:00:00:00:00:01\nActive Aggregator Info:\n\tAggregator ID: 1\n\tActor Key: 9\n\tPartner Key: 10\n\tPartner Mac Address: 00:11:22:33:44:55\n\nSlave Interface: eth0\nAggregator ID: 1\ndetails actor lacp pdu:\n    port key: 9\n    port number: 1\n    port state: 63\ndetails partner lacp pdu:\n    system mac address: 00:11:22:33:44:55\n    oper key: 10\n    port number: 304\n    port state: 63\n";
+    let xor =
+        "name = \"bond1\"\nmode = \"balance-xor\"\npagp = \"desirable\"\nmembers = [\"eth1\"]\n";
+    let mut ends = vec![facts::End::Show(s)];
+    ends.extend(facts::read("bond0", proc_));
+    ends.extend(facts::read("b.toml", xor));
+    for channel in [
+        None,
+        Some(1),
+        Some(u32::from(data.first().copied().unwrap_or(0))),
+    ] {
+        for f in rules::check(&ends, channel) {
+            let _ = f.to_string();
         }
     }
 }

@@ -821,7 +821,7 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
         None if channels.len() == 1 => channels.clone(),
         None => Vec::new(),
     };
-    if let (Some(n), true) = (channel, facing.is_empty()) {
+    if let (Some(n), true, false) = (channel, facing.is_empty(), whole.is_empty()) {
         out.push(finding(
             Severity::Error,
             "no-such-channel",
@@ -868,6 +868,22 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
                 chan(c)
             ));
             out.extend(pair(h, c));
+        }
+    }
+    // Show output: on its own, and against each host's running bond.
+    for e in ends {
+        let End::Show(s) = e else { continue };
+        compared.push(format!(
+            "{} show output alone: members not bundled and why, idle members",
+            s.file
+        ));
+        out.extend(crate::crosscheck::alone(s, &hosts));
+        for h in &hosts {
+            compared.push(format!(
+                "bond {} ({}) facing {}'s show output: partner systems and keys, members bundled on one end, mode, LACP rate",
+                h.bond, h.loc.file, s.file
+            ));
+            out.extend(crate::crosscheck::pair(h, s, channel));
         }
     }
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));

@@ -14,9 +14,13 @@ pub struct Args {
     /// (.netdev/.network, and .link files), netplan YAML, NetworkManager
     /// keyfiles, teamd JSON, AIX lsattr; a Cisco IOS configuration
     /// (running-config or the commands as typed) or Open vSwitch's
-    /// bond/show and lacp/show (with ovs-vsctl show). Two switch
-    /// configurations are checked against each other. `-` reads standard
-    /// input; each is read up to 64 MiB.
+    /// bond/show and lacp/show (with ovs-vsctl show); a Catalyst's show
+    /// output as a terminal recorded it (show etherchannel summary/detail,
+    /// show lacp neighbor, show pagp neighbor, show interfaces
+    /// status/counters), checked against /proc/net/bonding/bondX or
+    /// `lagkit status --json`. Two switch configurations are checked
+    /// against each other. `-` reads standard input; each is read up to
+    /// 64 MiB.
     #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
     /// Also ask the lagkit bonds running in this network namespace what
@@ -93,6 +97,23 @@ pub fn run(a: Args) -> ExitCode {
             u.file, u.unread.line, u.unread
         );
     }
+    // Show output: rows that could not be read are warned (they may hide
+    // a member), commands and text that are not read are noted.
+    let show_unread: Vec<serde_json::Value> = inputs
+        .iter()
+        .flat_map(|i| {
+            i.show_unread().iter().map(move |u| {
+                let note = if u.is_warning() { "warning" } else { "note" };
+                eprintln!("lagkit: {}:{}: {note}: {u}", i.file, u.line);
+                serde_json::json!({ "file": i.file, "line": u.line, "text": u.text, "why": u.why })
+            })
+        })
+        .collect();
+    let show_warned = inputs
+        .iter()
+        .flat_map(|i| i.show_unread())
+        .filter(|u| u.is_warning())
+        .count();
     for i in &inputs {
         if let Some(s) = lagkit_ios::not_modelled_summary(&i.unread) {
             eprintln!("lagkit: {}: note: {s}", i.file);
@@ -137,6 +158,7 @@ pub fn run(a: Args) -> ExitCode {
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     // A line not read may hide a setting: never a clean pass.
+    let warned = warned + show_warned;
     let exit = lagkit_check::exit_status(&findings).max(u8::from(warned > 0));
     let read: Vec<String> = inputs
         .iter()
@@ -150,6 +172,7 @@ pub fn run(a: Args) -> ExitCode {
         let v = serde_json::json!({
             "findings": findings,
             "unread": unread,
+            "show_unread": show_unread,
             "read": counts,
             "compared": report.compared,
             "exit": exit,

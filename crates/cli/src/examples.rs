@@ -30,6 +30,10 @@ EXAMPLES:
   # Two switches of one channel: `on` facing LACP
   lagkit check examples/check/switch-a-on.cfg examples/check/switch-b-lacp.cfg
 
+  # A Catalyst's show output against the host's running bond: the switch
+  # hears another server as its LACP partner
+  lagkit check examples/check/show-lacp.txt examples/check/proc-bonding.txt
+
   Exit status: 0 nothing or notes only, 1 warnings, 3 errors, 2 an input could
   not be read.";
 

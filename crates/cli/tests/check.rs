@@ -459,3 +459,169 @@ fn a_clean_run_says_what_it_compared() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A Catalyst's `show lacp neighbor` whose partner is another server than
+/// the bond's `/proc/net/bonding`: named with the show file's line and the
+/// host file's.
+#[test]
+fn show_output_names_a_partner_system_mismatch_with_file_and_line() {
+    let (show, proc_) = (example("show-lacp.txt"), example("proc-bonding.txt"));
+    let (code, out, err) = check(&[&show, &proc_]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("show-lacp.txt:12: error [partner-system-mismatch]: dist-b channel 10: GigabitEthernet1/0/47 hears LACP partner system 025a.0000.0c01"),
+        "{out}"
+    );
+    assert!(out.contains("proc-bonding.txt:17)"), "{out}");
+    assert!(
+        out.contains("show-lacp.txt:13: error [partner-system-mismatch]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("read: show output: 1 command, 1 channel, 2 members"),
+        "{out}"
+    );
+    let (code, out, _) = check(&[&show, &proc_, "--json"]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let f = &v["findings"][0];
+    assert_eq!(f["code"], "partner-system-mismatch");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["loc"]["line"], 12);
+    assert!(f["loc"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("show-lacp.txt"));
+}
+
+/// The whole session of the switch that is the bond's partner: nothing to
+/// say; the commands it does not read are noted on stderr and in JSON.
+#[test]
+fn a_matching_show_session_gives_no_finding() {
+    let (show, proc_) = (example("show-session.txt"), example("proc-bonding.txt"));
+    let (code, out, err) = check(&[&show, &proc_]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings"), "{out}");
+    assert!(!out.contains("partner-system-mismatch"), "{out}");
+    assert!(
+        err.contains("show-session.txt:1: note: `terminal length 0`: not a show command"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "show-session.txt:66: note: `show clock`: a show command lagkit does not read"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = check(&[&show, &proc_, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["show_unread"][1]["line"], 66);
+    assert_eq!(v["show_unread"][1]["why"]["kind"], "command");
+    // A suspended member is named with its reason, and the host's view.
+    let (code, out, _) = check(&[&example("show-suspended.txt"), &proc_]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("show-suspended.txt:97: warning [show-member-not-bundled]: dist-b channel 10: GigabitEthernet1/0/48 is suspended (s): its LACP partner is system 025a.0000.0c01 (line 53)"),
+        "{out}"
+    );
+    assert!(out.contains("[member-bundled-one-end]"), "{out}");
+}
+
+/// `lagkit status --json` of a running lagkit bond, written by the status
+/// types the daemon serves, read as the host's side.
+#[test]
+fn lagkit_status_json_is_the_host_side() {
+    use lagkit_bond::status::{BondStatus, LacpInfo, MemberLacp, MemberStatus};
+    let member = |name: &str, port: u16, partner_port: u16, in_use: bool| MemberStatus {
+        name: name.into(),
+        mii_status: "up".into(),
+        speed: Some("1000 Mbps".into()),
+        duplex: Some("full".into()),
+        link_failure_count: 0,
+        permanent_hw_addr: "02:5a:00:00:0b:01".into(),
+        transmitting: in_use,
+        collecting: in_use,
+        watchers: vec![("carrier".into(), true)],
+        isolation: None,
+        offloads: None,
+        lacp: Some(MemberLacp {
+            aggregator_id: Some(1),
+            rx_state: "CURRENT".into(),
+            mux_state: if in_use {
+                "COLLECTING_DISTRIBUTING"
+            } else {
+                "ATTACHED"
+            }
+            .into(),
+            selected: "SELECTED".into(),
+            actor_churn_state: "none".into(),
+            partner_churn_state: "none".into(),
+            actor_port: port,
+            actor_key: 9,
+            actor_state: if in_use { 0x3f } else { 0x0f },
+            partner_mac: "00:1b:54:c2:7a:80".into(),
+            partner_port,
+            partner_key: 10,
+            partner_state: 0x3f,
+            not_bundled: (!in_use).then(|| "waiting for the partner to sync".to_string()),
+        }),
+        pagp: None,
+    };
+    let status = |in_use: bool| BondStatus {
+        name: "bond0".into(),
+        mode: "802.3ad".into(),
+        xmit_hash_policy: "layer3+4".into(),
+        engine: "userspace".into(),
+        engine_reason: "configured".into(),
+        mii_status: "up".into(),
+        mac: "02:5a:00:00:0b:01".into(),
+        mtu: 1500,
+        miimon_ms: 100,
+        updelay_ms: 0,
+        downdelay_ms: 0,
+        active_member: None,
+        lacp: Some(LacpInfo {
+            lacp_rate: "fast".into(),
+            lacp_activity: "on".into(),
+            system_priority: 65535,
+            system_mac: "02:5a:00:00:0b:01".into(),
+            aggregator_id: Some(1),
+            number_of_ports: 2,
+            actor_key: Some(9),
+            partner_key: Some(10),
+            partner_mac: Some("00:1b:54:c2:7a:80".into()),
+            partner_priority: Some(32768),
+        }),
+        pagp: None,
+        members: vec![member("a1", 1, 304, true), member("a2", 2, 305, in_use)],
+        problems: vec![],
+    };
+    let dir = std::env::temp_dir().join(format!("lkt-check-status-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("status.json");
+    let show = example("show-session.txt");
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&vec![status(true)]).unwrap(),
+    )
+    .unwrap();
+    let (code, out, err) = check(&[&show, file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("bond: 1 bond, 2 members"), "{out}");
+    // The switch bundles a link the bond does not use.
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&vec![status(false)]).unwrap(),
+    )
+    .unwrap();
+    let (code, out, _) = check(&[&show, file.to_str().unwrap()]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("error [member-bundled-one-end]: dist-b channel 10 bundles GigabitEthernet1/0/48 but bond bond0 does not use a2 at the other end (")
+            && out.contains("status.json:") && out.contains("waiting for the partner to sync"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

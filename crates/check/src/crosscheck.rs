@@ -1,0 +1,863 @@
+//! A switch's show output held against the host's running bond.
+//!
+//! Each end of a LACP link says who it hears: the switch in `show lacp
+//! neighbor` (its partner's system and key), the host in
+//! `/proc/net/bonding/bondX` or `lagkit status --json` (the partner's MAC
+//! and key). When those do not name each other, a cable reaches the wrong
+//! switch, the wrong server or the wrong channel; when one end bundles a
+//! link the other does not, frames sent on it are lost. The show output
+//! alone also tells which members are suspended, stand-alone or hot
+//! standby, and its counters which member carries nothing.
+
+use crate::facts::{Host, HostMode};
+use crate::running::{Running, RunningPort};
+use crate::show::{Member, MemberState, Protocol, Show, ShowChannel};
+use crate::{Finding, Loc, Severity};
+
+const ZERO: &str = "00:00:00:00:00:00";
+/// 802.1AX port state bits.
+const AGGREGATION: u8 = 0x04;
+const DEFAULTED: u8 = 0x40;
+
+fn finding(severity: Severity, code: &'static str, loc: Loc, reason: String, fix: &str) -> Finding {
+    Finding {
+        severity,
+        code,
+        loc,
+        reason,
+        fix: fix.to_string(),
+    }
+}
+
+fn at(s: &Show, line: usize) -> Loc {
+    Loc {
+        file: s.file.clone(),
+        line: Some(line),
+    }
+}
+
+/// `dist-b` (from the prompt) or the file.
+fn switch_name(s: &Show) -> String {
+    s.hostname.clone().unwrap_or_else(|| s.file.clone())
+}
+
+/// A dotted Cisco MAC, as the switch shows it.
+fn dotted(mac: &str) -> String {
+    let h: String = mac.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    if h.len() != 12 {
+        return mac.to_string();
+    }
+    format!("{}.{}.{}", &h[0..4], &h[4..8], &h[8..12])
+}
+
+fn bundled(m: &Member) -> Option<bool> {
+    m.state.as_ref().map(|s| s.value == MemberState::Bundled)
+}
+
+/// The channel's protocol: shown, or told by its partners.
+fn protocol(c: &ShowChannel) -> Option<(Protocol, usize)> {
+    if let Some(p) = &c.protocol {
+        return Some((p.value, p.line));
+    }
+    c.members.iter().find_map(|m| {
+        m.partner
+            .as_ref()
+            .map(|p| (Protocol::Lacp, p.line))
+            .or(m.pagp.as_ref().map(|p| (Protocol::Pagp, p.line)))
+    })
+}
+
+/// Checks of the show output on its own: members not bundled, and why
+/// (with what the host at the other end says, when one of `hosts` is it);
+/// members that carry nothing.
+pub fn alone(s: &Show, hosts: &[&Host]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for c in &s.channels {
+        for m in &c.members {
+            let host = hosts.iter().find_map(|h| {
+                let r = h.running.as_ref()?;
+                peer(m, r, r.system.as_ref().map(|x| x.0.as_str()))
+            });
+            out.extend(not_bundled(s, c, m, host));
+        }
+        out.extend(idle(s, c));
+    }
+    out
+}
+
+/// Why member `m` is not bundled, from what the output (and the host's
+/// member facing it, when known) shows.
+fn reasons(s: &Show, c: &ShowChannel, m: &Member, host: Option<&RunningPort>) -> Vec<String> {
+    let mut why = Vec::new();
+    if let Some(st) = s.status_of(&m.name) {
+        if st.status != "connected" {
+            why.push(format!(
+                "its link is {} (show interfaces status, line {})",
+                st.status, st.line
+            ));
+        }
+    }
+    let others: Vec<&Member> = c
+        .members
+        .iter()
+        .filter(|o| o.name != m.name && bundled(o) == Some(true))
+        .collect();
+    if let Some(p) = &m.partner {
+        if p.system == ZERO || p.port_state.is_some_and(|st| st & DEFAULTED != 0) {
+            why.push(format!("it hears no LACPDU from the far end (partner {}, line {}): that end does not run LACP on this link", dotted(&p.system), p.line));
+        } else if let Some(o) = others
+            .iter()
+            .filter_map(|o| o.partner.as_ref())
+            .find(|o| o.system != p.system)
+        {
+            why.push(format!(
+                "its LACP partner is system {} (line {}) but the bundled members' is {}: its cable reaches another device",
+                dotted(&p.system), p.line, dotted(&o.system)
+            ));
+        } else if let Some(o) = others
+            .iter()
+            .filter_map(|o| o.partner.as_ref())
+            .find(|o| o.oper_key != p.oper_key)
+        {
+            why.push(format!(
+                "its partner gives it key {:#x} (line {}) but the bundled members key {:#x}: the far end has it in another aggregator",
+                p.oper_key, p.line, o.oper_key
+            ));
+        } else if p.port_state.is_some_and(|st| st & AGGREGATION == 0) {
+            why.push(format!(
+                "its partner says the link is Individual (port state {:#04x}, line {})",
+                p.port_state.unwrap_or(0),
+                p.line
+            ));
+        }
+    }
+    if let (Some(mode), Some(o)) = (&m.mode, others.iter().find_map(|o| o.mode.as_ref())) {
+        if mode.value != o.value {
+            why.push(format!(
+                "it is mode {} (line {}) while the bundled members are {}",
+                mode.value, mode.line, o.value
+            ));
+        }
+    }
+    if let Some(r) = host.and_then(|h| h.not_bundled.as_ref()) {
+        why.push(format!("the host says of its end: {r}"));
+    }
+    if m.state
+        .as_ref()
+        .is_some_and(|st| st.value == MemberState::HotStandby)
+        && why.is_empty()
+    {
+        why.push("the channel has more ports than it bundles (lacp max-bundle, or 8 for LACP): this one waits as standby".into());
+    }
+    why
+}
+
+fn not_bundled(
+    s: &Show,
+    c: &ShowChannel,
+    m: &Member,
+    host: Option<&RunningPort>,
+) -> Option<Finding> {
+    let st = m.state.as_ref()?;
+    let (severity, fix) = match &st.value {
+        MemberState::Bundled => return None,
+        MemberState::Suspended => (Severity::Warning, "make the port's partner the channel's (trace its cable), run the same protocol, speed, duplex and VLANs as the other members, then `shutdown` / `no shutdown` it"),
+        MemberState::StandAlone => (Severity::Warning, "run LACP on the far end of this link (mode 802.3ad on the host, in the same bond as the other links): meanwhile IOS forwards on it as a port of its own"),
+        MemberState::Down => (Severity::Warning, "bring the link up: cable, transceiver, the far end's interface"),
+        MemberState::Unsuitable => (Severity::Warning, "configure the port like the channel's other members (speed, duplex, VLANs, mode)"),
+        MemberState::HotStandby | MemberState::Waiting => (Severity::Info, "nothing, if intended: raise lacp max-bundle (or remove ports) to use every link"),
+        MemberState::Unknown(_) => return None,
+    };
+    let why = reasons(s, c, m, host);
+    let because = if why.is_empty() {
+        "; the output shows no reason (`show etherchannel N detail` and `show lacp neighbor detail` tell more)".to_string()
+    } else {
+        format!(": {}", why.join("; "))
+    };
+    Some(finding(
+        severity,
+        "show-member-not-bundled",
+        at(s, st.line),
+        format!(
+            "{} channel {}: {} is {}{because}",
+            switch_name(s),
+            c.number,
+            m.name,
+            st.value.describe()
+        ),
+        fix,
+    ))
+}
+
+/// Traffic this share of the busiest member's, or less, is none.
+const IDLE_SHARE: u64 = 100;
+/// Below this many octets over the channel, counters say nothing.
+const IDLE_FLOOR: u64 = 1_000_000;
+
+/// A member that carries nothing while the others carry traffic.
+fn idle(s: &Show, c: &ShowChannel) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let members: Vec<&Member> = c
+        .members
+        .iter()
+        .filter(|m| bundled(m) != Some(false))
+        .collect();
+    for inbound in [true, false] {
+        let v: Vec<(&Member, u64, usize)> = members
+            .iter()
+            .filter_map(|m| {
+                let k = s.counters_of(&m.name)?;
+                let o = if inbound { &k.in_octets } else { &k.out_octets };
+                o.as_ref().map(|o| (*m, o.value, o.line))
+            })
+            .collect();
+        let total: u64 = v.iter().map(|x| x.1).fold(0, u64::saturating_add);
+        let Some(busiest) = v.iter().max_by_key(|x| x.1) else {
+            continue;
+        };
+        if v.len() < 2 || total < IDLE_FLOOR {
+            continue;
+        }
+        for (m, octets, line) in v
+            .iter()
+            .filter(|x| x.1.saturating_mul(IDLE_SHARE) < busiest.1)
+        {
+            let (dir, whose, fix) = if inbound {
+                ("received", "the host's transmit hash (or the host not sending on that link)", "check the host bond uses the link (lagkit status, /proc/net/bonding) and hashes by ports (xmit_hash_policy layer3+4)")
+            } else {
+                ("sent", "the switch's port-channel load-balance", "use port-channel load-balance src-dst-port (or src-dst-mixed-ip-port) on the switch")
+            };
+            out.push(finding(
+                Severity::Warning,
+                "show-member-idle",
+                at(s, *line),
+                format!(
+                    "{} channel {}: {} {dir} {octets} octets while {} {dir} {}: {whose} puts (almost) nothing on it",
+                    switch_name(s),
+                    c.number,
+                    m.name,
+                    busiest.0.name,
+                    busiest.1
+                ),
+                fix,
+            ));
+        }
+    }
+    out
+}
+
+/// The channel of `s` that faces host `h`: `channel` if given, else the
+/// one whose partner is the host, else the only one.
+fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Option<&'a ShowChannel> {
+    if let Some(n) = channel {
+        return s.channel(n);
+    }
+    let sys = r.system.as_ref().map(|x| x.0.as_str());
+    let dev = r.pagp_device.as_ref().map(|x| x.0.as_str()).or(sys);
+    let ours = s.channels.iter().find(|c| {
+        c.members.iter().any(|m| {
+            m.partner
+                .as_ref()
+                .is_some_and(|p| Some(p.system.as_str()) == sys)
+                || m.pagp
+                    .as_ref()
+                    .is_some_and(|p| Some(p.device.as_str()) == dev)
+                || m.pagp
+                    .as_ref()
+                    .is_some_and(|p| h.members.iter().any(|x| x.name == p.port))
+        })
+    });
+    // Else the only channel, or the only one that runs the bond's protocol.
+    let speaks = |c: &&ShowChannel| {
+        matches!(
+            (protocol(c).map(|p| p.0), h.mode),
+            (Some(Protocol::Lacp), HostMode::Lacp { .. })
+                | (Some(Protocol::Pagp), HostMode::Pagp { .. })
+                | (
+                    Some(Protocol::None),
+                    HostMode::Static | HostMode::RoundRobin | HostMode::Broadcast
+                )
+        )
+    };
+    let same: Vec<&ShowChannel> = s.channels.iter().filter(speaks).collect();
+    match (ours, s.channels.as_slice(), same.as_slice()) {
+        (Some(c), _, _) => Some(c),
+        (None, [only], _) => Some(only),
+        (None, _, [only]) => Some(*only),
+        _ => None,
+    }
+}
+
+/// The host member at the other end of switch member `m`: by LACP port
+/// numbers, or by the PAgP partner's port name.
+fn peer<'a>(m: &Member, r: &'a Running, host_sys: Option<&str>) -> Option<&'a RunningPort> {
+    if let Some(p) = &m.partner {
+        if host_sys.is_none_or(|s| s == p.system) {
+            if let Some(x) = r.members.iter().find(|x| x.actor_port == Some(p.port)) {
+                return Some(x);
+            }
+        }
+    }
+    if let Some(l) = &m.local {
+        if let Some(x) = r.members.iter().find(|x| x.partner_port == Some(l.port)) {
+            return Some(x);
+        }
+    }
+    let pg = m.pagp.as_ref()?;
+    r.members.iter().find(|x| x.name == pg.port)
+}
+
+/// Checks of show output `s` against host `h`'s running state (and mode).
+pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let empty = Running::default();
+    let r = h.running.as_ref().unwrap_or(&empty);
+    let Some(c) = facing(s, h, r, channel) else {
+        if channel.is_none() && s.channels.len() > 1 {
+            out.push(finding(Severity::Info, "show-which-channel", at(s, s.channels[0].line),
+                format!("{} shows {} channels ({}) and none has bond {} as its partner: the bond was not checked against any",
+                    switch_name(s), s.channels.len(),
+                    s.channels.iter().map(|c| c.number.to_string()).collect::<Vec<_>>().join(", "), h.bond),
+                "name the bond's channel with --channel N"));
+        }
+        return out;
+    };
+    let sw = format!("{} channel {}", switch_name(s), c.number);
+    let host_sys = r.system.as_ref();
+    let sys_str = host_sys.map(|x| x.0.as_str());
+    // The switch's partner must be the host.
+    for m in &c.members {
+        let Some(p) = m.partner.as_ref().filter(|p| p.system != ZERO) else {
+            continue;
+        };
+        if let Some((sys, hl)) = host_sys {
+            if *sys != p.system {
+                out.push(finding(Severity::Error, "partner-system-mismatch", at(s, p.line),
+                    format!("{sw}: {} hears LACP partner system {} but bond {}'s system MAC is {sys} ({hl}): the link reaches another device, not this bond (a cable to the wrong server or switch port)",
+                        m.name, dotted(&p.system), h.bond),
+                    &format!("trace the cable of {}: it must end on a member of {} ({}); or give lagkit check that device's bond", m.name, h.bond,
+                        h.members.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", "))));
+                continue;
+            }
+        }
+        let key = peer(m, r, sys_str)
+            .and_then(|x| x.actor_key)
+            .map(|k| (k, None))
+            .or(r.actor_key.as_ref().map(|(k, l)| (*k, Some(l))));
+        if let (Some((k, l)), true) = (key, host_sys.is_some()) {
+            if k != p.oper_key {
+                out.push(finding(Severity::Error, "partner-key-mismatch", at(s, p.line),
+                    format!("{sw}: {} hears bond {}'s system with key {:#x} but the bond's key is {k:#x}{}: the link ends on another aggregator of that host (another bond, or a member its bond put apart)",
+                        m.name, h.bond, p.oper_key, l.map(|l| format!(" ({l})")).unwrap_or_default()),
+                    "cable the link to a member of this bond, and give every member the same speed and duplex (Linux's key holds them)"));
+            }
+        }
+    }
+    // The host's partner must be the switch.
+    let sw_sys = s.system.as_ref();
+    let local_key = c
+        .members
+        .iter()
+        .find_map(|m| m.local.as_ref().map(|l| (l.oper_key, l.line)));
+    let mut host_views: Vec<(&str, &Loc, Option<u16>, &str)> = r
+        .members
+        .iter()
+        .filter_map(|x| {
+            let (mac, loc) = x.partner.as_ref()?;
+            Some((mac.as_str(), loc, x.partner_key, x.name.as_str()))
+        })
+        .collect();
+    if host_views.is_empty() {
+        if let Some((mac, loc)) = &r.partner {
+            host_views.push((
+                mac,
+                loc,
+                r.partner_key.as_ref().map(|k| k.0),
+                "its aggregator",
+            ));
+        }
+    }
+    for (mac, loc, key, who) in host_views.into_iter().filter(|v| v.0 != ZERO) {
+        if let Some(ss) = sw_sys {
+            if ss.value.1 != mac {
+                out.push(finding(Severity::Error, "partner-system-mismatch", loc.clone(),
+                    format!("bond {} ({who}) hears LACP partner {mac} but {}'s system is {} ({}): the link reaches another switch, or another system of a stack or pair that is not one LACP system",
+                        h.bond, switch_name(s), dotted(&ss.value.1), at(s, ss.line)),
+                    "trace the member's cable to the switch whose show output this is; or give lagkit check the other switch's output"));
+                continue;
+            }
+        }
+        if let (Some(k), Some((lk, ll))) = (key, local_key) {
+            if k != lk {
+                out.push(finding(Severity::Error, "partner-key-mismatch", loc.clone(),
+                    format!("bond {} ({who}) hears partner key {k:#x} but {sw}'s ports have key {lk:#x} ({}): the link ends on a port of another channel group",
+                        h.bond, at(s, ll)),
+                    &format!("put the switch port in channel-group {} (or cable the member to one of its ports)", c.number)));
+            }
+        }
+    }
+    // PAgP: the switch's partner must be the host.
+    if let Some((dev, dl)) = r.pagp_device.as_ref().or(r.system.as_ref()) {
+        for m in &c.members {
+            if let Some(p) = m
+                .pagp
+                .as_ref()
+                .filter(|p| p.device != *dev && p.device != ZERO)
+            {
+                out.push(finding(Severity::Error, "partner-system-mismatch", at(s, p.line),
+                    format!("{sw}: {} hears PAgP device {} ({}) but bond {}'s device ID is {dev} ({dl}): the link reaches another device",
+                        m.name, dotted(&p.device), p.name, h.bond),
+                    &format!("trace the cable of {}: it must end on a member of {}", m.name, h.bond)));
+            }
+        }
+    }
+    // Bundled on one end only.
+    for m in &c.members {
+        let (Some(sb), Some(x)) = (bundled(m), peer(m, r, sys_str)) else {
+            continue;
+        };
+        let Some(hb) = x.bundled(r.aggregator) else {
+            continue;
+        };
+        if sb != hb {
+            let line = m.state.as_ref().map_or(m.line, |s| s.line);
+            out.push(finding(Severity::Error, "member-bundled-one-end", at(s, line),
+                if sb {
+                    format!("{sw} bundles {} but bond {} does not use {} at the other end ({}){}: frames the switch hashes onto that link are lost",
+                        m.name, h.bond, x.name, x.loc, x.not_bundled.as_ref().map(|w| format!(": {w}")).unwrap_or_default())
+                } else {
+                    format!("bond {} uses {} ({}) but {sw} has {} {}: frames the bond hashes onto that link are lost",
+                        h.bond, x.name, x.loc, m.name, m.state.as_ref().map_or(String::new(), |s| s.value.describe()))
+                },
+                "make both ends agree: same partner, key and protocol on the link (see the member's other findings); `lagkit status` and `show lacp neighbor` show each end's view"));
+        }
+    }
+    // Mode and rate.
+    out.extend(mode(h, s, c, &sw));
+    out.extend(rate(h, s, c, &sw));
+    out
+}
+
+fn mode(h: &Host, s: &Show, c: &ShowChannel, sw: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some((p, line)) = protocol(c) else {
+        return out;
+    };
+    let runs = match p {
+        Protocol::Lacp => "LACP",
+        Protocol::Pagp => "PAgP",
+        Protocol::None => "mode on (no protocol)",
+    };
+    let bad = match (p, h.mode) {
+        (Protocol::Lacp, HostMode::Lacp { active, .. }) => {
+            let passive = c
+                .members
+                .iter()
+                .filter_map(|m| m.local.as_ref())
+                .all(|l| !l.flags.active)
+                && c.members.iter().any(|m| m.local.is_some());
+            (passive && !active).then(|| (Severity::Error, "both ends are LACP passive: a passive port only answers, so the channel never forms".to_string(), "make one end active (lacp_active = true on the bond, or channel-group N mode active)"))
+        }
+        (Protocol::Lacp, HostMode::Static | HostMode::RoundRobin | HostMode::Broadcast) => Some((Severity::Error, "the bond runs no LACP, so the switch finds no partner and suspends or isolates its ports".into(), "use mode 802.3ad on the bond, or channel-group N mode on on the switch")),
+        (Protocol::Lacp, HostMode::Pagp { .. }) | (Protocol::Pagp, HostMode::Lacp { .. }) => Some((Severity::Error, "LACP and PAgP never form a channel together".into(), "run one protocol on both ends: channel-group N mode active with mode 802.3ad, or desirable/auto with a PAgP bond")),
+        (Protocol::Pagp, HostMode::Static | HostMode::RoundRobin | HostMode::Broadcast) => Some((Severity::Warning, "the bond speaks no PAgP: the channel bundles only in silent desirable mode, after a wait, and never notices a failed link".into(), "use channel-group N mode on, or LACP on both ends")),
+        (Protocol::None, HostMode::Lacp { .. }) => Some((Severity::Error, "the bond's LACPDUs go unanswered, so its ports stay defaulted and individual while the switch sends on all of them".into(), "use channel-group N mode active on the switch")),
+        (Protocol::None, HostMode::Pagp { auto, silent }) => (auto || !silent).then(|| (Severity::Error, "the bond needs a PAgP partner, so its members never join while the switch sends on all of them".into(), "use channel-group N mode desirable or auto on the switch")),
+        (Protocol::None, HostMode::ActiveBackup | HostMode::NoChannel) => Some((Severity::Error, "the switch spreads frames for the bond over every port, while the bond takes frames only on the port it is using".into(), "remove the channel-group from the switch ports, or use 802.3ad on the bond with channel-group N mode active")),
+        (Protocol::Lacp | Protocol::Pagp, HostMode::ActiveBackup | HostMode::NoChannel) => Some((Severity::Warning, "the switch finds no protocol partner and leaves its ports stand-alone or suspended, so a failover may move the bond to a port that carries nothing".into(), "remove the channel-group from the switch ports, or use 802.3ad on the bond with channel-group N mode active")),
+        _ => None,
+    };
+    if let Some((sev, why, fix)) = bad {
+        out.push(finding(
+            sev,
+            "show-mode-mismatch",
+            at(s, line),
+            format!(
+                "{sw} runs {runs} but bond {} ({}) is {}: {why}",
+                h.bond,
+                h.loc,
+                mode_name(h.mode)
+            ),
+            fix,
+        ));
+    }
+    out
+}
+
+fn mode_name(m: HostMode) -> &'static str {
+    match m {
+        HostMode::Lacp { active: true, .. } => "802.3ad (LACP active)",
+        HostMode::Lacp { active: false, .. } => "802.3ad (LACP passive)",
+        HostMode::Static => "balance-xor",
+        HostMode::RoundRobin => "balance-rr",
+        HostMode::ActiveBackup => "active-backup",
+        HostMode::Broadcast => "broadcast",
+        HostMode::NoChannel => "balance-tlb/balance-alb",
+        HostMode::Pagp { .. } => "PAgP",
+    }
+}
+
+fn rate(h: &Host, s: &Show, c: &ShowChannel, sw: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let HostMode::Lacp { fast, .. } = h.mode else {
+        return out;
+    };
+    let word = |f: bool| if f { "fast" } else { "slow" };
+    if let Some(l) = c
+        .members
+        .iter()
+        .filter_map(|m| m.local.as_ref())
+        .find(|l| l.flags.fast != fast)
+    {
+        out.push(finding(Severity::Warning, "show-rate-mismatch", at(s, l.line),
+            format!("{sw} asks for the {} LACP rate (flag {}) but bond {} ({}) asks for the {} rate: the ends notice a dead partner after {} and {}",
+                word(l.flags.fast), if l.flags.fast { "F" } else { "S" }, h.bond, h.loc, word(fast),
+                if l.flags.fast { "3 s" } else { "90 s" }, if fast { "3 s" } else { "90 s" }),
+            "use the same rate on both ends (lacp rate fast on the switch ports with lacp_rate fast on the bond)"));
+    }
+    if let Some((m, p, f)) = c.members.iter().find_map(|m| {
+        let p = m.partner.as_ref().filter(|p| p.system != ZERO)?;
+        let f = p.flags?;
+        (f.fast != fast).then_some((m, p, f))
+    }) {
+        out.push(finding(Severity::Warning, "show-rate-mismatch", at(s, p.line),
+            format!("{sw}: {} hears its partner ask for the {} rate (flag {}) but bond {} ({}) has lacp_rate {}: the bond does not run as that file says, or the link reaches another device",
+                m.name, word(f.fast), if f.fast { "F" } else { "S" }, h.bond, h.loc, word(fast)),
+            "give lagkit check the running bond's state (/proc/net/bonding/bondX of the host at the other end), and set the same rate on both ends"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::{read, End};
+    use crate::rules::check;
+    use crate::{Finding, Severity};
+
+    const PROC: &str = include_str!("../../../examples/check/proc-bonding.txt");
+    const SESSION: &str = include_str!("../../../examples/check/show-session.txt");
+    const WRONG: &str = include_str!("../../../examples/check/show-lacp.txt");
+    const SUSPENDED: &str = include_str!("../../../examples/check/show-suspended.txt");
+    const PAGP: &str = include_str!("../tests/show/pagp.txt");
+
+    fn run(show: &str, host: &str) -> Vec<Finding> {
+        let s = read("show.txt", show).unwrap();
+        assert!(matches!(s, End::Show(_)), "{s:?}");
+        let h = read("bond0", host).unwrap();
+        check(&[s, h], None)
+    }
+
+    fn with<'a>(f: &'a [Finding], code: &str) -> Vec<&'a Finding> {
+        f.iter().filter(|x| x.code == code).collect()
+    }
+
+    #[test]
+    fn a_matching_pair_says_nothing() {
+        let f = run(SESSION, PROC);
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn the_switch_hears_another_system() {
+        let f = run(WRONG, PROC);
+        let m = with(&f, "partner-system-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].severity, Severity::Error);
+        assert_eq!(m[0].loc.to_string(), "show.txt:12");
+        assert!(m[0].reason.contains("025a.0000.0c01"), "{}", m[0]);
+        assert!(
+            m[0].reason.contains("02:5a:00:00:0b:01 (bond0:17)"),
+            "{}",
+            m[0]
+        );
+        assert!(m[0].fix.contains("eno1, eno2"), "{}", m[0]);
+    }
+
+    #[test]
+    fn the_host_hears_another_switch() {
+        let other = SESSION.replace("32768, 001b.54c2.7a80", "32768, 001b.54c2.9900");
+        let f = run(&other, PROC);
+        let m = with(&f, "partner-system-mismatch");
+        // One per host member, at its partner block's line.
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "bond0:46");
+        assert!(m[0].reason.contains("(show.txt:37)"), "{}", m[0]);
+        assert_eq!(f.len(), 2, "{f:#?}");
+    }
+
+    #[test]
+    fn keys_that_do_not_match() {
+        // The switch hears the host's system with another key.
+        let f = run(
+            &SESSION.replace("0x0    0x9    0x2", "0x0    0xF    0x2"),
+            PROC,
+        );
+        let m = with(&f, "partner-key-mismatch");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:34");
+        // The host hears a key the channel's ports do not have.
+        let host = PROC.replacen("    oper key: 10\n", "    oper key: 11\n", 1);
+        let f = run(SESSION, &host);
+        let m = with(&f, "partner-key-mismatch");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "bond0:46");
+        assert!(
+            m[0].reason.contains("0xb") && m[0].reason.contains("0xa (show.txt:46)"),
+            "{}",
+            m[0]
+        );
+    }
+
+    #[test]
+    fn bundled_on_one_end_only() {
+        // The host put eno2 in an aggregator of its own.
+        let host = PROC.replacen(
+            "Aggregator ID: 1\nActor Churn",
+            "Aggregator ID: 2\nActor Churn",
+            2,
+        );
+        let host = host.replacen(
+            "Aggregator ID: 2\nActor Churn",
+            "Aggregator ID: 1\nActor Churn",
+            1,
+        );
+        let f = run(SESSION, &host);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:20");
+        assert!(m[0].reason.contains("bundles GigabitEthernet1/0/48 but bond bond0 does not use eno2 at the other end (bond0:52)"), "{}", m[0]);
+        // The switch suspends a link the host uses.
+        let f = run(SUSPENDED, PROC);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(m[0].reason.contains("suspended (s)"), "{}", m[0]);
+    }
+
+    #[test]
+    fn members_not_bundled_and_why() {
+        let s = |t: &str| check(&[read("show.txt", t).unwrap()], None);
+        // With the host: its reason too, once.
+        let f = check(
+            &[
+                read("show.txt", &SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(s)")).unwrap(),
+                read("status.json", STATUS).unwrap(),
+            ],
+            None,
+        );
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(
+            m[0].reason
+                .contains("the host says of its end: partner not in sync"),
+            "{}",
+            m[0]
+        );
+        let f = s(SUSPENDED);
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Warning, "show.txt:97".into())
+        );
+        assert!(m[0].reason.contains("its LACP partner is system 025a.0000.0c01 (line 53) but the bundled members' is 025a.0000.0b01"), "{}", m[0]);
+        // No LACPDU heard; a link that is down; hot standby.
+        let silent = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(I)").replace(
+            "025a.0000.0b01   0s    0x0    0x9    0x2     0x3F",
+            "0000.0000.0000   0s    0x0    0x0    0x0     0x0",
+        );
+        let f = s(&silent);
+        assert!(
+            with(&f, "show-member-not-bundled")[0]
+                .reason
+                .contains("stand-alone (I): it hears no LACPDU"),
+            "{f:#?}"
+        );
+        let down = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(D)").replace(
+            "Gi1/0/48  srv-b eno2         connected",
+            "Gi1/0/48  srv-b eno2         err-disabled",
+        );
+        let f = s(&down);
+        assert!(
+            with(&f, "show-member-not-bundled")[0]
+                .reason
+                .contains("its link is err-disabled (show interfaces status, line 53)"),
+            "{f:#?}"
+        );
+        let standby = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(H)");
+        let f = s(&standby);
+        let m = with(&f, "show-member-not-bundled");
+        assert_eq!(m[0].severity, Severity::Info, "{f:#?}");
+        assert!(m[0].reason.contains("waits as standby"), "{}", m[0]);
+    }
+
+    #[test]
+    fn rate_and_mode() {
+        let slow = PROC.replace("LACP rate: fast", "LACP rate: slow");
+        let f = run(SESSION, &slow);
+        let m = with(&f, "show-rate-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:46");
+        assert!(
+            m[0].reason.contains("asks for the fast LACP rate (flag F)"),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[1].reason
+                .contains("hears its partner ask for the fast rate"),
+            "{}",
+            m[1]
+        );
+        // PAgP or mode on facing an 802.3ad bond.
+        let pagp = SESSION.replace("Po10(SU)        LACP", "Po10(SU)        PAgP");
+        let m = run(&pagp, PROC);
+        let m = with(&m, "show-mode-mismatch");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Error, "show.txt:20".into())
+        );
+        assert!(
+            m[0].reason
+                .contains("runs PAgP but bond bond0 (bond0:3) is 802.3ad"),
+            "{}",
+            m[0]
+        );
+        let on = "sw#sh etherchannel summary\nGroup  Port-channel  Protocol    Ports\n10     Po10(SU)         -        Gi1/0/47(P) Gi1/0/48(P)\n";
+        let f = run(on, PROC);
+        assert!(
+            with(&f, "show-mode-mismatch")[0]
+                .reason
+                .contains("mode on (no protocol)"),
+            "{f:#?}"
+        );
+        let xor = PROC.replace(
+            "IEEE 802.3ad Dynamic link aggregation",
+            "load balancing (xor)",
+        );
+        assert!(!with(&run(on, &xor), "show-mode-mismatch")
+            .iter()
+            .any(|x| x.severity == Severity::Error));
+        assert!(!with(&run(SESSION, &xor), "show-mode-mismatch").is_empty());
+    }
+
+    #[test]
+    fn an_idle_member() {
+        let idle = SESSION.replace(
+            "Gi1/0/48      5877310442        4609981",
+            "Gi1/0/48           12044             95",
+        );
+        let f = check(&[read("show.txt", &idle).unwrap()], None);
+        let m = with(&f, "show-member-idle");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:59");
+        assert!(m[0].reason.contains("GigabitEthernet1/0/48 received 12044 octets while GigabitEthernet1/0/47 received 6130248711"), "{}", m[0]);
+        assert!(m[0].fix.contains("layer3+4"), "{}", m[0]);
+        // Both carry: nothing; too little traffic to tell: nothing.
+        assert!(with(
+            &check(&[read("s", SESSION).unwrap()], None),
+            "show-member-idle"
+        )
+        .is_empty());
+        let quiet = idle.replace("6130248711", "600000");
+        assert!(with(
+            &check(&[read("s", &quiet).unwrap()], None),
+            "show-member-idle"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn pagp_partners_and_several_channels() {
+        let json = STATUS.replace("\"pagp\": null", "\"pagp\": {\"mode\": \"desirable\", \"silent\": false, \"rate\": \"slow\", \"device_id\": \"02:aa:00:00:00:09\", \"members_in_channel\": 2}");
+        let s = read("show.txt", PAGP).unwrap();
+        let h = read("status.json", &json).unwrap();
+        let f = check(&[s.clone(), h], None);
+        let m = with(&f, "partner-system-mismatch");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert!(
+            m[0].reason.contains("PAgP device 02aa.0000.0001 (srv-p)"),
+            "{}",
+            m[0]
+        );
+        // The right device: no mismatch. Two channels: the PAgP one faces it.
+        let ok = json.replace("02:aa:00:00:00:09", "02:aa:00:00:00:01");
+        let f = check(&[s.clone(), read("status.json", &ok).unwrap()], None);
+        assert!(with(&f, "partner-system-mismatch").is_empty(), "{f:#?}");
+        assert!(with(&f, "show-which-channel").is_empty(), "{f:#?}");
+        // A host no channel names: which one?
+        let lacp = read("status.json", STATUS).unwrap();
+        let f = check(&[s, lacp], None);
+        assert_eq!(with(&f, "show-which-channel").len(), 1, "{f:#?}");
+    }
+
+    /// `lagkit status --json` of an 802.3ad bond, trimmed to what check reads.
+    const STATUS: &str = r#"[
+  {
+    "name": "bond0",
+    "mode": "802.3ad",
+    "xmit_hash_policy": "layer3+4",
+    "mii_status": "up",
+    "mtu": 1500,
+    "lacp": {
+      "lacp_rate": "fast",
+      "lacp_activity": "on",
+      "system_priority": 65535,
+      "system_mac": "02:5a:00:00:0b:01",
+      "aggregator_id": 1,
+      "number_of_ports": 2,
+      "actor_key": 9,
+      "partner_key": 10,
+      "partner_mac": "00:1b:54:c2:7a:80",
+      "partner_priority": 32768
+    },
+    "pagp": null,
+    "members": [
+      {
+        "name": "eno1",
+        "mii_status": "up",
+        "speed": "1000 Mbps",
+        "duplex": "full",
+        "transmitting": true,
+        "collecting": true,
+        "lacp": {"aggregator_id": 1, "actor_port": 1, "actor_key": 9, "actor_state": 63, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 304, "partner_key": 10, "partner_state": 63, "not_bundled": null}
+      },
+      {
+        "name": "eno2",
+        "mii_status": "up",
+        "speed": "1000 Mbps",
+        "duplex": "full",
+        "transmitting": false,
+        "collecting": false,
+        "lacp": {"aggregator_id": 1, "actor_port": 2, "actor_key": 9, "actor_state": 7, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 305, "partner_key": 10, "partner_state": 63, "not_bundled": "partner not in sync"}
+      }
+    ]
+  }
+]"#;
+
+    #[test]
+    fn lagkit_status_json_as_the_host() {
+        let h = read("status.json", STATUS).unwrap();
+        let End::Hosts(hs) = &h else { panic!("{h:?}") };
+        let r = hs[0].running.as_ref().unwrap();
+        assert_eq!(
+            r.system.as_ref().map(|s| s.1.to_string()),
+            Some("status.json:12".into())
+        );
+        assert_eq!(r.members[1].loc.to_string(), "status.json:32");
+        let f = check(&[read("show.txt", SESSION).unwrap(), h], None);
+        let m = with(&f, "member-bundled-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(
+            m[0].reason
+                .contains("eno2 at the other end (status.json:32): partner not in sync"),
+            "{}",
+            m[0]
+        );
+        let e = read(
+            "status.json",
+            "[{\"name\": 1, \"xmit_hash_policy\": \"\", \"mii_status\": \"\"}]",
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("status.json:1:"), "{e}");
+    }
+}
