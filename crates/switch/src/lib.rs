@@ -32,10 +32,11 @@ pub mod bridge;
 pub mod channel;
 pub mod config;
 pub mod fdb;
+pub mod running;
 pub mod show;
 pub mod vlan;
 
-pub use bridge::{Bridge, DropReason, Egress, PortConfig, PortCounters, Verdict};
+pub use bridge::{Bridge, Cast, DropReason, Egress, PortConfig, PortCounters, Verdict};
 pub use channel::{Channel, Distribution};
 pub use fdb::{Fdb, Learned};
 pub use vlan::{PortMode, VlanId, VlanSet};
