@@ -674,13 +674,25 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                         "\nFlags:  S - Device is sending Slow LACPDUs   F - Device is sending fast LACPDUs.\n        A - Device is in active mode.        P - Device is in passive mode.\n\nLocal information:\n{LACP_LOCAL_HEAD}{}",
                         local_row(sw, spec, *p, *flag, active)
                     );
-                    if let Some(st) = sw.lacp_status(*p) {
-                        let _ = write!(
-                            text,
-                            "\nPartner's information:\n\n{LACP_PARTNER_HEAD}{}",
-                            partner_row(sw, *p, &st, now)
-                        );
-                    }
+                    // A member LACP does not run on (suspended) has heard
+                    // no partner: IOS shows it with zeros.
+                    let row = match sw.lacp_status(*p) {
+                        Some(st) => partner_row(sw, *p, &st, now),
+                        None => format!(
+                            "{:<9} {:<7} {:<9} {:<15} {:>4}s  0x0    {:<6} {:<7} 0x00\n",
+                            short_name(&port_name(sw, *p)),
+                            "SP",
+                            0,
+                            "0000.0000.0000",
+                            0,
+                            "0x0",
+                            "0x0"
+                        ),
+                    };
+                    let _ = write!(
+                        text,
+                        "\nPartner's information:\n\n{LACP_PARTNER_HEAD}{row}"
+                    );
                 }
                 "pagp" => {
                     let _ = write!(
