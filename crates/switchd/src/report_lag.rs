@@ -689,10 +689,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                             "0x0"
                         ),
                     };
-                    let _ = write!(
-                        text,
-                        "\nPartner's information:\n\n{LACP_PARTNER_HEAD}{row}"
-                    );
+                    let _ = write!(text, "\nPartner's information:\n\n{LACP_PARTNER_HEAD}{row}");
                 }
                 "pagp" => {
                     let _ = write!(
