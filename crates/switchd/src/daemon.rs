@@ -371,6 +371,12 @@ impl Switch {
                     Rate::Slow
                 };
                 pc.key = u16::try_from(spec.id.0).unwrap_or(u16::MAX);
+                if let Some(v) = self
+                    .interface(i)
+                    .and_then(|x| x.lacp_port_priority.as_ref())
+                {
+                    pc.port_priority = v.value;
+                }
                 self.ports[i].lacp = Some((s, sys.add_port(pc, now)));
             }
             self.lacp.push((spec.id, sys));
@@ -420,12 +426,24 @@ impl Switch {
                 } else {
                     pagp::Silence::NonSilent
                 };
+                if let Some(v) = self
+                    .interface(i)
+                    .and_then(|x| x.pagp_port_priority.as_ref())
+                {
+                    pc.port_priority = u8::try_from(v.value).unwrap_or(u8::MAX);
+                }
                 let id = sys.add_port(pc, now);
                 self.ports[i].pagp = Some((s, id));
             }
             self.pagp.push((ch, sys));
             self.pagp_gates.push(pagp::FlushGate::new());
         }
+    }
+
+    /// Port `i`'s interface as the configuration wrote it.
+    fn interface(&self, i: usize) -> Option<&lagkit_ios::Interface> {
+        let name = self.bridge.port(PortId(i))?.name.as_str();
+        self.ios.interfaces.iter().find(|x| x.name == name)
     }
 
     /// PAgP's timers, the PDUs it sends and the members it (un)bundles.

@@ -39,6 +39,11 @@ pub(crate) fn dotted(m: &MacAddr) -> String {
     )
 }
 
+/// `0x3D`: IOS's hex, the prefix in lower case and the digits in upper.
+pub(crate) fn hx(v: impl Into<u64>) -> String {
+    format!("0x{:X}", v.into())
+}
+
 /// `0d:00h:03m:14s`.
 pub(crate) fn dhms(ns: u64) -> String {
     let s = ns / 1_000_000_000;
@@ -115,17 +120,16 @@ fn actor(sw: &Switch, spec: &ChannelSpec, p: PortId, active: bool) -> PortInfo {
 fn partner_row(sw: &Switch, p: PortId, st: &lacp::PortStatus, now: u64) -> String {
     let pt = &st.partner;
     format!(
-        "{:<9} {:<7} {:<9} {:<15} {:>4}s  0x0    {:<6} {:<7} {:#04X}\n",
+        "{:<9} {:<7} {:<9} {:<15} {:>4}s  0x0    {:<6} {:<7} 0x{:02X}\n",
         short_name(&port_name(sw, p)),
         lacp_flags(pt.state),
         pt.port_priority,
         dotted(&pt.system.mac),
         sw.heard_age(p, now, true).unwrap_or(0),
-        format!("{:#X}", pt.key),
-        format!("{:#X}", pt.port),
+        hx(pt.key),
+        hx(pt.port),
         pt.state.0
     )
-    .replace("0X", "0x")
 }
 
 fn local_row(sw: &Switch, spec: &ChannelSpec, p: PortId, flag: MemberFlag, active: bool) -> String {
@@ -136,12 +140,11 @@ fn local_row(sw: &Switch, spec: &ChannelSpec, p: PortId, flag: MemberFlag, activ
         lacp_flags(a.state),
         lacp_state_word(flag),
         a.port_priority,
-        format!("{:#X}", a.key),
-        format!("{:#X}", a.key),
-        format!("{:#X}", a.port),
-        format!("{:#X}", a.state.0)
+        hx(a.key),
+        hx(a.key),
+        hx(a.port),
+        hx(a.state.0)
     )
-    .replace("0X", "0x")
 }
 
 fn flags_of(sw: &Switch, spec: &ChannelSpec) -> Vec<MemberFlag> {
@@ -250,7 +253,7 @@ Port             System ID              Port Number     Age         Flags\n\
 {:<16} {:<23} {:<15} {:>3}s        {}\n\n",
                 short_name(&port_name(sw, *p)),
                 format!("{},{}", pt.system.priority, dotted(&pt.system.mac)),
-                format!("{:#X}", pt.port).replace("0X", "0x"),
+                hx(pt.port),
                 age,
                 lacp_flags(pt.state)
             );
@@ -260,8 +263,8 @@ Port             System ID              Port Number     Age         Flags\n\
                    Port Priority        Oper Key        Port State\n\
                    {:<20} {:<15} {}\n\n",
                 pt.port_priority,
-                format!("{:#X}", pt.key).replace("0X", "0x"),
-                format!("{:#X}", pt.state.0).replace("0X", "0x")
+                hx(pt.key),
+                hx(pt.state.0)
             );
             let _ = write!(
                 text,
