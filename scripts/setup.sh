@@ -19,7 +19,7 @@
 #            crates.io, when missing), systemd-analyze, man, dpkg-deb
 #   parsers  the IOS parsers the switch's show commands are tested with
 #            (crates/cli/tests/ios_parsers.rs): Debian's python3 and
-#            python3-venv (when `python3 -m venv` is missing), then a venv
+#            python3-venv (when /usr/bin/python3 cannot make a venv), then a venv
 #            at ${LAGKIT_PYVENV:-${CARGO_TARGET_DIR:-target}/pyvenv} with
 #            pinned pyats, genie and ntc-templates from PyPI (made again
 #            only when its pins differ). The test group includes it.
@@ -57,8 +57,9 @@ for g in "${groups[@]}"; do
     *) echo "setup.sh: unknown group '$g' (build, run, test, package, parsers)" >&2; exit 2 ;;
   esac
 done
-# Debian's python3 and its venv module, only when no python3 makes a venv.
-if [ "$parsers" = 1 ] && ! python3 -m venv --help >/dev/null 2>&1; then
+# Debian's python3 and its venv module, only when it cannot make a venv
+# (Debian's, not whichever python3 comes first on PATH: a pyenv shim, say).
+if [ "$parsers" = 1 ] && ! /usr/bin/python3 -m venv --help >/dev/null 2>&1; then
   want+=($pkgs_parsers)
 fi
 
@@ -102,7 +103,7 @@ if [ "$parsers" = 1 ]; then
   if [ "$(cat "$marker" 2>/dev/null)" != "$parser_pins" ]; then
     echo "setup.sh: making the IOS parsers' venv $venv ($parser_pins) ..." >&2
     rm -rf "$venv"
-    python3 -m venv "$venv"
+    /usr/bin/python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check $parser_pins
     # Both must import, or the venv is no use to the test.
     "$venv/bin/python" -c "import genie.libs.parser, pyats, ntc_templates.parse"

@@ -64,7 +64,6 @@ pub const TOOLS: &[Tool] = &[
     t("man", "man-db", "package", "rendering the man pages (tests)"),
     t("systemd-analyze", "systemd", "package", "verifying the systemd units (tests)"),
     t("setpriv", "util-linux", "test", "running commands without privileges (tests)"),
-    t("python3", "python3", "parsers", "Genie and ntc-templates parsing the switch's show text (tests)"),
 ];
 
 /// The entry for `name`, if lagkit knows it.
