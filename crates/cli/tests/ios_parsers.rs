@@ -192,12 +192,8 @@ fn genie_and_ntc_templates_read_every_show_command() {
     let bond_b_dev = hex(sb["pagp"]["device_id"]
         .as_str()
         .expect("bond b's PAgP device id"));
-    let h_mac = hex(&lab
-        .sh(&["ip", "-n", &h, "-br", "link", "show", "eth0"])
-        .split_whitespace()
-        .nth(2)
-        .unwrap_or("")
-        .to_string());
+    let link = lab.sh(&["ip", "-n", &h, "-br", "link", "show", "eth0"]);
+    let h_mac = hex(link.split_whitespace().nth(2).unwrap_or(""));
 
     // Every command's text, then both tool sets over it.
     let mut outputs = serde_json::Map::new();

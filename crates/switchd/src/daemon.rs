@@ -601,7 +601,11 @@ impl Switch {
                 }
                 (true, None) => {
                     self.counters.slow_ignored += 1;
-                    self.heard_foreign(i, "LACP");
+                    // A suspended LACP member runs no LACP, but LACP is
+                    // what it is configured for: no mismatch.
+                    if self.ports[i].member.map(|(_, m)| m.protocol()) != Some("lacp") {
+                        self.heard_foreign(i, "LACP");
+                    }
                 }
                 (false, _) => match self.ports[i].pagp {
                     Some((s, p)) => {
@@ -616,7 +620,9 @@ impl Switch {
                         let pagp = f.get(14..22).is_some_and(|h| {
                             h[..3] == lagkit_wire::pagp::LLC && h[3..] == lagkit_wire::pagp::SNAP
                         });
-                        if pagp {
+                        let runs_pagp =
+                            self.ports[i].member.map(|(_, m)| m.protocol()) == Some("pagp");
+                        if pagp && !runs_pagp {
                             self.heard_foreign(i, "PAgP");
                         }
                     }

@@ -257,32 +257,20 @@ Port             System ID              Port Number     Age         Flags\n\
                 age,
                 lacp_flags(pt.state)
             );
+            let pad = " ".repeat(19);
             let _ = write!(
                 text,
-                "                   LACP Partner         Partner         Partner\n\
-                   Port Priority        Oper Key        Port State\n\
-                   {:<20} {:<15} {}\n\n",
+                "{pad}LACP Partner         Partner         Partner\n{pad}Port Priority        Oper Key        Port State\n{pad}{:<20} {:<15} {}\n\n",
                 pt.port_priority,
                 hx(pt.key),
                 hx(pt.state.0)
             );
+            let word = |b: bool, on: &'static str, off: &'static str| if b { on } else { off };
             let _ = write!(
                 text,
-                "                  Port State Flags Decode:\n\
-                   Activity:   Timeout:   Aggregation:   Synchronization:\n\
-                   {:<11} {:<10} {:<14} {}\n\n\
-                   Collecting:   Distributing:   Defaulted:   Expired:\n\
-                   {:<13} {:<15} {:<12} {}\n\n",
-                if pt.state.has(S::ACTIVITY) {
-                    "Active"
-                } else {
-                    "Passive"
-                },
-                if pt.state.has(S::TIMEOUT) {
-                    "Short"
-                } else {
-                    "Long"
-                },
+                "                  Port State Flags Decode:\n{pad}Activity:   Timeout:   Aggregation:   Synchronization:\n{pad}{:<11} {:<10} {:<14} {}\n\n{pad}Collecting:   Distributing:   Defaulted:   Expired:\n{pad}{:<13} {:<15} {:<12} {}\n\n",
+                word(pt.state.has(S::ACTIVITY), "Active", "Passive"),
+                word(pt.state.has(S::TIMEOUT), "Short", "Long"),
                 yes(pt.state.has(S::AGGREGATION)),
                 yes(pt.state.has(S::SYNCHRONIZATION)),
                 yes(pt.state.has(S::COLLECTING)),
