@@ -49,7 +49,8 @@ enum Sub {
     /// Ask a running switch (--name NAME): `show etherchannel summary |
     /// etherchannel [N] detail | etherchannel load-balance[ing] | lacp
     /// neighbor [detail] | lacp sys-id | lacp counters | lacp internal | pagp
-    /// neighbor | pagp counters | pagp internal | interfaces counters |
+    /// neighbor | pagp counters | pagp internal | etherchannel protocol |
+    /// etherchannel N port-channel | interfaces counters |
     /// interfaces status | mac address-table | running-config`, in IOS's
     /// layouts; words may be abbreviated as on a Catalyst (`sh eth sum`),
     /// and IOS's filters follow a `|` word: `"|" include RE`, `"|"
@@ -322,6 +323,8 @@ pub const SHOW_COMMANDS: &[&str] = &[
     "show etherchannel load-balancing",
     "show etherchannel detail",
     "show etherchannel N detail",
+    "show etherchannel N port-channel",
+    "show etherchannel protocol",
     "show mac address-table",
     "show mac-address-table",
     "show interfaces counters",
@@ -383,6 +386,12 @@ fn show_request<S: AsRef<str>>(words: &[S]) -> Result<Request, String> {
         ["pagp", "counters"] => Request::PagpCounters,
         ["pagp", "internal"] => Request::PagpInternal,
         ["running-config"] => Request::RunningConfig,
+        ["etherchannel", "protocol"] => Request::EtherchannelProtocol,
+        ["etherchannel", n, "port-channel"] => Request::EtherchannelPortChannel {
+            channel: n.parse().map_err(|_| {
+                format!("show etherchannel {n} port-channel: the channel is a number")
+            })?,
+        },
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
         ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
@@ -476,6 +485,8 @@ mod tests {
             Request::PagpInternal => "pagp internal",
             Request::InterfacesStatus => "interfaces status",
             Request::RunningConfig => "running-config",
+            Request::EtherchannelProtocol => "etherchannel protocol",
+            Request::EtherchannelPortChannel { .. } => "etherchannel port-channel",
             Request::TestLoadBalance { .. } => "test",
         }
     }
@@ -529,6 +540,8 @@ mod tests {
             Request::PagpInternal,
             Request::InterfacesStatus,
             Request::RunningConfig,
+            Request::EtherchannelProtocol,
+            Request::EtherchannelPortChannel { channel: 1 },
         ] {
             assert!(kinds.contains(kind(&r)), "no show command makes {r:?}");
         }

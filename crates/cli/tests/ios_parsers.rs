@@ -37,6 +37,8 @@ const COMMANDS: &[&str] = &[
     "show etherchannel load-balancing",
     "show etherchannel load-balance",
     "show etherchannel 1 detail",
+    "show etherchannel 1 port-channel",
+    "show etherchannel protocol",
     "show lacp neighbor",
     "show lacp neighbor detail",
     "show lacp sys-id",
@@ -397,6 +399,15 @@ fn genie_and_ntc_templates_read_every_show_command() {
         (Some(2), Some("GigabitEthernet1/3")),
         "{pc}"
     );
+
+    let g = &parsed(&all, "show etherchannel 1 port-channel")["genie"];
+    let pc = &g["port_channel"]["Po1"];
+    assert_eq!((pc["number_of_ports"].as_u64(), pc["protocol"].as_str()), (Some(2), Some("LACP")), "{g}");
+    assert_eq!(pc["ports"]["Gi1/1"]["bits"], 4, "{g}");
+    let g = &parsed(&all, "show etherchannel protocol")["genie"];
+    assert_eq!(g["group"]["1"]["protocol"], "LACP", "{g}");
+    assert_eq!(g["group"]["2"]["protocol"], "PAgP", "{g}");
+    assert_eq!(g["group"]["3"]["protocol"], "Mode ON", "{g}");
 
     // -- load-balancing.
     let g = &parsed(&all, "show etherchannel load-balancing")["genie"];

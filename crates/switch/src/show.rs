@@ -24,6 +24,8 @@ pub const SHOW_COMMANDS: &[&[&str]] = &[
     &["etherchannel", "load-balancing"],
     &["etherchannel", "detail"],
     &["etherchannel", "<N>", "detail"],
+    &["etherchannel", "<N>", "port-channel"],
+    &["etherchannel", "protocol"],
     &["mac", "address-table"],
     &["mac-address-table"],
     &["interfaces", "counters"],

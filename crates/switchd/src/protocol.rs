@@ -48,6 +48,13 @@ pub enum Request {
     InterfacesStatus,
     /// `show running-config`.
     RunningConfig,
+    /// `show etherchannel protocol`.
+    EtherchannelProtocol,
+    /// `show etherchannel N port-channel`.
+    EtherchannelPortChannel {
+        /// The channel group.
+        channel: u32,
+    },
     /// `test etherchannel load-balance interface port-channel N KIND SRC DST`.
     TestLoadBalance {
         /// The port-channel number.

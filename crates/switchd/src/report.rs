@@ -304,6 +304,10 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
         Request::PagpInternal => report_lag::pagp_internal(sw),
         Request::InterfacesStatus => interfaces_status(sw),
         Request::RunningConfig => running_config(sw),
+        Request::EtherchannelProtocol => report_lag::etherchannel_protocol(sw),
+        Request::EtherchannelPortChannel { channel } => {
+            report_lag::etherchannel_port_channel(sw, *channel, now)
+        }
         Request::TestLoadBalance {
             channel,
             kind,

@@ -636,7 +636,6 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
         );
         text.push_str("                Ports in the group:\n                -------------------\n");
         let mut members = Vec::new();
-        let mut load = Vec::new();
         for (index, ((p, mode), (flag, why))) in spec.members.iter().zip(&flags).enumerate() {
             let name = port_name(sw, *p);
             let short = short_name(&name);
@@ -645,7 +644,6 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                 .enumerate()
                 .filter(|(_, o)| **o == Some(*p))
                 .fold(0, |m, (i, _)| m | (1 << i));
-            load.push((index, mask, short.clone(), ec_state(*mode)));
             let _ = write!(
                 text,
                 "Port: {short}\n------------\n\nPort state    = {}\nChannel group = {:<11} Mode = {:<13} Gcchange = -\nPort-channel  = Po{:<9} GC   =   -             Pseudo port-channel = Po{}\nPort index    = {:<11} Load = 0x{:02X}            Protocol =   {proto}\n",
@@ -722,41 +720,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                 "partner": partner_json(sw, *p),
             }));
         }
-        let bundled: Vec<&str> = spec
-            .members
-            .iter()
-            .zip(&flags)
-            .filter(|(_, (f, _))| *f == MemberFlag::Bundled)
-            .map(|((p, _), _)| b.port(*p).map_or("", |c| c.name.as_str()))
-            .collect();
-        let standby = spec
-            .members
-            .iter()
-            .zip(&flags)
-            .find(|(_, (f, _))| *f == MemberFlag::HotStandby)
-            .map_or("null".to_string(), |((p, _), _)| {
-                short_name(&port_name(sw, *p))
-            });
-        let _ = write!(
-            text,
-            "                Port-channels in the group:\n                ---------------------------\n\nPort-channel: Po{}    (Primary Aggregator)\n\n------------\n\nAge of the Port-channel   = {}\nLogical slot/port   = 9/{}          Number of ports = {}\nHotStandBy port = {standby}\nPort state          = Port-channel {}\nProtocol            =   {proto}\nPort security       = Disabled\n\nPorts in the Port-channel:\n\nIndex   Load   Port     EC state        No of bits\n------+------+------+------------------+-----------\n",
-            spec.id.0,
-            dhms(now),
-            spec.id.0,
-            bundled.len(),
-            if bundled.is_empty() { "Ag-Not-Inuse" } else { "Ag-Inuse" }
-        );
-        for (index, mask, short, ec) in load.iter().filter(|l| l.1 != 0) {
-            let _ = writeln!(
-                text,
-                "  {:<5} {:02X}     {:<8} {:<18} {}",
-                index,
-                mask,
-                short,
-                ec,
-                mask.count_ones()
-            );
-        }
+        text.push_str(&port_channel_section(sw, spec, now, false));
         text.push('\n');
         out.push(json!({
             "channel": spec.id.0,
@@ -769,6 +733,105 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
     Response::Show {
         text,
         json: json!({ "channels": out }),
+    }
+}
+
+/// The port-channel part of `show etherchannel [N] detail` and of `show
+/// etherchannel N port-channel` (which has IOS's `GC` line).
+fn port_channel_section(sw: &Switch, spec: &ChannelSpec, now: u64, gc: bool) -> String {
+    let b = sw.bridge();
+    let flags = flags_of(sw, spec);
+    let buckets = b.channel(spec.id).map(|c| c.buckets()).unwrap_or_default();
+    let bundled = flags.iter().filter(|f| **f == MemberFlag::Bundled).count();
+    let standby = spec
+        .members
+        .iter()
+        .zip(&flags)
+        .find(|(_, f)| **f == MemberFlag::HotStandby)
+        .map_or("null".to_string(), |((p, _), _)| {
+            short_name(&port_name(sw, *p))
+        });
+    let standby_line = if gc {
+        format!(
+            "GC                  = 0x{:08X}      HotStandBy port = {standby}",
+            0x0001_0000 | spec.id.0
+        )
+    } else {
+        format!("HotStandBy port = {standby}")
+    };
+    let mut text = format!(
+        "                Port-channels in the group:\n                ---------------------------\n\nPort-channel: Po{}    (Primary Aggregator)\n\n------------\n\nAge of the Port-channel   = {}\nLogical slot/port   = 9/{}          Number of ports = {}\n{standby_line}\nPort state          = Port-channel {}\nProtocol            =   {}\nPort security       = Disabled\n\nPorts in the Port-channel:\n\nIndex   Load   Port     EC state        No of bits\n------+------+------+------------------+-----------\n",
+        spec.id.0,
+        dhms(now),
+        spec.id.0,
+        bundled,
+        if bundled == 0 { "Ag-Not-Inuse" } else { "Ag-Inuse" },
+        protocol_word(spec)
+    );
+    for (index, (p, mode)) in spec.members.iter().enumerate() {
+        let mask: u8 = buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| **o == Some(*p))
+            .fold(0, |m, (i, _)| m | (1 << i));
+        if mask == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            text,
+            "  {:<5} {:02X}     {:<8} {:<18} {}",
+            index,
+            mask,
+            short_name(&port_name(sw, *p)),
+            ec_state(*mode),
+            mask.count_ones()
+        );
+    }
+    text
+}
+
+/// `show etherchannel N port-channel`.
+pub(crate) fn etherchannel_port_channel(sw: &Switch, n: u32, now: u64) -> Response {
+    let Some(spec) = sw.channels().iter().find(|c| c.id.0 == n) else {
+        return Response::Error(format!("% Channel-group {n} does not exist on this switch"));
+    };
+    let flags = flags_of(sw, spec);
+    Response::Show {
+        text: port_channel_section(sw, spec, now, true),
+        json: json!({
+            "channel": n,
+            "protocol": spec.mode.protocol(),
+            "bundled": spec.members.iter().zip(&flags)
+                .filter(|(_, f)| **f == MemberFlag::Bundled)
+                .map(|((p, _), _)| port_name(sw, *p)).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// `show etherchannel protocol`: each channel group's protocol.
+pub(crate) fn etherchannel_protocol(sw: &Switch) -> Response {
+    let mut text = String::from(
+        "                Channel-group listing:\n                ----------------------\n\n",
+    );
+    for spec in sw.channels() {
+        let proto = match spec.mode.protocol() {
+            "lacp" => "LACP".to_string(),
+            "pagp" => "PAgP".to_string(),
+            _ => " -  (Mode ON)".to_string(),
+        };
+        let _ = write!(
+            text,
+            "Group: {}\n----------\nProtocol:  {proto}\n\n",
+            spec.id.0
+        );
+    }
+    Response::Show {
+        text,
+        json: json!({
+            "channels": sw.channels().iter()
+                .map(|c| json!({ "channel": c.id.0, "protocol": c.mode.protocol() }))
+                .collect::<Vec<_>>(),
+        }),
     }
 }
 
