@@ -402,7 +402,11 @@ fn genie_and_ntc_templates_read_every_show_command() {
 
     let g = &parsed(&all, "show etherchannel 1 port-channel")["genie"];
     let pc = &g["port_channel"]["Po1"];
-    assert_eq!((pc["number_of_ports"].as_u64(), pc["protocol"].as_str()), (Some(2), Some("LACP")), "{g}");
+    assert_eq!(
+        (pc["number_of_ports"].as_u64(), pc["protocol"].as_str()),
+        (Some(2), Some("LACP")),
+        "{g}"
+    );
     assert_eq!(pc["ports"]["Gi1/1"]["bits"], 4, "{g}");
     let g = &parsed(&all, "show etherchannel protocol")["genie"];
     assert_eq!(g["group"]["1"]["protocol"], "LACP", "{g}");
