@@ -224,4 +224,24 @@ interface gi1/8\n shutdown\n switchport access vlan 9\n";
         // And once more: the text is a fixed point.
         assert_eq!(running_config(&b), run);
     }
+
+    /// The fuzz corpus's configurations (the inputs with the top bit set)
+    /// each print a running-config that reads back (`fuzz_one` asserts it).
+    #[test]
+    fn the_fuzz_corpus_configurations_round_trip() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/switch_frame");
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut n = 0;
+        for e in rd.flatten() {
+            let data = std::fs::read(e.path()).unwrap();
+            if data.first().is_some_and(|b| b & 0x80 != 0) {
+                crate::fuzz_one(&data);
+                n += 1;
+            }
+        }
+        assert!(n > 0, "no configuration in {}", dir.display());
+    }
 }
