@@ -141,8 +141,13 @@ pub struct PortCounters {
     /// as multicast, as on a Catalyst).
     pub rx_cast: Cast,
     /// Sent frames by destination (OutUcastPkts, OutMcastPkts,
-    /// OutBcastPkts).
+    /// OutBcastPkts), the control plane's own among them.
     pub tx_cast: Cast,
+    /// Frames the port's control plane sent (LACPDUs, PAgP hellos): not
+    /// in `tx_frames`, which counts what the bridge forwarded.
+    pub control_tx: u64,
+    /// Their bytes.
+    pub control_tx_bytes: u64,
 }
 
 /// Frames counted by their destination address's kind.
@@ -189,6 +194,8 @@ impl PortCounters {
         self.control += o.control;
         self.flooded += o.flooded;
         self.tx_too_big += o.tx_too_big;
+        self.control_tx += o.control_tx;
+        self.control_tx_bytes += o.control_tx_bytes;
         self.rx_cast.add(&o.rx_cast);
         self.tx_cast.add(&o.tx_cast);
         for (a, b) in self.drops.iter_mut().zip(o.drops) {
@@ -429,11 +436,11 @@ impl Bridge {
     }
 
     /// Counts a frame the port's control plane sent (an LACPDU, a PAgP
-    /// hello): it leaves by the port as forwarded frames do.
+    /// hello), apart from the frames the bridge forwarded.
     pub fn count_sent(&mut self, p: PortId, frame: &[u8]) {
         if let Some(port) = self.ports.get_mut(p.0) {
-            port.counters.tx_frames += 1;
-            port.counters.tx_bytes += frame.len() as u64;
+            port.counters.control_tx += 1;
+            port.counters.control_tx_bytes += frame.len() as u64;
             port.counters.tx_cast.count(frame.get(..6).unwrap_or(&[]));
         }
     }

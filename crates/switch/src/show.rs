@@ -440,8 +440,9 @@ pub fn mac_address_table(b: &Bridge, now: u64) -> String {
 }
 
 /// `show interfaces counters`: IOS's two tables, frames in and out by
-/// unicast, multicast and broadcast destination, each port and then each
-/// port-channel of `channels` (its members' added up).
+/// unicast, multicast and broadcast destination (out: the forwarded ones
+/// and the control plane's own), each port and then each port-channel of
+/// `channels` (its members' added up).
 pub fn interfaces_counters(b: &Bridge, channels: &[ChannelId]) -> String {
     let mut rows: Vec<(String, crate::bridge::PortCounters)> = b
         .ports()
@@ -472,7 +473,11 @@ pub fn interfaces_counters(b: &Bridge, channels: &[ChannelId]) -> String {
         let _ = writeln!(
             s,
             "{:<14} {:>12} {:>14} {:>14} {:>14}",
-            name, c.tx_bytes, c.tx_cast.ucast, c.tx_cast.mcast, c.tx_cast.bcast
+            name,
+            c.tx_bytes + c.control_tx_bytes,
+            c.tx_cast.ucast,
+            c.tx_cast.mcast,
+            c.tx_cast.bcast
         );
     }
     s

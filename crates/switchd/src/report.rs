@@ -138,6 +138,7 @@ fn counters(sw: &Switch) -> Response {
                 "rx_cast": c.rx_cast,
                 "tx_cast": c.tx_cast,
                 "control": c.control,
+                "control_tx": c.control_tx,
                 "flooded": c.flooded,
                 "tx_too_big": c.tx_too_big,
                 "giants": c.dropped(DropReason::Giant),
