@@ -17,6 +17,12 @@
 #            (resident memory) and xxd
 #   package  building and checking the Debian package: cargo-deb (from
 #            crates.io, when missing), systemd-analyze, man, dpkg-deb
+#   parsers  the IOS parsers the switch's show commands are tested with
+#            (crates/cli/tests/ios_parsers.rs): Debian's python3 and
+#            python3-venv (when /usr/bin/python3 cannot make a venv), then a venv
+#            at ${LAGKIT_PYVENV:-${CARGO_TARGET_DIR:-target}/pyvenv} with
+#            pinned pyats, genie and ntc-templates from PyPI (made again
+#            only when its pins differ). The test group includes it.
 #
 # Idempotent: a package already installed is not touched, and apt-get runs
 # only when something is missing. Needs root when something is missing.
@@ -31,21 +37,31 @@ pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
 pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux"
 pkgs_package="systemd man-db dpkg"
+pkgs_parsers="python3 python3-venv"
+# The parsers' venv: these pins, written to its marker file once installed.
+parser_pins="pyats==26.9 genie==26.9 ntc-templates==9.3.0"
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build run test package)
 
 want=()
 cargo_deb=0
+parsers=0
 for g in "${groups[@]}"; do
   case "$g" in
     build) want+=($pkgs_build) ;;
     run) want+=($pkgs_run) ;;
-    test) want+=($pkgs_test) ;;
+    test) want+=($pkgs_test); parsers=1 ;;
     package) want+=($pkgs_package); cargo_deb=1 ;;
-    *) echo "setup.sh: unknown group '$g' (build, run, test, package)" >&2; exit 2 ;;
+    parsers) parsers=1 ;;
+    *) echo "setup.sh: unknown group '$g' (build, run, test, package, parsers)" >&2; exit 2 ;;
   esac
 done
+# Debian's python3 and its venv module, only when it cannot make a venv
+# (Debian's, not whichever python3 comes first on PATH: a pyenv shim, say).
+if [ "$parsers" = 1 ] && ! /usr/bin/python3 -m venv --help >/dev/null 2>&1; then
+  want+=($pkgs_parsers)
+fi
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
@@ -76,5 +92,22 @@ fi
 if [ "$cargo_deb" = 1 ] && ! cargo deb --version >/dev/null 2>&1; then
   echo "setup.sh: installing cargo-deb from crates.io ..." >&2
   cargo install --locked --quiet cargo-deb
+fi
+
+if [ "$parsers" = 1 ]; then
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  target="${CARGO_TARGET_DIR:-target}"
+  case "$target" in /*) ;; *) target="$root/$target" ;; esac
+  venv="${LAGKIT_PYVENV:-$target/pyvenv}"
+  marker="$venv/.lagkit-pins"
+  if [ "$(cat "$marker" 2>/dev/null)" != "$parser_pins" ]; then
+    echo "setup.sh: making the IOS parsers' venv $venv ($parser_pins) ..." >&2
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check $parser_pins
+    # Both must import, or the venv is no use to the test.
+    "$venv/bin/python" -c "import genie.libs.parser, pyats, ntc_templates.parse"
+    echo "$parser_pins" >"$marker"
+  fi
 fi
 exit 0

@@ -47,9 +47,14 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 enum Sub {
     /// Ask a running switch (--name NAME): `show etherchannel summary |
-    /// etherchannel [N] detail | etherchannel load-balance | mac
-    /// address-table | interfaces counters | lacp neighbor | pagp neighbor`;
-    /// words may be abbreviated as on a Catalyst (`sh eth sum`).
+    /// etherchannel [N] detail | etherchannel load-balance[ing] | lacp
+    /// neighbor [detail] | lacp sys-id | lacp counters | lacp internal | pagp
+    /// neighbor | pagp counters | pagp internal | etherchannel protocol |
+    /// etherchannel N port-channel | interfaces counters |
+    /// interfaces status | mac address-table | running-config`, in IOS's
+    /// layouts; words may be abbreviated as on a Catalyst (`sh eth sum`),
+    /// and IOS's filters follow a `|` word: `"|" include RE`, `"|"
+    /// exclude RE`, `"|" begin RE` (or `"|include" RE`).
     #[command(visible_alias = "sh")]
     Show(Query),
     /// `test etherchannel load-balance interface port-channel N ip|mac|port
@@ -59,7 +64,8 @@ enum Sub {
 
 #[derive(clap::Args, Debug)]
 struct Query {
-    /// The command's words, as on a Catalyst.
+    /// The command's words, as on a Catalyst (a `|` word and a filter may
+    /// follow: quote the `|` from the shell).
     #[arg(required = true, num_args = 1..)]
     words: Vec<String>,
     /// Print JSON instead of Cisco's text.
@@ -281,7 +287,11 @@ fn socket(q: &Query) -> Result<PathBuf, Failure> {
     }
 }
 
-fn ask(q: &Query, req: &Request) -> Result<(), Failure> {
+fn ask(
+    q: &Query,
+    req: &Request,
+    filter: Option<&lagkit_switch::show::Filter>,
+) -> Result<(), Failure> {
     let path = socket(q)?;
     match request(&path, req).map_err(Failure::Runtime)? {
         Response::Error(e) => Err(Failure::Runtime(e)),
@@ -291,6 +301,8 @@ fn ask(q: &Query, req: &Request) -> Result<(), Failure> {
                     "{}",
                     serde_json::to_string_pretty(&json).unwrap_or_default()
                 );
+            } else if let Some(f) = filter {
+                print!("{}", f.apply(&text));
             } else {
                 print!("{text}");
             }
@@ -309,21 +321,38 @@ fn words(q: &Query) -> Vec<String> {
 pub const SHOW_COMMANDS: &[&str] = &[
     "show etherchannel summary",
     "show etherchannel load-balance",
+    "show etherchannel load-balancing",
     "show etherchannel detail",
     "show etherchannel N detail",
+    "show etherchannel N port-channel",
+    "show etherchannel protocol",
     "show mac address-table",
     "show mac-address-table",
     "show interfaces counters",
+    "show interfaces status",
     "show lacp neighbor",
     "show lacp neighbors",
+    "show lacp neighbor detail",
+    "show lacp sys-id",
+    "show lacp counters",
+    "show lacp internal",
     "show pagp neighbor",
     "show pagp neighbors",
+    "show pagp counters",
+    "show pagp internal",
+    "show running-config",
 ];
 
 fn show(q: Query) -> Result<(), Failure> {
-    let w = words(&q);
+    let (w, filter) = lagkit_switch::show::Filter::split(&q.words).map_err(Failure::Usage)?;
+    if filter.is_some() && q.json {
+        return Err(Failure::Usage(
+            "a | filter applies to IOS's text: leave out --json, or filter the JSON with jq".into(),
+        ));
+    }
+    let w: Vec<String> = w.iter().map(|w| w.to_ascii_lowercase()).collect();
     let req = show_request(&w).map_err(Failure::Usage)?;
-    ask(&q, &req)
+    ask(&q, &req, filter.as_ref())
 }
 
 /// The request for `show WORDS`, each word abbreviated as a Catalyst
@@ -349,6 +378,21 @@ fn show_request<S: AsRef<str>>(words: &[S]) -> Result<Request, String> {
     Ok(match w.as_slice() {
         ["etherchannel", "summary"] => Request::EtherchannelSummary,
         ["etherchannel", "load-balance"] => Request::EtherchannelLoadBalance,
+        ["etherchannel", "load-balancing"] => Request::EtherchannelLoadBalancing,
+        ["interfaces", "status"] => Request::InterfacesStatus,
+        ["lacp", "neighbor" | "neighbors", "detail"] => Request::LacpNeighborDetail,
+        ["lacp", "sys-id"] => Request::LacpSysId,
+        ["lacp", "counters"] => Request::LacpCounters,
+        ["lacp", "internal"] => Request::LacpInternal,
+        ["pagp", "counters"] => Request::PagpCounters,
+        ["pagp", "internal"] => Request::PagpInternal,
+        ["running-config"] => Request::RunningConfig,
+        ["etherchannel", "protocol"] => Request::EtherchannelProtocol,
+        ["etherchannel", n, "port-channel"] => Request::EtherchannelPortChannel {
+            channel: n.parse().map_err(|_| {
+                format!("show etherchannel {n} port-channel: the channel is a number")
+            })?,
+        },
         ["mac", "address-table"] | ["mac-address-table"] => Request::MacAddressTable,
         ["interfaces", "counters"] => Request::InterfacesCounters,
         ["etherchannel", "detail"] => Request::EtherchannelDetail { channel: None },
@@ -412,7 +456,7 @@ fn test(q: Query) -> Result<(), Failure> {
         .map_err(|e| Failure::Usage(format!("test {}: {e}", w.join(" "))))?;
     let w: Vec<&str> = full.iter().map(String::as_str).collect();
     let req = test_request(&w).map_err(Failure::Usage)?;
-    ask(&q, &req)
+    ask(&q, &req, None)
 }
 
 #[cfg(test)]
@@ -433,6 +477,17 @@ mod tests {
             Request::EtherchannelDetail { .. } => "etherchannel detail",
             Request::LacpNeighbor => "lacp neighbor",
             Request::PagpNeighbor => "pagp neighbor",
+            Request::EtherchannelLoadBalancing => "etherchannel load-balancing",
+            Request::LacpNeighborDetail => "lacp neighbor detail",
+            Request::LacpSysId => "lacp sys-id",
+            Request::LacpCounters => "lacp counters",
+            Request::LacpInternal => "lacp internal",
+            Request::PagpCounters => "pagp counters",
+            Request::PagpInternal => "pagp internal",
+            Request::InterfacesStatus => "interfaces status",
+            Request::RunningConfig => "running-config",
+            Request::EtherchannelProtocol => "etherchannel protocol",
+            Request::EtherchannelPortChannel { .. } => "etherchannel port-channel",
             Request::TestLoadBalance { .. } => "test",
         }
     }
@@ -477,6 +532,17 @@ mod tests {
             Request::EtherchannelDetail { channel: None },
             Request::LacpNeighbor,
             Request::PagpNeighbor,
+            Request::EtherchannelLoadBalancing,
+            Request::LacpNeighborDetail,
+            Request::LacpSysId,
+            Request::LacpCounters,
+            Request::LacpInternal,
+            Request::PagpCounters,
+            Request::PagpInternal,
+            Request::InterfacesStatus,
+            Request::RunningConfig,
+            Request::EtherchannelProtocol,
+            Request::EtherchannelPortChannel { channel: 1 },
         ] {
             assert!(kinds.contains(kind(&r)), "no show command makes {r:?}");
         }

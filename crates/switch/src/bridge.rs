@@ -136,6 +136,48 @@ pub struct PortCounters {
     pub tx_too_big: u64,
     /// Received frames dropped, by [`DropReason::ALL`] order.
     pub drops: [u64; 9],
+    /// Received frames by destination: unicast, multicast, broadcast
+    /// (IOS's InUcastPkts, InMcastPkts, InBcastPkts; control frames count
+    /// as multicast, as on a Catalyst).
+    pub rx_cast: Cast,
+    /// Sent frames by destination (OutUcastPkts, OutMcastPkts,
+    /// OutBcastPkts), the control plane's own among them.
+    pub tx_cast: Cast,
+    /// Frames the port's control plane sent (LACPDUs, PAgP hellos): not
+    /// in `tx_frames`, which counts what the bridge forwarded.
+    pub control_tx: u64,
+    /// Their bytes.
+    pub control_tx_bytes: u64,
+}
+
+/// Frames counted by their destination address's kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Cast {
+    /// To one station.
+    pub ucast: u64,
+    /// To a group (not broadcast).
+    pub mcast: u64,
+    /// To ff:ff:ff:ff:ff:ff.
+    pub bcast: u64,
+}
+
+impl Cast {
+    /// Counts a frame to `dst`.
+    pub fn count(&mut self, dst: &[u8]) {
+        if dst.len() < 6 || dst[0] & 1 == 0 {
+            self.ucast += 1;
+        } else if dst[..6] == [0xff; 6] {
+            self.bcast += 1;
+        } else {
+            self.mcast += 1;
+        }
+    }
+
+    fn add(&mut self, o: &Cast) {
+        self.ucast += o.ucast;
+        self.mcast += o.mcast;
+        self.bcast += o.bcast;
+    }
 }
 
 impl PortCounters {
@@ -152,6 +194,10 @@ impl PortCounters {
         self.control += o.control;
         self.flooded += o.flooded;
         self.tx_too_big += o.tx_too_big;
+        self.control_tx += o.control_tx;
+        self.control_tx_bytes += o.control_tx_bytes;
+        self.rx_cast.add(&o.rx_cast);
+        self.tx_cast.add(&o.tx_cast);
         for (a, b) in self.drops.iter_mut().zip(o.drops) {
             *a += b;
         }
@@ -389,6 +435,16 @@ impl Bridge {
         self.ports.get(p.0).map(|x| &x.counters)
     }
 
+    /// Counts a frame the port's control plane sent (an LACPDU, a PAgP
+    /// hello), apart from the frames the bridge forwarded.
+    pub fn count_sent(&mut self, p: PortId, frame: &[u8]) {
+        if let Some(port) = self.ports.get_mut(p.0) {
+            port.counters.control_tx += 1;
+            port.counters.control_tx_bytes += frame.len() as u64;
+            port.counters.tx_cast.count(frame.get(..6).unwrap_or(&[]));
+        }
+    }
+
     /// A channel's counters: its members' added up.
     pub fn channel_counters(&self, id: ChannelId) -> PortCounters {
         let mut c = PortCounters::default();
@@ -440,6 +496,7 @@ impl Bridge {
         };
         port.counters.rx_frames += 1;
         port.counters.rx_bytes += frame.len() as u64;
+        port.counters.rx_cast.count(frame.get(..6).unwrap_or(&[]));
         if !port.cfg.enabled {
             return self.drop(ingress, DropReason::Disabled);
         }
@@ -512,6 +569,7 @@ impl Bridge {
             }
             out.counters.tx_frames += 1;
             out.counters.tx_bytes += (len + if tag.is_some() { 4 } else { 0 }) as u64;
+            out.counters.tx_cast.count(&h.dst);
             if flooded {
                 out.counters.flooded += 1;
             }

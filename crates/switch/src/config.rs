@@ -95,9 +95,12 @@ pub struct SwitchConfig {
     /// Lines of the configuration the reader did not use (well-known ones
     /// and suspect ones, see [`Unread::is_warning`]).
     pub unread: Vec<Unread>,
+    /// The configuration as read: what `show running-config` prints of
+    /// settings the switch does not run itself (speed, port priorities).
+    pub ios: lagkit_ios::Config,
 }
 
-fn mode_of(i: &Interface) -> Result<PortMode, ConfigError> {
+pub(crate) fn mode_of(i: &Interface) -> Result<PortMode, ConfigError> {
     let trunk = i.trunk.as_ref().is_some_and(|t| t.value);
     if !trunk {
         return Ok(PortMode::Access {
@@ -278,7 +281,8 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
         suspended,
         distribution,
         method,
-        unread: cfg.unread,
+        unread: cfg.unread.clone(),
+        ios: cfg,
     })
 }
 

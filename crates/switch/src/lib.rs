@@ -32,10 +32,11 @@ pub mod bridge;
 pub mod channel;
 pub mod config;
 pub mod fdb;
+pub mod running;
 pub mod show;
 pub mod vlan;
 
-pub use bridge::{Bridge, DropReason, Egress, PortConfig, PortCounters, Verdict};
+pub use bridge::{Bridge, Cast, DropReason, Egress, PortConfig, PortCounters, Verdict};
 pub use channel::{Channel, Distribution};
 pub use fdb::{Fdb, Learned};
 pub use vlan::{PortMode, VlanId, VlanSet};
@@ -59,7 +60,8 @@ pub enum Logical {
 
 /// Runs arbitrary bytes through the switch as a fuzz target does: with the
 /// top bit of the first byte set, the rest is an IOS configuration for a
-/// four-port switch (errors are values); otherwise the bytes are frames
+/// four-port switch (errors are values; one taken prints a running-config
+/// that reads back into the same switch); otherwise the bytes are frames
 /// (each one a length byte and its bytes, on a port the first byte picks)
 /// through a switch with an access port, a trunk and a two-member channel,
 /// with the time advancing. Panics only when an invariant breaks: a frame
@@ -76,7 +78,18 @@ pub fn fuzz_one(data: &[u8]) {
         .map(|n| (n.to_string(), String::new()))
         .collect();
     if first & 0x80 != 0 {
-        let _ = config::from_ios(&String::from_utf8_lossy(rest), &ports);
+        // A configuration taken prints a running-config that is taken
+        // again and prints itself.
+        if let Ok(c) = config::from_ios(&String::from_utf8_lossy(rest), &ports) {
+            let run = running::running_config(&c);
+            let again = config::from_ios(&run, &ports).expect("running-config reads back");
+            assert_eq!(
+                running::running_config(&again),
+                run,
+                "running-config: a fixed point"
+            );
+            assert_eq!(again.suspended, c.suspended, "the same suspensions");
+        }
         return;
     }
     const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";

@@ -1,7 +1,8 @@
 //! Cisco's `show` commands as text: `show etherchannel summary`, `show
 //! etherchannel load-balance`, `show mac address-table`, `show interfaces
-//! counters` and `test etherchannel load-balance`; and [`expand`], which
-//! reads their words as a Catalyst does (`sh eth sum`).
+//! counters`, `show interfaces status` and `test etherchannel
+//! load-balance`; [`expand`], which reads their words as a Catalyst does
+//! (`sh eth sum`); and [`Filter`], IOS's `| include|exclude|begin RE`.
 //!
 //! Formatted by hand, not with `comfy-table` or `tabled`: the output must
 //! be IOS's own, byte for byte where an engineer compares it with a
@@ -9,7 +10,7 @@
 //! line separated by blanks, fixed column widths even when a cell is
 //! longer, no borders), which a generic table crate does not produce.
 
-use crate::bridge::{Bridge, DropReason};
+use crate::bridge::Bridge;
 use crate::config::ChannelSpec;
 use crate::{ChannelId, Logical, PortId};
 use lagkit_hash::FlowKey;
@@ -20,13 +21,24 @@ use std::fmt::{self, Write};
 pub const SHOW_COMMANDS: &[&[&str]] = &[
     &["etherchannel", "summary"],
     &["etherchannel", "load-balance"],
+    &["etherchannel", "load-balancing"],
     &["etherchannel", "detail"],
     &["etherchannel", "<N>", "detail"],
+    &["etherchannel", "<N>", "port-channel"],
+    &["etherchannel", "protocol"],
     &["mac", "address-table"],
     &["mac-address-table"],
     &["interfaces", "counters"],
+    &["interfaces", "status"],
     &["lacp", "neighbor|neighbors"],
+    &["lacp", "neighbor|neighbors", "detail"],
+    &["lacp", "sys-id"],
+    &["lacp", "counters"],
+    &["lacp", "internal"],
     &["pagp", "neighbor|neighbors"],
+    &["pagp", "counters"],
+    &["pagp", "internal"],
+    &["running-config"],
 ];
 
 /// The `test` commands: `<rest>` takes the remaining words as written.
@@ -195,6 +207,83 @@ pub fn expand(words: &[&str], commands: &[&[&str]]) -> Result<Vec<String>, Expan
     })
 }
 
+/// IOS's output filters: `| include RE`, `| exclude RE`, `| begin RE`.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    kind: FilterKind,
+    re: regex::Regex,
+}
+
+/// Which lines a [`Filter`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterKind {
+    /// Lines that match.
+    Include,
+    /// Lines that do not match.
+    Exclude,
+    /// Every line from the first that matches.
+    Begin,
+}
+
+impl Filter {
+    /// Splits `words` at IOS's pipe: the command's words before it and the
+    /// filter after it. The pipe is a word of its own (`| include Po1`,
+    /// as a shell passes `"|" include Po1`) or stands before the filter's
+    /// word (`|include Po1`, `"| include Po1"`); the filter's word may be
+    /// abbreviated (`| i Po1`); the expression is the rest, blanks kept.
+    pub fn split<S: AsRef<str>>(words: &[S]) -> Result<(Vec<String>, Option<Filter>), String> {
+        let Some(at) = words.iter().position(|w| w.as_ref().starts_with('|')) else {
+            return Ok((words.iter().map(|w| w.as_ref().to_string()).collect(), None));
+        };
+        let before = words[..at].iter().map(|w| w.as_ref().to_string()).collect();
+        let rest: Vec<&str> = words[at..].iter().map(|w| w.as_ref()).collect();
+        let rest = rest.join(" ");
+        let rest = rest.trim_start_matches('|').trim_start();
+        let (kind, expr) = rest
+            .split_once(char::is_whitespace)
+            .map_or((rest, ""), |(k, e)| (k, e.trim()));
+        let usage = "after |, write include, exclude or begin and a regular expression (e.g. | include Po1)";
+        let k = kind.to_ascii_lowercase();
+        let kind = if !k.is_empty() && "include".starts_with(&k) {
+            FilterKind::Include
+        } else if !k.is_empty() && "exclude".starts_with(&k) {
+            FilterKind::Exclude
+        } else if !k.is_empty() && "begin".starts_with(&k) {
+            FilterKind::Begin
+        } else {
+            return Err(format!("% Invalid filter \"{kind}\": {usage}"));
+        };
+        if expr.is_empty() {
+            return Err(format!("% Incomplete command: {usage}"));
+        }
+        let re = regex::Regex::new(expr)
+            .map_err(|e| format!("% Invalid regular expression \"{expr}\": {e}"))?;
+        Ok((before, Some(Filter { kind, re })))
+    }
+
+    /// What it keeps of `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut begun = false;
+        for line in text.lines() {
+            let hit = self.re.is_match(line);
+            let keep = match self.kind {
+                FilterKind::Include => hit,
+                FilterKind::Exclude => !hit,
+                FilterKind::Begin => {
+                    begun |= hit;
+                    begun
+                }
+            };
+            if keep {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
 /// A member's state, as `show etherchannel summary` flags it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemberFlag {
@@ -285,14 +374,21 @@ pub fn etherchannel_summary(b: &Bridge, channels: &[(ChannelSpec, Vec<MemberFlag
             .zip(flags)
             .map(|((p, _), f)| format!("{}({})", port_name(b, *p), f.letter()))
             .collect();
+        // IOS goes on below the Ports column when the list is long: four
+        // on the first line, then two a line (what both Genie's and
+        // ntc-templates' readers take).
+        let first = members.len().min(4);
         let _ = writeln!(
             s,
             "{:<6} {:<13} {:<11} {}",
             spec.id.0,
             format!("Po{}({used})", spec.id.0),
             protocol,
-            members.join(" ")
+            members[..first].join(" ")
         );
+        for more in members[first..].chunks(2) {
+            let _ = writeln!(s, "{:<33}{}", "", more.join(" "));
+        }
     }
     s
 }
@@ -343,26 +439,45 @@ pub fn mac_address_table(b: &Bridge, now: u64) -> String {
     s
 }
 
-/// `show interfaces counters` (with giants and drops, which IOS shows in
-/// `show interfaces counters errors`).
-pub fn interfaces_counters(b: &Bridge) -> String {
-    let mut s = format!(
-        "{:<10} {:>14} {:>12} {:>14} {:>12} {:>8} {:>8}\n",
-        "Port", "InOctets", "InFrames", "OutOctets", "OutFrames", "Giants", "Drops"
+/// `show interfaces counters`: IOS's two tables, frames in and out by
+/// unicast, multicast and broadcast destination (out: the forwarded ones
+/// and the control plane's own), each port and then each port-channel of
+/// `channels` (its members' added up).
+pub fn interfaces_counters(b: &Bridge, channels: &[ChannelId]) -> String {
+    let mut rows: Vec<(String, crate::bridge::PortCounters)> = b
+        .ports()
+        .filter_map(|(p, _)| Some((port_name(b, p), b.counters(p)?.clone())))
+        .collect();
+    rows.extend(
+        channels
+            .iter()
+            .map(|c| (format!("Po{}", c.0), b.channel_counters(*c))),
     );
-    for (p, _) in b.ports() {
-        let Some(c) = b.counters(p) else { continue };
-        let drops: u64 = c.drops.iter().sum::<u64>() - c.dropped(DropReason::Giant);
+    let mut s = format!(
+        "\n{:<14} {:>12} {:>14} {:>14} {:>14}\n",
+        "Port", "InOctets", "InUcastPkts", "InMcastPkts", "InBcastPkts"
+    );
+    for (name, c) in &rows {
         let _ = writeln!(
             s,
-            "{:<10} {:>14} {:>12} {:>14} {:>12} {:>8} {:>8}",
-            port_name(b, p),
-            c.rx_bytes,
-            c.rx_frames,
-            c.tx_bytes,
-            c.tx_frames,
-            c.dropped(DropReason::Giant),
-            drops
+            "{:<14} {:>12} {:>14} {:>14} {:>14}",
+            name, c.rx_bytes, c.rx_cast.ucast, c.rx_cast.mcast, c.rx_cast.bcast
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<14} {:>12} {:>14} {:>14} {:>14}",
+        "Port", "OutOctets", "OutUcastPkts", "OutMcastPkts", "OutBcastPkts"
+    );
+    for (name, c) in &rows {
+        let _ = writeln!(
+            s,
+            "{:<14} {:>12} {:>14} {:>14} {:>14}",
+            name,
+            c.tx_bytes + c.control_tx_bytes,
+            c.tx_cast.ucast,
+            c.tx_cast.mcast,
+            c.tx_cast.bcast
         );
     }
     s
@@ -421,7 +536,14 @@ mod tests {
             ("mac-", "mac-address-table"),
             ("eth 3 det", "etherchannel 3 detail"),
             ("eth d", "etherchannel detail"),
-            ("eth load", "etherchannel load-balance"),
+            ("eth load-balance", "etherchannel load-balance"),
+            ("eth load-balancing", "etherchannel load-balancing"),
+            ("lacp nei det", "lacp neighbor detail"),
+            ("lacp sys", "lacp sys-id"),
+            ("lacp int", "lacp internal"),
+            ("pag cou", "pagp counters"),
+            ("int stat", "interfaces status"),
+            ("run", "running-config"),
             ("etherchannel summary", "etherchannel summary"),
         ] {
             assert_eq!(show(short).as_deref(), Ok(full), "{short}");
@@ -431,9 +553,14 @@ mod tests {
             e,
             "% Ambiguous command: \"m\" could be mac, mac-address-table"
         );
+        let e = show("eth load").unwrap_err();
+        assert!(e.contains("could be load-balance, load-balancing"), "{e}");
         let e = show("eth bogus").unwrap_err();
         assert!(e.starts_with("% Invalid input at \"bogus\""), "{e}");
-        assert!(e.contains("summary, load-balance, detail, a number"), "{e}");
+        assert!(
+            e.contains("summary, load-balance, load-balancing, detail, a number"),
+            "{e}"
+        );
         let e = show("eth").unwrap_err();
         assert!(
             e.starts_with("% Incomplete command: \"etherchannel\""),
@@ -445,6 +572,45 @@ mod tests {
             expand(&w, TEST_COMMANDS).unwrap().join(" "),
             "etherchannel load-balance interface po3 ip 10.0.0.1 10.0.0.2"
         );
+    }
+
+    #[test]
+    fn filters_include_exclude_and_begin_as_ios_does() {
+        let text = "Flags\nGroup\n1 Po1(SU) LACP Gi1/1(P)\n2 Po2(SD) - Gi1/2(D)\n";
+        for words in [
+            vec!["etherchannel", "summary", "|", "include", "Po1"],
+            vec!["etherchannel", "summary", "|include", "Po1"],
+            vec!["etherchannel", "summary", "| i Po1"],
+            vec!["etherchannel", "summary", "|", "inc", "Po1"],
+        ] {
+            let (cmd, f) = Filter::split(&words).unwrap();
+            assert_eq!(cmd, ["etherchannel", "summary"], "{words:?}");
+            assert_eq!(
+                f.unwrap().apply(text),
+                "1 Po1(SU) LACP Gi1/1(P)\n",
+                "{words:?}"
+            );
+        }
+        let (_, f) = Filter::split(&["x", "|", "exclude", "Po[12]"]).unwrap();
+        assert_eq!(f.unwrap().apply(text), "Flags\nGroup\n");
+        let (_, f) = Filter::split(&["x", "|", "begin", "^Group"]).unwrap();
+        assert_eq!(
+            f.unwrap().apply(text),
+            "Group\n1 Po1(SU) LACP Gi1/1(P)\n2 Po2(SD) - Gi1/2(D)\n"
+        );
+        let (_, f) = Filter::split(&["x", "|", "include", "Po1 LACP|SD"]).unwrap();
+        assert!(f.unwrap().apply(text).contains("Po2"));
+        let (cmd, f) = Filter::split(&["x", "y"]).unwrap();
+        assert!(f.is_none() && cmd == ["x", "y"]);
+        assert!(Filter::split(&["x", "|", "sort", "a"])
+            .unwrap_err()
+            .contains("Invalid filter"));
+        assert!(Filter::split(&["x", "|", "include"])
+            .unwrap_err()
+            .contains("Incomplete"));
+        assert!(Filter::split(&["x", "|", "include", "("])
+            .unwrap_err()
+            .contains("regular expression"));
     }
 
     #[test]
@@ -482,12 +648,14 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("Total Mac Addresses for this criterion: 1"));
-        let c = interfaces_counters(&b);
+        let c = interfaces_counters(&b, &[ChannelId(3)]);
         assert!(
-            c.lines()
-                .any(|l| l.starts_with("Gi1/1") && l.contains(" 60 ")),
+            c.lines().any(|l| l.starts_with("Gi1/1")
+                && l.split_whitespace().collect::<Vec<_>>() == ["Gi1/1", "60", "0", "0", "1"]),
             "{c}"
         );
+        assert!(c.contains("OutOctets   OutUcastPkts"), "{c}");
+        assert!(c.lines().any(|l| l.starts_with("Po3 ")), "{c}");
         // src-dst-ip over 10.0.0.1 -> 10.0.0.6: (1 ^ 6) & 7 = 7, bucket 7
         // of 2 members: Gi8/5.
         let key = FlowKey::ports(

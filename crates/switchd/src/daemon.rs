@@ -121,6 +121,14 @@ struct Port {
     /// Since when (the switch's clock, ns) its PAgP has heard nothing, for
     /// stand-alone forwarding.
     quiet_since: Option<u64>,
+    /// When (the switch's clock, ns) it last received an LACPDU or Marker
+    /// PDU: IOS's `Age` of the partner's information.
+    lacp_heard: Option<u64>,
+    /// When it last received a PAgP PDU.
+    pagp_heard: Option<u64>,
+    /// Its flag as last seen and since when (IOS's "Age of the port in
+    /// the current state").
+    flag: Option<(MemberFlag, u64)>,
 }
 
 /// Frames the control plane took and did not use.
@@ -169,6 +177,10 @@ pub struct Switch {
     next_age: u64,
     next_standalone: u64,
     counters: ControlCounters,
+    /// `show running-config`, written when the switch started.
+    running: String,
+    /// The configuration as read (speed, duplex: `show interfaces status`).
+    ios: lagkit_ios::Config,
 }
 
 /// What `lagkit switch` was given: the configuration and the ports.
@@ -194,6 +206,7 @@ impl Switch {
     pub fn start(o: Options) -> Result<Switch, SwitchError> {
         let cfg = o.config;
         let name = Switch::name_of(&cfg);
+        let running = lagkit_switch::running::running_config(&cfg);
         let suspended: BTreeMap<PortId, String> = cfg
             .suspended
             .iter()
@@ -248,6 +261,9 @@ impl Switch {
                 suspended: suspended.get(&p).cloned(),
                 foreign: None,
                 quiet_since: None,
+                lacp_heard: None,
+                pagp_heard: None,
+                flag: None,
             });
         }
         let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
@@ -302,6 +318,8 @@ impl Switch {
             next_age: AGE_EVERY_NS,
             next_standalone: 0,
             counters: ControlCounters::default(),
+            running,
+            ios: cfg.ios,
         };
         sw.setup_lacp();
         sw.setup_pagp();
@@ -353,6 +371,12 @@ impl Switch {
                     Rate::Slow
                 };
                 pc.key = u16::try_from(spec.id.0).unwrap_or(u16::MAX);
+                if let Some(v) = self
+                    .interface(i)
+                    .and_then(|x| x.lacp_port_priority.as_ref())
+                {
+                    pc.port_priority = v.value;
+                }
                 self.ports[i].lacp = Some((s, sys.add_port(pc, now)));
             }
             self.lacp.push((spec.id, sys));
@@ -402,12 +426,24 @@ impl Switch {
                 } else {
                     pagp::Silence::NonSilent
                 };
+                if let Some(v) = self
+                    .interface(i)
+                    .and_then(|x| x.pagp_port_priority.as_ref())
+                {
+                    pc.port_priority = u8::try_from(v.value).unwrap_or(u8::MAX);
+                }
                 let id = sys.add_port(pc, now);
                 self.ports[i].pagp = Some((s, id));
             }
             self.pagp.push((ch, sys));
             self.pagp_gates.push(pagp::FlushGate::new());
         }
+    }
+
+    /// Port `i`'s interface as the configuration wrote it.
+    fn interface(&self, i: usize) -> Option<&lagkit_ios::Interface> {
+        let name = self.bridge.port(PortId(i))?.name.as_str();
+        self.ios.interfaces.iter().find(|x| x.name == name)
     }
 
     /// PAgP's timers, the PDUs it sends and the members it (un)bundles.
@@ -443,12 +479,14 @@ impl Switch {
             }
         }
         for (s, tx) in out {
-            if let Some(p) = self.ports.iter().find(|p| p.pagp == Some((s, tx.port))) {
-                if p.sock
+            if let Some(i) = self.ports.iter().position(|p| p.pagp == Some((s, tx.port))) {
+                if self.ports[i]
+                    .sock
                     .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
                     .is_ok()
                 {
                     self.counters.pagp_out += 1;
+                    self.bridge.count_sent(PortId(i), &tx.frame);
                 }
             }
         }
@@ -556,17 +594,23 @@ impl Switch {
             match (slow, self.ports[i].lacp) {
                 (true, Some((s, p))) => {
                     self.counters.lacp_in += 1;
+                    self.ports[i].lacp_heard = Some(now);
                     if let Some((_, sys)) = self.lacp.get_mut(s) {
                         sys.handle_frame(p, &f, t);
                     }
                 }
                 (true, None) => {
                     self.counters.slow_ignored += 1;
-                    self.heard_foreign(i, "LACP");
+                    // A suspended LACP member runs no LACP, but LACP is
+                    // what it is configured for: no mismatch.
+                    if self.ports[i].member.map(|(_, m)| m.protocol()) != Some("lacp") {
+                        self.heard_foreign(i, "LACP");
+                    }
                 }
                 (false, _) => match self.ports[i].pagp {
                     Some((s, p)) => {
                         self.counters.pagp_in += 1;
+                        self.ports[i].pagp_heard = Some(now);
                         if let Some((_, sys)) = self.pagp.get_mut(s) {
                             sys.handle_frame(p, &f, t);
                         }
@@ -576,7 +620,9 @@ impl Switch {
                         let pagp = f.get(14..22).is_some_and(|h| {
                             h[..3] == lagkit_wire::pagp::LLC && h[3..] == lagkit_wire::pagp::SNAP
                         });
-                        if pagp {
+                        let runs_pagp =
+                            self.ports[i].member.map(|(_, m)| m.protocol()) == Some("pagp");
+                        if pagp && !runs_pagp {
                             self.heard_foreign(i, "PAgP");
                         }
                     }
@@ -726,6 +772,12 @@ impl Switch {
                     _ => false,
                 };
             self.ports[i].quiet_since = quiet_since;
+            if self.ports[i].member.is_some() {
+                let f = self.member_flag(i).0;
+                if self.ports[i].flag.map(|(g, _)| g) != Some(f) {
+                    self.ports[i].flag = Some((f, now));
+                }
+            }
             if alone != self.bridge.is_standalone(PortId(i)) {
                 self.bridge.set_standalone(PortId(i), alone);
                 tracing::info!(switch = %self.name, port = %self.ports[i].name, channel = self.ch(i).0, "member {}", if alone { "stand-alone: no partner heard, forwarding on its own" } else { "no longer stand-alone" });
@@ -760,12 +812,14 @@ impl Switch {
             }
         }
         for (s, tx) in out {
-            if let Some(p) = self.ports.iter().find(|p| p.lacp == Some((s, tx.port))) {
-                if p.sock
+            if let Some(i) = self.ports.iter().position(|p| p.lacp == Some((s, tx.port))) {
+                if self.ports[i]
+                    .sock
                     .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
                     .is_ok()
                 {
                     self.counters.lacp_out += 1;
+                    self.bridge.count_sent(PortId(i), &tx.frame);
                 }
             }
         }
@@ -912,6 +966,51 @@ impl Switch {
     }
     pub(crate) fn name(&self) -> &str {
         &self.name
+    }
+    /// The configuration as read.
+    pub(crate) fn ios(&self) -> &lagkit_ios::Config {
+        &self.ios
+    }
+    /// Whether port `p` has carrier.
+    pub(crate) fn carrier(&self, p: PortId) -> bool {
+        self.ports.get(p.0).is_some_and(|x| x.carrier)
+    }
+    /// `show running-config`.
+    pub(crate) fn running_config(&self) -> &str {
+        &self.running
+    }
+    /// Seconds since port `p` last received LACP (or PAgP) at `now`.
+    pub(crate) fn heard_age(&self, p: PortId, now: u64, lacp: bool) -> Option<u64> {
+        let port = self.ports.get(p.0)?;
+        let at = if lacp {
+            port.lacp_heard
+        } else {
+            port.pagp_heard
+        }?;
+        Some(now.saturating_sub(at) / 1_000_000_000)
+    }
+    /// Since when (ns) port `p` has had its current flag.
+    pub(crate) fn flag_since(&self, p: PortId) -> Option<u64> {
+        self.ports.get(p.0)?.flag.map(|(_, t)| t)
+    }
+    /// The LACP system id the switch sends (one for every channel).
+    pub(crate) fn lacp_system(&self) -> lagkit_wire::SystemId {
+        match self.lacp.first() {
+            Some((_, s)) => s.system_id(),
+            None => {
+                lacp::SystemConfig::new(
+                    &self.name,
+                    self.ports
+                        .first()
+                        .map_or(MacAddr([2, 0x6c, 0x6b, 0, 0, 1]), |p| p.mac),
+                )
+                .system
+            }
+        }
+    }
+    /// The PAgP system of channel `id`'s members, if it runs PAgP.
+    pub(crate) fn pagp_system(&self, id: ChannelId) -> Option<&pagp::System> {
+        self.pagp.iter().find(|(c, _)| *c == id).map(|(_, s)| s)
     }
     pub(crate) fn control_counters(&self) -> ControlCounters {
         self.counters

@@ -10,7 +10,9 @@
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
 //!   client; the server is the bond's, generic over both.
-//! - `report`: Cisco's `show` text and the same facts as JSON.
+//! - `report`, `report_lag`: Cisco's `show` text and the same facts as
+//!   JSON (`report_lag`: the LACP/PAgP/EtherChannel family in IOS's
+//!   layouts, as Genie and ntc-templates read them).
 
 #![forbid(unsafe_code)]
 
@@ -18,5 +20,6 @@ pub mod daemon;
 pub mod frames;
 pub mod protocol;
 mod report;
+mod report_lag;
 
 pub use daemon::{Options, Switch, SwitchError};

@@ -30,6 +30,31 @@ pub enum Request {
     LacpNeighbor,
     /// `show pagp neighbor`.
     PagpNeighbor,
+    /// `show etherchannel load-balancing` (the IOS-XE layout).
+    EtherchannelLoadBalancing,
+    /// `show lacp neighbor detail`.
+    LacpNeighborDetail,
+    /// `show lacp sys-id`.
+    LacpSysId,
+    /// `show lacp counters`.
+    LacpCounters,
+    /// `show lacp internal`.
+    LacpInternal,
+    /// `show pagp counters`.
+    PagpCounters,
+    /// `show pagp internal`.
+    PagpInternal,
+    /// `show interfaces status`.
+    InterfacesStatus,
+    /// `show running-config`.
+    RunningConfig,
+    /// `show etherchannel protocol`.
+    EtherchannelProtocol,
+    /// `show etherchannel N port-channel`.
+    EtherchannelPortChannel {
+        /// The channel group.
+        channel: u32,
+    },
     /// `test etherchannel load-balance interface port-channel N KIND SRC DST`.
     TestLoadBalance {
         /// The port-channel number.
