@@ -18,10 +18,9 @@
 
 use serde::Serialize;
 
-/// The largest show output read, in bytes: a whole session of the
-/// commands read here on a fully populated chassis stays far below, and a
-/// larger file is a log of something else.
-pub const MAX_SHOW_BYTES: usize = 4 << 20;
+/// The largest show output read, in bytes (`lagkit_input::SHOW_OUTPUT`,
+/// docs/reference/limits.md).
+pub const MAX_SHOW_BYTES: usize = lagkit_input::SHOW_OUTPUT.bytes as usize;
 
 /// The show commands the reader knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

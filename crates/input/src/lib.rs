@@ -93,14 +93,26 @@ pub const CONTROL_ANSWER: Limit = Limit {
     fix: "the daemon answered more than any answer holds: is the socket a lagkit daemon's?",
 };
 
+/// A Catalyst's show output read by `lagkit check` (within [`CONFIG`],
+/// once the text is known to be show output): 4 MiB. A whole session of
+/// the EtherChannel, LACP, PAgP and interface commands on a fully
+/// populated chassis stays far below; a larger file is a log of
+/// something else, and every row is kept in memory with its line.
+pub const SHOW_OUTPUT: Limit = Limit {
+    bytes: 4 << 20,
+    what: "show output",
+    fix: "keep only the show commands about the channel (etherchannel, lacp, pagp, interfaces)",
+};
+
 /// Every limit, for the reference page's test.
-pub const ALL: [(&str, Limit); 6] = [
+pub const ALL: [(&str, Limit); 7] = [
     ("CONFIG", CONFIG),
     ("BOND_CONFIG", BOND_CONFIG),
     ("FLOW_LIST", FLOW_LIST),
     ("REPORT", REPORT),
     ("CONTROL_REQUEST", CONTROL_REQUEST),
     ("CONTROL_ANSWER", CONTROL_ANSWER),
+    ("SHOW_OUTPUT", SHOW_OUTPUT),
 ];
 
 /// A byte count as the reference page writes it: `64 MiB`, `1 MiB`,
