@@ -225,6 +225,16 @@ impl Mode {
             Mode::BalanceAlb => "adaptive load balancing",
         }
     }
+
+    /// The mode named as [`Mode::linux_name`] writes it (as `lagkit status
+    /// --json` and `/proc/net/bonding` show it), or as the configuration
+    /// spells it.
+    pub fn from_status(s: &str) -> Result<Mode, ParseEnumError> {
+        match Mode::ALL.iter().find(|m| m.linux_name() == s.trim()) {
+            Some(m) => Ok(*m),
+            None => s.parse(),
+        }
+    }
 }
 
 /// How the active aggregator is chosen (Linux `ad_select`).
@@ -485,6 +495,15 @@ mod tests {
              active-backup, broadcast, balance-tlb, balance-alb, adaptive (AIX: 8023ad, \
              standard, round_robin)"
         );
+    }
+
+    #[test]
+    fn modes_read_back_from_their_status_names() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::from_status(m.linux_name()).unwrap(), *m);
+            assert_eq!(Mode::from_status(m.name()).unwrap(), *m);
+        }
+        assert!(Mode::from_status("load balancing").is_err());
     }
 
     #[test]

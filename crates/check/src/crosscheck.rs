@@ -19,15 +19,7 @@ const ZERO: &str = "00:00:00:00:00:00";
 const AGGREGATION: u8 = 0x04;
 const DEFAULTED: u8 = 0x40;
 
-fn finding(severity: Severity, code: &'static str, loc: Loc, reason: String, fix: &str) -> Finding {
-    Finding {
-        severity,
-        code,
-        loc,
-        reason,
-        fix: fix.to_string(),
-    }
-}
+use crate::rules::finding;
 
 fn at(s: &Show, line: usize) -> Loc {
     Loc {
@@ -794,7 +786,7 @@ mod tests {
     const STATUS: &str = r#"[
   {
     "name": "bond0",
-    "mode": "802.3ad",
+    "mode": "IEEE 802.3ad Dynamic link aggregation",
     "xmit_hash_policy": "layer3+4",
     "mii_status": "up",
     "mtu": 1500,

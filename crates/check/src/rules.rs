@@ -16,7 +16,14 @@ use crate::facts::{Channel, End, Host, HostMode, LinkFile, MacSource, Switch};
 use crate::{Finding, Loc, Severity};
 use lagkit_ios::ChannelMode;
 
-fn finding(severity: Severity, code: &'static str, loc: Loc, reason: String, fix: &str) -> Finding {
+/// A finding (one place builds them, for the rules and the cross-checks).
+pub(crate) fn finding(
+    severity: Severity,
+    code: &'static str,
+    loc: Loc,
+    reason: String,
+    fix: &str,
+) -> Finding {
     Finding {
         severity,
         code,

@@ -268,7 +268,7 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
     let mut out = Vec::new();
     let mut member_from = 0usize;
     for (i, b) in bonds.into_iter().enumerate() {
-        let mode: lagkit_bondcfg::Mode = b.mode.parse().map_err(|e| ReadError::Bad {
+        let mode = lagkit_bondcfg::Mode::from_status(&b.mode).map_err(|e| ReadError::Bad {
             file: file.into(),
             line: names.get(i).copied().unwrap_or(1),
             why: format!("{e}"),

@@ -482,6 +482,88 @@ fn genie_and_ntc_templates_read_every_show_command() {
         );
     }
 
+    // -- lagkit check reads this switch's own show output, pasted as a
+    // terminal records it, against bond a's `lagkit status --json`: every
+    // row read, the partner and key agree, and only the two members the
+    // switch left out (H, s) are findings.
+    let mut session = String::new();
+    for cmd in [
+        "show etherchannel summary",
+        "show etherchannel 1 detail",
+        "show lacp neighbor",
+        "show lacp sys-id",
+        "show lacp internal",
+        "show lacp counters",
+        "show pagp neighbor",
+        "show interfaces status",
+        "show interfaces counters",
+    ] {
+        session.push_str(&format!("core#{cmd}\n"));
+        session.push_str(outputs[cmd].as_str().unwrap());
+        if !session.ends_with('\n') {
+            session.push('\n');
+        }
+    }
+    session.push_str("core#\n");
+    let session_file = write(&dir.0, "session.txt", &session);
+    let status_file = write(&dir.0, "bond-a.json", &sa.to_string());
+    let (code, out, err) = common::lagkit(
+        "check",
+        &[
+            "--json",
+            session_file.to_str().unwrap(),
+            status_file.to_str().unwrap(),
+        ],
+    );
+    let report: Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("check --json: {e}: {out} {err}"));
+    assert!(
+        report["show_unread"]
+            .as_array()
+            .is_none_or(|u| u.iter().all(|u| u["severity"] != "warning")),
+        "every row of the switch's own output is read: {report}"
+    );
+    let findings = report["findings"].as_array().expect("findings");
+    let codes: Vec<(&str, &str)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or(""),
+                f["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    for bad in [
+        "partner-system-mismatch",
+        "partner-key-mismatch",
+        "show-mode-mismatch",
+        "show-rate-mismatch",
+    ] {
+        assert!(
+            codes.iter().all(|(c, _)| *c != bad),
+            "{bad} on a lab that agrees: {codes:?}"
+        );
+    }
+    let left_out: Vec<&str> = codes
+        .iter()
+        .filter(|(c, _)| *c == "show-member-not-bundled" || *c == "member-bundled-one-end")
+        .map(|(_, r)| *r)
+        .collect();
+    for port in ["GigabitEthernet1/3", "GigabitEthernet1/4"] {
+        assert!(
+            left_out.iter().any(|r| r.contains(port)),
+            "{port} is named as left out: {codes:?}"
+        );
+    }
+    for port in ["GigabitEthernet1/1:", "GigabitEthernet1/2:"] {
+        assert!(
+            left_out.iter().all(|r| !r.contains(port)),
+            "{port} is bundled on both ends: {codes:?}"
+        );
+    }
+    // Warnings (the suspended and stand-alone members), no error.
+    assert_eq!(code, 1, "{codes:?}");
+
     // -- IOS's filters through the shell's words.
     for words in [
         vec!["etherchannel", "summary", "|", "include", "Po1"],
