@@ -41,7 +41,8 @@ pub struct Limit {
 /// switch`: 64 MiB. The largest real ones, a chassis switch's
 /// running-config, are a few MiB; 64 MiB leaves room for generated
 /// configurations of hundreds of thousands of ports, and refusing at it
-/// keeps a run under 100 MB of memory.
+/// bounds a run at a few hundred MB of memory (about 350 MB for 64 MiB
+/// of IOS).
 pub const CONFIG: Limit = Limit {
     bytes: 64 << 20,
     what: "a configuration",
