@@ -571,7 +571,7 @@ fn lagkit_status_json_is_the_host_side() {
     };
     let status = |in_use: bool| BondStatus {
         name: "bond0".into(),
-        mode: "802.3ad".into(),
+        mode: lagkit_bondcfg::Mode::Lacp.linux_name().into(), // as the daemon writes it
         xmit_hash_policy: "layer3+4".into(),
         engine: "userspace".into(),
         engine_reason: "configured".into(),
