@@ -105,16 +105,18 @@ impl Drop for Dir {
 
 /// One side's configuration; `flip` chooses one of two sets of in-place
 /// values (LACP rate, hash policy, carrier polling, delays, min_links).
-fn write_config(path: &Path, addr: &str, flip: bool) {
+fn write_config(path: &Path, addr: &str, members: &[&str], flip: bool) {
     let (rate, policy, miimon, delay, min_links) = if flip {
         ("slow", "layer2+3", 100, 200, 1)
     } else {
         ("fast", "layer3+4", 0, 0, 0)
     };
+    let members: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
     let text = format!(
-        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\n\
+        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [{}]\n\
          address = [\"{addr}\"]\nlacp_rate = \"{rate}\"\nxmit_hash_policy = \"{policy}\"\n\
-         miimon = {miimon}\nupdelay = {delay}\nmin_links = {min_links}\n"
+         miimon = {miimon}\nupdelay = {delay}\nmin_links = {min_links}\n",
+        members.join(", ")
     );
     // Written to a temporary name and renamed, so a reload never reads
     // half a file.
@@ -148,6 +150,21 @@ fn log(path: &Path) -> String {
 }
 
 const IN_PLACE: &str = "reload: every change applied in place";
+const TWO: &[&str] = &["eth1", "eth2"];
+const THREE: &[&str] = &["eth1", "eth2", "eth3"];
+
+/// Log lines where a port of `ports` leaves distribution or the aggregate
+/// goes down.
+fn interruptions<'a>(log: &'a str, ports: &[&str]) -> Vec<&'a str> {
+    log.lines()
+        .filter(|l| {
+            l.contains("aggregator 1: down")
+                || ports
+                    .iter()
+                    .any(|p| l.contains(&format!(" {p} mux: COLLECTING_DISTRIBUTING (")))
+        })
+        .collect()
+}
 
 fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     let Some(mut lab) = Lab::alone("reload_in_place") else {
@@ -162,8 +179,8 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     std::fs::create_dir_all(&dir.0).unwrap();
     let (ca, cb) = (dir.0.join("a.toml"), dir.0.join("b.toml"));
     let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
-    write_config(&ca, "10.0.0.1/24", false);
-    write_config(&cb, "10.0.0.2/24", false);
+    write_config(&ca, "10.0.0.1/24", TWO, false);
+    write_config(&cb, "10.0.0.2/24", TWO, false);
     let da = Daemon::start(&a, &ca, &la);
     let _db = Daemon::start(&b, &cb, &lb);
     wait_until(
@@ -178,7 +195,7 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     let started = Instant::now();
     for i in 1..=RELOADS {
         let at = Instant::now();
-        write_config(&ca, "10.0.0.1/24", i % 2 == 1);
+        write_config(&ca, "10.0.0.1/24", TWO, i % 2 == 1);
         da.signal(libc::SIGHUP);
         wait_until(
             &format!("reload {i} applied in place"),
@@ -243,6 +260,86 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     assert_eq!((lacp.lacp_rate.as_str(), lacp.number_of_ports), ("fast", 2));
 }
 
+/// A member added or removed by a reload joins or leaves alone: the
+/// members that stay never leave distribution, and the traffic over them
+/// goes on (the engine takes the new member set without a gap).
+fn members_added_and_removed_by_reload_leave_the_others_alone() {
+    let Some(mut lab) = Lab::alone("reload_members") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=3 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let engine = ENGINE.with(|e| e.get());
+    let dir = Dir(std::env::temp_dir().join(format!(
+        "lkt-reload-members-{}-{engine}",
+        std::process::id()
+    )));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (ca, cb) = (dir.0.join("a.toml"), dir.0.join("b.toml"));
+    let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
+    write_config(&ca, "10.0.0.1/24", TWO, false);
+    write_config(&cb, "10.0.0.2/24", THREE, false);
+    let da = Daemon::start(&a, &ca, &la);
+    let _db = Daemon::start(&b, &cb, &lb);
+    wait_until(
+        "both bonds aggregate 2 ports",
+        Duration::from_secs(20),
+        || ports(&a) == 2 && ports(&b) == 2,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let tcp = tcp_until(&b, "10.0.0.2:6500", &a, 4, stop.clone());
+    let ping = Pinger::start(&a, "10.0.0.2");
+    let (a_before, b_before) = (log(&la).len(), log(&lb).len());
+    for i in 1..=4 {
+        let (members, want) = if i % 2 == 1 { (THREE, 3) } else { (TWO, 2) };
+        write_config(&ca, "10.0.0.1/24", members, false);
+        da.signal(libc::SIGHUP);
+        wait_until(
+            &format!("reload {i}: {want} ports on both sides"),
+            Duration::from_secs(15),
+            || ports(&a) == want && ports(&b) == want,
+        );
+    }
+    let ping = ping.finish();
+    stop.store(true, Ordering::Relaxed);
+    let flows = tcp.join().expect("TCP threads");
+    let (ta, tb) = (log(&la), log(&lb));
+    assert_eq!(ta[a_before..].matches("member added by reload").count(), 2);
+    assert_eq!(
+        ta[a_before..].matches("member removed by reload").count(),
+        2
+    );
+    for (side, t) in [("a", &ta[a_before..]), ("b", &tb[b_before..])] {
+        let down = interruptions(t, TWO);
+        assert!(
+            down.is_empty(),
+            "{side}: a member that stayed was disturbed: {down:#?}"
+        );
+    }
+    for (i, f) in flows.iter().enumerate() {
+        let f = f
+            .as_ref()
+            .unwrap_or_else(|e| panic!("connection {i} lost: {e}"));
+        assert_eq!(
+            (f.sent, f.sent_hash),
+            (f.received, f.recv_hash),
+            "connection {i}"
+        );
+    }
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "{engine}: 4 member reloads; ping {} sent, {lost} lost",
+        ping.transmitted
+    );
+    assert!(
+        lost * 100 <= ping.transmitted,
+        "{lost} of {} pings lost while a member came and went",
+        ping.transmitted
+    );
+}
+
 /// A `bpf::NAME` and a `userspace::NAME` test for each test function.
 macro_rules! engines {
     ($($name:ident),* $(,)?) => {
@@ -263,4 +360,7 @@ macro_rules! engines {
     };
 }
 
-engines!(reloads_in_place_keep_the_aggregate_up_and_every_connection);
+engines!(
+    reloads_in_place_keep_the_aggregate_up_and_every_connection,
+    members_added_and_removed_by_reload_leave_the_others_alone,
+);

@@ -528,14 +528,18 @@ impl Bond {
             tracing::info!(bond = %self.s.name, keys = %keys, "reload: restarting the bond");
             return Err(Box::new(new));
         }
+        if changes.is_empty() {
+            return Ok(());
+        }
         tracing::info!(bond = %self.s.name, keys = %keys, "reload: every change applied in place");
-        let members_changed = new.members != self.s.members;
-        let old = std::mem::replace(&mut self.s, new);
-        // Members keep the old list until they are taken or given back.
-        self.s.members = old.members.clone();
+        let mut old = std::mem::replace(&mut self.s, new);
+        // The member list changes as members are taken or given back.
+        std::mem::swap(&mut self.s.members, &mut old.members);
+        let wanted = std::mem::take(&mut old.members);
+        old.members = self.s.members.clone();
         self.apply_in_place(&old);
-        if members_changed {
-            self.apply_members();
+        if wanted != self.s.members {
+            self.apply_members(wanted);
         }
         self.dirty = true;
         Ok(())
@@ -600,20 +604,27 @@ impl Bond {
 
     /// Gives back the members no longer listed and takes the new ones; the
     /// members that stay keep their LACP or PAgP port.
-    fn apply_members(&mut self) {
+    fn apply_members(&mut self, wanted: Vec<String>) {
         let t = self.t();
-        let wanted = self.s.members.clone();
         let removed: Vec<usize> = (0..self.members.len())
             .filter(|&i| !self.members[i].is_backup && !wanted.contains(&self.members[i].name))
             .collect();
         for &i in removed.iter().rev() {
+            // The running data path stops sending on it first (the new
+            // engine, below, takes a while to start: the BPF programs go
+            // through the verifier); then its LACP port's last LACPDU (out
+            // of sync) goes out while the member is still held, and the
+            // partner stops sending on it at once.
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
+                sys.remove_port(p, t);
+            }
+            self.members[i].watchers.set("carrier", false);
+            self.publish();
+            self.drain_lacp();
             self.give_back(i);
             self.remove_pagp_port(i);
             let m = self.members.remove(i);
             tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
-            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
-                sys.remove_port(p, t);
-            }
         }
         let mut next_port = self
             .members

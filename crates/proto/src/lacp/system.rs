@@ -314,10 +314,41 @@ impl System {
 
     /// Removes a port: it stops distributing at once and its aggregator
     /// forgets it.
+    ///
+    /// Not in the standard, which has no port removal: as Linux does when
+    /// a port leaves a bond, a port that was talking to a partner sends one
+    /// last LACPDU, out of sync and neither collecting nor distributing
+    /// (queued like any other, with the removed port's id). The partner's
+    /// mux leaves COLLECTING_DISTRIBUTING at once (6.4.15: Partner_Oper
+    /// Synchronization FALSE) instead of sending on the link until its
+    /// current_while_timer expires, seconds later.
     pub fn remove_port(&mut self, id: PortId, now: Instant) {
+        self.advance(now);
+        self.catch_up();
+        let farewell = self
+            .ports
+            .get(id.0)
+            .and_then(Option::as_ref)
+            .filter(|p| p.port_enabled && p.lacp_enabled() && p.rx == RxState::Current)
+            .map(|p| {
+                let mut actor = p.actor_info(self.cfg.system);
+                let busy =
+                    PortState::SYNCHRONIZATION | PortState::COLLECTING | PortState::DISTRIBUTING;
+                actor.state = actor.state.with(busy, false);
+                let pdu = LacpduRepr {
+                    version: lagkit_wire::lacp::VERSION,
+                    actor,
+                    partner: p.partner_oper,
+                    collector_max_delay: self.cfg.collector_max_delay,
+                };
+                SlowPdu::Lacp(pdu).emit_frame(p.cfg.mac)
+            });
         self.set_port_enabled(id, false, now);
         if let Some(slot) = self.ports.get_mut(id.0) {
             *slot = None;
+        }
+        if let Some(frame) = farewell {
+            self.transmits.push_back(Transmit { port: id, frame });
         }
         self.settle();
     }
@@ -1059,6 +1090,23 @@ mod tests {
                 "the partner sends every {gap} ns after {rate:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_removed_port_tells_its_partner_which_stops_distributing_on_it_at_once() {
+        let mut pair = Pair::new(2, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let gone = pair.ports[0][1];
+        let before = pair.sent[0].len();
+        pair.sys[0].remove_port(gone, secs(10));
+        pair.deliver();
+        let last = pair.sent[0][before..].to_vec();
+        assert_eq!(last.len(), 1, "{last:?}");
+        let st = last[0].1;
+        assert!(!st.in_sync() && !st.collecting() && !st.distributing());
+        // At once, not after the partner's 3 s timeout.
+        assert_eq!(pair.distributing(1), 1);
+        assert_eq!(pair.distributing(0), 1);
     }
 
     #[test]
