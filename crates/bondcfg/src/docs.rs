@@ -485,7 +485,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::Primary => (
             "string, an interface name (a member)",
             "unset (no preferred member)",
-            "Preferred member: it is active whenever it is up (see `primary_reselect`).",
+            "Preferred member: it is active whenever it is up (see `primary_reselect`). With \
+             `pagp`, a reload that changes it builds the PAgP system anew (the members rejoin \
+             the channel), as the primary has the highest PAgP port priority.",
             InPlace,
         ),
         Key::PrimaryReselect => (
