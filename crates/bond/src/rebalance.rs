@@ -28,6 +28,15 @@ impl Rebalancer {
         }
     }
 
+    /// New interval and idle gap (a reload): balancing goes on over the
+    /// current table; the loads measured so far start over.
+    pub fn set_config(&mut self, config: AdaptiveConfig, now_ns: u64) {
+        if config != self.config {
+            self.config = config;
+            self.balancer = AdaptiveBalancer::new(self.balancer.map().clone(), config, now_ns);
+        }
+    }
+
     /// Follows the plan's bucket table: when its members changed, balancing
     /// starts over on the new table.
     pub fn follow(&mut self, slots: &Slots, now_ns: u64) {

@@ -229,27 +229,224 @@ impl Settings {
         !self.offloads_off.iter().any(|m| m == name)
     }
 
-    /// Whether a running bond with these settings must restart to take
-    /// `new`: everything but the member list, the members' offloads,
-    /// LACP's identity, key, rate and activity, and PAgP's mode, silence
-    /// and rate (which apply in place) must be equal. Turning PAgP on or
-    /// off changes what gates the members, so it restarts the bond.
-    pub fn needs_restart(&self, new: &Settings) -> bool {
-        let mut probe = new.clone();
-        probe.members = self.members.clone();
-        probe.offloads_off = self.offloads_off.clone();
-        probe.warnings = self.warnings.clone();
-        if self.pagp.is_some() && new.pagp.is_some() {
-            probe.pagp = self.pagp;
+    /// The configuration keys whose change takes a running bond with these
+    /// settings to `new`, each with how it applies (the reload log names
+    /// them). A key appears once, however many fields it moves.
+    pub fn changes(&self, new: &Settings) -> Vec<KeyChange> {
+        // Destructured so that a new field does not compile until a reload
+        // knows what to do with it.
+        let Settings {
+            name,
+            members,
+            backup,
+            auto_recovery,
+            mode,
+            policy,
+            mtu,
+            offloads_off,
+            engine,
+            addresses,
+            mac,
+            miimon,
+            updelay,
+            downdelay,
+            lacp,
+            pagp,
+            primary,
+            primary_reselect,
+            arp,
+            num_grat_arp,
+            fail_over_mac,
+            packets_per_slave,
+            lp_interval,
+            control_socket,
+            metrics_port,
+            adaptive_interval,
+            adaptive_idle_gap,
+            warnings: _,
+            hash_seed_fixed: _,
+            faults,
+        } = self;
+        let mut out: Vec<KeyChange> = Vec::new();
+        let mut push =
+            |key: &'static str, changed: bool, apply: Apply, note: Option<&'static str>| {
+                if changed && !out.iter().any(|c| c.key == key) {
+                    out.push(KeyChange { key, apply, note });
+                }
+            };
+        use Apply::{InPlace, Restart};
+        // Turning PAgP or the ARP monitor on or off changes what the members'
+        // receive path passes up, which is set as they are taken.
+        let on_off = Some("turned on or off: the members' receive path passes its frames up only while it runs, and is set up as they are taken");
+        push(
+            "pagp",
+            pagp.is_some() != new.pagp.is_some(),
+            Restart,
+            on_off,
+        );
+        push(
+            "arp_interval",
+            arp.is_some() != new.arp.is_some(),
+            Restart,
+            on_off,
+        );
+        let faults_note =
+            Some("`lagkit up --fault-loss` wraps the members' sockets as they are taken");
+        push("fault_loss", *faults != new.faults, Restart, faults_note);
+        let mut key = |key, changed, apply| push(key, changed, apply, None);
+        key("name", *name != new.name, Restart);
+        key("mode", *mode != new.mode, Restart);
+        key(
+            "control_socket",
+            *control_socket != new.control_socket,
+            Restart,
+        );
+        key("engine", *engine != new.engine, Restart);
+        key("mac", *mac != new.mac, Restart);
+        key("mtu", *mtu != new.mtu, Restart);
+        key("backup_adapter", *backup != new.backup, Restart);
+        key(
+            "fail_over_mac",
+            *fail_over_mac != new.fail_over_mac,
+            Restart,
+        );
+        key(
+            "lacp_no_partner",
+            lacp.no_partner != new.lacp.no_partner,
+            Restart,
+        );
+        key("coupled_control", lacp.coupled != new.lacp.coupled, Restart);
+        key("members", *members != new.members, InPlace);
+        key("offloads", *offloads_off != new.offloads_off, InPlace);
+        key("address", *addresses != new.addresses, InPlace);
+        match (policy, &new.policy) {
+            (Policy::Strong(a), Policy::Strong(b)) => {
+                key("hash_seed", a.seed != b.seed, InPlace);
+                key("hash_symmetric", a.symmetric != b.symmetric, InPlace);
+            }
+            (a, b) => key("xmit_hash_policy", a != b, InPlace),
         }
-        let l = &self.lacp;
-        probe.lacp.fast = l.fast;
-        probe.lacp.active = l.active;
-        probe.lacp.system_priority = l.system_priority;
-        probe.lacp.system_mac = l.system_mac;
-        probe.lacp.key = l.key;
-        probe != *self
+        key("miimon", *miimon != new.miimon, InPlace);
+        key("updelay", *updelay != new.updelay, InPlace);
+        key("downdelay", *downdelay != new.downdelay, InPlace);
+        key("lacp_rate", lacp.fast != new.lacp.fast, InPlace);
+        key("lacp_active", lacp.active != new.lacp.active, InPlace);
+        let prio = lacp.system_priority != new.lacp.system_priority;
+        key("ad_actor_sys_prio", prio, InPlace);
+        key(
+            "ad_actor_system",
+            lacp.system_mac != new.lacp.system_mac,
+            InPlace,
+        );
+        key("ad_user_port_key", lacp.key != new.lacp.key, InPlace);
+        key("min_links", lacp.min_links != new.lacp.min_links, InPlace);
+        key(
+            "max_bundle",
+            lacp.max_bundle != new.lacp.max_bundle,
+            InPlace,
+        );
+        if let (Some(a), Some(b)) = (pagp, &new.pagp) {
+            key("pagp", a.mode != b.mode, InPlace);
+            key("pagp_silent", a.silence != b.silence, InPlace);
+            key("pagp_rate", a.fast != b.fast, InPlace);
+        }
+        key("primary", *primary != new.primary, InPlace);
+        key(
+            "primary_reselect",
+            *primary_reselect != new.primary_reselect,
+            InPlace,
+        );
+        key(
+            "auto_recovery",
+            *auto_recovery != new.auto_recovery,
+            InPlace,
+        );
+        if let (Some(a), Some(b)) = (arp, &new.arp) {
+            key("arp_interval", a.interval != b.interval, InPlace);
+            key("arp_ip_target", a.targets != b.targets, InPlace);
+            key("arp_missed_max", a.missed_max != b.missed_max, InPlace);
+            key("arp_validate", a.validate != b.validate, InPlace);
+            key("arp_all_targets", a.all_targets != b.all_targets, InPlace);
+        }
+        key("num_grat_arp", *num_grat_arp != new.num_grat_arp, InPlace);
+        key(
+            "packets_per_slave",
+            *packets_per_slave != new.packets_per_slave,
+            InPlace,
+        );
+        key("lp_interval", *lp_interval != new.lp_interval, InPlace);
+        key("metrics_port", *metrics_port != new.metrics_port, InPlace);
+        key(
+            "adaptive_interval",
+            *adaptive_interval != new.adaptive_interval,
+            InPlace,
+        );
+        key(
+            "adaptive_idle_gap",
+            *adaptive_idle_gap != new.adaptive_idle_gap,
+            InPlace,
+        );
+        out
     }
+
+    /// Whether a running bond with these settings must restart to take
+    /// `new`: some key of [`Settings::changes`] cannot apply in place.
+    pub fn needs_restart(&self, new: &Settings) -> bool {
+        self.changes(new).iter().any(|c| c.apply == Apply::Restart)
+    }
+}
+
+/// How a reload applies one changed key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Apply {
+    /// To the running bond: the members keep their sockets, their LACP or
+    /// PAgP state and their traffic.
+    InPlace,
+    /// The bond stops and starts again with the new settings (why: the
+    /// key's entry in the key reference, [`KeyChange::why`]).
+    Restart,
+}
+
+/// One configuration key a reload changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyChange {
+    /// Its canonical name, as in the configuration file.
+    pub key: &'static str,
+    /// How it applies.
+    pub apply: Apply,
+    /// Why this change restarts, when the key itself applies in place
+    /// otherwise (turning a protocol or monitor on or off).
+    pub note: Option<&'static str>,
+}
+
+impl KeyChange {
+    /// Why the key needs a restart, as the key reference says (`None` for a
+    /// key applied in place).
+    pub fn why(&self) -> Option<&'static str> {
+        if self.apply == Apply::InPlace {
+            return None;
+        }
+        if self.note.is_some() {
+            return self.note;
+        }
+        lagkit_bondcfg::key_docs()
+            .find(|d| d.name == self.key)
+            .and_then(|d| d.reload.why())
+            .or(Some("not applied in place"))
+    }
+}
+
+/// The reload's log line: each changed key and how it applies, such as
+/// `lacp_rate (in place), mode (restart: ...)`.
+pub fn describe_changes(changes: &[KeyChange]) -> String {
+    let parts: Vec<String> = changes
+        .iter()
+        .map(|c| match c.why() {
+            None => format!("{} (in place)", c.key),
+            Some(why) => format!("{} (restart: {why})", c.key),
+        })
+        .collect();
+    parts.join(", ")
 }
 
 impl Default for LacpSettings {
@@ -365,7 +562,7 @@ mod tests {
         new.lacp.system_priority = 100;
         new.lacp.key = 0x41;
         assert!(!old.needs_restart(&new));
-        new.lacp.max_bundle = Some(1);
+        new.lacp.coupled = false;
         assert!(old.needs_restart(&new));
         let mut mode = old.clone();
         mode.mode = BondMode::BalanceXor;
@@ -395,6 +592,114 @@ mod tests {
         new.pagp = None;
         assert!(old.needs_restart(&new), "PAgP off");
         assert!(new.needs_restart(&old), "PAgP on");
+    }
+
+    #[test]
+    fn rates_hash_policies_timers_and_priorities_apply_in_place() {
+        let old = Settings::new("b", &["a", "b"], BondMode::Lacp);
+        let mut new = old.clone();
+        new.lacp.fast = true;
+        new.lacp.active = false;
+        new.lacp.min_links = 2;
+        new.lacp.max_bundle = Some(1);
+        new.policy = "layer3+4".parse().unwrap();
+        new.miimon = Duration::from_millis(100);
+        new.updelay = Duration::from_millis(200);
+        new.downdelay = Duration::from_millis(200);
+        new.primary = Some("b".into());
+        new.primary_reselect = Reselect::Failure;
+        new.packets_per_slave = 3;
+        new.num_grat_arp = 2;
+        new.lp_interval = Duration::from_secs(2);
+        new.metrics_port = Some(9400);
+        new.adaptive_interval = Duration::from_millis(500);
+        new.adaptive_idle_gap = Duration::from_millis(20);
+        new.addresses = vec!["192.0.2.1/24".into()];
+        new.auto_recovery = false;
+        let changes = old.changes(&new);
+        let keys: Vec<&str> = changes.iter().map(|c| c.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "address",
+                "xmit_hash_policy",
+                "miimon",
+                "updelay",
+                "downdelay",
+                "lacp_rate",
+                "lacp_active",
+                "min_links",
+                "max_bundle",
+                "primary",
+                "primary_reselect",
+                "auto_recovery",
+                "num_grat_arp",
+                "packets_per_slave",
+                "lp_interval",
+                "metrics_port",
+                "adaptive_interval",
+                "adaptive_idle_gap",
+            ]
+        );
+        assert!(changes.iter().all(|c| c.apply == Apply::InPlace));
+        assert!(!old.needs_restart(&new));
+        let line = describe_changes(&changes[..2]);
+        assert_eq!(line, "address (in place), xmit_hash_policy (in place)");
+        // Between two strong hashes, the seed and symmetry are named.
+        let mut seeded = old.clone();
+        seeded.policy = Policy::Strong(Strong::new(7).with_symmetric(true));
+        let keys: Vec<&str> = old.changes(&seeded).iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["hash_seed", "hash_symmetric"]);
+    }
+
+    #[test]
+    fn the_keys_that_restart_say_why() {
+        let old = Settings::new("b", &["a", "b"], BondMode::Lacp);
+        let mut new = old.clone();
+        new.mode = BondMode::BalanceXor;
+        new.mtu = Some(9000);
+        new.lacp.fast = true;
+        let changes = old.changes(&new);
+        let apply: Vec<(&str, Apply)> = changes.iter().map(|c| (c.key, c.apply)).collect();
+        assert_eq!(
+            apply,
+            [
+                ("mode", Apply::Restart),
+                ("mtu", Apply::Restart),
+                ("lacp_rate", Apply::InPlace)
+            ]
+        );
+        assert!(old.needs_restart(&new));
+        let line = describe_changes(&changes);
+        assert!(
+            line.starts_with("mode (restart: the mode decides"),
+            "{line}"
+        );
+        assert!(line.ends_with("lacp_rate (in place)"), "{line}");
+        for c in &changes[..2] {
+            assert!(c.why().is_some_and(|w| w.len() > 20), "{c:?}");
+        }
+        // The ARP monitor on or off restarts; changed while it runs, not.
+        let mut ab = Settings::new("b", &["a", "b"], BondMode::ActiveBackup);
+        let arp = ArpConfig {
+            interval: Duration::from_millis(100),
+            targets: vec!["192.0.2.9".parse().unwrap()],
+            missed_max: 2,
+            validate: false,
+            all_targets: lagkit_monitor::Combine::Any,
+        };
+        let mut on = ab.clone();
+        on.arp = Some(arp.clone());
+        assert!(ab.needs_restart(&on) && on.needs_restart(&ab));
+        ab.arp = Some(arp.clone());
+        on.arp = Some(ArpConfig {
+            interval: Duration::from_millis(300),
+            missed_max: 3,
+            ..arp
+        });
+        let keys: Vec<&str> = ab.changes(&on).iter().map(|c| c.key).collect();
+        assert_eq!(keys, ["arp_interval", "arp_missed_max"]);
+        assert!(!ab.needs_restart(&on));
     }
 
     #[test]

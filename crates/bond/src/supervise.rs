@@ -187,7 +187,7 @@ fn spawn(s: Settings) -> Result<Running, SpawnError> {
                 b.shutdown();
                 match again {
                     Some(new) => {
-                        tracing::info!(bond = %new.name, "configuration changed beyond members: restarting the bond");
+                        tracing::info!(bond = %new.name, "restarting the bond with its new configuration");
                         s = new;
                     }
                     None => return,

@@ -26,10 +26,12 @@ use crate::keys::{Key, KEYS};
 pub enum ReloadEffect {
     /// Applied to the running bond: members that stay keep their traffic.
     InPlace,
-    /// The bond restarts with the new value: its members leave and rejoin.
-    Restart,
-    /// The bond is torn down and built again (a [`REBUILD_KEYS`] key).
-    Rebuild,
+    /// The bond restarts with the new value (its members leave and rejoin),
+    /// for the reason given.
+    Restart(&'static str),
+    /// The bond is torn down and built again (a [`REBUILD_KEYS`] key), for
+    /// the reason given.
+    Rebuild(&'static str),
     /// Nothing: the key is accepted (so files written for Linux load) but
     /// the bond does not act on it.
     NotUsed,
@@ -39,10 +41,26 @@ impl ReloadEffect {
     /// A short phrase for a reference table.
     pub fn describe(self) -> &'static str {
         match self {
-            ReloadEffect::InPlace => "yes, in place",
-            ReloadEffect::Restart => "yes, the bond restarts",
-            ReloadEffect::Rebuild => "no, the bond is rebuilt",
-            ReloadEffect::NotUsed => "yes (not acted on)",
+            ReloadEffect::InPlace => "in place",
+            ReloadEffect::Restart(_) => "restart",
+            ReloadEffect::Rebuild(_) => "rebuild",
+            ReloadEffect::NotUsed => "not acted on",
+        }
+    }
+
+    /// Why a reload cannot apply the key in place (restart and rebuild).
+    pub fn why(self) -> Option<&'static str> {
+        match self {
+            ReloadEffect::Restart(why) | ReloadEffect::Rebuild(why) => Some(why),
+            ReloadEffect::InPlace | ReloadEffect::NotUsed => None,
+        }
+    }
+
+    /// The reload fact of a key's entry: `in place`, or `restart (why)`.
+    pub fn fact(self) -> String {
+        match self.why() {
+            Some(why) => format!("{} ({why})", self.describe()),
+            None => self.describe().to_string(),
         }
     }
 }
@@ -96,7 +114,7 @@ pub fn key_docs() -> impl Iterator<Item = KeyDoc> {
     KEYS.iter().map(|&(key, name, aliases)| {
         let (ty, default, meaning, effect) = text(key);
         let reload = if REBUILD_KEYS.contains(&name) {
-            ReloadEffect::Rebuild
+            ReloadEffect::Rebuild(effect.why().unwrap_or("it is the bond's identity"))
         } else {
             effect
         };
@@ -248,7 +266,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "required",
             "Interface name of the bond. In a file of several bonds, the table name \
              (`[bond0]`) or the `name` of each `[[bond]]` table.",
-            Restart,
+            Restart(
+                "the name is the bond's interface, run directory and default control socket",
+            ),
         ),
         Key::Members => (
             "list of interface names, or one string separated by commas or spaces",
@@ -262,7 +282,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "required",
             "Bonding mode: how frames are spread over the members and whether a protocol runs \
              with the peer. There is no default: the peer must be configured to match.",
-            Restart,
+            Restart(
+                "the mode decides which protocol runs and how every frame is placed; Linux too refuses a mode change while the bond has members",
+            ),
         ),
         Key::XmitHashPolicy => (
             "string, a policy name or its Linux number",
@@ -270,34 +292,38 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "Transmit hash policy: which header fields choose the member a flow leaves on. \
              Linux, AIX, Cisco and HP policies are computed as those systems compute them; \
              `strong` is lagkit's own 256-bucket hash.",
-            Restart,
+            InPlace,
         ),
         Key::HashSeed => (
             "integer, 0 to 18446744073709551615",
             "unset (a random seed per bond at start, kept across reloads)",
             "Seed of the `strong` hash. Give the same seed to hosts that must agree on \
              which member a flow takes.",
-            Restart,
+            InPlace,
         ),
         Key::HashSymmetric => (
             "boolean",
             "false",
             "Both directions of a flow hash alike (`strong` only), so a flow and its reply \
              take the same member.",
-            Restart,
+            InPlace,
         ),
         Key::Mtu => (
             "integer, 68 to 65535",
             "1500",
             "MTU of the bond and its members.",
-            Restart,
+            Restart(
+                "the bond sets its own and its members' MTU as it takes them; the restart takes them again with the new one",
+            ),
         ),
         Key::UseJumboFrame => (
             "boolean",
             "false",
             "AIX's attribute: `yes` means `mtu = 9000`. An explicit `mtu` wins (with a warning \
              if they disagree).",
-            Restart,
+            Restart(
+                "it sets `mtu`, which restarts the bond",
+            ),
         ),
         Key::Offloads => (
             "boolean, or a table of member = boolean",
@@ -313,40 +339,44 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "Which data path moves the frames: tc BPF programs (`bpf`), lagkit's forwarding \
              threads between a TAP device and packet sockets (`userspace`), or BPF where the \
              kernel allows it and userspace otherwise (`auto`).",
-            Restart,
+            Restart(
+                "the data path itself is replaced: the BPF programs or the forwarding threads",
+            ),
         ),
         Key::Address => (
             "list of addresses with prefix length (IPv4 or IPv6)",
             "[]",
             "Addresses of the bond interface, such as `10.0.0.1/24`.",
-            Restart,
+            InPlace,
         ),
         Key::Mac => (
             "string, a MAC address",
             "unset (the first member's MAC)",
             "MAC address of the bond.",
-            Restart,
+            Restart(
+                "the bond's MAC is the source of its frames and, by default, its LACP and PAgP identity; the bond starts over with the new one",
+            ),
         ),
         Key::Miimon => (
             "integer, ms (or a string such as \"100ms\", \"2s\"), 0 to 2147483647",
             "0",
             "Carrier polling period. 0: carrier is taken from netlink events only, with no \
              polling.",
-            Restart,
+            InPlace,
         ),
         Key::Updelay => (
             "integer, ms, 0 to 2147483647",
             "0",
             "How long a member must stay up before it is used. With `miimon` > 0, rounded down \
              to a multiple of it (with a warning), as Linux does.",
-            Restart,
+            InPlace,
         ),
         Key::Downdelay => (
             "integer, ms, 0 to 2147483647",
             "0",
             "How long a member must stay down before it is dropped (rounded like `updelay`). \
              Not used in 802.3ad, where a port leaves distribution when carrier drops.",
-            Restart,
+            InPlace,
         ),
         Key::PeerNotifDelay => (
             "integer, ms, 0 to 300000",
@@ -359,7 +389,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::LacpRate => (
             "string or Linux number",
             "\"slow\"",
-            "LACPDU rate asked of the partner: `slow` every 30 s, `fast` every second.",
+            "LACPDU rate asked of the partner: `slow` every 30 s, `fast` every second. A reload \
+             tells the partner at once (one LACPDU with the new timeout bit); the aggregate \
+             stays up.",
             InPlace,
         ),
         Key::LacpActive => (
@@ -371,19 +403,22 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::AdActorSysPrio => (
             "integer, 1 to 65535",
             "65535",
-            "LACP system priority (lower wins when the two ends choose which ports aggregate).",
+            "LACP system priority (lower wins when the two ends choose which ports aggregate). A reload applies a change in place, \
+             but the aggregate forms again: the LAG ID changes, so both ends select anew.",
             InPlace,
         ),
         Key::AdActorSystem => (
             "string, a MAC address",
             "unset (the bond's MAC)",
-            "LACP system MAC.",
+            "LACP system MAC. A reload applies a change in place, \
+             but the aggregate forms again: the LAG ID changes, so both ends select anew.",
             InPlace,
         ),
         Key::AdUserPortKey => (
             "integer, 0 to 1023",
             "0",
-            "Upper 10 bits of the LACP port key.",
+            "Upper 10 bits of the LACP port key. A reload applies a change in place, \
+             but the aggregate forms again: the LAG ID changes, so both ends select anew.",
             InPlace,
         ),
         Key::AdSelect => (
@@ -397,14 +432,14 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "integer, 0 to 2147483647",
             "0",
             "Members that must be up before the bond has carrier.",
-            Restart,
+            InPlace,
         ),
         Key::MaxBundle => (
             "integer, 1 to 256",
             "unset (no limit)",
             "At most this many members carry traffic; the rest stand by (Cisco `lacp \
              max-bundle`).",
-            Restart,
+            InPlace,
         ),
         Key::LacpNoPartner => (
             "string",
@@ -412,20 +447,25 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "What a member does when no LACP partner answers: run as an individual link (as \
              Linux does), carry traffic statically with the others (`fallback`, Arista and \
              Cisco LACP fallback), or carry none (`suspend`, Cisco `lacp suspend-individual`).",
-            Restart,
+            Restart(
+                "each LACP port's default partner is set as the port is created",
+            ),
         ),
         Key::CoupledControl => (
             "boolean",
             "true",
             "Coupled (true) or independent (false) collection and distribution (802.1AX).",
-            Restart,
+            Restart(
+                "the mux machine has other states under coupled and independent control",
+            ),
         ),
         Key::Pagp => (
             "string",
             "\"off\"",
             "Cisco PAgP towards the switch: `desirable` speaks first and forms with \
              `desirable` and `auto` switch ports; `auto` only answers. Switching between \
-             `desirable` and `auto` applies in place; turning PAgP on or off restarts the bond.",
+             `desirable` and `auto` applies in place (the members rejoin the channel); turning \
+             PAgP on or off restarts the bond.",
             InPlace,
         ),
         Key::PagpSilent => (
@@ -445,14 +485,16 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::Primary => (
             "string, an interface name (a member)",
             "unset (no preferred member)",
-            "Preferred member: it is active whenever it is up (see `primary_reselect`).",
-            Restart,
+            "Preferred member: it is active whenever it is up (see `primary_reselect`). With \
+             `pagp`, a reload that changes it builds the PAgP system anew (the members rejoin \
+             the channel), as the primary has the highest PAgP port priority.",
+            InPlace,
         ),
         Key::PrimaryReselect => (
             "string or Linux number",
             "\"always\"",
             "When a recovered primary takes over again.",
-            Restart,
+            InPlace,
         ),
         Key::FailOverMac => (
             "string or Linux number",
@@ -460,63 +502,68 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "Which MAC moves on a failover: `none` (members share the bond's MAC), `active` \
              (the bond takes the active member's MAC), `follow` (the new active member takes \
              the bond's MAC).",
-            Restart,
+            Restart(
+                "MACs the old policy moved would stay where it put them; the restart gives every member its own MAC back first",
+            ),
         ),
         Key::ArpInterval => (
             "integer, ms, 0 to 2147483647",
             "0",
             "ARP probe period. 0: no ARP monitor. Needs `arp_ip_target` (or `netaddr`); \
-             refused in 802.3ad, balance-tlb and balance-alb, as Linux refuses it.",
-            Restart,
+             refused in 802.3ad, balance-tlb and balance-alb, as Linux refuses it. \
+             Turning the monitor on or off (from or to 0) restarts the bond: the members' \
+             receive path passes ARP replies up only while it runs.",
+            InPlace,
         ),
         Key::ArpIpTarget => (
             "list of IPv4 addresses (at most 16)",
             "[]",
             "Addresses the ARP monitor probes.",
-            Restart,
+            InPlace,
         ),
         Key::NsIp6Target => (
             "list of IPv6 addresses (at most 16)",
             "[]",
-            "Addresses the monitor probes with neighbour solicitations.",
-            Restart,
+            "In Linux, addresses the monitor probes with neighbour solicitations. \
+             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
+            NotUsed,
         ),
         Key::ArpValidate => (
             "string or Linux number",
             "\"none\"",
             "Which received ARP traffic proves a member works.",
-            Restart,
+            InPlace,
         ),
         Key::ArpAllTargets => (
             "string or Linux number",
             "\"any\"",
             "With several targets, whether any one or all must answer.",
-            Restart,
+            InPlace,
         ),
         Key::ArpMissedMax => (
             "integer, 1 to 255",
             "2",
             "Probe periods without an answer before a member is down.",
-            Restart,
+            InPlace,
         ),
         Key::NumGratArp => (
             "integer, 0 to 255",
             "1",
             "Gratuitous ARPs and unsolicited neighbour advertisements sent after a failover.",
-            Restart,
+            InPlace,
         ),
         Key::PacketsPerSlave => (
             "integer, 0 to 65535",
             "1",
             "Packets sent on a member before moving to the next (0: a random member each \
              packet).",
-            Restart,
+            InPlace,
         ),
         Key::LpInterval => (
             "integer, seconds, 1 to 2147483647",
             "1",
             "Seconds between the learning packets sent to each member's switch.",
-            Restart,
+            InPlace,
         ),
         Key::TlbDynamicLb => (
             "boolean",
@@ -545,60 +592,68 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "string, an interface name (not a member)",
             "unset (no backup adapter)",
             "AIX's backup adapter: carries traffic only when every member has failed.",
-            Restart,
+            Restart(
+                "the backup adapter is taken and numbered with the members as the bond starts",
+            ),
         ),
         Key::AutoRecovery => (
             "boolean",
             "true",
             "Return from the backup adapter when a member recovers (AIX).",
-            Restart,
+            InPlace,
         ),
         Key::Netaddr => (
             "string, an IPv4 address",
             "unset (no ping)",
             "AIX's address to ping to decide that the members are cut off: pinged every \
              `retry_time` seconds, `num_retries` silent periods fail over to the backup \
-             adapter. With `arp_interval` it is one more ARP target.",
-            Restart,
+             adapter. With `arp_interval` it is one more ARP target. A new address while one \
+             is set applies in place.",
+            Restart(
+                "without `arp_interval`, setting or removing it turns the monitor on or off, \
+                 and the members' receive path passes ARP replies up only while it runs",
+            ),
         ),
         Key::NumRetries => (
             "integer, 1 to 100",
             "3",
             "Unanswered pings of `netaddr` before failing over (AIX).",
-            Restart,
+            InPlace,
         ),
         Key::RetryTime => (
             "integer, seconds, 1 to 100",
             "1",
             "Seconds between pings of `netaddr` (AIX).",
-            Restart,
+            InPlace,
         ),
         Key::ControlSocket => (
             "string, an absolute path (at most 107 bytes)",
             "unset (/run/lagkit/<netns-inode>/<bond>.sock)",
             "Unix socket that `lagkit status`, `stats` and `flow` ask the running bond \
              through.",
-            Restart,
+            Restart(
+                "clients find the bond by its socket; the bond is built again listening on the new path",
+            ),
         ),
         Key::MetricsPort => (
             "integer, a TCP port, 1 to 65535",
             "unset (no metrics listener)",
             "Serve Prometheus metrics on 127.0.0.1 (of the bond's network namespace) at this \
              port; see docs/reference/metrics.md.",
-            Restart,
+            InPlace,
         ),
         Key::AdaptiveInterval => (
             "integer, ms, 1 to 2147483647",
             "1000",
             "Period of the adaptive balancer's rebalancing passes.",
-            Restart,
+            InPlace,
         ),
         Key::AdaptiveIdleGap => (
             "integer, ms, 0 to 60000",
             "10",
             "How long a hash bucket must be idle before the adaptive balancer moves it (so no \
              flow is reordered).",
-            Restart,
+            InPlace,
         ),
     }
 }
@@ -709,7 +764,7 @@ mod tests {
     #[test]
     fn rebuild_keys_are_the_documented_ones() {
         let rebuild: Vec<&str> = key_docs()
-            .filter(|d| d.reload == ReloadEffect::Rebuild)
+            .filter(|d| matches!(d.reload, ReloadEffect::Rebuild(_)))
             .map(|d| d.name)
             .collect();
         let mut want = REBUILD_KEYS.to_vec();

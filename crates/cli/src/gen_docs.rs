@@ -370,10 +370,14 @@ const FILE_SEVERAL: &str = "Several bonds: one table per bond, the table's name 
     must differ.";
 
 const FILE_RELOAD: &str = "SIGHUP to lagkit up re-reads the file. A bond whose keys did not \
-    change is left alone; a change marked \"in place\" is applied to the running bond \
-    (members that stay keep their traffic and LACP state); any other change restarts that \
-    bond; a new bond starts and a removed one stops. A file that does not parse is refused \
-    and the running configuration kept.";
+    change is left alone. A key marked \"in place\" is applied to the running bond: the \
+    aggregate stays up, and members that stay keep their sockets, their LACP or PAgP state and \
+    their traffic (a new LACP rate or activity goes to the partner in one LACPDU; a new hash \
+    policy, timer or priority is a new plan for the running data path). A key marked \
+    \"restart\" or \"rebuild\" restarts that bond, for the reason given with the key. A new \
+    bond starts and a removed one stops. The log line of a reload names each changed key and \
+    whether it applied in place. A file that does not parse is refused and the running \
+    configuration kept.";
 
 /// `lagkit.toml(5)`.
 fn toml_page() -> String {
@@ -396,7 +400,7 @@ fn toml_page() -> String {
         let mut facts = vec![
             format!("Type: {}.", d.ty),
             format!("Default: {}.", d.default),
-            format!("Reloadable: {}.", d.reload.describe()),
+            format!("Reload: {}.", d.reload.fact()),
         ];
         if let Some(m) = d.modes {
             facts.push(format!("Used in: {m}."));
@@ -449,7 +453,7 @@ fn keys_markdown() -> String {
          (scripts/gen-docs.sh) from the parser's key table; do not edit. -->\n\n",
     );
     let _ = write!(s, "{FILE_INTRO}\n\n{FILE_SEVERAL}\n\n{FILE_RELOAD}\n\n");
-    s.push_str("| key | type | default | reloadable | aliases |\n|---|---|---|---|---|\n");
+    s.push_str("| key | type | default | reload | aliases |\n|---|---|---|---|---|\n");
     let cell = |t: &str| t.replace('|', "\\|");
     // Literal values in code style; "required" and "unset (...)" in words.
     let value = |t: &str| {
@@ -474,7 +478,7 @@ fn keys_markdown() -> String {
         let _ = write!(s, "\n## {}\n\n{}\n\n", d.name, d.meaning);
         let _ = writeln!(s, "- Type: {}", d.ty);
         let _ = writeln!(s, "- Default: {}", value(d.default));
-        let _ = writeln!(s, "- Reloadable: {}", d.reload.describe());
+        let _ = writeln!(s, "- Reload: {}", d.reload.fact());
         if let Some(m) = d.modes {
             let _ = writeln!(s, "- Used in: {m}");
         }

@@ -75,6 +75,26 @@ impl ArpMonitor {
         }
     }
 
+    /// New settings (a reload): every member keeps its verdict and the
+    /// answers of the targets that stay probed; the next round is due one
+    /// new interval after the last.
+    pub fn set_config(&mut self, cfg: ArpConfig) {
+        for m in &mut self.members {
+            m.last = cfg
+                .targets
+                .iter()
+                .map(|t| {
+                    let old = self.cfg.targets.iter().position(|o| o == t)?;
+                    m.last.get(old).copied().flatten()
+                })
+                .collect();
+        }
+        let old = self.cfg.interval.as_nanos() as u64;
+        let new = cfg.interval.as_nanos() as u64;
+        self.next = self.next.saturating_sub(old).saturating_add(new.max(1));
+        self.cfg = cfg;
+    }
+
     /// Adds a member (returns its index).
     pub fn add_member(&mut self) -> usize {
         self.members.push(Member {
@@ -154,6 +174,35 @@ impl ArpMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_settings_keep_each_members_verdict_and_the_answers_still_wanted() {
+        let t9 = Ipv4Addr::new(10, 0, 0, 9);
+        let mut m = ArpMonitor::new(cfg(Combine::Any, true), 2, 0);
+        m.handle_timeout(0);
+        m.on_reply(0, t9, 50 * MS);
+        m.handle_timeout(100 * MS);
+        let (_, down) = m.handle_timeout(200 * MS);
+        assert_eq!(down, [(1, false)], "member 1 never answered");
+        let mut c = cfg(Combine::Any, true);
+        c.interval = Duration::from_millis(300);
+        c.targets = vec![t9, Ipv4Addr::new(10, 0, 0, 7)];
+        m.set_config(c);
+        assert!(m.is_up(0) && !m.is_up(1), "verdicts kept");
+        assert_eq!(
+            m.poll_timeout(),
+            500 * MS,
+            "one new interval after the last round"
+        );
+        m.on_reply(1, t9, 450 * MS);
+        let (probes, up) = m.handle_timeout(500 * MS);
+        assert_eq!(up, [(1, true)], "{probes:?}");
+        assert!(probes
+            .iter()
+            .any(|p| p.target == Ipv4Addr::new(10, 0, 0, 7)));
+        // Member 0's answer at 50 ms was kept for the target still probed.
+        assert!(m.is_up(0));
+    }
 
     const MS: u64 = 1_000_000;
 

@@ -27,6 +27,13 @@ impl Debounce {
         }
     }
 
+    /// New delays (a reload): the state stays, and a pending change now
+    /// waits the new delay from when it was first seen.
+    pub fn set_delays(&mut self, updelay: Duration, downdelay: Duration) {
+        self.updelay = updelay;
+        self.downdelay = downdelay;
+    }
+
     /// The debounced state.
     pub fn is_up(&self) -> bool {
         self.up
@@ -84,6 +91,16 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+
+    #[test]
+    fn new_delays_keep_the_state_and_time_a_pending_change_from_when_it_was_seen() {
+        let mut d = Debounce::new(true, Duration::ZERO, Duration::from_millis(500));
+        assert_eq!(d.observe(false, 100 * MS), None);
+        d.set_delays(Duration::ZERO, Duration::from_millis(200));
+        assert!(d.is_up());
+        assert_eq!(d.deadline(), Some(300 * MS));
+        assert_eq!(d.poll(300 * MS), Some(false));
+    }
 
     #[test]
     fn no_delay_is_immediate() {

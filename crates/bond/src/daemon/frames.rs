@@ -19,29 +19,35 @@ impl Bond {
         self.lacp = Some(sys);
     }
 
-    /// Applies new LACP identity, key, rate or activity in place: the
-    /// System ID changes at once (partners re-select), and ports whose
-    /// key, rate or activity changed are re-created with the same port
-    /// numbers; data keeps flowing on whatever stays aggregated.
-    pub(super) fn apply_lacp(&mut self, new: &crate::settings::LacpSettings) {
-        let old = std::mem::replace(&mut self.s.lacp, new.clone());
+    /// Applies the LACP settings now in `self.s` (they were `old`) to the
+    /// running system. A new rate or activity changes the ports in place
+    /// (one LACPDU tells the partner; the aggregate stays up), as do new
+    /// bundle limits. A new System ID or key changes the LAG ID, so the
+    /// ports select again (ports whose key changed are re-created with the
+    /// same port numbers) and the aggregate re-forms.
+    pub(super) fn apply_lacp(&mut self, old: &crate::settings::LacpSettings) {
+        let new = self.s.lacp.clone();
         let t = self.t();
         let Some(sys) = self.lacp.as_mut() else {
             return;
         };
         let id = SystemId::new(new.system_priority, new.system_mac.unwrap_or(self.mac));
         sys.set_system_id(id, t);
-        if (old.fast, old.active, old.key) != (new.fast, new.active, new.key) {
-            for m in &mut self.members {
-                let Some(p) = m.port else { continue };
+        sys.set_bundle_limits(new.max_bundle, new.min_links, t);
+        for m in &mut self.members {
+            let Some(p) = m.port else { continue };
+            if old.key != new.key {
                 let number = sys.port_status(p).map_or(0, |st| st.actor.port);
                 sys.remove_port(p, t);
                 let np = sys.add_port(new.port_config(&m.name, number, m.mac), t);
                 sys.set_port_enabled(np, m.carrier.is_up() && m.dev.is_some(), t);
                 m.port = Some(np);
+            } else {
+                let pc = new.port_config(&m.name, 0, m.mac);
+                sys.set_port_activity_rate(p, pc.activity, pc.rate, t);
             }
         }
-        tracing::info!(bond = %self.s.name, system = %id, fast = new.fast, active = new.active, key = new.key, "LACP settings changed in place");
+        tracing::info!(bond = %self.s.name, system = %id, fast = new.fast, active = new.active, key = new.key, min_links = new.min_links, max_bundle = ?new.max_bundle, "LACP settings changed in place");
         self.dirty = true;
     }
 

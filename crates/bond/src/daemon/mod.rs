@@ -433,31 +433,57 @@ impl Bond {
         link.set_up(true)
             .map_err(|e| tap_err(format!("bring up: {e}")))?;
         for a in self.s.addresses.clone() {
-            let out = std::process::Command::new("ip")
-                .args(["addr", "replace", &a, "dev", &self.s.name])
-                .output();
-            match out {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => {
-                    return Err(BondError::Address {
-                        bond: self.s.name.clone(),
-                        addr: a,
-                        why: String::from_utf8_lossy(&o.stderr).trim().to_string(),
-                    })
-                }
-                Err(e) => {
-                    return Err(BondError::Address {
-                        bond: self.s.name.clone(),
-                        addr: a,
-                        why: lagkit_dataplane::tools::spawn_error("ip", &e),
-                    })
-                }
-            }
-            if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
+            self.add_address(&a)?;
+        }
+        Ok(())
+    }
+
+    /// `ip addr replace A dev BOND`, the IPv4 address remembered for ARP.
+    fn add_address(&mut self, a: &str) -> Result<(), BondError> {
+        self.ip_addr("replace", a)?;
+        if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
+            if !self.ipv4.contains(&ip) {
                 self.ipv4.push(ip);
             }
         }
         Ok(())
+    }
+
+    /// `ip addr OP A dev BOND`.
+    fn ip_addr(&self, op: &str, a: &str) -> Result<(), BondError> {
+        let out = std::process::Command::new("ip")
+            .args(["addr", op, a, "dev", &self.s.name])
+            .output();
+        let why = match out {
+            Ok(o) if o.status.success() => return Ok(()),
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            Err(e) => lagkit_dataplane::tools::spawn_error("ip", &e),
+        };
+        Err(BondError::Address {
+            bond: self.s.name.clone(),
+            addr: a.to_string(),
+            why,
+        })
+    }
+
+    /// A reload changed `address`: the addresses no longer listed are
+    /// removed, the new ones added; the others stay untouched.
+    fn apply_addresses(&mut self, old: &[String]) {
+        for a in old.iter().filter(|a| !self.s.addresses.contains(a)) {
+            if let Err(e) = self.ip_addr("del", a) {
+                tracing::error!(bond = %self.s.name, error = %e, "address not removed");
+            }
+            if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
+                self.ipv4.retain(|&x| x != ip);
+            }
+        }
+        for a in self.s.addresses.clone() {
+            if !old.contains(&a) {
+                if let Err(e) = self.add_address(&a) {
+                    tracing::error!(bond = %self.s.name, error = %e, "address not added");
+                }
+            }
+        }
     }
 
     /// Runs until `stop` is set.
@@ -486,38 +512,119 @@ impl Bond {
         None
     }
 
-    /// Applies new settings in place when only the member list (or the
-    /// members' offloads, LACP's identity, or PAgP's mode, silence or rate)
-    /// changed: new members are taken and join (LACP or PAgP negotiates
-    /// them), removed ones are given back,
-    /// and members that stay keep their sockets, LACP state and traffic,
-    /// their offloads turned off or given back as `offloads` now says.
-    /// Anything else needs a restart: the settings come back as the error.
+    /// Applies new settings to the running bond when every changed key can
+    /// apply in place ([`Settings::changes`]): the aggregate stays up and
+    /// members that stay keep their sockets, LACP or PAgP state and traffic.
+    /// A new LACP rate or activity goes to the partner in one LACPDU, a new
+    /// hash policy, timer or priority is a new plan for the running data
+    /// path, new members are taken and join (LACP or PAgP negotiates them)
+    /// and removed ones are given back. If a key needs a restart, nothing is
+    /// applied and the settings come back as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
         let new = new.normalised();
+        let changes = self.s.changes(&new);
+        let keys = crate::settings::describe_changes(&changes);
         if self.s.needs_restart(&new) {
+            tracing::info!(bond = %self.s.name, keys = %keys, "reload: restarting the bond");
             return Err(Box::new(new));
         }
-        if new.lacp != self.s.lacp {
-            self.apply_lacp(&new.lacp);
+        if changes.is_empty() {
+            return Ok(());
         }
-        if new.pagp != self.s.pagp {
-            self.apply_pagp(new.pagp);
+        tracing::info!(bond = %self.s.name, keys = %keys, "reload: every change applied in place");
+        let mut old = std::mem::replace(&mut self.s, new);
+        // The member list changes as members are taken or given back.
+        std::mem::swap(&mut self.s.members, &mut old.members);
+        let wanted = std::mem::take(&mut old.members);
+        old.members = self.s.members.clone();
+        self.apply_in_place(&old);
+        if wanted != self.s.members {
+            self.apply_members(wanted);
         }
-        self.s.offloads_off = new.offloads_off.clone();
-        self.apply_offloads();
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Applies what changed from `old` to the settings now in `self.s`,
+    /// but the member list.
+    fn apply_in_place(&mut self, old: &Settings) {
+        if self.s.lacp != old.lacp {
+            self.apply_lacp(&old.lacp);
+        }
+        if self.s.pagp != old.pagp || (self.s.pagp.is_some() && self.s.primary != old.primary) {
+            // The primary member has the highest PAgP port priority.
+            self.apply_pagp(self.s.pagp);
+        }
+        if self.s.offloads_off != old.offloads_off {
+            self.apply_offloads();
+        }
+        if self.s.addresses != old.addresses {
+            self.apply_addresses(&old.addresses);
+        }
+        if (self.s.updelay, self.s.member_downdelay()) != (old.updelay, old.member_downdelay()) {
+            let (up, down) = (self.s.updelay, self.s.member_downdelay());
+            for m in &mut self.members {
+                m.carrier.set_delays(up, down);
+            }
+        }
+        if self.s.miimon != old.miimon {
+            self.next_miimon = 0;
+        }
+        if let (Some(mon), Some(cfg)) = (self.arp.as_mut(), self.s.arp.clone()) {
+            if Some(&cfg) != old.arp.as_ref() {
+                mon.set_config(cfg);
+            }
+        }
+        if self.s.metrics_port != old.metrics_port {
+            self.metrics = None;
+            if let Some(port) = self.s.metrics_port {
+                match Exporter::start(port) {
+                    Ok(e) => self.metrics = Some(e),
+                    Err(e) => {
+                        tracing::error!(bond = %self.s.name, port, error = %e, "metrics port unchanged: cannot listen")
+                    }
+                }
+            }
+        }
+        if let Some(r) = self.rebalancer.as_mut() {
+            let config = AdaptiveConfig {
+                interval_ns: self.s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: self.s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            r.set_config(config, coarse_now_ns());
+        }
+        if self.s.lp_interval != old.lp_interval {
+            self.next_learning = 0;
+        }
+        // The hash policy, primary, primary_reselect, auto_recovery,
+        // packets_per_slave and num_grat_arp are read by the next plan,
+        // published to the running engine (and the BPF programs' plan).
+    }
+
+    /// Gives back the members no longer listed and takes the new ones; the
+    /// members that stay keep their LACP or PAgP port.
+    fn apply_members(&mut self, wanted: Vec<String>) {
         let t = self.t();
         let removed: Vec<usize> = (0..self.members.len())
-            .filter(|&i| !self.members[i].is_backup && !new.members.contains(&self.members[i].name))
+            .filter(|&i| !self.members[i].is_backup && !wanted.contains(&self.members[i].name))
             .collect();
         for &i in removed.iter().rev() {
+            // The running data path stops sending on it first (the new
+            // engine, below, takes a while to start: the BPF programs go
+            // through the verifier); then its LACP port's last LACPDU (out
+            // of sync) goes out while the member is still held, and the
+            // partner stops sending on it at once.
+            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
+                sys.remove_port(p, t);
+            }
+            self.members[i].watchers.set("carrier", false);
+            self.publish();
+            self.drain_lacp();
             self.give_back(i);
             self.remove_pagp_port(i);
             let m = self.members.remove(i);
             tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
-            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
-                sys.remove_port(p, t);
-            }
         }
         let mut next_port = self
             .members
@@ -526,7 +633,7 @@ impl Bond {
             .map(|p| p.actor.port)
             .max()
             .unwrap_or(0);
-        for name in &new.members {
+        for name in &wanted {
             if self.members.iter().any(|m| &m.name == name) {
                 continue;
             }
@@ -548,7 +655,7 @@ impl Bond {
             }
             self.add_pagp_port(i);
         }
-        self.s.members = new.members;
+        self.s.members = wanted;
         if let Some(cfg) = self.s.arp.clone() {
             self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now_ns(self.epoch)));
         }
@@ -560,8 +667,6 @@ impl Bond {
         if let Err(e) = self.restart_engine() {
             tracing::error!("{e}");
         }
-        self.dirty = true;
-        Ok(())
     }
 
     /// One iteration of the control loop, waiting at most `max_wait`.

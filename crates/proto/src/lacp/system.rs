@@ -3,15 +3,17 @@
 //! to send, events to report and the next deadline.
 
 use super::churn::{self, ChurnState};
-use super::config::{PortConfig, SystemConfig};
+use super::config::{Activity, PortConfig, Rate, SystemConfig};
 use super::mux::{self, MuxState};
 use super::periodic::{self, PeriodicEvent, PeriodicState};
-use super::port::{Ctx, Port, PortCounters, Selected};
+use super::port::{Ctx, Port, PortCounters, Selected, Timer};
 use super::receive::{self, RxState};
 use super::selection::{self, Aggregator};
 use super::transmit::{self, TxState};
 use crate::Instant;
-use lagkit_wire::{LacpduRepr, MarkerKind, PortInfo, SlowPdu, SlowProtocolError, SystemId};
+use lagkit_wire::{
+    LacpduRepr, MarkerKind, PortInfo, PortState, SlowPdu, SlowProtocolError, SystemId,
+};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -312,10 +314,41 @@ impl System {
 
     /// Removes a port: it stops distributing at once and its aggregator
     /// forgets it.
+    ///
+    /// Not in the standard, which has no port removal: as Linux does when
+    /// a port leaves a bond, a port that was talking to a partner sends one
+    /// last LACPDU, out of sync and neither collecting nor distributing
+    /// (queued like any other, with the removed port's id). The partner's
+    /// mux leaves COLLECTING_DISTRIBUTING at once (6.4.15: Partner_Oper
+    /// Synchronization FALSE) instead of sending on the link until its
+    /// current_while_timer expires, seconds later.
     pub fn remove_port(&mut self, id: PortId, now: Instant) {
+        self.advance(now);
+        self.catch_up();
+        let farewell = self
+            .ports
+            .get(id.0)
+            .and_then(Option::as_ref)
+            .filter(|p| p.port_enabled && p.lacp_enabled() && p.rx == RxState::Current)
+            .map(|p| {
+                let mut actor = p.actor_info(self.cfg.system);
+                let busy =
+                    PortState::SYNCHRONIZATION | PortState::COLLECTING | PortState::DISTRIBUTING;
+                actor.state = actor.state.with(busy, false);
+                let pdu = LacpduRepr {
+                    version: lagkit_wire::lacp::VERSION,
+                    actor,
+                    partner: p.partner_oper,
+                    collector_max_delay: self.cfg.collector_max_delay,
+                };
+                SlowPdu::Lacp(pdu).emit_frame(p.cfg.mac)
+            });
         self.set_port_enabled(id, false, now);
         if let Some(slot) = self.ports.get_mut(id.0) {
             *slot = None;
+        }
+        if let Some(frame) = farewell {
+            self.transmits.push_back(Transmit { port: id, frame });
         }
         self.settle();
     }
@@ -364,6 +397,75 @@ impl System {
             p.cfg.lacp_enabled = enabled;
             p.ntt = enabled;
         }
+        self.settle();
+    }
+
+    /// Changes a port's LACP_Activity and LACP_Timeout in place, as an
+    /// operator changing `lacp_active` or `lacp_rate` would.
+    ///
+    /// 802.1AX-2020 6.4.7: Actor_Oper_Port_State.LACP_Activity and
+    /// .LACP_Timeout are the administrative values; no machine is
+    /// re-initialised by a change (6.4.9 update_NTT: "NTT = TRUE" when what
+    /// the partner knows of us is out of date). So the port keeps its
+    /// selection, its mux state and its traffic: the new state bits go out
+    /// in an LACPDU at once, and the partner's Periodic machine (6.4.13)
+    /// follows the new LACP_Timeout from that PDU on.
+    ///
+    /// Not in the standard: a running current_while_timer is restarted
+    /// with the new timeout. Otherwise, going from fast to slow, the timer
+    /// started for a 3 s wait would expire before the partner, now slow,
+    /// sends again, and the port would leave the aggregate for nothing.
+    pub fn set_port_activity_rate(
+        &mut self,
+        id: PortId,
+        activity: Activity,
+        rate: Rate,
+        now: Instant,
+    ) {
+        self.advance(now);
+        self.catch_up();
+        let (now, timers) = (self.now, self.cfg.timers);
+        let Some(p) = self.port_mut(id) else { return };
+        if p.cfg.activity == activity && p.cfg.rate == rate {
+            return;
+        }
+        tracing::info!(target: "lagkit::lacp", port = %p.cfg.name, ?activity, ?rate, "activity and timeout changed in place");
+        let fast = rate == Rate::Fast;
+        p.cfg.activity = activity;
+        p.cfg.rate = rate;
+        p.actor_state
+            .set(PortState::ACTIVITY, activity == Activity::Active);
+        p.actor_state.set(PortState::TIMEOUT, fast);
+        // Partner_Admin_Port_State.LACP_Timeout follows the actor's rate
+        // (see Port::new), and so does a defaulted partner's.
+        p.partner_admin.state.set(PortState::TIMEOUT, fast);
+        if p.rx == RxState::Defaulted {
+            p.partner_oper.state.set(PortState::TIMEOUT, fast);
+        }
+        if p.rx == RxState::Current && p.timers[Timer::CurrentWhile as usize].is_some() {
+            let wait = if fast {
+                timers.short_timeout
+            } else {
+                timers.long_timeout
+            };
+            p.start(Timer::CurrentWhile, now, wait);
+        }
+        p.ntt = true;
+        self.settle();
+    }
+
+    /// Changes `max_bundle` and `min_links` in place: the Selection Logic
+    /// runs again with them, so only the ports that must move to or from
+    /// STANDBY change.
+    pub fn set_bundle_limits(&mut self, max_bundle: Option<usize>, min_links: usize, now: Instant) {
+        self.advance(now);
+        self.catch_up();
+        if (self.cfg.max_bundle, self.cfg.min_links) == (max_bundle, min_links) {
+            return;
+        }
+        tracing::info!(target: "lagkit::lacp", system = %self.cfg.name, ?max_bundle, min_links, "bundle limits changed in place");
+        self.cfg.max_bundle = max_bundle;
+        self.cfg.min_links = min_links;
         self.settle();
     }
 
@@ -839,4 +941,189 @@ impl System {
 
 fn agg_id(i: usize) -> AggregatorId {
     AggregatorId(u16::try_from(i + 1).unwrap_or(u16::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lagkit_wire::MacAddr;
+    use std::time::Duration;
+
+    /// Two systems, `links` ports each, port k of one wired to port k of
+    /// the other with no delay, stepped in virtual time.
+    struct Pair {
+        sys: [System; 2],
+        ports: [Vec<PortId>; 2],
+        now: Instant,
+        /// LACPDUs each side sent, with the time and the actor state.
+        sent: [Vec<(Instant, PortState)>; 2],
+    }
+
+    impl Pair {
+        fn new(links: u16, rate: Rate) -> Pair {
+            let mk = |n: u8| {
+                let mut sys = System::new(SystemConfig::new(
+                    &format!("S{n}"),
+                    MacAddr([2, 0, 0, 0, n, 0]),
+                ));
+                let ports = (1..=links)
+                    .map(|k| {
+                        let mut pc =
+                            PortConfig::new(&format!("p{k}"), k, MacAddr([2, 0, 0, 0, n, k as u8]));
+                        pc.rate = rate;
+                        let id = sys.add_port(pc, Instant::ZERO);
+                        sys.set_port_enabled(id, true, Instant::ZERO);
+                        id
+                    })
+                    .collect::<Vec<_>>();
+                (sys, ports)
+            };
+            let (a, pa) = mk(1);
+            let (b, pb) = mk(2);
+            Pair {
+                sys: [a, b],
+                ports: [pa, pb],
+                now: Instant::ZERO,
+                sent: [Vec::new(), Vec::new()],
+            }
+        }
+
+        /// Delivers every frame queued, back and forth, until none is left.
+        fn deliver(&mut self) {
+            loop {
+                let mut any = false;
+                for s in 0..2 {
+                    while let Some(tx) = self.sys[s].poll_transmit() {
+                        any = true;
+                        if let Ok(SlowPdu::Lacp(pdu)) = SlowPdu::parse(&tx.frame) {
+                            self.sent[s].push((self.now, pdu.actor.state));
+                        }
+                        let k = self.ports[s].iter().position(|&p| p == tx.port).unwrap();
+                        let to = self.ports[1 - s][k];
+                        self.sys[1 - s].handle_frame(to, &tx.frame, self.now);
+                    }
+                }
+                if !any {
+                    break;
+                }
+            }
+        }
+
+        /// Runs until `until`, in steps of at most 10 ms.
+        fn run(&mut self, until: Instant, mut each: impl FnMut(&Pair)) {
+            while self.now < until {
+                self.deliver();
+                each(self);
+                let next = [&self.sys[0], &self.sys[1]]
+                    .iter()
+                    .filter_map(|s| s.poll_timeout())
+                    .min()
+                    .unwrap_or(until)
+                    .min(self.now + Duration::from_millis(10))
+                    .min(until)
+                    .max(self.now + Duration::from_micros(1));
+                self.now = next;
+                for s in &mut self.sys {
+                    s.handle_timeout(next);
+                }
+            }
+            self.deliver();
+        }
+
+        fn distributing(&self, s: usize) -> usize {
+            self.ports[s]
+                .iter()
+                .filter(|&&p| self.sys[s].port_status(p).is_some_and(|st| st.distributing))
+                .count()
+        }
+    }
+
+    fn secs(s: u64) -> Instant {
+        Instant::ZERO + Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_rate_change_keeps_the_ports_distributing_and_is_sent_at_once() {
+        let mut pair = Pair::new(2, Rate::Slow);
+        pair.run(secs(10), |_| {});
+        assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+        for (k, rate) in [(0u64, Rate::Fast), (1, Rate::Slow), (2, Rate::Fast)] {
+            let at = secs(10 + 200 * k);
+            pair.run(at, |_| {});
+            let before = pair.sent[0].len();
+            for p in pair.ports[0].clone() {
+                pair.sys[0].set_port_activity_rate(p, Activity::Active, rate, at);
+            }
+            pair.deliver();
+            // One LACPDU per port, at the same instant, with the new bit.
+            let fast = rate == Rate::Fast;
+            let new: Vec<_> = pair.sent[0][before..].to_vec();
+            assert_eq!(new.len(), 2, "{new:?}");
+            assert!(new
+                .iter()
+                .all(|(t, st)| *t == at && st.short_timeout() == fast && st.distributing()));
+            for p in &pair.ports[0] {
+                let st = pair.sys[0].port_status(*p).unwrap();
+                assert_eq!(st.mux, MuxState::CollectingDistributing);
+            }
+            // Long enough for every timeout of either rate to have fired:
+            // no port ever stops distributing, and the partner sends at
+            // the rate asked of it from the change on.
+            let mut min = (2, 2);
+            pair.run(at + Duration::from_secs(199), |pr| {
+                min = (min.0.min(pr.distributing(0)), min.1.min(pr.distributing(1)));
+            });
+            assert_eq!(min, (2, 2), "a port left distribution after {rate:?}");
+            let partner: Vec<Instant> = pair.sent[1]
+                .iter()
+                .map(|(t, _)| *t)
+                .filter(|&t| t > at + Duration::from_secs(5))
+                .collect();
+            let gap = partner
+                .windows(2)
+                .map(|w| w[1].as_nanos() - w[0].as_nanos())
+                .max()
+                .unwrap();
+            let want = if fast { 1_000_000_000 } else { 30_000_000_000 };
+            assert!(
+                gap <= want + 1_000_000 && gap * 2 > want,
+                "the partner sends every {gap} ns after {rate:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_removed_port_tells_its_partner_which_stops_distributing_on_it_at_once() {
+        let mut pair = Pair::new(2, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let gone = pair.ports[0][1];
+        let before = pair.sent[0].len();
+        pair.sys[0].remove_port(gone, secs(10));
+        pair.deliver();
+        let last = pair.sent[0][before..].to_vec();
+        assert_eq!(last.len(), 1, "{last:?}");
+        let st = last[0].1;
+        assert!(!st.in_sync() && !st.collecting() && !st.distributing());
+        // At once, not after the partner's 3 s timeout.
+        assert_eq!(pair.distributing(1), 1);
+        assert_eq!(pair.distributing(0), 1);
+    }
+
+    #[test]
+    fn activity_and_bundle_limits_change_in_place() {
+        let mut pair = Pair::new(2, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let p = pair.ports[0][0];
+        pair.sys[0].set_port_activity_rate(p, Activity::Passive, Rate::Fast, secs(10));
+        pair.run(secs(20), |_| {});
+        let st = pair.sys[0].port_status(p).unwrap();
+        assert!(!st.actor.state.active() && st.distributing);
+        assert_eq!(pair.distributing(1), 2);
+        pair.sys[0].set_bundle_limits(Some(1), 0, secs(20));
+        pair.run(secs(30), |_| {});
+        assert_eq!((pair.distributing(0), pair.distributing(1)), (1, 1));
+        pair.sys[0].set_bundle_limits(None, 0, secs(30));
+        pair.run(secs(40), |_| {});
+        assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+    }
 }
