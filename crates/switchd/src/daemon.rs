@@ -19,6 +19,7 @@
 //! in each); a member is bundled while PAgP has it in the channel (joined,
 //! or attached after the silent wait), and PAgP frames are never forwarded.
 
+use crate::foreign::{Foreign, Protocol};
 use crate::frames::{retag, segment_payload, tag_of};
 use crate::protocol::{Request, Response};
 use lagkit_bond::control::{ControlServer, Pending};
@@ -116,8 +117,9 @@ struct Port {
     /// Why it may not bundle (Cisco's `s`).
     suspended: Option<String>,
     /// A protocol the partner speaks that this port does not (`LACP` or
-    /// `PAgP` heard on a `mode on` port, say): a misconfiguration.
-    foreign: Option<&'static str>,
+    /// `PAgP` heard on a `mode on` port, say): a misconfiguration, noted
+    /// until that protocol falls silent.
+    foreign: Foreign,
     /// Since when (the switch's clock, ns) its PAgP has heard nothing, for
     /// stand-alone forwarding.
     quiet_since: Option<u64>,
@@ -259,7 +261,7 @@ impl Switch {
                 lacp: None,
                 pagp: None,
                 suspended: suspended.get(&p).cloned(),
-                foreign: None,
+                foreign: Foreign::default(),
                 quiet_since: None,
                 lacp_heard: None,
                 pagp_heard: None,
@@ -604,7 +606,7 @@ impl Switch {
                     // A suspended LACP member runs no LACP, but LACP is
                     // what it is configured for: no mismatch.
                     if self.ports[i].member.map(|(_, m)| m.protocol()) != Some("lacp") {
-                        self.heard_foreign(i, "LACP");
+                        self.heard_foreign(i, Protocol::Lacp, now);
                     }
                 }
                 (false, _) => match self.ports[i].pagp {
@@ -623,7 +625,7 @@ impl Switch {
                         let runs_pagp =
                             self.ports[i].member.map(|(_, m)| m.protocol()) == Some("pagp");
                         if pagp && !runs_pagp {
-                            self.heard_foreign(i, "PAgP");
+                            self.heard_foreign(i, Protocol::Pagp, now);
                         }
                     }
                 },
@@ -631,11 +633,11 @@ impl Switch {
         }
     }
 
-    /// Port `i` heard `protocol`, which it does not run.
-    fn heard_foreign(&mut self, i: usize, protocol: &'static str) {
+    /// Port `i` heard `protocol`, which it does not run, at `now`.
+    fn heard_foreign(&mut self, i: usize, protocol: Protocol, now: u64) {
         let p = &mut self.ports[i];
-        if p.foreign != Some(protocol) {
-            p.foreign = Some(protocol);
+        if p.foreign.heard(protocol, now) {
+            let protocol = protocol.name();
             let mode = p.member.map_or("no channel-group".to_string(), |(c, m)| {
                 format!("channel-group {} mode {m}", c.0)
             });
@@ -643,16 +645,24 @@ impl Switch {
         }
     }
 
-    /// Why port `p` and its partner disagree, if they do.
+    /// Port `i`'s mismatch note ended at `now` (`why`): logged once.
+    fn foreign_ended(&self, i: usize, protocol: Protocol, why: &str) {
+        let p = &self.ports[i];
+        tracing::info!(switch = %self.name, port = %p.name, "the partner no longer speaks {} ({why}): mismatch cleared", protocol.name());
+    }
+
+    /// Why port `p` and its partner disagree, if they do (as of the last
+    /// wake-up: a note is dropped by `standalone_step` once its protocol
+    /// has been silent for its hold time).
     pub(crate) fn mismatch(&self, p: PortId) -> Option<String> {
         let port = self.ports.get(p.0)?;
-        let protocol = port.foreign?;
+        let protocol = port.foreign.noted()?;
         let (fix, mode) = match (protocol, port.member) {
-            ("LACP", Some((c, m))) => (
+            (Protocol::Lacp, Some((c, m))) => (
                 format!("channel-group {} mode active|passive", c.0),
                 m.to_string(),
             ),
-            ("PAgP", Some((c, m))) => (
+            (Protocol::Pagp, Some((c, m))) => (
                 format!("channel-group {} mode desirable|auto", c.0),
                 m.to_string(),
             ),
@@ -677,6 +687,7 @@ impl Switch {
         for l in events {
             self.link_event(&l);
         }
+        let protocol = protocol.name();
     }
 
     fn link_event(&mut self, l: &LinkState) {
@@ -710,6 +721,11 @@ impl Switch {
                 }
                 if let Some((s, pp)) = p.pagp {
                     if let Some((_, sys)) = self.pagp.get_mut(s) {
+        if !up {
+            if let Some(gone) = self.ports[i].foreign.forget() {
+                self.foreign_ended(i, gone, "carrier lost");
+            }
+        }
                         sys.set_port_enabled(pp, up && enabled, t);
                     }
                 }
@@ -755,6 +771,9 @@ impl Switch {
                         ChannelMode::Desirable { silent: false } | ChannelMode::Auto { .. },
                     )) => {
                         let st = p
+            if let Some(gone) = self.ports[i].foreign.expire(now) {
+                self.foreign_ended(i, gone, "none heard for its hold time");
+            }
                             .pagp
                             .and_then(|(s, id)| self.pagp.get(s)?.1.port_status(id));
                         if st.is_some_and(|st| st.state == pagp::PortState::Up) {
