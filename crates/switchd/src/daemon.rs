@@ -26,6 +26,7 @@ use lagkit_bond::control::{ControlServer, Pending};
 use lagkit_dataplane::vnet::VnetRepr;
 use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
 use lagkit_ios::ChannelMode;
+use lagkit_monitor::admin;
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
 use lagkit_proto::lacp::{self, Activity, Event, Rate, System};
 use lagkit_proto::pagp;
@@ -204,7 +205,11 @@ impl Switch {
     }
 
     /// Opens every port, the link-event socket and the control socket, and
-    /// starts LACP on the members of LACP channels.
+    /// starts LACP on the members of LACP channels. Each port's device is
+    /// set administratively up (down for a port configured `shutdown`)
+    /// where it is not already; a device that is missing, or that this
+    /// process may not change (no CAP_NET_ADMIN), stops the start with
+    /// the reason.
     pub fn start(o: Options) -> Result<Switch, SwitchError> {
         let cfg = o.config;
         let name = Switch::name_of(&cfg);
@@ -222,6 +227,12 @@ impl Switch {
         }
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
             .map_err(|e| sys("epoll_create1")(e.into()))?;
+        // Subscribed before any port is brought up, so the carrier a port
+        // gains after its first reading below arrives as an event.
+        let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
+            what: "netlink link events".into(),
+            why: e.to_string(),
+        })?;
         let mut ports = Vec::new();
         for (i, (_, device)) in o.ports.iter().enumerate() {
             let p = PortId(i);
@@ -238,6 +249,15 @@ impl Switch {
                 PacketSocket::open(&PacketConfig::new(device)).map_err(|e| perr(e.to_string()))?;
             let link = sock.link();
             let mac = MacAddr(link.mac().map_err(|e| perr(e.to_string()))?);
+            // A port is administratively up unless configured `shutdown`,
+            // and so is its device: a Catalyst's port sends light unless
+            // shut down, and a partner sees a shut port lose carrier.
+            let enabled = cfg.bridge.port(p).is_none_or(|c| c.enabled);
+            let is_up = link.flags().map_err(|e| perr(e.to_string()))?.up();
+            if is_up != enabled {
+                admin::set_admin_up(device, enabled).map_err(|e| perr(e.to_string()))?;
+                tracing::info!(port = %pname, device = %device, "device set administratively {}", if enabled { "up" } else { "down: the port is configured shutdown" });
+            }
             let carrier = link.carrier().unwrap_or(false);
             let want = cfg.bridge.port(p).map_or(1500, |c| c.mtu);
             if let Ok(mtu) = link.mtu() {
@@ -268,10 +288,6 @@ impl Switch {
                 flag: None,
             });
         }
-        let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
-            what: "netlink link events".into(),
-            why: e.to_string(),
-        })?;
         let ns = lagkit_bondcfg::paths::netns_id();
         let run_dirs = match o.socket {
             Some(_) => Vec::new(),
@@ -671,6 +687,7 @@ impl Switch {
                 "no channel-group".to_string(),
             ),
         };
+        let protocol = protocol.name();
         Some(format!(
             "mismatch: the partner speaks {protocol}, this port runs mode {mode} (configure {fix}, or turn the partner's protocol off)"
         ))
@@ -687,7 +704,6 @@ impl Switch {
         for l in events {
             self.link_event(&l);
         }
-        let protocol = protocol.name();
     }
 
     fn link_event(&mut self, l: &LinkState) {
@@ -705,6 +721,11 @@ impl Switch {
     /// LACP members tell LACP (port_enabled).
     fn apply_carrier(&mut self, i: usize, up: bool) {
         self.ports[i].carrier = up;
+        if !up {
+            if let Some(gone) = self.ports[i].foreign.forget() {
+                self.foreign_ended(i, gone, "carrier lost");
+            }
+        }
         let enabled = self.bridge.port(PortId(i)).is_some_and(|c| c.enabled);
         let t = Switch::t(self.now());
         let p = &self.ports[i];
@@ -721,11 +742,6 @@ impl Switch {
                 }
                 if let Some((s, pp)) = p.pagp {
                     if let Some((_, sys)) = self.pagp.get_mut(s) {
-        if !up {
-            if let Some(gone) = self.ports[i].foreign.forget() {
-                self.foreign_ended(i, gone, "carrier lost");
-            }
-        }
                         sys.set_port_enabled(pp, up && enabled, t);
                     }
                 }
@@ -755,6 +771,9 @@ impl Switch {
     fn standalone_step(&mut self, now: u64) {
         let wait = pagp::Timers::default().silent_wait.as_nanos() as u64;
         for i in 0..self.ports.len() {
+            if let Some(gone) = self.ports[i].foreign.expire(now) {
+                self.foreign_ended(i, gone, "none heard for its hold time");
+            }
             let p = &self.ports[i];
             let usable = p.carrier
                 && p.suspended.is_none()
@@ -771,9 +790,6 @@ impl Switch {
                         ChannelMode::Desirable { silent: false } | ChannelMode::Auto { .. },
                     )) => {
                         let st = p
-            if let Some(gone) = self.ports[i].foreign.expire(now) {
-                self.foreign_ended(i, gone, "none heard for its hold time");
-            }
                             .pagp
                             .and_then(|(s, id)| self.pagp.get(s)?.1.port_status(id));
                         if st.is_some_and(|st| st.state == pagp::PortState::Up) {
