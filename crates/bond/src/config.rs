@@ -123,6 +123,9 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.fail_over_mac = c.fail_over_mac;
     s.packets_per_slave = u32::from(c.packets_per_slave);
     s.lp_interval = Duration::from_secs(c.lp_interval.max(1).into());
+    // Only balance-tlb/alb read it; elsewhere it stays the default, so
+    // changing it there restarts nothing.
+    s.tlb_dynamic_lb = c.tlb_dynamic_lb || !mode.is_tlb();
     s.control_socket = c
         .control_socket
         .clone()

@@ -380,6 +380,46 @@ mod tests {
         }
     }
 
+    /// balance-tlb with `tlb_dynamic_lb = false` and layer3+4: the
+    /// programs get the policy itself (not strong), with tlb's rewrite.
+    #[test]
+    fn tlb_without_dynamic_lb_gives_the_programs_its_policy() {
+        let mut v = view(4, &[0, 1, 3]);
+        for (i, m) in v.iter_mut().enumerate() {
+            m.mac = [2, 0, 0, 0, 0, i as u8];
+        }
+        let mut s = Settings::new("b", &["m0", "m1", "m2", "m3"], BondMode::BalanceTlb);
+        s.policy = "layer3+4".parse().unwrap();
+        s.tlb_dynamic_lb = false;
+        let p = plan(
+            &v,
+            &s.normalised(),
+            &mut PlanState::default(),
+            &Context::default(),
+        );
+        let parts = Parts::new(&p, &IFX);
+        let Kind::Hash {
+            buckets,
+            policy,
+            tlb,
+            ..
+        } = &parts.kind
+        else {
+            panic!("{:?}", parts.kind)
+        };
+        assert_eq!(policy.to_string(), "layer3+4");
+        assert_eq!(*tlb, Some((0, false)));
+        for port in 0..2000u16 {
+            let key = FlowKey::tcp4([10, 0, 0, 1].into(), port, [10, 0, 0, 2].into(), 80);
+            let pos = policy.select_in(&key, buckets).expect("a member");
+            assert_eq!(
+                Some(parts.tx_ids[pos] as usize),
+                p.member_for(&key),
+                "port {port}"
+            );
+        }
+    }
+
     #[test]
     fn active_backup_sends_and_receives_on_the_active_member_only() {
         let p = planned(BondMode::ActiveBackup, &[1, 3]);

@@ -122,6 +122,9 @@ pub struct Settings {
     pub packets_per_slave: u32,
     /// balance-tlb/alb: time between learning frames (Linux `lp_interval`).
     pub lp_interval: Duration,
+    /// balance-tlb/alb: move flows by load (Linux `tlb_dynamic_lb`); off,
+    /// flows hash by `policy` and stay where it puts them.
+    pub tlb_dynamic_lb: bool,
     /// Control socket path.
     pub control_socket: PathBuf,
     /// Prometheus metrics on 127.0.0.1:PORT.
@@ -169,6 +172,7 @@ impl Settings {
             fail_over_mac: FailOverMac::None,
             packets_per_slave: 1,
             lp_interval: Duration::from_secs(1),
+            tlb_dynamic_lb: true,
             control_socket: PathBuf::from(format!("/run/lagkit/{name}.sock")),
             metrics_port: None,
             adaptive_interval: Duration::from_secs(1),
@@ -179,18 +183,32 @@ impl Settings {
         }
     }
 
-    /// The settings as the runtime uses them: the adaptive modes
-    /// (adaptive, balance-tlb, balance-alb) rebalance `strong`'s buckets,
-    /// so another policy is replaced (with a warning shown in status).
-    /// Normalising twice changes nothing.
+    /// Whether flows move by load: adaptive always, balance-tlb and
+    /// balance-alb unless `tlb_dynamic_lb = false`.
+    pub fn rebalances(&self) -> bool {
+        match self.mode {
+            BondMode::Adaptive => true,
+            BondMode::BalanceTlb | BondMode::BalanceAlb => self.tlb_dynamic_lb,
+            _ => false,
+        }
+    }
+
+    /// The settings as the runtime uses them: a mode that moves flows by
+    /// load moves the buckets of `strong`, so another policy is replaced
+    /// (with a warning shown in status; the configuration parser warns
+    /// too). balance-tlb/alb with `tlb_dynamic_lb = false` hash by the
+    /// configured policy, as Linux does. Normalising twice changes nothing.
     pub fn normalised(mut self) -> Settings {
-        let adaptive = matches!(
-            self.mode,
-            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
-        );
-        if adaptive && !matches!(self.policy, Policy::Strong(_)) {
+        if self.rebalances() && !matches!(self.policy, Policy::Strong(_)) {
+            let why = match self.mode {
+                BondMode::Adaptive => "adaptive moves the buckets of the strong hash by load".to_string(),
+                m => format!(
+                    "{m} with tlb_dynamic_lb = true moves the buckets of the strong hash by load (set tlb_dynamic_lb = false to hash by {} without moving flows, as Linux does)",
+                    self.policy
+                ),
+            };
             self.warnings.push(format!(
-                "modes adaptive, balance-tlb and balance-alb rebalance the buckets of the strong hash by load; xmit_hash_policy {} is ignored",
+                "xmit_hash_policy = \"{}\" is not used, strong runs instead: {why}",
                 self.policy
             ));
             self.policy = Policy::Strong(Strong::new(0x6c61_676b_6974));
@@ -263,6 +281,7 @@ impl Settings {
             metrics_port,
             adaptive_interval,
             adaptive_idle_gap,
+            tlb_dynamic_lb,
             warnings: _,
             hash_seed_fixed: _,
             faults,
@@ -316,6 +335,11 @@ impl Settings {
             Restart,
         );
         key("coupled_control", lacp.coupled != new.lacp.coupled, Restart);
+        key(
+            "tlb_dynamic_lb",
+            *tlb_dynamic_lb != new.tlb_dynamic_lb,
+            Restart,
+        );
         key("members", *members != new.members, InPlace);
         key("offloads", *offloads_off != new.offloads_off, InPlace);
         key("address", *addresses != new.addresses, InPlace);
@@ -544,6 +568,12 @@ mod tests {
         let n = s.normalised();
         assert!(matches!(n.policy, Policy::Strong(_)));
         assert_eq!(n.warnings.len(), 1);
+        assert!(
+            n.warnings[0].starts_with("xmit_hash_policy = \"layer2\" is not used, strong runs instead: balance-tlb with tlb_dynamic_lb = true")
+                && n.warnings[0].contains("set tlb_dynamic_lb = false"),
+            "{:?}",
+            n.warnings
+        );
         assert_eq!(
             n.clone().normalised(),
             n,
@@ -552,6 +582,27 @@ mod tests {
         let mut x = Settings::new("b", &["a"], BondMode::BalanceXor);
         x.policy = "layer2".parse().unwrap();
         assert_eq!(x.clone().normalised(), x, "xor keeps its policy");
+    }
+
+    #[test]
+    fn tlb_and_alb_without_dynamic_lb_hash_by_the_configured_policy() {
+        for mode in [BondMode::BalanceTlb, BondMode::BalanceAlb] {
+            let mut s = Settings::new("b", &["a", "b"], mode);
+            s.policy = "layer3+4".parse().unwrap();
+            assert!(s.rebalances());
+            s.tlb_dynamic_lb = false;
+            assert!(!s.rebalances(), "{mode}: nothing moves flows by load");
+            let n = s.clone().normalised();
+            assert_eq!(n, s, "{mode}: layer3+4 runs, no warning");
+            assert_eq!(n.policy.to_string(), "layer3+4");
+        }
+        let mut a = Settings::new("b", &["a"], BondMode::Adaptive);
+        a.tlb_dynamic_lb = false;
+        assert!(a.rebalances(), "adaptive always moves flows");
+        a.policy = "layer3+4".parse().unwrap();
+        let n = a.normalised();
+        assert!(matches!(n.policy, Policy::Strong(_)), "{n:?}");
+        assert!(n.warnings[0].contains("adaptive moves"), "{:?}", n.warnings);
     }
 
     #[test]

@@ -291,7 +291,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "\"strong\"",
             "Transmit hash policy: which header fields choose the member a flow leaves on. \
              Linux, AIX, Cisco and HP policies are computed as those systems compute them; \
-             `strong` is lagkit's own 256-bucket hash.",
+             `strong` is lagkit's own 256-bucket hash. balance-tlb and balance-alb hash by it only \
+             with `tlb_dynamic_lb = false` (as Linux), else they run `strong`; adaptive needs \
+             `strong`.",
             InPlace,
         ),
         Key::HashSeed => (
@@ -568,10 +570,11 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::TlbDynamicLb => (
             "boolean",
             "true",
-            "In Linux, rebalance flows across members by measured load (false: by hash \
-             only). \
-             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
-            NotUsed,
+            "Move flows between members by measured load (the buckets of the `strong` hash). \
+             false: flows hash by `xmit_hash_policy` and stay on the member it picks, as in \
+             Linux. With true, a policy other than `strong` is not used (a warning at load \
+             says so).",
+            Restart("it chooses between the load-moving and the hashing transmit plans of balance-tlb/alb, which the engine is started with"),
         ),
         Key::AllSlavesActive => (
             "boolean",

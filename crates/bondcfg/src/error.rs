@@ -798,6 +798,14 @@ pub enum WarningKind {
         /// Number of members.
         members: usize,
     },
+    /// balance-tlb/alb with `tlb_dynamic_lb = true` and a policy other than
+    /// `strong`: flows move by load, so `strong` runs instead.
+    PolicyNotUsed {
+        /// The bond's mode.
+        mode: Mode,
+        /// The policy written.
+        policy: String,
+    },
     /// `mtu` and `use_jumbo_frame` disagree; `mtu` wins.
     MtuOverridesJumbo {
         /// The MTU given.
@@ -833,6 +841,13 @@ impl fmt::Display for WarningKind {
                 f,
                 "min_links = {min_links} but the bond has {members} member(s), so it can never \
                  come up; lower min_links or add members"
+            ),
+            WarningKind::PolicyNotUsed { mode, policy } => write!(
+                f,
+                "{policy} is not used in {mode} while tlb_dynamic_lb = true: flows hash with \
+                 strong and move between members by load (Linux ignores the policy there too); \
+                 set tlb_dynamic_lb = false to hash by {policy} without moving flows, or remove \
+                 this key"
             ),
             WarningKind::MtuOverridesJumbo { mtu, jumbo } => write!(
                 f,

@@ -678,6 +678,13 @@ fn build(
         }
     }
     if let (true, Some(f)) = (
+        mode.is_tlb() && cfg.tlb_dynamic_lb && !strong && !warned.contains(&Key::XmitHashPolicy),
+        get(Key::XmitHashPolicy),
+    ) {
+        let policy = cfg.xmit_hash_policy.to_string();
+        warnings.push(ctx.warning(&f, bond, WarningKind::PolicyNotUsed { mode, policy }));
+    }
+    if let (true, Some(f)) = (
         cfg.miimon > 0 && cfg.arp_interval > 0,
         get(Key::ArpInterval),
     ) {

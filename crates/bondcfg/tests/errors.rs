@@ -1270,3 +1270,39 @@ fn other_warnings() {
     assert_eq!(bonds[0].mtu, 9000);
     assert!(w.is_empty());
 }
+
+/// balance-tlb/alb move flows by load with `strong` unless
+/// `tlb_dynamic_lb = false`, as Linux ignores `xmit_hash_policy` there:
+/// a policy written for them says so at load, naming what runs instead.
+#[test]
+fn a_tlb_policy_that_does_not_run_warns_and_names_the_fix() {
+    for mode in ["balance-tlb", "balance-alb"] {
+        let head = format!("name = \"b\"\nmode = \"{mode}\"\nmembers = [\"e1\", \"e2\"]\n");
+        let w = warnings(&format!("{head}xmit_hash_policy = \"layer3+4\"\n"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!((w[0].line, w[0].key.as_str()), (4, "xmit_hash_policy"));
+        assert_eq!(
+            w[0].kind,
+            WarningKind::PolicyNotUsed {
+                mode: mode.parse().unwrap(),
+                policy: "layer3+4".into()
+            }
+        );
+        let text = w[0].to_string();
+        assert!(
+            text.contains(&format!(
+                "layer3+4 is not used in {mode} while tlb_dynamic_lb = true"
+            )) && text.contains("flows hash with strong")
+                && text.contains("set tlb_dynamic_lb = false to hash by layer3+4"),
+            "{text}"
+        );
+        // Honoured with tlb_dynamic_lb = false; strong needs no note.
+        let off = format!("{head}xmit_hash_policy = \"layer3+4\"\ntlb_dynamic_lb = false\n");
+        assert_eq!(warnings(&off), [], "{mode}");
+        assert_eq!(
+            warnings(&format!("{head}xmit_hash_policy = \"strong\"\n")),
+            []
+        );
+        assert_eq!(warnings(&head), []);
+    }
+}

@@ -98,6 +98,7 @@ impl Options {
             loc: loc(get("mode").map_or(self.line, |m| m.1)),
             mode: mode_of,
             hash: hashes.then(|| get("xmit_hash_policy").map_or("layer2".into(), |h| h.0.clone())),
+            unused_hash: None,
             mtu: number("mtu")?.map(|(m, l)| (m, loc(l))),
             members,
             min_links: number("min_links")?.map_or(0, |m| m.0),

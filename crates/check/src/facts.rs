@@ -49,6 +49,10 @@ pub struct Host {
     pub mode: HostMode,
     /// Its transmit hash policy, when the mode hashes.
     pub hash: Option<String>,
+    /// A policy written that the bond does not run (a lagkit bond in
+    /// balance-tlb/alb with `tlb_dynamic_lb = true` runs `strong`), and
+    /// where it is written.
+    pub unused_hash: Option<(String, Loc)>,
     /// Its MTU (aggregate and interface), where the configuration sets it.
     pub mtu: Option<(u32, Loc)>,
     /// Members, with speed and duplex when the input tells them.
@@ -693,6 +697,13 @@ fn read_lagkit(file: &str, text: &str) -> Result<End, ReadError> {
                     loc: loc(toml_line(text, "name").or(Some(1))),
                     mode: host_mode(b),
                     hash: hashes.then(|| b.xmit_hash_policy.to_string()),
+                    unused_hash: (b.mode.is_tlb()
+                        && b.tlb_dynamic_lb
+                        && !matches!(b.xmit_hash_policy, lagkit_hash::Policy::Strong(_)))
+                    .then(|| {
+                        let line = toml_line(text, "xmit_hash_policy");
+                        (b.xmit_hash_policy.to_string(), loc(line))
+                    }),
                     // lagkit sets the members' MTU to the bond's: one place.
                     mtu: Some((u32::from(b.mtu), loc(toml_line(text, "mtu")))),
                     members: ports(&b.members),
@@ -802,6 +813,7 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
         },
         hash: matches!(mode, HostMode::Lacp { .. } | HostMode::Static)
             .then(|| hash.unwrap_or_else(|| "layer2".into())),
+        unused_hash: None,
         mode,
         mtu: None,
         members,

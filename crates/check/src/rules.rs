@@ -124,6 +124,15 @@ pub fn host_alone(h: &Host) -> Vec<Finding> {
             ));
         }
     }
+    if let Some((policy, loc)) = &h.unused_hash {
+        out.push(finding(
+            Severity::Warning,
+            "hash-policy-not-used",
+            loc.clone(),
+            format!("bond {}: xmit_hash_policy = \"{policy}\" is not used: with tlb_dynamic_lb = true, balance-tlb and balance-alb hash with strong and move flows between members by load (Linux ignores the policy there too)", h.bond),
+            &format!("set tlb_dynamic_lb = false to hash by {policy} without moving flows, or remove xmit_hash_policy"),
+        ));
+    }
     out
 }
 
@@ -943,6 +952,37 @@ mod tests {
         let f = run(HOST, &fixed, None);
         assert!(f.is_empty(), "{f:#?}");
         assert_eq!(crate::exit_status(&f), 0);
+    }
+
+    /// A lagkit tlb/alb bond's xmit_hash_policy runs only with
+    /// tlb_dynamic_lb = false; with the default the check says so, at the
+    /// line that writes it.
+    #[test]
+    fn a_tlb_policy_the_bond_does_not_run_is_flagged() {
+        for mode in ["balance-tlb", "balance-alb"] {
+            let host = format!("name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth0\", \"eth1\"]\nxmit_hash_policy = \"layer3+4\"\n");
+            let h = read("bond.toml", &host).unwrap();
+            let f = check(&[h], None);
+            let n = f
+                .iter()
+                .find(|f| f.code == "hash-policy-not-used")
+                .unwrap_or_else(|| panic!("{mode}: {f:#?}"));
+            assert_eq!(n.severity, Severity::Warning);
+            assert_eq!(n.loc.to_string(), "bond.toml:4");
+            assert!(n.reason.contains("\"layer3+4\" is not used"), "{n}");
+            assert!(n.fix.contains("tlb_dynamic_lb = false"), "{n}");
+            for fixed in [
+                format!("{host}tlb_dynamic_lb = false\n"),
+                host.replace("layer3+4", "strong"),
+            ] {
+                let h = read("bond.toml", &fixed).unwrap();
+                let f = check(&[h], None);
+                assert!(
+                    !codes(&f).contains(&"hash-policy-not-used"),
+                    "{fixed}: {f:#?}"
+                );
+            }
+        }
     }
 
     #[test]

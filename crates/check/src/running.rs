@@ -351,6 +351,7 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
             loc: loc(bond_line),
             mode: mode_of,
             hash: hashes.then_some(b.xmit_hash_policy),
+            unused_hash: None,
             mtu: Some((b.mtu, loc(None))),
             members,
             min_links: 0,

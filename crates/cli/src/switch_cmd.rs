@@ -27,7 +27,8 @@ pub struct Args {
     config: Option<PathBuf>,
     /// A port: the interface as the configuration names it and the Linux
     /// device that carries it, e.g. Gi8/4=veth4 (repeatable; port order is
-    /// the order given).
+    /// the order given). The switch sets each device administratively up,
+    /// or down for an interface configured shutdown.
     #[arg(long = "port", value_name = "NAME=DEVICE", value_parser = parse_port)]
     ports: Vec<(String, String)>,
     /// Only read the configuration, print what would run, and exit.

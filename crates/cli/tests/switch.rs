@@ -619,6 +619,68 @@ fn mode_on_facing_lacp_is_reported_as_a_mismatch() {
     );
 }
 
+/// Whether `dev` in `ns` is administratively up (`UP` among its flags).
+fn admin_up(lab: &Lab, ns: &str, dev: &str) -> bool {
+    let out = lab.sh(&["ip", "-n", ns, "-o", "link", "show", "dev", dev]);
+    let flags = out.split('<').nth(1).and_then(|f| f.split('>').next());
+    flags.is_some_and(|f| f.split(',').any(|x| x == "UP"))
+}
+
+/// The switch's ports start as a new veth does, administratively down:
+/// the switch brings them up itself and traffic flows, while a port
+/// configured `shutdown` has its device taken down, so its partner sees
+/// no carrier.
+#[test]
+fn the_switch_brings_its_ports_up_and_a_shutdown_port_down() {
+    let Some(mut lab) = Lab::new("switch_adminup") else {
+        return;
+    };
+    let (sw, h1, h2, h3) = (lab.netns(), lab.netns(), lab.netns(), lab.netns());
+    lab.veth(&h1, "eth0", &sw, "p1");
+    lab.veth(&h2, "eth0", &sw, "p2");
+    lab.veth(&h3, "eth0", &sw, "p3");
+    for (i, h) in [&h1, &h2, &h3].into_iter().enumerate() {
+        lab.host(h, "eth0", &format!("10.0.13.{}/24", i + 1));
+    }
+    // p1 and p2 stay down as created; p3 is up, to be shut.
+    lab.sh(&["ip", "-n", &sw, "link", "set", "p3", "up"]);
+    assert!(!admin_up(&lab, &sw, "p1") && !admin_up(&lab, &sw, "p2"));
+    let dir = TmpDir(tmpdir("adminup"));
+    let config = "hostname adminup
+interface range gi1/1 - 3
+ switchport access vlan 13
+interface gi1/3
+ shutdown
+";
+    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3"]);
+    assert!(admin_up(&lab, &sw, "p1") && admin_up(&lab, &sw, "p2"));
+    assert!(
+        !admin_up(&lab, &sw, "p3"),
+        "a shutdown port's device is down"
+    );
+    wait_until(
+        "h1 reaches h2 through the switch",
+        Duration::from_secs(10),
+        || ping(&h1, "10.0.13.2", 1).received == 1,
+    );
+    let status = show(&sw, &["interfaces", "status"]).expect("status");
+    let row = |port: &str| {
+        status["interfaces"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["port"] == port).cloned())
+            .unwrap_or_else(|| panic!("no {port} in {status}"))
+    };
+    assert_eq!(row("GigabitEthernet1/1")["status"], "connected", "{status}");
+    assert_eq!(row("GigabitEthernet1/3")["status"], "disabled", "{status}");
+    let h3_link = lab.sh(&["ip", "-n", &h3, "-o", "link", "show", "dev", "eth0"]);
+    assert!(
+        h3_link.contains("NO-CARRIER"),
+        "h3 sees the shut port: {h3_link}"
+    );
+    let p = ping(&h3, "10.0.13.1", 2);
+    assert_eq!(p.received, 0, "nothing crosses a shut port: {p:?}");
+}
+
 #[test]
 fn an_oversize_frame_is_dropped_and_counted_as_a_giant() {
     let Some(mut lab) = Lab::new("switch_giants") else {

@@ -8,10 +8,15 @@
 //! raw up/down; [`debounce::Debounce`] applies `updelay`/`downdelay`, and
 //! [`combine`] merges several watchers with an explicit any/all policy.
 //!
-//! Everything except [`carrier`] is sans-IO: time is passed in.
+//! [`admin`] sets an interface administratively up or down over the same
+//! netlink (the switch brings its ports up with it).
+//!
+//! Everything except [`carrier`] and [`admin`]'s sending is sans-IO: time
+//! is passed in.
 
 #![forbid(unsafe_code)]
 
+pub mod admin;
 pub mod arp;
 pub mod carrier;
 pub mod combine;

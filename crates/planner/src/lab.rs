@@ -30,10 +30,15 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
-/// How a bond spreads what it sends, from its configuration.
+/// How a bond spreads what it sends, from its configuration (balance-tlb
+/// and balance-alb hash by their policy, unmoved, with `tlb_dynamic_lb =
+/// false`, as the bond does).
 pub fn spread_of(b: &BondConfig) -> Spread {
     match b.mode {
         Mode::Lacp | Mode::BalanceXor => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
+        Mode::BalanceTlb | Mode::BalanceAlb if !b.tlb_dynamic_lb => {
+            Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed))
+        }
         Mode::BalanceRr => Spread::RoundRobin,
         Mode::ActiveBackup | Mode::Broadcast => Spread::Single,
         Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => Spread::Adaptive(DEFAULT_STRONG),
@@ -1134,6 +1139,19 @@ fn normalise(v: &mut [f64]) {
 mod tests {
     use super::*;
     use crate::predict::predict;
+
+    #[test]
+    fn tlb_without_dynamic_lb_is_predicted_by_its_policy() {
+        let mut b = BondConfig::new("b", Mode::BalanceTlb, vec!["e1".into()]);
+        b.xmit_hash_policy = "layer3+4".parse().unwrap();
+        assert_eq!(
+            spread_of(&b),
+            Spread::Adaptive(DEFAULT_STRONG),
+            "moved by load"
+        );
+        b.tlb_dynamic_lb = false;
+        assert_eq!(spread_of(&b), Spread::Hash("layer3+4".parse().unwrap()));
+    }
 
     #[test]
     fn lpm_configurations_become_flows_and_ends() {

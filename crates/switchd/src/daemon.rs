@@ -19,12 +19,14 @@
 //! in each); a member is bundled while PAgP has it in the channel (joined,
 //! or attached after the silent wait), and PAgP frames are never forwarded.
 
+use crate::foreign::{Foreign, Protocol};
 use crate::frames::{retag, segment_payload, tag_of};
 use crate::protocol::{Request, Response};
 use lagkit_bond::control::{ControlServer, Pending};
 use lagkit_dataplane::vnet::VnetRepr;
 use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
 use lagkit_ios::ChannelMode;
+use lagkit_monitor::admin;
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
 use lagkit_proto::lacp::{self, Activity, Event, Rate, System};
 use lagkit_proto::pagp;
@@ -116,8 +118,9 @@ struct Port {
     /// Why it may not bundle (Cisco's `s`).
     suspended: Option<String>,
     /// A protocol the partner speaks that this port does not (`LACP` or
-    /// `PAgP` heard on a `mode on` port, say): a misconfiguration.
-    foreign: Option<&'static str>,
+    /// `PAgP` heard on a `mode on` port, say): a misconfiguration, noted
+    /// until that protocol falls silent.
+    foreign: Foreign,
     /// Since when (the switch's clock, ns) its PAgP has heard nothing, for
     /// stand-alone forwarding.
     quiet_since: Option<u64>,
@@ -202,7 +205,11 @@ impl Switch {
     }
 
     /// Opens every port, the link-event socket and the control socket, and
-    /// starts LACP on the members of LACP channels.
+    /// starts LACP on the members of LACP channels. Each port's device is
+    /// set administratively up (down for a port configured `shutdown`)
+    /// where it is not already; a device that is missing, or that this
+    /// process may not change (no CAP_NET_ADMIN), stops the start with
+    /// the reason.
     pub fn start(o: Options) -> Result<Switch, SwitchError> {
         let cfg = o.config;
         let name = Switch::name_of(&cfg);
@@ -220,6 +227,12 @@ impl Switch {
         }
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
             .map_err(|e| sys("epoll_create1")(e.into()))?;
+        // Subscribed before any port is brought up, so the carrier a port
+        // gains after its first reading below arrives as an event.
+        let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
+            what: "netlink link events".into(),
+            why: e.to_string(),
+        })?;
         let mut ports = Vec::new();
         for (i, (_, device)) in o.ports.iter().enumerate() {
             let p = PortId(i);
@@ -236,6 +249,15 @@ impl Switch {
                 PacketSocket::open(&PacketConfig::new(device)).map_err(|e| perr(e.to_string()))?;
             let link = sock.link();
             let mac = MacAddr(link.mac().map_err(|e| perr(e.to_string()))?);
+            // A port is administratively up unless configured `shutdown`,
+            // and so is its device: a Catalyst's port sends light unless
+            // shut down, and a partner sees a shut port lose carrier.
+            let enabled = cfg.bridge.port(p).is_none_or(|c| c.enabled);
+            let is_up = link.flags().map_err(|e| perr(e.to_string()))?.up();
+            if is_up != enabled {
+                admin::set_admin_up(device, enabled).map_err(|e| perr(e.to_string()))?;
+                tracing::info!(port = %pname, device = %device, "device set administratively {}", if enabled { "up" } else { "down: the port is configured shutdown" });
+            }
             let carrier = link.carrier().unwrap_or(false);
             let want = cfg.bridge.port(p).map_or(1500, |c| c.mtu);
             if let Ok(mtu) = link.mtu() {
@@ -259,17 +281,13 @@ impl Switch {
                 lacp: None,
                 pagp: None,
                 suspended: suspended.get(&p).cloned(),
-                foreign: None,
+                foreign: Foreign::default(),
                 quiet_since: None,
                 lacp_heard: None,
                 pagp_heard: None,
                 flag: None,
             });
         }
-        let carrier = CarrierWatcher::open().map_err(|e| SwitchError::System {
-            what: "netlink link events".into(),
-            why: e.to_string(),
-        })?;
         let ns = lagkit_bondcfg::paths::netns_id();
         let run_dirs = match o.socket {
             Some(_) => Vec::new(),
@@ -604,7 +622,7 @@ impl Switch {
                     // A suspended LACP member runs no LACP, but LACP is
                     // what it is configured for: no mismatch.
                     if self.ports[i].member.map(|(_, m)| m.protocol()) != Some("lacp") {
-                        self.heard_foreign(i, "LACP");
+                        self.heard_foreign(i, Protocol::Lacp, now);
                     }
                 }
                 (false, _) => match self.ports[i].pagp {
@@ -623,7 +641,7 @@ impl Switch {
                         let runs_pagp =
                             self.ports[i].member.map(|(_, m)| m.protocol()) == Some("pagp");
                         if pagp && !runs_pagp {
-                            self.heard_foreign(i, "PAgP");
+                            self.heard_foreign(i, Protocol::Pagp, now);
                         }
                     }
                 },
@@ -631,11 +649,11 @@ impl Switch {
         }
     }
 
-    /// Port `i` heard `protocol`, which it does not run.
-    fn heard_foreign(&mut self, i: usize, protocol: &'static str) {
+    /// Port `i` heard `protocol`, which it does not run, at `now`.
+    fn heard_foreign(&mut self, i: usize, protocol: Protocol, now: u64) {
         let p = &mut self.ports[i];
-        if p.foreign != Some(protocol) {
-            p.foreign = Some(protocol);
+        if p.foreign.heard(protocol, now) {
+            let protocol = protocol.name();
             let mode = p.member.map_or("no channel-group".to_string(), |(c, m)| {
                 format!("channel-group {} mode {m}", c.0)
             });
@@ -643,16 +661,24 @@ impl Switch {
         }
     }
 
-    /// Why port `p` and its partner disagree, if they do.
+    /// Port `i`'s mismatch note ended at `now` (`why`): logged once.
+    fn foreign_ended(&self, i: usize, protocol: Protocol, why: &str) {
+        let p = &self.ports[i];
+        tracing::info!(switch = %self.name, port = %p.name, "the partner no longer speaks {} ({why}): mismatch cleared", protocol.name());
+    }
+
+    /// Why port `p` and its partner disagree, if they do (as of the last
+    /// wake-up: a note is dropped by `standalone_step` once its protocol
+    /// has been silent for its hold time).
     pub(crate) fn mismatch(&self, p: PortId) -> Option<String> {
         let port = self.ports.get(p.0)?;
-        let protocol = port.foreign?;
+        let protocol = port.foreign.noted()?;
         let (fix, mode) = match (protocol, port.member) {
-            ("LACP", Some((c, m))) => (
+            (Protocol::Lacp, Some((c, m))) => (
                 format!("channel-group {} mode active|passive", c.0),
                 m.to_string(),
             ),
-            ("PAgP", Some((c, m))) => (
+            (Protocol::Pagp, Some((c, m))) => (
                 format!("channel-group {} mode desirable|auto", c.0),
                 m.to_string(),
             ),
@@ -661,6 +687,7 @@ impl Switch {
                 "no channel-group".to_string(),
             ),
         };
+        let protocol = protocol.name();
         Some(format!(
             "mismatch: the partner speaks {protocol}, this port runs mode {mode} (configure {fix}, or turn the partner's protocol off)"
         ))
@@ -694,6 +721,11 @@ impl Switch {
     /// LACP members tell LACP (port_enabled).
     fn apply_carrier(&mut self, i: usize, up: bool) {
         self.ports[i].carrier = up;
+        if !up {
+            if let Some(gone) = self.ports[i].foreign.forget() {
+                self.foreign_ended(i, gone, "carrier lost");
+            }
+        }
         let enabled = self.bridge.port(PortId(i)).is_some_and(|c| c.enabled);
         let t = Switch::t(self.now());
         let p = &self.ports[i];
@@ -739,6 +771,9 @@ impl Switch {
     fn standalone_step(&mut self, now: u64) {
         let wait = pagp::Timers::default().silent_wait.as_nanos() as u64;
         for i in 0..self.ports.len() {
+            if let Some(gone) = self.ports[i].foreign.expire(now) {
+                self.foreign_ended(i, gone, "none heard for its hold time");
+            }
             let p = &self.ports[i];
             let usable = p.carrier
                 && p.suspended.is_none()

@@ -6,6 +6,8 @@
 //! - [`daemon`]: the ports (packet sockets with virtio-net headers, so GSO
 //!   frames cross whole), the epoll loop, link events, LACP and `mode on`
 //!   port-channels.
+//! - `foreign`: the mismatch note of a port whose partner speaks a
+//!   protocol the port does not run, and when it ends.
 //! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
@@ -17,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod daemon;
+mod foreign;
 pub mod frames;
 pub mod protocol;
 mod report;

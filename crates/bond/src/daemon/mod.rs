@@ -319,11 +319,7 @@ impl Bond {
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         let (control, requests) = ControlServer::start(listener, path.clone(), &name)
             .map_err(|e| control_err(e.to_string()))?;
-        let rebalancer = matches!(
-            s.mode,
-            BondMode::Adaptive | BondMode::BalanceTlb | BondMode::BalanceAlb
-        )
-        .then(|| {
+        let rebalancer = s.rebalances().then(|| {
             let config = AdaptiveConfig {
                 interval_ns: s.adaptive_interval.as_nanos() as u64,
                 idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,

@@ -1,5 +1,7 @@
 //! balance-tlb and balance-alb: every usable member transmits (flows hashed
-//! to `strong` buckets that the rebalancer moves by load), each with its own
+//! to `strong` buckets that the rebalancer moves by load; with
+//! `tlb_dynamic_lb = false`, hashed by the configured policy and left
+//! where it puts them, as Linux does), each with its own
 //! source MAC so the switch keeps the bond's MAC on the active member, the
 //! one that receives. balance-alb adds receive balancing: each client is
 //! given a member by ARP ([`alb_member_for`]) and sends to that member's MAC.
@@ -75,6 +77,32 @@ mod tests {
         assert_eq!(p.active(), Some(1), "no primary: the active member stays");
         assert!(p.counts_load());
         assert!((0..3).all(|m| p.collects(m)));
+    }
+
+    #[test]
+    fn without_dynamic_lb_flows_hash_by_the_configured_policy() {
+        use super::super::tests::flows;
+        use super::super::HashTable;
+        for mode in [BondMode::BalanceTlb, BondMode::BalanceAlb] {
+            let mut s = Settings::new("b", &["m0", "m1", "m2"], mode);
+            s.policy = "layer3+4".parse().unwrap();
+            s.tlb_dynamic_lb = false;
+            let s = s.normalised();
+            let p = super::super::plan(
+                &view(3, &[0, 1, 2]),
+                &s,
+                &mut PlanState::default(),
+                &Context::default(),
+            );
+            let hash = p.hash().expect("a hash");
+            assert!(matches!(hash, HashTable::Modulo { .. }), "{mode}: {hash:?}");
+            assert_eq!(hash.policy().to_string(), "layer3+4");
+            // Each flow leaves where layer3+4 mod 3 puts it, as Linux's
+            // bond_xmit_hash does over its slave array.
+            for k in flows(64) {
+                assert_eq!(p.member_for(&k), s.policy.select(&k, 3), "{mode} {k:?}");
+            }
+        }
     }
 
     #[test]
