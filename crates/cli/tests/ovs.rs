@@ -17,7 +17,7 @@
 mod common;
 
 use common::ovs::{lab, member, tool_path, Ovs};
-use common::{Daemon, TmpDir};
+use common::{bond_status as status, Daemon, TmpDir};
 use lagkit_bond::status::BondStatus;
 use lagkit_lab::ovs::OvsLacp;
 use lagkit_lab::sys::run;
@@ -62,20 +62,6 @@ impl DieWithTest for Command {
 const OVS_MEMBERS: [&str; 2] = [LINKS[0].1, LINKS[1].1];
 
 // ----------------------------------------------------------------- lagkit --
-
-fn status(ns: &str) -> Option<BondStatus> {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, BIN, "status", "--name", "bond0", "--json",
-        ])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let mut v: Vec<BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
-    v.pop()
-}
 
 fn ports(st: &Option<BondStatus>) -> usize {
     st.as_ref()

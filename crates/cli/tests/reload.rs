@@ -8,7 +8,9 @@
 //! engine (`bpf::` and `userspace::`), alone (no other lab of this binary
 //! runs meanwhile), and cleans up on drop.
 
-use lagkit_bond::status::BondStatus;
+mod common;
+
+use common::{bond_status as status, Daemon};
 use lagkit_testnet::{parse_ping, tcp_until, wait_until, Lab, Ping};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,36 +28,19 @@ thread_local! {
     static ENGINE: std::cell::Cell<&'static str> = const { std::cell::Cell::new("auto") };
 }
 
-/// A running `lagkit up`, its log in a file; SIGTERM and reaped on drop.
-struct Daemon(Child);
-
-impl Daemon {
-    fn start(ns: &str, cfg: &Path, log: &Path) -> Daemon {
-        let log = std::fs::File::create(log).expect("log file");
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns, BIN, "up", "--engine"])
-            .arg(ENGINE.with(|e| e.get()))
-            .arg(cfg)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("lagkit up starts");
-        Daemon(child)
-    }
-
-    fn signal(&self, sig: i32) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, sig) };
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            self.signal(libc::SIGTERM);
-            let _ = self.0.wait();
-        }
-    }
+/// A running `lagkit up` with this thread's engine, its log in a file
+/// (SIGTERM and reaped on drop).
+fn start_bond(ns: &str, cfg: &Path, log: &Path) -> Daemon {
+    let log = std::fs::File::create(log).expect("log file");
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns, BIN, "up", "--engine"])
+        .arg(ENGINE.with(|e| e.get()))
+        .arg(cfg)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("lagkit up starts");
+    Daemon(child)
 }
 
 /// `ping -i 0.01` until [`Pinger::finish`]; killed on drop.
@@ -125,20 +110,6 @@ fn write_config(path: &Path, addr: &str, members: &[&str], flip: bool) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-fn status(ns: &str) -> Option<BondStatus> {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, BIN, "status", "--name", "bond0", "--json",
-        ])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let mut v: Vec<BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
-    v.pop()
-}
-
 fn ports(ns: &str) -> usize {
     status(ns)
         .and_then(|s| s.lacp)
@@ -181,8 +152,8 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
     write_config(&ca, "10.0.0.1/24", TWO, false);
     write_config(&cb, "10.0.0.2/24", TWO, false);
-    let da = Daemon::start(&a, &ca, &la);
-    let _db = Daemon::start(&b, &cb, &lb);
+    let da = start_bond(&a, &ca, &la);
+    let _db = start_bond(&b, &cb, &lb);
     wait_until(
         "both bonds aggregate 2 ports",
         Duration::from_secs(20),
@@ -281,8 +252,8 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
     let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
     write_config(&ca, "10.0.0.1/24", TWO, false);
     write_config(&cb, "10.0.0.2/24", THREE, false);
-    let da = Daemon::start(&a, &ca, &la);
-    let _db = Daemon::start(&b, &cb, &lb);
+    let da = start_bond(&a, &ca, &la);
+    let _db = start_bond(&b, &cb, &lb);
     wait_until(
         "both bonds aggregate 2 ports",
         Duration::from_secs(20),

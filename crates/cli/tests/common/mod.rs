@@ -139,12 +139,32 @@ pub fn refuses_endless_and_huge_inputs(sub: &str, extra: &[&str], file: &str, wh
 pub struct Daemon(pub std::process::Child);
 
 impl Daemon {
+    /// Sends `sig` (SIGHUP to reload, ...).
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: signalling a process this test started.
+        unsafe { libc::kill(self.0.id() as i32, sig) };
+    }
+
     /// SIGTERM, then its exit status.
     pub fn stop(&mut self) -> std::process::ExitStatus {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        self.signal(libc::SIGTERM);
         self.0.wait().expect("wait")
     }
+}
+
+/// `lagkit status --name bond0 --json` of the bond in network namespace
+/// `ns`, typed; `None` while no bond answers.
+pub fn bond_status(ns: &str) -> Option<lagkit_bond::status::BondStatus> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_lagkit")])
+        .args(["status", "--name", "bond0", "--json"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut v: Vec<lagkit_bond::status::BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
+    v.pop()
 }
 
 impl Drop for Daemon {
