@@ -165,6 +165,19 @@ impl OvsRig {
         t0.elapsed()
     }
 
+    /// OVS installs its datapath flows for newly enabled members a little
+    /// after it reports them enabled, so the first frames after formation
+    /// can be lost on its side. Wait (with a deadline) until one echo
+    /// crosses the channel; the counted pings after it must all arrive.
+    fn wait_carries(&self) {
+        let dst = format!("10.0.{}.2", self.net);
+        wait_until(
+            "an echo crosses the formed channel",
+            Duration::from_secs(10),
+            || ping(&self.h1, &dst, 1).received == 1,
+        );
+    }
+
     /// The switch's partner on both members is OVS (active or not, as
     /// `ovs_active` says), and OVS's partner is one system: the switch.
     fn check_partners(&self, ovs_active: bool) {
@@ -198,6 +211,7 @@ fn ovs_lacp_switch_active_and_ovs_active_form_and_carry_once() {
     let t = r.wait_formed();
     r.check_partners(true);
     eprintln!("switch active / OVS active: formed in {t:?}");
+    r.wait_carries();
     // h1 behind OVS to h2 on a plain switch port, across the channel:
     // every echo answered once, every byte once and in order.
     let p = ping(&r.h1, &format!("10.0.{}.2", r.net), 20);
@@ -222,6 +236,7 @@ fn ovs_lacp_switch_passive_and_ovs_active_form() {
     let t = r.wait_formed();
     r.check_partners(true);
     eprintln!("switch passive / OVS active: formed in {t:?}");
+    r.wait_carries();
     let p = ping(&r.h1, &format!("10.0.{}.2", r.net), 5);
     assert_eq!((p.received, p.duplicates), (5, 0), "{p:?}");
 }
@@ -235,6 +250,7 @@ fn ovs_lacp_switch_active_and_ovs_passive_form() {
     r.check_partners(false);
     assert!(r.ovs.lacp().status.starts_with("passive"));
     eprintln!("switch active / OVS passive: formed in {t:?}");
+    r.wait_carries();
     let p = ping(&r.h1, &format!("10.0.{}.2", r.net), 5);
     assert_eq!((p.received, p.duplicates), (5, 0), "{p:?}");
 }
