@@ -312,6 +312,62 @@ impl System {
         PortId(id)
     }
 
+    /// Adds a port that a previous run of this system had aggregated, as
+    /// a daemon restarting over a data path that kept forwarding does: the
+    /// port starts enabled, with `partner` (the Partner_Oper values that
+    /// run recorded) as current information, and, if the Selection Logic
+    /// picks an aggregator for it at once and the partner was in sync,
+    /// attached to it and collecting and distributing, with an LACPDU
+    /// saying so queued at once.
+    ///
+    /// Not in the standard, whose BEGIN starts every machine from scratch:
+    /// through DETACHED and WAITING (`aggregate_wait`, 2 s) with
+    /// Actor.Synchronization FALSE, which would take the partner's mux out
+    /// of COLLECTING_DISTRIBUTING (6.4.15) and stop traffic that nothing
+    /// else interrupted. What stays standard: current_while_timer starts
+    /// as on a PDU's arrival, so a partner that is gone, or that no longer
+    /// matches, is found by the next LACPDU or the timeout exactly as
+    /// after any other PDU; a partner whose LACPDU says otherwise moves the
+    /// machines as it always does.
+    pub fn resume_port(&mut self, cfg: PortConfig, partner: PortInfo, now: Instant) -> PortId {
+        let id = self.add_port(cfg, now);
+        let (now, sys) = (self.now, self.cfg.clone());
+        let ctx = |ready| Ctx {
+            now,
+            system: sys.system,
+            cfg: &sys,
+            ready,
+            min_links_met: true,
+        };
+        if let Some(p) = self.port_mut(id) {
+            p.port_enabled = true;
+            p.partner_oper = partner;
+            // RX: CURRENT, as if `partner` had just been received.
+            receive::enter(p, RxState::Current, &ctx(false), None);
+            churn::enter(p, ChurnState::Monitor, &ctx(false), false);
+            churn::enter(p, ChurnState::Monitor, &ctx(false), true);
+        }
+        // The Selection Logic alone, so the mux can be placed before any
+        // machine steps from DETACHED.
+        selection::run(&mut self.ports, &mut self.aggs, &self.cfg, self.now);
+        if let Some(p) = self.port_mut(id) {
+            if p.selected == Selected::Selected && partner.state.in_sync() {
+                mux::enter(p, MuxState::Attached, &ctx(true));
+                if sys.mux_control == super::config::MuxControl::Coupled {
+                    mux::enter(p, MuxState::CollectingDistributing, &ctx(true));
+                } else {
+                    mux::enter(p, MuxState::Collecting, &ctx(true));
+                    if partner.state.collecting() {
+                        mux::enter(p, MuxState::Distributing, &ctx(true));
+                    }
+                }
+            }
+            p.ntt = true;
+        }
+        self.settle();
+        id
+    }
+
     /// Removes a port: it stops distributing at once and its aggregator
     /// forgets it.
     ///
@@ -1107,6 +1163,86 @@ mod tests {
         // At once, not after the partner's 3 s timeout.
         assert_eq!(pair.distributing(1), 1);
         assert_eq!(pair.distributing(0), 1);
+    }
+
+    /// A restart of system 0 over a data path that kept forwarding: a new
+    /// System resumes each port from the partner information the old one
+    /// had. The partner never stops distributing, the new system
+    /// distributes from its first instant and says so in its first
+    /// LACPDU.
+    #[test]
+    fn a_resumed_system_keeps_the_partner_distributing() {
+        for rate in [Rate::Fast, Rate::Slow] {
+            let mut pair = Pair::new(2, rate);
+            pair.run(secs(100), |_| {});
+            assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+            let saved: Vec<PortInfo> = pair.ports[0]
+                .iter()
+                .map(|&p| pair.sys[0].port_status(p).unwrap().partner)
+                .collect();
+            // Away for 1 s (less than the partner's 3 s short timeout).
+            let back = secs(101);
+            pair.run(back, |_| {});
+            let mut fresh = System::new(SystemConfig::new("S1", MacAddr([2, 0, 0, 0, 1, 0])));
+            let ports: Vec<PortId> = saved
+                .iter()
+                .enumerate()
+                .map(|(i, partner)| {
+                    let k = i as u16 + 1;
+                    let mut pc =
+                        PortConfig::new(&format!("p{k}"), k, MacAddr([2, 0, 0, 0, 1, k as u8]));
+                    pc.rate = rate;
+                    fresh.resume_port(pc, *partner, back)
+                })
+                .collect();
+            // Discard whatever the old system still had queued.
+            while pair.sys[0].poll_transmit().is_some() {}
+            pair.sys[0] = fresh;
+            pair.ports[0] = ports;
+            assert_eq!(pair.distributing(0), 2, "distributing from the start");
+            let before = pair.sent[0].len();
+            pair.deliver();
+            let first: Vec<_> = pair.sent[0][before..].to_vec();
+            assert_eq!(first.len(), 2, "{first:?}");
+            assert!(first
+                .iter()
+                .all(|(t, st)| *t == back && st.in_sync() && st.collecting() && st.distributing()));
+            let mut min = (2, 2);
+            pair.run(back + Duration::from_secs(200), |pr| {
+                min = (min.0.min(pr.distributing(0)), min.1.min(pr.distributing(1)));
+            });
+            assert_eq!(min, (2, 2), "{rate:?}: a port stopped distributing");
+            for p in &pair.ports[0] {
+                let st = pair.sys[0].port_status(*p).unwrap();
+                assert_eq!(
+                    (st.rx, st.mux),
+                    (RxState::Current, MuxState::CollectingDistributing)
+                );
+            }
+        }
+    }
+
+    /// A resumed port whose recorded partner is not the one on the wire
+    /// (the cable moved while no daemon ran) follows the real partner's
+    /// first LACPDU, as after any PDU: out of the aggregate, then formed
+    /// with the new partner.
+    #[test]
+    fn a_resumed_port_facing_another_partner_re_forms_with_it() {
+        let mut pair = Pair::new(1, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let mut wrong = pair.sys[0].port_status(pair.ports[0][0]).unwrap().partner;
+        wrong.system = SystemId::new(wrong.system.priority, MacAddr([2, 9, 9, 9, 9, 9]));
+        let mut fresh = System::new(SystemConfig::new("S1", MacAddr([2, 0, 0, 0, 1, 0])));
+        let pc = PortConfig::new("p1", 1, MacAddr([2, 0, 0, 0, 1, 1]));
+        let p = fresh.resume_port(pc, wrong, secs(10));
+        while pair.sys[0].poll_transmit().is_some() {}
+        pair.sys[0] = fresh;
+        pair.ports[0] = vec![p];
+        pair.run(secs(20), |_| {});
+        let st = pair.sys[0].port_status(p).unwrap();
+        assert!(st.distributing, "{st:?}");
+        assert_eq!(st.partner.system, pair.sys[1].system_id());
+        assert_eq!(pair.distributing(1), 1);
     }
 
     #[test]
