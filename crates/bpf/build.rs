@@ -1,7 +1,10 @@
 //! Compiles the BPF programs in `src/bpf/` with clang (`-target bpf -O2 -g`:
 //! the BTF that `-g` emits is what describes `.maps` to the loader) into
-//! `$OUT_DIR/lagkit.bpf.o`, which `src/lib.rs` embeds, and the tests' helper
-//! in `tests/bpf/` into `$OUT_DIR/vlan_push.bpf.o`.
+//! `$OUT_DIR/lagkit.bpf.o`, which `src/lib.rs` embeds, the same with
+//! `LAGKIT_VARIANT` defined into `lagkit-variant.bpf.o` (programs that
+//! differ by one harmless instruction, for tests of an upgrade across a
+//! restart), and the tests' helper in `tests/bpf/` into
+//! `$OUT_DIR/vlan_push.bpf.o`.
 //!
 //! Debian's `clang` and `libbpf-dev` (for `<bpf/bpf_helpers.h>`) are enough;
 //! `CLANG` names another compiler.
@@ -11,10 +14,16 @@ use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// (source, object): lagkit's programs, and a helper the tests load.
-const OBJECTS: [(&str, &str); 2] = [
-    ("src/bpf/lagkit.bpf.c", "lagkit.bpf.o"),
-    ("tests/bpf/vlan_push.bpf.c", "vlan_push.bpf.o"),
+/// (source, object, defines): lagkit's programs, their variant, and a
+/// helper the tests load.
+const OBJECTS: [(&str, &str, &[&str]); 3] = [
+    ("src/bpf/lagkit.bpf.c", "lagkit.bpf.o", &[]),
+    (
+        "src/bpf/lagkit.bpf.c",
+        "lagkit-variant.bpf.o",
+        &["-DLAGKIT_VARIANT"],
+    ),
+    ("tests/bpf/vlan_push.bpf.c", "vlan_push.bpf.o", &[]),
 ];
 const HEADERS: [&str; 1] = ["src/bpf/lagkit.h"];
 const INSTALL: &str = "install them with `apt-get install clang llvm libbpf-dev` \
@@ -26,12 +35,12 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=CLANG");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for (src, obj) in OBJECTS {
-        compile(src, &out_dir.join(obj));
+    for (src, obj, defines) in OBJECTS {
+        compile(src, &out_dir.join(obj), defines);
     }
 }
 
-fn compile(src: &str, out: &std::path::Path) {
+fn compile(src: &str, out: &std::path::Path, defines: &[&str]) {
     let clang = env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
     // <linux/bpf.h> includes <asm/types.h>, which Debian keeps in the
     // multiarch directory of the build host, not in /usr/include.
@@ -43,6 +52,7 @@ fn compile(src: &str, out: &std::path::Path) {
         .args([
             "-target", "bpf", "-mcpu=v3", "-O2", "-g", "-Wall", "-Werror",
         ])
+        .args(defines)
         .arg("-I")
         .arg(&multiarch)
         .arg("-c")

@@ -47,6 +47,71 @@ pub struct State {
     pub pid: u32,
     /// Members lagkit has changed and not yet given back.
     pub members: Vec<MemberRecord>,
+    /// The BPF engine's pinned data path, which keeps forwarding if the
+    /// daemon dies, and what a daemon adopting it needs to carry on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelRecord>,
+}
+
+/// A pinned BPF data path ([`crate::kernel`]) and the protocol state that
+/// goes with it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KernelRecord {
+    /// The logical interface's index (a new interface of the same name is
+    /// not the one the pins send to).
+    pub logical_ifindex: u32,
+    /// The members, numbered as the pinned programs count them.
+    pub members: Vec<String>,
+    /// The mode the plan in force was made for (Linux's name).
+    pub mode: String,
+    /// Per member (same order): the LACP partner it was aggregated with,
+    /// if it was collecting and distributing.
+    pub lacp: Vec<Option<PartnerRecord>>,
+}
+
+/// An LACP partner as a port's Partner_Oper variables had it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PartnerRecord {
+    /// System priority.
+    pub system_priority: u16,
+    /// System MAC.
+    pub system_mac: [u8; 6],
+    /// Key.
+    pub key: u16,
+    /// Port priority.
+    pub port_priority: u16,
+    /// Port number.
+    pub port: u16,
+    /// State octet.
+    pub state: u8,
+}
+
+impl PartnerRecord {
+    /// The record of `p`.
+    pub fn of(p: &lagkit_wire::PortInfo) -> PartnerRecord {
+        PartnerRecord {
+            system_priority: p.system.priority,
+            system_mac: p.system.mac.0,
+            key: p.key,
+            port_priority: p.port_priority,
+            port: p.port,
+            state: p.state.0,
+        }
+    }
+
+    /// The partner information it records.
+    pub fn info(&self) -> lagkit_wire::PortInfo {
+        lagkit_wire::PortInfo {
+            system: lagkit_wire::SystemId::new(
+                self.system_priority,
+                lagkit_wire::MacAddr(self.system_mac),
+            ),
+            key: self.key,
+            port_priority: self.port_priority,
+            port: self.port,
+            state: lagkit_wire::PortState(self.state),
+        }
+    }
 }
 
 /// Why the run directory could not be taken.
@@ -126,6 +191,18 @@ impl RunDir {
     /// Takes `dir` for bond `bond`: fails if a live daemon holds it, and
     /// returns what a dead one left behind (already restored).
     pub fn acquire(dir: PathBuf, bond: &str) -> Result<(RunDir, Option<State>), JournalError> {
+        let (mut rd, left) = RunDir::acquire_keeping(dir, bond)?;
+        rd.restore_left(left.as_ref())?;
+        Ok((rd, left))
+    }
+
+    /// [`RunDir::acquire`] without the restore: the members a dead daemon
+    /// recorded stay recorded (a daemon that adopts its data path takes
+    /// them over as they are; [`RunDir::restore_left`] gives them back).
+    pub fn acquire_keeping(
+        dir: PathBuf,
+        bond: &str,
+    ) -> Result<(RunDir, Option<State>), JournalError> {
         fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
         let Some(mut lock) = try_lock(&dir)? else {
             return Err(JournalError::Running {
@@ -138,21 +215,48 @@ impl RunDir {
         lock.set_len(0).map_err(|e| io_err(&lock_path, e))?;
         lock.rewind().map_err(|e| io_err(&lock_path, e))?;
         write!(lock, "{pid}").map_err(|e| io_err(&lock_path, e))?;
-        let rd = RunDir {
+        let mut rd = RunDir {
             dir,
             lock: Some(lock),
             state: State {
                 bond: bond.to_string(),
                 pid,
                 members: Vec::new(),
+                kernel: None,
             },
         };
         let left = rd.read_state()?;
         if let Some(old) = &left {
-            restore_all(old);
+            rd.state.members = old.members.clone();
+            rd.state.kernel = old.kernel.clone();
         }
         rd.write()?;
         Ok((rd, left))
+    }
+
+    /// Gives back every member `left` recorded (what a dead daemon left
+    /// changed) and forgets them and its data path.
+    pub fn restore_left(&mut self, left: Option<&State>) -> Result<(), JournalError> {
+        if let Some(old) = left {
+            restore_all(old);
+        }
+        self.state.members.clear();
+        self.state.kernel = None;
+        self.write()
+    }
+
+    /// Records the pinned data path (or that there is none).
+    pub fn set_kernel(&mut self, k: Option<KernelRecord>) -> Result<(), JournalError> {
+        if self.state.kernel == k {
+            return Ok(());
+        }
+        self.state.kernel = k;
+        self.write()
+    }
+
+    /// The pinned data path recorded.
+    pub fn kernel(&self) -> Option<&KernelRecord> {
+        self.state.kernel.as_ref()
     }
 
     fn state_path(&self) -> PathBuf {
@@ -232,6 +336,12 @@ impl RunDir {
         &self.state.members
     }
 
+    /// Unlocks and leaves the state file, for the daemon that adopts what
+    /// it records.
+    pub fn leave(mut self) {
+        self.lock.take();
+    }
+
     /// Removes the state file, the lock and the directory (and the
     /// namespace's directory if that leaves it empty), then unlocks.
     pub fn release(mut self) {
@@ -297,13 +407,26 @@ pub fn member_owner(ns_dir: &Path, name: &str, except: &Path) -> Option<(String,
     None
 }
 
-/// `lagkit down`: restores what a bond that is no longer running left
-/// changed, and removes its run directory. Returns the members restored.
+/// `lagkit down`: detaches the data path a bond that is no longer running
+/// left pinned, restores what it left changed, and removes its run
+/// directory. Returns the members restored.
 pub fn down(dir: PathBuf, bond: &str) -> Result<Vec<String>, JournalError> {
     if !dir.exists() {
+        crate::kernel::release_pins(bond);
         return Ok(Vec::new());
     }
-    let (rd, left) = RunDir::acquire(dir, bond)?;
+    let (mut rd, left) = RunDir::acquire_keeping(dir, bond)?;
+    // No daemon runs it (the lock is ours): a data path it left pinned
+    // stops forwarding before the members are given back.
+    let pinned = crate::kernel::release_pins(bond);
+    if pinned > 0 {
+        tracing::info!(
+            bond,
+            links = pinned,
+            "detached the data path a killed lagkit left forwarding"
+        );
+    }
+    rd.restore_left(left.as_ref())?;
     rd.release();
     Ok(left
         .map(|s| s.members.into_iter().map(|m| m.name).collect())
@@ -349,6 +472,7 @@ mod tests {
                 saved: Saved::for_test(1500),
                 tc_filter: None,
             }],
+            kernel: None,
         };
         fs::write(dir.join("state.json"), serde_json::to_vec(&old).unwrap()).unwrap();
         let (rd, left) = RunDir::acquire(dir.clone(), "bond0").unwrap();
@@ -403,6 +527,53 @@ mod tests {
         fs::write(dir.join("state.json"), serde_json::to_vec(&back).unwrap()).unwrap();
         let (rd, left) = RunDir::acquire(dir.clone(), "bond0").unwrap();
         assert_eq!(left.unwrap().members[0].saved, saved);
+        drop(rd);
+        let _ = fs::remove_dir_all(&ns);
+    }
+
+    /// A daemon that may adopt a dead one's data path keeps its records
+    /// (and its kernel record) until it decides; restoring forgets both.
+    #[test]
+    fn acquire_keeping_carries_the_records_until_restored() {
+        let ns = tmp("keeping");
+        let dir = ns.join("bond0");
+        fs::create_dir_all(&dir).unwrap();
+        let partner = lagkit_wire::PortInfo {
+            system: lagkit_wire::SystemId::new(32768, lagkit_wire::MacAddr([2, 0, 0, 0, 0, 9])),
+            key: 13,
+            port_priority: 255,
+            port: 2,
+            state: lagkit_wire::PortState(0x3d),
+        };
+        let old = State {
+            bond: "bond0".into(),
+            pid: 999_998,
+            members: vec![MemberRecord {
+                name: "lkj-nonexistent".into(),
+                saved: Saved::for_test(1500),
+                tc_filter: None,
+            }],
+            kernel: Some(KernelRecord {
+                logical_ifindex: 7,
+                members: vec!["lkj-nonexistent".into()],
+                mode: "IEEE 802.3ad Dynamic link aggregation".into(),
+                lacp: vec![Some(PartnerRecord::of(&partner))],
+            }),
+        };
+        fs::write(dir.join("state.json"), serde_json::to_vec(&old).unwrap()).unwrap();
+        let (mut rd, left) = RunDir::acquire_keeping(dir.clone(), "bond0").unwrap();
+        assert_eq!(left.as_ref(), Some(&old));
+        assert_eq!(rd.members(), old.members.as_slice());
+        assert_eq!(rd.kernel(), old.kernel.as_ref());
+        assert_eq!(rd.kernel().unwrap().lacp[0].unwrap().info(), partner);
+        let on_disk: State =
+            serde_json::from_str(&fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+        assert_eq!(
+            (on_disk.members, on_disk.kernel),
+            (old.members.clone(), old.kernel.clone())
+        );
+        rd.restore_left(left.as_ref()).unwrap();
+        assert!(rd.members().is_empty() && rd.kernel().is_none());
         drop(rd);
         let _ = fs::remove_dir_all(&ns);
     }

@@ -46,6 +46,30 @@ pub fn remove_leftover(bond: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Where bond `bond` of this network namespace pins its data path
+/// (`<bpffs>/lagkit/<netns inode>/<bond>`), or why it cannot.
+pub fn pin_dir(bond: &str) -> Result<std::path::PathBuf, String> {
+    let ns =
+        lagkit_bondcfg::paths::netns_id().map_or_else(|| "unknown".to_string(), |i| i.to_string());
+    Ok(lagkit_bpf::pin_base()?.join(ns).join(bond))
+}
+
+/// Detaches the data path a killed daemon of bond `bond` left pinned (it
+/// forwards until then); returns how many links it had. For `lagkit
+/// down` and for a start that does not adopt it.
+pub fn release_pins(bond: &str) -> usize {
+    let Ok(dir) = pin_dir(bond) else { return 0 };
+    let n = match lagkit_bpf::Adopted::open(&dir) {
+        Ok(Some(a)) => a.release(),
+        _ => 0,
+    };
+    let _ = std::fs::remove_dir(&dir);
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    n
+}
+
 /// How egress spreads, with the data it borrows kept in [`Parts`].
 #[derive(Debug, Clone, PartialEq)]
 enum Kind {
@@ -311,6 +335,38 @@ impl KernelPath {
             .configure(&parts.distribution(self.logical, self.faults))
     }
 
+    /// Pins the links and counters into a new directory under `bond_dir`
+    /// (see [`lagkit_bpf::Datapath::pin`]): from now on the kernel keeps
+    /// forwarding with the last plan if the daemon dies.
+    pub fn pin(&mut self, bond_dir: &std::path::Path) -> Result<(), lagkit_bpf::Error> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.dp
+            .pin(&bond_dir.join(format!("{}-{n}", std::process::id())))
+    }
+
+    /// Whether the links are pinned.
+    pub fn is_pinned(&self) -> bool {
+        self.dp.pinned().is_some()
+    }
+
+    /// Leaves the pinned programs forwarding (see
+    /// [`lagkit_bpf::Datapath::leave_pinned`]).
+    pub fn leave_pinned(self) {
+        self.dp.leave_pinned();
+    }
+
+    /// Where the links are pinned, if they are.
+    pub fn pinned(&self) -> Option<&std::path::Path> {
+        self.dp.pinned()
+    }
+
+    /// The programs loaded (none if the kernel will not say).
+    pub fn programs(&self) -> Vec<lagkit_bpf::Program> {
+        self.dp.programs().unwrap_or_default()
+    }
+
     /// Frames and bytes per member (by member number) as the programs
     /// counted them, and their drops.
     pub fn counters(&self) -> Option<lagkit_bpf::Counters> {
@@ -327,6 +383,12 @@ impl KernelPath {
 /// peer idle.
 pub fn create_logical(bond: &str) -> Result<Logical, lagkit_bpf::Error> {
     Logical::create(bond, &peer_name(bond))
+}
+
+/// The logical interface a killed daemon of `bond` left, if it is still
+/// the one with index `ifindex`.
+pub fn adopt_logical(bond: &str, ifindex: u32) -> Result<Logical, lagkit_bpf::Error> {
+    Logical::adopt(bond, &peer_name(bond), ifindex)
 }
 
 #[cfg(test)]

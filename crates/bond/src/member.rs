@@ -160,21 +160,35 @@ pub fn take_with(
             .map_err(|e| err(format!("cannot read its offloads: {e}")))?;
         Some(offloads::to_turn_off(&f))
     };
-    let saved = Saved {
-        mac: link.mac().map_err(|e| err(e.to_string()))?,
-        mtu: link.mtu().map_err(|e| err(e.to_string()))?,
-        up: flags.up(),
-        noarp: flags.0 & libc::IFF_NOARP as u32 != 0,
-        disable_ipv6: fs::read_to_string(ipv6_path(name)).ok(),
-        offloads,
+    let recorded = journal
+        .members()
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.saved.clone());
+    let saved = match recorded {
+        // Already recorded: a killed daemon changed it, and a start that
+        // adopts its data path takes it over as it is. Its settings now
+        // are lagkit's; the originals are the ones recorded.
+        Some(saved) => saved,
+        None => {
+            let saved = Saved {
+                mac: link.mac().map_err(|e| err(e.to_string()))?,
+                mtu: link.mtu().map_err(|e| err(e.to_string()))?,
+                up: flags.up(),
+                noarp: flags.0 & libc::IFF_NOARP as u32 != 0,
+                disable_ipv6: fs::read_to_string(ipv6_path(name)).ok(),
+                offloads,
+            };
+            journal
+                .record(MemberRecord {
+                    name: name.to_string(),
+                    saved: saved.clone(),
+                    tc_filter: None,
+                })
+                .map_err(|e| err(format!("cannot record its settings: {e}")))?;
+            saved
+        }
     };
-    journal
-        .record(MemberRecord {
-            name: name.to_string(),
-            saved: saved.clone(),
-            tc_filter: None,
-        })
-        .map_err(|e| err(format!("cannot record its settings: {e}")))?;
     between(name);
     match change(&link, name, want, &saved, journal) {
         Ok((sock, isolation)) => Ok(Taken {

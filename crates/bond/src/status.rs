@@ -53,6 +53,44 @@ pub struct BondStatus {
     pub members: Vec<MemberStatus>,
     /// Configuration warnings and run-time problems an operator must see.
     pub problems: Vec<String>,
+    /// The BPF engine's programs, where they are attached and pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datapath: Option<DatapathStatus>,
+}
+
+/// The BPF engine's data path as the kernel has it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DatapathStatus {
+    /// The programs this daemon loaded.
+    pub programs: Vec<ProgramStatus>,
+    /// Per hook (the logical interface's egress, each member's ingress):
+    /// the programs attached, in the order they run.
+    pub attached: Vec<AttachedStatus>,
+    /// The bpffs directory the links are pinned in (they then outlive the
+    /// daemon); `None`: not pinned, so a restart interrupts traffic.
+    pub pinned: Option<String>,
+}
+
+/// One loaded program.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProgramStatus {
+    /// Its name.
+    pub name: String,
+    /// The kernel's program id.
+    pub id: u32,
+    /// The kernel's tag (hex).
+    pub tag: String,
+}
+
+/// The programs on one hook.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AttachedStatus {
+    /// The interface.
+    pub interface: String,
+    /// "egress" or "ingress".
+    pub hook: String,
+    /// Program ids, in the order they run.
+    pub program_ids: Vec<u32>,
 }
 
 /// 802.3ad part of the bond status.
@@ -657,6 +695,16 @@ impl BondStatus {
         if !self.engine.is_empty() {
             let _ = writeln!(o, "Engine: {} ({})", self.engine, self.engine_reason);
         }
+        if let Some(d) = &self.datapath {
+            match &d.pinned {
+                Some(dir) => {
+                    let _ = writeln!(o, "Data path: pinned in {dir} (forwards across a restart)");
+                }
+                None => {
+                    let _ = writeln!(o, "Data path: not pinned (a restart interrupts traffic)");
+                }
+            }
+        }
         let _ = writeln!(o, "MII Status: {}", self.mii_status);
         let _ = writeln!(o, "MAC Address: {}  MTU: {}", self.mac, self.mtu);
         let _ = writeln!(o, "MII Polling Interval (ms): {}", self.miimon_ms);
@@ -938,6 +986,7 @@ mod tests {
             pagp: Some(pagp_info("desirable", true)),
             members: vec![a, b],
             problems: Vec::new(),
+            datapath: None,
         };
         let text = st.render();
         for line in [
@@ -1059,6 +1108,7 @@ mod tests {
             pagp: None,
             members: vec![m, other],
             problems: Vec::new(),
+            datapath: None,
         };
         let text = st.render();
         assert!(text.contains("Engine: bpf (engine = bpf)\n"), "{text}");

@@ -79,6 +79,8 @@ impl Change {
 struct Running {
     settings: Settings,
     stop: Arc<AtomicBool>,
+    /// Set before `stop`: exit leaving the data path to the next daemon.
+    handoff: Arc<AtomicBool>,
     updates: mpsc::Sender<Settings>,
     handle: JoinHandle<()>,
 }
@@ -151,12 +153,23 @@ impl Supervisor {
             stop_bond(r);
         }
     }
+
+    /// Stops every bond leaving its data path forwarding for the next
+    /// daemon to adopt ([`Bond::handoff`]).
+    pub fn handoff(self) {
+        for r in self.running {
+            r.handoff.store(true, Ordering::Relaxed);
+            stop_bond(r);
+        }
+    }
 }
 
 /// Starts one bond on its own thread; returns once it is up (or failed).
 /// Settings sent to it later apply in place, or restart the bond.
 fn spawn(s: Settings) -> Result<Running, SpawnError> {
     let stop = Arc::new(AtomicBool::new(false));
+    let handoff = Arc::new(AtomicBool::new(false));
+    let ho = handoff.clone();
     let (tx, rx) = mpsc::channel();
     let (utx, urx) = mpsc::channel::<Settings>();
     let st = stop.clone();
@@ -184,6 +197,10 @@ fn spawn(s: Settings) -> Result<Running, SpawnError> {
                     let _ = tx.send(Ok(()));
                 }
                 let again = b.run_with(&st, &urx);
+                if again.is_none() && ho.load(Ordering::Relaxed) {
+                    b.handoff();
+                    return;
+                }
                 b.shutdown();
                 match again {
                     Some(new) => {
@@ -198,6 +215,7 @@ fn spawn(s: Settings) -> Result<Running, SpawnError> {
         Ok(Ok(())) => Ok(Running {
             settings,
             stop,
+            handoff,
             updates: utx,
             handle,
         }),

@@ -89,6 +89,28 @@ impl Upper {
         }
     }
 
+    /// The veth end a killed daemon left (with index `ifindex`), for a
+    /// daemon that adopts its pinned data path: the new programs load and
+    /// attach behind the pinned ones, which go on forwarding meanwhile.
+    pub fn adopt(name: &str, ifindex: u32) -> Result<(Upper, EngineInfo), String> {
+        let logical = kernel::adopt_logical(name, ifindex).map_err(|e| e.to_string())?;
+        let probe = KernelPath::load(name).map_err(|e| e.to_string())?;
+        let link = Link::open(name).map_err(|e| e.to_string())?;
+        let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
+        Ok((
+            Upper::Logical {
+                probe: Some(Box::new(probe)),
+                logical: Some(logical),
+                link,
+                idle: (Arc::new(a), b),
+            },
+            EngineInfo {
+                kind: "bpf",
+                why: "adopted the data path a previous lagkit left forwarding".into(),
+            },
+        ))
+    }
+
     /// The veth end, proven able to carry the programs: they load and
     /// attach to it, and are kept for the bond's first start.
     fn logical(name: &str) -> Result<Upper, String> {
@@ -132,6 +154,17 @@ impl Upper {
     /// Whether the kernel moves the data frames (the BPF engine).
     pub fn is_kernel(&self) -> bool {
         matches!(self, Upper::Logical { .. })
+    }
+
+    /// Leaves a veth logical interface in place, for a pinned data path
+    /// that goes on sending to it.
+    pub fn leave(&mut self) {
+        if let Upper::Logical { logical, probe, .. } = self {
+            *probe = None;
+            if let Some(l) = logical.take() {
+                l.leave();
+            }
+        }
     }
 
     /// Removes a veth logical interface now (at shutdown, before the run

@@ -33,6 +33,7 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use aya::maps::{HashMap, Map, MapData, MapError, PerCpuArray};
+use aya::programs::links::FdLink;
 use aya::programs::tc::TcAttachOptions;
 use aya::programs::{
     LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
@@ -42,15 +43,32 @@ use lagkit_hash::{BUCKETS, MAX_MEMBERS};
 
 mod abi;
 mod logical;
+mod pin;
 mod plan;
 
 pub use logical::Logical;
+pub use pin::{base as pin_base, Adopted};
 pub use plan::{Distribution, Publisher, Spread, Tlb};
 
 use abi::{read_cb, Counter, IFINDEX, SKB_CTX_LEN};
 
 /// The object `build.rs` compiled, aligned as aya's ELF parser wants it.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit.bpf.o"));
+
+/// The same programs with one harmless instruction more (other tags), which
+/// a daemon loads when `LAGKIT_TEST_BPF_VARIANT=1` is in its environment:
+/// how the tests stand for an upgrade to a build whose programs differ.
+static VARIANT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit-variant.bpf.o"));
+
+/// The object to load: [`OBJECT`], or [`VARIANT`] when the test seam asks.
+fn object() -> &'static [u8] {
+    if std::env::var_os("LAGKIT_TEST_BPF_VARIANT").is_some_and(|v| v == "1") {
+        VARIANT
+    } else {
+        OBJECT
+    }
+}
 
 const EGRESS: &str = "lagkit_egress";
 const INGRESS: &str = "lagkit_ingress";
@@ -186,6 +204,30 @@ impl From<MapError> for Error {
     }
 }
 
+/// One loaded program ([`Datapath::programs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// Its name in the object.
+    pub name: &'static str,
+    /// The kernel's id.
+    pub id: u32,
+    /// The kernel's tag.
+    pub tag: u64,
+}
+
+/// The ids of the tcx programs attached to interface `ifname` (in the
+/// calling thread's namespace) on egress (`egress`) or ingress, in the
+/// order they run: whatever loaded them, this process or another.
+pub fn attached(ifname: &str, egress: bool) -> Result<Vec<u32>, Error> {
+    let at = if egress {
+        TcAttachType::Egress
+    } else {
+        TcAttachType::Ingress
+    };
+    let (_, progs) = SchedClassifier::query_tcx(ifname, at)?;
+    Ok(progs.iter().map(|p| p.id()).collect())
+}
+
 /// What the egress program decided for one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice {
@@ -216,7 +258,18 @@ pub struct Count {
 pub struct Datapath {
     /// The plans map as this process writes it (dropped before `ebpf`).
     mapped: Arc<plan::Mapped>,
+    /// The tcx links, held here (not by `ebpf`) so they can be pinned.
+    links: pin::Links,
     ebpf: Ebpf,
+}
+
+impl Drop for Datapath {
+    /// A clean end: the pins go, so the links detach with this process's
+    /// descriptors. (A killed process never gets here: its pins keep the
+    /// data path forwarding.)
+    fn drop(&mut self) {
+        self.links.unpin();
+    }
 }
 
 impl Datapath {
@@ -226,7 +279,7 @@ impl Datapath {
         // Without the kernel's BTF: the programs use no CO-RE relocations,
         // and the default loader parses all of vmlinux's type information,
         // which left a bond daemon 16 MB larger.
-        let mut ebpf = aya::EbpfLoader::new().btf(None).load(OBJECT)?;
+        let mut ebpf = aya::EbpfLoader::new().btf(None).load(object())?;
         // The loader's default already parsed it once; give those pages
         // back (glibc keeps freed memory otherwise).
         // SAFETY: malloc_trim only returns free heap pages to the system.
@@ -245,7 +298,11 @@ impl Datapath {
             return Err(Error::Missing("plans array"));
         };
         let mapped = Arc::new(plan::Mapped::new(plans.fd().as_fd())?);
-        Ok(Datapath { mapped, ebpf })
+        Ok(Datapath {
+            mapped,
+            links: pin::Links::default(),
+            ebpf,
+        })
     }
 
     /// Publishes a distribution, atomically as the data path sees it: each
@@ -288,6 +345,27 @@ impl Datapath {
         Ok([id(EGRESS)?, id(INGRESS)?])
     }
 
+    /// This datapath's programs: name, kernel id and tag (the hash of
+    /// their instructions, which differs between builds whose programs
+    /// differ).
+    pub fn programs(&self) -> Result<Vec<Program>, Error> {
+        let mut all = Vec::new();
+        for name in [EGRESS, INGRESS] {
+            let prog: &SchedClassifier = self
+                .ebpf
+                .program(name)
+                .ok_or(Error::Missing("program"))?
+                .try_into()?;
+            let info = prog.info()?;
+            all.push(Program {
+                name,
+                id: info.id(),
+                tag: info.tag(),
+            });
+        }
+        Ok(all)
+    }
+
     fn attach(&mut self, prog: &str, ifname: &str, at: TcAttachType) -> Result<u32, Error> {
         let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|_| Error::NoInterface {
             ifname: ifname.to_string(),
@@ -297,10 +375,52 @@ impl Datapath {
             .program_mut(prog)
             .ok_or(Error::Missing("program"))?
             .try_into()?;
-        // tcx explicitly: a link owned by a descriptor leaves nothing behind,
-        // where a netlink filter would outlive the process.
-        prog.attach_with_options(ifname, at, TcAttachOptions::TcxOrder(LinkOrder::default()))?;
+        // tcx explicitly: a link owned by a descriptor leaves nothing behind
+        // (unless pinned), where a netlink filter would outlive the process.
+        let id =
+            prog.attach_with_options(ifname, at, TcAttachOptions::TcxOrder(LinkOrder::default()))?;
+        let link = FdLink::try_from(prog.take_link(id)?).map_err(|e| {
+            Error::Program(ProgramError::IOError(std::io::Error::other(e.to_string())))
+        })?;
+        let name = match at {
+            TcAttachType::Egress => format!("egress-{ifindex}"),
+            _ => format!("ingress-{ifindex}"),
+        };
+        self.links.links.push((name, pin::Held::Fd(link)));
         Ok(ifindex)
+    }
+
+    /// Pins every link attached so far, and the counter maps, into `dir`
+    /// (on bpffs, see [`pin_base`]; created here, and it must not hold
+    /// pins already): from now on the programs keep forwarding if this
+    /// process dies, until a daemon adopts them ([`Adopted`]). Dropping
+    /// the `Datapath` removes the pins.
+    pub fn pin(&mut self, dir: &std::path::Path) -> Result<(), Error> {
+        let mut maps = Vec::new();
+        for name in pin::COUNTER_MAPS {
+            maps.push((name, self.ebpf.map(name).ok_or(Error::Missing(name))?));
+        }
+        let r = self.links.pin(dir, &maps);
+        if r.is_err() {
+            self.links.unpin();
+        }
+        r
+    }
+
+    /// Ends this process's hold on a pinned datapath and leaves the pins:
+    /// the programs go on forwarding with the last plan until a daemon
+    /// adopts them ([`Adopted`]). (A datapath that is not pinned just
+    /// detaches, as on drop.)
+    pub fn leave_pinned(mut self) {
+        if self.links.dir.take().is_some() {
+            // Closing a pinned link's descriptor leaves the link.
+            self.links.links.clear();
+        }
+    }
+
+    /// The directory the links are pinned in, if they are.
+    pub fn pinned(&self) -> Option<&std::path::Path> {
+        self.links.dir.as_deref()
     }
 
     /// Runs the egress program on `frame` (an Ethernet frame of at least 14
@@ -376,23 +496,10 @@ impl Datapath {
     /// Frames and bytes per member as egress (`tx`) and ingress (`rx`)
     /// counted them, summed over CPUs.
     pub fn counters(&self) -> Result<Counters, Error> {
-        let mut tx = self.count("tx_counters")?;
-        let mut rx = self.count("rx_counters")?;
-        // Past the members: drops, faults, then (ingress) copies.
-        let rx_copies = rx.pop().unwrap_or_default();
-        let rx_faults = rx.pop().unwrap_or_default();
-        let rx_dropped = rx.pop().unwrap_or_default();
-        let tx_faults = tx.pop().unwrap_or_default();
-        let tx_dropped = tx.pop().unwrap_or_default();
-        Ok(Counters {
-            tx,
-            tx_dropped,
-            tx_faults,
-            rx,
-            rx_dropped,
-            rx_faults,
-            rx_copies,
-        })
+        Ok(Counters::split(
+            self.count("tx_counters")?,
+            self.count("rx_counters")?,
+        ))
     }
 
     /// Every entry of a counter map, summed over CPUs.
@@ -483,6 +590,27 @@ pub struct BucketLoad {
     pub bytes: u64,
     /// When it last sent (CLOCK_MONOTONIC ns), 0 if never.
     pub last_ns: u64,
+}
+
+impl Counters {
+    /// The counter maps' entries as the programs lay them out: the
+    /// members, then (past them) drops, faults and, on ingress, copies.
+    pub(crate) fn split(mut tx: Vec<Count>, mut rx: Vec<Count>) -> Counters {
+        let rx_copies = rx.pop().unwrap_or_default();
+        let rx_faults = rx.pop().unwrap_or_default();
+        let rx_dropped = rx.pop().unwrap_or_default();
+        let tx_faults = tx.pop().unwrap_or_default();
+        let tx_dropped = tx.pop().unwrap_or_default();
+        Counters {
+            tx,
+            tx_dropped,
+            tx_faults,
+            rx,
+            rx_dropped,
+            rx_faults,
+            rx_copies,
+        }
+    }
 }
 
 /// Per-member counters, by the ids the plans gave ([`Distribution::tx_ids`],

@@ -25,6 +25,8 @@ pub struct Logical {
     name: String,
     ifindex: u32,
     netns: OwnedFd,
+    /// Left in place on drop ([`Logical::leave`]).
+    kept: bool,
 }
 
 fn ip(args: &[&str]) -> Result<(), Error> {
@@ -67,6 +69,7 @@ impl Logical {
             name: name.to_string(),
             ifindex,
             netns,
+            kept: false,
         };
         let ipv6 = format!("/proc/sys/net/ipv6/conf/{peer}/disable_ipv6");
         // Without IPv6 in the kernel there is nothing to turn off.
@@ -78,6 +81,38 @@ impl Logical {
         }
         ip(&["link", "set", peer, "arp", "off", "up"])?;
         Ok(logical)
+    }
+
+    /// Takes over the pair `name`/`peer` a killed daemon left, if `name`
+    /// still has index `ifindex` (the interface its pinned programs send
+    /// to) and its peer exists: as it is, with its addresses and state.
+    pub fn adopt(name: &str, peer: &str, ifindex: u32) -> Result<Logical, Error> {
+        let netns = File::open("/proc/thread-self/ns/net")
+            .map(OwnedFd::from)
+            .map_err(|source| Error::Io {
+                what: "opening this thread's network namespace",
+                source,
+            })?;
+        let now = if_nametoindex(name).map_err(|_| Error::NoInterface {
+            ifname: name.to_string(),
+        })?;
+        if now != ifindex || if_nametoindex(peer).is_err() {
+            return Err(Error::NoInterface {
+                ifname: format!("{name} (index {ifindex}) with its peer {peer}"),
+            });
+        }
+        Ok(Logical {
+            name: name.to_string(),
+            ifindex,
+            netns,
+            kept: false,
+        })
+    }
+
+    /// Leaves the pair in place (for a pinned data path that goes on
+    /// sending to it, and the daemon that will adopt both).
+    pub fn leave(mut self) {
+        self.kept = true;
     }
 
     /// The interface's name.
@@ -104,6 +139,9 @@ fn same_netns(ns: &OwnedFd) -> bool {
 
 impl Drop for Logical {
     fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
         // ip(8) runs in its parent's namespace: a helper thread enters the
         // one the pair was made in, and deletes it only if the name still
         // means our interface (not one made since under the same name).

@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The exit status of `lagkit up` after a SIGUSR2 handoff (EX_TEMPFAIL).
+pub const HANDOFF_EXIT: i32 = 75;
+
 /// How a command failed, with the exit status it maps to.
 #[derive(Debug)]
 pub enum Failure {
@@ -101,6 +104,12 @@ pub const UP_EXAMPLE: &str = up_example!();
      lagkit.toml(5). metrics_port = PORT serves Prometheus metrics on 127.0.0.1:PORT of \
      the bond's network namespace (unset: no listener). SIGHUP re-reads the file and applies \
      what changed; SIGINT or SIGTERM stops the bonds and gives the members back. \
+     Under the BPF engine the programs are pinned in bpffs (/sys/fs/bpf or \
+     /run/lagkit/bpffs) and outlive the daemon: after a crash or SIGKILL the kernel keeps \
+     forwarding with the last plan, and the next `lagkit up` of the same bond adopts it \
+     without a lost frame if it starts within the partner's LACP timeout (3 s fast, 90 s \
+     slow). SIGUSR2 exits that way on purpose (status 75), for an upgrade or a restart \
+     without an outage; `lagkit down` removes what such an exit left. \
      LAGKIT_LOG sets the log filter (default: info), e.g. LAGKIT_LOG=debug."
 ))]
 pub struct UpArgs {
@@ -307,12 +316,15 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     }
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    let handoff = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, handoff.clone())
+        .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
 
     // Returns once every bond's members are taken and its data path runs.
     let mut running = summary(&settings);
     let mut bonds = Supervisor::start(settings).map_err(|e| Failure::Runtime(e.to_string()))?;
     crate::notify::ready(&running);
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && !handoff.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         if reload.swap(false, Ordering::Relaxed) {
             tracing::info!(config = %args.config.display(), "SIGHUP: reloading");
@@ -330,6 +342,14 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
             crate::notify::ready(&running);
         }
         bonds.reap();
+    }
+    if handoff.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+        tracing::info!("SIGUSR2: handing off to the next lagkit (the kernel keeps forwarding)");
+        crate::notify::stopping("handing off: the data path keeps forwarding");
+        bonds.handoff();
+        // EX_TEMPFAIL: not a failure, but not a stop either; a unit with
+        // Restart=on-failure starts the next daemon, which adopts.
+        std::process::exit(HANDOFF_EXIT);
     }
     tracing::info!("stopping: restoring members");
     crate::notify::stopping("stopping: restoring members");

@@ -597,6 +597,7 @@ fn lagkit_status_json_is_the_host_side() {
         pagp: None,
         members: vec![member("a1", 1, 304, true), member("a2", 2, 305, in_use)],
         problems: vec![],
+        datapath: None,
     };
     let dir = std::env::temp_dir().join(format!("lkt-check-status-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -10,10 +10,10 @@
 
 mod common;
 
-use common::{bond_status as status, Daemon};
-use lagkit_testnet::{parse_ping, tcp_until, wait_until, Lab, Ping};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use common::{bond_status as status, Daemon, Pinger, TmpDir as Dir};
+use lagkit_testnet::{tcp_until, wait_until, Lab};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,51 +41,6 @@ fn start_bond(ns: &str, cfg: &Path, log: &Path) -> Daemon {
         .spawn()
         .expect("lagkit up starts");
     Daemon(child)
-}
-
-/// `ping -i 0.01` until [`Pinger::finish`]; killed on drop.
-struct Pinger(Option<Child>);
-
-impl Pinger {
-    fn start(ns: &str, dst: &str) -> Pinger {
-        let child = Command::new("ip")
-            .args([
-                "netns", "exec", ns, "ping", "-n", "-q", "-i", "0.01", "-W", "1",
-            ])
-            .arg(dst)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("ping runs (iputils-ping installed?)");
-        Pinger(Some(child))
-    }
-
-    /// SIGINT (ping then prints its summary) and the summary.
-    fn finish(mut self) -> Ping {
-        let child = self.0.take().expect("running");
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let out = child.wait_with_output().expect("ping exits");
-        parse_ping(&String::from_utf8_lossy(&out.stdout))
-    }
-}
-
-impl Drop for Pinger {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// The test's files; removed on drop.
-struct Dir(PathBuf);
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// One side's configuration; `flip` chooses one of two sets of in-place

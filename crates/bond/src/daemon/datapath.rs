@@ -97,11 +97,83 @@ impl Bond {
         self.slow_rx = Some(slow);
         // The programs still in force get this plan at the next publish.
         self.dirty = kernel_err.is_some();
+        if kernel_err.is_none() {
+            self.take_over_and_pin();
+        }
         match kernel_err {
             Some(why) => Err(engine_err(format!(
                 "the BPF programs could not take the members ({why}); the previous ones stay in force"
             ))),
             None => Ok(()),
+        }
+    }
+
+    /// Once this daemon's programs forward with its plan: releases a
+    /// killed daemon's pinned programs (which forwarded until now; their
+    /// counts are kept in each member's past), then pins this daemon's own,
+    /// so they in turn outlive it, and records them in the state file.
+    fn take_over_and_pin(&mut self) {
+        if let Some(a) = self.adopted.take() {
+            let names = self
+                .resume_names()
+                .unwrap_or_else(|| self.members.iter().map(|m| m.name.clone()).collect());
+            for c in a.counters() {
+                for (i, name) in names.iter().enumerate() {
+                    if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
+                        m.past.add_engine(&kernel_snapshot(c, i));
+                    }
+                }
+            }
+            let n = a.release();
+            tracing::info!(bond = %self.s.name, links = n, "took over from the adopted data path");
+        }
+        let Some(k) = self.kernel.as_mut() else {
+            return;
+        };
+        if !k.is_pinned() {
+            let pinned = crate::kernel::pin_dir(&self.s.name)
+                .and_then(|dir| k.pin(&dir).map_err(|e| e.to_string()));
+            if let Err(why) = pinned {
+                tracing::warn!(bond = %self.s.name, %why, "data path not pinned: a restart of this daemon will interrupt traffic");
+            }
+        }
+        self.record_kernel();
+    }
+
+    /// The members as the adopted programs numbered them.
+    fn resume_names(&self) -> Option<Vec<String>> {
+        self.run
+            .as_ref()
+            .and_then(|r| r.kernel())
+            .map(|k| k.members.clone())
+    }
+
+    /// Writes what a daemon adopting the pinned data path needs (the
+    /// logical interface, the members' numbering, each aggregated port's
+    /// partner) to the state file when it changed; `None` when nothing is
+    /// pinned.
+    pub(super) fn record_kernel(&mut self) {
+        let rec = match (&self.kernel, self.upper.link().ifindex()) {
+            (Some(k), Ok(ifindex)) if k.is_pinned() => Some(journal::KernelRecord {
+                logical_ifindex: ifindex,
+                members: self.kernel_members.clone(),
+                mode: self.s.mode.linux_name().to_string(),
+                lacp: self
+                    .members
+                    .iter()
+                    .map(|m| {
+                        let st = self.lacp.as_ref()?.port_status(m.port?)?;
+                        (st.distributing && st.partner.state.in_sync())
+                            .then(|| journal::PartnerRecord::of(&st.partner))
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        };
+        if let Some(run) = self.run.as_mut() {
+            if let Err(e) = run.set_kernel(rec) {
+                tracing::warn!(bond = %self.s.name, error = %e, "state file not updated");
+            }
         }
     }
 
@@ -213,6 +285,9 @@ impl Bond {
             p.publish(map);
         }
         self.dirty = false;
+        if self.kernel.is_some() {
+            self.record_kernel();
+        }
         if !self.unpublished.is_empty() {
             let published_ns = lagkit_dataplane::monotonic_now_ns();
             for (i, up, seen_ns) in std::mem::take(&mut self.unpublished) {

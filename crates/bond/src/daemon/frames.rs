@@ -13,8 +13,19 @@ impl Bond {
         let l = &self.s.lacp;
         let mut sys = System::new(l.system_config(&self.s.name, self.mac));
         let now = self.t();
+        let resume = std::mem::take(&mut self.resume);
         for (i, m) in self.members.iter_mut().enumerate() {
-            m.port = Some(sys.add_port(l.port_config(&m.name, (i + 1) as u16, m.mac), now));
+            let cfg = l.port_config(&m.name, (i + 1) as u16, m.mac);
+            // A port of an adopted data path that was aggregated and is
+            // still up carries on from where the killed daemon left it.
+            let partner = resume.get(i).copied().flatten();
+            m.port = Some(match partner {
+                Some(p) if m.usable() => {
+                    tracing::info!(bond = %self.s.name, member = %m.name, partner = %p.info().system, "resuming LACP where the previous lagkit left it");
+                    sys.resume_port(cfg, p.info(), now)
+                }
+                _ => sys.add_port(cfg, now),
+            });
         }
         self.lacp = Some(sys);
     }

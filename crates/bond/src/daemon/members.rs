@@ -167,6 +167,25 @@ impl Bond {
         self.set_carrier(i, l.usable());
     }
 
+    /// A start that adopts a forwarding data path: members whose link is
+    /// up now count as up at once (not after `updelay`), as the killed
+    /// daemon had them, so the first plan is the one in force.
+    pub(super) fn adopt_carriers(&mut self) {
+        let Ok(links) = CarrierWatcher::dump() else {
+            return;
+        };
+        let down = self.s.member_downdelay();
+        for l in links {
+            let Some(m) = self.members.iter_mut().find(|m| m.name == l.name) else {
+                continue;
+            };
+            if m.present() && l.present && l.usable() {
+                m.carrier = Debounce::new(true, self.s.updelay, down);
+                m.watchers.set("carrier", true);
+            }
+        }
+    }
+
     /// The raw carrier of member `i` changed (or was re-read).
     pub(super) fn set_carrier(&mut self, i: usize, raw: bool) {
         let now = now_ns(self.epoch);

@@ -192,6 +192,12 @@ pub struct Bond {
     engine_info: EngineInfo,
     /// The BPF engine's programs, when it runs.
     kernel: Option<KernelPath>,
+    /// The pinned data path of a killed daemon, forwarding until this
+    /// one's programs have their plan (then released).
+    adopted: Option<lagkit_bpf::Adopted>,
+    /// What that daemon recorded of each member's LACP partner, for
+    /// `setup_lacp` to resume the ports (taken there).
+    resume: Vec<Option<journal::PartnerRecord>>,
     /// The members, in the order of their numbers in `kernel`'s counters.
     kernel_members: Vec<String>,
     /// The members, in the order the running engine numbers them.
@@ -260,17 +266,37 @@ impl Bond {
         let name = s.name.clone();
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
         let run_dir = ns_dir.join(&name);
-        let (run, left) = RunDir::acquire(run_dir.clone(), &name)?;
-        if let Some(old) = left {
-            tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
-        }
-        if crate::kernel::remove_leftover(&name) {
-            tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
-        }
+        let (mut run, left) = RunDir::acquire_keeping(run_dir.clone(), &name)?;
         let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
         if let Some(b) = &s.backup {
             if !s.members.contains(b) {
                 all.push((b.clone(), true));
+            }
+        }
+        let names: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
+        let adoption = match &left {
+            Some(old) => match Adoption::consider(&s, &names, old) {
+                Ok(a) => Some(a),
+                Err(why) => {
+                    if old.kernel.is_some() {
+                        tracing::warn!(bond = %name, pid = old.pid, %why, "not adopting the data path a previous lagkit left forwarding; starting afresh");
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
+        if adoption.is_none() {
+            let released = crate::kernel::release_pins(&name);
+            if released > 0 {
+                tracing::warn!(bond = %name, links = released, "detached the data path a killed lagkit left pinned");
+            }
+            run.restore_left(left.as_ref())?;
+            if let Some(old) = &left {
+                tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
+            }
+            if crate::kernel::remove_leftover(&name) {
+                tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
             }
         }
         for (m, _) in &all {
@@ -292,11 +318,19 @@ impl Bond {
             .into_iter()
             .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
             .collect();
-        let (upper, engine_info) =
-            Upper::open(&name, s.engine).map_err(|why| BondError::Engine {
-                bond: name.clone(),
-                why,
-            })?;
+        let (upper, engine_info, adopted, resume) = match adoption {
+            Some(a) => {
+                tracing::info!(bond = %name, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
+                (a.upper, a.info, Some(a.pinned), a.lacp)
+            }
+            None => {
+                let (u, i) = Upper::open(&name, s.engine).map_err(|why| BondError::Engine {
+                    bond: name.clone(),
+                    why,
+                })?;
+                (u, i, None, Vec::new())
+            }
+        };
         tracing::info!(bond = %name, engine = engine_info.kind, why = %engine_info.why, "data path chosen");
         let path = s.control_socket.clone();
         let control_err = |why: String| BondError::Control {
@@ -343,6 +377,8 @@ impl Bond {
             upper,
             engine_info,
             kernel: None,
+            adopted,
+            resume,
             kernel_members: Vec::new(),
             engine_members: Vec::new(),
             mac: MacAddr::ZERO,
@@ -377,6 +413,9 @@ impl Bond {
             if let Err(e) = bond.try_take_with(i, &mut *between) {
                 return Err(BondError::Member(e, bond.s.name.clone()));
             }
+        }
+        if bond.adopted.is_some() {
+            bond.adopt_carriers();
         }
         bond.setup_tap()?;
         bond.setup_lacp();
@@ -420,8 +459,11 @@ impl Bond {
             bond: self.s.name.clone(),
             why,
         };
-        link.set_mac(mac.0)
-            .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
+        // Only if it differs: an adopted logical interface already has it.
+        if link.mac().ok() != Some(mac.0) {
+            link.set_mac(mac.0)
+                .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
+        }
         if let Some(mtu) = self.s.mtu {
             link.set_mtu(mtu)
                 .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
@@ -722,6 +764,35 @@ impl Bond {
         drop(self);
     }
 
+    /// Exits leaving the data path forwarding, for a new daemon (of this
+    /// build or another) to adopt: the pinned programs keep the last plan,
+    /// the members stay as lagkit set them, the state file says what a
+    /// start needs to carry on. A bond whose data path is not pinned (the
+    /// userspace engine, or no bpffs) stops as [`Bond::shutdown`] does.
+    pub fn handoff(mut self) {
+        if !self.kernel.as_ref().is_some_and(|k| k.is_pinned()) {
+            tracing::warn!(bond = %self.s.name, "handoff asked, but the data path is not pinned: stopping and giving the members back");
+            return self.shutdown();
+        }
+        self.record_kernel();
+        self.metrics = None;
+        self.control = None;
+        if let Some(e) = self.engine.take() {
+            let _ = e.stop();
+        }
+        if let Some(k) = self.kernel.take() {
+            k.leave_pinned();
+        }
+        self.upper.leave();
+        for m in &mut self.members {
+            m.saved = None;
+        }
+        if let Some(run) = self.run.take() {
+            run.leave();
+        }
+        tracing::info!(bond = %self.s.name, "handed off: the kernel forwards with the last plan until a new lagkit adopts it");
+    }
+
     fn close(&mut self) {
         let Some(run) = self.run.take() else {
             return;
@@ -731,8 +802,11 @@ impl Bond {
         if let Some(e) = self.engine.take() {
             let _ = e.stop();
         }
-        // Detach the programs, then delete the veth logical interface.
+        // Detach the programs (unpinned as they go), then delete the veth
+        // logical interface.
         self.kernel = None;
+        self.adopted = None;
+        crate::kernel::release_pins(&self.s.name);
         self.upper.remove();
         for m in &mut self.members {
             m.isolation = None;
@@ -742,6 +816,56 @@ impl Bond {
         }
         run.release();
         tracing::info!(bond = %self.s.name, "bond down; members restored");
+    }
+}
+
+/// What a start takes over from a killed daemon of the same bond whose
+/// BPF data path is still forwarding ([`lagkit_bpf::Adopted`]).
+struct Adoption {
+    pinned: lagkit_bpf::Adopted,
+    upper: Upper,
+    info: EngineInfo,
+    lacp: Vec<Option<journal::PartnerRecord>>,
+}
+
+impl Adoption {
+    /// Whether the data path `old` recorded can be adopted by a bond
+    /// configured as `s` (members `names`, backup included): the same
+    /// members and mode, an engine that may be BPF, the pins and the
+    /// logical interface still there. Otherwise, why not.
+    fn consider(s: &Settings, names: &[String], old: &journal::State) -> Result<Adoption, String> {
+        let k = old.kernel.as_ref().ok_or("it left no pinned data path")?;
+        if s.engine == crate::kernel::EngineChoice::Userspace {
+            return Err("engine = userspace is configured now".into());
+        }
+        if k.members != names {
+            return Err(format!(
+                "its members were {:?}, the configuration now has {names:?}",
+                k.members
+            ));
+        }
+        if k.mode != s.mode.linux_name() {
+            return Err(format!(
+                "its mode was {}, the configuration now has {}",
+                k.mode,
+                s.mode.linux_name()
+            ));
+        }
+        let dir = crate::kernel::pin_dir(&s.name)?;
+        let pinned = match lagkit_bpf::Adopted::open(&dir) {
+            Ok(Some(p)) if p.links() > 0 => p,
+            Ok(_) => return Err(format!("no pinned links in {}", dir.display())),
+            Err(e) => return Err(e.to_string()),
+        };
+        let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
+        let mut lacp = k.lacp.clone();
+        lacp.resize(names.len(), None);
+        Ok(Adoption {
+            pinned,
+            upper,
+            info,
+            lacp,
+        })
     }
 }
 

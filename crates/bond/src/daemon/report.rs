@@ -160,7 +160,41 @@ impl Bond {
             pagp,
             members,
             problems,
+            datapath: self.datapath_status(),
         }
+    }
+
+    /// The BPF engine's programs, what is attached to each hook of the
+    /// bond (whoever loaded it) and where the links are pinned.
+    fn datapath_status(&self) -> Option<status::DatapathStatus> {
+        let k = self.kernel.as_ref()?;
+        let programs = k
+            .programs()
+            .into_iter()
+            .map(|p| status::ProgramStatus {
+                name: p.name.to_string(),
+                id: p.id,
+                tag: format!("{:016x}", p.tag),
+            })
+            .collect();
+        let hooks = std::iter::once((self.s.name.as_str(), true)).chain(
+            self.members
+                .iter()
+                .filter(|m| m.present())
+                .map(|m| (m.name.as_str(), false)),
+        );
+        let attached = hooks
+            .map(|(ifname, egress)| status::AttachedStatus {
+                interface: ifname.to_string(),
+                hook: if egress { "egress" } else { "ingress" }.to_string(),
+                program_ids: lagkit_bpf::attached(ifname, egress).unwrap_or_default(),
+            })
+            .collect();
+        Some(status::DatapathStatus {
+            programs,
+            attached,
+            pinned: k.pinned().map(|p| p.display().to_string()),
+        })
     }
 
     /// The bond's counters.

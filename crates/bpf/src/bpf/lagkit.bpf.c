@@ -1362,6 +1362,11 @@ SEC("classifier")
 int lagkit_egress(struct __sk_buff *skb)
 {
 	__u32 zero = 0, ifindex, b;
+#ifdef LAGKIT_VARIANT
+	/* The variant build (tests of an upgrade across a restart): one
+	 * instruction more, so its programs' tags differ, and nothing else. */
+	asm volatile("r0 = 0" ::: "r0");
+#endif
 	struct lagkit_config *cfg = current_plan();
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct lagkit_bucket *load;
@@ -1559,6 +1564,9 @@ int lagkit_ingress(struct __sk_buff *skb)
 {
 	struct lagkit_config *cfg;
 	__u32 i, n;
+#ifdef LAGKIT_VARIANT
+	asm volatile("r0 = 0" ::: "r0");
+#endif
 
 	if (skb->protocol == bpf_htons(0x8809) || is_pagp(skb))
 		return TC_ACT_OK;

@@ -183,3 +183,40 @@ impl Drop for TmpDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// `ping -i 0.01` from a namespace until [`Pinger::finish`]; killed on drop.
+pub struct Pinger(Option<std::process::Child>);
+
+impl Pinger {
+    /// Starts pinging `dst` from namespace `ns`, every 10 ms.
+    pub fn start(ns: &str, dst: &str) -> Pinger {
+        let child = Command::new("ip")
+            .args([
+                "netns", "exec", ns, "ping", "-n", "-q", "-i", "0.01", "-W", "1",
+            ])
+            .arg(dst)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("ping runs (iputils-ping installed?)");
+        Pinger(Some(child))
+    }
+
+    /// SIGINT (ping then prints its summary) and the summary.
+    pub fn finish(mut self) -> lagkit_testnet::Ping {
+        let child = self.0.take().expect("running");
+        // SAFETY: signalling a process this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().expect("ping exits");
+        lagkit_testnet::parse_ping(&String::from_utf8_lossy(&out.stdout))
+    }
+}
+
+impl Drop for Pinger {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
