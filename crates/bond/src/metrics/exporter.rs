@@ -95,13 +95,38 @@ impl Page {
         f
     }
 
-    /// The page in OpenMetrics.
+    /// The page in OpenMetrics, each family's series sorted (the
+    /// registry keeps them in hash order), so two scrapes read alike.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.reg);
-        out
+        sort_series(&out)
     }
+}
+
+/// `page` with the sample lines under each `# ...` header block sorted.
+fn sort_series(page: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    let mut samples: Vec<&str> = Vec::new();
+    let flush = |samples: &mut Vec<&str>, out: &mut String| {
+        samples.sort_unstable();
+        for l in samples.drain(..) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in page.lines() {
+        if line.starts_with('#') {
+            flush(&mut samples, &mut out);
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            samples.push(line);
+        }
+    }
+    flush(&mut samples, &mut out);
+    out
 }
 
 /// The same page in the Prometheus text format (0.0.4): a counter family
@@ -368,6 +393,25 @@ mod tests {
              # HELP lagkit_member_link_up 1 with carrier.\n\
              # TYPE lagkit_member_link_up gauge\n\
              lagkit_member_link_up{bond=\"b0\"} 1\n"
+        );
+    }
+
+    #[test]
+    fn series_are_sorted_within_their_family() {
+        let mut p = Page::new();
+        let g = p.gauge("x", "X");
+        for m in ["c", "a", "b"] {
+            g.get_or_create(&labels(&[("m", m)])).set(1);
+        }
+        let c = p.counter("y", "Y");
+        c.get_or_create(&labels(&[("m", "b")])).inc();
+        c.get_or_create(&labels(&[("m", "a")])).inc();
+        assert_eq!(
+            p.encode(),
+            "# HELP lagkit_x X.\n# TYPE lagkit_x gauge\n\
+             lagkit_x{m=\"a\"} 1\nlagkit_x{m=\"b\"} 1\nlagkit_x{m=\"c\"} 1\n\
+             # HELP lagkit_y Y.\n# TYPE lagkit_y counter\n\
+             lagkit_y_total{m=\"a\"} 1\nlagkit_y_total{m=\"b\"} 1\n# EOF\n"
         );
     }
 
