@@ -6,8 +6,9 @@
 //! The forwarding loop owns every counter, so the page is built from a
 //! [`Snapshot`] the loop's owner takes between two wake-ups at most once a
 //! second ([`Switch::metrics_snapshot`]: a copy of a few counters per
-//! port, nothing on the per-frame path), and rendered by the pure
-//! [`render`]; the bond's [`Exporter`] serves it from its own thread.
+//! port, nothing on the per-frame path); a thread of [`SwitchMetrics`]
+//! renders it with the pure [`render`], and the bond's [`Exporter`]
+//! serves it from a thread of its own.
 
 use crate::daemon::Switch;
 use lagkit_bond::metrics::{labels, set_lacp_bits, set_pagp_state, snake, Labels, Page};
@@ -408,33 +409,72 @@ pub fn render(s: &Snapshot) -> String {
     page.encode()
 }
 
-/// The metrics endpoint of a switch: serves [`render`]'s page, taken
-/// again at most once a second.
+/// The metrics endpoint of a switch. The loop's owner calls
+/// [`SwitchMetrics::update`] between two wake-ups: at most once a second it
+/// copies the counters ([`Switch::metrics_snapshot`]) and hands the copy to
+/// a thread of its own, which renders the page and gives it to the
+/// [`Exporter`]; the loop never renders, never waits for the renderer (a
+/// copy still waiting is skipped) and never waits on a scraper.
 pub struct SwitchMetrics {
-    exporter: Exporter,
+    snapshots: Option<std::sync::mpsc::SyncSender<Snapshot>>,
+    renderer: Option<std::thread::JoinHandle<()>>,
+    addr: std::net::SocketAddr,
     epoch: std::time::Instant,
+    /// When the last copy was taken (ns since `epoch`; 0 = never).
+    last: u64,
 }
 
 impl SwitchMetrics {
     /// Listens on `addr`.
     pub fn start(addr: std::net::SocketAddr) -> std::io::Result<SwitchMetrics> {
+        let mut exporter = Exporter::start(addr)?;
+        let addr = exporter.local_addr();
+        let epoch = std::time::Instant::now();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Snapshot>(1);
+        let renderer = std::thread::Builder::new()
+            .name("lagkit-metrics-render".into())
+            .spawn(move || {
+                for snap in rx {
+                    let now = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    exporter.publish(render(&snap), now);
+                }
+            })?;
         Ok(SwitchMetrics {
-            exporter: Exporter::start(addr)?,
-            epoch: std::time::Instant::now(),
+            snapshots: Some(tx),
+            renderer: Some(renderer),
+            addr,
+            epoch,
+            last: 0,
         })
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> std::net::SocketAddr {
-        self.exporter.local_addr()
+        self.addr
     }
 
-    /// Between two wake-ups of `sw`'s loop: renders the page again when a
-    /// second has passed since the last time.
+    /// Between two wake-ups of `sw`'s loop: copies its counters for the
+    /// renderer when a second has passed since the last copy.
     pub fn update(&mut self, sw: &Switch) {
         let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        if self.exporter.due(now) {
-            self.exporter.publish(render(&sw.metrics_snapshot()), now);
+        if self.last != 0 && now.saturating_sub(self.last) < 1_000_000_000 {
+            return;
+        }
+        self.last = now.max(1);
+        if let Some(tx) = &self.snapshots {
+            // Full: the renderer is still at the last copy; this one waits
+            // for the next second.
+            let _ = tx.try_send(sw.metrics_snapshot());
+        }
+    }
+}
+
+impl Drop for SwitchMetrics {
+    /// Stops the renderer (and with it the listener).
+    fn drop(&mut self) {
+        self.snapshots = None;
+        if let Some(t) = self.renderer.take() {
+            let _ = t.join();
         }
     }
 }
