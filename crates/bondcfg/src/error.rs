@@ -391,7 +391,8 @@ pub enum ErrorKind {
         /// Where.
         other_line: usize,
     },
-    /// Two bonds with one metrics port.
+    /// Two bonds with one metrics address (or one port, one of them on
+    /// every address).
     PortClash {
         /// The bond that has it first.
         other_bond: String,

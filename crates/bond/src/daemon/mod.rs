@@ -331,7 +331,7 @@ impl Bond {
             Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
                 bond: s.name.clone(),
                 path: PathBuf::from(addr.to_string()),
-                why: format!("metrics port: {e}"),
+                why: format!("metrics_listen: {e}"),
             })?),
             None => None,
         };
