@@ -107,11 +107,20 @@ fn promtool(page: &str) -> Result<(), String> {
     }
 }
 
-#[test]
-fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
-    let Some(mut lab) = Lab::new("metrics") else {
-        return;
-    };
+/// A bond (two members) facing the switch (Gi1/1-2 its channel, Gi1/3 a
+/// host at 10.0.NET.2), both serving metrics; stopped and removed on drop.
+struct Ends {
+    sw: String,
+    a: String,
+    h: String,
+    _switch: common::Daemon,
+    _bond: common::Daemon,
+    _dir: TmpDir,
+    _lab: Lab,
+}
+
+fn ends(test: &str, net: u8, channel: &str, bond: &str) -> Option<Ends> {
+    let mut lab = Lab::new(test)?;
     let (sw, a, h) = (lab.netns(), lab.netns(), lab.netns());
     lab.veth(&a, "eth1", &sw, "a1");
     lab.veth(&a, "eth2", &sw, "a2");
@@ -119,14 +128,14 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
     for d in ["a1", "a2", "h1"] {
         lab.sh(&["ip", "-n", &sw, "link", "set", d, "up"]);
     }
-    lab.host(&h, "eth0", "10.0.31.2/24");
-    let dir = TmpDir(tmpdir("metrics"));
+    lab.host(&h, "eth0", &format!("10.0.{net}.2/24"));
+    let dir = TmpDir(tmpdir(test));
     let cfg = write(
         &dir.0,
         "switch.cfg",
-        "hostname edge\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n",
+        &format!("hostname edge\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n {channel}\ninterface port-channel 1\n"),
     );
-    let _switch = start(
+    let switch = start(
         &sw,
         &[
             "switch",
@@ -142,18 +151,40 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
         ],
         &dir.0.join("switch.log"),
     );
-    let bond = write(
+    let toml = write(
         &dir.0,
         "bond.toml",
         &format!(
-            "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\nlacp_rate = \"fast\"\naddress = [\"10.0.31.1/24\"]\nmetrics_listen = \"{BOND_ADDR}\"\n"
+            "name = \"bond0\"\nmembers = [\"eth1\", \"eth2\"]\nxmit_hash_policy = \"layer3+4\"\naddress = [\"10.0.{net}.1/24\"]\nmetrics_listen = \"{BOND_ADDR}\"\n{bond}"
         ),
     );
-    let _bond = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("bond.log"));
+    let bond = start(&a, &["up", toml.to_str().unwrap()], &dir.0.join("bond.log"));
+    Some(Ends {
+        sw,
+        a,
+        h,
+        _switch: switch,
+        _bond: bond,
+        _dir: dir,
+        _lab: lab,
+    })
+}
+
+#[test]
+fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
+    let Some(e) = ends(
+        "metrics",
+        31,
+        "channel-group 1 mode active\n lacp rate fast",
+        "mode = \"802.3ad\"\nlacp_rate = \"fast\"\n",
+    ) else {
+        return;
+    };
+    let (sw, a, h) = (&e.sw, &e.a, &e.h);
     wait_until(
         "the bond aggregates both members",
         Duration::from_secs(20),
-        || bond_ports(&a) == 2,
+        || bond_ports(a) == 2,
     );
     // Both pages say so within a render (at most a second).
     let distributing = |page: &str, name: &str, labels: &[(&str, &str)]| {
@@ -171,7 +202,7 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
         "both pages show each member collecting and distributing on both ends",
         Duration::from_secs(5),
         || {
-            let (bp, sp) = (scrape(&a, BOND_ADDR), scrape(&sw, SWITCH_ADDR));
+            let (bp, sp) = (scrape(a, BOND_ADDR), scrape(sw, SWITCH_ADDR));
             members.iter().all(|(m, p)| {
                 distributing(&bp, "lagkit_member_lacp_actor_state", &[("member", m)])
                     && distributing(&bp, "lagkit_member_lacp_partner_state", &[("member", m)])
@@ -189,7 +220,7 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
             })
         },
     );
-    let (bond_before, switch_before) = (scrape(&a, BOND_ADDR), scrape(&sw, SWITCH_ADDR));
+    let (bond_before, switch_before) = (scrape(a, BOND_ADDR), scrape(sw, SWITCH_ADDR));
     for (name, page) in [("bond", &bond_before), ("switch", &switch_before)] {
         if let Err(e) = promtool(page) {
             panic!("the {name}'s page: {e}\n{page}");
@@ -235,9 +266,9 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
     // Traffic both ways between the bond and the host, through the channel.
     // Sixteen flows: each member carries some (all on one: 2 in 2^16).
     let bytes: u64 = 2 << 20;
-    for t in tcp_flows(&h, "10.0.31.2:7300", &a, 8, bytes)
+    for t in tcp_flows(h, "10.0.31.2:7300", a, 8, bytes)
         .into_iter()
-        .chain(tcp_flows(&a, "10.0.31.1:7400", &h, 8, bytes))
+        .chain(tcp_flows(a, "10.0.31.1:7400", h, 8, bytes))
     {
         assert_eq!(t.received, t.sent, "every byte arrived");
     }
@@ -248,7 +279,7 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
         "both pages count the transfers",
         Duration::from_secs(5),
         || {
-            pages = (scrape(&a, BOND_ADDR), scrape(&sw, SWITCH_ADDR));
+            pages = (scrape(a, BOND_ADDR), scrape(sw, SWITCH_ADDR));
             let (bp, sp) = (&pages.0, &pages.1);
             let grew = |page: &str, before: &str, name: &str, labels: &[(&str, &str)]| {
                 total(page, name, labels) - total(before, name, labels) >= moved
@@ -316,9 +347,96 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
         om.contains("Content-Type: application/openmetrics-text") && om.ends_with("# EOF\n"),
         "{om}"
     );
-    let text = scrape_with(&a, BOND_ADDR, None);
+    let text = scrape_with(a, BOND_ADDR, None);
     assert!(
         text.contains("Content-Type: text/plain; version=0.0.4"),
         "{text}"
+    );
+}
+
+/// A balance-xor bond with `pagp = "desirable"` facing a `mode auto`
+/// channel: both pages show each member in PAgP's upPagp and bundled, and
+/// the partner each hears; promtool takes both pages.
+#[test]
+fn pagp_state_on_both_ends() {
+    let Some(e) = ends(
+        "metrics_pagp",
+        32,
+        "channel-group 1 mode auto",
+        "mode = \"balance-xor\"\npagp = \"desirable\"\n",
+    ) else {
+        return;
+    };
+    let (sw, a) = (&e.sw, &e.a);
+    let members = [
+        ("eth1", "GigabitEthernet1/1"),
+        ("eth2", "GigabitEthernet1/2"),
+    ];
+    let mut pages = (String::new(), String::new());
+    wait_until(
+        "both pages show each member in upPagp and bundled",
+        Duration::from_secs(20),
+        || {
+            pages = (scrape(a, BOND_ADDR), scrape(sw, SWITCH_ADDR));
+            let (bp, sp) = (&pages.0, &pages.1);
+            members.iter().all(|(m, p)| {
+                value(
+                    bp,
+                    "lagkit_member_pagp_state",
+                    &[("member", m), ("state", "upPagp")],
+                ) == Some(1.0)
+                    && value(
+                        sp,
+                        "lagkit_switch_member_pagp_state",
+                        &[("port", p), ("state", "upPagp")],
+                    ) == Some(1.0)
+                    && value(
+                        sp,
+                        "lagkit_switch_member_state",
+                        &[("port", p), ("state", "bundled")],
+                    ) == Some(1.0)
+            })
+        },
+    );
+    let (bp, sp) = pages;
+    for (name, page) in [("bond", &bp), ("switch", &sp)] {
+        if let Err(e) = promtool(page) {
+            panic!("the {name}'s page: {e}\n{page}");
+        }
+    }
+    for (m, p) in members {
+        // Only the current state is 1.
+        assert_eq!(
+            total(&bp, "lagkit_member_pagp_state", &[("member", m)]),
+            1.0,
+            "{bp}"
+        );
+        assert!(
+            value(
+                &bp,
+                "lagkit_member_pagp_partner_info",
+                &[("member", m), ("partner_port", p)]
+            ) == Some(1.0),
+            "{m} hears {p}: {bp}"
+        );
+        assert!(
+            value(&bp, "lagkit_member_pagp_rx_hellos_total", &[("member", m)]).unwrap_or(0.0)
+                >= 1.0,
+            "{bp}"
+        );
+    }
+    assert_eq!(
+        value(&bp, "lagkit_bond_info", &[("mode", "balance-xor")]),
+        Some(1.0),
+        "{bp}"
+    );
+    assert_eq!(
+        value(
+            &sp,
+            "lagkit_switch_channel_info",
+            &[("protocol", "pagp"), ("mode", "auto")]
+        ),
+        Some(1.0),
+        "{sp}"
     );
 }
