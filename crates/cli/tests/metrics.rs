@@ -339,7 +339,7 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
     }
     // A scraper that asks for OpenMetrics gets it.
     let om = scrape_with(
-        &sw,
+        sw,
         SWITCH_ADDR,
         Some("application/openmetrics-text; version=1.0.0"),
     );
