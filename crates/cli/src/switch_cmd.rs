@@ -495,6 +495,18 @@ mod tests {
 
     const IOS_PAGE: &str = include_str!("../../../docs/reference/ios.md");
 
+    #[test]
+    fn metrics_listen_takes_an_address_or_a_port_for_loopback() {
+        let ok = |s: &str| parse_listen(s).unwrap().to_string();
+        assert_eq!(ok("9465"), "127.0.0.1:9465");
+        assert_eq!(ok("0.0.0.0:9465"), "0.0.0.0:9465");
+        assert_eq!(ok("[::1]:9465"), "[::1]:9465");
+        for bad in ["0", "127.0.0.1:0", "localhost:9465", "127.0.0.1", ""] {
+            let e = parse_listen(bad).unwrap_err();
+            assert!(e.starts_with(&format!("'{bad}': ")), "{e}");
+        }
+    }
+
     /// Which request a command makes; a match with no wildcard, so a new
     /// request does not compile until it is given a name here (and then
     /// the test below wants it in SHOW_COMMANDS and on the page).
