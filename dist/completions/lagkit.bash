@@ -1517,7 +1517,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch)
-            opts="-h --port --check --strict --socket --help show sh test help"
+            opts="-h --port --check --strict --socket --metrics-listen --help show sh test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1528,6 +1528,10 @@ _lagkit() {
                     return 0
                     ;;
                 --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -130,7 +130,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         .control_socket
         .clone()
         .unwrap_or_else(|| default_control_socket(&c.name));
-    s.metrics_port = c.metrics_port;
+    s.metrics_listen = c.metrics_listen;
     s.adaptive_interval = Duration::from_millis(c.adaptive_interval.into());
     s.adaptive_idle_gap = Duration::from_millis(c.adaptive_idle_gap.into());
     s.warnings = warnings;

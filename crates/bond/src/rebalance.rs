@@ -15,6 +15,9 @@ pub struct Rebalancer {
     seen: [u64; 256],
     owners: Vec<usize>,
     config: AdaptiveConfig,
+    /// Passes that moved buckets, since the bond started (kept when the
+    /// balancer starts over).
+    moved: u64,
 }
 
 impl Rebalancer {
@@ -25,6 +28,7 @@ impl Rebalancer {
             seen: [0; 256],
             owners: Vec::new(),
             config,
+            moved: 0,
         }
     }
 
@@ -68,9 +72,14 @@ impl Rebalancer {
                 self.balancer.record(b, delta, last);
             }
         }
-        self.balancer
-            .rebalance(now_ns)
-            .then(|| self.balancer.map().clone())
+        let moved = self.balancer.rebalance(now_ns);
+        self.moved += u64::from(moved);
+        moved.then(|| self.balancer.map().clone())
+    }
+
+    /// Passes that moved buckets since the bond started.
+    pub fn rebalances(&self) -> u64 {
+        self.moved
     }
 
     /// The balancer (for its counters and loads).

@@ -127,8 +127,9 @@ pub struct Settings {
     pub tlb_dynamic_lb: bool,
     /// Control socket path.
     pub control_socket: PathBuf,
-    /// Prometheus metrics on 127.0.0.1:PORT.
-    pub metrics_port: Option<u16>,
+    /// Where Prometheus metrics are served (`metrics_listen`, or
+    /// 127.0.0.1:`metrics_port`); `None`: nowhere.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Adaptive: rebalancing interval.
     pub adaptive_interval: Duration,
     /// Adaptive: a bucket idle this long may move.
@@ -174,7 +175,7 @@ impl Settings {
             lp_interval: Duration::from_secs(1),
             tlb_dynamic_lb: true,
             control_socket: PathBuf::from(format!("/run/lagkit/{name}.sock")),
-            metrics_port: None,
+            metrics_listen: None,
             adaptive_interval: Duration::from_secs(1),
             adaptive_idle_gap: Duration::from_millis(10),
             warnings: Vec::new(),
@@ -278,7 +279,7 @@ impl Settings {
             packets_per_slave,
             lp_interval,
             control_socket,
-            metrics_port,
+            metrics_listen,
             adaptive_interval,
             adaptive_idle_gap,
             tlb_dynamic_lb,
@@ -399,7 +400,11 @@ impl Settings {
             InPlace,
         );
         key("lp_interval", *lp_interval != new.lp_interval, InPlace);
-        key("metrics_port", *metrics_port != new.metrics_port, InPlace);
+        key(
+            "metrics_listen",
+            *metrics_listen != new.metrics_listen,
+            InPlace,
+        );
         key(
             "adaptive_interval",
             *adaptive_interval != new.adaptive_interval,
@@ -662,7 +667,7 @@ mod tests {
         new.packets_per_slave = 3;
         new.num_grat_arp = 2;
         new.lp_interval = Duration::from_secs(2);
-        new.metrics_port = Some(9400);
+        new.metrics_listen = Some(crate::metrics::loopback(9400));
         new.adaptive_interval = Duration::from_millis(500);
         new.adaptive_idle_gap = Duration::from_millis(20);
         new.addresses = vec!["192.0.2.1/24".into()];
@@ -687,7 +692,7 @@ mod tests {
                 "num_grat_arp",
                 "packets_per_slave",
                 "lp_interval",
-                "metrics_port",
+                "metrics_listen",
                 "adaptive_interval",
                 "adaptive_idle_gap",
             ]

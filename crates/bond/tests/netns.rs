@@ -694,7 +694,7 @@ fn fail_over_mac_active_and_follow() {
 
 fn prometheus_metrics_on_loopback() {
     let Some(p) = pair("metrics", 2, BondMode::Lacp, |s| {
-        s.metrics_port = Some(9464)
+        s.metrics_listen = Some(lagkit_bond::metrics::loopback(9464))
     }) else {
         return;
     };

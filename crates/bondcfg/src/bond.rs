@@ -132,8 +132,9 @@ pub struct BondConfig {
     pub retry_time: u32,
     /// Control socket; `None`: [`paths::default_control_socket`].
     pub control_socket: Option<PathBuf>,
-    /// Prometheus metrics port on 127.0.0.1; `None`: no metrics listener.
-    pub metrics_port: Option<u16>,
+    /// Where Prometheus metrics are served (a bare port means
+    /// 127.0.0.1); `None`: no metrics listener.
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// ms between adaptive rebalancing passes.
     pub adaptive_interval: u32,
     /// ms a bucket must be idle before the adaptive balancer moves it.
@@ -218,7 +219,7 @@ impl BondConfig {
             num_retries: 3,
             retry_time: 1,
             control_socket: None,
-            metrics_port: None,
+            metrics_listen: None,
             adaptive_interval: 1000,
             adaptive_idle_gap: 10,
         }

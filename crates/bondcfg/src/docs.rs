@@ -157,7 +157,7 @@ fn alias_source(alias: &str) -> &'static str {
         | "arp_ip_targets"
         | "gratuitous_arp"
         | "learn_packet_interval" => "netplan",
-        "data_path" | "pagp_mode" => "lagkit",
+        "data_path" | "pagp_mode" | "metrics_port" => "lagkit",
         _ => "?",
     }
 }
@@ -638,11 +638,14 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
                 "clients find the bond by its socket; the bond is built again listening on the new path",
             ),
         ),
-        Key::MetricsPort => (
-            "integer, a TCP port, 1 to 65535",
+        Key::MetricsListen => (
+            "string, ADDRESS:PORT (`\"127.0.0.1:9464\"`, `\"[::1]:9464\"`, \
+             `\"0.0.0.0:9464\"`), or a port number alone for 127.0.0.1:PORT",
             "unset (no metrics listener)",
-            "Serve Prometheus metrics on 127.0.0.1 (of the bond's network namespace) at this \
-             port; see docs/reference/metrics.md.",
+            "Serve Prometheus metrics at this address of the bond's network namespace; a \
+             port alone (the older `metrics_port = 9464`) means 127.0.0.1, so only that \
+             namespace can scrape. `0.0.0.0` or `[::]` listen on every address. See \
+             docs/reference/metrics.md.",
             InPlace,
         ),
         Key::AdaptiveInterval => (

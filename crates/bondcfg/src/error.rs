@@ -254,6 +254,11 @@ pub enum ErrorKind {
         /// Why.
         problem: PathProblem,
     },
+    /// A `metrics_listen` that is neither ADDRESS:PORT nor a port.
+    BadListen {
+        /// The value given.
+        value: String,
+    },
     /// A list longer than allowed.
     TooMany {
         /// What the list holds, e.g. `ARP targets`.
@@ -386,7 +391,8 @@ pub enum ErrorKind {
         /// Where.
         other_line: usize,
     },
-    /// Two bonds with one metrics port.
+    /// Two bonds with one metrics address (or one port, one of them on
+    /// every address).
     PortClash {
         /// The bond that has it first.
         other_bond: String,
@@ -562,6 +568,13 @@ impl fmt::Display for ErrorKind {
                     )
                 }
             },
+            ErrorKind::BadListen { value } => write!(
+                f,
+                "{value_q} is not an address and port; write ADDRESS:PORT with a port from 1 \
+                 to 65535, such as \"127.0.0.1:9464\", \"[::1]:9464\" or \"0.0.0.0:9464\", or \
+                 a port alone for 127.0.0.1",
+                value_q = Quoted(value)
+            ),
             ErrorKind::BadPath { value, problem } => match problem {
                 PathProblem::NotAbsolute => write!(
                     f,
@@ -724,9 +737,11 @@ impl fmt::Display for ErrorKind {
                 other_line,
             } => {
                 write!(
-                f,
-                "bond {other_bond_q} uses the same port (line {other_line}); give each bond its \
-                 own metrics_port", other_bond_q = Quoted(other_bond))
+                    f,
+                    "bond {other_bond_q} listens on the same metrics address (line {other_line}); \
+                 give each bond its own port in metrics_listen (or metrics_port)",
+                    other_bond_q = Quoted(other_bond)
+                )
             }
         }
     }

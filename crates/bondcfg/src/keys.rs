@@ -65,7 +65,7 @@ pub(crate) enum Key {
     NumRetries,
     RetryTime,
     ControlSocket,
-    MetricsPort,
+    MetricsListen,
     AdaptiveInterval,
     AdaptiveIdleGap,
 }
@@ -139,7 +139,7 @@ pub(crate) const KEYS: &[(Key, &str, &[&str])] = &[
     (Key::NumRetries, "num_retries", &[]),
     (Key::RetryTime, "retry_time", &[]),
     (Key::ControlSocket, "control_socket", &[]),
-    (Key::MetricsPort, "metrics_port", &[]),
+    (Key::MetricsListen, "metrics_listen", &["metrics_port"]),
     (Key::AdaptiveInterval, "adaptive_interval", &[]),
     (Key::AdaptiveIdleGap, "adaptive_idle_gap", &[]),
 ];
@@ -227,7 +227,7 @@ impl Key {
             Key::NumRetries => "num_retries = 3",
             Key::RetryTime => "retry_time = 1",
             Key::ControlSocket => "control_socket = \"/run/lagkit/bond0.sock\"",
-            Key::MetricsPort => "metrics_port = 9464",
+            Key::MetricsListen => "metrics_listen = \"127.0.0.1:9464\"",
             Key::AdaptiveInterval => "adaptive_interval = 1000",
             Key::AdaptiveIdleGap => "adaptive_idle_gap = 10",
         }

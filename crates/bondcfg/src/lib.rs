@@ -48,8 +48,8 @@
 //! or an array of `[[bond]]` tables, each with a `name`. A bond cannot be
 //! named after an option (`[mode]` is read as the option). A bond's own keys
 //! override the top-level defaults. Across bonds, names, member interfaces
-//! (backup adapters included), explicit control sockets and metrics ports
-//! must differ. In such a file, messages also name the bond
+//! (backup adapters included), explicit control sockets and metrics
+//! addresses must differ. In such a file, messages also name the bond
 //! (`bond.toml:2:1: bond 'bond1': key 'primary': ...`), since a default's
 //! line is shared by every bond.
 //!

@@ -721,7 +721,7 @@ fn build(
     let at_of = |k: Key| get(k).map(|f| (f.key_span.0, f.written.to_string()));
     Ok(Built {
         socket_at: at_of(Key::ControlSocket).filter(|_| cfg.control_socket.is_some()),
-        port_at: at_of(Key::MetricsPort).filter(|_| cfg.metrics_port.is_some()),
+        port_at: at_of(Key::MetricsListen).filter(|_| cfg.metrics_listen.is_some()),
         cfg,
         warnings,
         name_at,
@@ -981,9 +981,7 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
             }
             cfg.control_socket = Some(PathBuf::from(s));
         }
-        Key::MetricsPort => {
-            cfg.metrics_port = Some(u16::try_from(f.uint(1, 65535, ex)?).unwrap_or(u16::MAX));
-        }
+        Key::MetricsListen => cfg.metrics_listen = Some(f.listen(ex)?),
         Key::AdaptiveInterval => cfg.adaptive_interval = small(f.millis(1, INT_MAX, ex)?),
         Key::AdaptiveIdleGap => cfg.adaptive_idle_gap = small(f.millis(0, 60_000, ex)?),
     }
@@ -1134,7 +1132,7 @@ fn check_across(ctx: &Ctx<'_>, built: &[Built]) -> Result<(), ConfigError> {
     let mut names: HashMap<&str, usize> = HashMap::new();
     let mut interfaces: HashMap<&str, (&str, usize)> = HashMap::new();
     let mut sockets: HashMap<&PathBuf, (&str, usize)> = HashMap::new();
-    let mut ports: HashMap<u16, (&str, usize)> = HashMap::new();
+    let mut ports: Vec<(std::net::SocketAddr, (&str, usize))> = Vec::new();
     for b in built {
         let bond = b.cfg.name.as_str();
         if let Some(first) = names.insert(bond, b.name_at) {
@@ -1183,8 +1181,15 @@ fn check_across(ctx: &Ctx<'_>, built: &[Built]) -> Result<(), ConfigError> {
                 ));
             }
         }
-        if let (Some(port), Some((at, written))) = (b.cfg.metrics_port, &b.port_at) {
-            if let Some((other, other_at)) = ports.insert(port, (bond, *at)) {
+        if let (Some(addr), Some((at, written))) = (b.cfg.metrics_listen, &b.port_at) {
+            // One port on the unspecified address takes it on every address.
+            let clash = ports.iter().find(|(a, _)| {
+                a.port() == addr.port()
+                    && (a.ip() == addr.ip()
+                        || a.ip().is_unspecified()
+                        || addr.ip().is_unspecified())
+            });
+            if let Some(&(_, (other, other_at))) = clash {
                 return Err(ctx.error(
                     *at,
                     Some(written),
@@ -1195,6 +1200,7 @@ fn check_across(ctx: &Ctx<'_>, built: &[Built]) -> Result<(), ConfigError> {
                     },
                 ));
             }
+            ports.push((addr, (bond, *at)));
         }
     }
     Ok(())

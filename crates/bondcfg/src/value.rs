@@ -151,6 +151,32 @@ impl<'a, 'i> Field<'a, 'i> {
         self.boolean_or(&[], example)
     }
 
+    /// A listen address: `"ADDRESS:PORT"` (IPv6 in brackets), or a port
+    /// alone (a number, or its text), meaning 127.0.0.1.
+    pub(crate) fn listen(&self, example: &str) -> Res<std::net::SocketAddr> {
+        let text = match self.value.get_ref() {
+            DeValue::Integer(_) => None,
+            DeValue::String(s) => Some(s.trim()),
+            _ => return Err(self.wrong_type("an address and port, or a port", example)),
+        };
+        match text {
+            Some(t) if !looks_numeric(t) => match t.parse::<std::net::SocketAddr>() {
+                Ok(a) if a.port() != 0 => Ok(a),
+                _ => Err(self.fault(ErrorKind::BadListen {
+                    value: t.to_string(),
+                })),
+            },
+            _ => {
+                let port = self.uint(1, 65535, example)?;
+                let port = u16::try_from(port).unwrap_or(u16::MAX);
+                Ok(std::net::SocketAddr::from((
+                    std::net::Ipv4Addr::LOCALHOST,
+                    port,
+                )))
+            }
+        }
+    }
+
     /// A list of strings: a TOML array, or one string of items separated by
     /// commas or spaces (as AIX's `adapter_names="ent2,ent4"`).
     pub(crate) fn list(&self, example: &str) -> Res<Vec<Item>> {

@@ -756,7 +756,14 @@ fn bonds_do_not_share_names_interfaces_sockets_or_ports() {
         "metrics_port = 9464\n[bond0]\nmode = 4\nmembers = [\"e1\"]\n[bond1]\nmode = 4\nmembers = [\"e2\"]\n",
         1,
         Some("metrics_port"),
-        "bond 'bond0' uses the same port (line 1)",
+        "bond 'bond0' listens on the same metrics address (line 1)",
+    );
+    // A port on every address clashes with the same port on loopback.
+    fails(
+        "[bond0]\nmode = 4\nmembers = [\"e1\"]\nmetrics_listen = \"0.0.0.0:9464\"\n[bond1]\nmode = 4\nmembers = [\"e2\"]\nmetrics_port = 9464\n",
+        8,
+        Some("metrics_port"),
+        "listens on the same metrics address (line 4)",
     );
 }
 
@@ -1304,5 +1311,22 @@ fn a_tlb_policy_that_does_not_run_warns_and_names_the_fix() {
             []
         );
         assert_eq!(warnings(&head), []);
+    }
+}
+
+#[test]
+fn metrics_listen_needs_an_address_and_a_port() {
+    for v in [
+        "\"localhost:9100\"",
+        "\"127.0.0.1\"",
+        "\"127.0.0.1:0\"",
+        "\"[::1]\"",
+    ] {
+        fails(
+            &format!("name = \"b\"\nmode = 4\nmembers = [\"e1\"]\nmetrics_listen = {v}\n"),
+            4,
+            Some("metrics_listen"),
+            "is not an address and port; write ADDRESS:PORT",
+        );
     }
 }

@@ -390,10 +390,19 @@ fn cases() -> Vec<Case> {
                 && b.control_socket_path() == std::path::Path::new("/run/x.sock")
         }),
         case("metrics_port", "9464", LACP, |b| {
-            b.metrics_port == Some(9464)
+            b.metrics_listen == Some("127.0.0.1:9464".parse().unwrap())
         }),
         case("metrics_port", "\"9100\"", LACP, |b| {
-            b.metrics_port == Some(9100)
+            b.metrics_listen == Some("127.0.0.1:9100".parse().unwrap())
+        }),
+        case("metrics_listen", "\"[::1]:9100\"", LACP, |b| {
+            b.metrics_listen == Some("[::1]:9100".parse().unwrap())
+        }),
+        case("metrics_listen", "\"0.0.0.0:9101\"", LACP, |b| {
+            b.metrics_listen == Some("0.0.0.0:9101".parse().unwrap())
+        }),
+        case("metrics_listen", "9102", LACP, |b| {
+            b.metrics_listen == Some("127.0.0.1:9102".parse().unwrap())
         }),
         case("adaptive_interval", "\"2s\"", "adaptive", |b| {
             b.adaptive_interval == 2000

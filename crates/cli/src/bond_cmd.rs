@@ -86,7 +86,7 @@ macro_rules! up_example {
     xmit_hash_policy = \"layer3+4\"
     lacp_rate = \"fast\"
     address = [\"192.0.2.10/24\"]
-    metrics_port = 9464                # Prometheus metrics on 127.0.0.1:9464
+    metrics_listen = \"127.0.0.1:9464\"  # Prometheus metrics (curl it there)
 "
     };
 }
@@ -101,8 +101,9 @@ pub const UP_EXAMPLE: &str = up_example!();
      `lagkit up bond0.toml`:\n\n",
     up_example!(),
     "\nEvery key, with its type, default and its Linux, AIX, Cisco and HP names, is in \
-     lagkit.toml(5). metrics_port = PORT serves Prometheus metrics on 127.0.0.1:PORT of \
-     the bond's network namespace (unset: no listener). SIGHUP re-reads the file and applies \
+     lagkit.toml(5). metrics_listen = \"ADDRESS:PORT\" serves Prometheus metrics there, in \
+     the bond's network namespace (unset: no listener); the older metrics_port = PORT means \
+     127.0.0.1:PORT. SIGHUP re-reads the file and applies \
      what changed; SIGINT or SIGTERM stops the bonds and gives the members back. \
      Under the BPF engine the programs are pinned in bpffs (/sys/fs/bpf or \
      /run/lagkit/bpffs) and outlive the daemon: after a crash or SIGKILL the kernel keeps \
@@ -518,6 +519,9 @@ mod tests {
             .unwrap_or_else(|e| panic!("lagkit up --help shows a bad example: {e}"));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(bonds[0].mode, lagkit_bondcfg::Mode::Lacp);
-        assert_eq!(bonds[0].metrics_port, Some(9464));
+        assert_eq!(
+            bonds[0].metrics_listen,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
     }
 }

@@ -366,8 +366,9 @@ const FILE_INTRO: &str = "lagkit up reads one TOML file describing one bond or s
 const FILE_SEVERAL: &str = "Several bonds: one table per bond, the table's name being the \
     bond's ([bond0], [bond1]), or an array of [[bond]] tables each with a name. Top-level \
     keys are defaults for every bond, and a bond's own keys override them. Across bonds, \
-    names, members (backup adapters included), explicit control sockets and metrics ports \
-    must differ.";
+    names, members (backup adapters included), explicit control sockets and metrics \
+    addresses (metrics_listen; one port on 0.0.0.0 or [::] takes it on every address) must \
+    differ.";
 
 const FILE_RELOAD: &str = "SIGHUP to lagkit up re-reads the file. A bond whose keys did not \
     change is left alone. A key marked \"in place\" is applied to the running bond: the \

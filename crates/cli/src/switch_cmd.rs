@@ -43,6 +43,11 @@ pub struct Args {
     /// The control socket (default: /run/lagkit/<netns>/switch/<hostname>.sock).
     #[arg(long)]
     socket: Option<PathBuf>,
+    /// Serve Prometheus metrics at ADDRESS:PORT of the switch's network
+    /// namespace (127.0.0.1:9465, [::1]:9465, 0.0.0.0:9465), or at
+    /// 127.0.0.1:PORT given a port alone (see docs/reference/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT|PORT", value_parser = parse_listen)]
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -79,6 +84,19 @@ struct Query {
     /// The control socket.
     #[arg(long)]
     socket: Option<PathBuf>,
+}
+
+fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    let addr = match s.parse::<u16>() {
+        Ok(port) => lagkit_switchd::metrics::loopback(port),
+        Err(_) => s.parse::<std::net::SocketAddr>().map_err(|_| {
+            format!("'{s}': write ADDRESS:PORT (127.0.0.1:9465, [::1]:9465, 0.0.0.0:9465) or a port alone for 127.0.0.1")
+        })?,
+    };
+    if addr.port() == 0 {
+        return Err(format!("'{s}': the port must be from 1 to 65535"));
+    }
+    Ok(addr)
 }
 
 fn parse_port(s: &str) -> Result<(String, String), String> {
@@ -202,6 +220,14 @@ fn daemon(a: Args) -> Result<(), Failure> {
     }
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    // The endpoint outlives a SIGHUP's new switch: scrapes go on.
+    let mut metrics = match a.metrics_listen {
+        Some(addr) => Some(
+            lagkit_switchd::metrics::SwitchMetrics::start(addr)
+                .map_err(|e| Failure::Runtime(format!("metrics: cannot listen on {addr}: {e}")))?,
+        ),
+        None => None,
+    };
     // SIGHUP re-reads the file; a valid one replaces the running switch
     // (its ports close and open again, channels renegotiate), an invalid
     // one is logged and the switch runs on as it was.
@@ -239,6 +265,9 @@ fn daemon(a: Args) -> Result<(), Failure> {
                 }
             }
             sw.step();
+            if let Some(m) = metrics.as_mut() {
+                m.update(&sw);
+            }
         };
         match next {
             None => {
@@ -465,6 +494,18 @@ mod tests {
     use super::*;
 
     const IOS_PAGE: &str = include_str!("../../../docs/reference/ios.md");
+
+    #[test]
+    fn metrics_listen_takes_an_address_or_a_port_for_loopback() {
+        let ok = |s: &str| parse_listen(s).unwrap().to_string();
+        assert_eq!(ok("9465"), "127.0.0.1:9465");
+        assert_eq!(ok("0.0.0.0:9465"), "0.0.0.0:9465");
+        assert_eq!(ok("[::1]:9465"), "[::1]:9465");
+        for bad in ["0", "127.0.0.1:0", "localhost:9465", "127.0.0.1", ""] {
+            let e = parse_listen(bad).unwrap_err();
+            assert!(e.starts_with(&format!("'{bad}': ")), "{e}");
+        }
+    }
 
     /// Which request a command makes; a match with no wildcard, so a new
     /// request does not compile until it is given a name here (and then

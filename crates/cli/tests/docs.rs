@@ -152,7 +152,7 @@ fn toml_page_documents_every_key() {
             "{name} not in lagkit.toml.5"
         );
     }
-    assert!(page.contains("metrics_port"));
+    assert!(page.contains("metrics_port") && page.contains("metrics_listen"));
     let up = std::fs::read_to_string(fresh.0.join("dist/man/lagkit-up.1")).unwrap();
     for must in [
         "LAGKIT_LOG",

@@ -64,6 +64,7 @@ pub const TOOLS: &[Tool] = &[
     t("man", "man-db", "package", "rendering the man pages (tests)"),
     t("systemd-analyze", "systemd", "package", "verifying the systemd units (tests)"),
     t("setpriv", "util-linux", "test", "running commands without privileges (tests)"),
+    t("promtool", "prometheus", "test", "checking the metrics pages (tests)"),
 ];
 
 /// The entry for `name`, if lagkit knows it.

@@ -51,6 +51,8 @@ pub struct Fdb {
     aging_ns: u64,
     limit: usize,
     moves: u64,
+    /// Addresses not learned because the table was full.
+    refused: u64,
 }
 
 impl Fdb {
@@ -62,6 +64,7 @@ impl Fdb {
             aging_ns,
             limit,
             moves: 0,
+            refused: 0,
         }
     }
 
@@ -87,6 +90,7 @@ impl Fdb {
             // Make room from expired entries before refusing.
             self.age(now);
             if self.entries.len() >= self.limit {
+                self.refused += 1;
                 return Learned::Full;
             }
         }
@@ -117,6 +121,26 @@ impl Fdb {
         let before = self.entries.len();
         self.entries.retain(|_, e| e.at != at);
         before - self.entries.len()
+    }
+
+    /// Entries held (aged ones included until the next aging pass).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The most entries it holds.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Addresses not learned because the table was full, so far.
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     /// Addresses that moved between ports or channels so far.
@@ -177,6 +201,7 @@ mod tests {
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 1], p(0), 0), Learned::New);
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 2], p(1), 5 * S), Learned::New);
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 3], p(1), 6 * S), Learned::Full);
+        assert_eq!((f.len(), f.limit(), f.refused()), (f.limit(), f.limit(), 1));
         // At 11 s the first has aged out and makes room.
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 3], p(1), 11 * S), Learned::New);
         assert_eq!(f.flush(p(1)), 2);

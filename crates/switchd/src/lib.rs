@@ -12,6 +12,8 @@
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
 //!   client; the server is the bond's, generic over both.
+//! - [`metrics`]: the Prometheus page (a snapshot of the counters taken
+//!   between two wake-ups, rendered and served apart from the loop).
 //! - `report`, `report_lag`: Cisco's `show` text and the same facts as
 //!   JSON (`report_lag`: the LACP/PAgP/EtherChannel family in IOS's
 //!   layouts, as Genie and ntc-templates read them).
@@ -21,6 +23,7 @@
 pub mod daemon;
 mod foreign;
 pub mod frames;
+pub mod metrics;
 pub mod protocol;
 mod report;
 mod report_lag;

@@ -361,11 +361,11 @@ impl Bond {
             };
             Rebalancer::new(config, coarse_now_ns())
         });
-        let metrics = match s.metrics_port {
-            Some(port) => Some(Exporter::start(port).map_err(|e| BondError::Control {
+        let metrics = match s.metrics_listen {
+            Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
                 bond: s.name.clone(),
-                path: PathBuf::from(format!("127.0.0.1:{port}")),
-                why: format!("metrics port: {e}"),
+                path: PathBuf::from(addr.to_string()),
+                why: format!("metrics_listen: {e}"),
             })?),
             None => None,
         };
@@ -613,13 +613,13 @@ impl Bond {
                 mon.set_config(cfg);
             }
         }
-        if self.s.metrics_port != old.metrics_port {
+        if self.s.metrics_listen != old.metrics_listen {
             self.metrics = None;
-            if let Some(port) = self.s.metrics_port {
-                match Exporter::start(port) {
+            if let Some(addr) = self.s.metrics_listen {
+                match Exporter::start(addr) {
                     Ok(e) => self.metrics = Some(e),
                     Err(e) => {
-                        tracing::error!(bond = %self.s.name, port, error = %e, "metrics port unchanged: cannot listen")
+                        tracing::error!(bond = %self.s.name, %addr, error = %e, "metrics: cannot listen on the new address; no metrics until it is fixed")
                     }
                 }
             }

@@ -11,7 +11,13 @@ impl Bond {
         if !self.metrics.as_ref().is_some_and(|m| m.due(now)) {
             return;
         }
-        let text = crate::metrics::render(&self.status(), &self.stats());
+        let facts = crate::metrics::BondFacts {
+            mode: self.s.mode.name().to_string(),
+            policy: self.s.policy.name().to_string(),
+            plans_published: self.generation,
+            rebalances: self.rebalancer.as_ref().map_or(0, |r| r.rebalances()),
+        };
+        let text = crate::metrics::render(&self.status(), &self.stats(), &facts);
         if let Some(m) = self.metrics.as_mut() {
             m.publish(text, now);
         }
