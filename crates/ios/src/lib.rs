@@ -22,12 +22,14 @@
 
 #![forbid(unsafe_code)]
 
+mod storm;
 mod vocab;
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+pub use storm::{parse_level, StormClass, StormControl, StormError, StormLevel, StormUnit};
 pub use vocab::{Unread, UnreadKind};
 
 /// The methods a Catalyst's `port-channel load-balance` takes.
@@ -151,6 +153,11 @@ pub struct Interface {
     pub pagp_learn_method: Option<At<String>>,
     /// `shutdown` (true) or `no shutdown` (false).
     pub shutdown: Option<At<bool>>,
+    /// `storm-control CLASS level ...`, each class's last line.
+    pub storm_control: StormControl,
+    /// Where each class's `storm-control` line is (by [`StormClass::ALL`]
+    /// order).
+    pub storm_control_lines: [Option<Line>; 3],
 }
 
 impl Interface {
@@ -182,6 +189,7 @@ impl Interface {
         .iter()
         .filter(|s| **s)
         .count()
+            + self.storm_control.iter().count()
     }
 }
 
@@ -473,6 +481,7 @@ pub const INTERFACE_COMMAND_WORDS: &[&str] = &[
     "description",
     "channel-protocol",
     "port-channel",
+    "storm-control",
 ];
 
 /// Reads a configuration.
@@ -768,6 +777,31 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     line,
                 })
             }),
+            ["storm-control", class @ ("broadcast" | "multicast" | "unicast"), "level", rest @ ..] => {
+                let class = match *class {
+                    "broadcast" => StormClass::Broadcast,
+                    "multicast" => StormClass::Multicast,
+                    _ => StormClass::Unicast,
+                };
+                let level = storm::parse_level(rest).map_err(|e| {
+                    err(format!("storm-control {} level: {}", class.name(), e.0))
+                })?;
+                apply(&mut cfg, &|x| {
+                    x.storm_control.set(class, Some(level));
+                    x.storm_control_lines[class as usize] = Some(line);
+                });
+            }
+            ["no", "storm-control", class @ ("broadcast" | "multicast" | "unicast"), ..] => {
+                let class = match *class {
+                    "broadcast" => StormClass::Broadcast,
+                    "multicast" => StormClass::Multicast,
+                    _ => StormClass::Unicast,
+                };
+                apply(&mut cfg, &|x| {
+                    x.storm_control.set(class, None);
+                    x.storm_control_lines[class as usize] = None;
+                });
+            }
             ["shutdown"] | ["shut"] => {
                 apply(&mut cfg, &|x| x.shutdown = Some(At { value: true, line }))
             }

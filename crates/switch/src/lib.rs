@@ -12,6 +12,9 @@
 //!   out.
 //! - [`fdb`]: the MAC address table per VLAN, learned from source
 //!   addresses, aged, with moves between ports counted.
+//! - [`police`]: storm control (IOS's `storm-control ... level`, metered
+//!   over 1-second intervals) and the bound on new addresses a port may
+//!   teach the table per second.
 //! - [`channel`]: a port-channel's members and Cisco's 8 result-bundle-hash
 //!   buckets (uneven over 3, 5, 6 and 7 links), redistributed `fixed` or
 //!   `adaptive` when a member comes or goes.
@@ -32,6 +35,7 @@ pub mod bridge;
 pub mod channel;
 pub mod config;
 pub mod fdb;
+pub mod police;
 pub mod running;
 pub mod show;
 pub mod vlan;
