@@ -777,15 +777,15 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     line,
                 })
             }),
-            ["storm-control", class @ ("broadcast" | "multicast" | "unicast"), "level", rest @ ..] => {
+            ["storm-control", class @ ("broadcast" | "multicast" | "unicast"), "level", rest @ ..] =>
+            {
                 let class = match *class {
                     "broadcast" => StormClass::Broadcast,
                     "multicast" => StormClass::Multicast,
                     _ => StormClass::Unicast,
                 };
-                let level = storm::parse_level(rest).map_err(|e| {
-                    err(format!("storm-control {} level: {}", class.name(), e.0))
-                })?;
+                let level = storm::parse_level(rest)
+                    .map_err(|e| err(format!("storm-control {} level: {}", class.name(), e.0)))?;
                 apply(&mut cfg, &|x| {
                     x.storm_control.set(class, Some(level));
                     x.storm_control_lines[class as usize] = Some(line);

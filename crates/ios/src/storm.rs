@@ -137,7 +137,10 @@ fn percent(w: &str) -> Result<u64, StormError> {
         int.parse().map_err(|_| bad())?
     };
     let f: u64 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
-    let v = i.checked_mul(100).and_then(|v| v.checked_add(f)).ok_or_else(bad)?;
+    let v = i
+        .checked_mul(100)
+        .and_then(|v| v.checked_add(f))
+        .ok_or_else(bad)?;
     if v > 10_000 {
         return Err(bad());
     }
@@ -206,8 +209,18 @@ pub fn parse_level(words: &[&str]) -> Result<StormLevel, StormError> {
     if falling > rising {
         return Err(StormError(format!(
             "the lower level {} is above the upper {}: give the upper level first",
-            StormLevel { unit, rising: falling, falling }.rising_text(),
-            StormLevel { unit, rising, falling: rising }.rising_text()
+            StormLevel {
+                unit,
+                rising: falling,
+                falling
+            }
+            .rising_text(),
+            StormLevel {
+                unit,
+                rising,
+                falling: rising
+            }
+            .rising_text()
         )));
     }
     Ok(StormLevel {
@@ -286,11 +299,27 @@ mod tests {
             ("100.00", StormUnit::Percent, 10_000, 10_000, "100.00"),
             ("pps 2k 1k", StormUnit::Pps, 2000, 1000, "pps 2k 1k"),
             ("pps 950", StormUnit::Pps, 950, 950, "pps 950"),
-            ("bps 1.5m", StormUnit::Bps, 1_500_000, 1_500_000, "bps 1500k"),
-            ("bps 10g", StormUnit::Bps, 10_000_000_000, 10_000_000_000, "bps 10g"),
+            (
+                "bps 1.5m",
+                StormUnit::Bps,
+                1_500_000,
+                1_500_000,
+                "bps 1500k",
+            ),
+            (
+                "bps 10g",
+                StormUnit::Bps,
+                10_000_000_000,
+                10_000_000_000,
+                "bps 10g",
+            ),
         ] {
             let l = lv(text).unwrap();
-            assert_eq!((l.unit, l.rising, l.falling), (unit, rising, falling), "{text}");
+            assert_eq!(
+                (l.unit, l.rising, l.falling),
+                (unit, rising, falling),
+                "{text}"
+            );
             assert_eq!(l.to_string(), back);
             assert_eq!(lv(back).unwrap(), l, "{back} reads back");
         }
@@ -301,7 +330,16 @@ mod tests {
     #[test]
     fn bad_levels_say_what_to_write() {
         for bad in [
-            "", "101", "20.123", "abc", "-1", "10 20", "pps", "pps 2x", "bps 11g", "pps 1 2 3",
+            "",
+            "101",
+            "20.123",
+            "abc",
+            "-1",
+            "10 20",
+            "pps",
+            "pps 2x",
+            "bps 11g",
+            "pps 1 2 3",
             ".",
         ] {
             let e = lv(bad).unwrap_err();
@@ -313,7 +351,10 @@ mod tests {
     #[test]
     fn classes_of_destinations() {
         assert_eq!(StormClass::of(&[0xff; 6]), StormClass::Broadcast);
-        assert_eq!(StormClass::of(&[1, 0, 0x5e, 0, 0, 1]), StormClass::Multicast);
+        assert_eq!(
+            StormClass::of(&[1, 0, 0x5e, 0, 0, 1]),
+            StormClass::Multicast
+        );
         assert_eq!(StormClass::of(&[2, 0, 0, 0, 0, 1]), StormClass::Unicast);
         assert_eq!(StormClass::of(&[]), StormClass::Unicast);
     }

@@ -1089,7 +1089,10 @@ mod tests {
         let mut b = four();
         let mut sc = StormControl::default();
         let w: Vec<&str> = "pps 10".split_whitespace().collect();
-        sc.set(StormClass::Broadcast, Some(lagkit_ios::parse_level(&w).unwrap()));
+        sc.set(
+            StormClass::Broadcast,
+            Some(lagkit_ios::parse_level(&w).unwrap()),
+        );
         b.set_storm_control(PortId(0), &sc, 1_000_000_000);
         let ms = 1_000_000u64;
         let mut passed = 0;
@@ -1104,7 +1107,11 @@ mod tests {
         assert_eq!(passed, 10);
         // Unicast is another class: not limited.
         for k in 0..30u64 {
-            let v = b.receive(PortId(0), &frame(mac(9), mac(1), None, 60, 1), (30 + k) * ms);
+            let v = b.receive(
+                PortId(0),
+                &frame(mac(9), mac(1), None, 60, 1),
+                (30 + k) * ms,
+            );
             assert!(matches!(v, Verdict::Forward { .. }));
         }
         let c = b.counters(PortId(0)).unwrap();
@@ -1134,14 +1141,25 @@ mod tests {
         assert_eq!(c.learn_limited, 900);
         assert_eq!(b.fdb().rows(10 * ms).len(), 100);
         // A known address is refreshed whatever the rate.
-        let v = b.receive(PortId(0), &frame(BCAST, [2, 1, 0, 0, 0, 5], None, 60, 1), 11 * ms);
+        let v = b.receive(
+            PortId(0),
+            &frame(BCAST, [2, 1, 0, 0, 0, 5], None, 60, 1),
+            11 * ms,
+        );
         assert!(matches!(v, Verdict::Forward { .. }));
         assert_eq!(b.counters(PortId(0)).unwrap().learn_limited, 900);
         // Another port learns on its own budget.
         b.receive(PortId(1), &frame(BCAST, mac(7), None, 60, 1), 12 * ms);
-        assert_eq!(b.fdb().lookup(1, mac(7), 12 * ms), Some(Logical::Port(PortId(1))));
+        assert_eq!(
+            b.fdb().lookup(1, mac(7), 12 * ms),
+            Some(Logical::Port(PortId(1)))
+        );
         // A second later the port learns again.
-        b.receive(PortId(0), &frame(BCAST, [2, 3, 0, 0, 0, 1], None, 60, 1), 1_100 * ms);
+        b.receive(
+            PortId(0),
+            &frame(BCAST, [2, 3, 0, 0, 0, 1], None, 60, 1),
+            1_100 * ms,
+        );
         assert_eq!(
             b.fdb().lookup(1, [2, 3, 0, 0, 0, 1], 1_100 * ms),
             Some(Logical::Port(PortId(0)))

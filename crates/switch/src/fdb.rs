@@ -226,7 +226,10 @@ mod tests {
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 1], p, 9 * S), Learned::Refreshed);
         // At 11.5 s the bound says one may have expired; the scan finds
         // none (the first was refreshed) and moves the bound on.
-        assert_eq!(f.learn(1, [2, 1, 0, 0, 0, 0], p, 11 * S + S / 2), Learned::Full);
+        assert_eq!(
+            f.learn(1, [2, 1, 0, 0, 0, 0], p, 11 * S + S / 2),
+            Learned::Full
+        );
         assert_eq!(f.oldest, Some(2 * S));
         // The second expires after 12 s.
         assert_eq!(f.learn(1, [2, 1, 0, 0, 0, 0], p, 12 * S + 1), Learned::New);

@@ -159,10 +159,10 @@ impl StormMeter {
         m.roll(now);
         match self.level.unit {
             StormUnit::Percent if self.port_bps == 0 => 0,
-            StormUnit::Percent => u64::try_from(
-                (u128::from(m.last) * 10_000 / u128::from(self.port_bps)).min(10_000),
-            )
-            .unwrap_or(10_000),
+            StormUnit::Percent => {
+                u64::try_from((u128::from(m.last) * 10_000 / u128::from(self.port_bps)).min(10_000))
+                    .unwrap_or(10_000)
+            }
             StormUnit::Pps | StormUnit::Bps => m.last,
         }
     }

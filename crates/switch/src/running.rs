@@ -221,7 +221,10 @@ interface gi1/8\n shutdown\n switchport access vlan 9\n";
         // Members take their port-channel's storm control.
         let class = lagkit_ios::StormClass::Multicast;
         assert!(a.bridge.storm_meter(PortId(5), class).is_some());
-        assert!(a.bridge.storm_meter(PortId(6), lagkit_ios::StormClass::Unicast).is_some());
+        assert!(a
+            .bridge
+            .storm_meter(PortId(6), lagkit_ios::StormClass::Unicast)
+            .is_some());
         let run = running_config(&a);
         for want in [
             "port-channel load-balance src-dst-mac\n",
