@@ -958,6 +958,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn storm_control_lines_are_read_not_warned() {
+        let cfg = parse(
+            "interface gi1/1\n storm-control broadcast level 20.00 10.00\n storm-control multicast level pps 2k\n storm-control unicast level bps 10m\n storm-control action trap\n storm-control unicast level 5\n no storm-control multicast level\n",
+        )
+        .unwrap();
+        let i = &cfg.interfaces[0];
+        let b = i.storm_control.level(StormClass::Broadcast).unwrap();
+        assert_eq!(
+            (b.unit, b.rising, b.falling),
+            (StormUnit::Percent, 2000, 1000)
+        );
+        assert!(i.storm_control.level(StormClass::Multicast).is_none());
+        let u = i.storm_control.level(StormClass::Unicast).unwrap();
+        assert_eq!(
+            (u.unit, u.rising),
+            (StormUnit::Percent, 500),
+            "the last line wins"
+        );
+        assert_eq!(i.storm_control_lines[2], Some(6));
+        assert_eq!(cfg.warnings().count(), 0, "{:?}", cfg.unread);
+        assert_eq!(
+            cfg.unread.len(),
+            1,
+            "storm-control action: read and skipped"
+        );
+        let e = parse("interface gi1/1\n storm-control broadcast level 120\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.why.contains("storm-control broadcast level"), "{}", e.why);
+        // A misspelt class is a warning with a hint.
+        let cfg = parse("interface gi1/1\n storm-control brodcast level 20\n").unwrap();
+        assert_eq!(cfg.warnings().count(), 1, "{:?}", cfg.unread);
+    }
+
     /// IBM's steps 6, 7 and 11, as typed at the console.
     const IBM: &str = "configure terminal
 interface range gigabitethernet 8/4-5

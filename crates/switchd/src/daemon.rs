@@ -1114,8 +1114,13 @@ impl Switch {
     pub(crate) fn device(&self, p: PortId) -> &str {
         self.ports.get(p.0).map_or("", |x| x.device.as_str())
     }
+    /// Port `p`'s socket counters, with the frames the kernel dropped for
+    /// want of room in its receive buffer collected first.
     pub(crate) fn socket_counters(&self, p: PortId) -> Option<lagkit_dataplane::CounterSnapshot> {
-        self.ports.get(p.0).map(|x| x.sock.counters().snapshot())
+        self.ports.get(p.0).map(|x| {
+            x.sock.refresh_counters();
+            x.sock.counters().snapshot()
+        })
     }
     /// LACP's view of port `p`, if it runs LACP.
     pub(crate) fn lacp_status(&self, p: PortId) -> Option<lacp::PortStatus> {

@@ -9,6 +9,7 @@
 use crate::daemon::Switch;
 use crate::protocol::{test_key, Request, Response};
 use crate::report_lag;
+use lagkit_dataplane::DropReason as SockDrop;
 use lagkit_switch::show;
 use lagkit_switch::{ChannelId, DropReason, Logical, PortId};
 use serde_json::{json, Value};
@@ -146,7 +147,10 @@ fn counters(sw: &Switch) -> Response {
                 "storm_drops": c.storm_drops,
                 "learn_limited": c.learn_limited,
                 "learn_full": c.learn_full,
-                "tx_send_failures": sock.map_or(0, |s| s.dropped_total()),
+                "tx_send_failures": sock.map_or(0, |s| s.dropped_total() - s.dropped(SockDrop::RxKernel)),
+                // Frames the port's socket buffer had no room for: a
+                // flooding port's excess beyond its share of the switch.
+                "rx_kernel_drops": sock.map_or(0, |s| s.dropped(SockDrop::RxKernel)),
             }))
         })
         .collect();
