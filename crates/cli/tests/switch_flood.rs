@@ -17,7 +17,9 @@
 
 mod common;
 
-use common::switch::{port_counters, show, show_text, start_switch, switch_ports, tmpdir};
+use common::switch::{
+    flags, port_counters, show, show_text, start, start_switch, switch_ports, tmpdir, write,
+};
 use common::{Daemon, TmpDir};
 
 use lagkit_testnet::{flood_random, parse_ping, wait_until, FloodCount, FloodFrames, Lab, Ping};
@@ -37,6 +39,8 @@ const MEASURE: Duration = Duration::from_secs(3);
 /// namespace on Gi1/3. Dropped in field order: the switch, the
 /// namespaces, the files.
 struct Rig {
+    /// `lagkit up` in `b` when `b` is a bond.
+    _bond: Option<Daemon>,
     _switch: Daemon,
     _lab: Lab,
     _dir: TmpDir,
@@ -48,14 +52,24 @@ struct Rig {
 }
 
 impl Rig {
-    fn new(test: &str, net: u8, gi3: &str) -> Option<Rig> {
+    /// `b` is a plain host, or with `bond` a lagkit LACP bond of two
+    /// members on Gi1/2 and Gi1/4 (port-channel 1, `lacp rate fast`).
+    fn new(test: &str, net: u8, gi3: &str, bond: bool) -> Option<Rig> {
         let mut lab = Lab::alone(test)?;
         let sw = lab.netns();
         let (a, b, fl) = (lab.netns(), lab.netns(), lab.netns());
         lab.veth(&a, "eth0", &sw, "p1");
-        lab.veth(&b, "eth0", &sw, "p2");
         lab.veth(&fl, "eth0", &sw, "p3");
-        for (ns, ip) in [(&a, 1), (&b, 2)] {
+        let hosts: &[(&String, u8)] = if bond {
+            lab.veth(&b, "eth1", &sw, "p2");
+            lab.veth(&b, "eth2", &sw, "p4");
+            lab.nsexec(&b, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+            &[(&a, 1)]
+        } else {
+            lab.veth(&b, "eth0", &sw, "p2");
+            &[(&a, 1), (&b, 2)]
+        };
+        for &(ns, ip) in hosts {
             lab.nsexec(ns, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
             // Frames of the MTU, not 64 KB super-frames: the transfer is
             // then as many frames as a wire carries.
@@ -69,13 +83,35 @@ impl Rig {
         }
         lab.nsexec(&fl, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
         lab.sh(&["ip", "-n", &fl, "link", "set", "eth0", "up"]);
-        switch_ports(&lab, &sw, &["p1", "p2", "p3"], None);
         let dir = TmpDir(tmpdir(test));
-        let config = format!(
-            "hostname flood\ninterface range gigabitethernet 1/1 - 2\n switchport access vlan 1\ninterface gigabitethernet 1/3\n switchport access vlan 1\n{gi3}"
-        );
-        let switch = start_switch(&sw, &dir.0, &config, &["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3"]);
+        let access = "switchport access vlan 1";
+        let (ports, config): (&[&str], String) = if bond {
+            (
+                &["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3", "Gi1/4=p4"],
+                format!("hostname flood\ninterface gigabitethernet 1/1\n {access}\ninterface gigabitethernet 1/3\n {access}\n{gi3}interface range gigabitethernet 1/2 , gigabitethernet 1/4\n channel-group 1 mode active\n lacp rate fast\n"),
+            )
+        } else {
+            (
+                &["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3"],
+                format!("hostname flood\ninterface range gigabitethernet 1/1 - 2\n {access}\ninterface gigabitethernet 1/3\n {access}\n{gi3}"),
+            )
+        };
+        let devs: Vec<&str> = ports.iter().filter_map(|p| p.split('=').nth(1)).collect();
+        switch_ports(&lab, &sw, &devs, None);
+        let switch = start_switch(&sw, &dir.0, &config, ports);
+        let bond_daemon = bond.then(|| {
+            let toml = format!(
+                "name = \"bond0\"\nmembers = [\"eth1\", \"eth2\"]\naddress = [\"10.{net}.0.2/24\"]\nmode = \"802.3ad\"\nlacp_rate = \"fast\"\n"
+            );
+            let cfg = write(&dir.0, "bond.toml", &toml);
+            let d = start(&b, &["up", cfg.to_str().unwrap()], &dir.0.join("bond.log"));
+            wait_until("Po1 bundles both members", Duration::from_secs(20), || {
+                flags(&sw, 1) == ["P", "P"]
+            });
+            d
+        });
         let rig = Rig {
+            _bond: bond_daemon,
             _switch: switch,
             _lab: lab,
             _dir: dir,
@@ -224,7 +260,7 @@ fn loss(p: &Ping) -> f64 {
 
 #[test]
 fn a_flood_on_one_port_starves_neither_ping_nor_tcp_between_the_others() {
-    let Some(rig) = Rig::new("switch_flood", 93, "") else {
+    let Some(rig) = Rig::new("switch_flood", 93, "", false) else {
         return;
     };
     let (quiet_ping, quiet) = measure(&rig, 5001);
@@ -293,6 +329,7 @@ fn storm_control_drops_the_broadcast_excess_and_counts_it() {
         "switch_flood_storm",
         94,
         " storm-control broadcast level pps 1k\n",
+        false,
     ) else {
         return;
     };
@@ -355,4 +392,36 @@ fn storm_control_drops_the_broadcast_excess_and_counts_it() {
     // Unicast between the others still flows.
     let p = ping_at(&rig.a, &rig.addr(2), 20, "0.01");
     assert_eq!(p.received, 20, "{p:?}");
+}
+
+#[test]
+fn a_flood_does_not_starve_a_bond_behind_a_port_channel() {
+    let Some(rig) = Rig::new("switch_flood_bond", 95, "", true) else {
+        return;
+    };
+    let before = rig.rx_frames("GigabitEthernet1/3");
+    let flood = rig.flood(FloodFrames::new(64, 0xb0d, false));
+    wait_until("the switch reads the flood", Duration::from_secs(5), || {
+        rig.rx_frames("GigabitEthernet1/3") > before + 10_000
+    });
+    let (ping, bytes) = measure(&rig, 5005);
+    let sent = flood.stop();
+    let mbps = bytes as f64 * 8.0 / MEASURE.as_secs_f64() / 1e6;
+    eprintln!(
+        "flood {:.0} frames/s; host to bond: ping loss {:.2}%, paced TCP {mbps:.0} of {} Mbit/s; Po1 {:?}",
+        sent.rate(),
+        100.0 * loss(&ping),
+        TCP_RATE / 1_000_000,
+        flags(&rig.sw, 1)
+    );
+    assert!(
+        loss(&ping) <= 0.01,
+        "ping lost {:.2}% during the flood",
+        100.0 * loss(&ping)
+    );
+    assert!(
+        mbps >= 0.9 * TCP_RATE as f64 / 1e6,
+        "TCP to the bond reached {mbps:.0} Mbit/s"
+    );
+    assert_eq!(flags(&rig.sw, 1), ["P", "P"], "the channel stayed up");
 }
