@@ -96,7 +96,7 @@ pub fn fuzz_one(data: &[u8]) {
         }
         return;
     }
-    const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";
+    const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\n storm-control broadcast level pps 3\n storm-control unicast level 0.01\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";
     let Ok(mut cfg) = config::from_ios(CONFIG, &ports) else {
         panic!("the fuzz switch's own configuration is refused");
     };
