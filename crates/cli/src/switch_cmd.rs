@@ -371,6 +371,7 @@ pub const SHOW_COMMANDS: &[&str] = &[
     "show pagp counters",
     "show pagp internal",
     "show running-config",
+    "show storm-control",
 ];
 
 fn show(q: Query) -> Result<(), Failure> {
@@ -417,6 +418,7 @@ fn show_request<S: AsRef<str>>(words: &[S]) -> Result<Request, String> {
         ["pagp", "counters"] => Request::PagpCounters,
         ["pagp", "internal"] => Request::PagpInternal,
         ["running-config"] => Request::RunningConfig,
+        ["storm-control"] => Request::StormControl,
         ["etherchannel", "protocol"] => Request::EtherchannelProtocol,
         ["etherchannel", n, "port-channel"] => Request::EtherchannelPortChannel {
             channel: n.parse().map_err(|_| {
@@ -528,6 +530,7 @@ mod tests {
             Request::PagpInternal => "pagp internal",
             Request::InterfacesStatus => "interfaces status",
             Request::RunningConfig => "running-config",
+            Request::StormControl => "storm-control",
             Request::EtherchannelProtocol => "etherchannel protocol",
             Request::EtherchannelPortChannel { .. } => "etherchannel port-channel",
             Request::TestLoadBalance { .. } => "test",
@@ -583,6 +586,7 @@ mod tests {
             Request::PagpInternal,
             Request::InterfacesStatus,
             Request::RunningConfig,
+            Request::StormControl,
             Request::EtherchannelProtocol,
             Request::EtherchannelPortChannel { channel: 1 },
         ] {

@@ -51,6 +51,7 @@ const COMMANDS: &[&str] = &[
     "show interfaces status",
     "show mac address-table",
     "show running-config",
+    "show storm-control",
 ];
 
 fn venv_python() -> PathBuf {
@@ -95,7 +96,8 @@ interface gi1/4\n mtu 9216\n\
 interface port-channel 1\n lacp max-bundle 2\n\
 interface range gi1/5 - 6\n channel-group 2 mode desirable\n\
 interface range gi1/7 - 8\n channel-group 3 mode on\n\
-interface gi1/9\n channel-group 4 mode active\n lacp rate fast\n";
+interface gi1/9\n channel-group 4 mode active\n lacp rate fast\n\
+ storm-control broadcast level 20.00 10.00\n storm-control unicast level pps 2k\n";
 
 const PORTS: &[&str] = &[
     "Gi1/1=a1", "Gi1/2=a2", "Gi1/3=a3", "Gi1/4=a4", "Gi1/5=b1", "Gi1/6=b2", "Gi1/7=c1", "Gi1/8=c2",
@@ -439,6 +441,20 @@ fn genie_and_ntc_templates_read_every_show_command() {
         gi9["out"]["mcast_pkts"].as_u64() > Some(0),
         "LACPDUs sent: {gi9}"
     );
+
+    // -- storm-control: Genie (IOS-XE's layout; ntc-templates has none).
+    let g = &parsed(&all, "show storm-control")["genie"]["traffic_type"];
+    let b = &g["B"]["interfaces"]["Gi1/9"];
+    assert_eq!(
+        (
+            b["state"].as_str(),
+            b["upper"].as_f64(),
+            b["lower"].as_f64()
+        ),
+        (Some("Forwarding"), Some(20.0), Some(10.0)),
+        "{g}"
+    );
+    assert_eq!(g["U"]["interfaces"]["Gi1/9"]["upper"], "2k", "{g}");
 
     // -- interfaces status: both.
     let r = parsed(&all, "show interfaces status");

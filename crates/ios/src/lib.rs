@@ -22,12 +22,14 @@
 
 #![forbid(unsafe_code)]
 
+mod storm;
 mod vocab;
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+pub use storm::{parse_level, StormClass, StormControl, StormError, StormLevel, StormUnit};
 pub use vocab::{Unread, UnreadKind};
 
 /// The methods a Catalyst's `port-channel load-balance` takes.
@@ -151,6 +153,11 @@ pub struct Interface {
     pub pagp_learn_method: Option<At<String>>,
     /// `shutdown` (true) or `no shutdown` (false).
     pub shutdown: Option<At<bool>>,
+    /// `storm-control CLASS level ...`, each class's last line.
+    pub storm_control: StormControl,
+    /// Where each class's `storm-control` line is (by [`StormClass::ALL`]
+    /// order).
+    pub storm_control_lines: [Option<Line>; 3],
 }
 
 impl Interface {
@@ -182,6 +189,7 @@ impl Interface {
         .iter()
         .filter(|s| **s)
         .count()
+            + self.storm_control.iter().count()
     }
 }
 
@@ -473,6 +481,7 @@ pub const INTERFACE_COMMAND_WORDS: &[&str] = &[
     "description",
     "channel-protocol",
     "port-channel",
+    "storm-control",
 ];
 
 /// Reads a configuration.
@@ -768,6 +777,31 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                     line,
                 })
             }),
+            ["storm-control", class @ ("broadcast" | "multicast" | "unicast"), "level", rest @ ..] =>
+            {
+                let class = match *class {
+                    "broadcast" => StormClass::Broadcast,
+                    "multicast" => StormClass::Multicast,
+                    _ => StormClass::Unicast,
+                };
+                let level = storm::parse_level(rest)
+                    .map_err(|e| err(format!("storm-control {} level: {}", class.name(), e.0)))?;
+                apply(&mut cfg, &|x| {
+                    x.storm_control.set(class, Some(level));
+                    x.storm_control_lines[class as usize] = Some(line);
+                });
+            }
+            ["no", "storm-control", class @ ("broadcast" | "multicast" | "unicast"), ..] => {
+                let class = match *class {
+                    "broadcast" => StormClass::Broadcast,
+                    "multicast" => StormClass::Multicast,
+                    _ => StormClass::Unicast,
+                };
+                apply(&mut cfg, &|x| {
+                    x.storm_control.set(class, None);
+                    x.storm_control_lines[class as usize] = None;
+                });
+            }
             ["shutdown"] | ["shut"] => {
                 apply(&mut cfg, &|x| x.shutdown = Some(At { value: true, line }))
             }
@@ -922,6 +956,40 @@ mod tests {
             );
             assert_eq!(cfg.unread.len(), usize::from(skipped), "{c} is not read");
         }
+    }
+
+    #[test]
+    fn storm_control_lines_are_read_not_warned() {
+        let cfg = parse(
+            "interface gi1/1\n storm-control broadcast level 20.00 10.00\n storm-control multicast level pps 2k\n storm-control unicast level bps 10m\n storm-control action trap\n storm-control unicast level 5\n no storm-control multicast level\n",
+        )
+        .unwrap();
+        let i = &cfg.interfaces[0];
+        let b = i.storm_control.level(StormClass::Broadcast).unwrap();
+        assert_eq!(
+            (b.unit, b.rising, b.falling),
+            (StormUnit::Percent, 2000, 1000)
+        );
+        assert!(i.storm_control.level(StormClass::Multicast).is_none());
+        let u = i.storm_control.level(StormClass::Unicast).unwrap();
+        assert_eq!(
+            (u.unit, u.rising),
+            (StormUnit::Percent, 500),
+            "the last line wins"
+        );
+        assert_eq!(i.storm_control_lines[2], Some(6));
+        assert_eq!(cfg.warnings().count(), 0, "{:?}", cfg.unread);
+        assert_eq!(
+            cfg.unread.len(),
+            1,
+            "storm-control action: read and skipped"
+        );
+        let e = parse("interface gi1/1\n storm-control broadcast level 120\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.why.contains("storm-control broadcast level"), "{}", e.why);
+        // A misspelt class is a warning with a hint.
+        let cfg = parse("interface gi1/1\n storm-control brodcast level 20\n").unwrap();
+        assert_eq!(cfg.warnings().count(), 1, "{:?}", cfg.unread);
     }
 
     /// IBM's steps 6, 7 and 11, as typed at the console.

@@ -6,9 +6,11 @@
 
 use crate::channel::{Channel, Distribution};
 use crate::fdb::{Fdb, Learned, DEFAULT_AGING_NS};
+use crate::police::{LearnLimiter, StormMeter, LEARN_PER_SECOND};
 use crate::vlan::{PortMode, VlanId};
 use crate::{ChannelId, Logical, PortId};
 use lagkit_hash::{FlowKey, Policy};
+use lagkit_ios::{StormClass, StormControl};
 use std::collections::BTreeMap;
 
 /// The slow-protocols multicast address (LACP, Marker).
@@ -67,11 +69,13 @@ pub enum DropReason {
     /// Nowhere to send it (no other port in the VLAN, or the destination's
     /// port cannot take it).
     NoPath,
+    /// Over the port's `storm-control` level for its class this interval.
+    StormControl,
 }
 
 impl DropReason {
     /// Every reason, in counter order.
-    pub const ALL: [DropReason; 9] = [
+    pub const ALL: [DropReason; 10] = [
         DropReason::Disabled,
         DropReason::NotBundled,
         DropReason::Runt,
@@ -81,6 +85,7 @@ impl DropReason {
         DropReason::LinkLocal,
         DropReason::SamePort,
         DropReason::NoPath,
+        DropReason::StormControl,
     ];
 
     fn index(self) -> usize {
@@ -135,7 +140,18 @@ pub struct PortCounters {
     /// Frames not sent because they exceed this port's MTU.
     pub tx_too_big: u64,
     /// Received frames dropped, by [`DropReason::ALL`] order.
-    pub drops: [u64; 9],
+    pub drops: [u64; 10],
+    /// Received frames storm control dropped, by class (`ucast`:
+    /// `storm-control unicast`, ...); their sum is the
+    /// [`DropReason::StormControl`] count.
+    pub storm_drops: Cast,
+    /// Frames from a new source address that was not learnt because the
+    /// port had spent its learning rate for the moment (the frames were
+    /// forwarded all the same).
+    pub learn_limited: u64,
+    /// Frames from a new source address that was not learnt because the
+    /// MAC address table was full (forwarded all the same).
+    pub learn_full: u64,
     /// Received frames by destination: unicast, multicast, broadcast
     /// (IOS's InUcastPkts, InMcastPkts, InBcastPkts; control frames count
     /// as multicast, as on a Catalyst).
@@ -198,6 +214,9 @@ impl PortCounters {
         self.control_tx_bytes += o.control_tx_bytes;
         self.rx_cast.add(&o.rx_cast);
         self.tx_cast.add(&o.tx_cast);
+        self.storm_drops.add(&o.storm_drops);
+        self.learn_limited += o.learn_limited;
+        self.learn_full += o.learn_full;
         for (a, b) in self.drops.iter_mut().zip(o.drops) {
             *a += b;
         }
@@ -213,6 +232,10 @@ struct Port {
     /// bundles.
     standalone: bool,
     counters: PortCounters,
+    /// Storm-control meters, by [`StormClass::ALL`] order.
+    storm: [Option<StormMeter>; 3],
+    /// New addresses it may still teach the table.
+    learn: LearnLimiter,
 }
 
 /// The switch's forwarding state.
@@ -275,6 +298,8 @@ impl Bridge {
             channel: None,
             standalone: false,
             counters: PortCounters::default(),
+            storm: [None, None, None],
+            learn: LearnLimiter::new(LEARN_PER_SECOND),
         });
         PortId(self.ports.len() - 1)
     }
@@ -468,6 +493,31 @@ impl Bridge {
         ))
     }
 
+    /// Applies `storm` (IOS's `storm-control` lines) to port `p`, whose
+    /// bandwidth is `port_bps` bits per second (what a percentage level
+    /// is of). Meters start afresh.
+    pub fn set_storm_control(&mut self, p: PortId, storm: &StormControl, port_bps: u64) {
+        if let Some(port) = self.ports.get_mut(p.0) {
+            for (k, class) in StormClass::ALL.into_iter().enumerate() {
+                port.storm[k] = storm.level(class).map(|l| StormMeter::new(l, port_bps));
+            }
+        }
+    }
+
+    /// Port `p`'s storm-control meter for `class`, if it has a level.
+    pub fn storm_meter(&self, p: PortId, class: StormClass) -> Option<&StormMeter> {
+        let k = StormClass::ALL.iter().position(|&c| c == class)?;
+        self.ports.get(p.0)?.storm[k].as_ref()
+    }
+
+    /// Lets port `p` teach the table at most `per_second` new addresses a
+    /// second (default [`LEARN_PER_SECOND`]).
+    pub fn set_learn_rate(&mut self, p: PortId, per_second: u32) {
+        if let Some(port) = self.ports.get_mut(p.0) {
+            port.learn = LearnLimiter::new(per_second);
+        }
+    }
+
     fn drop(&mut self, p: PortId, r: DropReason) -> Verdict {
         self.ports[p.0].counters.drops[r.index()] += 1;
         Verdict::Drop(r)
@@ -513,6 +563,21 @@ impl Bridge {
         if h.dst[..5] == SLOW_PROTOCOLS[..5] && h.dst[5] <= 0x0f {
             return self.drop(ingress, DropReason::LinkLocal);
         }
+        // Storm control, before any work is spent on the frame; the
+        // control plane's frames (above) are never its to drop.
+        let class = StormClass::of(&h.dst);
+        let port = &mut self.ports[ingress.0];
+        let k = class as usize;
+        if let Some(m) = port.storm.get_mut(k).and_then(Option::as_mut) {
+            if !m.admit(frame.len(), now) {
+                match class {
+                    StormClass::Broadcast => port.counters.storm_drops.bcast += 1,
+                    StormClass::Multicast => port.counters.storm_drops.mcast += 1,
+                    StormClass::Unicast => port.counters.storm_drops.ucast += 1,
+                }
+                return self.drop(ingress, DropReason::StormControl);
+            }
+        }
         let port = &self.ports[ingress.0];
         if let Some(c) = port.channel.filter(|_| !port.standalone) {
             if !self.channels.get(&c).is_some_and(|c| c.is_bundled(ingress)) {
@@ -528,8 +593,18 @@ impl Bridge {
         }
         let from = self.logical(ingress);
         if h.src[0] & 1 == 0 {
-            // A multicast source is never learned (it is no station).
-            let _: Learned = self.fdb.learn(vlan, h.src, from, now);
+            // A multicast source is never learned (it is no station). A
+            // new address costs the port some of its learning rate, so one
+            // port sending from ever new addresses cannot crowd the
+            // others' out of the table or the switch's time.
+            let port = &mut self.ports[ingress.0];
+            if self.fdb.knows(vlan, h.src) || port.learn.allow(now) {
+                if self.fdb.learn(vlan, h.src, from, now) == Learned::Full {
+                    self.ports[ingress.0].counters.learn_full += 1;
+                }
+            } else {
+                port.counters.learn_limited += 1;
+            }
         }
         let known = (h.dst[0] & 1 == 0)
             .then(|| self.fdb.lookup(vlan, h.dst, now))
@@ -1006,6 +1081,88 @@ mod tests {
         assert_eq!(
             b.receive(PortId(9), &[0; 60], 0),
             Verdict::Drop(DropReason::NoPath)
+        );
+    }
+
+    #[test]
+    fn storm_control_drops_the_excess_of_its_class_and_counts_it() {
+        let mut b = four();
+        let mut sc = StormControl::default();
+        let w: Vec<&str> = "pps 10".split_whitespace().collect();
+        sc.set(
+            StormClass::Broadcast,
+            Some(lagkit_ios::parse_level(&w).unwrap()),
+        );
+        b.set_storm_control(PortId(0), &sc, 1_000_000_000);
+        let ms = 1_000_000u64;
+        let mut passed = 0;
+        for k in 0..30u64 {
+            let v = b.receive(PortId(0), &frame(BCAST, mac(1), None, 60, 1), k * ms);
+            if matches!(v, Verdict::Forward { .. }) {
+                passed += 1;
+            } else {
+                assert_eq!(v, Verdict::Drop(DropReason::StormControl));
+            }
+        }
+        assert_eq!(passed, 10);
+        // Unicast is another class: not limited.
+        for k in 0..30u64 {
+            let v = b.receive(
+                PortId(0),
+                &frame(mac(9), mac(1), None, 60, 1),
+                (30 + k) * ms,
+            );
+            assert!(matches!(v, Verdict::Forward { .. }));
+        }
+        let c = b.counters(PortId(0)).unwrap();
+        assert_eq!(c.storm_drops.bcast, 20);
+        assert_eq!(c.storm_drops.ucast, 0);
+        assert_eq!(c.dropped(DropReason::StormControl), 20);
+        let m = b.storm_meter(PortId(0), StormClass::Broadcast).unwrap();
+        assert_eq!(m.dropped(), 20);
+        assert!(b.storm_meter(PortId(0), StormClass::Unicast).is_none());
+        // The next second forwards again; LACPDUs never count.
+        let v = b.receive(PortId(0), &frame(BCAST, mac(1), None, 60, 1), 1_000 * ms);
+        assert!(matches!(v, Verdict::Forward { .. }));
+    }
+
+    #[test]
+    fn a_port_learns_a_bounded_number_of_new_addresses_a_second() {
+        let mut b = four();
+        b.set_learn_rate(PortId(0), 100);
+        let ms = 1_000_000u64;
+        // 1000 new sources within 10 ms: 100 learnt, every frame flooded.
+        for k in 0..1000u64 {
+            let src = [2, 1, 0, 0, (k >> 8) as u8, k as u8];
+            let v = b.receive(PortId(0), &frame(BCAST, src, None, 60, 1), k * 10_000);
+            assert_eq!(ports(&v), vec![1, 2, 3]);
+        }
+        let c = b.counters(PortId(0)).unwrap();
+        assert_eq!(c.learn_limited, 900);
+        assert_eq!(b.fdb().rows(10 * ms).len(), 100);
+        // A known address is refreshed whatever the rate.
+        let v = b.receive(
+            PortId(0),
+            &frame(BCAST, [2, 1, 0, 0, 0, 5], None, 60, 1),
+            11 * ms,
+        );
+        assert!(matches!(v, Verdict::Forward { .. }));
+        assert_eq!(b.counters(PortId(0)).unwrap().learn_limited, 900);
+        // Another port learns on its own budget.
+        b.receive(PortId(1), &frame(BCAST, mac(7), None, 60, 1), 12 * ms);
+        assert_eq!(
+            b.fdb().lookup(1, mac(7), 12 * ms),
+            Some(Logical::Port(PortId(1)))
+        );
+        // A second later the port learns again.
+        b.receive(
+            PortId(0),
+            &frame(BCAST, [2, 3, 0, 0, 0, 1], None, 60, 1),
+            1_100 * ms,
+        );
+        assert_eq!(
+            b.fdb().lookup(1, [2, 3, 0, 0, 0, 1], 1_100 * ms),
+            Some(Logical::Port(PortId(0)))
         );
     }
 }

@@ -100,6 +100,33 @@ pub struct SwitchConfig {
     pub ios: lagkit_ios::Config,
 }
 
+/// A port's bandwidth in bits per second, what a `storm-control ... level`
+/// percentage is of: its `speed` when that is a number (Mb/s, as IOS
+/// writes it), else what its interface type runs at (GigabitEthernet 1
+/// Gb/s, TenGigabitEthernet 10 Gb/s, ...; 1 Gb/s for a name lagkit does
+/// not know).
+pub fn port_bps(name: &str, speed: Option<&str>) -> u64 {
+    if let Some(mbps) = speed.and_then(|s| s.parse::<u64>().ok()) {
+        return mbps.saturating_mul(1_000_000);
+    }
+    const TYPES: [(&str, u64); 8] = [
+        ("FastEthernet", 100),
+        ("GigabitEthernet", 1_000),
+        ("TwoGigabitEthernet", 2_500),
+        ("FiveGigabitEthernet", 5_000),
+        ("TenGigabitEthernet", 10_000),
+        ("TwentyFiveGigE", 25_000),
+        ("FortyGigabitEthernet", 40_000),
+        ("HundredGigE", 100_000),
+    ];
+    let mbps = TYPES
+        .iter()
+        .filter(|(t, _)| name.starts_with(t))
+        .max_by_key(|(t, _)| t.len())
+        .map_or(1_000, |(_, m)| *m);
+    mbps * 1_000_000
+}
+
 pub(crate) fn mode_of(i: &Interface) -> Result<PortMode, ConfigError> {
     let trunk = i.trunk.as_ref().is_some_and(|t| t.value);
     if !trunk {
@@ -208,6 +235,23 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
     let mut bridge = Bridge::new(policy);
     for pc in port_cfg.iter().cloned() {
         bridge.add_port(pc);
+    }
+    // Storm control: a port's own lines, else (a member) its
+    // port-channel's, as IOS applies a port-channel's to its members.
+    for (p, pc) in port_cfg.iter().enumerate() {
+        let own = by_iface.get(pc.name.as_str()).copied();
+        let po = own
+            .and_then(|i| i.channel_group.as_ref())
+            .and_then(|g| channel_groups.get(&g.value.number))
+            .and_then(|g| g.port_channel);
+        let storm = match own.map(|i| i.storm_control) {
+            Some(s) if s.any() => s,
+            _ => po.map(|i| i.storm_control).unwrap_or_default(),
+        };
+        if storm.any() {
+            let speed = own.and_then(|i| i.speed.as_ref()).map(|s| s.value.as_str());
+            bridge.set_storm_control(PortId(p), &storm, port_bps(&pc.name, speed));
+        }
     }
     let mut suspended = Vec::new();
     for spec in groups.values_mut() {

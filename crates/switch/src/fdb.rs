@@ -53,6 +53,12 @@ pub struct Fdb {
     moves: u64,
     /// Addresses not learned because the table was full.
     refused: u64,
+    /// No entry was seen before this (a lower bound: refreshing and
+    /// removing entries only raise the true oldest). A full table is
+    /// scanned for expired entries only once one can have expired, so a
+    /// flood of new source addresses against a full table costs a hash
+    /// look-up per frame, not a walk over every entry.
+    oldest: Option<u64>,
 }
 
 impl Fdb {
@@ -65,6 +71,7 @@ impl Fdb {
             limit,
             moves: 0,
             refused: 0,
+            oldest: None,
         }
     }
 
@@ -87,15 +94,28 @@ impl Fdb {
             };
         }
         if self.entries.len() >= self.limit {
-            // Make room from expired entries before refusing.
-            self.age(now);
+            // Make room from expired entries before refusing, when one can
+            // have expired.
+            let due = self
+                .oldest
+                .is_some_and(|o| now.saturating_sub(o) > self.aging_ns);
+            if due {
+                self.age(now);
+            }
             if self.entries.len() >= self.limit {
                 self.refused += 1;
                 return Learned::Full;
             }
         }
         self.entries.insert((vlan, mac), Entry { at, seen: now });
+        self.oldest = Some(self.oldest.map_or(now, |o| o.min(now)));
         Learned::New
+    }
+
+    /// Whether `mac` in `vlan` has an entry (live or not yet aged away):
+    /// learning it again is no new address.
+    pub fn knows(&self, vlan: VlanId, mac: [u8; 6]) -> bool {
+        self.entries.contains_key(&(vlan, mac))
     }
 
     /// Where `mac` in `vlan` lives, unless unknown or aged out.
@@ -110,8 +130,15 @@ impl Fdb {
     pub fn age(&mut self, now: u64) -> usize {
         let before = self.entries.len();
         let aging = self.aging_ns;
-        self.entries
-            .retain(|_, e| now.saturating_sub(e.seen) <= aging);
+        let mut oldest: Option<u64> = None;
+        self.entries.retain(|_, e| {
+            let keep = now.saturating_sub(e.seen) <= aging;
+            if keep {
+                oldest = Some(oldest.map_or(e.seen, |o| o.min(e.seen)));
+            }
+            keep
+        });
+        self.oldest = oldest;
         before - self.entries.len()
     }
 
@@ -206,5 +233,30 @@ mod tests {
         assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 3], p(1), 11 * S), Learned::New);
         assert_eq!(f.flush(p(1)), 2);
         assert!(f.rows(11 * S).is_empty());
+    }
+
+    #[test]
+    fn a_full_table_refuses_without_scanning_until_an_entry_can_expire() {
+        let mut f = Fdb::new(10 * S, 2);
+        let p = Logical::Port(PortId(0));
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 1], p, S), Learned::New);
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 2], p, 2 * S), Learned::New);
+        assert_eq!(f.oldest, Some(S));
+        // Nothing can have expired before 11 s: refused, no scan.
+        for k in 0..100u8 {
+            assert_eq!(f.learn(1, [2, 1, 0, 0, 0, k], p, 5 * S), Learned::Full);
+        }
+        assert_eq!(f.oldest, Some(S));
+        // The first refresh keeps the bound conservative, never wrong.
+        assert_eq!(f.learn(1, [2, 0, 0, 0, 0, 1], p, 9 * S), Learned::Refreshed);
+        // At 11.5 s the bound says one may have expired; the scan finds
+        // none (the first was refreshed) and moves the bound on.
+        assert_eq!(
+            f.learn(1, [2, 1, 0, 0, 0, 0], p, 11 * S + S / 2),
+            Learned::Full
+        );
+        assert_eq!(f.oldest, Some(2 * S));
+        // The second expires after 12 s.
+        assert_eq!(f.learn(1, [2, 1, 0, 0, 0, 0], p, 12 * S + 1), Learned::New);
     }
 }

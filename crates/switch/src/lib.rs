@@ -12,6 +12,9 @@
 //!   out.
 //! - [`fdb`]: the MAC address table per VLAN, learned from source
 //!   addresses, aged, with moves between ports counted.
+//! - [`police`]: storm control (IOS's `storm-control ... level`, metered
+//!   over 1-second intervals) and the bound on new addresses a port may
+//!   teach the table per second.
 //! - [`channel`]: a port-channel's members and Cisco's 8 result-bundle-hash
 //!   buckets (uneven over 3, 5, 6 and 7 links), redistributed `fixed` or
 //!   `adaptive` when a member comes or goes.
@@ -32,6 +35,7 @@ pub mod bridge;
 pub mod channel;
 pub mod config;
 pub mod fdb;
+pub mod police;
 pub mod running;
 pub mod show;
 pub mod vlan;
@@ -92,7 +96,7 @@ pub fn fuzz_one(data: &[u8]) {
         }
         return;
     }
-    const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";
+    const CONFIG: &str = "port-channel load-balance src-dst-mixed-ip-port\ninterface gi1/1\n switchport access vlan 10\n storm-control broadcast level pps 3\n storm-control unicast level 0.01\ninterface gi1/2\n switchport mode trunk\n switchport trunk allowed vlan 1,10,20\n mtu 9000\ninterface range gi1/3 - 4\n channel-group 1 mode on\n";
     let Ok(mut cfg) = config::from_ios(CONFIG, &ports) else {
         panic!("the fuzz switch's own configuration is refused");
     };

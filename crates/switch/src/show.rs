@@ -39,6 +39,7 @@ pub const SHOW_COMMANDS: &[&[&str]] = &[
     &["pagp", "counters"],
     &["pagp", "internal"],
     &["running-config"],
+    &["storm-control"],
 ];
 
 /// The `test` commands: `<rest>` takes the remaining words as written.
@@ -498,6 +499,81 @@ pub fn test_load_balance(b: &Bridge, id: ChannelId, key: &FlowKey, method: &str)
             id.0
         ),
     }
+}
+
+/// One row of `show storm-control`: a port's meter for one class at a
+/// moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StormRow {
+    /// The port's short name (`Gi1/1`).
+    pub port: String,
+    /// The class.
+    pub class: lagkit_ios::StormClass,
+    /// `Forwarding`, `Blocking`, or `Link Down`.
+    pub state: String,
+    /// The upper level as IOS prints it (`20.00%`, `1k pps`).
+    pub upper: String,
+    /// The lower level.
+    pub lower: String,
+    /// The last whole second's traffic, in the level's unit.
+    pub current: String,
+    /// Frames dropped.
+    pub dropped: u64,
+}
+
+/// Every port's storm-control rows at `now`, in port order then IOS's
+/// class order; `up(p)` says whether port `p` has link (IOS shows `Link
+/// Down` otherwise).
+pub fn storm_rows(b: &Bridge, now: u64, up: impl Fn(PortId) -> bool) -> Vec<StormRow> {
+    let mut rows = Vec::new();
+    for (p, _) in b.ports() {
+        for class in lagkit_ios::StormClass::ALL {
+            let Some(m) = b.storm_meter(p, class) else {
+                continue;
+            };
+            let l = m.level();
+            let state = if up(p) {
+                m.state(now).name().to_string()
+            } else {
+                "Link Down".to_string()
+            };
+            rows.push(StormRow {
+                port: port_name(b, p),
+                class,
+                state,
+                upper: l.show(l.rising),
+                lower: l.show(l.falling),
+                current: l.show(m.current(now)),
+                dropped: m.dropped(),
+            });
+        }
+    }
+    rows
+}
+
+/// `show storm-control`, in the IOS-XE layout (one line per port and
+/// class, the class in the Type column: `B`, `M`, `U`). lagkit only
+/// filters (drops the excess), so the Action is `None`.
+pub fn storm_control(rows: &[StormRow]) -> String {
+    let mut s = String::from("Key: U - Unicast, B - Broadcast, M - Multicast\n\n");
+    s.push_str(
+        "Interface  Filter State   Upper        Lower        Current      Action     Type\n",
+    );
+    s.push_str(
+        "---------  -------------  -----------  -----------  -----------  ---------  ----\n",
+    );
+    for r in rows {
+        let t = match r.class {
+            lagkit_ios::StormClass::Broadcast => "B",
+            lagkit_ios::StormClass::Multicast => "M",
+            lagkit_ios::StormClass::Unicast => "U",
+        };
+        s.push_str(&format!(
+            "{:<10} {:<13}  {:>11}  {:>11}  {:>11}  {:<9}  {:>4}\n",
+            r.port, r.state, r.upper, r.lower, r.current, "None", t
+        ));
+    }
+    s
 }
 
 #[cfg(test)]

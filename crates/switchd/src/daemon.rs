@@ -6,9 +6,14 @@
 //! LACP deadline and never longer than [`MAX_WAIT`] (which bounds how late
 //! a link event, a control request or an aging pass can be). It reads the
 //! monotonic clock once per wake-up and passes that time to the cores,
-//! which never read a clock. A frame is read, judged by the bridge, and
-//! written to each egress port before the next is read: no queue between
-//! the two, so nothing is held back.
+//! which never read a clock. Ready ports are read round-robin, one batch
+//! of [`RX_BATCH`] frames from each per round and at most
+//! [`ROUNDS_PER_WAKE`] rounds per wake-up, so one port's flood takes no
+//! more of the switch's time than any other busy port's traffic; its
+//! excess stays in its own socket's buffer, which drops (and the kernel
+//! counts) what does not fit. A batch is judged by the bridge frame by
+//! frame and written to each egress port with one `sendmmsg` before the
+//! next batch is read: nothing is held back between batches.
 //!
 //! Port-channels: `mode on` bundles a member while its carrier is up (it
 //! has no way to notice a link that fails silently; that is the point of
@@ -51,8 +56,19 @@ const AGE_EVERY_NS: u64 = 1_000_000_000;
 /// seconds before giving a partner up, and the check reads each member's
 /// protocol status, which the forwarding loop should not do per wake-up.
 const STANDALONE_EVERY_NS: u64 = 100_000_000;
-/// Batches read from one port per wake-up before the others get a turn.
-const BATCHES_PER_TURN: usize = 4;
+/// Frames read from one port at a time (one `recvmmsg`).
+pub const RX_BATCH: usize = 64;
+/// Rounds over the ready ports per wake-up, each reading at most one
+/// batch from each: a port gets at most this many batches before the
+/// control plane (and `epoll`) has its turn.
+pub const ROUNDS_PER_WAKE: usize = 4;
+
+/// A frame queued for one egress port: the received packet as it is (its
+/// index in the batch), or a copy with its tag rewritten.
+enum Queued {
+    Same(usize),
+    Retagged(Vec<u8>),
+}
 
 /// Why a switch could not start.
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +178,8 @@ pub struct Switch {
     ports: Vec<Port>,
     epoll: Epoll,
     batch: RxBatch,
+    /// Per egress port, what the batch being forwarded sends there.
+    tx: Vec<Vec<Queued>>,
     /// One LACP system per LACP channel (each with the switch's system
     /// id, so a partner sees one switch; each channel's own max-bundle and
     /// min-links).
@@ -324,7 +342,8 @@ impl Switch {
             method: cfg.method,
             ports,
             epoll,
-            batch: RxBatch::new(64),
+            batch: RxBatch::new(RX_BATCH),
+            tx: Vec::new(),
             lacp: Vec::new(),
             pagp: Vec::new(),
             pagp_gates: Vec::new(),
@@ -339,6 +358,7 @@ impl Switch {
             running,
             ios: cfg.ios,
         };
+        sw.tx = (0..sw.ports.len()).map(|_| Vec::new()).collect();
         sw.setup_lacp();
         sw.setup_pagp();
         for i in 0..sw.ports.len() {
@@ -548,9 +568,8 @@ impl Switch {
             }
         };
         let now = self.now();
-        for ev in &events[..n] {
-            self.forward_from(ev.data() as usize, now);
-        }
+        let ready: Vec<usize> = events[..n].iter().map(|ev| ev.data() as usize).collect();
+        self.forward_ready(ready, now);
         self.link_events();
         self.lacp_step(now);
         self.pagp_step(now);
@@ -565,47 +584,83 @@ impl Switch {
         self.serve(now);
     }
 
-    /// Reads what port `i` received and forwards it.
-    fn forward_from(&mut self, i: usize, now: u64) {
-        let Some(port) = self.ports.get(i) else {
-            return;
-        };
-        let mut control: Vec<Vec<u8>> = Vec::new();
-        for _ in 0..BATCHES_PER_TURN {
-            self.batch.clear();
-            match port.sock.recv(&mut self.batch) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            for k in 0..self.batch.len() {
-                let packet = self.batch.packet(k);
-                let frame = self.batch.frame(k);
-                let seg = VnetRepr::parse(&self.batch.vnet(k))
-                    .ok()
-                    .and_then(|v| segment_payload(&v, frame));
-                match self.bridge.receive_segmented(PortId(i), frame, seg, now) {
-                    Verdict::Control => control.push(frame.to_vec()),
-                    Verdict::Forward { egress, .. } => {
-                        let tag = tag_of(frame);
-                        for e in egress {
-                            let Some(out) = self.ports.get(e.port.0) else {
-                                continue;
-                            };
-                            // A send that fails is counted by the socket.
-                            let _ = if e.tag == tag {
-                                out.sock.send(packet)
-                            } else {
-                                out.sock.send(&retag(packet, e.tag))
-                            };
-                        }
-                    }
-                    Verdict::Drop(_) => {}
-                }
-            }
-            if !self.batch.is_full() {
+    /// Forwards what the ready ports received, round-robin: each round
+    /// reads at most one batch ([`RX_BATCH`] frames) from every port that
+    /// still has frames, for at most [`ROUNDS_PER_WAKE`] rounds, so a port
+    /// that floods gets the same share of the switch's time as any other
+    /// port with traffic, and what it sends beyond its share waits in (or
+    /// overflows, counted, from) its own socket's buffer.
+    fn forward_ready(&mut self, mut ready: Vec<usize>, now: u64) {
+        for _ in 0..ROUNDS_PER_WAKE {
+            if ready.is_empty() {
                 break;
             }
+            ready.retain(|&i| self.forward_batch(i, now));
         }
+    }
+
+    /// Reads one batch from port `i` and forwards it; whether the port may
+    /// have more (the batch came back full).
+    fn forward_batch(&mut self, i: usize, now: u64) -> bool {
+        let Some(port) = self.ports.get(i) else {
+            return false;
+        };
+        self.batch.clear();
+        match port.sock.recv(&mut self.batch) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) => {}
+        }
+        let mut control: Vec<Vec<u8>> = Vec::new();
+        for q in &mut self.tx {
+            q.clear();
+        }
+        for k in 0..self.batch.len() {
+            let frame = self.batch.frame(k);
+            let seg = VnetRepr::parse(&self.batch.vnet(k))
+                .ok()
+                .and_then(|v| segment_payload(&v, frame));
+            match self.bridge.receive_segmented(PortId(i), frame, seg, now) {
+                Verdict::Control => control.push(frame.to_vec()),
+                Verdict::Forward { egress, .. } => {
+                    let tag = tag_of(frame);
+                    for e in egress {
+                        let Some(q) = self.tx.get_mut(e.port.0) else {
+                            continue;
+                        };
+                        q.push(if e.tag == tag {
+                            Queued::Same(k)
+                        } else {
+                            Queued::Retagged(retag(self.batch.packet(k), e.tag))
+                        });
+                    }
+                }
+                Verdict::Drop(_) => {}
+            }
+        }
+        // One sendmmsg per egress port for the whole batch; a port whose
+        // queue is full drops (and its socket counts) the rest.
+        for (e, q) in self.tx.iter().enumerate() {
+            if q.is_empty() {
+                continue;
+            }
+            let packets: Vec<&[u8]> = q
+                .iter()
+                .map(|x| match x {
+                    Queued::Same(k) => self.batch.packet(*k),
+                    Queued::Retagged(p) => p.as_slice(),
+                })
+                .collect();
+            if let Some(out) = self.ports.get(e) {
+                out.sock.send_batch(&packets);
+            }
+        }
+        let more = self.batch.is_full();
+        self.handle_control(i, control, now);
+        more
+    }
+
+    /// Hands port `i`'s control frames to its protocols.
+    fn handle_control(&mut self, i: usize, control: Vec<Vec<u8>>, now: u64) {
         let t = Switch::t(now);
         for f in control {
             let slow = f.get(12..14) == Some(&[0x88, 0x09][..]);
@@ -1059,8 +1114,13 @@ impl Switch {
     pub(crate) fn device(&self, p: PortId) -> &str {
         self.ports.get(p.0).map_or("", |x| x.device.as_str())
     }
+    /// Port `p`'s socket counters, with the frames the kernel dropped for
+    /// want of room in its receive buffer collected first.
     pub(crate) fn socket_counters(&self, p: PortId) -> Option<lagkit_dataplane::CounterSnapshot> {
-        self.ports.get(p.0).map(|x| x.sock.counters().snapshot())
+        self.ports.get(p.0).map(|x| {
+            x.sock.refresh_counters();
+            x.sock.counters().snapshot()
+        })
     }
     /// LACP's view of port `p`, if it runs LACP.
     pub(crate) fn lacp_status(&self, p: PortId) -> Option<lacp::PortStatus> {

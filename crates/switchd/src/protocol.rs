@@ -48,6 +48,8 @@ pub enum Request {
     InterfacesStatus,
     /// `show running-config`.
     RunningConfig,
+    /// `show storm-control`.
+    StormControl,
     /// `show etherchannel protocol`.
     EtherchannelProtocol,
     /// `show etherchannel N port-channel`.

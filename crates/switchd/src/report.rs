@@ -9,6 +9,7 @@
 use crate::daemon::Switch;
 use crate::protocol::{test_key, Request, Response};
 use crate::report_lag;
+use lagkit_dataplane::DropReason as SockDrop;
 use lagkit_switch::show;
 use lagkit_switch::{ChannelId, DropReason, Logical, PortId};
 use serde_json::{json, Value};
@@ -143,7 +144,13 @@ fn counters(sw: &Switch) -> Response {
                 "tx_too_big": c.tx_too_big,
                 "giants": c.dropped(DropReason::Giant),
                 "drops": drops,
-                "tx_send_failures": sock.map_or(0, |s| s.dropped_total()),
+                "storm_drops": c.storm_drops,
+                "learn_limited": c.learn_limited,
+                "learn_full": c.learn_full,
+                "tx_send_failures": sock.map_or(0, |s| s.dropped_total() - s.dropped(SockDrop::RxKernel)),
+                // Frames the port's socket buffer had no room for: a
+                // flooding port's excess beyond its share of the switch.
+                "rx_kernel_drops": sock.map_or(0, |s| s.dropped(SockDrop::RxKernel)),
             }))
         })
         .collect();
@@ -284,6 +291,31 @@ fn running_config(sw: &Switch) -> Response {
     }
 }
 
+/// `show storm-control`: each port's levels by class, its filter state,
+/// the last second's traffic and what it dropped.
+fn storm_control(sw: &Switch, now: u64) -> Response {
+    let b = sw.bridge();
+    let rows = show::storm_rows(b, now, |p| sw.carrier(p));
+    let json_rows: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "port": r.port,
+                "class": r.class,
+                "state": r.state,
+                "upper": r.upper,
+                "lower": r.lower,
+                "current": r.current,
+                "dropped": r.dropped,
+            })
+        })
+        .collect();
+    Response::Show {
+        text: show::storm_control(&rows),
+        json: json!({ "ports": json_rows }),
+    }
+}
+
 /// The answer to `req` at `now`.
 pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
     match req {
@@ -305,6 +337,7 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
         Request::PagpInternal => report_lag::pagp_internal(sw),
         Request::InterfacesStatus => interfaces_status(sw),
         Request::RunningConfig => running_config(sw),
+        Request::StormControl => storm_control(sw, now),
         Request::EtherchannelProtocol => report_lag::etherchannel_protocol(sw),
         Request::EtherchannelPortChannel { channel } => {
             report_lag::etherchannel_port_channel(sw, *channel, now)

@@ -1046,3 +1046,120 @@ impl Drop for UserWire {
         }
     }
 }
+
+/// What [`flood_random`] sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FloodCount {
+    /// Frames the kernel took.
+    pub sent: u64,
+    /// How long it sent.
+    pub elapsed: Duration,
+}
+
+impl FloodCount {
+    /// Frames per second.
+    pub fn rate(&self) -> f64 {
+        self.sent as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The frames [`flood_random`] sends, batch by batch: 64-byte frames, each
+/// from a new pseudo-random locally administered source MAC (xorshift from
+/// `seed`), every other one to broadcast, the rest to unknown unicast
+/// addresses; `broadcast_only` sends only broadcast.
+pub struct FloodFrames {
+    packets: Vec<Vec<u8>>,
+    state: u64,
+    broadcast_only: bool,
+    /// Source addresses cycle over this many values (0: every frame new).
+    sources: u64,
+    sent: u64,
+}
+
+impl FloodFrames {
+    /// A batch of `n` frames, rewritten by each [`FloodFrames::next_batch`].
+    pub fn new(n: usize, seed: u64, broadcast_only: bool) -> FloodFrames {
+        let mut frame = vec![0u8; 60];
+        // IEEE 802 local experimental EtherType: no host stack handles it.
+        frame[12..14].copy_from_slice(&[0x88, 0xb5]);
+        frame[14..].iter_mut().for_each(|b| *b = 0x5a);
+        let one = lagkit_dataplane::device::plain_packet(&frame);
+        FloodFrames {
+            packets: vec![one; n],
+            state: seed | 1,
+            broadcast_only,
+            sources: 0,
+            sent: 0,
+        }
+    }
+
+    /// Source addresses from a pool of `n` instead of new ones each frame.
+    pub fn with_sources(mut self, n: u64) -> FloodFrames {
+        self.sources = n;
+        self
+    }
+
+    fn rand(&mut self) -> u64 {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
+    }
+
+    /// New addresses in every frame; the batch to send.
+    pub fn next_batch(&mut self) -> Vec<&[u8]> {
+        let h = lagkit_dataplane::vnet::HEADER_LEN;
+        for k in 0..self.packets.len() {
+            let r = self.rand().to_be_bytes();
+            self.sent += 1;
+            let src = match self.sources {
+                0 => [0x02, r[0], r[1], r[2], r[3], r[4]],
+                n => {
+                    let s = (self.sent % n).to_be_bytes();
+                    [0x02, 0x5a, s[4], s[5], s[6], s[7]]
+                }
+            };
+            let dst = if self.broadcast_only || k % 2 == 0 {
+                [0xff; 6]
+            } else {
+                // Unicast (I/G bit clear), locally administered, never learnt.
+                [0x06, r[5], r[6], r[7], r[0], r[1]]
+            };
+            let p = &mut self.packets[k];
+            p[h..h + 6].copy_from_slice(&dst);
+            p[h + 6..h + 12].copy_from_slice(&src);
+        }
+        self.packets.iter().map(|p| &p[..]).collect()
+    }
+}
+
+/// Sends `frames` ([`FloodFrames`]) on `ifname` in `ns` as fast as one thread can
+/// (`sendmmsg` batches of 64) until `stop` is set or `max` has passed.
+pub fn flood_random(
+    ns: &str,
+    ifname: &str,
+    mut frames: FloodFrames,
+    stop: &std::sync::atomic::AtomicBool,
+    max: Duration,
+) -> FloodCount {
+    use lagkit_dataplane::{Device, PacketConfig, PacketSocket};
+    let mut cfg = PacketConfig::new(ifname);
+    cfg.promisc = false;
+    let sock = netns::run_in(ns, || PacketSocket::open(&cfg))
+        .expect("enter namespace")
+        .expect("flood socket");
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while !stop.load(Ordering::Relaxed) && start.elapsed() < max {
+        let batch = frames.next_batch();
+        let n = sock.send_batch(&batch) as u64;
+        sent += n;
+        if n == 0 {
+            std::thread::yield_now();
+        }
+    }
+    FloodCount {
+        sent,
+        elapsed: start.elapsed(),
+    }
+}
