@@ -30,11 +30,20 @@ struct Bpffs;
 /// (tests holding it, whether a test mounted it).
 static BPFFS_USERS: Mutex<(usize, bool)> = Mutex::new((0, false));
 
+/// Whether `path` is the root of a bpffs (statfs(2), BPF_FS_MAGIC).
 fn is_bpffs(path: &str) -> bool {
-    Command::new("stat")
-        .args(["-f", "-c", "%T", path])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "bpf_fs")
+    let c = std::ffi::CString::new(path).expect("path");
+    // SAFETY: statfs writes into the zeroed struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a valid out pointer.
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    rc == 0 && magic == 0xcafe_4a11
+}
+
+fn c(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).expect("no NUL")
 }
 
 impl Bpffs {
@@ -42,11 +51,17 @@ impl Bpffs {
         let mut u = BPFFS_USERS.lock().unwrap_or_else(|e| e.into_inner());
         if !is_bpffs(BPFFS) {
             std::fs::create_dir_all(BPFFS).expect("mkdir bpffs");
-            let ok = Command::new("mount")
-                .args(["-t", "bpf", "bpf", BPFFS])
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "mount -t bpf bpf {BPFFS}");
+            let (src, dir, fs) = (c("bpf"), c(BPFFS), c("bpf"));
+            // SAFETY: valid C strings; no data argument.
+            let rc = unsafe {
+                libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null())
+            };
+            assert_eq!(
+                rc,
+                0,
+                "mount -t bpf bpf {BPFFS}: {}",
+                std::io::Error::last_os_error()
+            );
             u.1 = true;
         }
         u.0 += 1;
@@ -59,7 +74,9 @@ impl Drop for Bpffs {
         let mut u = BPFFS_USERS.lock().unwrap_or_else(|e| e.into_inner());
         u.0 -= 1;
         if u.0 == 0 && u.1 {
-            let _ = Command::new("umount").arg(BPFFS).status();
+            let dir = c(BPFFS);
+            // SAFETY: a valid C string.
+            unsafe { libc::umount2(dir.as_ptr(), libc::MNT_DETACH) };
             let _ = std::fs::remove_dir(BPFFS);
             u.1 = false;
         }
