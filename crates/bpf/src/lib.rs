@@ -50,7 +50,7 @@ pub use logical::Logical;
 pub use pin::{base as pin_base, Adopted};
 pub use plan::{Distribution, Publisher, Spread, Tlb};
 
-use abi::{read_cb, Counter, IFINDEX, SKB_CTX_LEN};
+use abi::{read_cb, IFINDEX, SKB_CTX_LEN};
 
 /// The object `build.rs` compiled, aligned as aya's ELF parser wants it.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit.bpf.o"));
@@ -504,17 +504,7 @@ impl Datapath {
 
     /// Every entry of a counter map, summed over CPUs.
     fn count(&self, name: &'static str) -> Result<Vec<Count>, Error> {
-        let map = self.ebpf.map(name).ok_or(Error::Missing(name))?;
-        let counters = PerCpuArray::<_, Counter>::try_from(map)?;
-        let mut all = Vec::with_capacity(MAX_MEMBERS + 2);
-        for i in 0..counters.len() {
-            let per_cpu = counters.get(&i, 0)?;
-            all.push(per_cpu.iter().fold(Count::default(), |s, c| Count {
-                packets: s.packets + c.packets,
-                bytes: s.bytes + c.bytes,
-            }));
-        }
-        Ok(all)
+        pin::read_counters(self.ebpf.map(name).ok_or(Error::Missing(name))?)
     }
 
     /// Injected loss (tests, labs): each frame interface `ifindex` sends or

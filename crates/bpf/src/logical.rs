@@ -47,18 +47,23 @@ fn ip(args: &[&str]) -> Result<(), Error> {
     }
 }
 
+/// The calling thread's network namespace.
+fn this_netns() -> Result<OwnedFd, Error> {
+    File::open("/proc/thread-self/ns/net")
+        .map(OwnedFd::from)
+        .map_err(|source| Error::Io {
+            what: "opening this thread's network namespace",
+            source,
+        })
+}
+
 impl Logical {
     /// Creates `name` with its peer `peer` (a veth pair) in the calling
     /// thread's network namespace, the peer up, with ARP and IPv6 off so it
     /// never speaks into the logical interface. `name` is left down and
     /// without addresses: those are the host's to give.
     pub fn create(name: &str, peer: &str) -> Result<Logical, Error> {
-        let netns = File::open("/proc/thread-self/ns/net")
-            .map(OwnedFd::from)
-            .map_err(|source| Error::Io {
-                what: "opening this thread's network namespace",
-                source,
-            })?;
+        let netns = this_netns()?;
         ip(&["link", "add", name, "type", "veth", "peer", "name", peer])?;
         let ifindex = if_nametoindex(name).map_err(|_| Error::NoInterface {
             ifname: name.to_string(),
@@ -87,12 +92,7 @@ impl Logical {
     /// still has index `ifindex` (the interface its pinned programs send
     /// to) and its peer exists: as it is, with its addresses and state.
     pub fn adopt(name: &str, peer: &str, ifindex: u32) -> Result<Logical, Error> {
-        let netns = File::open("/proc/thread-self/ns/net")
-            .map(OwnedFd::from)
-            .map_err(|source| Error::Io {
-                what: "opening this thread's network namespace",
-                source,
-            })?;
+        let netns = this_netns()?;
         let now = if_nametoindex(name).map_err(|_| Error::NoInterface {
             ifname: name.to_string(),
         })?;

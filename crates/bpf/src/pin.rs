@@ -145,7 +145,8 @@ pub struct Adopted {
     dirs: Vec<PathBuf>,
 }
 
-fn read_counters(map: &Map) -> Result<Vec<Count>, Error> {
+/// Every entry of a counter map, summed over CPUs.
+pub(crate) fn read_counters(map: &Map) -> Result<Vec<Count>, Error> {
     let counters = PerCpuArray::<_, Counter>::try_from(map)?;
     let mut all = Vec::new();
     for i in 0..counters.len() {

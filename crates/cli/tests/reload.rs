@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{bond_status as status, Daemon, Pinger, TmpDir as Dir};
+use common::{assert_flows_intact, bond_status as status, Daemon, Pinger, TmpDir as Dir};
 use lagkit_testnet::{tcp_until, wait_until, Lab};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -156,17 +156,7 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
             "{side}: the aggregate went down: {down:#?}"
         );
     }
-    for (i, f) in flows.iter().enumerate() {
-        let f = f
-            .as_ref()
-            .unwrap_or_else(|e| panic!("connection {i} lost: {e}"));
-        assert_eq!(
-            (f.sent, f.sent_hash),
-            (f.received, f.recv_hash),
-            "connection {i}"
-        );
-        assert!(f.sent > 0, "connection {i} carried nothing");
-    }
+    assert_flows_intact(&flows);
     let lost = ping.transmitted.saturating_sub(ping.received);
     eprintln!(
         "{engine}: {RELOADS} reloads in {took:?}; ping {} sent, {lost} lost; TCP {} MB",
@@ -244,16 +234,7 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
             "{side}: a member that stayed was disturbed: {down:#?}"
         );
     }
-    for (i, f) in flows.iter().enumerate() {
-        let f = f
-            .as_ref()
-            .unwrap_or_else(|e| panic!("connection {i} lost: {e}"));
-        assert_eq!(
-            (f.sent, f.sent_hash),
-            (f.received, f.recv_hash),
-            "connection {i}"
-        );
-    }
+    assert_flows_intact(&flows);
     let lost = ping.transmitted.saturating_sub(ping.received);
     eprintln!(
         "{engine}: 4 member reloads; ping {} sent, {lost} lost",

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{bond_status as status, Daemon, Pinger, TmpDir};
+use common::{assert_flows_intact, bond_status as status, Daemon, Pinger, TmpDir};
 use lagkit_testnet::{tcp_until, wait_until, Lab};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -268,17 +268,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
     let a_log = log(&r.path("a.log"));
     assert!(a_log.contains("adopting the data path"), "{a_log}");
     assert!(a_log.contains("resuming LACP"), "{a_log}");
-    for (i, f) in flows.iter().enumerate() {
-        let f = f
-            .as_ref()
-            .unwrap_or_else(|e| panic!("connection {i} lost: {e}"));
-        assert_eq!(
-            (f.sent, f.sent_hash),
-            (f.received, f.recv_hash),
-            "connection {i}"
-        );
-        assert!(f.sent > 0, "connection {i} carried nothing");
-    }
+    assert_flows_intact(&flows);
     let lost = ping.transmitted.saturating_sub(ping.received);
     eprintln!(
         "{test}: daemon away {gap:?}; ping {} sent, {lost} lost, {} duplicates; TCP {} MB",

@@ -220,3 +220,19 @@ impl Drop for Pinger {
         }
     }
 }
+
+/// Every connection of `flows` ended without an error, carried something,
+/// and delivered every byte it sent once and in order (both ends' hashes).
+pub fn assert_flows_intact(flows: &[Result<lagkit_testnet::Transfer, String>]) {
+    for (i, f) in flows.iter().enumerate() {
+        let f = f
+            .as_ref()
+            .unwrap_or_else(|e| panic!("connection {i} lost: {e}"));
+        assert_eq!(
+            (f.sent, f.sent_hash),
+            (f.received, f.recv_hash),
+            "connection {i}"
+        );
+        assert!(f.sent > 0, "connection {i} carried nothing");
+    }
+}
