@@ -52,6 +52,9 @@ _lagkit() {
             lagkit,switch)
                 cmd="lagkit__subcmd__switch"
                 ;;
+            lagkit,top)
+                cmd="lagkit__subcmd__top"
+                ;;
             lagkit,up)
                 cmd="lagkit__subcmd__up"
                 ;;
@@ -90,6 +93,9 @@ _lagkit() {
                 ;;
             lagkit__subcmd__help,switch)
                 cmd="lagkit__subcmd__help__subcmd__switch"
+                ;;
+            lagkit__subcmd__help,top)
+                cmd="lagkit__subcmd__help__subcmd__top"
                 ;;
             lagkit__subcmd__help,up)
                 cmd="lagkit__subcmd__help__subcmd__up"
@@ -245,7 +251,7 @@ _lagkit() {
 
     case "${cmd}" in
         lagkit)
-            opts="-h -V --help --version up down status stats flow load lab demo plan check switch sim help"
+            opts="-h -V --help --version up down status stats flow load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -363,7 +369,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help)
-            opts="up down status stats flow load lab demo plan check switch sim help"
+            opts="up down status stats flow load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,6 +721,20 @@ _lagkit() {
         lagkit__subcmd__help__subcmd__switch__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__help__subcmd__top)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1640,6 +1660,32 @@ _lagkit() {
                     return 0
                     ;;
                 --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__top)
+            opts="-h --netns --lab --interval --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --netns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -72,6 +72,7 @@ const DURATION_FLAGS: &[&str] = &[
     "sim lacp --duration {}",
     "sim pagp --delay {}",
     "sim pagp --duration {}",
+    "top --interval {}",
 ];
 
 fn parse(line: &str, value: &str) -> Result<clap::ArgMatches, clap::Error> {

@@ -16,6 +16,7 @@ mod sim_lacp;
 mod sim_pagp;
 mod sim_run;
 mod switch_cmd;
+mod top;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -80,6 +81,10 @@ enum Command {
     /// LACP, PAgP or `on`), in the foreground; `switch show ...` and `switch
     /// test ...` ask a running one as a Catalyst would answer.
     Switch(switch_cmd::Args),
+    /// A live view of the bonds and switches of network namespaces: each
+    /// member's or port's rates, link, LACP/PAgP state and partner, drops,
+    /// and the latest state changes, refreshed as you watch.
+    Top(top::Args),
     /// Simulate protocols in virtual time ("would my server and my switch form a channel?").
     Sim {
         #[command(subcommand)]
@@ -152,6 +157,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => lab_cmd::demo(a),
         Command::Plan(a) => plan_cmd::run(a),
         Command::Switch(a) => switch_cmd::run(a),
+        Command::Top(a) => top::run(a),
         Command::GenerateDocs(a) => gen_docs::run(a),
         // Its exit status tells the worst finding (0, 1, 3), not just success.
         Command::Check(a) => return check_cmd::run(a),
