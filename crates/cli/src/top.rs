@@ -394,9 +394,10 @@ fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
         for m in ms {
             let p = &m["partner"];
             let partner = match p["protocol"].as_str() {
+                // The system id is "priority,MAC": the MAC says who it is.
                 Some("lacp") => format!(
                     "{} port {} key {}",
-                    str_of(&p["system"]),
+                    str_of(&p["system"]).rsplit(',').next().unwrap_or_default(),
                     p["port"],
                     p["key"]
                 ),
@@ -427,7 +428,7 @@ fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
     } else {
         channels.join("   ")
     });
-    let link: BTreeMap<String, String> = status["ports"]
+    let link: BTreeMap<String, String> = status["interfaces"]
         .as_array()
         .into_iter()
         .flatten()
