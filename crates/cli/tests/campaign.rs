@@ -10,7 +10,15 @@
 //! when set). Junk floods and idle control clients are measured by
 //! `lagkit-bond`'s netns tests, which the script runs as well.
 //!
+//! The same measurements run through lagkit's own switch as well (the
+//! `through_switch_*` scenarios): a bond on a `lagkit switch` LACP
+//! port-channel, a host on an access port, and the switch's members
+//! flapped, the switch killed and restarted, reloaded, flooded.
+//!
 //! Root only; skips with a message otherwise.
+
+mod campaign_switch;
+mod common;
 
 use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::status::BondStatus;
@@ -54,10 +62,14 @@ impl Daemon {
     fn start(ns: &str, config: &Path, socket: &Path) -> Daemon {
         use std::os::unix::process::CommandExt;
         let mut cmd = Command::new("ip");
+        // Its log (at level info) beside the config, for the scenarios
+        // that wait for a reload to be applied.
+        let log = std::fs::File::create(config.with_extension("log")).expect("log file");
         cmd.args(["netns", "exec", ns, BIN, "up"])
             .arg(config)
+            .env("LAGKIT_LOG", "info")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(log);
         // SAFETY: prctl is async-signal-safe; nothing else runs in the child.
         unsafe {
             cmd.pre_exec(|| {
@@ -211,10 +223,15 @@ struct Seen {
 
 impl Load {
     fn start(bed: &Bed, port: u16, n: u16) -> Load {
+        Load::between(&bed.a, &bed.b, port, n)
+    }
+
+    /// From namespace `a` to 10.0.0.2 in namespace `b`.
+    fn between(a: &str, b: &str, port: u16, n: u16) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
-        let tcp = tcp_until(&bed.b, &format!("10.0.0.2:{port}"), &bed.a, n, stop.clone());
+        let tcp = tcp_until(b, &format!("10.0.0.2:{port}"), a, n, stop.clone());
         let ping = Command::new("ip")
-            .args(["netns", "exec", &bed.a, "ping", "-n", "-q", "-i", "0.005"])
+            .args(["netns", "exec", a, "ping", "-n", "-q", "-i", "0.005"])
             .arg("10.0.0.2")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
