@@ -127,7 +127,7 @@ impl Rig {
     /// The campaign's load from the bond to the host, once its 4
     /// connections are established and a ping has been answered (the
     /// neighbours resolved before any fault).
-    fn load(&self, port: u16) -> Load {
+    fn load(&self, port: u16) -> Traffic {
         let (a, b) = (&self.bed.a, &self.bed.b);
         wait_until("the bond reaches the host", Duration::from_secs(10), || {
             lagkit_testnet::ping(a, "10.0.0.2", 1).received == 1
@@ -138,7 +138,10 @@ impl Rig {
         wait_until("4 connections established", Duration::from_secs(10), || {
             established() >= before + 4
         });
-        load
+        Traffic {
+            load,
+            probe: Probe::start(a, b, port + 100),
+        }
     }
 
     /// Echo requests the host has answered.
@@ -151,6 +154,143 @@ impl Drop for Rig {
     fn drop(&mut self) {
         // The switch first, while its namespace exists.
         self.switch.take();
+    }
+}
+
+/// A UDP datagram from the bond to the host every 5 ms, numbered, counted
+/// at the host: unlike ping (which holds back its sends while replies are
+/// outstanding and under load, so it sends fewer than asked, and fewer
+/// still during an outage), it sends on the clock, so its losses and the
+/// longest gap between arrivals measure the outage itself.
+struct Probe {
+    stop: Arc<AtomicBool>,
+    sender: Option<std::thread::JoinHandle<u64>>,
+    receiver: Option<std::thread::JoinHandle<Vec<u64>>>,
+}
+
+/// What a probe saw.
+struct Probed {
+    sent: u64,
+    received: u64,
+    /// The longest run of lost datagrams, as time.
+    longest_gap: Duration,
+}
+
+const PROBE_EVERY: Duration = Duration::from_millis(5);
+
+impl Probe {
+    fn start(a: &str, b: &str, port: u16) -> Probe {
+        use lagkit_dataplane::netns::run_in;
+        use std::net::UdpSocket;
+        let to = format!("10.0.0.2:{port}");
+        let rx = run_in(b, || UdpSocket::bind(&to))
+            .expect("enter namespace")
+            .expect("bind the probe's receiver");
+        rx.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let tx = run_in(a, || UdpSocket::bind("10.0.0.1:0"))
+            .expect("enter namespace")
+            .expect("bind the probe's sender");
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let sender = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut n = 0u64;
+            while !st.load(Ordering::Relaxed) {
+                // Failed sends (no route while the bond has no member)
+                // count as sent and lost.
+                let _ = tx.send_to(&n.to_be_bytes(), &to);
+                n += 1;
+                let next = start + PROBE_EVERY * n as u32;
+                if let Some(d) = next.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(d);
+                }
+            }
+            n
+        });
+        let st = stop.clone();
+        let receiver = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 16];
+            // Until stopped and a read timed out: the last in flight arrived.
+            loop {
+                match rx.recv(&mut buf) {
+                    Ok(8) => got.push(u64::from_be_bytes(buf[..8].try_into().unwrap())),
+                    Ok(_) => {}
+                    Err(_) if st.load(Ordering::Relaxed) => break,
+                    Err(_) => {}
+                }
+            }
+            got
+        });
+        Probe {
+            stop,
+            sender: Some(sender),
+            receiver: Some(receiver),
+        }
+    }
+
+    fn finish(mut self) -> Probed {
+        self.stop.store(true, Ordering::Relaxed);
+        let sent = self.sender.take().unwrap().join().expect("probe sender");
+        let mut got = self
+            .receiver
+            .take()
+            .unwrap()
+            .join()
+            .expect("probe receiver");
+        got.sort_unstable();
+        got.dedup();
+        // Gaps between consecutive arrivals, and before the first and
+        // after the last.
+        let mut longest = 0u64;
+        let mut prev: Option<u64> = None;
+        for &s in &got {
+            let gap = prev.map_or(s, |p| s - p - 1);
+            longest = longest.max(gap);
+            prev = Some(s);
+        }
+        longest = longest.max(sent.saturating_sub(prev.map_or(0, |p| p + 1)));
+        Probed {
+            sent,
+            received: got.len() as u64,
+            longest_gap: PROBE_EVERY * longest as u32,
+        }
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Probed {
+    fn lost(&self) -> u64 {
+        self.sent.saturating_sub(self.received)
+    }
+
+    /// `N of M probes lost (longest gap T)`.
+    fn text(&self) -> String {
+        format!(
+            "{} of {} UDP probes (200/s) lost, longest gap {:?}",
+            self.lost(),
+            self.sent,
+            self.longest_gap
+        )
+    }
+}
+
+/// The campaign's load and the probe side by side.
+struct Traffic {
+    load: Load,
+    probe: Probe,
+}
+
+impl Traffic {
+    fn finish(self) -> (Seen, Probed) {
+        let probed = self.probe.finish();
+        (self.load.finish(), probed)
     }
 }
 
@@ -209,21 +349,23 @@ fn through_switch_member_flaps() {
         back.push(t.elapsed());
     }
     let took = t0.elapsed();
-    let seen = load.finish();
+    let (seen, probed) = load.finish();
     let retrans = rig.bed.retrans(&rig.bed.a) - r0;
     let (out_med, out_max) = median_max(&mut out);
     let (back_med, back_max) = median_max(&mut back);
     report(
         "through_switch_member_flaps",
         &format!(
-            "{flaps} flaps of a Po1 member (switch side) in {:.0} s under {} TCP connections ({} MB): {} connections lost; per flap {:.1} pings lost (of {} at 200/s), {:.1} TCP retransmits; out of the channel after median {out_med:?} (max {out_max:?}), back in Po1 (P on the switch, distributing on the bond) after median {back_med:?}, max {back_max:?}",
+            "{flaps} flaps of a Po1 member (switch side) in {:.0} s under {} TCP connections ({} MB): {} connections lost; per flap {:.1} pings lost ({} sent, asked 200/s), {:.1} UDP probes lost, {:.1} TCP retransmits; {}; out of the channel after median {out_med:?} (max {out_max:?}), back in Po1 (P on the switch, distributing on the bond) after median {back_med:?}, max {back_max:?}",
             took.as_secs_f64(),
             seen.connections,
             seen.bytes >> 20,
             seen.lost.len(),
             seen.ping_lost as f64 / flaps as f64,
             seen.ping_sent,
+            probed.lost() as f64 / flaps as f64,
             retrans as f64 / flaps as f64,
+            probed.text(),
         ),
     );
     assert!(
@@ -276,17 +418,19 @@ fn through_switch_sigkill_and_restart() {
         // operator would.
         spaced(Instant::now(), Duration::from_millis(500));
     }
-    let seen = load.finish();
+    let (seen, probed) = load.finish();
     let summary = show_text(&rig.sw, &["etherchannel", "summary"]);
     let (b_med, b_max) = median_max(&mut bundled);
     let (f_med, f_max) = median_max(&mut flowing);
     report(
         "through_switch_sigkill_restart",
         &format!(
-            "{rounds} SIGKILL + restart rounds of the switch under {} TCP connections ({} MB): {} connections lost; first ping through after median {f_med:?} (max {f_max:?}), Po1 bundled on both ends after median {b_med:?} (max {b_max:?}); {:.0} pings lost per restart ({} of {})",
+            "{rounds} SIGKILL + restart rounds of the switch under {} TCP connections ({} MB): {} connections lost; first ping through after median {f_med:?} (max {f_max:?}), Po1 bundled on both ends after median {b_med:?} (max {b_max:?}); per restart {:.0} UDP probes lost ({}), {:.0} pings lost ({} of {} sent, asked 200/s)",
             seen.connections,
             seen.bytes >> 20,
             seen.lost.len(),
+            probed.lost() as f64 / rounds as f64,
+            probed.text(),
             seen.ping_lost as f64 / rounds as f64,
             seen.ping_lost,
             seen.ping_sent,
@@ -301,7 +445,7 @@ fn through_switch_sigkill_and_restart() {
 }
 
 /// The switch reloaded (SIGHUP) with one LACP setting changed at a time,
-/// 3 s apart: `lacp rate normal`, `channel-group 1 mode passive`, `lacp
+/// 3 s after the channel re-formed from the previous one: `lacp rate normal`, `channel-group 1 mode passive`, `lacp
 /// port-priority 200`, and back. Each reload restarts the switch, so each
 /// is an outage: measured, with no connection lost. (`lacp
 /// system-priority` is read but not modelled: the switch keeps 32768.)
@@ -367,21 +511,25 @@ fn through_switch_partner_churn() {
                 || rig.formed(&a),
             );
             times.push((what, t.elapsed()));
-            // One change at a time, 3 s apart, as in the bond's churn.
-            spaced(t, Duration::from_secs(3));
+            // One change at a time, 3 s apart: traffic settles on the
+            // re-formed channel before the next (as in the bond's churn;
+            // back-to-back outages would only measure TCP's back-off).
+            spaced(Instant::now(), Duration::from_secs(3));
         }
     }
-    let seen = load.finish();
+    let (seen, probed) = load.finish();
     let mut all: Vec<Duration> = times.iter().map(|t| t.1).collect();
     let (med, max) = median_max(&mut all);
     let worst = times.iter().max_by_key(|t| t.1).unwrap().0;
     report(
         "through_switch_partner_churn",
         &format!(
-            "{} switch reloads (LACP rate, channel mode, port priority, back) under {} TCP connections: {} lost; Po1 re-formed after median {med:?}, max {max:?} ('{worst}'); {:.0} pings lost per reload ({} of {})",
+            "{} switch reloads (LACP rate, channel mode, port priority, back) under {} TCP connections: {} lost; Po1 re-formed after median {med:?}, max {max:?} ('{worst}'); per reload {:.0} UDP probes lost ({}), {:.0} pings lost ({} of {} sent, asked 200/s)",
             times.len(),
             seen.connections,
             seen.lost.len(),
+            probed.lost() as f64 / times.len() as f64,
+            probed.text(),
             seen.ping_lost as f64 / times.len() as f64,
             seen.ping_lost,
             seen.ping_sent
@@ -410,10 +558,10 @@ fn through_switch_flood() {
         let load = rig.load(port);
         let t = Instant::now();
         spaced(t, phase);
-        let s = load.finish();
-        (s, t.elapsed())
+        let (s, p) = load.finish();
+        (s, p, t.elapsed())
     };
-    let (quiet, quiet_t) = run(7701);
+    let (quiet, quiet_probe, quiet_t) = run(7701);
     let stop = Arc::new(AtomicBool::new(false));
     let (ns, s) = (rig.fl.clone(), stop.clone());
     let flooder = std::thread::spawn(move || {
@@ -434,7 +582,7 @@ fn through_switch_flood() {
     wait_until("the switch reads the flood", Duration::from_secs(5), || {
         rx(&rig.sw) > before + 10_000
     });
-    let (flooded, flood_t) = run(7711);
+    let (flooded, flood_probe, flood_t) = run(7711);
     stop.store(true, Ordering::Relaxed);
     let sent = flooder.join().expect("flood thread");
     let mbps = |s: &Seen, t: Duration| s.bytes as f64 * 8.0 / t.as_secs_f64() / 1e6;
@@ -442,7 +590,7 @@ fn through_switch_flood() {
     report(
         "through_switch_flood",
         &format!(
-            "{:?} quiet then {:?} with Gi1/4 flooding {:.0} frames/s (random sources): {} + {} TCP connections lost; TCP {:.0} Mbit/s quiet, {:.0} flooded (ratio {ratio:.2}); ping loss {:.2}% quiet, {:.2}% flooded; Po1 {:?} after",
+            "{:?} quiet then {:?} with Gi1/4 flooding {:.0} frames/s (random sources): {} + {} TCP connections lost; TCP {:.0} Mbit/s quiet, {:.0} flooded (ratio {ratio:.2}); ping loss {:.2}% quiet, {:.2}% flooded; UDP probes: quiet {}; flooded {}; Po1 {:?} after",
             phase,
             phase,
             sent.rate(),
@@ -452,6 +600,8 @@ fn through_switch_flood() {
             mbps(&flooded, flood_t),
             lost_percent(&quiet),
             lost_percent(&flooded),
+            quiet_probe.text(),
+            flood_probe.text(),
             flags(&rig.sw, 1),
         ),
     );
@@ -531,16 +681,17 @@ fn through_switch_reloads_of_both_ends() {
     // Traffic runs on the re-formed channel a while, so the connections
     // show they survived.
     spaced(Instant::now(), Duration::from_secs(1));
-    let seen = load.finish();
+    let (seen, probed) = load.finish();
     let method = show(&rig.sw, &["etherchannel", "load-balance"]).unwrap_or_default();
     report(
         "through_switch_reloads_both_ends",
         &format!(
-            "{rounds} rounds of bond reload (lacp_rate, xmit_hash_policy, in place) and switch reload (load-balance), 0.2 s apart, in {:.1} s under {} TCP connections ({} MB): {} connections lost; Po1 re-formed {reformed:?} after the last; {} of {} pings lost ({:.1}%)",
+            "{rounds} rounds of bond reload (lacp_rate, xmit_hash_policy, in place) and switch reload (load-balance), 0.2 s apart, in {:.1} s under {} TCP connections ({} MB): {} connections lost; Po1 re-formed {reformed:?} after the last; {}; {} of {} pings lost ({:.1}%)",
             reloading.as_secs_f64(),
             seen.connections,
             seen.bytes >> 20,
             seen.lost.len(),
+            probed.text(),
             seen.ping_lost,
             seen.ping_sent,
             lost_percent(&seen),
