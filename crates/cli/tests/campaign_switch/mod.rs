@@ -445,10 +445,11 @@ fn through_switch_sigkill_and_restart() {
 }
 
 /// The switch reloaded (SIGHUP) with one LACP setting changed at a time,
-/// 3 s after the channel re-formed from the previous one: `lacp rate normal`, `channel-group 1 mode passive`, `lacp
-/// port-priority 200`, and back. Each reload restarts the switch, so each
-/// is an outage: measured, with no connection lost. (`lacp
-/// system-priority` is read but not modelled: the switch keeps 32768.)
+/// 3 s after the channel re-formed from the previous one: `lacp rate
+/// normal`, `channel-group 1 mode passive`, `lacp port-priority 200`, and
+/// back. Each reload restarts the switch, so each is an outage: measured,
+/// with no connection lost. (`lacp system-priority` is read but not
+/// modelled: the switch keeps 32768.)
 #[test]
 fn through_switch_partner_churn() {
     let Some(rig) = Rig::new("sw_churn", false) else {
