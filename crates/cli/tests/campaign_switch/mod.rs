@@ -13,7 +13,7 @@ use super::common::switch::{flags, show, show_text, start_switch, switch_ports};
 use super::common::Daemon as Process;
 use super::{full, report, Bed, Daemon, Load, Seen};
 use lagkit_testnet::{flood_random, wait_until, FloodFrames, Lab};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -164,6 +164,8 @@ impl Drop for Rig {
 /// longest gap between arrivals measure the outage itself.
 struct Probe {
     stop: Arc<AtomicBool>,
+    /// Sent and received so far, for the losses of one step.
+    counts: Arc<(AtomicU64, AtomicU64)>,
     sender: Option<std::thread::JoinHandle<u64>>,
     receiver: Option<std::thread::JoinHandle<Vec<u64>>>,
 }
@@ -192,7 +194,8 @@ impl Probe {
             .expect("enter namespace")
             .expect("bind the probe's sender");
         let stop = Arc::new(AtomicBool::new(false));
-        let st = stop.clone();
+        let counts = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+        let (st, c) = (stop.clone(), counts.clone());
         let sender = std::thread::spawn(move || {
             let start = Instant::now();
             let mut n = 0u64;
@@ -201,6 +204,7 @@ impl Probe {
                 // count as sent and lost.
                 let _ = tx.send_to(&n.to_be_bytes(), &to);
                 n += 1;
+                c.0.store(n, Ordering::Relaxed);
                 let next = start + PROBE_EVERY * n as u32;
                 if let Some(d) = next.checked_duration_since(Instant::now()) {
                     std::thread::sleep(d);
@@ -208,14 +212,17 @@ impl Probe {
             }
             n
         });
-        let st = stop.clone();
+        let (st, c) = (stop.clone(), counts.clone());
         let receiver = std::thread::spawn(move || {
             let mut got = Vec::new();
             let mut buf = [0u8; 16];
             // Until stopped and a read timed out: the last in flight arrived.
             loop {
                 match rx.recv(&mut buf) {
-                    Ok(8) => got.push(u64::from_be_bytes(buf[..8].try_into().unwrap())),
+                    Ok(8) => {
+                        got.push(u64::from_be_bytes(buf[..8].try_into().unwrap()));
+                        c.1.fetch_add(1, Ordering::Relaxed);
+                    }
                     Ok(_) => {}
                     Err(_) if st.load(Ordering::Relaxed) => break,
                     Err(_) => {}
@@ -225,9 +232,16 @@ impl Probe {
         });
         Probe {
             stop,
+            counts,
             sender: Some(sender),
             receiver: Some(receiver),
         }
+    }
+
+    /// Datagrams sent and not (yet) received so far.
+    fn lost_so_far(&self) -> u64 {
+        let sent = self.counts.0.load(Ordering::Relaxed);
+        sent.saturating_sub(self.counts.1.load(Ordering::Relaxed))
     }
 
     fn finish(mut self) -> Probed {
@@ -329,6 +343,8 @@ fn through_switch_member_flaps() {
     let load = rig.load(7401);
     let t0 = Instant::now();
     let (mut out, mut back) = (Vec::new(), Vec::new());
+    // UDP probes lost while the member goes, and while it comes back.
+    let (mut lost_down, mut lost_up) = (Vec::new(), Vec::new());
     for i in 0..flaps {
         let (port, member) = if i % 2 == 0 {
             ("p1", "eth1")
@@ -336,27 +352,38 @@ fn through_switch_member_flaps() {
             ("p2", "eth2")
         };
         let t = Instant::now();
+        let l0 = load.probe.lost_so_far();
         rig.bed.ip(&rig.sw, &["link", "set", port, "down"]);
         wait_until("the member leaves", Duration::from_secs(5), || {
             !a.member_carries(member) && flags(&rig.sw, 1).iter().any(|f| f != "P")
         });
         out.push(t.elapsed());
+        let l1 = load.probe.lost_so_far();
         rig.bed.ip(&rig.sw, &["link", "set", port, "up"]);
         let t = Instant::now();
         wait_until("the member is back in Po1", Duration::from_secs(15), || {
             rig.formed(&a)
         });
         back.push(t.elapsed());
+        // What is in flight arrives within a few ms.
+        spaced(Instant::now(), Duration::from_millis(20));
+        let l2 = load.probe.lost_so_far();
+        lost_down.push(l1.saturating_sub(l0));
+        lost_up.push(l2.saturating_sub(l1));
     }
     let took = t0.elapsed();
     let (seen, probed) = load.finish();
     let retrans = rig.bed.retrans(&rig.bed.a) - r0;
     let (out_med, out_max) = median_max(&mut out);
     let (back_med, back_max) = median_max(&mut back);
+    lost_down.sort_unstable();
+    lost_up.sort_unstable();
+    let med_max = |v: &[u64]| (v[v.len() / 2], v[v.len() - 1]);
+    let ((dm, dx), (um, ux)) = (med_max(&lost_down), med_max(&lost_up));
     report(
         "through_switch_member_flaps",
         &format!(
-            "{flaps} flaps of a Po1 member (switch side) in {:.0} s under {} TCP connections ({} MB): {} connections lost; per flap {:.1} pings lost ({} sent, asked 200/s), {:.1} UDP probes lost, {:.1} TCP retransmits; {}; out of the channel after median {out_med:?} (max {out_max:?}), back in Po1 (P on the switch, distributing on the bond) after median {back_med:?}, max {back_max:?}",
+            "{flaps} flaps of a Po1 member (switch side) in {:.0} s under {} TCP connections ({} MB): {} connections lost; per flap {:.1} pings lost ({} sent, asked 200/s), {:.1} UDP probes lost, {:.1} TCP retransmits; {}; UDP probes lost per flap while the member goes median {dm} (max {dx}), while it comes back median {um} (max {ux}); out of the channel after median {out_med:?} (max {out_max:?}), back in Po1 (P on the switch, distributing on the bond) after median {back_med:?}, max {back_max:?}",
             took.as_secs_f64(),
             seen.connections,
             seen.bytes >> 20,
