@@ -3,7 +3,9 @@
 //! `lagkit switch` (LACP active, `lacp rate fast`), a plain host on an
 //! access port, and a flooder's namespace on another. The load is the
 //! campaign's own (four TCP connections checked byte for byte, a 200/s
-//! ping), bond to host through the switch's user-space forwarding.
+//! ping), bond to host through the switch's user-space forwarding, and a
+//! UDP probe on the clock beside it ([`Probe`]) that measures outages
+//! where ping understates them.
 //!
 //! A SIGHUP to the switch restarts it with the new file (its ports close
 //! and open again, its channels renegotiate): no key is applied in place,
@@ -677,13 +679,13 @@ fn through_switch_reloads_of_both_ends() {
             ("fast", "layer3+4")
         };
         let before = applied();
-        let tmp = rig.bed.write(
+        let written = rig.bed.write(
             "a",
             &format!(
                 "mode = \"802.3ad\"\nlacp_rate = \"{rate}\"\nxmit_hash_policy = \"{policy}\"\n"
             ),
         );
-        assert_eq!(tmp, bond_cfg);
+        assert_eq!(written, bond_cfg);
         a.signal(libc::SIGHUP);
         wait_until(
             "the bond applies its reload",
