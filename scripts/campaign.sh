@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The fault campaign: lagkit bonds in network namespaces under TCP load,
 # through link flaps, partner churn, SIGKILL and restart, links that fail
-# silently one way, junk floods, idle control clients and a soak; every
-# scenario prints one "campaign | scenario | figures" line.
+# silently one way, junk floods, idle control clients and a soak, back to
+# back and through lagkit's own switch (its members flapped, the switch
+# killed, reloaded and flooded); every scenario prints one
+# "campaign | scenario | figures" line.
 #
 # Usage (root): scripts/campaign.sh [short|full]   (default: full)
 #   short: what CI runs with the test suite (about 2 minutes)
-#   full:  1,000 flaps, a 10-minute soak, ... (about 25 minutes)
+#   full:  1,000 flaps, a 10-minute soak, ... (about 35 minutes)
 # The figures of the last full run are in docs/reliability.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."

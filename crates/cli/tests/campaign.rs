@@ -10,7 +10,15 @@
 //! when set). Junk floods and idle control clients are measured by
 //! `lagkit-bond`'s netns tests, which the script runs as well.
 //!
+//! The same measurements run through lagkit's own switch as well (the
+//! `through_switch_*` scenarios): a bond on a `lagkit switch` LACP
+//! port-channel, a host on an access port, and the switch's members
+//! flapped, the switch killed and restarted, reloaded, flooded.
+//!
 //! Root only; skips with a message otherwise.
+
+mod campaign_switch;
+mod common;
 
 use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::status::BondStatus;
@@ -54,10 +62,14 @@ impl Daemon {
     fn start(ns: &str, config: &Path, socket: &Path) -> Daemon {
         use std::os::unix::process::CommandExt;
         let mut cmd = Command::new("ip");
+        // Its log (at level info) beside the config, for the scenarios
+        // that wait for a reload to be applied.
+        let log = std::fs::File::create(config.with_extension("log")).expect("log file");
         cmd.args(["netns", "exec", ns, BIN, "up"])
             .arg(config)
+            .env("LAGKIT_LOG", "info")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(log);
         // SAFETY: prctl is async-signal-safe; nothing else runs in the child.
         unsafe {
             cmd.pre_exec(|| {
@@ -139,7 +151,16 @@ struct Bed {
 
 impl Bed {
     fn new(test: &str) -> Option<Bed> {
-        let mut lab = Lab::new(test)?;
+        Bed::make(Lab::new(test)?, test)
+    }
+
+    /// For a scenario that asserts a time: no other lab of the campaign
+    /// (whose loads take the cores) runs meanwhile.
+    fn alone(test: &str) -> Option<Bed> {
+        Bed::make(Lab::alone(test)?, test)
+    }
+
+    fn make(mut lab: Lab, test: &str) -> Option<Bed> {
         let (a, b) = (lab.netns(), lab.netns());
         for i in 1..=2 {
             lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
@@ -211,10 +232,15 @@ struct Seen {
 
 impl Load {
     fn start(bed: &Bed, port: u16, n: u16) -> Load {
+        Load::between(&bed.a, &bed.b, port, n)
+    }
+
+    /// From namespace `a` to 10.0.0.2 in namespace `b`.
+    fn between(a: &str, b: &str, port: u16, n: u16) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
-        let tcp = tcp_until(&bed.b, &format!("10.0.0.2:{port}"), &bed.a, n, stop.clone());
+        let tcp = tcp_until(b, &format!("10.0.0.2:{port}"), a, n, stop.clone());
         let ping = Command::new("ip")
-            .args(["netns", "exec", &bed.a, "ping", "-n", "-q", "-i", "0.005"])
+            .args(["netns", "exec", a, "ping", "-n", "-q", "-i", "0.005"])
             .arg("10.0.0.2")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -414,7 +440,7 @@ fn partner_churn_under_load() {
 /// restored from the state file first and the aggregate is back within 3.5 s.
 #[test]
 fn sigkill_and_restart() {
-    let Some(bed) = Bed::new("sigkill_restart") else {
+    let Some(bed) = Bed::alone("sigkill_restart") else {
         return;
     };
     let extra = "mode = \"802.3ad\"\nlacp_rate = \"fast\"\n";
