@@ -155,7 +155,7 @@ fn capture_against(
         .collect();
     // Outside the window: both counter reads, the command's start and its
     // end (what it took beyond its three seconds).
-    let gaps = (t1 - t0 + t3 - t2).as_secs_f64() + ((t2 - t1).as_secs_f64() - 3.0).max(0.0);
+    let gaps = ((t1 - t0) + (t3 - t2)).as_secs_f64() + ((t2 - t1).as_secs_f64() - 3.0).max(0.0);
     let (counts, actors) = read_capture(file);
     (counts, actors, delta, gaps, stdout)
 }
@@ -165,6 +165,7 @@ fn capture_against(
 /// gaps' frames (one a second, rounded up) and one in flight.
 fn assert_matches(what: &str, counts: &Counts, delta: &Counts, gaps: f64) {
     let slack = gaps.ceil() as u64 + 1;
+    eprintln!("{what}: file {counts:?}, counted {delta:?}, {gaps:.2}s outside the window");
     assert!(!delta.is_empty(), "{what}: no counters");
     for (k, d) in delta {
         let got = counts.get(k).copied().unwrap_or(0);
@@ -213,6 +214,7 @@ fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
     let bond_file = dir.0.join("bond.pcapng");
     let (counts, bond_actors, delta, gaps, out) =
         capture_against(&a, &["--name", "bond0"], &bond_file, || bond_counts(&a));
+    eprintln!("{out}");
     assert_matches("bond", &counts, &delta, gaps);
     assert!(out.contains("eth1: ") && out.contains("0 dropped"), "{out}");
 
@@ -267,5 +269,74 @@ fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
         .output()
         .unwrap();
     assert_eq!(e.status.code(), Some(2), "{e:?}");
-    assert_eq!(bond_ports(&a), 2);
+    garbage_captures_get_errors(&socket_of(&a, None));
+    garbage_captures_get_errors(&socket_of(&sw, Some("cap")));
+    assert_eq!(bond_ports(&a), 2, "the bond still runs and answers");
+    assert!(
+        json(&sw, &["switch", "show", "lacp", "counters", "--json"])["members"].is_array(),
+        "the switch still answers"
+    );
+}
+
+/// The control socket of bond0 (or of switch `switch`) in namespace `ns`,
+/// reached from outside it (the socket is a file).
+fn socket_of(ns: &str, switch: Option<&str>) -> std::path::PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(format!("/run/netns/{ns}"))
+        .expect("the namespace is mounted")
+        .ino();
+    match switch {
+        None => lagkit_bondcfg::paths::control_socket_in(Some(ino), "bond0"),
+        Some(n) => lagkit_switchd::protocol::socket_path(Some(ino), n),
+    }
+}
+
+/// Capture requests with arguments of every wrong kind, each on a
+/// connection of its own: every one is answered with an error line (the
+/// daemon neither panics nor starts a stream).
+fn garbage_captures_get_errors(path: &Path) {
+    use std::io::{BufRead, BufReader, Write};
+    let values = [
+        "null",
+        "true",
+        "-1",
+        "0",
+        "13",
+        "65536",
+        "4294967296",
+        "1e9",
+        "\"x\"",
+        "[]",
+        "{}",
+        "[1,2]",
+        "{\"a\":1}",
+        "18446744073709551616",
+        "\"\\u0000\"",
+    ];
+    let mut lines = vec![
+        "{\"cmd\":\"capture\",\"data\":true,\"snaplen\":1,\"x\":".to_string(),
+        "{\"cmd\":\"capture\"".to_string(),
+        "{\"cmd\":\"CAPTURE\"}".to_string(),
+        "{\"cmd\":[\"capture\"]}".to_string(),
+        "\u{0}\u{1}{\"cmd\":\"capture\"}".to_string(),
+    ];
+    for v in values {
+        // `"snaplen":null` is the default, a valid request.
+        if v != "null" {
+            lines.push(format!("{{\"cmd\":\"capture\",\"snaplen\":{v}}}"));
+        }
+        lines.push(format!(
+            "{{\"cmd\":\"capture\",\"data\":{v},\"snaplen\":0}}"
+        ));
+    }
+    for l in &lines {
+        let s = std::os::unix::net::UnixStream::connect(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        (&s).write_all(format!("{l}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(&s).read_line(&mut answer).unwrap();
+        let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+        assert!(v["error"].is_string(), "{l} -> {answer:?}");
+    }
 }
