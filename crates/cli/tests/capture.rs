@@ -269,6 +269,7 @@ fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
         .output()
         .unwrap();
     assert_eq!(e.status.code(), Some(2), "{e:?}");
+    sigint_ends_a_data_capture_with_a_valid_file(&a, &sw, &dir.0.join("data.pcapng"));
     garbage_captures_get_errors(&socket_of(&a, None));
     garbage_captures_get_errors(&socket_of(&sw, Some("cap")));
     assert_eq!(bond_ports(&a), 2, "the bond still runs and answers");
@@ -338,5 +339,71 @@ fn garbage_captures_get_errors(path: &Path) {
         BufReader::new(&s).read_line(&mut answer).unwrap();
         let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
         assert!(v["error"].is_string(), "{l} -> {answer:?}");
+    }
+}
+
+/// `--data` on the switch until SIGINT: the bond's ARP requests (for an
+/// address nobody has) arrive as data frames on the switch's ports, and
+/// the file is whole after the signal.
+fn sigint_ends_a_data_capture_with_a_valid_file(a: &str, sw: &str, file: &Path) {
+    use std::io::BufRead;
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", sw, BIN])
+        .args(["capture", "--switch", "cap", "--data", "-w"])
+        .arg(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("lagkit capture starts");
+    let mut started = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut started)
+        .unwrap();
+    assert!(
+        started.starts_with("capturing control and data"),
+        "{started}"
+    );
+    let _ = Command::new("ip")
+        .args([
+            "netns", "exec", a, "ping", "-c", "3", "-i", "0.2", "-W", "1",
+        ])
+        .arg("10.0.31.9")
+        .output();
+    // `ip netns exec` execs lagkit: the child's pid is lagkit's.
+    let pid = i32::try_from(child.id()).unwrap();
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "capture still runs after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(status.success(), "{status:?} {out}");
+    assert!(out.contains("frames written"), "{out}");
+    let malformed = tshark(file, &["-Y", "_ws.malformed"]);
+    assert!(malformed.trim().is_empty(), "{malformed}");
+    let arp = tshark(
+        file,
+        &[
+            "-Y",
+            "arp.dst.proto_ipv4 == 10.0.31.9",
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "frame.packet_flags_direction",
+        ],
+    );
+    assert!(arp.lines().count() >= 1, "ARP requests as data: {arp}");
+    for l in arp.lines() {
+        assert!(
+            l.starts_with("GigabitEthernet1/") && l.ends_with('1'),
+            "{l}"
+        );
     }
 }
