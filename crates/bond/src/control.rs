@@ -604,6 +604,45 @@ mod tests {
         assert!(taps.is_empty());
     }
 
+    /// A capture client that never reads: the daemon's side never waits
+    /// (each frame is queued or dropped and counted at once), the server
+    /// holds a bounded amount, and other clients are still served.
+    #[test]
+    fn a_stream_client_that_never_reads_costs_drops_not_time() {
+        use crate::capture::{CaptureRequest, Direction, Taps, QUEUE};
+        let (_srv, rx, path) = server("stuck");
+        let s = UnixStream::connect(&path).unwrap();
+        (&s).write_all(b"{\"cmd\":\"capture\"}\n").unwrap();
+        let p = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let mut taps = Taps::default();
+        let stream = taps.open(&CaptureRequest::default()).unwrap();
+        let dropped = stream.dropped.clone();
+        p.answer_stream(Response::Error("started".into()), stream);
+        let frame = [0x5au8; 1500];
+        let n = 20 * QUEUE;
+        let t = Instant::now();
+        let mut slowest = Duration::ZERO;
+        for _ in 0..n {
+            let one = Instant::now();
+            taps.frame("eth1", Direction::Out, &frame, false);
+            slowest = slowest.max(one.elapsed());
+        }
+        let took = t.elapsed();
+        let d = dropped.load(Ordering::Relaxed);
+        // The socket and the server's buffer hold some; the rest dropped.
+        assert!(d as usize > n / 2, "{d} of {n} dropped");
+        // (`slowest` is printed, not held: on a loaded machine a thread
+        // may be preempted in any call.)
+        eprintln!("{n} frames in {took:?}, slowest {slowest:?}, {d} dropped");
+        assert!(took < Duration::from_secs(5), "{n} frames took {took:?}");
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = answerer(rx, stop.clone());
+        assert!(ask(&path, "{\"cmd\":\"status\"}\n").contains("Status"));
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        drop(s);
+    }
+
     #[test]
     fn bad_and_oversized_requests_get_an_error() {
         let (_srv, rx, path) = server("bad");
