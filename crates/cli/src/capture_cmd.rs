@@ -32,7 +32,7 @@ pub struct Args {
     bond: BondName,
     /// Capture from a lagkit switch instead: its hostname, or the path of
     /// its control socket.
-    #[arg(long, value_name = "NAME|SOCKET", conflicts_with = "name")]
+    #[arg(long, value_name = "NAME|SOCKET", conflicts_with_all = ["name", "old_name"])]
     switch: Option<String>,
     /// The pcapng file to write.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
