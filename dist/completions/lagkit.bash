@@ -16,6 +16,9 @@ _lagkit() {
             ",$1")
                 cmd="lagkit"
                 ;;
+            lagkit,capture)
+                cmd="lagkit__subcmd__capture"
+                ;;
             lagkit,check)
                 cmd="lagkit__subcmd__check"
                 ;;
@@ -57,6 +60,9 @@ _lagkit() {
                 ;;
             lagkit,up)
                 cmd="lagkit__subcmd__up"
+                ;;
+            lagkit__subcmd__help,capture)
+                cmd="lagkit__subcmd__help__subcmd__capture"
                 ;;
             lagkit__subcmd__help,check)
                 cmd="lagkit__subcmd__help__subcmd__check"
@@ -251,12 +257,58 @@ _lagkit() {
 
     case "${cmd}" in
         lagkit)
-            opts="-h -V --help --version up down status stats flow load lab demo plan check switch top sim help"
+            opts="-h -V --help --version up down status stats flow capture load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__capture)
+            opts="-n -w -h --name --switch --write --data --snaplen --duration --socket --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --switch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --snaplen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -369,8 +421,22 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help)
-            opts="up down status stats flow load lab demo plan check switch top sim help"
+            opts="up down status stats flow capture load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__help__subcmd__capture)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -12,6 +12,12 @@
 //! handed to the bond's control thread over a bounded queue as a
 //! [`Pending`]; that thread answers it between two protocol steps without
 //! ever touching a socket, and the server writes the answer.
+//!
+//! An answer may come with a [`Stream`] (`lagkit capture`): the client
+//! then stays connected, without a deadline, and the server writes the
+//! lines the daemon queues, plus a `{"dropped":N}` line when the
+//! stream's drop count grows, until the client closes its end or the
+//! daemon drops the queue.
 
 use crate::protocol::{Request, Response};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
@@ -57,15 +63,36 @@ impl Answer for Response {
 pub struct Pending<Q = Request, R = Response> {
     /// What the client asked.
     pub req: Q,
-    reply: SyncSender<R>,
+    reply: SyncSender<(R, Option<Stream>)>,
 }
 
 impl<Q, R> Pending<Q, R> {
     /// Answers it (the client may have gone; that is not an error).
     pub fn answer(self, r: R) {
-        let _ = self.reply.try_send(r);
+        let _ = self.reply.try_send((r, None));
+    }
+
+    /// Answers it and keeps the client connected to receive `stream`.
+    pub fn answer_stream(self, r: R, stream: Stream) {
+        let _ = self.reply.try_send((r, Some(stream)));
     }
 }
+
+/// Lines a daemon sends a client after its answer (see the module doc).
+#[derive(Debug)]
+pub struct Stream {
+    /// Each a whole line, newline included.
+    pub lines: Receiver<Vec<u8>>,
+    /// What the daemon could not queue (the client read too slowly).
+    pub dropped: Arc<AtomicU64>,
+    /// Set by the server when the client has gone.
+    pub closed: Arc<AtomicBool>,
+}
+
+/// How often a growing drop count is reported on a stream.
+const DROP_REPORT: Duration = Duration::from_millis(200);
+/// Bytes of stream lines the server holds for one client.
+const STREAM_BUFFER: usize = 256 << 10;
 
 /// What the server counted.
 #[derive(Debug, Default)]
@@ -94,9 +121,74 @@ struct Client<R> {
     stream: UnixStream,
     input: Vec<u8>,
     output: Vec<u8>,
-    waiting: Option<Receiver<R>>,
+    waiting: Option<Receiver<(R, Option<Stream>)>>,
     answered: bool,
     deadline: Instant,
+    /// After the answer: the lines to pass on, the drop count last
+    /// reported, and when.
+    lines: Option<(Stream, u64, Instant)>,
+}
+
+impl<R> Client<R> {
+    /// The client went away (or its stream ended): nothing more to write.
+    fn end_stream(&mut self) {
+        if let Some((s, _, _)) = self.lines.take() {
+            s.closed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Reads and discards what a streaming client sends, ending the
+    /// stream when it closes.
+    fn watch_close(&mut self) {
+        let mut buf = [0u8; 512];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => {
+                    self.end_stream();
+                    self.output.clear();
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.end_stream();
+                    self.output.clear();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Moves queued stream lines (and a drop report when due) to the
+    /// output, up to [`STREAM_BUFFER`] bytes, and writes what it can.
+    fn pass_lines(&mut self, now: Instant) {
+        let Some((s, reported, at)) = &mut self.lines else {
+            return;
+        };
+        let mut ended = false;
+        while self.output.len() < STREAM_BUFFER {
+            match s.lines.try_recv() {
+                Ok(l) => self.output.extend_from_slice(&l),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    ended = true;
+                    break;
+                }
+            }
+        }
+        let dropped = s.dropped.load(Ordering::Relaxed);
+        if dropped != *reported && (ended || now >= *at + DROP_REPORT) {
+            self.output
+                .extend_from_slice(format!("{{\"dropped\":{dropped}}}\n").as_bytes());
+            *reported = dropped;
+            *at = now;
+        }
+        if ended {
+            self.end_stream();
+        }
+        flush(self);
+    }
 }
 
 impl ControlServer {
@@ -156,14 +248,22 @@ fn serve<Q: DeserializeOwned, R: Answer>(
     let mut clients: Vec<Client<R>> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let waiting = clients.iter().any(|c| c.waiting.is_some());
-        // Waiting for the bond's answer: look again soon; otherwise sleep
-        // until a socket is ready (bounded, to notice `stop`).
-        let timeout = if waiting { 2u16 } else { 50 };
+        let streaming = clients.iter().any(|c| c.lines.is_some());
+        // Waiting for the bond's answer: look again soon; passing stream
+        // lines: often; otherwise sleep until a socket is ready (bounded,
+        // to notice `stop`).
+        let timeout = if waiting {
+            2u16
+        } else if streaming {
+            10
+        } else {
+            50
+        };
         let mut fds: Vec<PollFd> = Vec::with_capacity(clients.len() + 1);
         fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
         for c in &clients {
             let mut ev = PollFlags::empty();
-            if c.waiting.is_none() && !c.answered {
+            if (c.waiting.is_none() && !c.answered) || c.lines.is_some() {
                 ev |= PollFlags::POLLIN;
             }
             if !c.output.is_empty() {
@@ -179,15 +279,19 @@ fn serve<Q: DeserializeOwned, R: Answer>(
         drop(fds);
         let now = Instant::now();
         for (c, ready) in clients.iter_mut().zip(ready.iter().skip(1)) {
-            if *ready {
+            if *ready && c.lines.is_some() {
+                c.watch_close();
+            } else if *ready {
                 pump(c, &to_bond, counters);
             }
+            c.pass_lines(now);
             if let Some(rx) = &c.waiting {
                 match rx.try_recv() {
-                    Ok(r) => {
+                    Ok((r, stream)) => {
                         c.output = line(&r);
                         c.waiting = None;
                         c.answered = true;
+                        c.lines = stream.map(|s| (s, 0, now));
                         counters.served.fetch_add(1, Ordering::Relaxed);
                         flush(c);
                     }
@@ -201,8 +305,8 @@ fn serve<Q: DeserializeOwned, R: Answer>(
             }
         }
         clients.retain(|c| {
-            let done = c.answered && c.output.is_empty();
-            let late = now >= c.deadline;
+            let done = c.answered && c.output.is_empty() && c.lines.is_none();
+            let late = now >= c.deadline && c.lines.is_none();
             if late && !done {
                 counters.timed_out.fetch_add(1, Ordering::Relaxed);
             }
@@ -230,6 +334,7 @@ fn serve<Q: DeserializeOwned, R: Answer>(
                             waiting: None,
                             answered: false,
                             deadline: now + CLIENT_TIMEOUT,
+                            lines: None,
                         });
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -451,6 +556,91 @@ mod tests {
         assert_eq!(srv.counters.too_long.load(Ordering::Relaxed), 2);
         stop.store(true, Ordering::Relaxed);
         assert_eq!(h.join().unwrap(), 1);
+    }
+
+    /// A streamed answer: the client gets the answer line, then the
+    /// queued lines and a drop report; closing its end tells the daemon.
+    #[test]
+    fn a_stream_passes_lines_and_notices_the_client_leaving() {
+        use crate::capture::{CaptureRequest, Direction, StreamLine, Taps};
+        let (_srv, rx, path) = server("stream");
+        let s = UnixStream::connect(&path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        (&s).write_all(b"{\"cmd\":\"capture\"}\n").unwrap();
+        let p = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let mut taps = Taps::default();
+        let stream = taps.open(&CaptureRequest::default()).unwrap();
+        let closed = stream.closed.clone();
+        stream.dropped.store(3, Ordering::Relaxed);
+        p.answer_stream(Response::Error("started".into()), stream);
+        for _ in 0..5 {
+            taps.frame("eth1", Direction::In, &[7u8; 60], false);
+        }
+        let mut r = std::io::BufReader::new(&s);
+        let mut first = String::new();
+        r.read_line(&mut first).unwrap();
+        assert!(first.contains("started"), "{first}");
+        let (mut frames, mut dropped) = (0, 0);
+        while frames < 5 || dropped == 0 {
+            let mut l = String::new();
+            assert!(r.read_line(&mut l).unwrap() > 0, "stream ended early");
+            match serde_json::from_str::<StreamLine>(&l).unwrap() {
+                StreamLine::Frame(_) => frames += 1,
+                StreamLine::Dropped(n) => dropped = n,
+            }
+        }
+        assert_eq!(dropped, 3);
+        drop(r);
+        drop(s);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !closed.load(Ordering::Relaxed) {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not see the client go"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        taps.prune();
+        assert!(taps.is_empty());
+    }
+
+    /// A capture client that never reads: the daemon's side never waits
+    /// (each frame is queued or dropped and counted at once), the server
+    /// holds a bounded amount, and other clients are still served.
+    #[test]
+    fn a_stream_client_that_never_reads_costs_drops_not_time() {
+        use crate::capture::{CaptureRequest, Direction, Taps, QUEUE};
+        let (_srv, rx, path) = server("stuck");
+        let s = UnixStream::connect(&path).unwrap();
+        (&s).write_all(b"{\"cmd\":\"capture\"}\n").unwrap();
+        let p = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let mut taps = Taps::default();
+        let stream = taps.open(&CaptureRequest::default()).unwrap();
+        let dropped = stream.dropped.clone();
+        p.answer_stream(Response::Error("started".into()), stream);
+        let frame = [0x5au8; 1500];
+        let n = 20 * QUEUE;
+        let t = Instant::now();
+        let mut slowest = Duration::ZERO;
+        for _ in 0..n {
+            let one = Instant::now();
+            taps.frame("eth1", Direction::Out, &frame, false);
+            slowest = slowest.max(one.elapsed());
+        }
+        let took = t.elapsed();
+        let d = dropped.load(Ordering::Relaxed);
+        // The socket and the server's buffer hold some; the rest dropped.
+        assert!(d as usize > n / 2, "{d} of {n} dropped");
+        // (`slowest` is printed, not held: on a loaded machine a thread
+        // may be preempted in any call.)
+        eprintln!("{n} frames in {took:?}, slowest {slowest:?}, {d} dropped");
+        assert!(took < Duration::from_secs(5), "{n} frames took {took:?}");
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = answerer(rx, stop.clone());
+        assert!(ask(&path, "{\"cmd\":\"status\"}\n").contains("Status"));
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap();
+        drop(s);
     }
 
     #[test]

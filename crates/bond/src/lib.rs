@@ -11,6 +11,7 @@
 
 pub mod alb;
 pub mod announce;
+pub mod capture;
 pub mod config;
 pub mod control;
 pub mod daemon;

@@ -2,6 +2,7 @@
 //! status`, `stats` and `flow`, one JSON [`Response`] per line back. The
 //! server side is [`crate::control`]; this is the vocabulary and the client.
 
+use crate::capture::{CaptureRequest, CaptureStart};
 use crate::status::{BondStats, BondStatus};
 use lagkit_hash::FlowKey;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,9 @@ pub enum Request {
         /// Destination IP:port.
         dst: String,
     },
+    /// `lagkit capture`: answered [`Response::Capture`], then a stream of
+    /// the frames the bond sends and handles (see [`crate::capture`]).
+    Capture(CaptureRequest),
 }
 
 /// The answer to a [`Request::Flow`].
@@ -53,6 +57,8 @@ pub enum Response {
     Stats(BondStats),
     /// Flow.
     Flow(FlowAnswer),
+    /// A capture started; frame lines follow.
+    Capture(CaptureStart),
     /// The request could not be served.
     Error(String),
 }

@@ -73,6 +73,7 @@ const DURATION_FLAGS: &[&str] = &[
     "sim pagp --delay {}",
     "sim pagp --duration {}",
     "top --interval {}",
+    "capture --name bond0 -w f.pcapng --duration {}",
 ];
 
 fn parse(line: &str, value: &str) -> Result<clap::ArgMatches, clap::Error> {
@@ -146,6 +147,9 @@ fn running_bonds_and_switches_are_named_with_name() {
         "switch show etherchannel summary --name sw1",
         "switch show etherchannel summary -n sw1",
         "switch test etherchannel load-balance interface po1 ip 10.0.0.1 10.0.0.2 -n sw1",
+        "capture --name bond0 -w f.pcapng",
+        "capture -n bond0 -w f.pcapng --snaplen 128",
+        "capture --switch sw1 -w f.pcapng --data",
         // The old spelling still reads (hidden from help).
         "status bond0",
         "down bond0",
@@ -156,5 +160,12 @@ fn running_bonds_and_switches_are_named_with_name() {
             .unwrap_or_else(|e| panic!("{line}: {e}"));
     }
     let argv = ["lagkit", "status", "bond0", "--name", "bond1"];
+    assert!(Cli::command().try_get_matches_from(argv).is_err());
+    // One daemon per capture: a bond or a switch.
+    let argv = [
+        "lagkit", "capture", "-n", "bond0", "--switch", "sw1", "-w", "f",
+    ];
+    assert!(Cli::command().try_get_matches_from(argv).is_err());
+    let argv = ["lagkit", "capture", "bond0", "--switch", "sw1", "-w", "f"];
     assert!(Cli::command().try_get_matches_from(argv).is_err());
 }

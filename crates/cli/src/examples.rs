@@ -65,6 +65,21 @@ EXAMPLES:
   # A built-in scenario's short sweep at the original measurements' 1 Gbit/s
   sudo lagkit lab run ibm-6513 --short --rate 1g --converge-timeout 2m";
 
+/// `lagkit capture --help`.
+pub const CAPTURE: &str = "\
+EXAMPLES:
+  # Five seconds of bond0's LACPDUs and Marker PDUs, then read them
+  sudo lagkit capture --name bond0 -w /tmp/bond0.pcapng --duration 5s
+  tshark -r /tmp/bond0.pcapng -T fields -e frame.interface_name -e lacp.actor.port
+
+  # A lagkit switch's control frames and every frame it forwards, until Ctrl-C
+  sudo lagkit capture --switch dist-b -w /tmp/dist-b.pcapng --data
+
+  Each member or port is an interface of its own in the file, and each frame
+  says whether it was received or sent (Wireshark: frame.interface_name,
+  frame.packet_flags_direction). The daemon drops (and the summary counts)
+  frames this command reads too slowly; it never waits for it.";
+
 #[cfg(test)]
 mod tests {
     /// The examples that need no root run, and the files they name exist.
@@ -77,6 +92,7 @@ mod tests {
             super::SWITCH,
             super::LAB_FILE,
             super::LAB_RUN,
+            super::CAPTURE,
         ] {
             for word in text.split_whitespace() {
                 if word.starts_with("examples/") {

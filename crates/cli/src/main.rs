@@ -1,6 +1,7 @@
 //! The `lagkit` command: one binary, one subcommand per role.
 
 mod bond_cmd;
+mod capture_cmd;
 mod check_cmd;
 #[cfg(test)]
 mod cli_tests;
@@ -58,6 +59,10 @@ enum Command {
     /// Ask a running bond (--name NAME, default the only one here) which
     /// member carries a flow, and why.
     Flow(bond_cmd::FlowArgs),
+    /// Write the control frames (LACP, Marker, PAgP, ARP) a running bond
+    /// (--name NAME) or switch (--switch NAME) sends and receives to a
+    /// pcapng file, without stopping it.
+    Capture(capture_cmd::Args),
     /// Built-in workloads without netperf (socketprocs, netperf-style
     /// stream/maerts/rr, LPM): a server and a client.
     Load(load_cmd::Args),
@@ -152,6 +157,7 @@ fn main() -> ExitCode {
         Command::Status(a) => bond_cmd::status(a),
         Command::Stats(a) => bond_cmd::stats(a),
         Command::Flow(a) => bond_cmd::flow(a),
+        Command::Capture(a) => capture_cmd::run(a),
         Command::Lab { what } => lab_cmd::run(what),
         Command::Load(a) => load_cmd::run(a),
         Command::Demo(a) => lab_cmd::demo(a),

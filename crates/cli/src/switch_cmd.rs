@@ -288,11 +288,17 @@ fn daemon(a: Args) -> Result<(), Failure> {
 
 /// The socket of the switch a query means.
 fn socket(q: &Query) -> Result<PathBuf, Failure> {
-    if let Some(s) = &q.socket {
+    switch_socket(q.name.as_deref(), q.socket.as_ref())
+}
+
+/// The control socket of the switch named `name` (default: the only one
+/// here), or `socket` when given.
+pub fn switch_socket(name: Option<&str>, socket: Option<&PathBuf>) -> Result<PathBuf, Failure> {
+    if let Some(s) = socket {
         return Ok(s.clone());
     }
     let ns = lagkit_bondcfg::paths::netns_id();
-    if let Some(n) = &q.name {
+    if let Some(n) = name {
         return Ok(socket_path(ns, n));
     }
     let dir = socket_dir(ns);
@@ -338,6 +344,7 @@ fn ask(
             }
             Ok(())
         }
+        Response::Capture(_) => Err(Failure::Runtime("unexpected answer: a capture".into())),
     }
 }
 
@@ -534,6 +541,7 @@ mod tests {
             Request::EtherchannelProtocol => "etherchannel protocol",
             Request::EtherchannelPortChannel { .. } => "etherchannel port-channel",
             Request::TestLoadBalance { .. } => "test",
+            Request::Capture(_) => "capture",
         }
     }
 

@@ -368,6 +368,7 @@ fn show(sock: &Path, req: &lagkit_switchd::protocol::Request) -> Result<serde_js
     match lagkit_switchd::protocol::request(sock, req)? {
         lagkit_switchd::protocol::Response::Show { json, .. } => Ok(json),
         lagkit_switchd::protocol::Response::Error(e) => Err(e),
+        _ => Err("unexpected answer".into()),
     }
 }
 

@@ -227,6 +227,7 @@ fn help_examples_run_as_printed() {
         &["switch"],
         &["lab", "run"],
         &["lab", "up"],
+        &["capture"],
     ] {
         let out = Command::new(BIN).args(cmd).arg("--help").output().unwrap();
         assert!(out.status.success());

@@ -123,7 +123,7 @@ fn programs_in_code() -> BTreeMap<String, String> {
 /// toolchain (`cargo`), and the shell every system has.
 const LAGKIT_AND_SHELL: &[&str] = &[
     "lagkit", "up", "down", "status", "stats", "flow", "load", "lab", "demo", "plan", "check",
-    "switch", "sim", "cargo", "true", "sh", "bash", "sleep", "cat", "kill",
+    "switch", "sim", "capture", "cargo", "true", "sh", "bash", "sleep", "cat", "kill",
 ];
 
 #[test]

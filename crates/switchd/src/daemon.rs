@@ -27,6 +27,7 @@
 use crate::foreign::{Foreign, Protocol};
 use crate::frames::{retag, segment_payload, tag_of};
 use crate::protocol::{Request, Response};
+use lagkit_bond::capture::{CaptureStart, Direction, Taps};
 use lagkit_bond::control::{ControlServer, Pending};
 use lagkit_dataplane::vnet::VnetRepr;
 use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
@@ -202,6 +203,8 @@ pub struct Switch {
     running: String,
     /// The configuration as read (speed, duplex: `show interfaces status`).
     ios: lagkit_ios::Config,
+    /// `lagkit capture` clients: copies of the frames sent and handled.
+    taps: Taps,
 }
 
 /// What `lagkit switch` was given: the configuration and the ports.
@@ -355,6 +358,7 @@ impl Switch {
             next_age: AGE_EVERY_NS,
             next_standalone: 0,
             counters: ControlCounters::default(),
+            taps: Taps::default(),
             running,
             ios: cfg.ios,
         };
@@ -523,6 +527,8 @@ impl Switch {
                     .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
                     .is_ok()
                 {
+                    self.taps
+                        .frame(&self.ports[i].name, Direction::Out, &tx.frame, false);
                     self.counters.pagp_out += 1;
                     self.bridge.count_sent(PortId(i), &tx.frame);
                 }
@@ -619,7 +625,12 @@ impl Switch {
             let seg = VnetRepr::parse(&self.batch.vnet(k))
                 .ok()
                 .and_then(|v| segment_payload(&v, frame));
-            match self.bridge.receive_segmented(PortId(i), frame, seg, now) {
+            let verdict = self.bridge.receive_segmented(PortId(i), frame, seg, now);
+            // Control frames are copied where they are handled.
+            if self.taps.wants_data() && !matches!(verdict, Verdict::Control) {
+                self.taps.frame(&port.name, Direction::In, frame, true);
+            }
+            match verdict {
                 Verdict::Control => control.push(frame.to_vec()),
                 Verdict::Forward { egress, .. } => {
                     let tag = tag_of(frame);
@@ -652,6 +663,12 @@ impl Switch {
                 .collect();
             if let Some(out) = self.ports.get(e) {
                 out.sock.send_batch(&packets);
+                if self.taps.wants_data() {
+                    for p in &packets {
+                        let frame = p.get(lagkit_dataplane::vnet::HEADER_LEN..).unwrap_or(&[]);
+                        self.taps.frame(&out.name, Direction::Out, frame, true);
+                    }
+                }
             }
         }
         let more = self.batch.is_full();
@@ -663,6 +680,8 @@ impl Switch {
     fn handle_control(&mut self, i: usize, control: Vec<Vec<u8>>, now: u64) {
         let t = Switch::t(now);
         for f in control {
+            self.taps
+                .frame(&self.ports[i].name, Direction::In, &f, false);
             let slow = f.get(12..14) == Some(&[0x88, 0x09][..]);
             match (slow, self.ports[i].lacp) {
                 (true, Some((s, p))) => {
@@ -908,6 +927,8 @@ impl Switch {
                     .send(&lagkit_dataplane::device::plain_packet(&tx.frame))
                     .is_ok()
                 {
+                    self.taps
+                        .frame(&self.ports[i].name, Direction::Out, &tx.frame, false);
                     self.counters.lacp_out += 1;
                     self.bridge.count_sent(PortId(i), &tx.frame);
                 }
@@ -929,9 +950,35 @@ impl Switch {
 
     /// Answers the requests the control server queued.
     fn serve(&mut self, now: u64) {
+        self.taps.prune();
         while let Ok(p) = self.requests.try_recv() {
+            if matches!(p.req, Request::Capture(_)) {
+                self.start_capture(p);
+                continue;
+            }
             let r = self.answer(&p.req, now);
             p.answer(r);
+        }
+    }
+
+    /// Starts a capture for `p`: the control frames the switch sends and
+    /// handles, and with `data` every frame it reads and forwards.
+    fn start_capture(&mut self, p: Pending<Request, Response>) {
+        let Request::Capture(req) = &p.req else {
+            return;
+        };
+        match self.taps.open(req) {
+            Err(e) => p.answer(Response::Error(e)),
+            Ok(stream) => {
+                let start = CaptureStart {
+                    interfaces: self.ports.iter().map(|p| p.name.clone()).collect(),
+                    snaplen: req.snaplen().unwrap_or(lagkit_bond::capture::MAX_SNAPLEN),
+                    data: req.data,
+                    note: None,
+                };
+                tracing::info!(switch = %self.name, data = req.data, "capture started");
+                p.answer_stream(Response::Capture(start), stream);
+            }
         }
     }
 

@@ -68,6 +68,10 @@ pub enum Request {
         /// Destination address.
         dst: String,
     },
+    /// `lagkit capture --switch`: answered [`Response::Capture`], then a
+    /// stream of the frames the switch sends and handles (see
+    /// [`lagkit_bond::capture`]).
+    Capture(lagkit_bond::capture::CaptureRequest),
 }
 
 /// The switch's answer.
@@ -81,6 +85,8 @@ pub enum Response {
         /// The facts, for `--json`.
         json: serde_json::Value,
     },
+    /// A capture started; frame lines follow.
+    Capture(lagkit_bond::capture::CaptureStart),
     /// The request could not be answered.
     Error(String),
 }

@@ -348,5 +348,7 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
             src,
             dst,
         } => test(sw, *channel, kind, src, dst),
+        // Started by the daemon's loop, which keeps the stream.
+        Request::Capture(_) => Response::Error("capture: not a show command".into()),
     }
 }

@@ -4,6 +4,7 @@
 //! monitors' timers.
 
 use super::*;
+use crate::capture::Direction;
 
 impl Bond {
     pub(super) fn setup_lacp(&mut self) {
@@ -72,6 +73,9 @@ impl Bond {
         }
         let t = self.t();
         for f in frames {
+            if let Some(m) = self.members.get(f.member) {
+                self.taps.frame(&m.name, Direction::In, &f.frame, false);
+            }
             if f.frame.get(12..14) == Some(&[0x08, 0x06][..]) {
                 self.handle_arp(f.member, &f.frame);
                 continue;
@@ -187,7 +191,11 @@ impl Bond {
 
     pub(super) fn send_on(&self, member: usize, frame: &[u8]) {
         if let Some(s) = self.engine.as_ref().and_then(|e| e.member_sender(member)) {
-            let _ = s.send_frame(frame);
+            if s.send_frame(frame).is_ok() {
+                if let Some(m) = self.members.get(member) {
+                    self.taps.frame(&m.name, Direction::Out, frame, false);
+                }
+            }
         }
     }
 

@@ -18,6 +18,7 @@
 //! (status, stats, flow, metrics). The rules of each
 //! mode are not here: they are pure functions in [`crate::plan`].
 
+mod capture;
 mod datapath;
 mod frames;
 mod members;
@@ -236,6 +237,8 @@ pub struct Bond {
     unpublished: Vec<(usize, bool, u64)>,
     /// The latest carrier changes and when their plans were published.
     carrier_events: std::collections::VecDeque<CarrierEvent>,
+    /// `lagkit capture` clients: copies of the frames sent and handled.
+    taps: crate::capture::Taps,
 }
 
 /// How many carrier changes [`Bond::stats`] keeps.
@@ -405,6 +408,7 @@ impl Bond {
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
+            taps: crate::capture::Taps::default(),
             s,
         };
         // From here on, an error drops `bond`, which gives back whatever

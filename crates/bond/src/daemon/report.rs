@@ -26,6 +26,7 @@ impl Bond {
     /// Answers the requests the control server queued (it owns the
     /// sockets; this thread never waits on a client).
     pub(super) fn serve_requests(&mut self) {
+        self.taps.prune();
         for _ in 0..32 {
             let p = match self.requests.try_recv() {
                 Ok(p) => p,
@@ -35,6 +36,10 @@ impl Bond {
                 Request::Status => Response::Status(Box::new(self.status())),
                 Request::Stats => Response::Stats(self.stats()),
                 Request::Flow { proto, src, dst } => self.flow(proto, src, dst),
+                Request::Capture(_) => {
+                    self.start_capture(p);
+                    continue;
+                }
             };
             p.answer(r);
         }

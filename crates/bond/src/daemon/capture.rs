@@ -1,0 +1,38 @@
+//! `lagkit capture` on the bond: a request starts a copy of the control
+//! frames (LACP, Marker, PAgP, ARP) this thread sends and handles; the
+//! hooks are in `frames` (`send_on`, `handle_slow`), the fan-out in
+//! [`crate::capture`].
+
+use super::*;
+use crate::capture::CaptureStart;
+
+impl Bond {
+    /// Starts a capture for `p` (a [`Request::Capture`]), or answers why not.
+    pub(super) fn start_capture(&mut self, p: Pending) {
+        let Request::Capture(req) = &p.req else {
+            return;
+        };
+        if req.data {
+            let why = format!(
+                "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them; capture control frames without --data, and data frames with tcpdump -i MEMBER",
+                self.s.name,
+                if self.kernel.is_some() { "the kernel" } else { "its forwarding threads" },
+                self.engine_info.kind,
+            );
+            p.answer(Response::Error(why));
+            return;
+        }
+        let stream = match self.taps.open(req) {
+            Ok(s) => s,
+            Err(e) => return p.answer(Response::Error(e)),
+        };
+        let start = CaptureStart {
+            interfaces: self.members.iter().map(|m| m.name.clone()).collect(),
+            snaplen: req.snaplen().unwrap_or(crate::capture::MAX_SNAPLEN),
+            data: false,
+            note: None,
+        };
+        tracing::info!(bond = %self.s.name, "capture started");
+        p.answer_stream(Response::Capture(start), stream);
+    }
+}

@@ -1,0 +1,479 @@
+//! `lagkit capture`: asks a running bond or switch for a copy of the
+//! frames it sends and handles (see [`lagkit_bond::capture`]) and writes
+//! them to a pcapng file: one Interface Description Block per member or
+//! port (its name, Ethernet, the snapshot length, nanosecond timestamps),
+//! one Enhanced Packet Block per frame with its direction in `epb_flags`.
+//! The daemon keeps running; a slow writer costs frames (counted), never
+//! the daemon's time.
+
+use crate::bond_cmd::{BondName, Failure};
+use lagkit_bond::capture::{CaptureRequest, CaptureStart, CapturedFrame, Direction, StreamLine};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::DataLink;
+use std::borrow::Cow;
+use std::io::{BufReader, ErrorKind, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Options of `lagkit capture`.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = crate::examples::CAPTURE)]
+pub struct Args {
+    /// The bond to capture from (default: the only one running here).
+    #[command(flatten)]
+    bond: BondName,
+    /// Capture from a lagkit switch instead: its hostname, or the path of
+    /// its control socket.
+    #[arg(long, value_name = "NAME|SOCKET", conflicts_with_all = ["name", "old_name"])]
+    switch: Option<String>,
+    /// The pcapng file to write.
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    write: PathBuf,
+    /// Data frames too, where the daemon sees them (the switch forwards
+    /// every frame itself; a bond's data frames are forwarded elsewhere and
+    /// are refused: capture them with tcpdump on a member).
+    #[arg(long)]
+    data: bool,
+    /// Bytes kept of each frame (14 to 65535).
+    #[arg(long, value_name = "BYTES")]
+    snaplen: Option<u32>,
+    /// Stop after this long (default: at Ctrl-C or SIGTERM).
+    #[arg(long, value_parser = lagkit_units::duration_arg)]
+    duration: Option<Duration>,
+    /// The bond's control socket (default: derived from its name).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+/// What a capture wrote.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Per interface, in IDB order: its name and (received, sent) frames.
+    pub per_interface: Vec<(String, u64, u64)>,
+    /// Frames the daemon dropped because this client read too slowly.
+    pub dropped: u64,
+}
+
+/// A pcapng file being written: one IDB per interface, added on first
+/// sight of a name the start did not list.
+pub struct PcapngOut<W: Write> {
+    w: PcapNgWriter<W>,
+    snaplen: u32,
+    written: Written,
+}
+
+/// `epb_flags` direction bits (pcapng: bits 0-1, 01 inbound, 10 outbound).
+fn direction_flags(d: Direction) -> u32 {
+    match d {
+        Direction::In => 0b01,
+        Direction::Out => 0b10,
+    }
+}
+
+impl<W: Write> PcapngOut<W> {
+    /// Writes the section header and an IDB per interface of `start`.
+    pub fn new(w: W, start: &CaptureStart) -> Result<PcapngOut<W>, pcap_file::PcapError> {
+        let shb = SectionHeaderBlock {
+            options: vec![SectionHeaderOption::UserApplication(Cow::Owned(format!(
+                "lagkit capture {}",
+                env!("CARGO_PKG_VERSION")
+            )))],
+            ..SectionHeaderBlock::default()
+        };
+        let mut out = PcapngOut {
+            w: PcapNgWriter::with_section_header(w, shb)?,
+            snaplen: start.snaplen,
+            written: Written::default(),
+        };
+        for name in &start.interfaces {
+            out.interface(name)?;
+        }
+        Ok(out)
+    }
+
+    /// The IDB index of `name`, writing its IDB first if it is new.
+    fn interface(&mut self, name: &str) -> Result<u32, pcap_file::PcapError> {
+        if let Some(i) = self
+            .written
+            .per_interface
+            .iter()
+            .position(|(n, _, _)| n == name)
+        {
+            return Ok(i as u32);
+        }
+        // pcap-file writes EPB timestamps in nanoseconds: if_tsresol 9 says so.
+        self.w.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::ETHERNET,
+            snaplen: self.snaplen,
+            options: vec![
+                InterfaceDescriptionOption::IfName(Cow::Owned(name.to_string())),
+                InterfaceDescriptionOption::IfTsResol(9),
+            ],
+        })?;
+        self.written.per_interface.push((name.to_string(), 0, 0));
+        Ok((self.written.per_interface.len() - 1) as u32)
+    }
+
+    /// Writes one frame.
+    pub fn frame(&mut self, f: &CapturedFrame) -> Result<(), pcap_file::PcapError> {
+        let id = self.interface(&f.ifname)?;
+        self.w.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: id,
+            timestamp: Duration::from_nanos(f.ts_ns),
+            original_len: f.len.max(f.data.len() as u32),
+            data: Cow::Borrowed(&f.data),
+            options: vec![EnhancedPacketOption::Flags(direction_flags(f.dir))],
+        })?;
+        let c = &mut self.written.per_interface[id as usize];
+        match f.dir {
+            Direction::In => c.1 += 1,
+            Direction::Out => c.2 += 1,
+        }
+        Ok(())
+    }
+
+    /// Records the daemon's drop count.
+    pub fn dropped(&mut self, n: u64) {
+        self.written.dropped = self.written.dropped.max(n);
+    }
+
+    /// Flushes and returns what was written.
+    pub fn finish(self) -> Result<(W, Written), std::io::Error> {
+        let mut w = self.w.into_inner();
+        w.flush()?;
+        Ok((w, self.written))
+    }
+}
+
+/// Connects to `path` and sends the capture request; returns the
+/// daemon's start answer and the stream.
+fn open(
+    path: &Path,
+    switch: bool,
+    req: &CaptureRequest,
+) -> Result<(CaptureStart, UnixStream), Failure> {
+    let (who, starter) = if switch {
+        ("switch", "lagkit switch")
+    } else {
+        ("bond", "lagkit up")
+    };
+    let stream = UnixStream::connect(path).map_err(|e| {
+        Failure::Runtime(match e.kind() {
+            ErrorKind::PermissionDenied => format!(
+                "permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root",
+                path.display()
+            ),
+            ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
+                "no {who} answers on {}: is `{starter}` running in this network namespace?",
+                path.display()
+            ),
+            _ => format!("cannot reach the {who}'s control socket {}: {e}", path.display()),
+        })
+    })?;
+    let rt = |e: std::io::Error| Failure::Runtime(format!("{}: {e}", path.display()));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(rt)?;
+    let mut line = if switch {
+        serde_json::to_vec(&lagkit_switchd::protocol::Request::Capture(req.clone()))
+    } else {
+        serde_json::to_vec(&lagkit_bond::protocol::Request::Capture(req.clone()))
+    }
+    .map_err(|e| Failure::Runtime(e.to_string()))?;
+    line.push(b'\n');
+    lagkit_bond::protocol::send_all(&stream, &line).map_err(rt)?;
+    let name = path.display().to_string();
+    let answer = lagkit_input::read_line(
+        &mut BufReader::new(&stream),
+        &name,
+        &lagkit_input::CONTROL_ANSWER,
+    )
+    .map_err(|e| Failure::Runtime(e.to_string()))?
+    .ok_or_else(|| Failure::Runtime(format!("{name} closed without an answer")))?;
+    let bad = |e: serde_json::Error| Failure::Runtime(format!("bad answer from {name}: {e}"));
+    let start = if switch {
+        match serde_json::from_slice(&answer).map_err(bad)? {
+            lagkit_switchd::protocol::Response::Capture(s) => s,
+            lagkit_switchd::protocol::Response::Error(e) => return Err(Failure::Runtime(e)),
+            _ => return Err(Failure::Runtime(format!("unexpected answer from {name}"))),
+        }
+    } else {
+        match serde_json::from_slice(&answer).map_err(bad)? {
+            lagkit_bond::protocol::Response::Capture(s) => s,
+            lagkit_bond::protocol::Response::Error(e) => return Err(Failure::Runtime(e)),
+            _ => return Err(Failure::Runtime(format!("unexpected answer from {name}"))),
+        }
+    };
+    stream.set_read_timeout(None).map_err(rt)?;
+    Ok((start, stream))
+}
+
+/// The socket the arguments mean, and whether it is a switch's.
+fn target(a: &Args) -> Result<(PathBuf, bool), Failure> {
+    if let Some(s) = &a.switch {
+        let path = (s.contains('/') || s.ends_with(".sock")).then(|| PathBuf::from(s));
+        let name = path.is_none().then_some(s.as_str());
+        return Ok((crate::switch_cmd::switch_socket(name, path.as_ref())?, true));
+    }
+    if let Some(s) = &a.socket {
+        return Ok((s.clone(), false));
+    }
+    let ns = lagkit_bondcfg::paths::netns_id();
+    if let Some(b) = a.bond.get() {
+        return Ok((lagkit_bondcfg::paths::control_socket_in(ns, b), false));
+    }
+    let dir = lagkit_bondcfg::paths::netns_dir(ns);
+    let mut v = crate::bond_cmd::sockets_in(&dir);
+    match v.len() {
+        0 => Err(Failure::Runtime(format!(
+            "no lagkit bond runs in this network namespace (nothing in {}); name a switch with --switch, or start a bond with `lagkit up CONFIG`",
+            dir.display()
+        ))),
+        1 => Ok((v.remove(0), false)),
+        n => Err(Failure::Usage(format!(
+            "{n} bonds run here: choose one with --name"
+        ))),
+    }
+}
+
+/// `lagkit capture`.
+pub fn run(a: Args) -> Result<(), Failure> {
+    let req = CaptureRequest {
+        data: a.data,
+        snaplen: a.snaplen,
+    };
+    req.snaplen().map_err(Failure::Usage)?;
+    let (path, switch) = target(&a)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    }
+    let (start, stream) = open(&path, switch, &req)?;
+    let file = std::fs::File::create(&a.write)
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", a.write.display())))?;
+    let werr = |e: pcap_file::PcapError| {
+        Failure::Runtime(format!("cannot write {}: {e}", a.write.display()))
+    };
+    let mut out = PcapngOut::new(std::io::BufWriter::new(file), &start).map_err(werr)?;
+    if let Some(n) = &start.note {
+        eprintln!("note: {n}");
+    }
+    eprintln!(
+        "capturing {} frames on {} to {}{}",
+        if start.data {
+            "control and data"
+        } else {
+            "control"
+        },
+        start.interfaces.join(", "),
+        a.write.display(),
+        if a.duration.is_some() {
+            ""
+        } else {
+            " (Ctrl-C to stop)"
+        }
+    );
+    // A thread reads the stream, so that the main thread can stop at a
+    // deadline or a signal whatever the daemon sends.
+    let (tx, rx) = mpsc::channel::<StreamLine>();
+    let reader = stream
+        .try_clone()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let name = path.display().to_string();
+    let handle = std::thread::spawn(move || -> Option<String> {
+        let mut r = BufReader::new(reader);
+        loop {
+            let line = match lagkit_input::read_line(&mut r, &name, &lagkit_input::CONTROL_ANSWER) {
+                Ok(Some(l)) => l,
+                Ok(None) => return None,
+                Err(e) => return Some(e.to_string()),
+            };
+            match serde_json::from_slice::<StreamLine>(&line) {
+                Ok(l) => {
+                    if tx.send(l).is_err() {
+                        return None;
+                    }
+                }
+                Err(e) => return Some(format!("bad line from {name}: {e}")),
+            }
+        }
+    });
+    let deadline = a.duration.map(|d| Instant::now() + d);
+    let mut ended = None;
+    loop {
+        if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(StreamLine::Frame(f)) => out.frame(&f).map_err(werr)?,
+            Ok(StreamLine::Dropped(n)) => out.dropped(n),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                ended = Some(handle_end(handle));
+                break;
+            }
+        }
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    // What the reader already had is inside the capture window.
+    while let Ok(l) = rx.try_recv() {
+        match l {
+            StreamLine::Frame(f) => out.frame(&f).map_err(werr)?,
+            StreamLine::Dropped(n) => out.dropped(n),
+        }
+    }
+    let (_, written) = out
+        .finish()
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", a.write.display())))?;
+    let mut total = 0;
+    for (name, rx, tx) in &written.per_interface {
+        println!("{name}: {} frames ({rx} received, {tx} sent)", rx + tx);
+        total += rx + tx;
+    }
+    println!(
+        "{total} frames written to {}, {} dropped (read too slowly)",
+        a.write.display(),
+        written.dropped
+    );
+    match ended {
+        Some(Some(why)) => Err(Failure::Runtime(format!(
+            "the capture ended early: {why} (the file holds what came before)"
+        ))),
+        Some(None) => Err(Failure::Runtime(format!(
+            "the {} stopped the capture (did it exit?); the file holds what came before",
+            if switch { "switch" } else { "bond" }
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn handle_end(h: std::thread::JoinHandle<Option<String>>) -> Option<String> {
+    h.join()
+        .unwrap_or_else(|_| Some("the reader failed".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcap_file::pcapng::{Block, PcapNgReader};
+
+    fn frame(ifname: &str, dir: Direction, ts_ns: u64, n: usize) -> CapturedFrame {
+        CapturedFrame {
+            ifname: ifname.into(),
+            dir,
+            ts_ns,
+            len: n as u32 + 10,
+            data: (0..n as u8).collect(),
+        }
+    }
+
+    /// The blocks read back as written, and the bytes of the IDB and EPB
+    /// options are where pcapng puts them.
+    #[test]
+    fn interfaces_and_packets_read_back_with_names_times_and_directions() {
+        let start = CaptureStart {
+            interfaces: vec!["eth1".into(), "eth2".into()],
+            snaplen: 200,
+            data: false,
+            note: None,
+        };
+        let mut out = PcapngOut::new(Vec::new(), &start).unwrap();
+        let t = 1_790_000_000_123_456_789;
+        out.frame(&frame("eth2", Direction::Out, t, 60)).unwrap();
+        out.frame(&frame("eth1", Direction::In, t + 1, 61)).unwrap();
+        out.frame(&frame("eth9", Direction::In, t + 2, 62)).unwrap();
+        out.dropped(3);
+        let (bytes, written) = out.finish().unwrap();
+        assert_eq!(
+            written.per_interface,
+            vec![
+                ("eth1".to_string(), 1, 0),
+                ("eth2".to_string(), 0, 1),
+                ("eth9".to_string(), 1, 0)
+            ]
+        );
+        assert_eq!(written.dropped, 3);
+
+        let mut r = PcapNgReader::new(&bytes[..]).unwrap();
+        let mut idbs = Vec::new();
+        let mut epbs = Vec::new();
+        while let Some(b) = r.next_block() {
+            match b.unwrap() {
+                Block::InterfaceDescription(i) => idbs.push(i.into_owned()),
+                Block::EnhancedPacket(e) => epbs.push(e.into_owned()),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(idbs.len(), 3);
+        for (i, name) in ["eth1", "eth2", "eth9"].iter().enumerate() {
+            assert_eq!(idbs[i].linktype, DataLink::ETHERNET);
+            assert_eq!(idbs[i].snaplen, 200);
+            assert_eq!(
+                idbs[i].options,
+                vec![
+                    InterfaceDescriptionOption::IfName(Cow::Owned(name.to_string())),
+                    InterfaceDescriptionOption::IfTsResol(9),
+                ]
+            );
+        }
+        let got: Vec<(u32, u64, u32, usize, Vec<EnhancedPacketOption>)> = epbs
+            .iter()
+            .map(|e| {
+                (
+                    e.interface_id,
+                    e.timestamp.as_nanos() as u64,
+                    e.original_len,
+                    e.data.len(),
+                    e.options.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, t, 70, 60, vec![EnhancedPacketOption::Flags(2)]),
+                (0, t + 1, 71, 61, vec![EnhancedPacketOption::Flags(1)]),
+                (2, t + 2, 72, 62, vec![EnhancedPacketOption::Flags(1)]),
+            ]
+        );
+        assert_eq!(&epbs[0].data[..4], &[0, 1, 2, 3]);
+
+        // Byte layout (big-endian section): the SHB's magic, the first
+        // IDB's type, link type and snaplen, its if_name option (code 2,
+        // length 4, "eth1") and if_tsresol (code 9, length 1, 9).
+        assert_eq!(&bytes[..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
+        assert_eq!(&bytes[8..12], &[0x1a, 0x2b, 0x3c, 0x4d]);
+        let shb_len = u32::from_be_bytes(bytes[4..8].try_into().unwrap()) as usize;
+        let idb = &bytes[shb_len..];
+        assert_eq!(&idb[..4], &[0, 0, 0, 1]);
+        assert_eq!(&idb[8..10], &[0, 1], "LINKTYPE_ETHERNET");
+        assert_eq!(&idb[12..16], &200u32.to_be_bytes());
+        assert_eq!(&idb[16..24], &[0, 2, 0, 4, b'e', b't', b'h', b'1']);
+        assert_eq!(&idb[24..29], &[0, 9, 0, 1, 9]);
+        // The first EPB: type 6, interface 1, the timestamp's high and low
+        // words in nanoseconds, and the flags option (code 2, length 4).
+        let idb_len = |b: &[u8]| u32::from_be_bytes(b[4..8].try_into().unwrap()) as usize;
+        let mut at = shb_len;
+        for _ in 0..2 {
+            at += idb_len(&bytes[at..]);
+        }
+        let epb = &bytes[at..];
+        assert_eq!(&epb[..4], &[0, 0, 0, 6]);
+        assert_eq!(&epb[8..12], &1u32.to_be_bytes());
+        assert_eq!(&epb[12..16], &((t >> 32) as u32).to_be_bytes());
+        assert_eq!(&epb[16..20], &(t as u32).to_be_bytes());
+        assert_eq!(&epb[20..24], &60u32.to_be_bytes());
+        assert_eq!(&epb[24..28], &70u32.to_be_bytes());
+        let opt = 28 + 60;
+        assert_eq!(&epb[opt..opt + 8], &[0, 2, 0, 4, 0, 0, 0, 2]);
+    }
+}
