@@ -22,7 +22,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_lagkit");
 struct Tmux(String);
 
 impl Tmux {
-    fn run(&self, args: &[&str]) -> Output {
+    fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-L")
             .arg(&self.0)
@@ -32,11 +32,12 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "top"]).stdout).into_owned()
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "top"]).stdout)
+            .into_owned()
     }
 
     fn keys(&self, keys: &str) {
-        self.run(&["send-keys", "-t", "top", keys]);
+        self.tmux(&["send-keys", "-t", "top", keys]);
     }
 
     /// Polls the screen until `ok` holds (with a deadline); returns it.
@@ -56,7 +57,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
+        let _ = self.tmux(&["kill-server"]);
     }
 }
 
@@ -125,7 +126,7 @@ fn top_shows_a_bond_under_traffic_and_follows_a_link_going_down() {
 
     let t = Tmux(format!("lkt-top-{}", std::process::id()));
     let cmd = format!("ip netns exec {a} {BIN} top --interval 300ms");
-    let out = t.run(&[
+    let out = t.tmux(&[
         "new-session",
         "-d",
         "-s",
@@ -171,16 +172,16 @@ fn top_shows_a_bond_under_traffic_and_follows_a_link_going_down() {
         "{s}"
     );
 
-    t.run(&["resize-window", "-t", "top", "-x", "60", "-y", "20"]);
+    t.tmux(&["resize-window", "-t", "top", "-x", "60", "-y", "20"]);
     t.wait("a too-small terminal is told so", |s| {
         s.contains("needs a terminal of at least 80x24")
     });
-    t.run(&["resize-window", "-t", "top", "-x", "80", "-y", "24"]);
+    t.tmux(&["resize-window", "-t", "top", "-x", "80", "-y", "24"]);
     t.wait("drawn again", |s| s.contains("bond bond0"));
 
     t.keys("q");
     wait_until("top exits on q", Duration::from_secs(5), || {
-        !t.run(&["has-session", "-t", "top"]).status.success()
+        !t.tmux(&["has-session", "-t", "top"]).status.success()
     });
     stop.store(true, Ordering::Relaxed);
     let flows = tcp.join().expect("TCP threads");
