@@ -4,7 +4,7 @@
 # each data path engine (`engine = "bpf"`: tc BPF programs in the kernel;
 # `engine = "userspace"`: lagkit's forwarding threads and a TAP), and Open
 # vSwitch userspace bonds (LACP, balance-tcp, on both ends), over identical
-# veth links, unshaped and shaped with `tbf rate 1gbit`.  It checks issue 10's
+# veth links, unshaped and shaped with `tbf rate 1gbit`.  It checks the bond's
 # targets and prints each as met / NOT met.
 #
 # Topologies (each case in fresh network namespaces, removed after the case):
@@ -555,7 +555,7 @@ fi
 
 # ----------------------------------------------------------------- targets --
 echo
-echo "targets (issue 10; ratios from this run):"
+echo "targets (ratios from this run):"
 awk -F'|' '
   FILENAME ~ /results$/ {
     key = $17 "|" $3 "|" $5 "|" $15; g[key] = $7; fl[key] = $4; all[key] = $12 / ($8 / 1e9)

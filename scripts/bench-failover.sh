@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-failover.sh — failover latency and TCP survival under link flaps,
-# per engine (issue 10's failover target: carrier event to new plan
+# per engine (the failover target: carrier event to new plan
 # <= 1 ms; no TCP connection lost).
 #
 # Builds and runs crates/bond/examples/failover.rs (see its header for the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-switch.sh — lagkit's switch against Open vSwitch's userspace switch,
 # side by side in one run, between the same two lagkit bonds: is the switch
-# ever the bottleneck? It checks issue 11's targets (>= 0.99 x the links'
+# ever the bottleneck? It checks the switch's targets (>= 0.99 x the links'
 # capacity at 1 Gbit/s per link; unshaped at least 5 x Open vSwitch) and
 # prints each as met / NOT met.
 #
@@ -278,7 +278,7 @@ awk -F'|' '
       printf "%-36s %6s %8.3f %10s %10s %9s %9.3f  %-14s%s\n", label[k], flows[k], g[k], r, to, sw, all[k], pt, runs[k]
     }
     print ""
-    print "targets (issue 11; ratios from this run):"
+    print "targets (ratios from this run):"
     if ("lagkit-shaped" in g && cap > 0)
       printf "  lagkit switch, 2 links shaped 1 Gbit/s, %d flows: %.3f x the links (>= 0.99): %s\n", flows["lagkit-shaped"], g["lagkit-shaped"] / cap, (g["lagkit-shaped"] / cap >= 0.99 ? "met" : "NOT met")
     if ("ovs-unshaped" in g && g["ovs-unshaped"] > 0)

@@ -38,6 +38,7 @@
 pub mod crosscheck;
 pub mod dialects;
 pub mod facts;
+pub mod fleet;
 pub mod lacpdus;
 pub mod live;
 pub mod netplan;
@@ -77,6 +78,16 @@ pub struct Loc {
     pub file: String,
     /// The line, when known.
     pub line: Option<usize>,
+}
+
+impl Loc {
+    /// Line `line` of `file`.
+    pub fn at(file: &str, line: usize) -> Loc {
+        Loc {
+            file: file.into(),
+            line: Some(line),
+        }
+    }
 }
 
 impl fmt::Display for Loc {

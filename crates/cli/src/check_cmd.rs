@@ -20,7 +20,13 @@ pub struct Args {
     /// status/counters), checked against /proc/net/bonding/bondX or
     /// `lagkit status --json`. Two switch configurations are checked
     /// against each other. `-` reads standard input; each is read up to
-    /// 64 MiB.
+    /// 64 MiB. A directory (or a quoted glob) checks a fleet: every file
+    /// under it is read, each host bond is paired with the switch channel
+    /// it is cabled to (from a CSV map `host,switch,channel|port`, LLDP
+    /// tables from `lldpctl -f keyvalue` or a switch's `show lldp
+    /// neighbors`, or a description naming the host), and each pair is
+    /// checked; a host is named by its directory or its file name up to
+    /// the first dot.
     #[arg(required_unless_present_any = ["lacpdus", "live"])]
     files: Vec<PathBuf>,
     /// Also ask the lagkit bonds running in this network namespace what
@@ -57,6 +63,9 @@ struct UnreadLine<'a> {
 /// Runs `lagkit check`; exits 0 (nothing or information only), 1
 /// (warnings), 3 (errors), 2 (an input could not be read).
 pub fn run(a: Args) -> ExitCode {
+    if a.files.iter().any(|f| is_fleet(f)) {
+        return fleet(&a);
+    }
     let mut inputs = Vec::new();
     for f in &a.files {
         let name = lagkit_input::name(f);
@@ -190,19 +199,7 @@ pub fn run(a: Args) -> ExitCode {
         for f in &findings {
             println!("{f}");
         }
-        let count = |s| findings.iter().filter(|f| f.severity == s).count();
-        use lagkit_check::Severity::*;
-        println!(
-            "{} error(s), {} warning(s), {} note(s){}",
-            count(Error),
-            count(Warning),
-            count(Info),
-            if warned > 0 {
-                format!(", {warned} line(s) not read (warned above)")
-            } else {
-                String::new()
-            }
-        );
+        println!("{}", tally(findings.iter(), warned));
     }
     if !read.is_empty() {
         println!("read: {}", read.join("; "));
@@ -278,4 +275,226 @@ fn live_bonds() -> Result<Vec<lagkit_check::live::Live>, String> {
         });
     }
     Ok(out)
+}
+
+/// A directory, or a glob that names no file itself: a fleet.
+fn is_fleet(f: &std::path::Path) -> bool {
+    f.is_dir() || (!f.exists() && f.to_str().is_some_and(|s| s.contains(['*', '?', '['])))
+}
+
+/// The files of a fleet's arguments, each with its owner's name:
+/// directories walked (hidden files and directories left out), globs
+/// expanded, files taken as they are.
+fn fleet_files(args: &[PathBuf]) -> Result<Vec<(PathBuf, String)>, Failure> {
+    let bad = |file: String, why: String| Failure::Input {
+        file,
+        line: None,
+        column: None,
+        why,
+    };
+    let mut out = Vec::new();
+    for a in args {
+        let shown = a.display().to_string();
+        if a.is_dir() {
+            let walk = walkdir::WalkDir::new(a)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
+                });
+            for e in walk {
+                let e = e.map_err(|e| bad(shown.clone(), e.to_string()))?;
+                if !e.file_type().is_file() {
+                    continue;
+                }
+                let rel = e.path().strip_prefix(a).unwrap_or(e.path());
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                out.push((e.path().to_path_buf(), lagkit_check::fleet::owner_of(&rel)));
+            }
+        } else if is_fleet(a) {
+            let paths =
+                glob::glob(&shown).map_err(|e| bad(shown.clone(), format!("not a glob: {e}")))?;
+            // The glob's root: the directories before its first wildcard
+            // (`fleet/*/*.toml` is rooted at `fleet/`, so `web1` owns
+            // `fleet/web1/bond.toml`).
+            let wild = shown.find(['*', '?', '[']).unwrap_or(shown.len());
+            let root = PathBuf::from(&shown[..shown[..wild].rfind('/').map_or(0, |i| i + 1)]);
+            let before = out.len();
+            for p in paths {
+                let p = p.map_err(|e| bad(shown.clone(), e.to_string()))?;
+                if p.is_file() {
+                    let rel = p
+                        .strip_prefix(&root)
+                        .unwrap_or(&p)
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    let owner = lagkit_check::fleet::owner_of(&rel);
+                    out.push((p, owner));
+                }
+            }
+            if out.len() == before {
+                return Err(bad(shown, "the glob matches no file".into()));
+            }
+        } else {
+            let owner =
+                lagkit_check::fleet::owner_of(&a.file_name().unwrap_or_default().to_string_lossy());
+            out.push((a.clone(), owner));
+        }
+    }
+    if out.is_empty() {
+        return Err(bad(
+            args.iter()
+                .map(|a| a.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            "no file to check".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `lagkit check DIR`: every host bond of a fleet paired with its switch
+/// channel and checked. Files are read on every core, each at most
+/// lagkit_input::CONFIG and dropped once read: memory holds the facts,
+/// not the texts.
+fn fleet(a: &Args) -> ExitCode {
+    use lagkit_check::fleet::{read_piece, Fleet, Piece, Via};
+    use rayon::prelude::*;
+    if a.channel.is_some() || a.live || !a.lacpdus.is_empty() {
+        let f = Failure::Usage(
+            "--channel, --live and --lacpdus check one pair; a fleet's pairs come from its map, LLDP tables or descriptions".into(),
+        );
+        return crate::output::fail(&f, a.json);
+    }
+    let files = match fleet_files(&a.files) {
+        Ok(f) => f,
+        Err(f) => return crate::output::fail(&f, a.json),
+    };
+    let read: Vec<(String, String, Result<Piece, ReadError>)> = files
+        .par_iter()
+        .map(|(path, owner)| {
+            let name = lagkit_input::name(path);
+            let piece = lagkit_input::read_text(path, &lagkit_input::CONFIG)
+                .map_err(|e| ReadError::Io {
+                    file: name.clone(),
+                    why: e.reason(),
+                })
+                .and_then(|text| read_piece(&name, owner, &text));
+            (name, owner.clone(), piece)
+        })
+        .collect();
+    let mut fleet = Fleet::default();
+    let mut unreadable = Vec::new();
+    let mut warned = 0;
+    for (name, owner, piece) in read {
+        match piece {
+            Ok(p) => {
+                if let Piece::Config(i, _) = &p {
+                    let w: Vec<_> = i.unread.iter().filter(|u| u.is_warning()).collect();
+                    warned += w.len();
+                    for u in w {
+                        eprintln!("lagkit: {name}:{}: warning: line ignored: {u}", u.line);
+                    }
+                }
+                fleet.add(&owner, p);
+            }
+            Err(e) => {
+                eprintln!("lagkit: {e}");
+                unreadable.push(serde_json::json!({ "file": name, "why": e.to_string() }));
+            }
+        }
+    }
+    for (file, why) in &fleet.ignored {
+        eprintln!("lagkit: {file}: note: {why}");
+    }
+    let report = fleet.check();
+    let worst = lagkit_check::exit_status(&report.all().cloned().collect::<Vec<_>>());
+    let exit = if unreadable.is_empty() {
+        worst.max(u8::from(warned > 0))
+    } else {
+        2
+    };
+    if a.json {
+        let v = serde_json::json!({
+            "hosts": fleet.hosts.len(),
+            "switches": fleet.switches.len(),
+            "pairs": report.pairs,
+            "findings": report.findings,
+            "unreadable": unreadable,
+            "lines_not_read": warned,
+            "exit": exit,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return ExitCode::from(exit);
+    }
+    let via = |v: &Via| match v {
+        Via::Map => "map",
+        Via::Lldp => "LLDP",
+        Via::Name => "description",
+    };
+    for p in &report.pairs {
+        let head = format!(
+            "{} {} - {} Port-channel{} (by {}: {})",
+            p.host,
+            p.bond,
+            p.switch,
+            p.channel,
+            via(&p.via),
+            p.evidence
+        );
+        if p.findings.is_empty() {
+            println!("{head}: no findings");
+        } else {
+            println!("{head}:");
+            for f in &p.findings {
+                for l in f.to_string().lines() {
+                    println!("  {l}");
+                }
+            }
+        }
+    }
+    for f in &report.findings {
+        println!("{f}");
+    }
+    let by = |v: Via| report.pairs.iter().filter(|p| p.via == v).count();
+    let unpaired = report
+        .findings
+        .iter()
+        .filter(|f| f.code == "fleet-unpaired")
+        .count();
+    println!(
+        "{} host(s), {} switch(es): {} pair(s) checked ({} by map, {} by LLDP, {} by description), {} bond(s) unpaired; {}{}",
+        fleet.hosts.len(),
+        fleet.switches.len(),
+        report.pairs.len(),
+        by(Via::Map),
+        by(Via::Lldp),
+        by(Via::Name),
+        unpaired,
+        tally(report.all(), warned),
+        if unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(", {} file(s) unreadable (named above)", unreadable.len())
+        }
+    );
+    ExitCode::from(exit)
+}
+
+/// "N error(s), N warning(s), N note(s)", and the lines not read.
+fn tally<'a>(findings: impl Iterator<Item = &'a lagkit_check::Finding>, warned: usize) -> String {
+    use lagkit_check::Severity::*;
+    let mut n = [0usize; 3];
+    for f in findings {
+        n[match f.severity {
+            Error => 0,
+            Warning => 1,
+            Info => 2,
+        }] += 1;
+    }
+    let mut s = format!("{} error(s), {} warning(s), {} note(s)", n[0], n[1], n[2]);
+    if warned > 0 {
+        s += &format!(", {warned} line(s) not read (warned above)");
+    }
+    s
 }

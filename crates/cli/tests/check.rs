@@ -626,3 +626,141 @@ fn lagkit_status_json_is_the_host_side() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The example fleet: one switch, four hosts, each paired a different
+/// way (LLDP from the host, a CSV map, a description, the switch's own
+/// LLDP table), and each pair checked against its own channel.
+#[test]
+fn a_fleet_directory_pairs_every_host_and_checks_each_pair() {
+    let dir = example("fleet");
+    let (code, out, err) = check(&[&dir]);
+    assert_eq!(code, 3, "{out}{err}");
+    for line in [
+        "web1 bond0 - sw1 Port-channel1 (by LLDP: ",
+        "web2 bond0 - sw1 Port-channel3 (by map: ",
+        "db1 bond0 - sw1 Port-channel2 (by description: ",
+        "error [fleet-port-unchannelled]: LLDP shows web3 eth0 facing sw1 GigabitEthernet1/0/7",
+        "4 host(s), 1 switch(es): 3 pair(s) checked (1 by map, 1 by LLDP, 1 by description), 0 bond(s) unpaired; 3 error(s)",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
+    }
+    // db1's jumbo frames meet Port-channel2's default MTU; web1's do not
+    // (its channel is at 9216): each pair sees its own channel.
+    assert!(
+        out.contains("db1.netplan.yaml:11: error [mtu-host-above-switch]"),
+        "{out}"
+    );
+    let (code, out, _) = check(&[&dir, "--json"]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        (v["hosts"].as_u64(), v["switches"].as_u64()),
+        (Some(4), Some(1))
+    );
+    let pairs = v["pairs"].as_array().unwrap();
+    let via: Vec<&str> = pairs.iter().map(|p| p["via"].as_str().unwrap()).collect();
+    assert_eq!(via, ["name", "lldp", "map"]);
+    assert!(pairs
+        .iter()
+        .all(|p| p["findings"].is_array() && p["channel"].is_u64()));
+    // Quoted globs are rooted where their wildcards start: web1 owns
+    // FLEET/*/* 's web1/bond.toml and web1/lldp.txt.
+    let (code, glob, err) = check(&[&format!("{dir}/*"), &format!("{dir}/*/*")]);
+    assert_eq!(code, 3, "{glob}{err}");
+    let (_, whole, _) = check(&[&dir]);
+    assert_eq!(glob, whole);
+}
+
+/// A fleet with an unreadable file still checks the rest, names the file
+/// and exits 2; a glob matching nothing is refused.
+#[test]
+fn a_fleet_names_what_it_cannot_read_and_never_passes_silently() {
+    let dir =
+        common::TmpDir(std::env::temp_dir().join(format!("lkt-fleet-bad-{}", std::process::id())));
+    std::fs::create_dir_all(dir.0.join("web1")).unwrap();
+    let src = example("fleet");
+    for f in ["sw1.cfg", "web1/bond.toml", "web1/lldp.txt"] {
+        std::fs::copy(format!("{src}/{f}"), dir.0.join(f)).unwrap();
+    }
+    std::fs::write(dir.0.join("notes.txt"), "remember the milk\n").unwrap();
+    std::fs::write(
+        dir.0.join("map.csv"),
+        "host,switch,port\nweb9,sw1,Gi1/0/99x\n",
+    )
+    .unwrap();
+    let d = dir.0.to_str().unwrap();
+    let (code, out, err) = check(&[d]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("notes.txt: not a dialect lagkit reads"),
+        "{err}"
+    );
+    assert!(err.contains("map.csv:2: "), "{err}");
+    assert!(out.contains("web1 bond0 - sw1 Port-channel1"), "{out}");
+    assert!(out.contains("2 file(s) unreadable (named above)"), "{out}");
+    let (code, _, err) = check(&[&format!("{d}/*.nothing")]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the glob matches no file"), "{err}");
+    let (code, _, err) = check(&[d, "--channel", "1"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// A generated fleet of 2000 hosts on 50 switches, each host with its
+/// bond and an LLDP table: every bond is paired and checked, in bounded
+/// memory (the texts are dropped as they are read).
+#[test]
+fn a_fleet_of_2000_hosts_is_checked_in_bounded_memory() {
+    use std::fmt::Write;
+    let dir =
+        common::TmpDir(std::env::temp_dir().join(format!("lkt-fleet-big-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (switches, per) = (50, 40);
+    for s in 0..switches {
+        let mut cfg = format!("hostname tor{s}\nport-channel load-balance src-dst-port\n");
+        for c in 1..=per {
+            let _ = write!(
+                cfg,
+                "interface range gi1/0/{} - {}\n channel-group {c} mode active\n",
+                2 * c - 1,
+                2 * c
+            );
+        }
+        std::fs::write(dir.0.join(format!("tor{s}.cfg")), cfg).unwrap();
+    }
+    for h in 0..switches * per {
+        let (s, c) = (h / per, h % per + 1);
+        let host = dir.0.join(format!("host{h}"));
+        std::fs::create_dir_all(&host).unwrap();
+        std::fs::write(
+            host.join("bond.toml"),
+            "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth0\", \"eth1\"]\nxmit_hash_policy = \"layer3+4\"\n",
+        )
+        .unwrap();
+        let mut lldp = String::new();
+        for (i, p) in [2 * c - 1, 2 * c].into_iter().enumerate() {
+            let _ = write!(
+                lldp,
+                "lldp.eth{i}.chassis.name=tor{s}.dc1\nlldp.eth{i}.port.ifname=Gi1/0/{p}\n"
+            );
+        }
+        std::fs::write(host.join("lldp.txt"), lldp).unwrap();
+    }
+    let (code, out, err) = check(&[dir.0.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}{}", &out[out.len().saturating_sub(2000)..]);
+    assert!(
+        out.contains("2000 host(s), 50 switch(es): 2000 pair(s) checked (0 by map, 2000 by LLDP, 0 by description), 0 bond(s) unpaired; 0 error(s), 0 warning(s)"),
+        "{}",
+        &out[out.len().saturating_sub(500)..]
+    );
+    assert_eq!(out.matches(": no findings").count(), 2000);
+    // The largest child so far (this one) kept its resident set small.
+    // SAFETY: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) },
+        0
+    );
+    let mib = ru.ru_maxrss / 1024;
+    eprintln!("peak resident set of lagkit check over 4050 files: {mib} MiB");
+    assert!(mib < 256, "lagkit check held {mib} MiB");
+}

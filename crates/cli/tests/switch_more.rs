@@ -1,4 +1,4 @@
-//! More of `lagkit switch` against real peers, issue 11's deliverable 8:
+//! More of `lagkit switch` against real peers:
 //! LACP with Open vSwitch in each active/passive pair, a 3-link channel's
 //! 3:3:2 bucket shares measured in frames, seed run 18's MTU mismatch,
 //! and `port-channel hash-distribution fixed` vs `adaptive` when a member

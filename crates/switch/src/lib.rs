@@ -1,5 +1,5 @@
 //! lagkit switch: the forwarding core of a software Ethernet switch with
-//! port-channels, the other end of a lagkit bond (issue 11).
+//! port-channels, the other end of a lagkit bond.
 //!
 //! Sans-IO and deterministic, like the protocol core: [`Bridge::receive`]
 //! takes a frame, the port it came in on and the time, and answers what to
