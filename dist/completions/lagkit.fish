@@ -68,7 +68,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -s w -l write -d 
 complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (14 to 65535)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -l duration -d 'Stop after this long (default: at Ctrl-C or SIGTERM)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -l socket -d 'The bond\'s control socket (default: derived from its name)' -r -F
-complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -l data -d 'Data frames too, where the daemon sees them (the switch forwards every frame itself; a bond\'s data frames are forwarded elsewhere and are refused: capture them with tcpdump on a member)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -l data -d 'Data frames too: the switch copies the frames it forwards; for a bond, whose data frames the kernel or its forwarding threads move, this command reads them off the members itself (as tcpdump does), beside the control frames the bond copies'
 complete -c lagkit -n "__fish_lagkit_using_subcommand capture" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and not __fish_seen_subcommand_from server client worker help" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand load; and not __fish_seen_subcommand_from server client worker help" -f -a "server" -d 'Serve a workload until SIGTERM or Ctrl-C, then print what was served'

@@ -37,9 +37,10 @@ pub struct Args {
     /// The pcapng file to write.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     write: PathBuf,
-    /// Data frames too, where the daemon sees them (the switch forwards
-    /// every frame itself; a bond's data frames are forwarded elsewhere and
-    /// are refused: capture them with tcpdump on a member).
+    /// Data frames too: the switch copies the frames it forwards; for a
+    /// bond, whose data frames the kernel or its forwarding threads move,
+    /// this command reads them off the members itself (as tcpdump does),
+    /// beside the control frames the bond copies.
     #[arg(long)]
     data: bool,
     /// Bytes kept of each frame (14 to 65535).
@@ -246,18 +247,40 @@ fn target(a: &Args) -> Result<(PathBuf, bool), Failure> {
 
 /// `lagkit capture`.
 pub fn run(a: Args) -> Result<(), Failure> {
+    let (path, switch) = target(&a)?;
+    // A bond's data frames never pass its daemon: this command reads them
+    // from the members itself, and takes only the control frames from
+    // the daemon.
+    let sniff = a.data && !switch;
     let req = CaptureRequest {
-        data: a.data,
+        data: a.data && switch,
         snaplen: a.snaplen,
     };
     req.snaplen().map_err(Failure::Usage)?;
-    let (path, switch) = target(&a)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     }
-    let (start, stream) = open(&path, switch, &req)?;
+    let (mut start, stream) = open(&path, switch, &req)?;
+    let sniffers = if sniff {
+        start.data = true;
+        start.note = Some(
+            "data frames are read from the members by this command, as tcpdump does (a member added later is not watched); control frames come from the bond"
+                .into(),
+        );
+        start
+            .interfaces
+            .iter()
+            .map(|i| {
+                lagkit_dataplane::sniff::Sniffer::open(i, Duration::from_millis(100))
+                    .map(|s| (i.clone(), s))
+                    .map_err(|e| Failure::Runtime(format!("capture --data: {i}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
     let file = std::fs::File::create(&a.write)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", a.write.display())))?;
     let werr = |e: pcap_file::PcapError| {
@@ -284,10 +307,48 @@ pub fn run(a: Args) -> Result<(), Failure> {
     );
     // A thread reads the stream, so that the main thread can stop at a
     // deadline or a signal whatever the daemon sends.
-    let (tx, rx) = mpsc::channel::<StreamLine>();
+    // Each line with whether it was read off a member here (`--data` on a
+    // bond) rather than sent by the daemon.
+    let (tx, rx) = mpsc::channel::<(bool, StreamLine)>();
     let reader = stream
         .try_clone()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let snaplen = start.snaplen as usize;
+    let watchers: Vec<_> = sniffers
+        .into_iter()
+        .map(|(ifname, mut s)| {
+            let (tx, done) = (tx.clone(), done.clone());
+            std::thread::spawn(move || -> Option<String> {
+                while !done.load(Ordering::Relaxed) {
+                    let f = match s.recv(snaplen) {
+                        Ok(Some(f)) => f,
+                        Ok(None) => continue,
+                        Err(e) => return Some(format!("{ifname}: {e}")),
+                    };
+                    // The daemon sends its own copy of these.
+                    if is_control(&f.data) {
+                        continue;
+                    }
+                    let frame = CapturedFrame {
+                        ifname: ifname.clone(),
+                        dir: if f.outgoing {
+                            Direction::Out
+                        } else {
+                            Direction::In
+                        },
+                        ts_ns: lagkit_bond::capture::realtime_ns(),
+                        len: f.len,
+                        data: f.data,
+                    };
+                    if tx.send((true, StreamLine::Frame(frame))).is_err() {
+                        return None;
+                    }
+                }
+                None
+            })
+        })
+        .collect();
     let name = path.display().to_string();
     let handle = std::thread::spawn(move || -> Option<String> {
         let mut r = BufReader::new(reader);
@@ -299,7 +360,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             };
             match serde_json::from_slice::<StreamLine>(&line) {
                 Ok(l) => {
-                    if tx.send(l).is_err() {
+                    if tx.send((false, l)).is_err() {
                         return None;
                     }
                 }
@@ -314,8 +375,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             break;
         }
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(StreamLine::Frame(f)) => out.frame(&f).map_err(werr)?,
-            Ok(StreamLine::Dropped(n)) => out.dropped(n),
+            Ok((wire, l)) => take(&mut out, sniff, wire, l).map_err(werr)?,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 ended = Some(handle_end(handle));
@@ -324,12 +384,19 @@ pub fn run(a: Args) -> Result<(), Failure> {
         }
     }
     let _ = stream.shutdown(std::net::Shutdown::Both);
-    // What the reader already had is inside the capture window.
-    while let Ok(l) = rx.try_recv() {
-        match l {
-            StreamLine::Frame(f) => out.frame(&f).map_err(werr)?,
-            StreamLine::Dropped(n) => out.dropped(n),
+    done.store(true, Ordering::Relaxed);
+    let mut watch_err = None;
+    for w in watchers {
+        if let Some(e) = w
+            .join()
+            .unwrap_or_else(|_| Some("a member's reader failed".into()))
+        {
+            watch_err.get_or_insert(e);
         }
+    }
+    // What the readers already had is inside the capture window.
+    while let Ok((wire, l)) = rx.try_recv() {
+        take(&mut out, sniff, wire, l).map_err(werr)?;
     }
     let (_, written) = out
         .finish()
@@ -344,6 +411,11 @@ pub fn run(a: Args) -> Result<(), Failure> {
         a.write.display(),
         written.dropped
     );
+    if let Some(why) = watch_err {
+        return Err(Failure::Runtime(format!(
+            "capture --data stopped reading a member: {why} (the file holds what came before)"
+        )));
+    }
     match ended {
         Some(Some(why)) => Err(Failure::Runtime(format!(
             "the capture ended early: {why} (the file holds what came before)"
@@ -354,6 +426,39 @@ pub fn run(a: Args) -> Result<(), Failure> {
         ))),
         None => Ok(()),
     }
+}
+
+/// Writes one line. With `--data` on a bond (`sniff`), ARP comes off the
+/// members: the daemon's own copies of it would be written twice.
+fn take<W: Write>(
+    out: &mut PcapngOut<W>,
+    sniff: bool,
+    wire: bool,
+    line: StreamLine,
+) -> Result<(), pcap_file::PcapError> {
+    match line {
+        StreamLine::Frame(f) if sniff && !wire && ethertype(&f.data) == Some(0x0806) => Ok(()),
+        StreamLine::Frame(f) => out.frame(&f),
+        StreamLine::Dropped(n) => {
+            out.dropped(n);
+            Ok(())
+        }
+    }
+}
+
+/// The EtherType of a frame, past one 802.1Q tag.
+fn ethertype(f: &[u8]) -> Option<u16> {
+    let at = |i: usize| f.get(i..i + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    match at(12)? {
+        0x8100 | 0x88a8 => at(16),
+        t => Some(t),
+    }
+}
+
+/// A frame the daemon copies itself: slow protocols (LACP, Marker) and
+/// Cisco's multicast (PAgP).
+fn is_control(f: &[u8]) -> bool {
+    ethertype(f) == Some(0x8809) || f.starts_with(&[0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc])
 }
 
 fn handle_end(h: std::thread::JoinHandle<Option<String>>) -> Option<String> {

@@ -283,6 +283,7 @@ fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
         .unwrap();
     assert_eq!(e.status.code(), Some(2), "{e:?}");
     sigint_ends_a_data_capture_with_a_valid_file(&a, &sw, &dir.0.join("data.pcapng"));
+    a_bonds_data_capture_holds_each_frame_once(&a, &dir.0.join("bond-data.pcapng"));
     garbage_captures_get_errors(&socket_of(&a, None));
     garbage_captures_get_errors(&socket_of(&sw, Some("cap")));
     assert_eq!(bond_ports(&a), 2, "the bond still runs and answers");
@@ -419,6 +420,92 @@ fn sigint_ends_a_data_capture_with_a_valid_file(a: &str, sw: &str, file: &Path) 
             "{l}"
         );
     }
+}
+
+/// Frames sent and received per member, as the kernel counts them.
+fn kernel_counts(ns: &str) -> Counts {
+    let out = Command::new("ip")
+        .args(["-n", ns, "-s", "-j", "link", "show"])
+        .output()
+        .expect("ip runs");
+    let links: Value = serde_json::from_slice(&out.stdout).expect("ip -j");
+    let mut c = Counts::new();
+    for l in links.as_array().unwrap() {
+        let name = l["ifname"].as_str().unwrap();
+        if !["eth1", "eth2"].contains(&name) {
+            continue;
+        }
+        let st = &l["stats64"];
+        c.insert(
+            (name.into(), "in".into()),
+            st["rx"]["packets"].as_u64().unwrap(),
+        );
+        c.insert(
+            (name.into(), "out".into()),
+            st["tx"]["packets"].as_u64().unwrap(),
+        );
+    }
+    c
+}
+
+/// `--data` on a bond: the members' frames are read off the wire beside
+/// the control frames the bond copies. Every frame the kernel counted on
+/// a member in the window is in the file once: no LACPDU twice (the bond
+/// copies them, the members' reader leaves them out), no ARP twice, and
+/// nothing missing but what crossed the window's edges.
+fn a_bonds_data_capture_holds_each_frame_once(a: &str, file: &Path) {
+    // ARP requests for an address nobody has: data frames the bond sends.
+    let mut ping = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            a,
+            "ping",
+            "-i",
+            "0.2",
+            "-w",
+            "8",
+            "10.0.31.10",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("ping starts");
+    let (all, _, delta, gaps, out) = capture_frames(
+        a,
+        &["--name", "bond0", "--data"],
+        file,
+        || kernel_counts(a),
+        ("frame", "frame.protocols"),
+    );
+    let _ = ping.kill();
+    let _ = ping.wait();
+    eprintln!("{out}");
+    // LACP at the fast rate, ARP at one a second: at most 3 frames a
+    // second per direction cross an edge.
+    let slack = (gaps.ceil() as u64 + 1) * 3;
+    eprintln!("bond --data: file {all:?}, kernel counted {delta:?}, {gaps:.2}s outside");
+    for (k, d) in &delta {
+        let got = all.get(k).copied().unwrap_or(0);
+        assert!(
+            got <= *d && d - got <= slack,
+            "{k:?}: {got} frames in the file, the kernel counted {d} (slack {slack})"
+        );
+    }
+    let (lacp, _) = read_frames(file, "lacp", "lacp.actor.sysid");
+    let lacp_out: u64 = lacp
+        .iter()
+        .filter(|(k, _)| k.1 == "out")
+        .map(|(_, v)| v)
+        .sum();
+    assert!(lacp_out >= 4, "LACPDUs from the bond: {lacp:?}");
+    let (arp, _) = read_frames(file, "arp.dst.proto_ipv4 == 10.0.31.10", "arp.opcode");
+    let arp_out: u64 = arp
+        .iter()
+        .filter(|(k, _)| k.1 == "out")
+        .map(|(_, v)| v)
+        .sum();
+    assert!(arp_out >= 2, "ARP requests sent as data frames: {arp:?}");
+    assert!(out.contains("eth1: ") && out.contains("0 dropped"), "{out}");
 }
 
 /// The bond's PAgP hello counters per member.

@@ -31,6 +31,7 @@ pub mod netns;
 pub mod packet;
 pub mod pair;
 pub mod pcap;
+pub mod sniff;
 mod sys;
 pub mod tap;
 pub mod tools;

@@ -221,24 +221,11 @@ impl PacketSocket {
             "setsockopt(SO_SNDBUFFORCE)",
         )?;
 
-        // SAFETY: sockaddr_ll is plain data; zero is a valid start.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
         let protocol = match cfg.receive {
             Receive::All | Receive::Control => libc::ETH_P_ALL as u16,
             Receive::Slow => libc::ETH_P_SLOW as u16,
         };
-        sll.sll_protocol = protocol.to_be();
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: sll is a valid sockaddr_ll of the length given.
-        let r = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        cvt("bind(AF_PACKET)", r).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
+        bind_packet(&fd, ifindex, protocol).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
 
         if cfg.promisc {
             // SAFETY: packet_mreq is plain data.
@@ -456,11 +443,30 @@ impl PacketSocket {
     }
 }
 
+/// Binds packet socket `fd` to interface `ifindex` and EtherType
+/// `protocol` (host order; `ETH_P_ALL` for every frame).
+pub(crate) fn bind_packet(fd: &OwnedFd, ifindex: u32, protocol: u16) -> Result<(), SysError> {
+    // SAFETY: sockaddr_ll is plain data; zero is a valid start.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = protocol.to_be();
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: sll is a valid sockaddr_ll of the length given.
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    cvt("bind(AF_PACKET)", r).map(drop)
+}
+
 /// Finds a VLAN tag the kernel moved into `PACKET_AUXDATA`.
 ///
 /// # Safety
 /// `msg` must be a msghdr filled by `recvmsg`/`recvmmsg` whose control buffer is still alive.
-unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
+pub(crate) unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
     // SAFETY: the CMSG_* helpers walk the control buffer within msg_controllen.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);

@@ -14,7 +14,7 @@ impl Bond {
         };
         if req.data {
             let why = format!(
-                "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them; capture control frames without --data, and data frames with tcpdump -i MEMBER",
+                "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)",
                 self.s.name,
                 if self.kernel.is_some() { "the kernel" } else { "its forwarding threads" },
                 self.engine_info.kind,
