@@ -21,6 +21,7 @@ pub mod map;
 pub mod member;
 pub mod metrics;
 pub mod offloads;
+pub mod pcapng;
 pub mod plan;
 pub mod protocol;
 pub mod rebalance;
