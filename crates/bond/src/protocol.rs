@@ -113,16 +113,11 @@ pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String
     exchange(path, req, "bond", "lagkit up")
 }
 
-/// Sends one request of any control protocol to the socket at `path` and
-/// reads one answer; `who` names the daemon ("bond", "switch") and
-/// `starter` the command that runs it, for the errors a user sees.
-pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
-    path: &std::path::Path,
-    req: &Q,
-    who: &str,
-    starter: &str,
-) -> Result<R, String> {
-    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
+/// Connects to the control socket at `path`, or says why not in words a
+/// user can act on; `who` names the daemon ("bond", "switch") and
+/// `starter` the command that runs it.
+pub fn connect(path: &std::path::Path, who: &str, starter: &str) -> Result<UnixStream, String> {
+    UnixStream::connect(path).map_err(|e| match e.kind() {
         ErrorKind::PermissionDenied => format!(
             "permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root",
             path.display()
@@ -132,7 +127,19 @@ pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
             path.display()
         ),
         _ => format!("cannot reach the {who}'s control socket {}: {e}", path.display()),
-    })?;
+    })
+}
+
+/// Sends one request of any control protocol to the socket at `path` and
+/// reads one answer; `who` names the daemon ("bond", "switch") and
+/// `starter` the command that runs it, for the errors a user sees.
+pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    req: &Q,
+    who: &str,
+    starter: &str,
+) -> Result<R, String> {
+    let stream = connect(path, who, starter)?;
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;

@@ -7,7 +7,7 @@
 use crate::bond_cmd::{BondName, Failure};
 use lagkit_bond::capture::{CaptureRequest, CaptureStart, CapturedFrame, Direction, StreamLine};
 use lagkit_bond::pcapng::PcapngOut;
-use std::io::{BufReader, ErrorKind, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,19 +57,7 @@ fn open(
     } else {
         ("bond", "lagkit up")
     };
-    let stream = UnixStream::connect(path).map_err(|e| {
-        Failure::Runtime(match e.kind() {
-            ErrorKind::PermissionDenied => format!(
-                "permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root",
-                path.display()
-            ),
-            ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
-                "no {who} answers on {}: is `{starter}` running in this network namespace?",
-                path.display()
-            ),
-            _ => format!("cannot reach the {who}'s control socket {}: {e}", path.display()),
-        })
-    })?;
+    let stream = lagkit_bond::protocol::connect(path, who, starter).map_err(Failure::Runtime)?;
     let rt = |e: std::io::Error| Failure::Runtime(format!("{}: {e}", path.display()));
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))

@@ -196,28 +196,53 @@ fn assert_matches(what: &str, counts: &Counts, delta: &Counts, gaps: f64, busy: 
     }
 }
 
+/// A bond (namespace `a`, members eth1 and eth2) cabled to a lagkit
+/// switch (namespace `sw`, ports Gi1/1 and Gi1/2), both started with the
+/// configurations given; everything goes on drop.
+struct Rig {
+    // Dropped in this order: the daemons, the files, the namespaces.
+    _daemons: (common::Daemon, common::Daemon),
+    dir: TmpDir,
+    _lab: Lab,
+    sw: String,
+    a: String,
+}
+
+impl Rig {
+    fn new(tag: &str, switch: &str, bond: &str) -> Option<Rig> {
+        let mut lab = Lab::new(tag)?;
+        assert!(
+            Command::new("tshark").arg("--version").output().is_ok(),
+            "tshark is not installed: bash scripts/setup.sh test installs it"
+        );
+        let (sw, a) = (lab.netns(), lab.netns());
+        lab.veth(&a, "eth1", &sw, "a1");
+        lab.veth(&a, "eth2", &sw, "a2");
+        switch_ports(&lab, &sw, &["a1", "a2"], None);
+        let dir = TmpDir(tmpdir(tag));
+        let s = start_switch(&sw, &dir.0, switch, &["Gi1/1=a1", "Gi1/2=a2"]);
+        let bond = write(&dir.0, "a.toml", bond);
+        let b = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("a.log"));
+        Some(Rig {
+            sw,
+            a,
+            dir,
+            _daemons: (b, s),
+            _lab: lab,
+        })
+    }
+}
+
 #[test]
 fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
-    let Some(mut lab) = Lab::new("capture_lacp") else {
+    let Some(r) = Rig::new(
+        "capture_lacp",
+        "hostname cap\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n",
+        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nlacp_rate = \"fast\"\naddress = [\"10.0.31.1/24\"]\n",
+    ) else {
         return;
     };
-    if Command::new("tshark").arg("--version").output().is_err() {
-        eprintln!("skipping: tshark is not installed (scripts/setup.sh --test installs it)");
-        return;
-    }
-    let (sw, a) = (lab.netns(), lab.netns());
-    lab.veth(&a, "eth1", &sw, "a1");
-    lab.veth(&a, "eth2", &sw, "a2");
-    switch_ports(&lab, &sw, &["a1", "a2"], None);
-    let dir = TmpDir(tmpdir("capture"));
-    let config = "hostname cap\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n";
-    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2"]);
-    let bond = write(
-        &dir.0,
-        "a.toml",
-        "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nlacp_rate = \"fast\"\naddress = [\"10.0.31.1/24\"]\n",
-    );
-    let _b = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("a.log"));
+    let (sw, a, dir) = (r.sw.clone(), r.a.clone(), &r.dir);
     wait_until(
         "the bond aggregates 2 ports",
         Duration::from_secs(40),
@@ -529,27 +554,14 @@ fn pagp_counts(ns: &str) -> Counts {
 /// hellos, each direction as many as it counted.
 #[test]
 fn a_pagp_bond_captured_while_running_holds_its_hellos() {
-    let Some(mut lab) = Lab::new("capture_pagp") else {
+    let Some(r) = Rig::new(
+        "capture_pagp",
+        "hostname capp\ninterface range gi1/1 - 2\n channel-group 5 mode desirable non-silent\n",
+        "name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\npagp = \"desirable\"\npagp_rate = \"fast\"\naddress = [\"10.0.32.1/24\"]\n",
+    ) else {
         return;
     };
-    if Command::new("tshark").arg("--version").output().is_err() {
-        eprintln!("skipping: tshark is not installed (scripts/setup.sh --test installs it)");
-        return;
-    }
-    let (sw, a) = (lab.netns(), lab.netns());
-    lab.veth(&a, "eth1", &sw, "a1");
-    lab.veth(&a, "eth2", &sw, "a2");
-    switch_ports(&lab, &sw, &["a1", "a2"], None);
-    let dir = TmpDir(tmpdir("capture-pagp"));
-    let config =
-        "hostname capp\ninterface range gi1/1 - 2\n channel-group 5 mode desirable non-silent\n";
-    let _s = start_switch(&sw, &dir.0, config, &["Gi1/1=a1", "Gi1/2=a2"]);
-    let bond = write(
-        &dir.0,
-        "a.toml",
-        "name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\npagp = \"desirable\"\npagp_rate = \"fast\"\naddress = [\"10.0.32.1/24\"]\n",
-    );
-    let _b = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("a.log"));
+    let (sw, a, dir) = (r.sw.clone(), r.a.clone(), &r.dir);
     wait_until(
         "both members in the PAgP channel, on both sides",
         Duration::from_secs(40),
