@@ -2,8 +2,8 @@
 //! reports and the planner.
 //!
 //! A chart is data first ([`BarChart`]): groups along the x axis, one bar
-//! per series in each, an optional reference value per group (the links'
-//! capacity, an even share), and a legend that says what the x labels
+//! per series in each, an optional reference value per bar (the links'
+//! capacity, an even share) drawn as a dashed line across it, and a legend that says what the x labels
 //! stand for. A bar with no value is never drawn as zero: it carries a
 //! mark ("failed", "not formed") written where the bar would be.
 //!
@@ -46,12 +46,14 @@ pub enum ChartError {
 }
 
 /// One bar: a value, a mark instead of (or beside) it, or both.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Bar {
     /// The value, if there is one.
     pub value: Option<f64>,
     /// A word or two written at the bar ("failed", "not formed").
     pub mark: Option<String>,
+    /// The reference value at this bar (a capacity), if any.
+    pub reference: Option<f64>,
 }
 
 impl Bar {
@@ -59,7 +61,7 @@ impl Bar {
     pub fn value(v: f64) -> Bar {
         Bar {
             value: Some(v),
-            mark: None,
+            ..Bar::default()
         }
     }
 
@@ -68,19 +70,24 @@ impl Bar {
         Bar {
             value,
             mark: Some(mark.to_string()),
+            reference: None,
         }
+    }
+
+    /// The same bar with a reference value.
+    pub fn with_reference(mut self, r: Option<f64>) -> Bar {
+        self.reference = r;
+        self
     }
 }
 
-/// One x position: a bar per series and the reference value there.
+/// One x position: a bar per series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     /// The x label (short: a run number, a link count).
     pub label: String,
     /// One bar per series, in the chart's series order.
     pub bars: Vec<Bar>,
-    /// The reference value at this group (a capacity), if any.
-    pub reference: Option<f64>,
 }
 
 /// A grouped bar chart.
@@ -135,10 +142,44 @@ fn decimals(step: f64) -> usize {
         .unwrap_or(6)
 }
 
+/// Text sizes in pixels, and the legend's line height.
+const TITLE: f64 = 16.0;
+const SMALL: f64 = 13.0;
+const MARK: f64 = 12.0;
+const LINE: u32 = 18;
+/// The narrowest chart, and the width at which text wraps.
+const MIN_WIDTH: u32 = 640;
+
 /// Pixels a string of `chars` takes at `size` px (a generous estimate for
 /// sans-serif, so a label is not cut at the right edge).
 fn text_px(chars: usize, size: f64) -> u32 {
-    (chars as f64 * size * 0.6).ceil() as u32
+    (chars as f64 * size * 0.58).ceil() as u32
+}
+
+/// A font of `px` pixels. plotters writes an SVG font size of its size
+/// over 1.24, so it is asked for 1.24 × the pixels meant.
+fn font(px: f64, color: RGBColor) -> TextStyle<'static> {
+    ("sans-serif", px * 1.24).into_font().color(&color)
+}
+
+/// `text` in lines of at most `px` pixels at `size`, broken at spaces.
+fn wrap(text: &str, px: u32, size: f64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let n = line.chars().count() + 1 + word.chars().count();
+        if !line.is_empty() && text_px(n, size) > px {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -182,7 +223,11 @@ impl BarChart {
     fn data_max(&self) -> f64 {
         self.groups
             .iter()
-            .flat_map(|g| g.bars.iter().filter_map(|b| b.value).chain(g.reference))
+            .flat_map(|g| {
+                g.bars
+                    .iter()
+                    .flat_map(|b| b.value.into_iter().chain(b.reference))
+            })
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max)
     }
@@ -191,7 +236,7 @@ impl BarChart {
     fn legend_rows(&self) -> Vec<(Option<RGBColor>, String)> {
         let mut rows = Vec::new();
         for (i, s) in self.series.iter().enumerate() {
-            if !s.is_empty() && (self.series.len() > 1 || !self.legend.is_empty()) {
+            if !s.is_empty() && self.series.len() > 1 {
                 rows.push((Some(COLORS[i % COLORS.len()]), s.clone()));
             }
         }
@@ -219,32 +264,37 @@ impl BarChart {
             .max()
             .unwrap_or(1);
         let slot = (ns as u32 * 20 + 14)
-            .max(text_px(label_chars, 12.0) + 10)
-            .max(34);
-        let plot_w = (slot * n as u32).max(360);
-        let rows = self.legend_rows();
-        let widest = rows
-            .iter()
-            .map(|(_, t)| text_px(t.chars().count(), 12.0) + 40)
-            .chain([
-                text_px(self.title.chars().count(), 15.0) + 30,
-                self.note
-                    .as_ref()
-                    .map_or(0, |t| text_px(t.chars().count(), 12.0) + 30),
-            ])
-            .max()
-            .unwrap_or(0);
-        let (left, right) = (78u32, 24u32);
-        let w = (left + plot_w + right).max(widest);
-        let head_h = if self.note.is_some() { 50 } else { 32 };
-        let chart_h = 330u32;
+            .max(text_px(label_chars, SMALL) + 10)
+            .max(30);
+        let (left, right) = (84u32, 24u32);
+        let w = (left + slot * n as u32 + right).max(MIN_WIDTH);
+        // Long notes and legend lines wrap to the chart's width.
+        let room = w.saturating_sub(50);
+        let note: Vec<String> = self
+            .note
+            .as_deref()
+            .map_or(Vec::new(), |t| wrap(t, room, SMALL));
+        let rows: Vec<(Option<RGBColor>, bool, String)> = self
+            .legend_rows()
+            .into_iter()
+            .flat_map(|(swatch, t)| {
+                wrap(&t, room, SMALL)
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(i, line)| (swatch.filter(|_| i == 0), i == 0, line))
+            })
+            .collect();
+        let head_h = 34 + note.len() as u32 * LINE;
+        let chart_h = 340u32;
         let legend_h = if rows.is_empty() {
             0
         } else {
-            rows.len() as u32 * 18 + 16
+            rows.len() as u32 * LINE + 16
         };
         let h = head_h + chart_h + legend_h;
-        let (top, step) = axis(self.data_max());
+        // A little headroom, so a bar or line at the maximum is not drawn
+        // on the frame.
+        let (top, step) = axis(self.data_max() * 1.04);
         let ticks: Vec<f64> = (0..)
             .map(|i| i as f64 * step)
             .take_while(|t| *t <= top + step * 1e-6)
@@ -257,12 +307,11 @@ impl BarChart {
             root.fill(&WHITE).map_err(draw_err)?;
             let (head, rest) = root.split_vertically(head_h);
             let (plot, legend) = rest.split_vertically(chart_h);
-            let title_style = ("sans-serif", 15).into_font().color(&BLACK);
-            head.draw(&Text::new(self.title.as_str(), (10, 8), title_style))
+            head.draw(&Text::new(self.title.as_str(), (10, 8), font(TITLE, BLACK)))
                 .map_err(draw_err)?;
-            if let Some(note) = &self.note {
-                let s = ("sans-serif", 12).into_font().color(&MARKED);
-                head.draw(&Text::new(note.as_str(), (10, 30), s))
+            for (i, line) in note.iter().enumerate() {
+                let y = 32 + i as i32 * LINE as i32;
+                head.draw(&Text::new(line.as_str(), (10, y), font(SMALL, MARKED)))
                     .map_err(draw_err)?;
             }
 
@@ -277,8 +326,8 @@ impl BarChart {
             };
             let mut chart = ChartBuilder::on(&plot)
                 .margin_right(right)
-                .margin_top(8)
-                .x_label_area_size(44)
+                .margin_top(10)
+                .x_label_area_size(48)
                 .y_label_area_size(left - 8)
                 .build_cartesian_2d(x, y)
                 .map_err(draw_err)?;
@@ -299,32 +348,30 @@ impl BarChart {
                 .y_desc(self.y_label.as_str())
                 .light_line_style(WHITE)
                 .bold_line_style(RGBColor(0xe0, 0xe0, 0xe0))
-                .label_style(("sans-serif", 12))
-                .axis_desc_style(("sans-serif", 12))
+                .label_style(font(SMALL, BLACK))
+                .axis_desc_style(font(SMALL, BLACK))
                 .draw()
                 .map_err(draw_err)?;
             self.draw_bars(&mut chart, ns, top)?;
 
-            let text = ("sans-serif", 12).into_font().color(&BLACK);
-            for (i, (swatch, t)) in rows.iter().enumerate() {
-                let y = 10 + i as i32 * 18;
-                if let Some(c) = swatch {
-                    if t.starts_with('—') {
-                        legend
-                            .draw(&PathElement::new(
-                                vec![(10, y + 7), (28, y + 7)],
-                                c.stroke_width(2),
-                            ))
-                            .map_err(draw_err)?;
-                    } else {
-                        legend
-                            .draw(&Rectangle::new([(12, y + 1), (24, y + 13)], c.filled()))
-                            .map_err(draw_err)?;
-                    }
+            for (i, (swatch, first, t)) in rows.iter().enumerate() {
+                let y = 10 + i as i32 * LINE as i32;
+                match swatch {
+                    Some(c) if t.starts_with('—') => legend
+                        .draw(&PathElement::new(
+                            vec![(10, y + 8), (28, y + 8)],
+                            c.stroke_width(2),
+                        ))
+                        .map_err(draw_err)?,
+                    Some(c) => legend
+                        .draw(&Rectangle::new([(12, y + 2), (24, y + 14)], c.filled()))
+                        .map_err(draw_err)?,
+                    None => {}
                 }
                 let t = t.trim_start_matches("— ");
+                let x = if *first { 34 } else { 46 };
                 legend
-                    .draw(&Text::new(t, (34, y), text.clone()))
+                    .draw(&Text::new(t, (x, y), font(SMALL, BLACK)))
                     .map_err(draw_err)?;
             }
             root.present().map_err(draw_err)?;
@@ -362,25 +409,35 @@ impl BarChart {
                         .map(|_| ())
                         .map_err(draw_err)?,
                 }
+                if let Some(r) = b.reference.filter(|r| r.is_finite() && *r > 0.0) {
+                    let (pad, r) = (0.1 * bw, r.min(top));
+                    chart
+                        .draw_series(std::iter::once(DashedPathElement::new(
+                            vec![(a - pad, r), (z + pad, r)],
+                            5,
+                            3,
+                            REFERENCE.stroke_width(2),
+                        )))
+                        .map(|_| ())
+                        .map_err(draw_err)?;
+                }
                 let mark = match (&b.mark, v) {
                     (Some(m), _) => m.as_str(),
                     (None, None) => "no data",
                     (None, Some(_)) => continue,
                 };
-                let c = if mark == MARK_FAILED { FAILED } else { MARKED };
                 // Written upwards from just above the bar (or the empty
-                // slot), inside the plot.
+                // slot); inside the bar, in white, when there is no room
+                // above it.
                 let base = v.unwrap_or(top * 0.03);
-                let room = top - base;
-                let est = text_px(mark.chars().count(), 11.0) as f64;
-                let at = if room * 330.0 / top > est + 10.0 {
-                    base
-                } else {
-                    0.0
+                let est = text_px(mark.chars().count(), MARK) as f64;
+                let above = (top - base) / top * 280.0 > est + 10.0;
+                let (at, c) = match (above, mark == MARK_FAILED) {
+                    (true, true) => (base, FAILED),
+                    (true, false) => (base, MARKED),
+                    (false, _) => (0.0, WHITE),
                 };
-                let style = ("sans-serif", 11)
-                    .into_font()
-                    .color(&c)
+                let style = font(MARK, c)
                     .transform(FontTransform::Rotate270)
                     .pos(Pos::new(HPos::Left, VPos::Center));
                 chart
@@ -388,18 +445,6 @@ impl BarChart {
                         EmptyElement::at(((a + z) / 2.0, at))
                             + Text::new(mark.to_string(), (0, -4), style),
                     ))
-                    .map(|_| ())
-                    .map_err(draw_err)?;
-            }
-            if let Some(r) = g.reference.filter(|r| r.is_finite() && *r > 0.0) {
-                let r = r.min(top);
-                chart
-                    .draw_series(std::iter::once(DashedPathElement::new(
-                        vec![(gi as f64 + 0.04, r), (gi as f64 + 0.96, r)],
-                        6,
-                        3,
-                        REFERENCE.stroke_width(2),
-                    )))
                     .map(|_| ())
                     .map_err(draw_err)?;
             }
@@ -422,18 +467,15 @@ mod tests {
             groups: vec![
                 Group {
                     label: "1".into(),
-                    bars: vec![Bar::value(118.0)],
-                    reference: Some(100.0),
+                    bars: vec![Bar::value(118.0).with_reference(Some(100.0))],
                 },
                 Group {
                     label: "2".into(),
-                    bars: vec![Bar::marked(MARK_FAILED, None)],
-                    reference: Some(100.0),
+                    bars: vec![Bar::marked(MARK_FAILED, None).with_reference(Some(100.0))],
                 },
                 Group {
                     label: "3".into(),
                     bars: vec![Bar::marked("not formed", None)],
-                    reference: None,
                 },
             ],
             reference: Some("capacity: links × rate".into()),
@@ -463,7 +505,10 @@ mod tests {
             assert!(top >= max, "{max}: top {top}");
             assert!(top - max < step, "{max}: top {top} step {step}");
             let ticks = top / step;
-            assert!((4.0..=10.0).contains(&ticks.round()), "{max}: {ticks} ticks");
+            assert!(
+                (4.0..=10.0).contains(&ticks.round()),
+                "{max}: {ticks} ticks"
+            );
         }
         // Bytes that end at 120 MB no longer get an axis to 200.
         assert_eq!(axis(120.0), (125.0, 25.0));
@@ -492,10 +537,7 @@ mod tests {
         assert_eq!(t.iter().filter(|x| *x == "not formed").count(), 1, "{t:?}");
         // A bar without value or mark says so.
         let mut c = sample();
-        c.groups[0].bars[0] = Bar {
-            value: None,
-            mark: None,
-        };
+        c.groups[0].bars[0] = Bar::default();
         assert!(texts(&c.svg().unwrap()).contains(&"no data".to_string()));
     }
 
@@ -522,7 +564,6 @@ mod tests {
             groups: vec![Group {
                 label: "h1/e1".into(),
                 bars: vec![Bar::value(1.0), Bar::value(2.0)],
-                reference: None,
             }],
             ..BarChart::default()
         };
