@@ -147,6 +147,9 @@ const TITLE: f64 = 16.0;
 const SMALL: f64 = 13.0;
 const MARK: f64 = 12.0;
 const LINE: u32 = 18;
+/// The size [`wrap`] assumes for `SMALL` text: its estimate is generous
+/// for a whole line of words.
+const WRAP: f64 = 11.5;
 /// The narrowest chart, and the width at which text wraps.
 const MIN_WIDTH: u32 = 640;
 
@@ -273,12 +276,12 @@ impl BarChart {
         let note: Vec<String> = self
             .note
             .as_deref()
-            .map_or(Vec::new(), |t| wrap(t, room, SMALL));
+            .map_or(Vec::new(), |t| wrap(t, room, WRAP));
         let rows: Vec<(Option<RGBColor>, bool, String)> = self
             .legend_rows()
             .into_iter()
             .flat_map(|(swatch, t)| {
-                wrap(&t, room, SMALL)
+                wrap(&t, room, WRAP)
                     .into_iter()
                     .enumerate()
                     .map(move |(i, line)| (swatch.filter(|_| i == 0), i == 0, line))

@@ -118,10 +118,6 @@ pub fn mbps(report: &Report) -> BarChart {
                     .collect(),
             })
             .collect();
-        chart.legend = runs
-            .iter()
-            .map(|r| (format!("run {}", r.run), run_words(r)))
-            .collect();
     } else {
         chart.x_label = "run".into();
         chart.series = vec!["Mbit/s".into()];
@@ -134,25 +130,64 @@ pub fn mbps(report: &Report) -> BarChart {
             .collect();
         chart.legend = runs
             .iter()
-            .map(|r| (r.run.to_string(), run_words(r)))
+            .map(|r| (r.run.to_string(), run_words(report, r)))
             .collect();
     }
+    chart.legend.extend(shared_codes(report));
     chart
 }
 
-/// A run in words for a legend: key, label and code.
-fn run_words(r: &RunRecord) -> String {
+/// The code columns of run `r` in words, each as `(name, value)`.
+fn code_words(r: &RunRecord) -> [(&'static str, String); 5] {
     let c = &r.code;
-    let code = format!(
-        "switch {}, server {}, app {}×{}, MTU {}, links {}",
-        c.switch, c.server, c.app, c.procs, c.mtu, c.links
-    );
-    match (r.key.is_empty(), r.label.is_empty()) {
-        (true, true) => code,
-        (true, false) => format!("{} ({code})", r.label),
-        (false, true) => format!("{} ({code})", r.key),
-        (false, false) => format!("{} — {} ({code})", r.key, r.label),
+    [
+        ("switch", c.switch.clone()),
+        ("server", c.server.clone()),
+        ("app", format!("{}×{}", c.app, c.procs)),
+        ("MTU", c.mtu.clone()),
+        ("links", c.links.clone()),
+    ]
+}
+
+/// A run in words for a legend: key, label and the code columns that
+/// differ between runs (those all runs share are said once, in
+/// [`shared_codes`]).
+fn run_words(report: &Report, r: &RunRecord) -> String {
+    let varying: Vec<String> = code_words(r)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !shared(report, *i))
+        .map(|(_, (k, v))| format!("{k} {v}"))
+        .collect();
+    let what = match (r.key.is_empty(), r.label.is_empty()) {
+        (true, true) => String::new(),
+        (true, false) => r.label.clone(),
+        (false, true) => r.key.clone(),
+        (false, false) => format!("{} — {}", r.key, r.label),
+    };
+    match (what.is_empty(), varying.is_empty()) {
+        (_, true) => what,
+        (true, false) => varying.join(", "),
+        (false, false) => format!("{what} ({})", varying.join(", ")),
     }
+}
+
+/// Whether every run has the same value in code column `i`.
+fn shared(report: &Report, i: usize) -> bool {
+    let v = distinct(report.runs.iter().map(|r| code_words(r)[i].1.clone()));
+    v.len() <= 1
+}
+
+/// The code columns every run shares, as one legend line.
+fn shared_codes(report: &Report) -> Option<(String, String)> {
+    let first = report.runs.first()?;
+    let words: Vec<String> = code_words(first)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| shared(report, *i))
+        .map(|(_, (k, v))| format!("{k} {v}"))
+        .collect();
+    (!words.is_empty()).then(|| ("all runs".to_string(), words.join(", ")))
 }
 
 /// Bytes through each bond member of run `r`, if it was measured.

@@ -18,6 +18,9 @@ body{font-family:sans-serif;margin:1.5em auto;max-width:75em;padding:0 1em;color
 h1{font-size:1.5em;margin-bottom:.2em}
 h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+.wide{overflow-x:auto}
+table.runs td{white-space:nowrap}
+table.runs td:nth-child(2),table.runs td:last-child{white-space:normal;min-width:14em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -170,7 +173,7 @@ impl Report {
                 .as_ref()
                 .is_some_and(|w| w.transactions_per_s > 0.0)
         });
-        o.push_str("<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<tr>");
+        o.push_str("<h2 id=\"runs\">Runs</h2>\n<div class=\"wide\"><table class=\"runs\">\n<tr>");
         let mut head: Vec<String> = [
             "Run",
             "Configuration",
@@ -260,7 +263,7 @@ impl Report {
             cell(o, &r.flag_words().join(", "));
             o.push_str("</tr>\n");
         }
-        o.push_str("</table>\n");
+        o.push_str("</table></div>\n");
         let mut foot = String::from(
             "Mbit/s: workload goodput, transmit plus receive; limit: Mbit/s as a share of links × rate × directions; \
              tx/rx: balance ratio (share of packets through the bond's first member, 0.50 = even); \

@@ -1,13 +1,13 @@
 //! Reports: a terminal table in the layout of IBM's 6513 tables (run
 //! number, configuration code columns, CPU, balance ratios per bond,
-//! Mbit/s, out-of-order/s), the same as JSON, and SVG charts (Mbit/s per
-//! configuration; bytes per link) in a report folder.
+//! Mbit/s, out-of-order/s), the same as JSON, an HTML page (the `html`
+//! module) and SVG charts (the `charts` module) in a report folder.
 //!
 //! The terminal table is written with `format!` widths, not `comfy-table`
 //! or `tabled`: it keeps the column layout of the published measurements
 //! it is read next to (groups separated by `|`, one column pair per bond
-//! host, a flags column that may run long), and the HTML reports planned
-//! next will replace it for reading anyway.
+//! host, a flags column that may run long); `report.html` is the one to
+//! read at length.
 
 use crate::converge::LacpSnapshot;
 use crate::measure::Measurement;
