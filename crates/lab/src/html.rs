@@ -65,9 +65,9 @@ fn cell(o: &mut String, v: &str) {
 fn figure(o: &mut String, id: &str, chart: &lagkit_chart::BarChart) {
     match chart.svg() {
         Ok(svg) => {
-            let _ = write!(
+            let _ = writeln!(
                 o,
-                "<figure id=\"{}\" class=\"chart\">{}</figure>\n",
+                "<figure id=\"{}\" class=\"chart\">{}</figure>",
                 attr(id),
                 svg.trim()
             );
