@@ -142,6 +142,12 @@ fn the_html_report_renders_in_chromium_with_every_table_and_chart() {
         .collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
 
+    // Nothing to fetch: no script, no stylesheet, image or font from a file
+    // or the network.
+    for needle in ["<script", "<link", " src=", " href=", "url("] {
+        assert!(!dom.contains(needle), "the page refers to {needle}");
+    }
+
     // The DOM the browser built: three tables, one chart per measured run
     // plus goodput, each with its bars and text.
     assert_eq!(dom.matches("<table").count(), 3, "findings, runs, codes");
