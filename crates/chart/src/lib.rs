@@ -560,6 +560,30 @@ mod tests {
     }
 
     #[test]
+    fn empty_and_odd_data_draw_without_panicking() {
+        let empty = BarChart::default().svg().unwrap();
+        assert!(empty.starts_with("<svg"));
+        let odd = BarChart {
+            title: "x".repeat(300),
+            note: Some("word ".repeat(200)),
+            series: vec!["a".into()],
+            groups: vec![Group {
+                label: "g".into(),
+                bars: vec![
+                    Bar::value(f64::NAN).with_reference(Some(f64::INFINITY)),
+                    Bar::value(-5.0),
+                    Bar::value(1e300),
+                ],
+            }],
+            ..BarChart::default()
+        };
+        let s = odd.svg().unwrap();
+        assert!(s.trim_end().ends_with("</svg>"));
+        // The long note wrapped into lines no wider than the chart.
+        assert!(texts(&s).iter().filter(|t| t.starts_with("word")).count() > 5);
+    }
+
+    #[test]
     fn series_get_a_bar_each_and_a_legend() {
         let c = BarChart {
             title: "links".into(),
