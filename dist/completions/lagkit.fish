@@ -129,7 +129,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l switch -d 'Built-in scenario: its switches\' kind, lagkit (lagkit\'s own switch, the default) or ovs (Open vSwitch). A topology file says it per switch (`kind`)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l rate -d 'Built-in scenario: shape every link to RATE in bit/s (1g, 1gbit, 100M, 2.5g; a plain number is bit/s; 1g is the speed of IBM\'s AIX/Cisco measurements) instead of the scenario\'s scaled-down rate; reports say so in their scale line and flag runs the CPU or the switch held back' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l report -d 'Write report.txt, report.json and SVG charts into this folder' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l report -d 'Write report.html (tables, findings and charts in one page), report.txt, report.json and SVG charts into this folder' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l converge-timeout -d 'How long to wait for every bond and port-channel to form (60s, 1m, 1.5m; a plain number is seconds)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l short -d 'Built-in scenario: the short sweep (fewer, shorter runs)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from run" -l json -d 'Print the report as JSON instead of the table'
@@ -139,7 +139,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from show" -l switch -d 'The switch the scenario\'s topologies use: lagkit (its own, the default) or ovs (Open vSwitch)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from show" -l short -d 'The short sweep\'s configurations'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from demo" -l report -d 'Where to write report.txt, report.json and the SVG charts' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from demo" -l report -d 'Where to write report.html, report.txt, report.json and the SVG charts' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from demo" -l switch -d 'The switch: lagkit (its own, the default) or ovs (Open vSwitch)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from demo" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "up" -d 'Create the namespaces, links, switches and bonds a topology file describes, and leave them running (state in /run/lagkit/lab/)'
@@ -149,7 +149,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print a built-in scenario\'s topology files (one per configuration)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "demo" -d 'IBM\'s AIX/Cisco 6513 LACP hashing comparison (the short ibm-6513 sweep, about 25 seconds; also `lagkit demo`)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -l report -d 'Where to write report.txt, report.json and the SVG charts' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -l report -d 'Where to write report.html, report.txt, report.json and the SVG charts' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -l switch -d 'The switch: lagkit (its own, the default) or ovs (Open vSwitch)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l lab -d 'Plan a lab instead: a built-in scenario (`lagkit lab list`) or a topology file; each configuration\'s workload becomes flows and its bonds and switch channels the ends' -r

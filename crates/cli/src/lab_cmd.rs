@@ -81,7 +81,7 @@ pub struct RunArgs {
     /// scale line and flag runs the CPU or the switch held back.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     rate: Option<lagkit_lab::topology::Rate>,
-    /// Write report.txt, report.json and SVG charts into this folder.
+    /// Write report.html (tables, findings and charts in one page), report.txt, report.json and SVG charts into this folder.
     #[arg(long)]
     report: Option<PathBuf>,
     /// How long to wait for every bond and port-channel to form (60s, 1m,
@@ -373,7 +373,7 @@ impl SweepBar {
 /// Options of `lagkit demo`.
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
-    /// Where to write report.txt, report.json and the SVG charts.
+    /// Where to write report.html, report.txt, report.json and the SVG charts.
     #[arg(long, default_value = "/tmp/lagkit-demo")]
     report: PathBuf,
     /// The switch: lagkit (its own, the default) or ovs (Open vSwitch).
@@ -446,8 +446,8 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
         );
     }
     println!(
-        "Charts: {} (Mbit/s per configuration), links-run<N>.svg (bytes per link); report.txt, report.json",
-        a.report.join("mbps.svg").display()
+        "Report: {} (open it in a browser: findings, table and charts); also report.txt, report.json, mbps.svg, links-run<N>.svg",
+        a.report.join("report.html").display()
     );
     println!(
         "Done in {:.0} s; the lab was removed after each run.",

@@ -323,7 +323,10 @@ pub fn run(a: Args) -> Result<(), Failure> {
     if let Some(dir) = &a.svg {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Runtime(format!("{}: {e}", dir.display())))?;
-        for (name, svg) in report.svgs(a.top) {
+        let charts = report
+            .svgs(a.top)
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        for (name, svg) in charts {
             let p = dir.join(name);
             std::fs::write(&p, svg)
                 .map_err(|e| Failure::Runtime(format!("{}: {e}", p.display())))?;

@@ -28,9 +28,11 @@
 //! `lagkit` (the default: `lagkit switch` with an IOS configuration the lab
 //! writes) or `ovs` (Open vSwitch).
 
+pub mod charts;
 pub mod converge;
 mod error;
 pub mod findings;
+mod html;
 pub mod lab;
 pub mod lagkit_switch;
 pub mod measure;

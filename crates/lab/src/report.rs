@@ -1,13 +1,13 @@
 //! Reports: a terminal table in the layout of IBM's 6513 tables (run
 //! number, configuration code columns, CPU, balance ratios per bond,
-//! Mbit/s, out-of-order/s), the same as JSON, and SVG charts (Mbit/s per
-//! configuration; bytes per link) in a report folder.
+//! Mbit/s, out-of-order/s), the same as JSON, an HTML page (the `html`
+//! module) and SVG charts (the `charts` module) in a report folder.
 //!
 //! The terminal table is written with `format!` widths, not `comfy-table`
 //! or `tabled`: it keeps the column layout of the published measurements
 //! it is read next to (groups separated by `|`, one column pair per bond
-//! host, a flags column that may run long), and the HTML reports planned
-//! next will replace it for reading anyway.
+//! host, a flags column that may run long); `report.html` is the one to
+//! read at length.
 
 use crate::converge::LacpSnapshot;
 use crate::measure::Measurement;
@@ -285,6 +285,34 @@ impl RunRecord {
         }
     }
 
+    /// The run's flags as the table shows them: first its failure or its
+    /// formation against what was expected, then each flag's first words.
+    pub fn flag_words(&self) -> Vec<String> {
+        let r = self;
+        let mut flags: Vec<String> = r
+            .flags
+            .iter()
+            .map(|f| f.split(':').next().unwrap_or(f).to_string())
+            .collect();
+        if let Some(e) = &r.error {
+            flags.insert(0, format!("FAILED: {}", e.lines().next().unwrap_or("")));
+        }
+        match &r.formation {
+            Some(f) if f.not_formed_as_expected() => flags.insert(
+                0,
+                format!(
+                    "not formed, as expected: {}",
+                    f.why.first().map_or("", String::as_str)
+                ),
+            ),
+            Some(f) if !f.expected && f.formed => {
+                flags.insert(0, "formed, though expected not to".into())
+            }
+            _ => {}
+        }
+        flags
+    }
+
     /// Sets the flags from the measurements.
     pub fn derive_flags(&mut self) {
         let mut f = Vec::new();
@@ -389,8 +417,33 @@ impl Report {
         }
     }
 
+    /// "scale: ..." — what the rates stand for.
+    pub fn scale_line(&self) -> String {
+        match &self.scale {
+            Some(s) => format!(
+                "scale: {}{}",
+                s.note,
+                // A note that names its factor is not told it twice.
+                s.factor
+                    .filter(|_| !s.note.contains("factor"))
+                    .map_or(String::new(), |f| format!(" (factor {f})"))
+            ),
+            None => "scale: 1:1 (no scale note in the topology)".into(),
+        }
+    }
+
+    /// "machine: ..." — where the runs ran, and what CPU-bound means.
+    pub fn machine_line(&self) -> String {
+        format!(
+            "machine: {} cores, kernel {}; CPU is the whole machine's (all hosts and switches share it); a run at ≥ {:.0}% busy is flagged CPU-bound",
+            self.machine.cores,
+            self.machine.kernel,
+            crate::measure::CPU_BOUND_PCT
+        )
+    }
+
     /// Hosts with a bond measured in any run, in first-seen order.
-    fn bond_hosts(&self) -> Vec<String> {
+    pub(crate) fn bond_hosts(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for r in &self.runs {
             for b in r.measurement.iter().flat_map(|m| &m.bonds) {
@@ -406,27 +459,8 @@ impl Report {
     pub fn table(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(o, "lagkit lab report: {}", self.title);
-        match &self.scale {
-            Some(s) => {
-                let _ = writeln!(
-                    o,
-                    "scale: {}{}",
-                    s.note,
-                    // A note that names its factor is not told it twice.
-                    s.factor
-                        .filter(|_| !s.note.contains("factor"))
-                        .map_or(String::new(), |f| format!(" (factor {f})"))
-                );
-            }
-            None => {
-                let _ = writeln!(o, "scale: 1:1 (no scale note in the topology)");
-            }
-        }
-        let _ = writeln!(
-            o,
-            "machine: {} cores, kernel {}; CPU is the whole machine's (all hosts and switches share it); a run at ≥ {:.0}% busy is flagged CPU-bound",
-            self.machine.cores, self.machine.kernel, crate::measure::CPU_BOUND_PCT
-        );
+        let _ = writeln!(o, "{}", self.scale_line());
+        let _ = writeln!(o, "{}", self.machine_line());
         let hosts = self.bond_hosts();
         let mut head1 = format!(
             "{:>3} {:>3} {:>5} {:<7} {:<7} {:<9} {:>3} {:<7} | {:>5} {:>5} {:>5} |",
@@ -525,28 +559,7 @@ impl Report {
                     .as_ref()
                     .map_or("-".into(), |m| format!("{:.1}", m.retransmits_per_s)),
             );
-            let mut flags: Vec<String> = r
-                .flags
-                .iter()
-                .map(|f| f.split(':').next().unwrap_or(f).to_string())
-                .collect();
-            if let Some(e) = &r.error {
-                flags.insert(0, format!("FAILED: {}", e.lines().next().unwrap_or("")));
-            }
-            match &r.formation {
-                Some(f) if f.not_formed_as_expected() => flags.insert(
-                    0,
-                    format!(
-                        "not formed, as expected: {}",
-                        f.why.first().map_or("", String::as_str)
-                    ),
-                ),
-                Some(f) if !f.expected && f.formed => {
-                    flags.insert(0, "formed, though expected not to".into())
-                }
-                _ => {}
-            }
-            line.push_str(&flags.join(", "));
+            line.push_str(&r.flag_words().join(", "));
             let _ = writeln!(o, "{}", line.trim_end());
         }
         let _ = writeln!(
@@ -609,7 +622,8 @@ impl Report {
         o
     }
 
-    /// Writes `report.txt`, `report.json`, `mbps.svg` and one
+    /// Writes `report.txt`, `report.json`, `report.html` (everything in
+    /// one page, the charts inline), `mbps.svg` and one
     /// `links-run<N>.svg` per measured run into `dir`; returns the paths.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -625,52 +639,13 @@ impl Report {
             "report.json",
             serde_json::to_string_pretty(self).map_err(|e| e.to_string())?,
         )?;
-        let bars: Vec<(String, Vec<f64>)> = self
-            .runs
-            .iter()
-            .map(|r| {
-                (
-                    if r.key.is_empty() {
-                        format!("{} {} {}", r.run, r.code.switch, r.code.server)
-                    } else {
-                        format!("{} {}", r.run, r.key)
-                    },
-                    vec![r.workload.as_ref().map_or(0.0, |w| w.mbps)],
-                )
-            })
-            .collect();
-        put(
-            "mbps.svg",
-            lagkit_chart::bar_chart(
-                &format!("{}: goodput per configuration", self.title),
-                "Mbit/s",
-                &["Mbit/s"],
-                &bars,
-            ),
-        )?;
+        put("report.html", self.html())?;
+        let svg = |c: lagkit_chart::BarChart| c.svg().map_err(|e| e.to_string());
+        put("mbps.svg", svg(crate::charts::mbps(self))?)?;
         for r in &self.runs {
-            let Some(m) = &r.measurement else { continue };
-            let bars: Vec<(String, Vec<f64>)> = m
-                .bonds
-                .iter()
-                .flat_map(|b| {
-                    b.members.iter().map(move |mm| {
-                        (
-                            format!("{}/{}", b.host, mm.name),
-                            vec![mm.tx_bytes as f64 / 1e6, mm.rx_bytes as f64 / 1e6],
-                        )
-                    })
-                })
-                .collect();
-            put(
-                &format!("links-run{}.svg", r.run),
-                lagkit_chart::bar_chart(
-                    &format!("{} run {}: bytes per link", self.title, r.run),
-                    "MB",
-                    &["transmitted", "received"],
-                    &bars,
-                ),
-            )?;
+            if let Some(c) = crate::charts::links(self, r) {
+                put(&format!("links-run{}.svg", r.run), svg(c)?)?;
+            }
         }
         Ok(out)
     }

@@ -136,7 +136,13 @@ fn run_example(file: &str, kind: SwitchKind) {
         .iter()
         .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    for n in ["report.txt", "report.json", "mbps.svg", "links-run1.svg"] {
+    for n in [
+        "report.txt",
+        "report.json",
+        "report.html",
+        "mbps.svg",
+        "links-run1.svg",
+    ] {
         assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
     }
     let again: Report =

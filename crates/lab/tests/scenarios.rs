@@ -74,6 +74,7 @@ fn sweep(mut sc: Scenario, bin: PathBuf) -> Report {
     assert!(left.is_empty(), "namespaces left: {left:?}");
     assert!(lagkit_lab::down(&root, &name).was_noop());
     assert!(files.iter().any(|f| f.ends_with("mbps.svg")));
+    assert!(files.iter().any(|f| f.ends_with("report.html")));
     assert!(files.iter().any(|f| f.ends_with("report.json")));
     let _ = std::fs::remove_dir_all(&root);
     report

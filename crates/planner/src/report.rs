@@ -190,31 +190,62 @@ impl Report {
     }
 
     /// Per-link shares of each configuration as SVG bar charts, one per
-    /// direction: `(file name, SVG text)`.
-    pub fn svgs(&self, top: usize) -> Vec<(String, String)> {
+    /// direction: `(file name, SVG text)`. The alternatives are numbered
+    /// along the x axis, best first, and the legend names them; a dashed
+    /// line marks the even share.
+    pub fn svgs(&self, top: usize) -> Result<Vec<(String, String)>, lagkit_chart::ChartError> {
         let mut charts = Vec::new();
         for d in &self.directions {
             let n = d.prediction.links.len();
-            let names: Vec<String> = (1..=n).map(|l| format!("link {l}")).collect();
-            let series: Vec<&str> = names.iter().map(String::as_str).collect();
-            let bars: Vec<(String, Vec<f64>)> = d
-                .alternatives
-                .iter()
-                .take(top)
-                .map(|a| (a.spread.clone(), a.links.iter().map(|l| l.share).collect()))
-                .collect();
-            let svg = lagkit_chart::bar_chart(
-                &format!(
+            let even = (n > 0).then(|| 1.0 / n as f64);
+            let shown: Vec<&Prediction> = d.alternatives.iter().take(top).collect();
+            let chart = lagkit_chart::BarChart {
+                title: format!(
                     "{} ({}): share of bytes per link, per configuration",
                     d.prediction.dir.name(),
                     d.end
                 ),
-                "share",
-                &series,
-                &bars,
-            );
-            charts.push((format!("plan-{}.svg", d.prediction.dir.name()), svg));
+                note: Some(format!(
+                    "{} flows over {n} links; configured: {}",
+                    d.prediction.flows, d.prediction.spread
+                )),
+                x_label: "configuration (best first)".into(),
+                y_label: "share of bytes".into(),
+                series: (1..=n).map(|l| format!("link {l}")).collect(),
+                groups: shown
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| lagkit_chart::Group {
+                        label: (i + 1).to_string(),
+                        bars: a
+                            .links
+                            .iter()
+                            .map(|l| lagkit_chart::Bar::value(l.share).with_reference(even))
+                            .collect(),
+                    })
+                    .collect(),
+                reference: Some("even share: 1 / links".into()),
+                legend: shown
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        let mark = if a.spread == d.prediction.spread {
+                            " (configured)"
+                        } else {
+                            ""
+                        };
+                        (
+                            (i + 1).to_string(),
+                            format!("{}{mark}: {:.2} of capacity", a.spread, a.of_capacity),
+                        )
+                    })
+                    .collect(),
+            };
+            charts.push((
+                format!("plan-{}.svg", d.prediction.dir.name()),
+                chart.svg()?,
+            ));
         }
-        charts
+        Ok(charts)
     }
 }
