@@ -216,7 +216,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
                         } else {
                             Direction::In
                         },
-                        ts_ns: lagkit_bond::capture::realtime_ns(),
+                        ts_ns: f.ts_ns.unwrap_or_else(lagkit_bond::capture::realtime_ns),
                         len: f.len,
                         data: f.data,
                     };
@@ -248,13 +248,16 @@ pub fn run(a: Args) -> Result<(), Failure> {
         }
     });
     let deadline = a.duration.map(|d| Instant::now() + d);
+    let mut pending: Vec<CapturedFrame> = Vec::new();
     let mut ended = None;
     loop {
         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
+        let settled = lagkit_bond::capture::realtime_ns().saturating_sub(REORDER_NS);
+        flush(&mut out, &mut pending, Some(settled)).map_err(werr)?;
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok((wire, l)) => take(&mut out, sniff, wire, l).map_err(werr)?,
+            Ok((wire, l)) => take(&mut out, &mut pending, sniff, wire, l),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 ended = Some(handle_end(handle));
@@ -275,8 +278,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
     }
     // What the readers already had is inside the capture window.
     while let Ok((wire, l)) = rx.try_recv() {
-        take(&mut out, sniff, wire, l).map_err(werr)?;
+        take(&mut out, &mut pending, sniff, wire, l);
     }
+    flush(&mut out, &mut pending, None).map_err(werr)?;
     let (_, written) = out
         .finish()
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", a.write.display())))?;
@@ -307,22 +311,41 @@ pub fn run(a: Args) -> Result<(), Failure> {
     }
 }
 
-/// Writes one line. With `--data` on a bond (`sniff`), ARP comes off the
-/// members: the daemon's own copies of it would be written twice.
+/// How long a frame waits to be written, so that frames read by
+/// different threads (the daemon's stream, each member's socket) go into
+/// the file in the order of their timestamps.
+const REORDER_NS: u64 = 200_000_000;
+
+/// Takes one line: a frame waits in `pending`, a drop count is noted.
+/// With `--data` on a bond (`sniff`), ARP comes off the members: the
+/// daemon's own copies of it would be written twice.
 fn take<W: Write>(
     out: &mut PcapngOut<W>,
+    pending: &mut Vec<CapturedFrame>,
     sniff: bool,
     wire: bool,
     line: StreamLine,
-) -> Result<(), pcap_file::PcapError> {
+) {
     match line {
-        StreamLine::Frame(f) if sniff && !wire && ethertype(&f.data) == Some(0x0806) => Ok(()),
-        StreamLine::Frame(f) => out.frame(&f),
-        StreamLine::Dropped(n) => {
-            out.dropped(n);
-            Ok(())
-        }
+        StreamLine::Frame(f) if sniff && !wire && ethertype(&f.data) == Some(0x0806) => {}
+        StreamLine::Frame(f) => pending.push(f),
+        StreamLine::Dropped(n) => out.dropped(n),
     }
+}
+
+/// Writes the pending frames stamped before `until` (all with `None`),
+/// oldest first.
+fn flush<W: Write>(
+    out: &mut PcapngOut<W>,
+    pending: &mut Vec<CapturedFrame>,
+    until: Option<u64>,
+) -> Result<(), pcap_file::PcapError> {
+    pending.sort_by_key(|f| f.ts_ns);
+    let n = until.map_or(pending.len(), |t| pending.partition_point(|f| f.ts_ns < t));
+    for f in pending.drain(..n) {
+        out.frame(&f)?;
+    }
+    Ok(())
 }
 
 /// The EtherType of a frame, past one 802.1Q tag.
@@ -343,4 +366,82 @@ fn is_control(f: &[u8]) -> bool {
 fn handle_end(h: std::thread::JoinHandle<Option<String>>) -> Option<String> {
     h.join()
         .unwrap_or_else(|_| Some("the reader failed".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(ifname: &str, ts_ns: u64, ethertype: u16) -> CapturedFrame {
+        let mut data = vec![0u8; 60];
+        data[12..14].copy_from_slice(&ethertype.to_be_bytes());
+        CapturedFrame {
+            ifname: ifname.into(),
+            dir: Direction::In,
+            ts_ns,
+            len: 60,
+            data,
+        }
+    }
+
+    /// Frames from several readers go out oldest first, each once; only
+    /// those stamped before the bound leave early; the daemon's ARP is
+    /// left out when the members' readers see ARP themselves.
+    #[test]
+    fn frames_are_written_in_time_order_and_arp_once() {
+        let start = CaptureStart {
+            interfaces: vec!["eth1".into(), "eth2".into()],
+            snaplen: 96,
+            data: true,
+            note: None,
+        };
+        let mut out = PcapngOut::new(Vec::new(), &start).unwrap();
+        let mut pending = Vec::new();
+        let line = |f| StreamLine::Frame(f);
+        take(
+            &mut out,
+            &mut pending,
+            true,
+            true,
+            line(frame("eth2", 30, 0x0800)),
+        );
+        take(
+            &mut out,
+            &mut pending,
+            true,
+            false,
+            line(frame("eth1", 10, 0x8809)),
+        );
+        take(
+            &mut out,
+            &mut pending,
+            true,
+            false,
+            line(frame("eth1", 15, 0x0806)),
+        );
+        take(
+            &mut out,
+            &mut pending,
+            true,
+            true,
+            line(frame("eth1", 20, 0x0806)),
+        );
+        take(&mut out, &mut pending, true, false, StreamLine::Dropped(2));
+        assert_eq!(pending.len(), 3, "the daemon's ARP is not kept");
+        flush(&mut out, &mut pending, Some(25)).unwrap();
+        let left: Vec<u64> = pending.iter().map(|f| f.ts_ns).collect();
+        assert_eq!(left, [30]);
+        flush(&mut out, &mut pending, None).unwrap();
+        assert!(pending.is_empty());
+        let (bytes, written) = out.finish().unwrap();
+        assert_eq!(written.dropped, 2);
+        let mut r = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
+        let mut times = Vec::new();
+        while let Some(b) = r.next_block() {
+            if let pcap_file::pcapng::Block::EnhancedPacket(e) = b.unwrap() {
+                times.push(e.timestamp.as_nanos() as u64);
+            }
+        }
+        assert_eq!(times, [10, 20, 30]);
+    }
 }

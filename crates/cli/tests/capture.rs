@@ -530,6 +530,12 @@ fn a_bonds_data_capture_holds_each_frame_once(a: &str, file: &Path) {
         .map(|(_, v)| v)
         .sum();
     assert!(arp_out >= 2, "ARP requests sent as data frames: {arp:?}");
+    // Written in time order, whichever reader saw each frame.
+    let deltas = tshark(file, &["-T", "fields", "-e", "frame.time_delta"]);
+    assert!(
+        deltas.lines().all(|d| !d.starts_with('-')),
+        "frames out of order: {deltas}"
+    );
     assert!(out.contains("eth1: ") && out.contains("0 dropped"), "{out}");
 }
 

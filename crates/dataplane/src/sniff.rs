@@ -27,6 +27,9 @@ pub struct Sniffed {
     pub outgoing: bool,
     /// Its length on the wire (with its VLAN tag).
     pub len: u32,
+    /// When the kernel saw it (CLOCK_REALTIME, ns; `SO_TIMESTAMPNS`), so
+    /// frames read by different threads keep their true order.
+    pub ts_ns: Option<u64>,
     /// Its first bytes, up to the snapshot length.
     pub data: Vec<u8>,
 }
@@ -54,6 +57,13 @@ impl Sniffer {
             &on,
             "setsockopt(PACKET_AUXDATA)",
         )?;
+        setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &on,
+            "setsockopt(SO_TIMESTAMPNS)",
+        )?;
         let tv = libc::timeval {
             tv_sec: poll.as_secs() as libc::time_t,
             tv_usec: poll.subsec_micros() as libc::suseconds_t,
@@ -78,7 +88,7 @@ impl Sniffer {
     pub fn recv(&mut self, snaplen: usize) -> Result<Option<Sniffed>, SysError> {
         // SAFETY: plain C structs; zero is a valid start.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        let mut control = [0u64; 8];
+        let mut control = [0u64; 16];
         // Room for a tag put back in front of the frame.
         let mut iov = libc::iovec {
             iov_base: self.buf[4..].as_mut_ptr().cast(),
@@ -111,7 +121,7 @@ impl Sniffer {
         };
         let got = n.min(self.buf.len() - 4);
         // SAFETY: msg was filled by recvmsg and control is still alive.
-        let tag = unsafe { auxdata_vlan(&msg) };
+        let (tag, ts_ns) = unsafe { (auxdata_vlan(&msg), timestamp_ns(&msg)) };
         let (start, len, wire) = match tag {
             Some((tpid, tci)) if got >= 12 => {
                 self.buf.copy_within(4..16, 0);
@@ -125,7 +135,29 @@ impl Sniffer {
         Ok(Some(Sniffed {
             outgoing: sll.sll_pkttype == libc::PACKET_OUTGOING,
             len: u32::try_from(wire).unwrap_or(u32::MAX),
+            ts_ns,
             data: self.buf[start..start + keep].to_vec(),
         }))
     }
+}
+
+/// The kernel's receive time of the frame (`SCM_TIMESTAMPNS`), in ns.
+///
+/// # Safety
+/// `msg` must be a msghdr filled by `recvmsg` whose control buffer is still alive.
+unsafe fn timestamp_ns(msg: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the CMSG_* helpers walk the control buffer within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                let s = u64::try_from(ts.tv_sec).ok()?;
+                let ns = u64::try_from(ts.tv_nsec).ok()?;
+                return s.checked_mul(1_000_000_000)?.checked_add(ns);
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
 }
