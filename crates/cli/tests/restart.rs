@@ -372,3 +372,85 @@ fn away_past_the_partners_timeout_the_aggregate_re_forms() {
         "the partner expired us"
     );
 }
+
+/// `lagkit lab down` on drop, so a failed test leaves no lab behind.
+struct LabUp(PathBuf);
+
+impl Drop for LabUp {
+    fn drop(&mut self) {
+        let _ = Command::new(BIN)
+            .args(["lab", "down"])
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// A lab whose BPF bond was killed with SIGKILL (its data path still
+/// pinned) leaves no pin, run directory or namespace after `lagkit lab
+/// down`: the pins would otherwise hold the programs and maps after the
+/// namespace is gone.
+#[test]
+fn lab_down_after_a_killed_bond_leaves_no_pins() {
+    use std::os::unix::fs::MetadataExt;
+    let _fs = Bpffs::take();
+    let dir = TmpDir(std::env::temp_dir().join(format!("lkt-lab-pins-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let name = format!("pins{}", std::process::id() % 100_000);
+    let topo = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/lab/two-hosts.toml"
+    ))
+    .unwrap()
+    .replace("name = \"two-hosts\"", &format!("name = \"{name}\""));
+    let file = dir.0.join("lab.toml");
+    std::fs::write(&file, topo).unwrap();
+    let _down = LabUp(file.clone());
+    let up = Command::new(BIN)
+        .args(["lab", "up"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let ns = format!("lklab-{name}-h1");
+    let ino = std::fs::metadata(format!("/run/netns/{ns}")).unwrap().ino();
+    let pins = Path::new(BPFFS).join("lagkit").join(ino.to_string());
+    let run = PathBuf::from(format!("/run/lagkit/{ino}"));
+    wait_until(
+        "h1's bond pins its data path",
+        Duration::from_secs(20),
+        || pins.join("bond0").exists(),
+    );
+    let pids = Command::new("ip")
+        .args(["netns", "pids", &ns])
+        .output()
+        .unwrap();
+    let mut killed = 0;
+    for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "lagkit" {
+            let pid: i32 = pid.parse().unwrap();
+            // SAFETY: a plain signal to a process of the lab's namespace.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed += 1;
+        }
+    }
+    assert_eq!(killed, 1, "one bond daemon in {ns}");
+    assert!(pins.join("bond0").exists(), "a killed bond leaves its pins");
+    let down = Command::new(BIN)
+        .args(["lab", "down"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(!pins.exists(), "{} left behind", pins.display());
+    assert!(!run.exists(), "{} left behind", run.display());
+    assert!(!Path::new(&format!("/run/netns/{ns}")).exists());
+}
