@@ -22,6 +22,7 @@ pub mod fair;
 pub mod flow;
 pub mod input;
 pub mod lab;
+pub mod merge;
 pub mod predict;
 pub mod report;
 

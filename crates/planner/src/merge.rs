@@ -1,0 +1,191 @@
+//! Many traffic files as one: a fleet's captures, flow lists or exports,
+//! each read on its own (in parallel by the caller) and folded into one
+//! flow table of bounded size, so that the files together cost memory
+//! for their distinct flows, at most [`MAX_FLOWS`], never for their
+//! records.
+
+use crate::flow::{Dir, Flow};
+use lagkit_hash::FlowKey;
+use std::collections::HashMap;
+
+/// At most this many distinct flows (key and direction) over all files:
+/// 2^20, about 100 MB of table. The flows of later files past it are
+/// counted, with their bytes, and left out.
+pub const MAX_FLOWS: usize = 1 << 20;
+
+/// Flows from many files, merged by key and direction.
+#[derive(Debug, Default)]
+pub struct Merged {
+    table: HashMap<(FlowKey, Dir), (u64, Option<f64>)>,
+    /// Order of first sight, so that the result does not depend on the
+    /// hash map's order.
+    order: Vec<(FlowKey, Dir)>,
+    /// Files folded in.
+    pub files: usize,
+    /// Flows left out because the table was full, and their bytes.
+    pub over_cap: (u64, u64),
+    cap: usize,
+}
+
+impl Merged {
+    /// An empty table holding at most `cap` flows.
+    pub fn with_cap(cap: usize) -> Merged {
+        Merged {
+            cap,
+            ..Merged::default()
+        }
+    }
+
+    /// An empty table holding at most [`MAX_FLOWS`].
+    pub fn new() -> Merged {
+        Merged::with_cap(MAX_FLOWS)
+    }
+
+    /// Folds one file's flows in: bytes add up, and so do the demands of
+    /// a flow seen in several files (none stays none).
+    pub fn add_file(&mut self, flows: Vec<Flow>) {
+        self.files += 1;
+        for f in flows {
+            self.add(f.key, f.dir, f.bytes, f.demand_bps);
+        }
+    }
+
+    fn add(&mut self, key: FlowKey, dir: Dir, bytes: u64, demand: Option<f64>) {
+        if let Some(e) = self.table.get_mut(&(key, dir)) {
+            e.0 = e.0.saturating_add(bytes);
+            e.1 = match (e.1, demand) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            return;
+        }
+        if self.table.len() >= self.cap {
+            self.over_cap.0 += 1;
+            self.over_cap.1 = self.over_cap.1.saturating_add(bytes);
+            return;
+        }
+        self.table.insert((key, dir), (bytes, demand));
+        self.order.push((key, dir));
+    }
+
+    /// Two partial tables as one (for a parallel fold): `other`'s flows
+    /// after this one's.
+    pub fn merge(mut self, other: Merged) -> Merged {
+        self.files += other.files;
+        self.over_cap.0 += other.over_cap.0;
+        self.over_cap.1 = self.over_cap.1.saturating_add(other.over_cap.1);
+        let Merged {
+            mut table, order, ..
+        } = other;
+        for k in order {
+            if let Some((bytes, demand)) = table.remove(&k) {
+                self.add(k.0, k.1, bytes, demand);
+            }
+        }
+        self
+    }
+
+    /// How many distinct flows.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether no flow was seen.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The flows, in order of first sight.
+    pub fn into_flows(self) -> Vec<Flow> {
+        let Merged {
+            mut table, order, ..
+        } = self;
+        order
+            .into_iter()
+            .filter_map(|(key, dir)| {
+                table.remove(&(key, dir)).map(|(bytes, demand_bps)| Flow {
+                    key,
+                    dir,
+                    bytes,
+                    demand_bps,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(sport: u16, dir: Dir, bytes: u64, demand: Option<f64>) -> Flow {
+        Flow {
+            key: FlowKey::tcp4(
+                "10.0.0.1".parse().unwrap(),
+                sport,
+                "10.0.0.2".parse().unwrap(),
+                80,
+            ),
+            dir,
+            bytes,
+            demand_bps: demand,
+        }
+    }
+
+    #[test]
+    fn the_same_flow_in_two_files_adds_up_and_directions_stay_apart() {
+        let mut m = Merged::new();
+        m.add_file(vec![
+            flow(1, Dir::Out, 100, None),
+            flow(2, Dir::Out, 5, Some(1e6)),
+        ]);
+        m.add_file(vec![flow(1, Dir::Out, 50, None), flow(1, Dir::In, 7, None)]);
+        m.add_file(vec![flow(2, Dir::Out, 5, Some(2e6))]);
+        assert_eq!((m.files, m.len()), (3, 3));
+        let f = m.into_flows();
+        assert_eq!(f[0], flow(1, Dir::Out, 150, None));
+        assert_eq!(f[1], flow(2, Dir::Out, 10, Some(3e6)));
+        assert_eq!(f[2], flow(1, Dir::In, 7, None));
+    }
+
+    #[test]
+    fn past_the_cap_flows_are_counted_not_kept() {
+        let mut m = Merged::with_cap(2);
+        m.add_file((1..=5).map(|p| flow(p, Dir::Out, 10, None)).collect());
+        // A flow already in the table still adds up.
+        m.add_file(vec![flow(1, Dir::Out, 1, None)]);
+        assert_eq!((m.len(), m.over_cap), (2, (3, 30)));
+        assert_eq!(m.into_flows()[0].bytes, 11);
+    }
+
+    #[test]
+    fn a_parallel_fold_equals_a_sequential_one() {
+        let files: Vec<Vec<Flow>> = (0..8u16)
+            .map(|i| {
+                (0..50u16)
+                    .map(|p| flow(p * (i % 3 + 1), Dir::Out, u64::from(i + p), None))
+                    .collect()
+            })
+            .collect();
+        let mut seq = Merged::new();
+        for f in files.clone() {
+            seq.add_file(f);
+        }
+        let (mut a, mut b) = (Merged::new(), Merged::new());
+        for (i, f) in files.into_iter().enumerate() {
+            if i % 2 == 0 {
+                a.add_file(f)
+            } else {
+                b.add_file(f)
+            }
+        }
+        let par = a.merge(b);
+        assert_eq!(par.files, seq.files);
+        let mut p = par.into_flows();
+        let mut s = seq.into_flows();
+        let key = |f: &Flow| (f.key.src_port(), f.bytes);
+        p.sort_by_key(key);
+        s.sort_by_key(key);
+        assert_eq!(p, s);
+    }
+}
