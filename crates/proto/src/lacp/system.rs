@@ -1013,20 +1013,31 @@ mod tests {
         now: Instant,
         /// LACPDUs each side sent, with the time and the actor state.
         sent: [Vec<(Instant, PortState)>; 2],
+        /// A muted side's frames are recorded in `sent` but not delivered.
+        mute: [bool; 2],
     }
 
     impl Pair {
         fn new(links: u16, rate: Rate) -> Pair {
+            Pair::build(links, |_, _| {}, |_, pc| pc.rate = rate)
+        }
+
+        /// As `new`, with each side's system (0 or 1) and port settings
+        /// edited before the ports are added.
+        fn build(
+            links: u16,
+            edit_sys: impl Fn(usize, &mut SystemConfig),
+            edit_port: impl Fn(usize, &mut PortConfig),
+        ) -> Pair {
             let mk = |n: u8| {
-                let mut sys = System::new(SystemConfig::new(
-                    &format!("S{n}"),
-                    MacAddr([2, 0, 0, 0, n, 0]),
-                ));
+                let mut sc = SystemConfig::new(&format!("S{n}"), MacAddr([2, 0, 0, 0, n, 0]));
+                edit_sys(usize::from(n - 1), &mut sc);
+                let mut sys = System::new(sc);
                 let ports = (1..=links)
                     .map(|k| {
                         let mut pc =
                             PortConfig::new(&format!("p{k}"), k, MacAddr([2, 0, 0, 0, n, k as u8]));
-                        pc.rate = rate;
+                        edit_port(usize::from(n - 1), &mut pc);
                         let id = sys.add_port(pc, Instant::ZERO);
                         sys.set_port_enabled(id, true, Instant::ZERO);
                         id
@@ -1041,6 +1052,7 @@ mod tests {
                 ports: [pa, pb],
                 now: Instant::ZERO,
                 sent: [Vec::new(), Vec::new()],
+                mute: [false, false],
             }
         }
 
@@ -1053,6 +1065,9 @@ mod tests {
                         any = true;
                         if let Ok(SlowPdu::Lacp(pdu)) = SlowPdu::parse(&tx.frame) {
                             self.sent[s].push((self.now, pdu.actor.state));
+                        }
+                        if self.mute[s] {
+                            continue;
                         }
                         let k = self.ports[s].iter().position(|&p| p == tx.port).unwrap();
                         let to = self.ports[1 - s][k];
@@ -1261,5 +1276,227 @@ mod tests {
         pair.sys[0].set_bundle_limits(None, 0, secs(30));
         pair.run(secs(40), |_| {});
         assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+    }
+
+    /// The times at which `machine` of side `s` moved `from` -> `to`.
+    fn transitions(
+        events: &[(Instant, Event)],
+        machine: Machine,
+        from: &str,
+        to: &str,
+    ) -> Vec<Instant> {
+        events
+            .iter()
+            .filter_map(|(t, e)| match e {
+                Event::Transition {
+                    machine: m,
+                    from: f,
+                    to: x,
+                    ..
+                } if *m == machine && *f == from && *x == to => Some(*t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn drain(sys: &mut System, into: &mut Vec<(Instant, Event)>) {
+        while let Some(e) = sys.poll_event() {
+            into.push(e);
+        }
+    }
+
+    /// 802.1AX-2020 6.4.15 with 6.4.14 Ready: two systems that hear each
+    /// other at once still wait Aggregate_Wait_Time (2 s) in WAITING, then
+    /// attach, and go COLLECTING_DISTRIBUTING as soon as each learns the
+    /// other is in sync.
+    #[test]
+    fn pair_6_4_15_aggregate_forms_after_exactly_aggregate_wait_time() {
+        let mut pair = Pair::new(2, Rate::Fast);
+        let mut first = None;
+        pair.run(secs(5), |pr| {
+            if first.is_none() && pr.distributing(0) == 2 && pr.distributing(1) == 2 {
+                first = Some(pr.now);
+            }
+        });
+        assert_eq!(first, Some(secs(2)));
+        let mut ev = Vec::new();
+        drain(&mut pair.sys[0], &mut ev);
+        assert_eq!(
+            transitions(&ev, Machine::Mux, "WAITING", "ATTACHED"),
+            [secs(2), secs(2)]
+        );
+        assert_eq!(
+            transitions(&ev, Machine::Mux, "ATTACHED", "COLLECTING_DISTRIBUTING"),
+            [secs(2), secs(2)]
+        );
+        assert!(pair.sys[0]
+            .aggregators()
+            .iter()
+            .any(|a| a.up && a.distributing.len() == 2));
+    }
+
+    /// 6.4.12: when the partner falls silent the port is EXPIRED one
+    /// Short_Timeout_Time (3 s, the actor is fast) after the last LACPDU,
+    /// says so with the Expired bit, and is DEFAULTED one more Short
+    /// Timeout later (Defaulted bit, Expired clear). Meanwhile the mux
+    /// leaves COLLECTING_DISTRIBUTING (6.4.15, partner out of sync).
+    #[test]
+    fn pair_6_4_12_silent_partner_expires_then_defaults() {
+        let mut pair = Pair::new(1, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let mut ev = Vec::new();
+        drain(&mut pair.sys[0], &mut ev);
+        ev.clear();
+        let last = pair.sent[1].iter().map(|(t, _)| *t).max().unwrap();
+        pair.mute[1] = true;
+        pair.run(secs(20), |pr| {
+            if let Some(st) = pr.sys[0].port_status(pr.ports[0][0]) {
+                if st.rx == RxState::Expired {
+                    assert!(!st.distributing, "distributing while EXPIRED");
+                }
+            }
+        });
+        drain(&mut pair.sys[0], &mut ev);
+        let short = Duration::from_secs(3);
+        assert_eq!(
+            transitions(&ev, Machine::Receive, "CURRENT", "EXPIRED"),
+            [last + short]
+        );
+        assert_eq!(
+            transitions(&ev, Machine::Receive, "EXPIRED", "DEFAULTED"),
+            [last + short + short]
+        );
+        let bits = |from: Instant, to: Instant| -> Vec<PortState> {
+            pair.sent[0]
+                .iter()
+                .filter(|(t, _)| *t >= from && *t < to)
+                .map(|(_, s)| *s)
+                .collect()
+        };
+        let expired = bits(last + short, last + short + short);
+        assert!(!expired.is_empty());
+        assert!(expired.iter().all(|s| s.expired() && !s.defaulted()));
+        let defaulted = bits(last + short + short, secs(20));
+        assert!(!defaulted.is_empty());
+        assert!(defaulted.iter().all(|s| !s.expired() && s.defaulted()));
+    }
+
+    /// 6.4.13 / 6.4.16: passive facing passive: no LACPDU ever goes out on
+    /// either side; each port defaults and (NoPartner::Individual) works
+    /// alone, never in an aggregate.
+    #[test]
+    fn pair_6_4_13_passive_facing_passive_never_speaks() {
+        let mut pair = Pair::build(2, |_, _| {}, |_, pc| pc.activity = Activity::Passive);
+        pair.run(secs(100), |_| {});
+        assert!(pair.sent[0].is_empty() && pair.sent[1].is_empty());
+        for s in 0..2 {
+            for &p in &pair.ports[s] {
+                let st = pair.sys[s].port_status(p).unwrap();
+                assert_eq!(
+                    (st.rx, st.periodic),
+                    (RxState::Defaulted, PeriodicState::NoPeriodic)
+                );
+                assert_eq!(st.tx, TxState::NoTransmit);
+            }
+            assert!(pair.sys[s].aggregators().iter().all(|a| a.individual));
+        }
+    }
+
+    /// 6.4.17: a port that never gets an aggregator (one aggregator, two
+    /// partner keys) is never in sync: ACTOR_CHURN exactly
+    /// Churn_Detection_Time (60 s) after its link came up. The partner's
+    /// port facing it attaches alone (actor in sync) but its partner never
+    /// syncs: PARTNER_CHURN there, and no actor churn.
+    #[test]
+    fn pair_6_4_17_churn_when_no_aggregator_is_free() {
+        let mut pair = Pair::build(
+            2,
+            |s, sc| {
+                if s == 0 {
+                    sc.aggregators = 1;
+                }
+            },
+            |s, pc| {
+                if s == 1 {
+                    pc.key = pc.port_number;
+                }
+            },
+        );
+        pair.run(secs(70), |_| {});
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        drain(&mut pair.sys[0], &mut a);
+        drain(&mut pair.sys[1], &mut b);
+        let churned = |ev: &[(Instant, Event)], m| {
+            let to = if m == Machine::ActorChurn {
+                "ACTOR_CHURN"
+            } else {
+                "PARTNER_CHURN"
+            };
+            let from = if m == Machine::ActorChurn {
+                "ACTOR_CHURN_MONITOR"
+            } else {
+                "PARTNER_CHURN_MONITOR"
+            };
+            ev.iter()
+                .filter_map(|(t, e)| match e {
+                    Event::Transition {
+                        port,
+                        machine,
+                        from: f,
+                        to: x,
+                        ..
+                    } if *machine == m && *f == from && *x == to => Some((*t, *port)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let lonely = pair.ports[0][1];
+        assert_eq!(
+            pair.sys[0].port_status(lonely).unwrap().selected,
+            Selected::Unselected
+        );
+        assert_eq!(churned(&a, Machine::ActorChurn), [(secs(60), lonely)]);
+        // Its partner port attached alone and says it is in sync: no
+        // partner churn on this side.
+        assert_eq!(churned(&a, Machine::PartnerChurn), []);
+        assert_eq!(churned(&b, Machine::ActorChurn), []);
+        assert_eq!(
+            churned(&b, Machine::PartnerChurn),
+            [(secs(60), pair.ports[1][1])]
+        );
+        let st = pair.sys[0].port_status(lonely).unwrap();
+        assert_eq!(
+            (st.actor_churn, st.counters.actor_churn),
+            (ChurnState::Churn, 1)
+        );
+    }
+
+    /// 6.4.16 through the System: however often NTT is set, no port sends
+    /// more than three LACPDUs in any Fast_Periodic_Time, and the held-back
+    /// one still goes out.
+    #[test]
+    fn pair_6_4_16_rate_changes_in_a_burst_send_at_most_three_per_second() {
+        let mut pair = Pair::new(1, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let p = pair.ports[0][0];
+        for k in 0..6u64 {
+            let rate = if k % 2 == 0 { Rate::Slow } else { Rate::Fast };
+            let at = secs(10) + Duration::from_millis(10 * k);
+            pair.run(at, |_| {});
+            pair.sys[0].set_port_activity_rate(p, Activity::Active, rate, at);
+        }
+        pair.run(secs(15), |_| {});
+        let times: Vec<Instant> = pair.sent[0].iter().map(|(t, _)| *t).collect();
+        for w in times.windows(4) {
+            assert!(
+                w[3].saturating_duration_since(w[0]) >= Duration::from_secs(1),
+                "four LACPDUs within a second: {w:?}"
+            );
+        }
+        // The last change (fast) reached the partner.
+        let last = pair.sent[0].last().unwrap();
+        assert!(last.1.short_timeout());
+        assert!(pair.sys[0].port_status(p).unwrap().counters.tx_deferred >= 1);
+        assert_eq!(pair.distributing(1), 1);
     }
 }
