@@ -1499,4 +1499,83 @@ mod tests {
         assert!(pair.sys[0].port_status(p).unwrap().counters.tx_deferred >= 1);
         assert_eq!(pair.distributing(1), 1);
     }
+
+    /// 802.1AX-2020 6.4.12: a port with LACP_Enabled FALSE goes
+    /// PORT_DISABLED -> LACP_DISABLED, records the default partner with
+    /// Aggregation FALSE and never sends or takes a LACPDU.
+    ///
+    /// DEVIATION (documented, not changed): the standard's LACP_DISABLED
+    /// exists so that such a port (not full duplex) still works as an
+    /// Individual link: its partner is made Individual (6.4.12) and the
+    /// Selection Logic (6.4.14.1) attaches Individual ports to an Aggregator
+    /// of their own. lagkit's Selection Logic only selects for ports with
+    /// LACP_Enabled, so this port is never selected, never attached and
+    /// carries no traffic. The assertions below pin today's behaviour.
+    #[test]
+    fn lacp_disabled_port_is_silent_and_today_carries_nothing() {
+        let mut sys = System::new(SystemConfig::new("S1", MacAddr([2, 0, 0, 0, 1, 0])));
+        let mut pc = PortConfig::new("p1", 1, MacAddr([2, 0, 0, 0, 1, 1]));
+        pc.lacp_enabled = false;
+        let p = sys.add_port(pc, secs(0));
+        sys.set_port_enabled(p, true, secs(0));
+        let mut now = secs(0);
+        while now < secs(30) {
+            now += Duration::from_millis(100);
+            sys.handle_timeout(now);
+        }
+        assert!(sys.poll_transmit().is_none(), "never sends");
+        let st = sys.port_status(p).unwrap();
+        assert_eq!(st.rx, RxState::LacpDisabled);
+        assert!(!st.partner.state.aggregatable());
+        assert_eq!(st.periodic, PeriodicState::NoPeriodic);
+        // Today: no aggregator, DETACHED, not distributing (see above).
+        assert_eq!(
+            (st.selected, st.mux),
+            (Selected::Unselected, MuxState::Detached)
+        );
+        assert!(!st.distributing);
+        assert!(sys.aggregators().is_empty());
+    }
+
+    /// A 100 ms link flap on one member of a formed aggregate.
+    ///
+    /// 6.4.12: link down takes the Receive machine to PORT_DISABLED
+    /// (Partner.Synchronization FALSE), and 6.4.15 takes the mux from
+    /// COLLECTING_DISTRIBUTING to ATTACHED at once; the partner, told
+    /// nothing, stops using the link when its own current_while_timer runs
+    /// out.
+    ///
+    /// POSSIBLE DEVIATION (documented, not changed): lagkit's Selection
+    /// Logic also withdraws Selected when port_enabled is FALSE, so the mux
+    /// goes on to DETACHED and, when the link returns, waits
+    /// Aggregate_Wait_Time (2 s) in WAITING again. As far as this author
+    /// reads 6.4.14, Selected is not tied to port_enabled: the port would
+    /// stay SELECTED and ATTACHED and return to COLLECTING_DISTRIBUTING on
+    /// the first in-sync LACPDU after the link is back. Pinned here.
+    #[test]
+    fn a_flapped_member_returns_after_aggregate_wait_time() {
+        let mut pair = Pair::new(2, Rate::Fast);
+        pair.run(secs(10), |_| {});
+        let p = pair.ports[0][0];
+        pair.sys[0].set_port_enabled(p, false, secs(10));
+        let st = pair.sys[0].port_status(p).unwrap();
+        assert_eq!(st.rx, RxState::PortDisabled);
+        assert!(!st.distributing && !st.partner.state.in_sync());
+        assert_eq!(
+            (st.selected, st.mux),
+            (Selected::Unselected, MuxState::Detached)
+        );
+        let up = secs(10) + Duration::from_millis(100);
+        pair.run(up, |_| {});
+        pair.sys[0].set_port_enabled(p, true, up);
+        let mut back = None;
+        pair.run(secs(20), |pr| {
+            let d = pr.sys[0].port_status(p).unwrap().distributing;
+            if back.is_none() && d {
+                back = Some(pr.now);
+            }
+        });
+        assert_eq!(back, Some(up + Duration::from_secs(2)));
+        assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+    }
 }
