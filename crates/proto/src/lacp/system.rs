@@ -1578,4 +1578,118 @@ mod tests {
         assert_eq!(back, Some(up + Duration::from_secs(2)));
         assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
     }
+
+    /// 6.4.15 Figure 6-21 (independent control) at both ends: each port
+    /// goes ATTACHED -> COLLECTING -> DISTRIBUTING, distributing only once
+    /// the partner says it collects.
+    #[test]
+    fn pair_6_4_15_independent_control_collects_then_distributes() {
+        let mut pair = Pair::build(
+            1,
+            |_, sc| sc.mux_control = super::super::MuxControl::Independent,
+            |_, _| {},
+        );
+        pair.run(secs(5), |_| {});
+        let mut ev = Vec::new();
+        drain(&mut pair.sys[0], &mut ev);
+        let at = |from, to| transitions(&ev, Machine::Mux, from, to);
+        assert_eq!(at("WAITING", "ATTACHED"), [secs(2)]);
+        assert_eq!(at("ATTACHED", "COLLECTING"), [secs(2)]);
+        assert_eq!(at("COLLECTING", "DISTRIBUTING"), [secs(2)]);
+        assert!(at("ATTACHED", "COLLECTING_DISTRIBUTING").is_empty());
+        for s in 0..2 {
+            let st = pair.sys[s].port_status(pair.ports[s][0]).unwrap();
+            assert_eq!(st.mux, MuxState::Distributing);
+            assert!(st.collecting && st.distributing);
+            assert_eq!(st.actor.state.0 & 0x3f, 0x3f);
+        }
+    }
+
+    /// 6.4.14 with max_bundle and 6.7.1: system 0 (the better System ID)
+    /// bundles one port, the one with the better port priority; the other
+    /// is STANDBY: WAITING and out of sync, so the partner keeps its port
+    /// facing it ATTACHED, not collecting (6.4.15: Partner.Sync gates it).
+    #[test]
+    fn pair_6_4_14_max_bundle_standby_port_holds_the_partner_attached() {
+        let mut pair = Pair::build(
+            2,
+            |s, sc| {
+                if s == 0 {
+                    sc.max_bundle = Some(1);
+                }
+            },
+            |s, pc| {
+                if s == 0 && pc.port_number == 2 {
+                    pc.port_priority = 1;
+                }
+            },
+        );
+        pair.run(secs(10), |_| {});
+        let a1 = pair.sys[0].port_status(pair.ports[0][0]).unwrap();
+        let a2 = pair.sys[0].port_status(pair.ports[0][1]).unwrap();
+        assert_eq!(
+            (a1.selected, a1.mux),
+            (Selected::Standby, MuxState::Waiting)
+        );
+        assert!(!a1.actor.state.in_sync());
+        assert_eq!(a2.mux, MuxState::CollectingDistributing);
+        let b1 = pair.sys[1].port_status(pair.ports[1][0]).unwrap();
+        let b2 = pair.sys[1].port_status(pair.ports[1][1]).unwrap();
+        assert_eq!(b1.mux, MuxState::Attached);
+        assert!(!b1.partner.state.in_sync() && !b1.distributing);
+        assert!(b2.distributing);
+    }
+
+    /// 6.4.8 port_moved and 6.4.12: a link is unplugged from port 1 and
+    /// the partner's port plugged into port 2. The partner's LACPDU on
+    /// port 2 sets port_moved on port 1 (PORT_DISABLED, same partner
+    /// system and port), which goes PORT_DISABLED -> INITIALIZE and back
+    /// to PORT_DISABLED with the default partner recorded.
+    #[test]
+    fn port_moved_reinitializes_the_port_the_partner_left() {
+        let mac = |s: u8, p: u8| MacAddr([2, 0, 0, 0, s, p]);
+        let mut a = System::new(SystemConfig::new("A", mac(1, 0)));
+        let mut b = System::new(SystemConfig::new("B", mac(2, 0)));
+        let a1 = a.add_port(PortConfig::new("a1", 1, mac(1, 1)), secs(0));
+        let a2 = a.add_port(PortConfig::new("a2", 2, mac(1, 2)), secs(0));
+        let b1 = b.add_port(PortConfig::new("b1", 1, mac(2, 1)), secs(0));
+        a.set_port_enabled(a1, true, secs(0));
+        a.set_port_enabled(a2, true, secs(0));
+        b.set_port_enabled(b1, true, secs(0));
+        // Wire b1 to `to` and exchange everything queued, for `n` rounds
+        // of 100 ms.
+        let exchange = |a: &mut System, b: &mut System, to: PortId, now: &mut Instant, n: u32| {
+            for _ in 0..n {
+                while let Some(t) = b.poll_transmit() {
+                    a.handle_frame(to, &t.frame, *now);
+                }
+                while let Some(t) = a.poll_transmit() {
+                    if t.port == to {
+                        b.handle_frame(b1, &t.frame, *now);
+                    }
+                }
+                *now += Duration::from_millis(100);
+                a.handle_timeout(*now);
+                b.handle_timeout(*now);
+            }
+        };
+        let mut now = secs(0);
+        exchange(&mut a, &mut b, a1, &mut now, 50);
+        assert!(a.port_status(a1).unwrap().distributing);
+        a.set_port_enabled(a1, false, now);
+        while a.poll_event().is_some() {}
+        exchange(&mut a, &mut b, a2, &mut now, 50);
+        let mut ev = Vec::new();
+        drain(&mut a, &mut ev);
+        let moved = ev.iter().any(|(_, e)| {
+            matches!(e, Event::Transition { port, machine: Machine::Receive,
+                from: "PORT_DISABLED", reason: "port moved", to: "INITIALIZE", .. } if *port == a1)
+        });
+        assert!(moved, "{ev:#?}");
+        let st = a.port_status(a1).unwrap();
+        assert_eq!(st.rx, RxState::PortDisabled);
+        assert!(st.actor.state.defaulted());
+        assert_ne!(st.partner.system, b.system_id());
+        assert!(a.port_status(a2).unwrap().distributing);
+    }
 }
