@@ -456,4 +456,21 @@ mod tests {
             Some((MuxEvent::BelowMinLinks, MuxState::Attached))
         );
     }
+
+    /// 6.4.15 Figure 6-21 DISTRIBUTING: `Actor.Distributing = TRUE;
+    /// Enable_Distributing()`, with no NTT in the standard. Documented
+    /// extension: lagkit also sets NTT so the partner learns at once
+    /// instead of at the next periodic LACPDU (up to 30 s when slow).
+    #[test]
+    fn mux_6_4_15_distributing_entry_sets_ntt_beyond_the_standard() {
+        let mut cfg = cfg();
+        cfg.mux_control = MuxControl::Independent;
+        let mut p = selected_port(&cfg, MuxState::Collecting, UP);
+        assert!(!p.ntt);
+        assert_eq!(
+            step_enter(&mut p, &ctx(&cfg, ms(0))),
+            Some((MuxEvent::PartnerCollecting, MuxState::Distributing))
+        );
+        assert!(p.ntt, "extension: NTT on entering DISTRIBUTING");
+    }
 }
