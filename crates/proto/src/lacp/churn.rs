@@ -128,3 +128,121 @@ pub(crate) fn enter(p: &mut Port, s: ChurnState, ctx: &Ctx, partner: bool) {
         p.actor_churn = flag;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lacp::testkit::{cfg, ctx, ms, peer_info, port, UP};
+    use lagkit_wire::PortState;
+
+    fn step_enter(p: &mut Port, c: &Ctx, partner: bool) -> Option<(ChurnEvent, ChurnState)> {
+        let t = step(p, c, partner)?;
+        enter(p, t.1, c, partner);
+        Some(t)
+    }
+
+    /// Sets the Synchronization bit the actor (or partner) machine reads.
+    fn set_sync(p: &mut Port, partner: bool, on: bool) {
+        if partner {
+            p.partner_oper.state.set(PortState::SYNCHRONIZATION, on);
+        } else {
+            p.actor_state.set(PortState::SYNCHRONIZATION, on);
+        }
+    }
+
+    fn churn_flag(p: &Port, partner: bool) -> bool {
+        if partner {
+            p.partner_churn
+        } else {
+            p.actor_churn
+        }
+    }
+
+    /// 802.1AX-2020 6.4.17, Figures 6-24/6-25: MONITOR starts the churn
+    /// timer (Churn_Detection_Time, 60 s); on expiry without
+    /// Synchronization, ACTOR_CHURN / PARTNER_CHURN sets actor_churn /
+    /// partner_churn TRUE.
+    #[test]
+    fn churn_6_4_17_out_of_sync_for_60_s_is_churn() {
+        let cfg = cfg();
+        for partner in [false, true] {
+            let mut p = port(&cfg, 1);
+            p.partner_oper = peer_info(7, UP & !PortState::SYNCHRONIZATION);
+            enter(&mut p, ChurnState::Monitor, &ctx(&cfg, ms(0)), partner);
+            assert!(!churn_flag(&p, partner));
+            assert_eq!(step(&p, &ctx(&cfg, ms(59_999)), partner), None);
+            assert_eq!(
+                step_enter(&mut p, &ctx(&cfg, ms(60_000)), partner),
+                Some((ChurnEvent::TimerExpired, ChurnState::Churn)),
+                "partner={partner}"
+            );
+            assert!(churn_flag(&p, partner));
+            let n = if partner {
+                p.counters.partner_churn
+            } else {
+                p.counters.actor_churn
+            };
+            assert_eq!(n, 1);
+            // 6.4.17: CHURN -> NO_CHURN once in sync, and the flag clears.
+            set_sync(&mut p, partner, true);
+            assert_eq!(
+                step_enter(&mut p, &ctx(&cfg, ms(61_000)), partner),
+                Some((ChurnEvent::InSync, ChurnState::NoChurn))
+            );
+            assert!(!churn_flag(&p, partner));
+        }
+    }
+
+    /// 6.4.17: MONITOR -> NO_CHURN on Synchronization; NO_CHURN -> MONITOR
+    /// when it is lost, restarting the 60 s from that moment.
+    #[test]
+    fn churn_6_4_17_sync_in_time_is_no_churn_and_loss_restarts_monitoring() {
+        let cfg = cfg();
+        for partner in [false, true] {
+            let mut p = port(&cfg, 1);
+            p.partner_oper = peer_info(7, UP & !PortState::SYNCHRONIZATION);
+            enter(&mut p, ChurnState::Monitor, &ctx(&cfg, ms(0)), partner);
+            set_sync(&mut p, partner, true);
+            assert_eq!(
+                step_enter(&mut p, &ctx(&cfg, ms(10_000)), partner),
+                Some((ChurnEvent::InSync, ChurnState::NoChurn))
+            );
+            assert_eq!(step(&p, &ctx(&cfg, ms(100_000)), partner), None);
+            set_sync(&mut p, partner, false);
+            assert_eq!(
+                step_enter(&mut p, &ctx(&cfg, ms(100_000)), partner),
+                Some((ChurnEvent::OutOfSync, ChurnState::Monitor))
+            );
+            let t = if partner {
+                Timer::PartnerChurn
+            } else {
+                Timer::ActorChurn
+            };
+            assert_eq!(p.timers[t as usize], Some(ms(160_000)));
+            assert_eq!(step(&p, &ctx(&cfg, ms(159_999)), partner), None);
+            assert_eq!(
+                step(&p, &ctx(&cfg, ms(160_000)), partner).map(|t| t.1),
+                Some(ChurnState::Churn)
+            );
+        }
+    }
+
+    /// 6.4.17 global transition `BEGIN || !port_enabled` -> MONITOR: a
+    /// churned port whose link goes down is back in MONITOR, not churned,
+    /// and no churn is declared while the link stays down.
+    #[test]
+    fn churn_6_4_17_link_down_returns_to_monitor_without_churn() {
+        let cfg = cfg();
+        for partner in [false, true] {
+            let mut p = port(&cfg, 1);
+            enter(&mut p, ChurnState::Churn, &ctx(&cfg, ms(0)), partner);
+            p.port_enabled = false;
+            assert_eq!(
+                step_enter(&mut p, &ctx(&cfg, ms(1)), partner),
+                Some((ChurnEvent::PortDisabled, ChurnState::Monitor))
+            );
+            assert!(!churn_flag(&p, partner));
+            assert_eq!(step(&p, &ctx(&cfg, ms(1_000_000)), partner), None);
+        }
+    }
+}

@@ -20,6 +20,8 @@ mod port;
 mod receive;
 mod selection;
 mod system;
+#[cfg(test)]
+mod testkit;
 mod transmit;
 
 pub use churn::ChurnState;

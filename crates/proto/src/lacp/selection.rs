@@ -231,3 +231,255 @@ fn rank_key(p: Option<&Port>, system: SystemId) -> (u16, u16, u16, u16) {
         (partner.0, partner.1, actor.0, actor.1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lacp::port::Timer;
+    use crate::lacp::testkit::{cfg, ms, peer_info, port, PEER_KEY, UP};
+    use lagkit_wire::{MacAddr, PortState};
+
+    /// Port `n` with current information from the partner's port `peer`.
+    fn current(cfg: &SystemConfig, n: u16, peer: u16) -> Option<Port> {
+        let mut p = port(cfg, n);
+        p.rx = RxState::Current;
+        p.partner_oper = peer_info(peer, UP);
+        Some(p)
+    }
+
+    fn aggs(n: usize) -> Vec<Aggregator> {
+        (0..n).map(|_| Aggregator::new()).collect()
+    }
+
+    fn sel(ports: &[Option<Port>]) -> Vec<(Selected, Option<usize>)> {
+        ports
+            .iter()
+            .flatten()
+            .map(|p| (p.selected, p.aggregator))
+            .collect()
+    }
+
+    /// 802.1AX-2020 6.4.14.1: ports with the same LAG ID (actor key,
+    /// partner system and key, both aggregatable) select the same
+    /// Aggregator; with no limit both are SELECTED.
+    #[test]
+    fn sel_6_4_14_same_lag_id_shares_an_aggregator() {
+        let cfg = cfg();
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        let mut a = aggs(2);
+        assert!(run(&mut ports, &mut a, &cfg, ms(0)));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Selected, Some(0)), (Selected::Selected, Some(0))]
+        );
+        let lag = a[0].lag.unwrap();
+        assert_eq!((lag.actor_key, lag.partner_key), (1, PEER_KEY));
+        assert_eq!(lag.individual, None);
+        assert_eq!(a[0].members, [0, 1]);
+        assert!(a[1].lag.is_none());
+        // A second run with nothing changed changes nothing.
+        assert!(!run(&mut ports, &mut a, &cfg, ms(0)));
+    }
+
+    /// 6.4.14.1: a different actor key, partner key or partner system is a
+    /// different LAG ID, hence a different Aggregator.
+    #[test]
+    fn sel_6_4_14_different_lag_id_gets_its_own_aggregator() {
+        let cfg = cfg();
+        let changes: [fn(&mut Port); 3] = [
+            |p| p.actor_oper_key = 2,
+            |p| p.partner_oper.key = PEER_KEY + 1,
+            |p| p.partner_oper.system.mac = MacAddr([2, 0, 0, 0, 3, 0]),
+        ];
+        for change in changes {
+            let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+            change(ports[1].as_mut().unwrap());
+            let mut a = aggs(2);
+            run(&mut ports, &mut a, &cfg, ms(0));
+            assert_eq!(
+                sel(&ports),
+                [(Selected::Selected, Some(0)), (Selected::Selected, Some(1))]
+            );
+        }
+    }
+
+    /// 6.4.14.1: an Individual link (either end's Aggregation bit FALSE, or
+    /// a link looped back to this system) is alone on its Aggregator.
+    #[test]
+    fn sel_6_4_14_individual_and_looped_links_are_alone() {
+        let cfg = cfg();
+        let changes: [fn(&mut Port); 3] = [
+            |p| p.partner_oper.state.set(PortState::AGGREGATION, false),
+            |p| p.actor_state.set(PortState::AGGREGATION, false),
+            |_| {},
+        ];
+        for (k, change) in changes.into_iter().enumerate() {
+            let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+            for p in ports.iter_mut().flatten() {
+                change(p);
+                if k == 2 {
+                    // Looped back: the partner is this system, same key.
+                    p.partner_oper.system = cfg.system;
+                    p.partner_oper.key = p.actor_oper_key;
+                }
+            }
+            let mut a = aggs(2);
+            run(&mut ports, &mut a, &cfg, ms(0));
+            assert_eq!(
+                sel(&ports),
+                [(Selected::Selected, Some(0)), (Selected::Selected, Some(1))],
+                "case {k}"
+            );
+            assert_eq!(a[0].lag.unwrap().individual, Some(0));
+            assert_eq!(a[1].lag.unwrap().individual, Some(1));
+        }
+    }
+
+    /// 6.4.14.1: with no free Aggregator a port stays UNSELECTED.
+    #[test]
+    fn sel_6_4_14_no_free_aggregator_leaves_a_port_unselected() {
+        let cfg = cfg();
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        ports[1].as_mut().unwrap().partner_oper.key = 99;
+        let mut a = aggs(1);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Selected, Some(0)), (Selected::Unselected, None)]
+        );
+    }
+
+    /// 6.4.14 / 6.4.9: a port whose LAG ID changed (new partner key) is
+    /// UNSELECTED; once its mux is DETACHED it selects again, here on the
+    /// Aggregator its old LAG freed.
+    #[test]
+    fn sel_6_4_14_changed_partner_withdraws_then_reselects() {
+        let cfg = cfg();
+        let mut ports = vec![current(&cfg, 1, 7)];
+        let mut a = aggs(1);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        let p = ports[0].as_mut().unwrap();
+        p.mux = MuxState::Attached;
+        p.attached = Some(0);
+        p.partner_oper.key = 42;
+        assert!(run(&mut ports, &mut a, &cfg, ms(0)));
+        assert_eq!(sel(&ports), [(Selected::Unselected, Some(0))]);
+        assert!(a[0].members.is_empty());
+        assert!(a[0].lag.is_some(), "held while the mux is attached");
+        let p = ports[0].as_mut().unwrap();
+        p.mux = MuxState::Detached;
+        p.attached = None;
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(sel(&ports), [(Selected::Selected, Some(0))]);
+        assert_eq!(a[0].lag.unwrap().partner_key, 42);
+    }
+
+    /// 6.4.14.1 / 6.7.1 with `max_bundle` (Cisco `lacp max-bundle`): the
+    /// ports ranked first by the better System ID's port priority are
+    /// SELECTED, the rest STANDBY. This system (02:..:01:00) is better than
+    /// the partner (02:..:02:00), so its own port priorities decide.
+    #[test]
+    fn sel_6_7_1_max_bundle_ranks_by_the_better_systems_port_priority() {
+        let mut cfg = cfg();
+        cfg.max_bundle = Some(1);
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        ports[1].as_mut().unwrap().cfg.port_priority = 100;
+        let mut a = aggs(2);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Standby, Some(0)), (Selected::Selected, Some(0))]
+        );
+        // A partner with a better System ID: its priorities decide, and it
+        // prefers its port 7, which is on our port 1.
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        ports[1].as_mut().unwrap().cfg.port_priority = 100;
+        for p in ports.iter_mut().flatten() {
+            p.partner_oper.system.priority = 1;
+        }
+        ports[1].as_mut().unwrap().partner_oper.port_priority = 40_000;
+        let mut a = aggs(2);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Selected, Some(0)), (Selected::Standby, Some(0))]
+        );
+    }
+
+    /// Not in 802.1AX (`min_links`): an aggregate with fewer eligible ports
+    /// keeps them all STANDBY; an Individual link is exempt.
+    #[test]
+    fn sel_min_links_keeps_a_short_aggregate_in_standby() {
+        let mut cfg = cfg();
+        cfg.min_links = 3;
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        let mut a = aggs(2);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Standby, Some(0)), (Selected::Standby, Some(0))]
+        );
+        let mut ports = vec![current(&cfg, 1, 7)];
+        ports[0]
+            .as_mut()
+            .unwrap()
+            .partner_oper
+            .state
+            .set(PortState::AGGREGATION, false);
+        run(&mut ports, &mut aggs(1), &cfg, ms(0));
+        assert_eq!(sel(&ports), [(Selected::Selected, Some(0))]);
+    }
+
+    /// Not in 802.1AX (`NoPartner::Fallback`, Open vSwitch
+    /// `lacp-fallback-ab`): defaulted ports aggregate, one SELECTED.
+    #[test]
+    fn sel_fallback_selects_one_defaulted_port() {
+        let mut cfg = cfg();
+        cfg.no_partner = NoPartner::Fallback;
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        for p in ports.iter_mut().flatten() {
+            p.rx = RxState::Defaulted;
+            p.record_default();
+        }
+        let mut a = aggs(2);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(
+            sel(&ports),
+            [(Selected::Selected, Some(0)), (Selected::Standby, Some(0))]
+        );
+    }
+
+    /// 6.4.14.1 g) / 6.4.8 Ready: TRUE once every SELECTED port waiting to
+    /// attach to the Aggregator has Ready_N (its wait_while_timer expired).
+    #[test]
+    fn sel_6_4_8_ready_when_all_waiting_ports_have_ready_n() {
+        let cfg = cfg();
+        let mut ports = vec![current(&cfg, 1, 7), current(&cfg, 2, 8)];
+        let mut a = aggs(2);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        // Both WAITING, the second started its wait 1 s later.
+        for (p, at) in ports.iter_mut().flatten().zip([0, 1000]) {
+            p.mux = MuxState::Waiting;
+            p.start(Timer::WaitWhile, ms(at), cfg.timers.aggregate_wait);
+        }
+        run(&mut ports, &mut a, &cfg, ms(2500));
+        assert!(!a[0].ready, "the second port waits until 3 s");
+        assert!(run(&mut ports, &mut a, &cfg, ms(3000)));
+        assert!(a[0].ready);
+    }
+
+    /// An EXPIRED port may select an Aggregator but, its partner
+    /// information being stale, is ranked out: STANDBY until CURRENT.
+    #[test]
+    fn sel_expired_port_waits_in_standby() {
+        let cfg = cfg();
+        let mut ports = vec![current(&cfg, 1, 7)];
+        ports[0].as_mut().unwrap().rx = RxState::Expired;
+        let mut a = aggs(1);
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(sel(&ports), [(Selected::Standby, Some(0))]);
+        ports[0].as_mut().unwrap().rx = RxState::Current;
+        run(&mut ports, &mut a, &cfg, ms(0));
+        assert_eq!(sel(&ports), [(Selected::Selected, Some(0))]);
+    }
+}
