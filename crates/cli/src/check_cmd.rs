@@ -63,7 +63,7 @@ struct UnreadLine<'a> {
 /// Runs `lagkit check`; exits 0 (nothing or information only), 1
 /// (warnings), 3 (errors), 2 (an input could not be read).
 pub fn run(a: Args) -> ExitCode {
-    if a.files.iter().any(|f| is_fleet(f)) {
+    if a.files.iter().any(|f| crate::inputs::is_many(f)) {
         return fleet(&a);
     }
     let mut inputs = Vec::new();
@@ -277,82 +277,6 @@ fn live_bonds() -> Result<Vec<lagkit_check::live::Live>, String> {
     Ok(out)
 }
 
-/// A directory, or a glob that names no file itself: a fleet.
-fn is_fleet(f: &std::path::Path) -> bool {
-    f.is_dir() || (!f.exists() && f.to_str().is_some_and(|s| s.contains(['*', '?', '['])))
-}
-
-/// The files of a fleet's arguments, each with its owner's name:
-/// directories walked (hidden files and directories left out), globs
-/// expanded, files taken as they are.
-fn fleet_files(args: &[PathBuf]) -> Result<Vec<(PathBuf, String)>, Failure> {
-    let bad = |file: String, why: String| Failure::Input {
-        file,
-        line: None,
-        column: None,
-        why,
-    };
-    let mut out = Vec::new();
-    for a in args {
-        let shown = a.display().to_string();
-        if a.is_dir() {
-            let walk = walkdir::WalkDir::new(a)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_entry(|e| {
-                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
-                });
-            for e in walk {
-                let e = e.map_err(|e| bad(shown.clone(), e.to_string()))?;
-                if !e.file_type().is_file() {
-                    continue;
-                }
-                let rel = e.path().strip_prefix(a).unwrap_or(e.path());
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                out.push((e.path().to_path_buf(), lagkit_check::fleet::owner_of(&rel)));
-            }
-        } else if is_fleet(a) {
-            let paths =
-                glob::glob(&shown).map_err(|e| bad(shown.clone(), format!("not a glob: {e}")))?;
-            // The glob's root: the directories before its first wildcard
-            // (`fleet/*/*.toml` is rooted at `fleet/`, so `web1` owns
-            // `fleet/web1/bond.toml`).
-            let wild = shown.find(['*', '?', '[']).unwrap_or(shown.len());
-            let root = PathBuf::from(&shown[..shown[..wild].rfind('/').map_or(0, |i| i + 1)]);
-            let before = out.len();
-            for p in paths {
-                let p = p.map_err(|e| bad(shown.clone(), e.to_string()))?;
-                if p.is_file() {
-                    let rel = p
-                        .strip_prefix(&root)
-                        .unwrap_or(&p)
-                        .to_string_lossy()
-                        .replace('\\', "/");
-                    let owner = lagkit_check::fleet::owner_of(&rel);
-                    out.push((p, owner));
-                }
-            }
-            if out.len() == before {
-                return Err(bad(shown, "the glob matches no file".into()));
-            }
-        } else {
-            let owner =
-                lagkit_check::fleet::owner_of(&a.file_name().unwrap_or_default().to_string_lossy());
-            out.push((a.clone(), owner));
-        }
-    }
-    if out.is_empty() {
-        return Err(bad(
-            args.iter()
-                .map(|a| a.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            "no file to check".into(),
-        ));
-    }
-    Ok(out)
-}
-
 /// `lagkit check DIR`: every host bond of a fleet paired with its switch
 /// channel and checked. Files are read on every core, each at most
 /// lagkit_input::CONFIG and dropped once read: memory holds the facts,
@@ -366,8 +290,14 @@ fn fleet(a: &Args) -> ExitCode {
         );
         return crate::output::fail(&f, a.json);
     }
-    let files = match fleet_files(&a.files) {
-        Ok(f) => f,
+    let files: Vec<(PathBuf, String)> = match crate::inputs::expand(&a.files) {
+        Ok(f) => f
+            .into_iter()
+            .map(|(p, rel)| {
+                let owner = lagkit_check::fleet::owner_of(&rel);
+                (p, owner)
+            })
+            .collect(),
         Err(f) => return crate::output::fail(&f, a.json),
     };
     let read: Vec<(String, String, Result<Piece, ReadError>)> = files

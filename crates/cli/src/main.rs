@@ -7,6 +7,7 @@ mod check_cmd;
 mod cli_tests;
 mod examples;
 mod gen_docs;
+mod inputs;
 mod lab_cmd;
 mod load_cmd;
 mod notify;
