@@ -1,0 +1,723 @@
+//! Flow exports: NetFlow v9, IPFIX and sFlow v5 datagrams, read from a
+//! capture of the export traffic, become the planner's flows.
+//!
+//! Routers and switches already summarise their traffic for collectors;
+//! a capture of what they send (UDP to 2055, 4739 or 6343) is a compact
+//! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by the
+//! `netflow_parser` crate, with one template cache per exporter and
+//! observation domain (source ID), so two routers' template 256 never
+//! mix; sFlow v5 by the `sflow-parser` crate, whose flow samples carry the
+//! first bytes of a sampled packet.
+//!
+//! Records are scaled by their sampling rate (a NetFlow/IPFIX record's own
+//! sampling field, else the last sampling interval the exporter announced
+//! in options data; an sFlow flow sample's `sampling_rate`) and folded
+//! into a table of distinct flows that never holds more than
+//! [`MAX_FLOWS`] entries, so an export of any length is read in bounded
+//! memory. What could not be used is counted, never fatal: data sets that
+//! came before their template, records without addresses, flows past the
+//! table's cap.
+
+use crate::flow::{Dir, Flow};
+use crate::input::Host;
+use lagkit_hash::{FlowKey, IpFlow, L4};
+use netflow_parser::{AutoScopedParser, FieldValue, IpfixField, NetflowPacket, V9Field};
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// The most distinct flows (header key and direction) one input is folded
+/// into: 2^20. A flow first seen when the table is full is counted in
+/// [`ExportStats::over_cap`] and left out; its bytes are reported. About
+/// 200 MiB at the cap.
+pub const MAX_FLOWS: usize = 1 << 20;
+
+/// The most exporters (address and observation domain) whose sampling
+/// interval is remembered: as many as `netflow_parser` keeps template
+/// caches for.
+pub const MAX_EXPORTERS: usize = netflow_parser::DEFAULT_MAX_SOURCES;
+
+/// Bytes a NetFlow/IPFIX octet count leaves out of each packet's frame:
+/// the Ethernet header (the IP packet is what they count), added back so
+/// that shares match what the links carry.
+pub const ETHERNET_HEADER: u64 = 14;
+
+/// How to read a capture: as the traffic itself, or as flow exports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlowFormat {
+    /// Decide from the first UDP datagrams: exports when every one is
+    /// addressed to a collector port and carries a matching version.
+    #[default]
+    Auto,
+    /// The packets are the traffic.
+    Packets,
+    /// NetFlow v9 datagrams, whatever their port.
+    Netflow,
+    /// IPFIX messages, whatever their port.
+    Ipfix,
+    /// sFlow v5 datagrams, whatever their port.
+    Sflow,
+}
+
+impl std::str::FromStr for FlowFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FlowFormat, String> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "auto" => FlowFormat::Auto,
+            "packets" => FlowFormat::Packets,
+            "netflow" | "netflow9" | "v9" => FlowFormat::Netflow,
+            "ipfix" => FlowFormat::Ipfix,
+            "sflow" => FlowFormat::Sflow,
+            _ => {
+                return Err(format!(
+                    "{s:?} is not auto, packets, netflow, ipfix or sflow"
+                ))
+            }
+        })
+    }
+}
+
+/// One of the export protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportKind {
+    /// NetFlow version 9 (RFC 3954).
+    Netflow,
+    /// IPFIX (RFC 7011).
+    Ipfix,
+    /// sFlow version 5.
+    Sflow,
+}
+
+impl ExportKind {
+    /// How a user names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportKind::Netflow => "NetFlow v9",
+            ExportKind::Ipfix => "IPFIX",
+            ExportKind::Sflow => "sFlow v5",
+        }
+    }
+
+    /// The kind whose version field `payload` starts with.
+    pub fn of_payload(payload: &[u8]) -> Option<ExportKind> {
+        match payload {
+            [0, 9, ..] if payload.len() >= 20 => Some(ExportKind::Netflow),
+            [0, 10, ..] if payload.len() >= 16 => Some(ExportKind::Ipfix),
+            [0, 0, 0, 5, ..] if payload.len() >= 28 => Some(ExportKind::Sflow),
+            _ => None,
+        }
+    }
+}
+
+/// The UDP ports collectors listen on: NetFlow's 2055 (and Cisco's 9995,
+/// 9996), IPFIX's 4739, sFlow's 6343.
+pub const COLLECTOR_PORTS: [u16; 5] = [2055, 9995, 9996, 4739, 6343];
+
+/// The export a UDP datagram to `port` holds, judged by the port and the
+/// version field (both must agree; see [`FlowFormat::Auto`]).
+pub fn sniff(port: u16, payload: &[u8]) -> Option<ExportKind> {
+    let kind = ExportKind::of_payload(payload)?;
+    let port_fits = match kind {
+        ExportKind::Netflow | ExportKind::Ipfix => {
+            matches!(port, 2055 | 9995 | 9996 | 4739)
+        }
+        ExportKind::Sflow => port == 6343,
+    };
+    port_fits.then_some(kind)
+}
+
+/// What reading the exports found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExportStats {
+    /// Datagrams read, per protocol.
+    pub datagrams: u64,
+    /// The protocols seen.
+    pub kinds: Vec<ExportKind>,
+    /// Distinct exporters (address, and observation domain or source ID
+    /// for NetFlow/IPFIX; agent and sub-agent for sFlow).
+    pub exporters: u64,
+    /// Flow records (NetFlow/IPFIX) or flow samples (sFlow) used.
+    pub records: u64,
+    /// Records scaled by a sampling rate above 1.
+    pub sampled_records: u64,
+    /// Data sets that arrived before their template (NetFlow/IPFIX): their
+    /// records cannot be decoded and were dropped.
+    pub before_template_sets: u64,
+    /// The bytes of those data sets.
+    pub before_template_bytes: u64,
+    /// Records without IP addresses, or sFlow samples without a packet
+    /// header record: dropped.
+    pub unusable_records: u64,
+    /// Datagrams the decoder refused (damaged or cut), in part or whole.
+    pub damaged_datagrams: u64,
+    /// UDP datagrams of the capture that are not exports of the format read.
+    pub not_export: u64,
+    /// Records of flows first seen after the table held [`MAX_FLOWS`]: dropped.
+    pub over_cap: u64,
+    /// The bytes (scaled) of those records.
+    pub over_cap_bytes: u64,
+}
+
+/// Distinct flows and their (scaled) bytes, at most `cap` of them.
+#[derive(Debug)]
+pub struct FlowTable {
+    flows: HashMap<(FlowKey, Dir), u64>,
+    cap: usize,
+}
+
+impl Default for FlowTable {
+    fn default() -> FlowTable {
+        FlowTable::with_cap(MAX_FLOWS)
+    }
+}
+
+impl FlowTable {
+    /// A table of at most `cap` flows.
+    pub fn with_cap(cap: usize) -> FlowTable {
+        FlowTable {
+            flows: HashMap::new(),
+            cap,
+        }
+    }
+
+    /// Adds `bytes` to a flow; false (nothing added) when the flow is new
+    /// and the table full.
+    pub fn add(&mut self, key: FlowKey, dir: Dir, bytes: u64) -> bool {
+        let full = self.flows.len() >= self.cap;
+        match self.flows.get_mut(&(key, dir)) {
+            Some(b) => *b = b.saturating_add(bytes),
+            None if full => return false,
+            None => {
+                self.flows.insert((key, dir), bytes);
+            }
+        }
+        true
+    }
+
+    /// Distinct flows held.
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// No flow yet.
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// The flows, largest first (then by key, for a stable order).
+    pub fn into_flows(self) -> Vec<Flow> {
+        let mut v: Vec<Flow> = self
+            .flows
+            .into_iter()
+            .map(|((key, dir), bytes)| Flow {
+                key,
+                dir,
+                bytes: bytes.min(crate::input::MAX_FLOW_BYTES),
+                demand_bps: None,
+            })
+            .collect();
+        v.sort_by_cached_key(|f| (std::cmp::Reverse(f.bytes), format!("{:?}", f.key)));
+        v
+    }
+}
+
+/// A sampling rate as a fraction: a record stands for `num / den` times
+/// its counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rate {
+    num: u64,
+    den: u64,
+}
+
+impl Rate {
+    const ONE: Rate = Rate { num: 1, den: 1 };
+
+    fn of(num: u64, den: u64) -> Option<Rate> {
+        (num > 0 && den > 0).then_some(Rate { num, den })
+    }
+
+    fn scale(self, n: u64) -> u64 {
+        let v = u128::from(n) * u128::from(self.num) / u128::from(self.den);
+        u64::try_from(v).unwrap_or(u64::MAX)
+    }
+
+    fn is_one(self) -> bool {
+        self.num == self.den
+    }
+}
+
+/// The fields of one NetFlow/IPFIX record the planner reads, by
+/// information element number (the same numbers in both).
+#[derive(Default)]
+struct Fields {
+    src: Option<IpAddr>,
+    dst: Option<IpAddr>,
+    sport: Option<u16>,
+    dport: Option<u16>,
+    proto: Option<u8>,
+    octets: Option<u64>,
+    packets: Option<u64>,
+    l2_octets: Option<u64>,
+    src_mac: Option<[u8; 6]>,
+    dst_mac: Option<[u8; 6]>,
+    vlan: Option<u16>,
+    sampling: Sampling,
+}
+
+/// Sampling fields of a record or of options data.
+#[derive(Default)]
+struct Sampling {
+    /// samplingInterval (34) or samplerRandomInterval (50): 1 in N.
+    interval: Option<u64>,
+    /// samplingPacketInterval (305) and samplingPacketSpace (306): N
+    /// selected, then M skipped.
+    packet_interval: Option<u64>,
+    packet_space: Option<u64>,
+    /// samplingSize (309) out of samplingPopulation (310).
+    size: Option<u64>,
+    population: Option<u64>,
+}
+
+impl Sampling {
+    fn rate(&self) -> Option<Rate> {
+        if let Some(n) = self.interval.filter(|n| *n > 0) {
+            return Rate::of(n, 1);
+        }
+        if let Some(i) = self.packet_interval.filter(|n| *n > 0) {
+            let space = self.packet_space.unwrap_or(0);
+            return Rate::of(i.saturating_add(space), i);
+        }
+        match (self.size, self.population) {
+            (Some(s), Some(p)) if s > 0 && p >= s => Rate::of(p, s),
+            _ => None,
+        }
+    }
+}
+
+impl Fields {
+    fn set(&mut self, id: u16, v: &FieldValue) {
+        let num = || v.as_u64();
+        match id {
+            1 => self.octets = num(),
+            2 => self.packets = num(),
+            85 if self.octets.is_none() => self.octets = num(),
+            86 if self.packets.is_none() => self.packets = num(),
+            352 => self.l2_octets = num(),
+            4 => {
+                self.proto = match v {
+                    FieldValue::ProtocolType(p) => Some(u8::from(*p)),
+                    _ => num().and_then(|n| u8::try_from(n).ok()),
+                }
+            }
+            7 => self.sport = num().and_then(|n| u16::try_from(n).ok()),
+            11 => self.dport = num().and_then(|n| u16::try_from(n).ok()),
+            8 | 27 => self.src = ip_of(v),
+            12 | 28 => self.dst = ip_of(v),
+            56 => self.src_mac = mac_of(v),
+            80 => self.dst_mac = mac_of(v),
+            58 => self.vlan = num().and_then(|n| u16::try_from(n).ok()),
+            34 | 50 => self.sampling.interval = num(),
+            305 => self.sampling.packet_interval = num(),
+            306 => self.sampling.packet_space = num(),
+            309 => self.sampling.size = num(),
+            310 => self.sampling.population = num(),
+            _ => {}
+        }
+    }
+
+    /// The flow key, when the record names both addresses.
+    fn key(&self) -> Option<FlowKey> {
+        let (src, dst) = (self.src?, self.dst?);
+        if src.is_ipv4() != dst.is_ipv4() {
+            return None;
+        }
+        let proto = self.proto.unwrap_or(0);
+        let l4 = match (self.sport, self.dport) {
+            (Some(s), Some(d)) if matches!(proto, 6 | 17 | 132 | 33) => L4::Ports { src: s, dst: d },
+            _ => L4::None,
+        };
+        let mut key = FlowKey::ip(IpFlow::new(src, dst, proto, l4));
+        if let (Some(s), Some(d)) = (self.src_mac, self.dst_mac) {
+            key = key.with_macs(s, d);
+        }
+        if let Some(v) = self.vlan.filter(|v| (1..=4094).contains(v)) {
+            key = key.with_vlan(v);
+        }
+        Some(key)
+    }
+
+    /// Frame bytes: the layer-2 count when given, else the IP count plus
+    /// an Ethernet header per packet.
+    fn frame_bytes(&self) -> u64 {
+        match self.l2_octets {
+            Some(b) => b,
+            None => self
+                .octets
+                .unwrap_or(0)
+                .saturating_add(self.packets.unwrap_or(0).saturating_mul(ETHERNET_HEADER)),
+        }
+    }
+}
+
+fn ip_of(v: &FieldValue) -> Option<IpAddr> {
+    match v {
+        FieldValue::Ip4Addr(a) => Some(IpAddr::V4(*a)),
+        FieldValue::Ip6Addr(a) => Some(IpAddr::V6(*a)),
+        _ => None,
+    }
+}
+
+fn mac_of(v: &FieldValue) -> Option<[u8; 6]> {
+    match v {
+        FieldValue::MacAddr(m) => Some(*m),
+        _ => None,
+    }
+}
+
+fn v9_id(f: &V9Field) -> u16 {
+    u16::from(*f)
+}
+
+/// The information elements [`Fields::set`] reads.
+const READ_IDS: [u16; 21] = [
+    1, 2, 4, 7, 8, 11, 12, 27, 28, 34, 50, 56, 58, 80, 85, 86, 305, 306, 309, 310, 352,
+];
+
+/// An IANA element's number, for those the planner reads (the crate's
+/// enum has no conversion back to numbers).
+fn ipfix_id(f: &IpfixField) -> Option<u16> {
+    use netflow_parser::variable_versions::ipfix::lookup::IANAIPFixField as I;
+    match f {
+        IpfixField::IANA(I::Unknown(n)) => Some(*n),
+        IpfixField::IANA(i) => READ_IDS.iter().copied().find(|n| I::from(*n) == *i),
+        _ => None,
+    }
+}
+
+/// The direction of a flow under `host`, or `None` when it is neither
+/// from nor to it.
+pub(crate) fn dir_of(key: &FlowKey, host: Option<Host>) -> Option<Dir> {
+    match host {
+        None => Some(Dir::Out),
+        Some(Host::Mac(m)) if key.src_mac == m => Some(Dir::Out),
+        Some(Host::Mac(m)) if key.dst_mac == m => Some(Dir::In),
+        Some(Host::Ip(a)) if key.src_ip() == Some(a) => Some(Dir::Out),
+        Some(Host::Ip(a)) if key.dst_ip() == Some(a) => Some(Dir::In),
+        Some(_) => None,
+    }
+}
+
+/// Reads export datagrams one at a time and folds their records into
+/// flows. Sans-IO: the caller hands it each datagram with its sender.
+pub struct ExportReader {
+    only: Option<ExportKind>,
+    host: Option<Host>,
+    netflow: AutoScopedParser,
+    sampling: HashMap<(SocketAddr, u32), Rate>,
+    exporters: std::collections::HashSet<(SocketAddr, u32)>,
+    table: FlowTable,
+    stats: ExportStats,
+    unrelated: u64,
+}
+
+impl ExportReader {
+    /// A reader of the kind `only` (every kind when `None`), with
+    /// directions given by `host`, into a table of at most `cap` flows.
+    pub fn new(only: Option<ExportKind>, host: Option<Host>, cap: usize) -> ExportReader {
+        ExportReader {
+            only,
+            host,
+            netflow: AutoScopedParser::new(),
+            sampling: HashMap::new(),
+            exporters: Default::default(),
+            table: FlowTable::with_cap(cap),
+            stats: ExportStats::default(),
+            unrelated: 0,
+        }
+    }
+
+    /// What was read so far.
+    pub fn stats(&self) -> &ExportStats {
+        &self.stats
+    }
+
+    /// Distinct flows held so far.
+    pub fn flows_held(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether `payload` is an export this reader takes.
+    pub fn takes(&self, payload: &[u8]) -> bool {
+        match (ExportKind::of_payload(payload), self.only) {
+            (Some(k), Some(o)) => k == o,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    /// A UDP datagram that is not an export of the format read.
+    pub fn not_export(&mut self) {
+        self.stats.not_export += 1;
+    }
+
+    /// One datagram's payload from `from`.
+    pub fn datagram(&mut self, from: SocketAddr, payload: &[u8]) {
+        let Some(kind) = ExportKind::of_payload(payload).filter(|k| self.only.is_none_or(|o| o == *k))
+        else {
+            self.stats.not_export += 1;
+            return;
+        };
+        self.stats.datagrams += 1;
+        if !self.stats.kinds.contains(&kind) {
+            self.stats.kinds.push(kind);
+        }
+        match kind {
+            ExportKind::Netflow | ExportKind::Ipfix => self.netflow_datagram(from, payload),
+            ExportKind::Sflow => self.sflow_datagram(payload),
+        }
+    }
+
+    fn exporter(&mut self, id: (SocketAddr, u32)) {
+        if self.exporters.len() < MAX_EXPORTERS && self.exporters.insert(id) {
+            self.stats.exporters += 1;
+        }
+    }
+
+    fn announce(&mut self, id: (SocketAddr, u32), s: &Sampling) {
+        if let Some(r) = s.rate() {
+            if self.sampling.len() < MAX_EXPORTERS || self.sampling.contains_key(&id) {
+                self.sampling.insert(id, r);
+            }
+        }
+    }
+
+    fn netflow_datagram(&mut self, from: SocketAddr, payload: &[u8]) {
+        let result = self.netflow.parse_from_source(from, payload);
+        if result.error.is_some() {
+            self.stats.damaged_datagrams += 1;
+        }
+        for p in &result.packets {
+            match p {
+                NetflowPacket::V9(v9) => {
+                    use netflow_parser::variable_versions::v9::FlowSetBody as B;
+                    let id = (from, v9.header.source_id);
+                    self.exporter(id);
+                    for fs in &v9.flowsets {
+                        match &fs.body {
+                            B::Data(d) => {
+                                for r in &d.fields {
+                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
+                                    self.record(id, &f);
+                                }
+                            }
+                            B::OptionsData(o) => {
+                                for r in &o.fields {
+                                    let f = fields(
+                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
+                                    );
+                                    self.announce(id, &f.sampling);
+                                }
+                            }
+                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
+                            _ => {}
+                        }
+                    }
+                }
+                NetflowPacket::IPFix(ipfix) => {
+                    use netflow_parser::variable_versions::ipfix::FlowSetBody as B;
+                    let id = (from, ipfix.header.observation_domain_id);
+                    self.exporter(id);
+                    for fs in &ipfix.flowsets {
+                        match &fs.body {
+                            B::Data(d) => {
+                                for r in &d.fields {
+                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
+                                    self.record(id, &f);
+                                }
+                            }
+                            B::V9Data(d) => {
+                                for r in &d.fields {
+                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
+                                    self.record(id, &f);
+                                }
+                            }
+                            B::OptionsData(o) => {
+                                for r in &o.fields {
+                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
+                                    self.announce(id, &f.sampling);
+                                }
+                            }
+                            B::V9OptionsData(o) => {
+                                for r in &o.fields {
+                                    let f = fields(
+                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
+                                    );
+                                    self.announce(id, &f.sampling);
+                                }
+                            }
+                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
+                            _ => {}
+                        }
+                    }
+                }
+                // NetFlow v5/v7 are not asked for: the version sniffing
+                // lets only 9 and 10 through.
+                _ => {}
+            }
+        }
+    }
+
+    fn before_template(&mut self, bytes: usize) {
+        self.stats.before_template_sets += 1;
+        self.stats.before_template_bytes += bytes as u64;
+    }
+
+    fn record(&mut self, id: (SocketAddr, u32), f: &Fields) {
+        let Some(key) = f.key() else {
+            self.stats.unusable_records += 1;
+            return;
+        };
+        let rate = f
+            .sampling
+            .rate()
+            .or_else(|| self.sampling.get(&id).copied())
+            .unwrap_or(Rate::ONE);
+        self.add(key, rate.scale(f.frame_bytes()), rate);
+    }
+
+    fn add(&mut self, key: FlowKey, bytes: u64, rate: Rate) {
+        let Some(dir) = dir_of(&key, self.host) else {
+            self.unrelated += 1;
+            return;
+        };
+        self.stats.records += 1;
+        if !rate.is_one() {
+            self.stats.sampled_records += 1;
+        }
+        if !self.table.add(key, dir, bytes) {
+            self.stats.over_cap += 1;
+            self.stats.over_cap_bytes = self.stats.over_cap_bytes.saturating_add(bytes);
+        }
+    }
+
+    fn sflow_datagram(&mut self, payload: &[u8]) {
+        use sflow_parser::models::{FlowData, SampleData};
+        let d = match sflow_parser::parse_datagram(payload) {
+            Ok(d) => d,
+            Err(_) => {
+                self.stats.damaged_datagrams += 1;
+                return;
+            }
+        };
+        let agent = match d.agent_address {
+            sflow_parser::models::Address::IPv4(a) => IpAddr::V4(a),
+            sflow_parser::models::Address::IPv6(a) => IpAddr::V6(a),
+            _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        };
+        self.exporter((SocketAddr::new(agent, 0), d.sub_agent_id));
+        for s in &d.samples {
+            let (rate, records) = match &s.sample_data {
+                SampleData::FlowSample(f) => (f.sampling_rate, &f.flow_records),
+                SampleData::FlowSampleExpanded(f) => (f.sampling_rate, &f.flow_records),
+                _ => continue,
+            };
+            let header = records.iter().find_map(|r| match &r.flow_data {
+                FlowData::SampledHeader(h) => Some(h),
+                _ => None,
+            });
+            let Some(h) = header else {
+                self.stats.unusable_records += 1;
+                continue;
+            };
+            let Some(key) = sampled_key(h) else {
+                self.stats.unusable_records += 1;
+                continue;
+            };
+            let rate = Rate::of(u64::from(rate), 1).unwrap_or(Rate::ONE);
+            self.add(key, rate.scale(u64::from(h.frame_length)), rate);
+        }
+    }
+
+    /// The flows and what was counted; `unrelated` counts records neither
+    /// from nor to the host.
+    pub fn finish(self) -> (Vec<Flow>, ExportStats, u64) {
+        (self.table.into_flows(), self.stats, self.unrelated)
+    }
+}
+
+/// The flow key of an sFlow sampled header: an Ethernet frame, or an IP
+/// packet (given an Ethernet header of zeros to be read the same way).
+fn sampled_key(h: &sflow_parser::models::record_flows::SampledHeader) -> Option<FlowKey> {
+    use sflow_parser::models::record_flows::HeaderProtocol as P;
+    let et: [u8; 2] = match h.protocol {
+        P::EthernetIso88023 => return Some(FlowKey::from_frame(&h.header)),
+        P::Ipv4 => [0x08, 0x00],
+        P::Ipv6 => [0x86, 0xdd],
+        _ => return None,
+    };
+    let mut frame = Vec::with_capacity(14 + h.header.len());
+    frame.extend_from_slice(&[0; 12]);
+    frame.extend_from_slice(&et);
+    frame.extend_from_slice(&h.header);
+    Some(FlowKey::from_frame(&frame))
+}
+
+fn fields<'a>(it: impl Iterator<Item = (Option<u16>, &'a FieldValue)>) -> Fields {
+    let mut f = Fields::default();
+    for (id, v) in it {
+        if let Some(id) = id {
+            f.set(id, v);
+        }
+    }
+    f
+}
+
+/// The sender, destination port and payload of a UDP datagram in a frame
+/// of link type Ethernet (or raw IP when `raw_ip`).
+pub fn udp_of(frame: &[u8], raw_ip: bool) -> Option<(SocketAddr, u16, &[u8])> {
+    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    let p = if raw_ip {
+        SlicedPacket::from_ip(frame).ok()?
+    } else {
+        SlicedPacket::from_ethernet(frame).ok()?
+    };
+    let src = match p.net? {
+        NetSlice::Ipv4(v4) => IpAddr::V4(v4.header().source_addr()),
+        NetSlice::Ipv6(v6) => IpAddr::V6(v6.header().source_addr()),
+        _ => return None,
+    };
+    match p.transport? {
+        TransportSlice::Udp(u) => Some((
+            SocketAddr::new(src, u.source_port()),
+            u.destination_port(),
+            u.payload(),
+        )),
+        _ => None,
+    }
+}
+
+/// Runs arbitrary bytes through the export decoders as one datagram of
+/// each kind, then a prediction of the flows: never panics (for the
+/// `plan_export` fuzz target).
+pub fn fuzz_one(data: &[u8]) {
+    let from: SocketAddr = "192.0.2.1:2055".parse().unwrap_or(SocketAddr::from(([0; 4], 0)));
+    let mut r = ExportReader::new(None, None, 64);
+    // A template in one datagram, its data in the next: both halves.
+    let mid = data.len() / 2;
+    r.datagram(from, data);
+    r.datagram(from, &data[..mid]);
+    r.datagram(from, &data[mid..]);
+    let (flows, st, _) = r.finish();
+    assert!(flows.len() <= 64, "{} flows over the cap", flows.len());
+    assert!(st.records >= flows.len() as u64, "{st:?}");
+    if !flows.is_empty() {
+        let end = crate::EndConfig {
+            spread: crate::Spread::candidates()[0],
+            links: 2,
+            rate_bps: 1e9,
+        };
+        let p = crate::predict(&flows, Dir::Out, &end);
+        let shares: f64 = p.links.iter().map(|l| l.share).sum();
+        assert!(p.bytes == 0 || (shares - 1.0).abs() < 1e-6);
+    }
+}
