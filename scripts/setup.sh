@@ -13,7 +13,9 @@
 #            and iperf3 (the lab's checks and workloads)
 #   test     what the test suite drives: tshark, tcpdump, Open vSwitch
 #            (interoperability tests, the lab's `kind = "ovs"` switches),
-#            bpftool, tmux, promtool (prometheus: the metrics pages are
+#            bpftool, tmux, softflowd and pmacct (independent NetFlow v9,
+#            IPFIX and sFlow exporters for the planner's tests), promtool
+#            (prometheus: the metrics pages are
 #            checked with it); and for the benchmark scripts GNU time
 #            (resident memory) and xxd
 #   package  building and checking the Debian package: cargo-deb (from
@@ -36,7 +38,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus softflowd pmacct"
 pkgs_package="systemd man-db dpkg"
 pkgs_parsers="python3 python3-venv"
 # The parsers' venv: these pins, written to its marker file once installed.

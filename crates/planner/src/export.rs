@@ -333,7 +333,9 @@ impl Fields {
         }
         let proto = self.proto.unwrap_or(0);
         let l4 = match (self.sport, self.dport) {
-            (Some(s), Some(d)) if matches!(proto, 6 | 17 | 132 | 33) => L4::Ports { src: s, dst: d },
+            (Some(s), Some(d)) if matches!(proto, 6 | 17 | 132 | 33) => {
+                L4::Ports { src: s, dst: d }
+            }
             _ => L4::None,
         };
         let mut key = FlowKey::ip(IpFlow::new(src, dst, proto, l4));
@@ -462,7 +464,8 @@ impl ExportReader {
 
     /// One datagram's payload from `from`.
     pub fn datagram(&mut self, from: SocketAddr, payload: &[u8]) {
-        let Some(kind) = ExportKind::of_payload(payload).filter(|k| self.only.is_none_or(|o| o == *k))
+        let Some(kind) =
+            ExportKind::of_payload(payload).filter(|k| self.only.is_none_or(|o| o == *k))
         else {
             self.stats.not_export += 1;
             return;
@@ -634,7 +637,7 @@ impl ExportReader {
                 continue;
             };
             let rate = Rate::of(u64::from(rate), 1).unwrap_or(Rate::ONE);
-            self.add(key, rate.scale(u64::from(h.frame_length)), rate);
+            self.add(key, rate.scale(frame_bytes(h)), rate);
         }
     }
 
@@ -642,6 +645,19 @@ impl ExportReader {
     /// from nor to the host.
     pub fn finish(self) -> (Vec<Flow>, ExportStats, u64) {
         (self.table.into_flows(), self.stats, self.unrelated)
+    }
+}
+
+/// The bytes of an sFlow sampled packet as a capture counts them. sFlow
+/// v5 (section "Packet Header Data") counts a layer-2 frame with its
+/// frame check sequence, which captures leave out: 4 bytes less. An IP
+/// header's length gets an Ethernet header, as NetFlow's do.
+fn frame_bytes(h: &sflow_parser::models::record_flows::SampledHeader) -> u64 {
+    use sflow_parser::models::record_flows::HeaderProtocol as P;
+    let len = u64::from(h.frame_length);
+    match h.protocol {
+        P::EthernetIso88023 => len.saturating_sub(4),
+        _ => len + ETHERNET_HEADER,
     }
 }
 
@@ -700,7 +716,9 @@ pub fn udp_of(frame: &[u8], raw_ip: bool) -> Option<(SocketAddr, u16, &[u8])> {
 /// each kind, then a prediction of the flows: never panics (for the
 /// `plan_export` fuzz target).
 pub fn fuzz_one(data: &[u8]) {
-    let from: SocketAddr = "192.0.2.1:2055".parse().unwrap_or(SocketAddr::from(([0; 4], 0)));
+    let from: SocketAddr = "192.0.2.1:2055"
+        .parse()
+        .unwrap_or(SocketAddr::from(([0; 4], 0)));
     let mut r = ExportReader::new(None, None, 64);
     // A template in one datagram, its data in the next: both halves.
     let mid = data.len() / 2;
