@@ -362,3 +362,89 @@ fn pmacct_sflow_plans_as_the_capture_does() {
     std::fs::write(&export, export_capture(&got, 6343)).unwrap();
     sampled_plan(&pcap, &export, 4);
 }
+
+/// Hand-built exports, no exporter needed: a file of length-prefixed
+/// datagrams whose first data set comes before its template (counted and
+/// named), and a capture mixing exports with other UDP traffic (refused
+/// in auto, read either way when the format is named).
+#[test]
+fn dropped_records_are_counted_and_mixed_captures_need_a_format() {
+    use lagkit_planner::export::build::*;
+    let dir = Dir::new("exports-hand");
+    let rec = record([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 1000, 5);
+    let datagrams = [
+        v9(1, &[data(256, std::slice::from_ref(&rec))]),
+        v9(1, &[v9_template(256, &FIVE_TUPLE)]),
+        v9(1, &[data(256, &[rec.clone(), rec])]),
+    ];
+    let mut file = Vec::new();
+    for d in &datagrams {
+        file.extend_from_slice(&(d.len() as u16).to_be_bytes());
+        file.extend_from_slice(d);
+    }
+    let bin = dir.0.join("datagrams.bin");
+    std::fs::write(&bin, &file).unwrap();
+    let (code, out, err) =
+        common::lagkit("plan", &[bin.to_str().unwrap(), "--flow-format", "netflow"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("3 datagrams of NetFlow v9 from 1 exporter: 2 records in 1 flows"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dropped: 1 data sets (24 bytes) came before their template"),
+        "{out}"
+    );
+    let (code, out, _) = common::lagkit(
+        "plan",
+        &[bin.to_str().unwrap(), "--flow-format", "netflow", "--json"],
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["capture"]["export"]["before_template_sets"], 1);
+    assert_eq!(
+        v["directions"][0]["prediction"]["bytes"],
+        2 * (1000 + 5 * 14)
+    );
+    // Cut inside the last datagram: planned from those before, with a warning.
+    std::fs::write(&bin, &file[..file.len() - 3]).unwrap();
+    let (code, out, err) =
+        common::lagkit("plan", &[bin.to_str().unwrap(), "--flow-format", "netflow"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("packet 3 is cut short"), "{err}");
+    assert!(out.contains("0 records in 0 flows"), "{out}");
+
+    // One export datagram and one DNS query: ambiguous.
+    let mut frames = vec![];
+    for (port, payload) in [(2055u16, datagrams[1].clone()), (53, vec![0u8; 30])] {
+        let mut v = Vec::new();
+        etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .udp(40000, port)
+            .write(&mut v, &payload)
+            .unwrap();
+        frames.push(v);
+    }
+    let mixed = dir.0.join("mixed.pcap");
+    std::fs::write(&mixed, pcap_of(&frames)).unwrap();
+    let m = mixed.to_str().unwrap();
+    let (code, _, err) = common::lagkit("plan", &[m]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("1 of the first 2 UDP datagrams are flow exports")
+            && err.contains("--flow-format"),
+        "{err}"
+    );
+    let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "packets"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 packets in 2 flows"), "{out}");
+    let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "netflow"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("dropped: 1 packets are not exports"), "{out}");
+    // A flow list is not a file of datagrams.
+    let csv = dir.0.join("flows.csv");
+    std::fs::write(&csv, "src,dst\n10.0.0.1,10.0.0.2\n").unwrap();
+    let (code, _, err) = common::lagkit("plan", &[csv.to_str().unwrap(), "--flow-format", "ipfix"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a file of datagrams"), "{err}");
+}

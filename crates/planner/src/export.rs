@@ -26,10 +26,10 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The most distinct flows (header key and direction) one input is folded
-/// into: 2^20. A flow first seen when the table is full is counted in
+/// into: 2^19. A flow first seen when the table is full is counted in
 /// [`ExportStats::over_cap`] and left out; its bytes are reported. About
-/// 200 MiB at the cap.
-pub const MAX_FLOWS: usize = 1 << 20;
+/// 220 MiB at the cap.
+pub const MAX_FLOWS: usize = 1 << 19;
 
 /// The most exporters (address and observation domain) whose sampling
 /// interval is remembered: as many as `netflow_parser` keeps template
@@ -823,10 +823,18 @@ pub mod build {
 
     /// The template [`record`] fills: IPv4 addresses, ports, protocol,
     /// octets and packets.
-    pub const FIVE_TUPLE: [(u16, u16); 7] = [(8, 4), (12, 4), (7, 2), (11, 2), (4, 1), (1, 4), (2, 4)];
+    pub const FIVE_TUPLE: [(u16, u16); 7] =
+        [(8, 4), (12, 4), (7, 2), (11, 2), (4, 1), (1, 4), (2, 4)];
 
     /// A record of [`FIVE_TUPLE`].
-    pub fn record(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, octets: u32, packets: u32) -> Vec<u8> {
+    pub fn record(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sport: u16,
+        dport: u16,
+        octets: u32,
+        packets: u32,
+    ) -> Vec<u8> {
         let mut r = Vec::new();
         r.extend_from_slice(&src);
         r.extend_from_slice(&dst);
@@ -1023,8 +1031,43 @@ mod tests {
         r.datagram(from(), &v9(1, &[data(256, &recs[..1])]));
         let (f, st, _) = r.finish();
         assert_eq!(f.len(), 3);
-        assert_eq!((st.records, st.over_cap, st.over_cap_bytes), (6, 2, 2 * 114));
+        assert_eq!(
+            (st.records, st.over_cap, st.over_cap_bytes),
+            (6, 2, 2 * 114)
+        );
         assert_eq!(f[0].bytes, 2 * 114, "a known flow still grows");
+    }
+
+    /// docs/reference/limits.md gives both caps with their values, and
+    /// the table's memory at the cap is what it says (about 220 MiB).
+    #[test]
+    fn the_limits_page_gives_the_caps() {
+        let page = include_str!("../../../docs/reference/limits.md");
+        let grouped = |v: usize| {
+            let s = v.to_string();
+            let mut out = String::new();
+            for (i, c) in s.chars().enumerate() {
+                if i > 0 && (s.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
+        for (name, v) in [("MAX_FLOWS", MAX_FLOWS), ("MAX_EXPORTERS", MAX_EXPORTERS)] {
+            let row = page
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{name}`")))
+                .unwrap_or_else(|| panic!("limits.md has no row for {name}"));
+            assert!(row.contains(&grouped(v)), "{name} = {v}: {row}");
+        }
+        // hashbrown: the entry and one control byte per bucket, buckets a
+        // power of two at most 7/8 full.
+        let entry = std::mem::size_of::<((FlowKey, Dir), u64)>() + 1;
+        let buckets = (MAX_FLOWS * 8 / 7).next_power_of_two();
+        let mib = (entry * buckets) >> 20;
+        eprintln!("{entry} bytes a flow, {mib} MiB at the cap");
+        assert!((150..250).contains(&mib), "{mib} MiB at the cap");
     }
 
     /// The peak resident memory of this process, in KiB (Linux).
@@ -1077,5 +1120,29 @@ mod tests {
         assert_eq!(f.len() as u64, n.min(cap as u64));
         assert_eq!(st.over_cap, n.saturating_sub(cap as u64));
         assert!(grew < 128 << 10, "peak memory grew by {grew} KiB");
+    }
+}
+
+#[cfg(test)]
+mod fuzz_corpus {
+    /// Every input the `plan_export` fuzz target has kept (fuzz/corpus,
+    /// replayed here because cargo-fuzz needs a nightly toolchain) is
+    /// read without breaking an invariant; the seeds (datagrams softflowd
+    /// and pmacct sent) give flows.
+    #[test]
+    fn the_plan_export_corpus_holds_its_invariants() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/plan_export");
+        let mut with_flows = 0;
+        let mut n = 0;
+        for f in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+            let data = std::fs::read(f.unwrap().path()).unwrap();
+            super::fuzz_one(&data);
+            let mut r = super::ExportReader::new(None, None, 64);
+            r.datagram(std::net::SocketAddr::from(([192, 0, 2, 1], 2055)), &data);
+            with_flows += usize::from(r.flows_held() > 0);
+            n += 1;
+        }
+        assert!(n >= 9, "{dir} holds only {n} files");
+        assert!(with_flows >= 3, "only {with_flows} corpus files give flows");
     }
 }

@@ -164,10 +164,7 @@ pub fn read_flows_as(
         Some(Capture::Pcap) => read_pcap(path, input.into_reader(), host, format),
         Some(Capture::PcapNg) => read_pcapng(path, input.into_reader(), host, format),
         None if !matches!(format, FlowFormat::Auto | FlowFormat::Packets) => {
-            Err(InputError::Format {
-                path: path.to_path_buf(),
-                why: "flow exports are read from a pcap or pcapng capture of the export traffic (UDP to the collector); this is not a capture".into(),
-            })
+            read_datagrams(path, input.into_reader(), host, format)
         }
         None => {
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -822,6 +819,76 @@ fn read_pcapng(
             _ => {}
         }
     }
+    f.finish(path)
+}
+
+/// The longest datagram a file of datagrams holds: a UDP payload.
+const MAX_DATAGRAM: usize = 65_535;
+
+/// Reads a file of export datagrams, each a 2-byte big-endian length and
+/// that many bytes of UDP payload (what a collector that saves raw
+/// datagrams writes), all from one exporter. A length running past the
+/// end is a cut: the datagrams before it are planned.
+fn read_datagrams(
+    path: &Path,
+    mut r: impl Read,
+    host: Option<Host>,
+    format: FlowFormat,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let mut f = Folder::new(host, format);
+    let from = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let io = |e: std::io::Error| InputError::Io {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    loop {
+        let mut len = [0u8; 2];
+        match read_full(&mut r, &mut len).map_err(io)? {
+            0 => break,
+            2 => {}
+            _ => return cut_datagram(path, f),
+        }
+        let n = usize::from(u16::from_be_bytes(len));
+        if read_full(&mut r, &mut buf[..n]).map_err(io)? < n {
+            return cut_datagram(path, f);
+        }
+        f.stats.packets += 1;
+        if let Some(x) = &mut f.export {
+            x.datagram(from, &buf[..n]);
+        }
+    }
+    f.finish(path)
+}
+
+/// Reads until `buf` is full or the input ends: how many bytes were read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+fn cut_datagram(path: &Path, mut f: Folder) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    if f.stats.packets == 0 {
+        return Err(InputError::Bad {
+            path: path.to_path_buf(),
+            at: "packet 1".into(),
+            line: None,
+            why: "not a file of datagrams (each a 2-byte big-endian length, then the UDP payload): the first is cut short".into(),
+        });
+    }
+    f.stats.skipped = Some(Skipped {
+        from_packet: f.stats.packets + 1,
+        packets: Some(1),
+        why: "the file ends inside its length or payload".into(),
+    });
     f.finish(path)
 }
 
