@@ -789,7 +789,7 @@ pub mod build {
     }
 
     fn set_len(mut b: Vec<u8>) -> Vec<u8> {
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
         let n = b.len() as u16;
@@ -858,7 +858,7 @@ pub mod build {
         be(&mut hdr, 4); // stripped: the FCS
         be(&mut hdr, frame.len() as u32);
         hdr.extend_from_slice(frame);
-        while hdr.len() % 4 != 0 {
+        while !hdr.len().is_multiple_of(4) {
             hdr.push(0);
         }
         // The flow sample (format 0:1).
@@ -1006,7 +1006,7 @@ mod tests {
             .write(&mut frame, &[0; 20])
             .unwrap();
         let d = sflow([10, 0, 0, 9], 512, &frame, 1518);
-        let (f, st) = read(&[d.clone()]);
+        let (f, st) = read(std::slice::from_ref(&d));
         assert_eq!((st.records, st.sampled_records, st.exporters), (1, 1, 1));
         assert_eq!(f[0].bytes, 512 * 1514);
         assert_eq!(f[0].key.l4_ports(), Some((5000, 53)));
@@ -1047,7 +1047,7 @@ mod tests {
             let s = v.to_string();
             let mut out = String::new();
             for (i, c) in s.chars().enumerate() {
-                if i > 0 && (s.len() - i) % 3 == 0 {
+                if i > 0 && (s.len() - i).is_multiple_of(3) {
                     out.push(',');
                 }
                 out.push(c);
