@@ -6,8 +6,10 @@
 //! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by the
 //! `netflow_parser` crate, with one template cache per exporter and
 //! observation domain (source ID), so two routers' template 256 never
-//! mix; sFlow v5 by the `sflow-parser` crate, whose flow samples carry the
-//! first bytes of a sampled packet.
+//! mix; sFlow v5 by the `sflow-parser` crate (no dependencies, every
+//! structure of the sFlow v5 specification and its extensions, each with
+//! a test; kept rather than a decoder of our own), whose flow samples
+//! carry the first bytes of a sampled packet.
 //!
 //! Records are scaled by their sampling rate (a NetFlow/IPFIX record's own
 //! sampling field, else the last sampling interval the exporter announced
@@ -495,6 +497,9 @@ impl ExportReader {
     }
 
     fn netflow_datagram(&mut self, from: SocketAddr, payload: &[u8]) {
+        // An exporter is its address: a restarted exporter sends from
+        // another port, and its templates come again anyway.
+        let from = SocketAddr::new(from.ip(), 0);
         let result = self.netflow.parse_from_source(from, payload);
         if result.error.is_some() {
             self.stats.damaged_datagrams += 1;
@@ -603,6 +608,11 @@ impl ExportReader {
         }
     }
 
+    /// sflow-parser holds a datagram's samples and records in vectors whose
+    /// preallocation it caps at 1024 entries, and refuses opaque fields
+    /// over 100 MB (a zeroed allocation, never written, before the read
+    /// fails), so a hostile datagram costs memory in proportion to its
+    /// own length.
     fn sflow_datagram(&mut self, payload: &[u8]) {
         use sflow_parser::models::{FlowData, SampleData};
         let d = match sflow_parser::parse_datagram(payload) {
