@@ -583,6 +583,10 @@ const DECIDE_AFTER: usize = 32;
 /// a capture without UDP among its first 1024 packets is the traffic.
 const DECIDE_WITHIN: usize = 1024;
 
+/// And how many bytes of them: 16 MiB (a capture's packets may each be
+/// megabytes).
+const DECIDE_BYTES: usize = 16 << 20;
+
 /// Folds packets into flows: as the traffic itself, or as the flow
 /// exports they carry ([`FlowFormat`]).
 struct Folder {
@@ -594,6 +598,8 @@ struct Folder {
     pending: Vec<(Option<DataLink>, Vec<u8>, u32)>,
     /// UDP datagrams among `pending`, and how many of them are exports.
     pending_udp: (usize, usize),
+    /// The bytes held in `pending`.
+    pending_bytes: usize,
     export: Option<ExportReader>,
     /// Auto found exports and other UDP traffic mixed: what to say.
     ambiguous: Option<String>,
@@ -615,6 +621,7 @@ impl Folder {
             format,
             pending: Vec::new(),
             pending_udp: (0, 0),
+            pending_bytes: 0,
             export,
             ambiguous: None,
         }
@@ -629,7 +636,11 @@ impl Folder {
                 self.pending_udp.1 += usize::from(crate::export::sniff(port, payload).is_some());
             }
             self.pending.push((link, data.to_vec(), len));
-            if self.pending_udp.0 >= DECIDE_AFTER || self.pending.len() >= DECIDE_WITHIN {
+            self.pending_bytes += data.len();
+            if self.pending_udp.0 >= DECIDE_AFTER
+                || self.pending.len() >= DECIDE_WITHIN
+                || self.pending_bytes >= DECIDE_BYTES
+            {
                 self.decide();
             }
             return;
@@ -1149,6 +1160,38 @@ mod tests {
         assert_eq!(e.to_string(), "/dev/zero: not a text file (byte 0 is NUL)");
         assert!(t.elapsed() < std::time::Duration::from_secs(1));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Auto holds the first packets while it decides, then plans every
+    /// one of them: past its 1024-packet window, and within it.
+    #[test]
+    fn auto_decides_and_plans_every_packet_it_held() {
+        for n in [3u16, 1500] {
+            let frames: Vec<Vec<u8>> = (0..n).map(|i| tcp_frame(1000 + i % 7)).collect();
+            let (f, st) = read_bytes("c.pcap", &pcap_of(&frames)).unwrap();
+            assert_eq!((st.packets, f.len()), (u64::from(n), 7.min(usize::from(n))));
+            assert!(st.export.is_none());
+            let bytes: u64 = f.iter().map(|f| f.bytes).sum();
+            assert_eq!(bytes, u64::from(n) * frames[0].len() as u64);
+        }
+        // NetFlow v9 to 2055 from 192.0.2.9: exports.
+        use crate::export::build::*;
+        let d = v9(
+            1,
+            &[
+                v9_template(256, &FIVE_TUPLE),
+                data(256, &[record([10, 0, 0, 1], [10, 0, 0, 2], 5, 6, 100, 1)]),
+            ],
+        );
+        let mut frame = Vec::new();
+        etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 1])
+            .ipv4([192, 0, 2, 9], [192, 0, 2, 1], 64)
+            .udp(40000, 2055)
+            .write(&mut frame, &d)
+            .unwrap();
+        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame])).unwrap();
+        assert_eq!(st.export.unwrap().records, 1);
+        assert_eq!((f.len(), f[0].bytes), (1, 114));
     }
 
     #[test]
