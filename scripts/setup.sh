@@ -14,7 +14,9 @@
 #   test     what the test suite drives: tshark, tcpdump, Open vSwitch
 #            (interoperability tests, the lab's `kind = "ovs"` switches),
 #            bpftool, tmux, chromium (the HTML report rendered headless),
-#            promtool (prometheus: the metrics pages are
+#            softflowd and pmacct (independent NetFlow v9, IPFIX and
+#            sFlow exporters for the planner's tests), promtool
+#            (prometheus: the metrics pages are
 #            checked with it); and for the benchmark scripts GNU time
 #            (resident memory) and xxd
 #   package  building and checking the Debian package: cargo-deb (from
@@ -37,7 +39,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus chromium"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus chromium softflowd pmacct"
 pkgs_package="systemd man-db dpkg"
 pkgs_parsers="python3 python3-venv"
 # The parsers' venv: these pins, written to its marker file once installed.

@@ -1291,7 +1291,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__plan)
-            opts="-h --lab --short --measured --host-hash --config --bond --switch-hash --cisco-switch --links --rate --host --explain --top --json --svg --help"
+            opts="-h --lab --short --measured --host-hash --config --bond --switch-hash --cisco-switch --links --rate --host --flow-format --explain --top --json --svg --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1331,6 +1331,10 @@ _lagkit() {
                     ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --flow-format)
+                    COMPREPLY=($(compgen -W "auto packets netflow ipfix sflow" -- "${cur}"))
                     return 0
                     ;;
                 --top)

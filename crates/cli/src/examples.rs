@@ -15,6 +15,12 @@ EXAMPLES:
   # A built-in lab scenario's configurations, planned
   lagkit plan --lab ibm-6513 --short
 
+  # A router's NetFlow v9/IPFIX or a switch's sFlow export, captured on
+  # the collector (here softflowd's NetFlow v9, sampled 1 in 2: records
+  # are scaled by the exporter's sampling interval)
+  tcpdump -i eth0 -w export.pcap udp port 2055 or udp port 4739 or udp port 6343
+  lagkit plan examples/plan/netflow9-sampled.pcap --host 10.0.0.1 --host-hash layer3+4
+
   A flow list is CSV with a header naming any of these columns, in any order:
   proto,src,sport,dst,dport,src_mac,dst_mac,vlan,bytes,rate,dir";
 

@@ -61,6 +61,15 @@ pub struct Args {
     /// to it `in`, others are skipped. Without it every frame is `out`.
     #[arg(long)]
     host: Option<String>,
+    /// How to read a capture: `auto` (flow exports when every one of its
+    /// first UDP datagrams goes to a collector port, 2055, 9995, 9996,
+    /// 4739 or 6343, with a NetFlow v9, IPFIX or sFlow v5 version field;
+    /// else the traffic itself), `packets` (the traffic itself), or
+    /// `netflow`, `ipfix`, `sflow` (exports of that format on any port).
+    /// Exported records are scaled by their sampling rate.
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = ["auto", "packets", "netflow", "ipfix", "sflow"])]
+    flow_format: String,
     /// Name the causes of an imbalance and what to change.
     #[arg(long)]
     explain: bool,
@@ -238,6 +247,77 @@ fn input_failure(e: lagkit_planner::InputError) -> Failure {
     }
 }
 
+/// What a capture of flow exports held, in one line (and a second for
+/// what was dropped).
+fn export_summary(
+    traffic: &std::path::Path,
+    st: &lagkit_planner::input::CaptureStats,
+    x: &lagkit_planner::export::ExportStats,
+    flows: usize,
+) -> String {
+    let kinds: Vec<&str> = x.kinds.iter().map(|k| k.name()).collect();
+    let mut s = format!(
+        "{}: {} datagrams of {} from {} exporter{}: {} records in {} flows",
+        lagkit_input::name(traffic),
+        x.datagrams,
+        if kinds.is_empty() {
+            "flow exports".to_string()
+        } else {
+            kinds.join(" and ")
+        },
+        x.exporters,
+        if x.exporters == 1 { "" } else { "s" },
+        x.records,
+        flows,
+    );
+    if x.sampled_records > 0 {
+        s += &format!(
+            " ({} sampled, scaled by their sampling rate)",
+            x.sampled_records
+        );
+    }
+    let mut dropped = Vec::new();
+    if x.before_template_sets > 0 {
+        dropped.push(format!(
+            "{} data sets ({} bytes) came before their template",
+            x.before_template_sets, x.before_template_bytes
+        ));
+    }
+    if x.unusable_records > 0 {
+        dropped.push(format!(
+            "{} records name no IP addresses or packet header",
+            x.unusable_records
+        ));
+    }
+    if x.damaged_datagrams > 0 {
+        dropped.push(format!("{} datagrams are damaged", x.damaged_datagrams));
+    }
+    if x.over_cap > 0 {
+        dropped.push(format!(
+            "{} records ({} bytes) of flows past the table's {} flows",
+            x.over_cap,
+            x.over_cap_bytes,
+            lagkit_planner::export::MAX_FLOWS
+        ));
+    }
+    if st.unrelated > 0 {
+        dropped.push(format!(
+            "{} records neither from nor to the host",
+            st.unrelated
+        ));
+    }
+    if x.not_export + st.not_udp > 0 {
+        dropped.push(format!(
+            "{} packets are not exports",
+            x.not_export + st.not_udp
+        ));
+    }
+    if !dropped.is_empty() {
+        s += &format!("\n  dropped: {}", dropped.join("; "));
+    }
+    s
+}
+
 /// Runs `lagkit plan`.
 pub fn run(a: Args) -> Result<(), Failure> {
     if let Some(name) = a.lab.clone() {
@@ -271,7 +351,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| usage(format!("--host: {e}")))?;
     let traffic = a.traffic.clone().unwrap_or_default();
-    let (flows, stats) = lagkit_planner::read_flows(&traffic, host).map_err(input_failure)?;
+    let format: lagkit_planner::export::FlowFormat = a.flow_format.parse().map_err(usage)?;
+    let (flows, stats) =
+        lagkit_planner::input::read_flows_as(&traffic, host, format).map_err(input_failure)?;
     if let Some(sk) = &stats.skipped {
         eprintln!("lagkit: warning: {}: {sk}", lagkit_input::name(&traffic));
     }
@@ -297,7 +379,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
         let v = serde_json::to_string_pretty(&v).map_err(|e| Failure::Runtime(e.to_string()))?;
         println!("{v}");
     } else {
-        if stats.packets > 0 {
+        if let Some(x) = &stats.export {
+            println!("{}", export_summary(&traffic, &stats, x, flows.len()));
+        } else if stats.packets > 0 {
             println!(
                 "{}: {} packets in {} flows{}{}",
                 lagkit_input::name(&traffic),

@@ -55,6 +55,8 @@ pub const TOOLS: &[Tool] = &[
     t("bpftool", "bpftool", "test", "inspecting attached programs (tests)"),
     t("tmux", "tmux", "test", "a terminal for lagkit top (tests)"),
     t("chromium", "chromium", "test", "rendering the lab's report.html headless (tests)"),
+    t("softflowd", "softflowd", "test", "NetFlow v9 and IPFIX exports of a capture (tests)"),
+    t("pmacctd", "pmacct", "test", "sFlow v5 exports of a capture (tests)"),
     t("ovs-vsctl", "openvswitch-switch", "test", "Open vSwitch as the lab's switch"),
     t("ovs-vswitchd", "openvswitch-switch", "test", "Open vSwitch as the lab's switch"),
     t("ovsdb-server", "openvswitch-common", "test", "Open vSwitch as the lab's switch"),

@@ -6,6 +6,7 @@
 //! costs memory only for its distinct flows. Every error names the file,
 //! the line (or packet) and what to fix; nothing here panics on bad input.
 
+use crate::export::{ExportKind, ExportReader, ExportStats, FlowFormat};
 use crate::flow::{Dir, Flow};
 use lagkit_hash::{ip_proto, FlowKey, IpFlow, L4};
 use pcap_file::pcapng::Block;
@@ -57,8 +58,17 @@ pub struct CaptureStats {
     pub packets: u64,
     /// Packets on interfaces that are not Ethernet (skipped).
     pub not_ethernet: u64,
-    /// Packets neither from nor to the host (when a host was named).
+    /// Packets (or exported records) neither from nor to the host (when
+    /// a host was named).
     pub unrelated: u64,
+    /// Packets that are not UDP, in a capture of flow exports (skipped).
+    pub not_udp: u64,
+    /// Flows left out because the flow table was full
+    /// ([`crate::export::MAX_FLOWS`]).
+    pub flows_dropped: u64,
+    /// When the capture held flow exports: what they held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub export: Option<ExportStats>,
     /// Where the capture was damaged or cut short, when it was after at
     /// least one good packet: the flows are those of the packets before.
     pub skipped: Option<Skipped>,
@@ -130,6 +140,20 @@ pub fn read_flows(
     path: &Path,
     host: Option<Host>,
 ) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    read_flows_as(path, host, FlowFormat::Auto)
+}
+
+/// [`read_flows`], with a capture read as `format`: the traffic itself
+/// ([`FlowFormat::Packets`]), NetFlow v9, IPFIX or sFlow v5 exports, or
+/// whichever its first UDP datagrams show ([`FlowFormat::Auto`]: exports
+/// when every one goes to a collector port, 2055, 9995, 9996, 4739 or
+/// 6343, with a matching version field). A format other than auto given
+/// for a flow list is an error.
+pub fn read_flows_as(
+    path: &Path,
+    host: Option<Host>,
+    format: FlowFormat,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
     let input_err = |e: lagkit_input::InputError| InputError::Io {
         path: PathBuf::from(e.file()),
         why: e.reason(),
@@ -137,8 +161,11 @@ pub fn read_flows(
     let mut input = lagkit_input::Opened::open(path).map_err(input_err)?;
     let magic = input.head(4).map_err(input_err)?.to_vec();
     match capture_kind(&magic) {
-        Some(Capture::Pcap) => read_pcap(path, input.into_reader(), host),
-        Some(Capture::PcapNg) => read_pcapng(path, input.into_reader(), host),
+        Some(Capture::Pcap) => read_pcap(path, input.into_reader(), host, format),
+        Some(Capture::PcapNg) => read_pcapng(path, input.into_reader(), host, format),
+        None if !matches!(format, FlowFormat::Auto | FlowFormat::Packets) => {
+            read_datagrams(path, input.into_reader(), host, format)
+        }
         None => {
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
             let first = magic.iter().find(|b| !b.is_ascii_whitespace());
@@ -548,37 +575,140 @@ fn to_flow(r: &Record) -> Result<Flow, FieldError> {
     })
 }
 
-/// Folds packets into flows.
-#[derive(Default)]
+/// How many UDP datagrams [`FlowFormat::Auto`] looks at before it decides
+/// whether a capture is the traffic or flow exports.
+const DECIDE_AFTER: usize = 32;
+
+/// How many packets [`FlowFormat::Auto`] holds at most while it decides:
+/// a capture without UDP among its first 1024 packets is the traffic.
+const DECIDE_WITHIN: usize = 1024;
+
+/// And how many bytes of them: 16 MiB (a capture's packets may each be
+/// megabytes).
+const DECIDE_BYTES: usize = 16 << 20;
+
+/// Folds packets into flows: as the traffic itself, or as the flow
+/// exports they carry ([`FlowFormat`]).
 struct Folder {
     flows: HashMap<(FlowKey, Dir), u64>,
     stats: CaptureStats,
+    host: Option<Host>,
+    format: FlowFormat,
+    /// While [`FlowFormat::Auto`] has not decided: the packets so far.
+    pending: Vec<(Option<DataLink>, Vec<u8>, u32)>,
+    /// UDP datagrams among `pending`, and how many of them are exports.
+    pending_udp: (usize, usize),
+    /// The bytes held in `pending`.
+    pending_bytes: usize,
+    export: Option<ExportReader>,
+    /// Auto found exports and other UDP traffic mixed: what to say.
+    ambiguous: Option<String>,
 }
 
 impl Folder {
+    fn new(host: Option<Host>, format: FlowFormat) -> Folder {
+        let export = match format {
+            FlowFormat::Netflow => Some(ExportKind::Netflow),
+            FlowFormat::Ipfix => Some(ExportKind::Ipfix),
+            FlowFormat::Sflow => Some(ExportKind::Sflow),
+            FlowFormat::Auto | FlowFormat::Packets => None,
+        }
+        .map(|k| ExportReader::new(Some(k), host, crate::export::MAX_FLOWS));
+        Folder {
+            flows: HashMap::new(),
+            stats: CaptureStats::default(),
+            host,
+            format,
+            pending: Vec::new(),
+            pending_udp: (0, 0),
+            pending_bytes: 0,
+            export,
+            ambiguous: None,
+        }
+    }
+
     /// One captured frame, from an interface of link type `link`.
-    fn packet(&mut self, link: Option<DataLink>, data: &[u8], len: u32, host: Option<Host>) {
+    fn packet(&mut self, link: Option<DataLink>, data: &[u8], len: u32) {
         self.stats.packets += 1;
+        if self.format == FlowFormat::Auto && self.ambiguous.is_none() {
+            if let Some((_, port, payload)) = udp_in(link, data) {
+                self.pending_udp.0 += 1;
+                self.pending_udp.1 += usize::from(crate::export::sniff(port, payload).is_some());
+            }
+            self.pending.push((link, data.to_vec(), len));
+            self.pending_bytes += data.len();
+            if self.pending_udp.0 >= DECIDE_AFTER
+                || self.pending.len() >= DECIDE_WITHIN
+                || self.pending_bytes >= DECIDE_BYTES
+            {
+                self.decide();
+            }
+            return;
+        }
+        self.take(link, data, len);
+    }
+
+    /// Auto's choice, from the datagrams seen: exports when every UDP
+    /// datagram is one (and there is one), the traffic when none is.
+    fn decide(&mut self) {
+        let (udp, exports) = self.pending_udp;
+        if exports > 0 && exports < udp {
+            self.ambiguous = Some(format!(
+                "{exports} of the first {udp} UDP datagrams are flow exports (NetFlow, IPFIX or sFlow to a collector port) and the others are not: \
+                 give --flow-format netflow, ipfix or sflow to read the exports, or --flow-format packets to plan the packets themselves"
+            ));
+            self.pending.clear();
+            return;
+        }
+        self.format = if exports > 0 {
+            self.export = Some(ExportReader::new(None, self.host, crate::export::MAX_FLOWS));
+            FlowFormat::Netflow
+        } else {
+            FlowFormat::Packets
+        };
+        for (link, data, len) in std::mem::take(&mut self.pending) {
+            self.take(link, &data, len);
+        }
+    }
+
+    fn take(&mut self, link: Option<DataLink>, data: &[u8], len: u32) {
+        if let Some(x) = &mut self.export {
+            match udp_in(link, data) {
+                Some((from, _, payload)) if x.takes(payload) => x.datagram(from, payload),
+                Some(_) => x.not_export(),
+                None => self.stats.not_udp += 1,
+            }
+            return;
+        }
         if link != Some(DataLink::ETHERNET) {
             self.stats.not_ethernet += 1;
             return;
         }
         let key = FlowKey::from_frame(data);
-        let dir = match host {
-            None => Dir::Out,
-            Some(Host::Mac(m)) if key.src_mac == m => Dir::Out,
-            Some(Host::Mac(m)) if key.dst_mac == m => Dir::In,
-            Some(Host::Ip(a)) if key.src_ip() == Some(a) => Dir::Out,
-            Some(Host::Ip(a)) if key.dst_ip() == Some(a) => Dir::In,
-            Some(_) => {
-                self.stats.unrelated += 1;
-                return;
-            }
+        let Some(dir) = crate::export::dir_of(&key, self.host) else {
+            self.stats.unrelated += 1;
+            return;
         };
         *self.flows.entry((key, dir)).or_default() += u64::from(len);
     }
 
-    fn finish(self) -> (Vec<Flow>, CaptureStats) {
+    fn finish(mut self, path: &Path) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+        if self.format == FlowFormat::Auto && self.ambiguous.is_none() {
+            self.decide();
+        }
+        if let Some(why) = self.ambiguous {
+            return Err(InputError::Format {
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+        if let Some(x) = self.export {
+            let (flows, st, unrelated) = x.finish();
+            self.stats.unrelated += unrelated;
+            self.stats.flows_dropped = st.over_cap;
+            self.stats.export = Some(st);
+            return Ok((flows, self.stats));
+        }
         let mut v: Vec<Flow> = self
             .flows
             .into_iter()
@@ -591,7 +721,16 @@ impl Folder {
             .collect();
         // A stable order (HashMap's is random): largest first.
         v.sort_by_cached_key(|f| (std::cmp::Reverse(f.bytes), format!("{:?}", f.key)));
-        (v, self.stats)
+        Ok((v, self.stats))
+    }
+}
+
+/// A UDP datagram in a frame of link type `link` (Ethernet, or raw IP).
+fn udp_in(link: Option<DataLink>, data: &[u8]) -> Option<(std::net::SocketAddr, u16, &[u8])> {
+    match link? {
+        DataLink::ETHERNET => crate::export::udp_of(data, false),
+        DataLink::RAW | DataLink::IPV4 | DataLink::IPV6 => crate::export::udp_of(data, true),
+        _ => None,
     }
 }
 
@@ -629,7 +768,7 @@ fn damaged(
             cut(&e.to_string())
         },
     });
-    Ok(f.finish())
+    f.finish(path)
 }
 
 /// A packet no capture holds: length 0 (what zeros after a header read
@@ -643,27 +782,29 @@ fn read_pcap(
     path: &Path,
     r: impl Read,
     host: Option<Host>,
+    format: FlowFormat,
 ) -> Result<(Vec<Flow>, CaptureStats), InputError> {
     let mut rd = pcap_file::pcap::PcapReader::new(r).map_err(|e| capture_err(path, 0, e))?;
     let link = Some(rd.header().datalink);
-    let mut f = Folder::default();
+    let mut f = Folder::new(host, format);
     while let Some(p) = rd.next_packet() {
         match p {
             Ok(p) if p.orig_len == 0 => return damaged(path, f, empty_packet()),
-            Ok(p) => f.packet(link, &p.data, p.orig_len, host),
+            Ok(p) => f.packet(link, &p.data, p.orig_len),
             Err(e) => return damaged(path, f, e),
         }
     }
-    Ok(f.finish())
+    f.finish(path)
 }
 
 fn read_pcapng(
     path: &Path,
     r: impl Read,
     host: Option<Host>,
+    format: FlowFormat,
 ) -> Result<(Vec<Flow>, CaptureStats), InputError> {
     let mut rd = pcap_file::pcapng::PcapNgReader::new(r).map_err(|e| capture_err(path, 0, e))?;
-    let mut f = Folder::default();
+    let mut f = Folder::new(host, format);
     let mut links: Vec<DataLink> = Vec::new();
     while let Some(b) = rd.next_block() {
         let b = match b {
@@ -678,18 +819,88 @@ fn read_pcapng(
             }
             Block::EnhancedPacket(p) => {
                 let id = usize::try_from(p.interface_id).unwrap_or(usize::MAX);
-                f.packet(links.get(id).copied(), &p.data, p.original_len, host);
+                f.packet(links.get(id).copied(), &p.data, p.original_len);
             }
             Block::SimplePacket(p) if p.original_len == 0 => {
                 return damaged(path, f, empty_packet())
             }
             Block::SimplePacket(p) => {
-                f.packet(links.first().copied(), &p.data, p.original_len, host);
+                f.packet(links.first().copied(), &p.data, p.original_len);
             }
             _ => {}
         }
     }
-    Ok(f.finish())
+    f.finish(path)
+}
+
+/// The longest datagram a file of datagrams holds: a UDP payload.
+const MAX_DATAGRAM: usize = 65_535;
+
+/// Reads a file of export datagrams, each a 2-byte big-endian length and
+/// that many bytes of UDP payload (what a collector that saves raw
+/// datagrams writes), all from one exporter. A length running past the
+/// end is a cut: the datagrams before it are planned.
+fn read_datagrams(
+    path: &Path,
+    mut r: impl Read,
+    host: Option<Host>,
+    format: FlowFormat,
+) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    let mut f = Folder::new(host, format);
+    let from = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let io = |e: std::io::Error| InputError::Io {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    loop {
+        let mut len = [0u8; 2];
+        match read_full(&mut r, &mut len).map_err(io)? {
+            0 => break,
+            2 => {}
+            _ => return cut_datagram(path, f),
+        }
+        let n = usize::from(u16::from_be_bytes(len));
+        if read_full(&mut r, &mut buf[..n]).map_err(io)? < n {
+            return cut_datagram(path, f);
+        }
+        f.stats.packets += 1;
+        if let Some(x) = &mut f.export {
+            x.datagram(from, &buf[..n]);
+        }
+    }
+    f.finish(path)
+}
+
+/// Reads until `buf` is full or the input ends: how many bytes were read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+fn cut_datagram(path: &Path, mut f: Folder) -> Result<(Vec<Flow>, CaptureStats), InputError> {
+    if f.stats.packets == 0 {
+        return Err(InputError::Bad {
+            path: path.to_path_buf(),
+            at: "packet 1".into(),
+            line: None,
+            why: "not a file of datagrams (each a 2-byte big-endian length, then the UDP payload): the first is cut short".into(),
+        });
+    }
+    f.stats.skipped = Some(Skipped {
+        from_packet: f.stats.packets + 1,
+        packets: Some(1),
+        why: "the file ends inside its length or payload".into(),
+    });
+    f.finish(path)
 }
 
 /// Reads flows from bytes, as [`read_flows`] would from a file of that
@@ -697,8 +908,8 @@ fn read_pcapng(
 pub fn read_bytes(name: &str, data: &[u8]) -> Result<(Vec<Flow>, CaptureStats), InputError> {
     let path = Path::new(name);
     match capture_kind(data) {
-        Some(Capture::Pcap) => read_pcap(path, data, None),
-        Some(Capture::PcapNg) => read_pcapng(path, data, None),
+        Some(Capture::Pcap) => read_pcap(path, data, None, FlowFormat::Auto),
+        Some(Capture::PcapNg) => read_pcapng(path, data, None, FlowFormat::Auto),
         None if data.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') => {
             read_json(path, data).map(|f| (f, CaptureStats::default()))
         }
@@ -949,6 +1160,38 @@ mod tests {
         assert_eq!(e.to_string(), "/dev/zero: not a text file (byte 0 is NUL)");
         assert!(t.elapsed() < std::time::Duration::from_secs(1));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Auto holds the first packets while it decides, then plans every
+    /// one of them: past its 1024-packet window, and within it.
+    #[test]
+    fn auto_decides_and_plans_every_packet_it_held() {
+        for n in [3u16, 1500] {
+            let frames: Vec<Vec<u8>> = (0..n).map(|i| tcp_frame(1000 + i % 7)).collect();
+            let (f, st) = read_bytes("c.pcap", &pcap_of(&frames)).unwrap();
+            assert_eq!((st.packets, f.len()), (u64::from(n), 7.min(usize::from(n))));
+            assert!(st.export.is_none());
+            let bytes: u64 = f.iter().map(|f| f.bytes).sum();
+            assert_eq!(bytes, u64::from(n) * frames[0].len() as u64);
+        }
+        // NetFlow v9 to 2055 from 192.0.2.9: exports.
+        use crate::export::build::*;
+        let d = v9(
+            1,
+            &[
+                v9_template(256, &FIVE_TUPLE),
+                data(256, &[record([10, 0, 0, 1], [10, 0, 0, 2], 5, 6, 100, 1)]),
+            ],
+        );
+        let mut frame = Vec::new();
+        etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 1])
+            .ipv4([192, 0, 2, 9], [192, 0, 2, 1], 64)
+            .udp(40000, 2055)
+            .write(&mut frame, &d)
+            .unwrap();
+        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame])).unwrap();
+        assert_eq!(st.export.unwrap().records, 1);
+        assert_eq!((f.len(), f[0].bytes), (1, 114));
     }
 
     #[test]

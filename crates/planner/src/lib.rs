@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod explain;
+pub mod export;
 pub mod fair;
 pub mod flow;
 pub mod input;
