@@ -13,9 +13,12 @@ pub struct Args {
     /// dport, src_mac, dst_mac, vlan, bytes, rate, dir) or a pcap/pcapng
     /// capture (read as a stream); `-` reads standard input. A flow list
     /// is read up to 64 MiB; a capture cut short is planned from the
-    /// packets before the cut, with a warning.
+    /// packets before the cut, with a warning. Several files, a directory
+    /// (every file under it) or a quoted glob are read on every core and
+    /// planned as one traffic, the same flow in several files adding up,
+    /// in a table of at most 2^19 flows.
     #[arg(required_unless_present = "lab")]
-    traffic: Option<PathBuf>,
+    traffic: Vec<PathBuf>,
     /// Plan a lab instead: a built-in scenario (`lagkit lab list`) or a
     /// topology file; each configuration's workload becomes flows and its
     /// bonds and switch channels the ends.
@@ -318,6 +321,91 @@ fn export_summary(
     s
 }
 
+/// Reads many traffic files (arguments, directories, globs) on every
+/// core into one flow table: each file's flows are folded in once read,
+/// so memory holds the table and the files being read, not every file. A
+/// file that cannot be read stops the plan, named.
+fn read_many(
+    args: &[PathBuf],
+    host: Option<Host>,
+    format: lagkit_planner::export::FlowFormat,
+) -> Result<
+    (
+        Vec<lagkit_planner::flow::Flow>,
+        lagkit_planner::merge::Totals,
+    ),
+    Failure,
+> {
+    use lagkit_planner::merge::Merged;
+    use rayon::prelude::*;
+    if args.iter().any(|a| lagkit_input::is_stdin(a)) {
+        return Err(Failure::Usage(
+            "standard input (-) is one traffic file: give it alone".into(),
+        ));
+    }
+    let files = crate::inputs::expand(args)?;
+    // A few files at a time, read in parallel, then folded in file order:
+    // memory holds the table and one chunk's flows (a parallel fold would
+    // hold a partial table per split), and the flows past the cap are the
+    // same on every run.
+    let chunk = 2 * rayon::current_num_threads().max(1);
+    let mut merged = Merged::new();
+    for group in files.chunks(chunk) {
+        let read: Vec<_> = group
+            .par_iter()
+            .map(|(path, _)| {
+                lagkit_planner::input::read_flows_as(path, host, format).map(|r| (path, r))
+            })
+            .collect();
+        for r in read {
+            let (path, (flows, st)) = r.map_err(input_failure)?;
+            if let Some(sk) = &st.skipped {
+                eprintln!("lagkit: warning: {}: {sk}", lagkit_input::name(path));
+            }
+            merged.totals.add(&st);
+            merged.add_file(flows);
+        }
+    }
+    let mut totals = merged.totals.clone();
+    totals.flows_dropped += merged.over_cap.0;
+    Ok((merged.into_flows(), totals))
+}
+
+/// What many files held, in one line.
+fn many_summary(t: &lagkit_planner::merge::Totals, flows: usize) -> String {
+    let mut parts = vec![format!("{} files", t.files)];
+    if t.packets > 0 {
+        parts.push(format!("{} captured packets", t.packets));
+    }
+    if t.records > 0 {
+        parts.push(format!(
+            "{} export records in {} datagrams{}",
+            t.records,
+            t.datagrams,
+            if t.sampled_records > 0 {
+                format!(" ({} sampled, scaled by their rate)", t.sampled_records)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let mut s = format!("{}: {flows} flows", parts.join(", "));
+    if t.skipped > 0 {
+        s += &format!(", {} packets or records skipped", t.skipped);
+    }
+    if t.flows_dropped > 0 {
+        s += &format!(
+            ", {} flows past the table's {} left out",
+            t.flows_dropped,
+            lagkit_planner::merge::MAX_FLOWS
+        );
+    }
+    if t.cut > 0 {
+        s += &format!(", {} files cut short (warned above)", t.cut);
+    }
+    s
+}
+
 /// Runs `lagkit plan`.
 pub fn run(a: Args) -> Result<(), Failure> {
     if let Some(name) = a.lab.clone() {
@@ -350,10 +438,21 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .map(str::parse::<Host>)
         .transpose()
         .map_err(|e| usage(format!("--host: {e}")))?;
-    let traffic = a.traffic.clone().unwrap_or_default();
     let format: lagkit_planner::export::FlowFormat = a.flow_format.parse().map_err(usage)?;
-    let (flows, stats) =
-        lagkit_planner::input::read_flows_as(&traffic, host, format).map_err(input_failure)?;
+    let many = a.traffic.len() > 1 || a.traffic.iter().any(|t| crate::inputs::is_many(t));
+    let (flows, stats, totals) = if many {
+        let (flows, totals) = read_many(&a.traffic, host, format)?;
+        (
+            flows,
+            lagkit_planner::input::CaptureStats::default(),
+            Some(totals),
+        )
+    } else {
+        let (flows, stats) = lagkit_planner::input::read_flows_as(&a.traffic[0], host, format)
+            .map_err(input_failure)?;
+        (flows, stats, None)
+    };
+    let traffic = a.traffic[0].clone();
     if let Some(sk) = &stats.skipped {
         eprintln!("lagkit: warning: {}: {sk}", lagkit_input::name(&traffic));
     }
@@ -376,10 +475,16 @@ pub fn run(a: Args) -> Result<(), Failure> {
             let c = serde_json::to_value(&stats).map_err(|e| Failure::Runtime(e.to_string()))?;
             o.insert("capture".into(), c);
         }
+        if let (Some(t), Some(o)) = (&totals, v.as_object_mut()) {
+            let c = serde_json::to_value(t).map_err(|e| Failure::Runtime(e.to_string()))?;
+            o.insert("inputs".into(), c);
+        }
         let v = serde_json::to_string_pretty(&v).map_err(|e| Failure::Runtime(e.to_string()))?;
         println!("{v}");
     } else {
-        if let Some(x) = &stats.export {
+        if let Some(t) = &totals {
+            println!("{}", many_summary(t, flows.len()));
+        } else if let Some(x) = &stats.export {
             println!("{}", export_summary(&traffic, &stats, x, flows.len()));
         } else if stats.packets > 0 {
             println!(

@@ -274,3 +274,184 @@ fn a_cut_capture_is_planned_from_the_packets_before_the_cut() {
     assert!(err.contains("packet 1"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The per-link bytes of a `--json` plan, per end.
+fn link_bytes(json: &str) -> Vec<Vec<u64>> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    let dirs = v["directions"].as_array().expect("directions");
+    dirs.iter()
+        .map(|e| {
+            e["prediction"]["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["bytes"].as_u64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+/// A directory, several files or a glob are planned as one traffic: the
+/// same as the files joined into one, a flow in two files adding up, and
+/// a capture beside flow lists.
+#[test]
+fn many_files_plan_as_their_union() {
+    let dir =
+        common::TmpDir(std::env::temp_dir().join(format!("lkt-plan-many-{}", std::process::id())));
+    let parts = dir.0.join("parts");
+    std::fs::create_dir_all(parts.join("sub")).unwrap();
+    let head = "proto,src,sport,dst,dport,bytes\n";
+    let rows: Vec<String> = (0..30)
+        .map(|i| {
+            format!(
+                "tcp,10.0.{}.1,{},10.0.0.2,80,{}\n",
+                i % 4,
+                40000 + i,
+                1000 * (i + 1)
+            )
+        })
+        .collect();
+    // Row 0 twice: once in each of two files, half its bytes each.
+    let mut whole = head.to_string();
+    whole += &rows.concat();
+    std::fs::write(dir.0.join("whole.csv"), &whole).unwrap();
+    let half = "tcp,10.0.0.1,40000,10.0.0.2,80,500\n";
+    std::fs::write(
+        parts.join("a.csv"),
+        format!("{head}{half}{}", rows[1..10].concat()),
+    )
+    .unwrap();
+    std::fs::write(
+        parts.join("b.csv"),
+        format!("{head}{half}{}", rows[10..20].concat()),
+    )
+    .unwrap();
+    std::fs::write(
+        parts.join("sub/c.csv"),
+        format!("{head}{}", rows[20..].concat()),
+    )
+    .unwrap();
+    let args = |t: &[&str]| {
+        let mut v: Vec<String> = t.iter().map(|s| s.to_string()).collect();
+        v.extend(["--host-hash", "layer3+4", "--links", "3", "--json"].map(String::from));
+        v
+    };
+    let run = |t: &[&str]| {
+        let a = args(t);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, out, err) = plan(&a);
+        assert_eq!(code, 0, "{t:?}: {err}");
+        out
+    };
+    let one = link_bytes(&run(&[dir.0.join("whole.csv").to_str().unwrap()]));
+    let p = parts.to_str().unwrap();
+    let by_dir = run(&[p]);
+    assert_eq!(link_bytes(&by_dir), one);
+    let v: serde_json::Value = serde_json::from_str(&by_dir).unwrap();
+    assert_eq!(v["inputs"]["files"], 3, "{}", v["inputs"]);
+    let (a, b, c) = (
+        format!("{p}/a.csv"),
+        format!("{p}/b.csv"),
+        format!("{p}/sub/c.csv"),
+    );
+    assert_eq!(link_bytes(&run(&[&a, &b, &c])), one);
+    assert_eq!(link_bytes(&run(&[&format!("{p}/*.csv"), &c])), one);
+    // Text: one line for the files, then the plan.
+    let (code, out, _) = plan(&[p, "--host-hash", "layer3+4"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("3 files: 30 flows\n"), "{out}");
+    // A capture beside them: its flows join.
+    let frames: Vec<Vec<u8>> = (0..4).map(|i| tcp_frame(50000 + i)).collect();
+    std::fs::write(parts.join("d.pcap"), pcap_of(&frames)).unwrap();
+    let (code, out, err) = plan(&[p, "--host-hash", "layer3+4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("4 files, 4 captured packets: 34 flows\n"),
+        "{out}"
+    );
+    // A file that cannot be read stops the plan, named.
+    std::fs::write(parts.join("e.csv"), "proto,src\nudp,banana\n").unwrap();
+    let (code, _, err) = plan(&[p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("e.csv"), "{err}");
+}
+
+/// Runs `lagkit plan ARGS`: (exit status, stdout, peak resident set in
+/// MiB of that process alone, from wait4(2), which also reaps it).
+#[allow(clippy::zombie_processes)]
+fn plan_peak(args: &[&str]) -> (i32, String, i64) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lagkit"))
+        .arg("plan")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("lagkit runs");
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; status and ru are valid out pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), out, ru.ru_maxrss / 1024)
+}
+
+/// Files of 5,000 distinct flows each, 600,000 and then 1,200,000 flows:
+/// the table stops at its cap (2^19 flows) and says how many were left
+/// out, and twice the records cost no more memory.
+#[test]
+fn a_fleet_of_flow_files_is_planned_in_bounded_memory() {
+    use std::fmt::Write;
+    let dir =
+        common::TmpDir(std::env::temp_dir().join(format!("lkt-plan-fleet-{}", std::process::id())));
+    let per = 5000u32;
+    let mut peaks = Vec::new();
+    for files in [120u32, 240] {
+        let d = dir.0.join(files.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        for f in 0..files {
+            let mut t = String::from("proto,src,sport,dst,dport,bytes\n");
+            for i in 0..per {
+                let n = f * per + i;
+                let _ = writeln!(
+                    t,
+                    "udp,10.{}.{}.{},{},10.0.0.2,53,100",
+                    n >> 16 & 0xff,
+                    n >> 8 & 0xff,
+                    n & 0xff,
+                    1024 + n % 60000
+                );
+            }
+            std::fs::write(d.join(format!("f{f:03}.csv")), t).unwrap();
+        }
+        let (code, out, mib) = plan_peak(&[d.to_str().unwrap(), "--host-hash", "layer3+4"]);
+        assert_eq!(code, 0);
+        let total = u64::from(files * per);
+        let cap = 1u64 << 19;
+        assert_eq!(
+            out.lines().next().unwrap(),
+            format!(
+                "{files} files: {cap} flows, {} flows past the table's {cap} left out",
+                total - cap
+            )
+        );
+        eprintln!(
+            "peak resident set of lagkit plan over {total} flows in {files} files: {mib} MiB"
+        );
+        peaks.push(mib);
+    }
+    assert!(
+        peaks[1] * 4 < peaks[0] * 5,
+        "twice the flows took {} MiB against {} MiB",
+        peaks[1],
+        peaks[0]
+    );
+}

@@ -5,13 +5,72 @@
 //! records.
 
 use crate::flow::{Dir, Flow};
+use crate::input::CaptureStats;
 use lagkit_hash::FlowKey;
+use serde::Serialize;
 use std::collections::HashMap;
 
 /// At most this many distinct flows (key and direction) over all files:
-/// 2^20, about 100 MB of table. The flows of later files past it are
-/// counted, with their bytes, and left out.
-pub const MAX_FLOWS: usize = 1 << 20;
+/// the flow-export reader's cap ([`crate::export::MAX_FLOWS`], 2^19,
+/// about 110 MiB of table). The flows of later files past it are counted,
+/// with their bytes, and left out.
+pub const MAX_FLOWS: usize = crate::export::MAX_FLOWS;
+
+/// What the files held, summed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    /// Files read.
+    pub files: usize,
+    /// Files that were captures (of the traffic or of exports).
+    pub captures: usize,
+    /// Captured packets.
+    pub packets: u64,
+    /// Flow-export records.
+    pub records: u64,
+    /// Flow-export datagrams.
+    pub datagrams: u64,
+    /// Exported records scaled by a sampling rate.
+    pub sampled_records: u64,
+    /// Packets or records left out (not Ethernet, neither from nor to the
+    /// host, not UDP in an export capture, unusable records, data before
+    /// its template, damaged datagrams).
+    pub skipped: u64,
+    /// Files cut short or damaged (planned from what came before).
+    pub cut: usize,
+    /// Flows each file's own reader left out at its cap.
+    pub flows_dropped: u64,
+}
+
+impl Totals {
+    /// Adds one file's counts.
+    pub fn add(&mut self, st: &CaptureStats) {
+        self.files += 1;
+        self.captures += usize::from(st.packets > 0);
+        self.packets += st.packets;
+        self.skipped += st.not_ethernet + st.unrelated + st.not_udp;
+        self.cut += usize::from(st.skipped.is_some());
+        self.flows_dropped += st.flows_dropped;
+        if let Some(x) = &st.export {
+            self.records += x.records;
+            self.datagrams += x.datagrams;
+            self.sampled_records += x.sampled_records;
+            self.skipped += x.unusable_records + x.before_template_sets + x.damaged_datagrams;
+            self.flows_dropped += x.over_cap;
+        }
+    }
+
+    fn merge(&mut self, o: &Totals) {
+        self.files += o.files;
+        self.captures += o.captures;
+        self.packets += o.packets;
+        self.records += o.records;
+        self.datagrams += o.datagrams;
+        self.sampled_records += o.sampled_records;
+        self.skipped += o.skipped;
+        self.cut += o.cut;
+        self.flows_dropped += o.flows_dropped;
+    }
+}
 
 /// Flows from many files, merged by key and direction.
 #[derive(Debug, Default)]
@@ -22,6 +81,8 @@ pub struct Merged {
     order: Vec<(FlowKey, Dir)>,
     /// Files folded in.
     pub files: usize,
+    /// What they held.
+    pub totals: Totals,
     /// Flows left out because the table was full, and their bytes.
     pub over_cap: (u64, u64),
     cap: usize,
@@ -72,6 +133,7 @@ impl Merged {
     /// after this one's.
     pub fn merge(mut self, other: Merged) -> Merged {
         self.files += other.files;
+        self.totals.merge(&other.totals);
         self.over_cap.0 += other.over_cap.0;
         self.over_cap.1 = self.over_cap.1.saturating_add(other.over_cap.1);
         let Merged {
