@@ -92,17 +92,21 @@ pub fn isolate_ingress(link: &Link) -> Result<Isolation, IsolateError> {
         Ok(fd) => return Ok(Isolation::Tcx(fd)),
         Err(e) => e,
     };
-    match tc_classic(link.name()) {
-        Ok(created_qdisc) => Ok(Isolation::TcClassic {
-            ifname: link.name().to_string(),
-            created_qdisc,
-        }),
-        Err(tc) => Err(IsolateError::Unsupported {
-            ifname: link.name().to_string(),
-            tcx,
-            tc: Some(tc),
-        }),
-    }
+    isolate_ingress_tc(link).map_err(|tc| IsolateError::Unsupported {
+        ifname: link.name().to_string(),
+        tcx,
+        tc: Some(tc),
+    })
+}
+
+/// The fallback of [`isolate_ingress`] alone: the `cls_bpf` drop filter
+/// under a clsact qdisc, whether or not tcx would work (so that it can be
+/// tested on kernels that have tcx).
+pub fn isolate_ingress_tc(link: &Link) -> Result<Isolation, lagkit_sys::Error> {
+    tc_classic(link.name()).map(|created_qdisc| Isolation::TcClassic {
+        ifname: link.name().to_string(),
+        created_qdisc,
+    })
 }
 
 /// Fault injection (labs, tests): drops every frame interface `ifname` of

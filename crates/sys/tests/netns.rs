@@ -340,3 +340,43 @@ fn the_drop_filter_drops_every_frame_until_removed() {
         assert_eq!(errno(tc::delete_clsact("lkt1")), Errno::EINVAL);
     });
 }
+
+/// What tc(8) made before (an older lagkit's fallback filter, left by a
+/// crash) is removed by preference, and the filter made over netlink reads
+/// back exactly as tc's did.
+#[test]
+fn the_drop_filter_is_the_one_tc_made() {
+    let Some(ns) = Netns::new("the_drop_filter_is_the_one_tc_made") else {
+        return;
+    };
+    ns.run(|| {
+        link::add_veth("lkc0", "lkc1", None).unwrap();
+        let tc_cmd = |args: &[&str]| {
+            let st = Command::new("tc").args(args).status().expect("tc");
+            assert!(st.success(), "tc {args:?}");
+        };
+        tc_cmd(&["qdisc", "add", "dev", "lkc0", "clsact"]);
+        tc_cmd(&[
+            "filter",
+            "add",
+            "dev",
+            "lkc0",
+            "ingress",
+            "pref",
+            "49411",
+            "protocol",
+            "all",
+            "bpf",
+            "da",
+            "bytecode",
+            "1,6 0 0 2,",
+        ]);
+        let by_tc = json("tc", &["filter", "show", "dev", "lkc0", "ingress"]);
+        tc::delete_filter("lkc0", Direction::Ingress, 49_411).unwrap();
+        let none = json("tc", &["filter", "show", "dev", "lkc0", "ingress"]);
+        assert_eq!(none.as_array().map(Vec::len), Some(0), "{none}");
+        tc::add_drop_filter("lkc0", Direction::Ingress, 49_411).unwrap();
+        let ours = json("tc", &["filter", "show", "dev", "lkc0", "ingress"]);
+        assert_eq!(ours, by_tc, "the same filter, attribute for attribute");
+    });
+}
