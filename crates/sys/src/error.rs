@@ -61,6 +61,15 @@ impl Error {
             Error::Socket { .. } => None,
         }
     }
+
+    /// Why, without the operation and the object: for a caller whose own
+    /// message names them already.
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Socket { source, .. } => format!("the rtnetlink socket failed: {source}"),
+            _ => self.errno().map(explain).unwrap_or_default(),
+        }
+    }
 }
 
 /// What an errno means for these requests, and what to do about it.
@@ -103,6 +112,7 @@ mod tests {
             errno: Errno::EPERM,
         };
         assert!(e.to_string().contains("CAP_NET_ADMIN"), "{e}");
+        assert!(e.reason().starts_with("not permitted"), "{}", e.reason());
         assert!(
             e.to_string()
                 .starts_with("cannot replace address 10.0.0.1/24 on bond0"),

@@ -497,7 +497,8 @@ impl Bond {
             Some((addr, prefix)) => {
                 match lagkit_sys::addr::change(op, &self.s.name, addr, prefix) {
                     Ok(()) => return Ok(()),
-                    Err(e) => e.to_string(),
+                    // BondError::Address names the bond and the address.
+                    Err(e) => e.reason(),
                 }
             }
             None => "not an address with a prefix length (write e.g. 10.0.0.1/24)".to_string(),
