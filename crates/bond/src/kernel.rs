@@ -40,10 +40,7 @@ pub fn remove_leftover(bond: &str) -> bool {
     if nix::net::if_::if_nametoindex(peer.as_str()).is_err() {
         return false;
     }
-    std::process::Command::new("ip")
-        .args(["link", "del", "dev", &peer])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    lagkit_sys::link::delete(&peer).is_ok()
 }
 
 /// Where bond `bond` of this network namespace pins its data path

@@ -96,13 +96,9 @@ pub enum Error {
         /// Transmitting members given.
         ifindexes: usize,
     },
-    /// ip(8) failed.
-    Ip {
-        /// Its arguments.
-        args: String,
-        /// What it said.
-        stderr: String,
-    },
+    /// The kernel refused a link change (making or removing the logical
+    /// interface's veth pair), or the netlink socket failed.
+    Netlink(lagkit_sys::Error),
     /// A system call or file operation failed.
     Io {
         /// What was being done.
@@ -160,7 +156,7 @@ impl fmt::Display for Error {
                 f,
                 "{ifindexes} transmitting members given for a table of {members} members"
             ),
-            Error::Ip { args, stderr } => write!(f, "`ip {args}` failed: {stderr}"),
+            Error::Netlink(e) => write!(f, "{e}"),
             Error::Io { what, source } => write!(f, "{what}: {source}"),
             Error::TooManyMembers { count } => write!(
                 f,
@@ -183,6 +179,12 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<lagkit_sys::Error> for Error {
+    fn from(e: lagkit_sys::Error) -> Self {
+        Error::Netlink(e)
     }
 }
 

@@ -5,14 +5,13 @@
 //! (and aya, which cannot attach to netkit yet) get one end of a veth pair
 //! instead, the other end up and idle: the egress program redirects every
 //! frame the stack sends, so the peer never receives one. The pair is made
-//! with iproute2, as lagkit's other interface plumbing outside the data path
-//! is, and removed when the [`Logical`] is dropped, from whichever thread,
-//! in the namespace it was made in.
+//! over rtnetlink (`lagkit_sys::link`), and removed when the [`Logical`] is
+//! dropped, from whichever thread, in the namespace it was made in.
 
 use std::fs::File;
 use std::os::fd::OwnedFd;
-use std::process::Command;
 
+use lagkit_sys::link::{self, LinkChange};
 use nix::net::if_::if_nametoindex;
 use nix::sched::{setns, CloneFlags};
 
@@ -27,24 +26,6 @@ pub struct Logical {
     netns: OwnedFd,
     /// Left in place on drop ([`Logical::leave`]).
     kept: bool,
-}
-
-fn ip(args: &[&str]) -> Result<(), Error> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|source| Error::Io {
-            what: "running ip(8) (install iproute2)",
-            source,
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(Error::Ip {
-            args: args.join(" "),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
 }
 
 /// The calling thread's network namespace.
@@ -64,7 +45,7 @@ impl Logical {
     /// without addresses: those are the host's to give.
     pub fn create(name: &str, peer: &str) -> Result<Logical, Error> {
         let netns = this_netns()?;
-        ip(&["link", "add", name, "type", "veth", "peer", "name", peer])?;
+        link::add_veth(name, peer, None)?;
         let ifindex = if_nametoindex(name).map_err(|_| Error::NoInterface {
             ifname: name.to_string(),
         })?;
@@ -84,7 +65,14 @@ impl Logical {
                 source,
             })?;
         }
-        ip(&["link", "set", peer, "arp", "off", "up"])?;
+        link::set(
+            peer,
+            &LinkChange {
+                up: Some(true),
+                arp: Some(false),
+                ..LinkChange::default()
+            },
+        )?;
         Ok(logical)
     }
 
@@ -142,10 +130,10 @@ impl Drop for Logical {
         if self.kept {
             return;
         }
-        // ip(8) runs in its parent's namespace: a helper thread enters the
-        // one the pair was made in, and deletes it only if the name still
-        // means our interface (not one made since under the same name).
-        // A thread already there does not enter it again: setns(2) needs
+        // A netlink socket belongs to its creator's namespace: a helper
+        // thread enters the one the pair was made in, and deletes the pair
+        // only if the name still means our interface (not one made since
+        // under the same name). A thread already there does not enter it again: setns(2) needs
         // CAP_SYS_ADMIN even then, which a hardened service does not have.
         let result = std::thread::scope(|s| {
             s.spawn(|| {
@@ -158,7 +146,7 @@ impl Drop for Logical {
                 if if_nametoindex(self.name.as_str()).ok() != Some(self.ifindex) {
                     return Ok(());
                 }
-                ip(&["link", "del", "dev", &self.name])
+                link::delete(&self.name).map_err(Error::from)
             })
             .join()
         });

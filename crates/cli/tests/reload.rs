@@ -2,7 +2,8 @@
 //! two `lagkit up` 802.3ad bonds back to back, `ping -i 0.01` and four TCP
 //! connections across, and one side reloaded again and again with its LACP
 //! rate, hash policy and timers flipped. The aggregate must never go down,
-//! no connection may be lost and at most 1% of the pings.
+//! no connection may be lost and at most 1% of the pings. Members and
+//! addresses changed by a reload are applied too, and only they.
 //!
 //! Root only; skips with a message otherwise. Each test runs once per
 //! engine (`bpf::` and `userspace::`), alone (no other lab of this binary
@@ -45,13 +46,14 @@ fn start_bond(ns: &str, cfg: &Path, log: &Path) -> Daemon {
 
 /// One side's configuration; `flip` chooses one of two sets of in-place
 /// values (LACP rate, hash policy, carrier polling, delays, min_links).
-fn write_config(path: &Path, addr: &str, members: &[&str], flip: bool) {
+fn write_config(path: &Path, addrs: &[&str], members: &[&str], flip: bool) {
     let (rate, policy, miimon, delay, min_links) = if flip {
         ("slow", "layer2+3", 100, 200, 1)
     } else {
         ("fast", "layer3+4", 0, 0, 0)
     };
     let members: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
+    let addr = addrs.join("\", \"");
     let text = format!(
         "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [{}]\n\
          address = [\"{addr}\"]\nlacp_rate = \"{rate}\"\nxmit_hash_policy = \"{policy}\"\n\
@@ -105,8 +107,8 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     std::fs::create_dir_all(&dir.0).unwrap();
     let (ca, cb) = (dir.0.join("a.toml"), dir.0.join("b.toml"));
     let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
-    write_config(&ca, "10.0.0.1/24", TWO, false);
-    write_config(&cb, "10.0.0.2/24", TWO, false);
+    write_config(&ca, &["10.0.0.1/24"], TWO, false);
+    write_config(&cb, &["10.0.0.2/24"], TWO, false);
     let da = start_bond(&a, &ca, &la);
     let _db = start_bond(&b, &cb, &lb);
     wait_until(
@@ -121,7 +123,7 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     let started = Instant::now();
     for i in 1..=RELOADS {
         let at = Instant::now();
-        write_config(&ca, "10.0.0.1/24", TWO, i % 2 == 1);
+        write_config(&ca, &["10.0.0.1/24"], TWO, i % 2 == 1);
         da.signal(libc::SIGHUP);
         wait_until(
             &format!("reload {i} applied in place"),
@@ -195,8 +197,8 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
     std::fs::create_dir_all(&dir.0).unwrap();
     let (ca, cb) = (dir.0.join("a.toml"), dir.0.join("b.toml"));
     let (la, lb) = (dir.0.join("a.log"), dir.0.join("b.log"));
-    write_config(&ca, "10.0.0.1/24", TWO, false);
-    write_config(&cb, "10.0.0.2/24", THREE, false);
+    write_config(&ca, &["10.0.0.1/24"], TWO, false);
+    write_config(&cb, &["10.0.0.2/24"], THREE, false);
     let da = start_bond(&a, &ca, &la);
     let _db = start_bond(&b, &cb, &lb);
     wait_until(
@@ -210,7 +212,7 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
     let (a_before, b_before) = (log(&la).len(), log(&lb).len());
     for i in 1..=4 {
         let (members, want) = if i % 2 == 1 { (THREE, 3) } else { (TWO, 2) };
-        write_config(&ca, "10.0.0.1/24", members, false);
+        write_config(&ca, &["10.0.0.1/24"], members, false);
         da.signal(libc::SIGHUP);
         wait_until(
             &format!("reload {i}: {want} ports on both sides"),
@@ -247,6 +249,69 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
     );
 }
 
+/// The global addresses of `bond0` in namespace `ns`, as `ip` lists them.
+fn addresses(ns: &str) -> Vec<String> {
+    let out = Command::new("ip")
+        .args([
+            "-n", ns, "-o", "addr", "show", "dev", "bond0", "scope", "global",
+        ])
+        .output()
+        .expect("ip addr");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut got: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            w.find(|w| *w == "inet" || *w == "inet6")?;
+            w.next().map(str::to_string)
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// A reload that changes `address`: the addresses no longer listed are
+/// removed from the bond, the new ones (IPv4 and IPv6) added, and back.
+fn addresses_changed_by_reload_are_replaced() {
+    let Some(mut lab) = Lab::alone("reload_addresses") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let engine = ENGINE.with(|e| e.get());
+    let dir = Dir(std::env::temp_dir().join(format!(
+        "lkt-reload-addresses-{}-{engine}",
+        std::process::id()
+    )));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (ca, la) = (dir.0.join("a.toml"), dir.0.join("a.log"));
+    write_config(&ca, &["10.0.0.1/24"], TWO, false);
+    let da = start_bond(&a, &ca, &la);
+    let want = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    wait_until("the bond's address", Duration::from_secs(20), || {
+        addresses(&a) == want(&["10.0.0.1/24"])
+    });
+    write_config(&ca, &["10.0.0.9/24", "fd00::9/64"], TWO, false);
+    da.signal(libc::SIGHUP);
+    wait_until(
+        "the addresses of the reload",
+        Duration::from_secs(10),
+        || addresses(&a) == want(&["10.0.0.9/24", "fd00::9/64"]),
+    );
+    write_config(&ca, &["10.0.0.1/24"], TWO, false);
+    da.signal(libc::SIGHUP);
+    wait_until("the first address back", Duration::from_secs(10), || {
+        addresses(&a) == want(&["10.0.0.1/24"])
+    });
+    let text = log(&la);
+    assert!(
+        !text.contains("address not removed") && !text.contains("address not added"),
+        "{text}"
+    );
+}
+
 /// A `bpf::NAME` and a `userspace::NAME` test for each test function.
 macro_rules! engines {
     ($($name:ident),* $(,)?) => {
@@ -270,4 +335,5 @@ macro_rules! engines {
 engines!(
     reloads_in_place_keep_the_aggregate_up_and_every_connection,
     members_added_and_removed_by_reload_leave_the_others_alone,
+    addresses_changed_by_reload_are_replaced,
 );

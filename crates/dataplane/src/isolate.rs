@@ -19,8 +19,9 @@
 //!   link owned by a file descriptor, so it goes away with the process —
 //!   also after SIGKILL — and nothing is left on the member.
 //! - **tc clsact** (older kernels): the same verdict as a classic BPF
-//!   `cls_bpf` filter in direct-action mode, installed with `tc(8)` at a
-//!   fixed preference ([`TC_PREF`]); it outlives the process, so the bond
+//!   `cls_bpf` filter in direct-action mode, installed over rtnetlink
+//!   (`lagkit_sys::tc`, the filter `tc(8)` made before) at a fixed
+//!   preference ([`TC_PREF`]); it outlives the process, so the bond
 //!   records it in its state file and removes it on exit or at the next
 //!   start after a crash ([`remove_tc_filter`]).
 //!
@@ -29,13 +30,14 @@
 //! the same.
 
 use std::os::fd::OwnedFd;
-use std::process::Command;
+
+use lagkit_sys::tc::{self as sys_tc, Direction};
 
 use crate::sys::{bpf_attach_tcx_drop, Link, SysError};
 
 /// The tc filter preference lagkit's fallback filter uses (so that it, and
 /// only it, can be removed later).
-pub const TC_PREF: u32 = 49_411;
+pub const TC_PREF: u16 = 49_411;
 
 /// How a member is isolated from the host stack; dropping it undoes a tcx
 /// attachment (the tc fallback is removed by [`remove_tc_filter`]).
@@ -43,7 +45,7 @@ pub const TC_PREF: u32 = 49_411;
 pub enum Isolation {
     /// A tcx ingress BPF link; detached when this descriptor closes.
     Tcx(OwnedFd),
-    /// A `cls_bpf` filter under a clsact qdisc, installed with `tc`.
+    /// A `cls_bpf` filter under a clsact qdisc, installed over rtnetlink.
     TcClassic {
         /// The member interface.
         ifname: String,
@@ -66,14 +68,14 @@ impl Isolation {
 #[derive(Debug, thiserror::Error)]
 pub enum IsolateError {
     /// Neither tcx nor a tc filter could be installed.
-    #[error("cannot keep {ifname}'s frames from the host stack: tcx: {tcx}; tc: {tc} (needs Linux >= 6.6 with BPF, or tc(8) with clsact and cls_bpf)")]
+    #[error("cannot keep {ifname}'s frames from the host stack: tcx: {tcx}; tc: {} (needs Linux >= 6.6 with BPF, or a kernel with clsact and cls_bpf)", tc.as_ref().map_or_else(|| "not tried".to_string(), ToString::to_string))]
     Unsupported {
         /// The member.
         ifname: String,
         /// Why tcx failed.
         tcx: SysError,
-        /// Why the tc fallback failed.
-        tc: String,
+        /// Why the tc fallback failed (`None`: not tried).
+        tc: Option<lagkit_sys::Error>,
     },
 }
 
@@ -84,23 +86,27 @@ pub fn isolate_ingress(link: &Link) -> Result<Isolation, IsolateError> {
     let ifindex = link.ifindex().map_err(|e| IsolateError::Unsupported {
         ifname: link.name().to_string(),
         tcx: e,
-        tc: "not tried".into(),
+        tc: None,
     })?;
     let tcx = match bpf_attach_tcx_drop(ifindex, false) {
         Ok(fd) => return Ok(Isolation::Tcx(fd)),
         Err(e) => e,
     };
-    match tc_classic(link.name()) {
-        Ok(created_qdisc) => Ok(Isolation::TcClassic {
-            ifname: link.name().to_string(),
-            created_qdisc,
-        }),
-        Err(tc) => Err(IsolateError::Unsupported {
-            ifname: link.name().to_string(),
-            tcx,
-            tc,
-        }),
-    }
+    isolate_ingress_tc(link).map_err(|tc| IsolateError::Unsupported {
+        ifname: link.name().to_string(),
+        tcx,
+        tc: Some(tc),
+    })
+}
+
+/// The fallback of [`isolate_ingress`] alone: the `cls_bpf` drop filter
+/// under a clsact qdisc, whether or not tcx would work (so that it can be
+/// tested on kernels that have tcx).
+pub fn isolate_ingress_tc(link: &Link) -> Result<Isolation, lagkit_sys::Error> {
+    tc_classic(link.name()).map(|created_qdisc| Isolation::TcClassic {
+        ifname: link.name().to_string(),
+        created_qdisc,
+    })
 }
 
 /// Fault injection (labs, tests): drops every frame interface `ifname` of
@@ -117,41 +123,13 @@ pub fn blackhole_egress(ifname: &str) -> Result<OwnedFd, crate::OpenError> {
     bpf_attach_tcx_drop(ifindex, true).map_err(crate::OpenError::Sys)
 }
 
-fn tc(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("tc")
-        .args(args)
-        .output()
-        .map_err(|e| crate::tools::spawn_error("tc", &e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-    }
-}
-
-/// Installs the fallback filter; returns whether the clsact qdisc was new.
-fn tc_classic(ifname: &str) -> Result<bool, String> {
-    let created = tc(&["qdisc", "add", "dev", ifname, "clsact"]).is_ok();
-    let pref = TC_PREF.to_string();
-    // Classic BPF: one instruction, `ret #2` (TC_ACT_SHOT).
-    tc(&[
-        "filter",
-        "add",
-        "dev",
-        ifname,
-        "ingress",
-        "pref",
-        &pref,
-        "protocol",
-        "all",
-        "bpf",
-        "da",
-        "bytecode",
-        "1,6 0 0 2,",
-    ])
-    .inspect_err(|_| {
+/// Installs the fallback filter; returns whether the clsact qdisc was new
+/// (an existing one, e.g. another program's, is used and left in place).
+fn tc_classic(ifname: &str) -> Result<bool, lagkit_sys::Error> {
+    let created = sys_tc::add_clsact(ifname).is_ok();
+    sys_tc::add_drop_filter(ifname, Direction::Ingress, TC_PREF).inspect_err(|_| {
         if created {
-            let _ = tc(&["qdisc", "del", "dev", ifname, "clsact"]);
+            let _ = sys_tc::delete_clsact(ifname);
         }
     })?;
     Ok(created)
@@ -160,10 +138,9 @@ fn tc_classic(ifname: &str) -> Result<bool, String> {
 /// Removes the fallback filter (and the clsact qdisc if lagkit made it).
 /// Best effort: the member may be gone.
 pub fn remove_tc_filter(ifname: &str, created_qdisc: bool) {
-    let pref = TC_PREF.to_string();
-    let _ = tc(&["filter", "del", "dev", ifname, "ingress", "pref", &pref]);
+    let _ = sys_tc::delete_filter(ifname, Direction::Ingress, TC_PREF);
     if created_qdisc {
-        let _ = tc(&["qdisc", "del", "dev", ifname, "clsact"]);
+        let _ = sys_tc::delete_clsact(ifname);
     }
 }
 

@@ -1,7 +1,8 @@
 //! The programs lagkit runs, and the Debian package each comes from.
 //!
-//! A few things still go through iproute2 and friends rather than netlink
-//! (addresses, veths, qdiscs, namespaces in the lab), and the lab drives
+//! The daemons change interfaces over netlink (`lagkit-sys`); the lab and
+//! the tests still build their testbeds with iproute2 and friends
+//! (namespaces, veths, addresses, shaping qdiscs), and the lab drives
 //! iperf3, ping and Open vSwitch. A missing program must say which package
 //! brings it, not "No such file or directory (os error 2)". This table is
 //! the single list: `scripts/setup.sh` installs every package named here,
@@ -43,8 +44,8 @@ const fn t(
 #[rustfmt::skip]
 pub const TOOLS: &[Tool] = &[
     t("clang", "clang", "build", "compiling the BPF programs"),
-    t("ip", "iproute2", "run", "addresses, veths, links and namespaces"),
-    t("tc", "iproute2", "run", "qdiscs: shaping and fallback filters"),
+    t("ip", "iproute2", "run", "the lab's and tests' namespaces, veths and addresses (the daemons use netlink)"),
+    t("tc", "iproute2", "run", "the lab's tbf shaping and the tests' checks (the daemons use netlink)"),
     t("bridge", "iproute2", "run", "the lab's and tests' Linux bridges"),
     t("ethtool", "ethtool", "run", "offload and speed settings"),
     t("sysctl", "procps", "run", "namespace sysctls in the lab"),

@@ -17,6 +17,7 @@ use std::time::Duration;
 use common::*;
 use lagkit_dataplane::device::plain_packet;
 use lagkit_dataplane::forward::{ethertype, ETHERTYPE_SLOW};
+use lagkit_dataplane::isolate::{Isolation, TC_PREF};
 use lagkit_dataplane::vnet::{complete_checksum_in_place, VnetHeader, VnetRepr};
 use lagkit_dataplane::{
     netns, Device, DistMap, DropReason, Engine, EngineConfig, EngineDrop, FaultInjector,
@@ -614,6 +615,77 @@ fn isolated_member_feeds_the_packet_socket_but_not_the_stack() {
     wait_until("the stack answers again", Duration::from_secs(5), || {
         ping("1")
     });
+}
+
+/// The tc fallback (kernels without tcx), forced here: the `cls_bpf`
+/// filter and its clsact qdisc are installed over netlink as tc(8) made
+/// them, the packet socket still reads every frame while the stack answers
+/// nothing, and dropping the isolation removes both.
+#[test]
+fn tc_fallback_isolates_a_member_and_is_removed_on_drop() {
+    let Some(mut lab) = Lab::new("tc_fallback") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    lab.veth(&a, "m0", &b, "p0");
+    lab.host(&a, "m0", "10.77.0.1/24");
+    lab.host(&b, "p0", "10.77.0.2/24");
+    let ping = || lagkit_testnet::ping(&b, "10.77.0.1", 1).received == 1;
+    wait_until(
+        "the stack answers before isolation",
+        Duration::from_secs(5),
+        ping,
+    );
+    let (sock, iso) = netns::run_in(&a, || {
+        let sock = PacketSocket::open(&PacketConfig::new("m0")).expect("packet socket");
+        let iso = lagkit_dataplane::isolate::isolate_ingress_tc(sock.link()).expect("tc filter");
+        (sock, iso)
+    })
+    .expect("enter namespace");
+    assert_eq!(iso.kind(), "tc-clsact");
+    assert!(
+        matches!(
+            iso,
+            Isolation::TcClassic {
+                created_qdisc: true,
+                ..
+            }
+        ),
+        "{iso:?}"
+    );
+    let filters = lab.nsexec(&a, &["tc", "-j", "filter", "show", "dev", "m0", "ingress"]);
+    let filters: serde_json::Value = serde_json::from_str(&filters).expect("tc -j");
+    let ours = filters
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f.get("options").is_some())
+        .expect("a filter");
+    assert_eq!(ours["kind"], "bpf", "{filters}");
+    assert_eq!(ours["pref"], TC_PREF, "{filters}");
+    assert_eq!(ours["options"]["direct-action"], true, "{filters}");
+    let t = {
+        let b = b.clone();
+        std::thread::spawn(move || lagkit_testnet::ping(&b, "10.77.0.1", 3).received)
+    };
+    let seen = frames_read(&sock, Duration::from_millis(1500));
+    assert_eq!(
+        t.join().unwrap(),
+        0,
+        "no answer from an isolated member's stack"
+    );
+    assert!(
+        seen >= 3,
+        "the packet socket still reads the frames ({seen})"
+    );
+    // Removed by name, so in the namespace the member is in.
+    netns::run_in(&a, move || drop(iso)).expect("enter namespace");
+    let qdiscs = lab.nsexec(&a, &["tc", "-j", "qdisc", "show", "dev", "m0"]);
+    assert!(
+        !qdiscs.contains("clsact"),
+        "the qdisc lagkit made is gone: {qdiscs}"
+    );
+    wait_until("the stack answers again", Duration::from_secs(5), ping);
 }
 
 /// Fault injection: a blackholed link drops what it sends, keeps its

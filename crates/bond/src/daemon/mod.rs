@@ -482,7 +482,7 @@ impl Bond {
 
     /// `ip addr replace A dev BOND`, the IPv4 address remembered for ARP.
     fn add_address(&mut self, a: &str) -> Result<(), BondError> {
-        self.ip_addr("replace", a)?;
+        self.ip_addr(lagkit_sys::addr::Op::Replace, a)?;
         if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
             if !self.ipv4.contains(&ip) {
                 self.ipv4.push(ip);
@@ -491,15 +491,17 @@ impl Bond {
         Ok(())
     }
 
-    /// `ip addr OP A dev BOND`.
-    fn ip_addr(&self, op: &str, a: &str) -> Result<(), BondError> {
-        let out = std::process::Command::new("ip")
-            .args(["addr", op, a, "dev", &self.s.name])
-            .output();
-        let why = match out {
-            Ok(o) if o.status.success() => return Ok(()),
-            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-            Err(e) => lagkit_dataplane::tools::spawn_error("ip", &e),
+    /// `ip addr replace|del A dev BOND`, over rtnetlink.
+    fn ip_addr(&self, op: lagkit_sys::addr::Op, a: &str) -> Result<(), BondError> {
+        let why = match parse_cidr(a) {
+            Some((addr, prefix)) => {
+                match lagkit_sys::addr::change(op, &self.s.name, addr, prefix) {
+                    Ok(()) => return Ok(()),
+                    // BondError::Address names the bond and the address.
+                    Err(e) => e.reason(),
+                }
+            }
+            None => "not an address with a prefix length (write e.g. 10.0.0.1/24)".to_string(),
         };
         Err(BondError::Address {
             bond: self.s.name.clone(),
@@ -512,7 +514,7 @@ impl Bond {
     /// removed, the new ones added; the others stay untouched.
     fn apply_addresses(&mut self, old: &[String]) {
         for a in old.iter().filter(|a| !self.s.addresses.contains(a)) {
-            if let Err(e) = self.ip_addr("del", a) {
+            if let Err(e) = self.ip_addr(lagkit_sys::addr::Op::Delete, a) {
                 tracing::error!(bond = %self.s.name, error = %e, "address not removed");
             }
             if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
@@ -876,5 +878,37 @@ impl Adoption {
 impl Drop for Bond {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// `ADDRESS[/PREFIX]` as `ip addr` reads it: without a prefix, the host's
+/// own (32 or 128).
+fn parse_cidr(a: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (addr, prefix) = match a.trim().split_once('/') {
+        Some((addr, p)) => (addr, Some(p)),
+        None => (a.trim(), None),
+    };
+    let addr: std::net::IpAddr = addr.parse().ok()?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    let prefix = match prefix {
+        Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max)?,
+        None => max,
+    };
+    Some((addr, prefix))
+}
+
+#[cfg(test)]
+mod cidr_tests {
+    #[test]
+    fn addresses_are_read_as_ip_addr_reads_them() {
+        let v4 = "10.0.0.1".parse().unwrap();
+        assert_eq!(super::parse_cidr("10.0.0.1/24"), Some((v4, 24)));
+        assert_eq!(super::parse_cidr("10.0.0.1"), Some((v4, 32)));
+        assert_eq!(
+            super::parse_cidr("fd00::1/64"),
+            Some(("fd00::1".parse().unwrap(), 64))
+        );
+        assert_eq!(super::parse_cidr("10.0.0.1/33"), None);
+        assert_eq!(super::parse_cidr("bond0"), None);
     }
 }
