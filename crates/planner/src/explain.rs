@@ -216,11 +216,8 @@ fn distinct_up_to<T: PartialEq>(it: impl Iterator<Item = T>, cap: usize) -> Vec<
     v
 }
 
-fn mac(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
+fn mac(m: [u8; 6]) -> lagkit_wire::MacAddr {
+    lagkit_wire::MacAddr(m)
 }
 
 /// Whether `v`, sorted, runs in steps of at most 2.

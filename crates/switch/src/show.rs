@@ -411,13 +411,6 @@ pub fn etherchannel_load_balance(b: &Bridge, method: &str, adaptive: bool) -> St
     s
 }
 
-fn mac_text(m: &[u8; 6]) -> String {
-    format!(
-        "{:02x}{:02x}.{:02x}{:02x}.{:02x}{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    )
-}
-
 /// `show mac address-table` at `now`.
 pub fn mac_address_table(b: &Bridge, now: u64) -> String {
     let mut s = String::from(
@@ -433,7 +426,7 @@ pub fn mac_address_table(b: &Bridge, now: u64) -> String {
             s,
             "{:>4}    {}    DYNAMIC     {at}",
             r.vlan,
-            mac_text(&r.mac)
+            lagkit_wire::MacAddr(r.mac).dotted()
         );
     }
     let _ = writeln!(s, "Total Mac Addresses for this criterion: {}", rows.len());

@@ -18,7 +18,6 @@ use lagkit_switch::running::{LACP_PORT_PRIORITY, PAGP_PORT_PRIORITY};
 use lagkit_switch::show::{short_name, MemberFlag};
 use lagkit_switch::PortId;
 use lagkit_wire::lacp::{PortInfo, PortState as S};
-use lagkit_wire::MacAddr;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -29,15 +28,6 @@ const LACP_LOCAL_HEAD: &str = "                            LACP port     Admin  
 const LACP_PARTNER_HEAD: &str = "                  LACP port                        Admin  Oper   Port    Port\nPort      Flags   Priority  Dev ID          Age    key    Key    Number  State\n";
 const PAGP_LOCAL_HEAD: &str = "                                Hello    Partner  PAgP     Learning  Group\nPort      Flags State   Timers  Interval Count   Priority   Method  Ifindex\n";
 const PAGP_PARTNER_HEAD: &str = "          Partner              Partner          Partner         Partner Group\nPort      Name                 Device ID        Port       Age  Flags   Cap.\n";
-
-/// Cisco's dotted MAC: `0011.2233.4455`.
-pub(crate) fn dotted(m: &MacAddr) -> String {
-    let m = m.0;
-    format!(
-        "{:02x}{:02x}.{:02x}{:02x}.{:02x}{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    )
-}
 
 /// `0x3D`: IOS's hex, the prefix in lower case and the digits in upper.
 pub(crate) fn hx(v: impl Into<u64>) -> String {
@@ -124,7 +114,7 @@ fn partner_row(sw: &Switch, p: PortId, st: &lacp::PortStatus, now: u64) -> Strin
         short_name(&port_name(sw, p)),
         lacp_flags(pt.state),
         pt.port_priority,
-        dotted(&pt.system.mac),
+        pt.system.mac.dotted(),
         sw.heard_age(p, now, true).unwrap_or(0),
         hx(pt.key),
         hx(pt.port),
@@ -155,7 +145,7 @@ fn flags_of(sw: &Switch, spec: &ChannelSpec) -> Vec<MemberFlag> {
 pub(crate) fn lacp_sys_id(sw: &Switch) -> Response {
     let id = sw.lacp_system();
     Response::Show {
-        text: format!("{}, {}\n", id.priority, dotted(&id.mac)),
+        text: format!("{}, {}\n", id.priority, id.mac.dotted()),
         json: json!({ "system_priority": id.priority, "system_mac": id.mac.to_string() }),
     }
 }
@@ -252,7 +242,7 @@ pub(crate) fn lacp_neighbor_detail(sw: &Switch, now: u64) -> Response {
 Port             System ID              Port Number     Age         Flags\n\
 {:<16} {:<23} {:<15} {:>3}s        {}\n\n",
                 short_name(&port_name(sw, *p)),
-                format!("{},{}", pt.system.priority, dotted(&pt.system.mac)),
+                format!("{},{}", pt.system.priority, pt.system.mac.dotted()),
                 hx(pt.port),
                 age,
                 lacp_flags(pt.state)
@@ -388,7 +378,7 @@ fn pagp_partner_row(sw: &Switch, p: PortId, st: &pagp::PortStatus, now: u64) -> 
         "{:<9} {:<20} {:<16} {:<10} {:>3}s {:<7} {:X}\n",
         short_name(&port_name(sw, p)),
         name,
-        dotted(&device),
+        device.dotted(),
         short_name(&pport),
         sw.heard_age(p, now, false).unwrap_or(0),
         if flags.is_empty() { "-".into() } else { flags },
@@ -905,6 +895,9 @@ mod tests {
         assert_eq!(algo_words("src-dst-ip"), "Source Destination IP");
         assert_eq!(lacp_flags(S(S::ACTIVITY)), "SA");
         assert_eq!(lacp_flags(S(S::TIMEOUT)), "FP");
-        assert_eq!(dotted(&MacAddr([2, 0, 0, 0, 0xab, 1])), "0200.0000.ab01");
+        assert_eq!(
+            lagkit_wire::MacAddr([2, 0, 0, 0, 0xab, 1]).dotted(),
+            "0200.0000.ab01"
+        );
     }
 }

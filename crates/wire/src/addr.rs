@@ -40,6 +40,17 @@ impl MacAddr {
     }
 }
 
+impl MacAddr {
+    /// Cisco's dotted form, as IOS shows it: `0011.2233.4455`.
+    pub fn dotted(&self) -> String {
+        let a = self.0;
+        format!(
+            "{:02x}{:02x}.{:02x}{:02x}.{:02x}{:02x}",
+            a[0], a[1], a[2], a[3], a[4], a[5]
+        )
+    }
+}
+
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let a = self.0;
