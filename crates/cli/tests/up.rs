@@ -317,9 +317,32 @@ fn run(ns: &str, args: &[&str]) -> (Option<i32>, String) {
 
 /// One line per interface of a namespace, without the qdisc (the kernel
 /// attaches `noqueue` the first time an interface goes up; not lagkit's).
+/// `ip -o link` in `ns` without qdisc names, read once the kernel's link
+/// watcher has caught up: a member set up or down a moment ago keeps its old
+/// operational state (and RUNNING flag) for up to a second, and two reads
+/// straddling that update would differ though nothing was touched.
 fn links(lab: &Lab, ns: &str) -> String {
-    lab.sh(&["ip", "-n", ns, "-o", "link"])
-        .lines()
+    let read = || lab.sh(&["ip", "-n", ns, "-o", "link"]);
+    let settled = |text: &str| {
+        text.lines().filter(|l| !l.contains("LOOPBACK")).all(|l| {
+            let flags = l.split(['<', '>']).nth(1).unwrap_or("");
+            let has = |f: &str| flags.split(',').any(|x| x == f);
+            if !has("UP") {
+                l.contains("state DOWN")
+            } else if has("LOWER_UP") {
+                l.contains("state UP")
+            } else {
+                has("NO-CARRIER") && l.contains("state DOWN")
+            }
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let mut text = read();
+    while !settled(&text) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        text = read();
+    }
+    text.lines()
         .map(|l| {
             let mut w: Vec<&str> = l.split(' ').collect();
             if let Some(i) = w.iter().position(|x| *x == "qdisc") {
