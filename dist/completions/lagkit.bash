@@ -139,6 +139,9 @@ _lagkit() {
             lagkit__subcmd__help__subcmd__sim,pagp)
                 cmd="lagkit__subcmd__help__subcmd__sim__subcmd__pagp"
                 ;;
+            lagkit__subcmd__help__subcmd__sim,pair)
+                cmd="lagkit__subcmd__help__subcmd__sim__subcmd__pair"
+                ;;
             lagkit__subcmd__help__subcmd__switch,show)
                 cmd="lagkit__subcmd__help__subcmd__switch__subcmd__show"
                 ;;
@@ -220,6 +223,9 @@ _lagkit() {
             lagkit__subcmd__sim,pagp)
                 cmd="lagkit__subcmd__sim__subcmd__pagp"
                 ;;
+            lagkit__subcmd__sim,pair)
+                cmd="lagkit__subcmd__sim__subcmd__pair"
+                ;;
             lagkit__subcmd__sim__subcmd__help,help)
                 cmd="lagkit__subcmd__sim__subcmd__help__subcmd__help"
                 ;;
@@ -228,6 +234,9 @@ _lagkit() {
                 ;;
             lagkit__subcmd__sim__subcmd__help,pagp)
                 cmd="lagkit__subcmd__sim__subcmd__help__subcmd__pagp"
+                ;;
+            lagkit__subcmd__sim__subcmd__help,pair)
+                cmd="lagkit__subcmd__sim__subcmd__help__subcmd__pair"
                 ;;
             lagkit__subcmd__switch,help)
                 cmd="lagkit__subcmd__switch__subcmd__help"
@@ -687,7 +696,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help__subcmd__sim)
-            opts="lacp pagp"
+            opts="lacp pagp pair"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,6 +724,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help__subcmd__sim__subcmd__pagp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__help__subcmd__sim__subcmd__pair)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1353,7 +1376,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__sim)
-            opts="-h --help lacp pagp help"
+            opts="-h --help lacp pagp pair help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1367,7 +1390,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__sim__subcmd__help)
-            opts="lacp pagp help"
+            opts="lacp pagp pair help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1409,6 +1432,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__sim__subcmd__help__subcmd__pagp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__sim__subcmd__help__subcmd__pair)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1500,6 +1537,80 @@ _lagkit() {
                     return 0
                     ;;
                 --b)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --links)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cut)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --restore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --blackhole)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clear)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drop)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loss)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pcap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__sim__subcmd__pair)
+            opts="-h --host --bond --switch --channel --links --cut --restore --blackhole --clear --drop --loss --delay --duration --seed --quiet --pcap --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bond)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --switch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --channel)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -208,13 +208,14 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand top" -l netns -d 'Watch th
 complete -c lagkit -n "__fish_lagkit_using_subcommand top" -l lab -d 'Watch every namespace of the lab NAME (`lagkit lab up`)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand top" -l interval -d 'Time between refreshes (e.g. 1s, 500ms)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp help" -s h -l help -d 'Print help'
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp help" -f -a "lacp" -d 'Two LACP systems joined by N links, with faults at chosen times'
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp help" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp pair help" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp pair help" -f -a "lacp" -d 'Two LACP systems joined by N links, with faults at chosen times'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp pair help" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp pair help" -f -a "pair" -d 'Your bond\'s configuration against your switch\'s IOS configuration: would they form a channel, and which links carry it?'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and not __fish_seen_subcommand_from lacp pagp pair help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l a -d 'Settings of system A (comma-separated, see below)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l b -d 'Settings of system B' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l links -d 'Number of links between A and B' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l links -d 'Number of links between A and B (default 2; `sim pair`: as many as the host has members and the channel has ports)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l cut -d 'Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l restore -d 'Restore link L at time T' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -l blackhole -d 'From time T link L loses every frame while carrier stays up' -r
@@ -229,7 +230,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from lacp" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l a -d 'Settings of system A (comma-separated, see below)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l b -d 'Settings of system B; `off` makes B a device that never speaks PAgP' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l links -d 'Number of links between A and B' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l links -d 'Number of links between A and B (default 2; `sim pair`: as many as the host has members and the channel has ports)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l cut -d 'Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l restore -d 'Restore link L at time T' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l blackhole -d 'From time T link L loses every frame while carrier stays up' -r
@@ -242,8 +243,26 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subco
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l pcap -d 'Write every PDU sent to this pcap file (decode with tshark -O lacp / -O pagp)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -l quiet -d 'Print only the final state, not the timeline'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pagp" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l host -d 'The host bond\'s configuration (the TOML `lagkit up` reads)' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l bond -d 'The bond in --host, if the file has several' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l switch -d 'The switch\'s IOS configuration (as `lagkit switch` reads it)' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l channel -d 'The port-channel the host is cabled to, if the switch has several' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l links -d 'Number of links between A and B (default 2; `sim pair`: as many as the host has members and the channel has ports)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l cut -d 'Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l restore -d 'Restore link L at time T' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l blackhole -d 'From time T link L loses every frame while carrier stays up' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l clear -d 'End a black hole on link L at time T' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l drop -d 'Lose the next N PDUs A sends on link L at time T: --drop 1:2@20s' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l loss -d 'Probability that any PDU is lost (0.0-1.0), on every link' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l delay -d 'One-way link delay (100us, 1ms, 0.5ms; a plain number is seconds)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l duration -d 'Virtual time to simulate: 60s, 1m, 90 (a plain number is seconds; default: 60s, or 30s past the last fault)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l seed -d 'Seed of the loss process' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l pcap -d 'Write every PDU sent to this pcap file (decode with tshark -O lacp / -O pagp)' -r -F
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -l quiet -d 'Print only the final state, not the timeline'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from pair" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "lacp" -d 'Two LACP systems joined by N links, with faults at chosen times'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'
+complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "pair" -d 'Your bond\'s configuration against your switch\'s IOS configuration: would they form a channel, and which links carry it?'
 complete -c lagkit -n "__fish_lagkit_using_subcommand sim; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow capture load lab demo plan check switch top sim help" -f -a "up" -d 'Run the bond(s) a configuration file describes, in the foreground'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and not __fish_seen_subcommand_from up down status stats flow capture load lab demo plan check switch top sim help" -f -a "down" -d 'Give back what a bond (--name NAME) that is not running left changed (after a crash or SIGKILL): members\' MAC, MTU, ARP, IPv6 and filters, from its state file'
@@ -273,3 +292,4 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subc
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from switch" -f -a "test" -d '`test etherchannel load-balance interface port-channel N ip|mac|port SRC DST`: which member a flow takes, and why'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from sim" -f -a "lacp" -d 'Two LACP systems joined by N links, with faults at chosen times'
 complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from sim" -f -a "pagp" -d 'Two PAgP systems (or one facing a device without PAgP) joined by N links'
+complete -c lagkit -n "__fish_lagkit_using_subcommand help; and __fish_seen_subcommand_from sim" -f -a "pair" -d 'Your bond\'s configuration against your switch\'s IOS configuration: would they form a channel, and which links carry it?'

@@ -31,9 +31,9 @@
 //! state (`ETHTOOL_GLINK`) as well, as Linux bonding's miimon does.
 //! A run removes its namespaces when it ends, also on failure.
 
+use lagkit_api::status::CarrierEvent;
 use lagkit_bond::kernel::EngineChoice;
 use lagkit_bond::settings::{BondMode, Settings};
-use lagkit_bond::status::CarrierEvent;
 use lagkit_dataplane::{monotonic_now_ns, netns, Link};
 use lagkit_testnet::{wait_until, Lab};
 use std::io::{Read, Write};

@@ -11,19 +11,15 @@
 
 pub mod alb;
 pub mod announce;
-pub mod capture;
 pub mod config;
-pub mod control;
 pub mod daemon;
 pub mod journal;
 pub mod kernel;
 pub mod map;
 pub mod member;
-pub mod metrics;
 pub mod offloads;
 pub mod pcapng;
 pub mod plan;
-pub mod protocol;
 pub mod rebalance;
 pub mod settings;
 pub mod status;

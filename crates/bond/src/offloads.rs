@@ -16,7 +16,6 @@
 //! operator had turned off stays off.
 
 use lagkit_dataplane::{Features, Link, SysError};
-use serde::{Deserialize, Serialize};
 
 /// ethtool's groups of kernel features, matched by name as ethtool
 /// matches them (`tx-checksum-*`, `tx-tcp*-segmentation`,
@@ -46,49 +45,18 @@ impl Group {
     }
 }
 
-/// The three groups as `ethtool -k` reports them: on if any feature of the
-/// group is active (`tx-checksumming`, `tcp-segmentation-offload`,
-/// `generic-segmentation-offload`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Groups {
-    /// `tx-checksumming`.
-    pub tx: bool,
-    /// `tcp-segmentation-offload`.
-    pub tso: bool,
-    /// `generic-segmentation-offload`.
-    pub gso: bool,
-}
+pub use lagkit_api::status::Groups;
 
-impl Groups {
-    /// The groups of `f`.
-    pub fn of(f: &Features) -> Groups {
-        let any = |g: Group| {
-            f.names()
-                .any(|n| Group::of(n) == Some(g) && f.active(n) == Some(true))
-        };
-        Groups {
-            tx: any(Group::Tx),
-            tso: any(Group::Tso),
-            gso: any(Group::Gso),
-        }
-    }
-
-    /// All three off.
-    pub fn all_off(self) -> bool {
-        !(self.tx || self.tso || self.gso)
-    }
-}
-
-impl core::fmt::Display for Groups {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let w = |on: bool| if on { "on" } else { "off" };
-        write!(
-            f,
-            "tx {}, tso {}, gso {}",
-            w(self.tx),
-            w(self.tso),
-            w(self.gso)
-        )
+/// The groups of `f`.
+pub fn groups_of(f: &Features) -> Groups {
+    let any = |g: Group| {
+        f.names()
+            .any(|n| Group::of(n) == Some(g) && f.active(n) == Some(true))
+    };
+    Groups {
+        tx: any(Group::Tx),
+        tso: any(Group::Tso),
+        gso: any(Group::Gso),
     }
 }
 
@@ -111,7 +79,7 @@ pub fn set(link: &Link, names: &[String], on: bool) -> Result<(), SysError> {
 /// The groups of interface `name` now, if it can be read.
 pub fn groups(name: &str) -> Option<Groups> {
     let link = Link::open(name).ok()?;
-    link.features().ok().map(|f| Groups::of(&f))
+    link.features().ok().map(|f| groups_of(&f))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! control socket, so what a line says is checked, not trusted: a frame
 //! is cut to the snapshot length, and the number of interfaces is bounded.
 
-use crate::capture::{CaptureStart, CapturedFrame, Direction};
+use lagkit_api::capture::{CaptureStart, CapturedFrame, Direction};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption,
@@ -128,11 +128,11 @@ impl<W: Write> PcapngOut<W> {
 }
 
 /// Any bytes as what a daemon sends a capture (the `capture_stream` fuzz
-/// target): each line a [`crate::capture::StreamLine`], the first that
+/// target): each line a [`lagkit_api::capture::StreamLine`], the first that
 /// parses as a start; the file written reads back with one packet per
 /// frame accepted, never a panic.
 pub fn fuzz_one(data: &[u8]) {
-    use crate::capture::{CaptureRequest, StreamLine};
+    use lagkit_api::capture::{CaptureRequest, StreamLine};
     let mut lines = data.split(|b| *b == b'\n');
     let first = lines.next().unwrap_or_default();
     if let Ok(req) = serde_json::from_slice::<CaptureRequest>(first) {

@@ -667,7 +667,7 @@ mod tests {
         new.packets_per_slave = 3;
         new.num_grat_arp = 2;
         new.lp_interval = Duration::from_secs(2);
-        new.metrics_listen = Some(crate::metrics::loopback(9400));
+        new.metrics_listen = Some(lagkit_api::metrics::loopback(9400));
         new.adaptive_interval = Duration::from_millis(500);
         new.adaptive_idle_gap = Duration::from_millis(20);
         new.addresses = vec!["192.0.2.1/24".into()];

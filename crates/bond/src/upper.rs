@@ -11,6 +11,7 @@
 //! engine). Anything else, with the reason, picks the userspace engine.
 
 use crate::kernel::{self, EngineChoice, KernelPath};
+use lagkit_api::status::EngineKind;
 use lagkit_bpf::Logical;
 use lagkit_dataplane::{Device, Link, PairDevice, Tap, TapConfig};
 use std::sync::Arc;
@@ -39,8 +40,8 @@ pub enum Upper {
 /// The engine a bond runs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineInfo {
-    /// "bpf" or "userspace".
-    pub kind: &'static str,
+    /// Which.
+    pub kind: EngineKind,
     /// The configured choice, or why `auto` chose it.
     pub why: String,
 }
@@ -55,7 +56,7 @@ impl Upper {
             Ok((
                 Upper::Tap(Arc::new(tap)),
                 EngineInfo {
-                    kind: "userspace",
+                    kind: EngineKind::Userspace,
                     why,
                 },
             ))
@@ -66,7 +67,7 @@ impl Upper {
                 (
                     u,
                     EngineInfo {
-                        kind: "bpf",
+                        kind: EngineKind::Bpf,
                         why: "engine = bpf".into(),
                     },
                 )
@@ -79,7 +80,7 @@ impl Upper {
                     Ok(u) => Ok((
                         u,
                         EngineInfo {
-                            kind: "bpf",
+                            kind: EngineKind::Bpf,
                             why: "auto: the kernel runs lagkit's BPF programs".into(),
                         },
                     )),
@@ -105,7 +106,7 @@ impl Upper {
                 idle: (Arc::new(a), b),
             },
             EngineInfo {
-                kind: "bpf",
+                kind: EngineKind::Bpf,
                 why: "adopted the data path a previous lagkit left forwarding".into(),
             },
         ))

@@ -247,7 +247,10 @@ fn lacp_failover_under_load_keeps_tcp_connections() {
     assert!(moved[1] > 100 << 20, "a2 carried the rest: {moved:?}");
     let retrans = lagkit_testnet::tcp_retrans(&p.lab, &p.ns_a) - retrans_before;
     let st = p.a.status();
-    assert_eq!(st.members[0].mii_status, "down");
+    assert_eq!(
+        st.members[0].mii_status,
+        lagkit_api::status::MiiStatus::Down
+    );
     assert_eq!(st.members[0].link_failure_count, 1);
     assert_eq!(st.lacp.as_ref().unwrap().number_of_ports, 1);
     eprintln!(
@@ -645,7 +648,11 @@ fn arp_monitor_fails_over_when_the_path_dies_behind_a_live_carrier() {
         || a.status().active_member.as_deref() == Some("a2"),
     );
     let st = a.status();
-    assert_eq!(st.members[0].mii_status, "up", "carrier still up on a1");
+    assert_eq!(
+        st.members[0].mii_status,
+        lagkit_api::status::MiiStatus::Up,
+        "carrier still up on a1"
+    );
     assert!(
         st.members[0].watchers.contains(&("arp".to_string(), false)),
         "{:?}",
@@ -694,7 +701,7 @@ fn fail_over_mac_active_and_follow() {
 
 fn prometheus_metrics_on_loopback() {
     let Some(p) = pair("metrics", 2, BondMode::Lacp, |s| {
-        s.metrics_listen = Some(lagkit_bond::metrics::loopback(9464))
+        s.metrics_listen = Some(lagkit_api::metrics::loopback(9464))
     }) else {
         return;
     };
@@ -747,7 +754,10 @@ fn a_member_missing_at_start_is_taken_when_it_appears() {
         lacp_formed(&a, 1)
     });
     let st = a.status();
-    assert_eq!(st.members[1].mii_status, "missing");
+    assert_eq!(
+        st.members[1].mii_status,
+        lagkit_api::status::MiiStatus::Missing
+    );
     assert!(
         st.problems.iter().any(|p| p.contains("a2 does not exist")),
         "{:?}",
@@ -804,7 +814,10 @@ fn a_member_removed_mid_start_is_waited_for_and_not_recorded() {
     wait_until("one port aggregated", Duration::from_secs(15), || {
         lacp_formed(&a, 1) && lacp_formed(&b, 1)
     });
-    assert_eq!(a.status().members[1].mii_status, "missing");
+    assert_eq!(
+        a.status().members[1].mii_status,
+        lagkit_api::status::MiiStatus::Missing
+    );
     let recorded = std::fs::read_to_string(&state).expect("state file");
     assert!(recorded.contains("\"a1\""), "{recorded}");
     assert!(!recorded.contains("\"a2\""), "{recorded}");

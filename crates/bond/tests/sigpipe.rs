@@ -14,7 +14,7 @@ fn a_request_to_a_daemon_that_went_away_is_an_error_not_a_signal() {
     }
     let (client, daemon) = UnixStream::pair().unwrap();
     drop(daemon);
-    let e = lagkit_bond::protocol::send_all(&client, b"{\"cmd\":\"status\"}\n")
+    let e = lagkit_api::protocol::send_all(&client, b"{\"cmd\":\"status\"}\n")
         .expect_err("the peer is gone");
     assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
 }

@@ -1,8 +1,8 @@
 //! `lagkit up`, `lagkit status`, `lagkit stats`, `lagkit flow`: the host
 //! bond daemon and its operator commands.
 
+use lagkit_api::protocol::{request, Request, Response};
 use lagkit_bond::config::settings_from;
-use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::Settings;
 use lagkit_bond::supervise::Supervisor;
 use lagkit_bondcfg::paths::{control_socket_in, netns_dir, netns_id};
@@ -409,7 +409,7 @@ fn sockets(bond: Option<&str>, socket: Option<&PathBuf>) -> Result<Vec<PathBuf>,
 }
 
 fn ask(path: &Path, req: &Request) -> Result<Response, Failure> {
-    match request(path, req).map_err(Failure::Runtime)? {
+    match request(path, req).map_err(|e| Failure::Runtime(e.to_string()))? {
         Response::Error(e) => Err(Failure::Runtime(e)),
         r => Ok(r),
     }

@@ -1,11 +1,11 @@
 //! `lagkit capture`: asks a running bond or switch for a copy of the
-//! frames it sends and handles (see [`lagkit_bond::capture`]) and writes
+//! frames it sends and handles (see [`lagkit_api::capture`]) and writes
 //! them to a pcapng file ([`lagkit_bond::pcapng`]).
 //! The daemon keeps running; a slow writer costs frames (counted), never
 //! the daemon's time.
 
 use crate::bond_cmd::{BondName, Failure};
-use lagkit_bond::capture::{CaptureRequest, CaptureStart, CapturedFrame, Direction, StreamLine};
+use lagkit_api::capture::{CaptureRequest, CaptureStart, CapturedFrame, Direction, StreamLine};
 use lagkit_bond::pcapng::PcapngOut;
 use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -57,7 +57,8 @@ fn open(
     } else {
         ("bond", "lagkit up")
     };
-    let stream = lagkit_bond::protocol::connect(path, who, starter).map_err(Failure::Runtime)?;
+    let stream = lagkit_api::protocol::connect(path, who, starter)
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     let rt = |e: std::io::Error| Failure::Runtime(format!("{}: {e}", path.display()));
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
@@ -65,11 +66,11 @@ fn open(
     let mut line = if switch {
         serde_json::to_vec(&lagkit_switchd::protocol::Request::Capture(req.clone()))
     } else {
-        serde_json::to_vec(&lagkit_bond::protocol::Request::Capture(req.clone()))
+        serde_json::to_vec(&lagkit_api::protocol::Request::Capture(req.clone()))
     }
     .map_err(|e| Failure::Runtime(e.to_string()))?;
     line.push(b'\n');
-    lagkit_bond::protocol::send_all(&stream, &line).map_err(rt)?;
+    lagkit_api::protocol::send_all(&stream, &line).map_err(rt)?;
     let name = path.display().to_string();
     let answer = lagkit_input::read_line(
         &mut BufReader::new(&stream),
@@ -87,8 +88,8 @@ fn open(
         }
     } else {
         match serde_json::from_slice(&answer).map_err(bad)? {
-            lagkit_bond::protocol::Response::Capture(s) => s,
-            lagkit_bond::protocol::Response::Error(e) => return Err(Failure::Runtime(e)),
+            lagkit_api::protocol::Response::Capture(s) => s,
+            lagkit_api::protocol::Response::Error(e) => return Err(Failure::Runtime(e)),
             _ => return Err(Failure::Runtime(format!("unexpected answer from {name}"))),
         }
     };
@@ -216,7 +217,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
                         } else {
                             Direction::In
                         },
-                        ts_ns: f.ts_ns.unwrap_or_else(lagkit_bond::capture::realtime_ns),
+                        ts_ns: f.ts_ns.unwrap_or_else(lagkit_api::capture::realtime_ns),
                         len: f.len,
                         data: f.data,
                     };
@@ -254,7 +255,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let settled = lagkit_bond::capture::realtime_ns().saturating_sub(REORDER_NS);
+        let settled = lagkit_api::capture::realtime_ns().saturating_sub(REORDER_NS);
         flush(&mut out, &mut pending, Some(settled)).map_err(werr)?;
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok((wire, l)) => take(&mut out, &mut pending, sniff, wire, l),

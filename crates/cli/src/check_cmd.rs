@@ -234,7 +234,7 @@ fn unreadable(json: bool, e: ReadError) -> ExitCode {
 
 /// The running bonds of this network namespace, as `check` sees them.
 fn live_bonds() -> Result<Vec<lagkit_check::live::Live>, String> {
-    use lagkit_bond::protocol::{request, Request, Response};
+    use lagkit_api::protocol::{request, Request, Response};
     use lagkit_check::live::{Live, LivePort};
     let dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
     let mut sockets: Vec<PathBuf> = match std::fs::read_dir(&dir) {

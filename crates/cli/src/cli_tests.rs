@@ -72,6 +72,8 @@ const DURATION_FLAGS: &[&str] = &[
     "sim lacp --duration {}",
     "sim pagp --delay {}",
     "sim pagp --duration {}",
+    "sim pair --host h.toml --switch s.cfg --delay {}",
+    "sim pair --host h.toml --switch s.cfg --duration {}",
     "top --interval {}",
     "capture --name bond0 -w f.pcapng --duration {}",
 ];

@@ -16,6 +16,7 @@ mod plan_cmd;
 mod privilege;
 mod sim_lacp;
 mod sim_pagp;
+mod sim_pair;
 mod sim_run;
 mod switch_cmd;
 mod top;
@@ -107,6 +108,9 @@ enum SimCommand {
     Lacp(sim_lacp::Args),
     /// Two PAgP systems (or one facing a device without PAgP) joined by N links.
     Pagp(sim_pagp::Args),
+    /// Your bond's configuration against your switch's IOS configuration:
+    /// would they form a channel, and which links carry it?
+    Pair(sim_pair::Args),
 }
 
 impl Command {
@@ -134,6 +138,8 @@ fn main() -> ExitCode {
     let default_level = match cli.command {
         Command::Up(_) | Command::Load(_) => "info",
         Command::Switch(ref a) if a.is_daemon() => "info",
+        // The simulated cores log as the daemons do; the report says it all.
+        Command::Sim { .. } => "error",
         _ => "warn",
     };
     use std::io::IsTerminal;
@@ -153,6 +159,9 @@ fn main() -> ExitCode {
         Command::Sim {
             what: SimCommand::Pagp(args),
         } => sim_pagp::run(args).map_err(Failure::Usage),
+        Command::Sim {
+            what: SimCommand::Pair(args),
+        } => sim_pair::run(args).map_err(Failure::Usage),
         Command::Up(a) => bond_cmd::up(a),
         Command::Down(a) => bond_cmd::down(a),
         Command::Status(a) => bond_cmd::status(a),

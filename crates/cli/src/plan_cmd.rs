@@ -114,7 +114,7 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
         Some(p) => {
             let text = lagkit_input::read_text(p, &lagkit_input::REPORT)
                 .map_err(|e| usage(e.to_string()))?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            let v: lagkit_lab::report::Report = serde_json::from_str(&text).map_err(|e| {
                 usage(format!(
                     "{}: not a lab report (report.json): {e}",
                     p.display()

@@ -148,7 +148,7 @@ impl Side {
 
 /// Runs the simulation and prints the report.
 pub fn run(args: Args) -> Result<(), String> {
-    let plan = args.run.plan()?;
+    let plan = args.run.plan(2)?;
     let a = parse_side("A", 1, &args.a)?;
     let b = parse_side("B", 2, &args.b)?;
     let (pa, pb) = (a.clone(), b.clone());

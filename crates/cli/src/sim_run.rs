@@ -10,9 +10,10 @@ use std::time::Duration;
 /// Options of every `lagkit sim` protocol.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Number of links between A and B.
-    #[arg(long, default_value_t = 2)]
-    links: usize,
+    /// Number of links between A and B (default 2; `sim pair`: as many
+    /// as the host has members and the channel has ports).
+    #[arg(long)]
+    links: Option<usize>,
     /// Cut link L (1-based) at time T: carrier down at both ends. Repeatable: --cut 2@30s
     #[arg(long, value_name = "L@T")]
     cut: Vec<String>,
@@ -75,10 +76,12 @@ impl Plan {
 }
 
 impl RunArgs {
-    /// Checks the options and computes the run.
-    pub fn plan(&self) -> Result<Plan, String> {
-        if self.links == 0 || self.links > 64 {
-            return Err(format!("--links {}: choose 1 to 64 links", self.links));
+    /// Checks the options and computes the run, with `default_links`
+    /// links unless --links says.
+    pub fn plan(&self, default_links: usize) -> Result<Plan, String> {
+        let links = self.links.unwrap_or(default_links);
+        if links == 0 || links > 64 {
+            return Err(format!("--links {links}: choose 1 to 64 links"));
         }
         if !(0.0..=1.0).contains(&self.loss) {
             return Err(format!(
@@ -96,7 +99,7 @@ impl RunArgs {
             ("drop", &self.drop),
         ] {
             for f in list {
-                faults.push(parse_fault(f, self.links, kind)?);
+                faults.push(parse_fault(f, links, kind)?);
             }
         }
         let last_fault = faults.iter().map(|f| f.1).max().unwrap_or_default();
@@ -105,7 +108,7 @@ impl RunArgs {
             None => (last_fault + Duration::from_secs(30)).max(Duration::from_secs(60)),
         };
         Ok(Plan {
-            links: self.links,
+            links,
             spec: LinkSpec {
                 delay,
                 loss: self.loss,

@@ -329,7 +329,7 @@ fn ask(
     filter: Option<&lagkit_switch::show::Filter>,
 ) -> Result<(), Failure> {
     let path = socket(q)?;
-    match request(&path, req).map_err(Failure::Runtime)? {
+    match request(&path, req).map_err(|e| Failure::Runtime(e.to_string()))? {
         Response::Error(e) => Err(Failure::Runtime(e)),
         Response::Show { text, json } => {
             if q.json {

@@ -11,7 +11,7 @@
 
 use crate::bond_cmd::{sockets_in, Failure};
 use clap::Args as ClapArgs;
-use lagkit_bond::protocol::{request, Request, Response};
+use lagkit_api::protocol::{request, Request, Response};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -345,7 +345,7 @@ fn sample_bond(sock: &Path, v: &mut View, events: &mut Vec<(u64, String)>) -> Re
         };
         v.rows.push(RowView {
             name: m.name.clone(),
-            link: m.mii_status.clone(),
+            link: m.mii_status.to_string(),
             state,
             partner,
             tx_bps: c.map_or(0, |c| c.tx_bytes) as f64,

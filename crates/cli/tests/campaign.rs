@@ -20,8 +20,8 @@
 mod campaign_switch;
 mod common;
 
-use lagkit_bond::protocol::{request, Request, Response};
-use lagkit_bond::status::BondStatus;
+use lagkit_api::protocol::{request, Request, Response};
+use lagkit_api::status::BondStatus;
 use lagkit_testnet::{tcp_until, wait_until, Lab, Transfer};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -532,7 +532,11 @@ fn silent_failure(test: &str, mode: &str) {
     let detected = t.elapsed();
     let st = a.status().unwrap();
     let eth2 = st.members.iter().find(|m| m.name == "eth2").unwrap();
-    assert_eq!(eth2.mii_status, "up", "the carrier never dropped");
+    assert_eq!(
+        eth2.mii_status,
+        lagkit_api::status::MiiStatus::Up,
+        "the carrier never dropped"
+    );
     std::thread::sleep(Duration::from_secs(1));
     drop(fault);
     let t = Instant::now();

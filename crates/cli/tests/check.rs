@@ -533,10 +533,10 @@ fn a_matching_show_session_gives_no_finding() {
 /// types the daemon serves, read as the host's side.
 #[test]
 fn lagkit_status_json_is_the_host_side() {
-    use lagkit_bond::status::{BondStatus, LacpInfo, MemberLacp, MemberStatus};
+    use lagkit_api::status::{BondStatus, LacpInfo, MemberLacp, MemberStatus};
     let member = |name: &str, port: u16, partner_port: u16, in_use: bool| MemberStatus {
         name: name.into(),
-        mii_status: "up".into(),
+        mii_status: lagkit_api::status::MiiStatus::Up,
         speed: Some("1000 Mbps".into()),
         duplex: Some("full".into()),
         link_failure_count: 0,
@@ -573,9 +573,9 @@ fn lagkit_status_json_is_the_host_side() {
         name: "bond0".into(),
         mode: lagkit_bondcfg::Mode::Lacp.linux_name().into(), // as the daemon writes it
         xmit_hash_policy: "layer3+4".into(),
-        engine: "userspace".into(),
+        engine: lagkit_api::status::EngineKind::Userspace,
         engine_reason: "configured".into(),
-        mii_status: "up".into(),
+        mii_status: lagkit_api::status::MiiStatus::Up,
         mac: "02:5a:00:00:0b:01".into(),
         mtu: 1500,
         miimon_ms: 100,

@@ -18,7 +18,7 @@ mod common;
 
 use common::ovs::{lab, member, tool_path, Ovs};
 use common::{bond_status as status, Daemon, TmpDir};
-use lagkit_bond::status::BondStatus;
+use lagkit_api::status::BondStatus;
 use lagkit_lab::ovs::OvsLacp;
 use lagkit_lab::sys::run;
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};

@@ -14,7 +14,7 @@
 mod common;
 
 use common::TmpDir;
-use lagkit_bond::status::BondStatus;
+use lagkit_api::status::BondStatus;
 use lagkit_testnet::{wait_until, Lab};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
@@ -485,12 +485,12 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
     assert_eq!(st.members.len(), 2);
     for m in &st.members {
         assert!(
-            m.isolation.is_some() && m.mii_status != "missing",
+            m.isolation.is_some() && m.mii_status != lagkit_api::status::MiiStatus::Missing,
             "member {} attached when READY=1 arrived: {m:?}",
             m.name
         );
     }
-    assert!(!st.engine.is_empty(), "a data path runs: {st:?}");
+    assert!(!st.engine_reason.is_empty(), "a data path runs: {st:?}");
     assert!(
         got.iter().any(|m| m
             .lines()

@@ -167,26 +167,79 @@ conns = 4
     assert!(out.contains("chosen by the kernel"), "{out}");
     // Layer3+4 between one address pair: (sport ^ dport) parity picks the
     // link, so even and odd client ports to port 12865 (odd) split 2/2.
-    let conns: Vec<serde_json::Value> = [40000u16, 40001, 40002, 40003]
+    use lagkit_lab::measure::{BondMeasure, Measurement, MemberDelta};
+    use lagkit_lab::report::{ConfigCode, Machine, Report, RunRecord};
+    use lagkit_lab::workload::{Connection, WorkloadResult};
+    let conns: Vec<Connection> = [40000u16, 40001, 40002, 40003]
         .iter()
-        .map(|p| {
-            serde_json::json!({"purpose": "stream", "local": format!("10.0.7.1:{p}"),
-                "remote": "10.0.7.2:12865", "sent": 58_000_000u64, "received": 0})
+        .map(|p| Connection {
+            purpose: "stream".into(),
+            local: format!("10.0.7.1:{p}").parse().unwrap(),
+            remote: "10.0.7.2:12865".parse().unwrap(),
+            sent: 58_000_000,
+            received: 0,
         })
         .collect();
     // 2 × 100 Mbit/s for 10 s carries 2 × 1448/1514 × 125 MB of payload,
     // about 58 MB per stream; each member's frames: two streams' worth.
-    let half = 2.0 * 58e6 * 1514.0 / 1448.0;
-    let report = serde_json::json!({"runs": [{
-        "key": "", "flags": [],
-        "workload": {"seconds": 10.0, "connections": conns},
-        "measurement": {"seconds": 10.0, "retransmits": 0,
-            "bonds": [
-                {"host": "a", "members": [{"name": "e1", "tx_bytes": half, "rx_bytes": 1e6},
-                                          {"name": "e2", "tx_bytes": half, "rx_bytes": 1e6}]},
-                {"host": "b", "members": [{"name": "e1", "tx_bytes": 1e6, "rx_bytes": half},
-                                          {"name": "e2", "tx_bytes": 1e6, "rx_bytes": half}]}]}
-    }]});
+    let half = (2.0 * 58e6 * 1514.0 / 1448.0) as u64;
+    let bond = |host: &str, tx: u64, rx: u64| BondMeasure {
+        host: host.into(),
+        members: ["e1", "e2"]
+            .iter()
+            .map(|n| MemberDelta {
+                name: n.to_string(),
+                tx_bytes: tx,
+                rx_bytes: rx,
+                ..MemberDelta::default()
+            })
+            .collect(),
+        ..BondMeasure::default()
+    };
+    let report = Report {
+        title: "two".into(),
+        scale: None,
+        machine: Machine {
+            cores: 2,
+            kernel: String::new(),
+        },
+        runs: vec![RunRecord {
+            run: 1,
+            key: String::new(),
+            label: String::new(),
+            code: ConfigCode {
+                app: "l".into(),
+                procs: 4,
+                switch: String::new(),
+                server: String::new(),
+                engine: String::new(),
+                mtu: String::new(),
+                links: String::new(),
+            },
+            topology: t.to_string(),
+            switches: Vec::new(),
+            workload: Some(WorkloadResult {
+                seconds: 10.0,
+                connections: conns,
+                ..WorkloadResult::default()
+            }),
+            measurement: Some(Measurement {
+                seconds: 10.0,
+                bonds: vec![bond("a", half, 1_000_000), bond("b", 1_000_000, half)],
+                ..Measurement::default()
+            }),
+            converge_seconds: None,
+            lacp_start: None,
+            lacp_end: None,
+            limit_mbps: None,
+            flags: Vec::new(),
+            error: None,
+            formation: None,
+        }],
+        findings: Vec::new(),
+        command: None,
+    };
+    let report = serde_json::to_value(&report).unwrap();
     let rep = dir.join("report.json");
     std::fs::write(&rep, report.to_string()).unwrap();
     let (code, out, err) = plan(&["--lab", t, "--measured", rep.to_str().unwrap()]);

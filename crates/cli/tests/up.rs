@@ -7,7 +7,7 @@
 //! makes a `bpf::` and a `userspace::` test of each): every `lagkit up`
 //! a test starts gets `--engine` for its thread's engine.
 
-use lagkit_bond::status::{BondStats, BondStatus};
+use lagkit_api::status::{BondStats, BondStatus};
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -148,7 +148,10 @@ fn readme_minimal_config_bonds_carries_tcp_survives_a_pulled_cable_and_restores(
         ports(&a) == 1
     });
     let st = status(&a).unwrap();
-    assert_eq!(st.members[1].mii_status, "down");
+    assert_eq!(
+        st.members[1].mii_status,
+        lagkit_api::status::MiiStatus::Down
+    );
     lab.sh(&["ip", "-n", &a, "link", "set", "eth2", "up"]);
     wait_until("eth2 rejoins", Duration::from_secs(20), || ports(&a) == 2);
 

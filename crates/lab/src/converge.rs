@@ -3,6 +3,7 @@
 
 use crate::lab::{ovs_port_name, Lab};
 use crate::topology::{Protocol, Switch, SwitchKind};
+use lagkit_api::status::MiiStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ pub struct MemberView {
     /// Interface.
     pub name: String,
     /// Carrier.
-    pub mii_status: String,
+    pub mii_status: MiiStatus,
     /// Transmits now.
     pub transmitting: bool,
     /// Collects now.
@@ -109,7 +110,7 @@ impl LacpSnapshot {
             for m in &h.member_views {
                 if let Some(r) = &m.not_bundled {
                     why.push(format!("{}: not bundled: {r}", m.name));
-                } else if m.mii_status != "up" {
+                } else if !m.mii_status.is_up() {
                     why.push(format!("{}: carrier {}", m.name, m.mii_status));
                 } else if !(m.transmitting && m.collecting) {
                     why.push(format!(
@@ -177,7 +178,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                     .iter()
                     .map(|m| MemberView {
                         name: m.name.clone(),
-                        mii_status: m.mii_status.clone(),
+                        mii_status: m.mii_status,
                         transmitting: m.transmitting,
                         collecting: m.collecting,
                         actor_state: m.lacp.as_ref().map(|l| l.actor_state),
@@ -192,7 +193,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                         ),
                     })
                     .collect();
-                let all_up = st.members.iter().all(|m| m.mii_status == "up");
+                let all_up = st.members.iter().all(|m| m.mii_status.is_up());
                 match &st.lacp {
                     Some(l) => {
                         v.ports = l.number_of_ports;
@@ -217,7 +218,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                             }
                             _ => in_channel == b.members.len(),
                         };
-                        v.ok = all_up && st.mii_status == "up" && pagp_ok;
+                        v.ok = all_up && st.mii_status.is_up() && pagp_ok;
                     }
                 }
             }

@@ -16,7 +16,7 @@ use crate::lagkit_switch::{self, LagkitSwitch};
 use crate::ovs::{Ovs, Spawn};
 use crate::sys::{self, netns_delete, netns_list, poll, run, tool_path, ProcId};
 use crate::topology::{ns_of_lab, Channel, Protocol, Switch, SwitchKind, Topology};
-use lagkit_bond::status::{BondStats, BondStatus};
+use lagkit_api::status::{BondStats, BondStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

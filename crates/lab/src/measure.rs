@@ -8,7 +8,7 @@ use crate::lab::{root_qdisc, Lab};
 use crate::lagkit_switch::PortCounters;
 use crate::sys;
 use crate::topology::SwitchKind;
-use lagkit_bond::status::BondStats;
+use lagkit_api::status::BondStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -329,50 +329,47 @@ impl Workload for Iperf3 {
     }
 }
 
-/// Goodput from `lagkit load client --json` output.
+/// Goodput from `lagkit load client --json` output (its own
+/// [`lagkit_load::Report`], so a field renamed there fails to build here
+/// rather than reading as zero).
 pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
-    let v: serde_json::Value = serde_json::from_str(json.trim())
-        .map_err(|e| format!("lagkit load --json output is not JSON: {e}"))?;
-    let f = |k: &str| v[k].as_f64().ok_or(format!("lagkit load --json: no '{k}'"));
-    let kind = v["kind"].as_str().unwrap_or("?");
-    let conns = v["connections"].as_array().map_or(0, |c| c.len()) as u32;
-    let errors = v["errors"].as_u64().unwrap_or(0);
-    if errors > 0 {
-        let first = v["connections"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| !c["error"].is_null()))
-            .map(|c| c["error"].to_string())
+    let r: lagkit_load::Report = serde_json::from_str(json.trim())
+        .map_err(|e| format!("lagkit load --json output is not its report: {e}"))?;
+    let kind = r.kind.name();
+    let conns = r.connections.len() as u32;
+    if r.errors > 0 {
+        let first = r
+            .connections
+            .iter()
+            .find_map(|c| c.error.as_ref())
+            .map(|e| e.to_string())
             .unwrap_or_default();
         return Err(format!(
-            "lagkit load {kind}: {errors} of {conns} connection(s) failed; first: {first}"
+            "lagkit load {kind}: {} of {conns} connection(s) failed; first: {first}",
+            r.errors
         ));
     }
     Ok(WorkloadResult {
         kind: format!("lagkit-load {kind}"),
-        mbps: f("mbit_s")?,
-        forward_mbps: f("tx_mbit_s")?,
-        reverse_mbps: f("rx_mbit_s")?,
+        mbps: r.mbit_s,
+        forward_mbps: r.tx_mbit_s,
+        reverse_mbps: r.rx_mbit_s,
         retransmits: 0,
         flows: conns,
-        seconds: f("elapsed_s")?,
-        transactions_per_s: v["transactions_per_s"].as_f64().unwrap_or(0.0),
-        started_unix_s: v["started_unix_s"].as_f64().unwrap_or(0.0),
-        connections: v["connections"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .filter_map(|c| {
-                        Some(Connection {
-                            purpose: c["purpose"].as_str().unwrap_or_default().to_string(),
-                            local: c["local"].as_str()?.parse().ok()?,
-                            remote: c["remote"].as_str()?.parse().ok()?,
-                            sent: c["bytes_sent"].as_u64().unwrap_or(0),
-                            received: c["bytes_received"].as_u64().unwrap_or(0),
-                        })
-                    })
-                    .collect()
+        seconds: r.elapsed_s,
+        transactions_per_s: r.transactions_per_s,
+        started_unix_s: r.started_unix_s,
+        connections: r
+            .connections
+            .iter()
+            .map(|c| Connection {
+                purpose: c.purpose.name().to_string(),
+                local: c.local,
+                remote: c.remote,
+                sent: c.bytes_sent,
+                received: c.bytes_received,
             })
-            .unwrap_or_default(),
+            .collect(),
     })
 }
 
@@ -728,30 +725,57 @@ mod tests {
         assert!(e.contains("busy"));
     }
 
+    /// A `lagkit load client --json` report, as that command writes it.
+    fn load_report(errors: u64, error: serde_json::Value) -> String {
+        let conn = |i: u32, local: &str, error: serde_json::Value| {
+            serde_json::json!({
+                "index": i, "purpose": "stream", "process": null, "migration": null,
+                "local": local, "remote": "10.0.0.2:5001", "bytes_sent": 1000,
+                "bytes_received": 20, "messages": 1, "elapsed_s": 3.0, "mbit_s": 0.0,
+                "transactions_per_s": 0.0, "cpu": null, "peer_received": null,
+                "sndbuf": 0, "rcvbuf": 0, "error": error
+            })
+        };
+        serde_json::json!({
+            "kind": "socketprocs", "role": "client", "method": null, "parallel": 2,
+            "size": 1, "reply": 1, "elapsed_s": 3.0, "bytes_sent": 2000,
+            "bytes_received": 40, "mbit_s": 180.5, "tx_mbit_s": 90.0,
+            "rx_mbit_s": 90.5, "transactions": 2, "transactions_per_s": 0.5,
+            "errors": errors, "cpu": {"user_s": 0.0, "sys_s": 0.0}, "cpus": 2,
+            "cpu_usr_pct": 0.0, "cpu_sys_pct": 0.0, "started_unix_s": 100.0,
+            "connections": [conn(0, "10.0.0.1:40022", serde_json::Value::Null),
+                            conn(1, "10.0.0.1:40023", error)],
+            "processes": [], "migrations": []
+        })
+        .to_string()
+    }
+
     #[test]
     fn parses_lagkit_load_json() {
-        let j = r#"{"kind":"socketprocs","mbit_s":180.5,"tx_mbit_s":90.0,"rx_mbit_s":90.5,
-            "elapsed_s":3.0,"errors":0,"connections":[{"error":null},
-            {"error":null,"local":"10.0.0.1:40022","remote":"10.0.0.2:5001",
-             "purpose":"stream","bytes_sent":1000,"bytes_received":20}]}"#;
-        let r = parse_lagkit_load(j).unwrap();
+        let r = parse_lagkit_load(&load_report(0, serde_json::Value::Null)).unwrap();
         assert_eq!(r.flows, 2);
-        // The 5-tuple the kernel chose is kept; a connection without one
-        // is counted but not listed.
+        // The 5-tuple the kernel chose is kept.
         assert_eq!(
-            r.connections,
-            [Connection {
+            r.connections[1],
+            Connection {
                 purpose: "stream".into(),
-                local: "10.0.0.1:40022".parse().unwrap(),
+                local: "10.0.0.1:40023".parse().unwrap(),
                 remote: "10.0.0.2:5001".parse().unwrap(),
                 sent: 1000,
                 received: 20,
-            }]
+            }
         );
         assert!((r.mbps - 180.5).abs() < 1e-9);
+        assert!((r.started_unix_s - 100.0).abs() < 1e-9);
         assert_eq!(r.kind, "lagkit-load socketprocs");
-        let bad = r#"{"kind":"stream","mbit_s":1,"tx_mbit_s":1,"rx_mbit_s":0,
-            "elapsed_s":1,"errors":1,"connections":[{"error":"reset"}]}"#;
-        assert!(parse_lagkit_load(bad).unwrap_err().contains("1 of 1"));
+        let bad = load_report(1, serde_json::json!({"error": "peer-closed"}));
+        let e = parse_lagkit_load(&bad).unwrap_err();
+        assert!(
+            e.contains("1 of 2") && e.contains("peer closed mid-message"),
+            "{e}"
+        );
+        // Not a report (a field missing) is refused, not read as zero.
+        let e = parse_lagkit_load(r#"{"kind":"stream","mbit_s":1}"#).unwrap_err();
+        assert!(e.contains("not its report"), "{e}");
     }
 }

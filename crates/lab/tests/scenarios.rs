@@ -105,8 +105,7 @@ fn mbps(r: &Report, key: &str) -> f64 {
 /// members that are not the bottleneck). At least `agreeing` rows agree
 /// outright.
 fn assert_plan_agrees(name: &str, r: &Report, agreeing: usize) {
-    let v = serde_json::to_value(r).expect("report as JSON");
-    let acc = lagkit_planner::lab::compare(name, true, &v).expect("compare");
+    let acc = lagkit_planner::lab::compare(name, true, r).expect("compare");
     for a in &acc {
         eprintln!(
             "plan {name} {} {} {}: predicted {:.3?} measured {:.3?} ({:.1}pp), {:.1} vs {:.1} Mbit/s{}{}",

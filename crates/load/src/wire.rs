@@ -34,6 +34,18 @@ pub enum Purpose {
 }
 
 impl Purpose {
+    /// The name in JSON and in the lab's reports (`lpm-data`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Purpose::Socketprocs => "socketprocs",
+            Purpose::Stream => "stream",
+            Purpose::Maerts => "maerts",
+            Purpose::Rr => "rr",
+            Purpose::LpmControl => "lpm-control",
+            Purpose::LpmData => "lpm-data",
+        }
+    }
+
     fn code(self) -> u8 {
         match self {
             Purpose::Socketprocs => 1,

@@ -8,15 +8,11 @@
 //! raw up/down; [`debounce::Debounce`] applies `updelay`/`downdelay`, and
 //! [`combine`] merges several watchers with an explicit any/all policy.
 //!
-//! [`admin`] sets an interface administratively up or down over the same
-//! netlink (the switch brings its ports up with it).
-//!
-//! Everything except [`carrier`] and [`admin`]'s sending is sans-IO: time
-//! is passed in.
+//! Everything except [`carrier`]'s socket is sans-IO: time is passed in.
+//! Changing an interface (up, down, MTU) is `lagkit-sys`'s.
 
 #![forbid(unsafe_code)]
 
-pub mod admin;
 pub mod arp;
 pub mod carrier;
 pub mod combine;

@@ -28,20 +28,30 @@
 //!   frames are dropped and counted as giants; unknown unicast, broadcast
 //!   and multicast are flooded within the VLAN; a frame never leaves by the
 //!   port or channel it came in on; every drop is counted by reason.
+//! - [`core`]: the whole switch's decisions around the bridge: LACP and
+//!   PAgP on the members of their channels, `mode on` following carrier,
+//!   stand-alone members, the mismatch note of a partner that speaks a
+//!   protocol the port does not run (`foreign`), and each member's `show`
+//!   flag. The daemon (`lagkit-switchd`) only moves frames, carrier
+//!   changes and time in and out of it.
 
 #![forbid(unsafe_code)]
 
 pub mod bridge;
 pub mod channel;
 pub mod config;
+pub mod core;
 pub mod fdb;
+mod foreign;
 pub mod police;
 pub mod running;
 pub mod show;
+pub mod sim;
 pub mod vlan;
 
 pub use bridge::{Bridge, Cast, DropReason, Egress, PortConfig, PortCounters, Verdict};
 pub use channel::{Channel, Distribution};
+pub use core::Core;
 pub use fdb::{Fdb, Learned};
 pub use vlan::{PortMode, VlanId, VlanSet};
 

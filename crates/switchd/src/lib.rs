@@ -4,14 +4,13 @@
 //! and the loop).
 //!
 //! - [`daemon`]: the ports (packet sockets with virtio-net headers, so GSO
-//!   frames cross whole), the epoll loop, link events, LACP and `mode on`
-//!   port-channels.
-//! - `foreign`: the mismatch note of a port whose partner speaks a
-//!   protocol the port does not run, and when it ends.
+//!   frames cross whole), the epoll loop and link events around
+//!   [`lagkit_switch::Core`], which decides forwarding, LACP, PAgP and
+//!   `mode on` port-channels.
 //! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
-//!   client; the server is the bond's, generic over both.
+//!   client; the server is `lagkit-api`'s, generic over both daemons.
 //! - [`metrics`]: the Prometheus page (a snapshot of the counters taken
 //!   between two wake-ups, rendered and served apart from the loop).
 //! - `report`, `report_lag`: Cisco's `show` text and the same facts as
@@ -21,7 +20,6 @@
 #![forbid(unsafe_code)]
 
 pub mod daemon;
-mod foreign;
 pub mod frames;
 pub mod metrics;
 pub mod protocol;

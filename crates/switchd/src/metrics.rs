@@ -11,8 +11,8 @@
 //! serves it from a thread of its own.
 
 use crate::daemon::Switch;
-use lagkit_bond::metrics::{labels, set_lacp_bits, set_pagp_state, snake, Labels, Page};
-pub use lagkit_bond::metrics::{loopback, Exporter};
+use lagkit_api::metrics::{labels, set_lacp_bits, set_pagp_state, snake, Labels, Page};
+pub use lagkit_api::metrics::{loopback, Exporter};
 use lagkit_dataplane::CounterSnapshot;
 use lagkit_switch::bridge::{Cast, DropReason, PortCounters};
 use lagkit_switch::show::MemberFlag;
@@ -107,14 +107,14 @@ fn channel_name(n: impl std::fmt::Display) -> String {
 impl Switch {
     /// The page's facts, copied between two wake-ups of the loop.
     pub fn metrics_snapshot(&self) -> Snapshot {
-        let bridge = self.bridge();
+        let bridge = self.core().bridge();
         let mut member = std::collections::BTreeMap::new();
         let mut channels = Vec::new();
-        for spec in self.channels() {
+        for spec in self.core().channels() {
             let name = channel_name(spec.id.0);
-            let flags = self.flags(spec);
+            let flags = self.core().flags(spec);
             for ((p, mode), (flag, _)) in spec.members.iter().zip(flags) {
-                let lacp = self.lacp_status(*p).map(|st| {
+                let lacp = self.core().lacp_status(*p).map(|st| {
                     (
                         st.actor.state.0,
                         st.partner.state.0,
@@ -123,7 +123,10 @@ impl Switch {
                         st.partner.port,
                     )
                 });
-                let pagp = self.pagp_status(*p).map(|st| st.state.name().to_string());
+                let pagp = self
+                    .core()
+                    .pagp_status(*p)
+                    .map(|st| st.state.name().to_string());
                 member.insert(
                     p.0,
                     MemberSnapshot {
@@ -152,17 +155,17 @@ impl Switch {
                 name: cfg.name.clone(),
                 device: self.device(p).to_string(),
                 enabled: cfg.enabled,
-                carrier: self.carrier(p),
+                carrier: self.core().carrier(p),
                 counters: bridge.counters(p).cloned().unwrap_or_default(),
                 socket: self.socket_counters(p).unwrap_or_default(),
                 member: member.remove(&p.0),
             })
             .collect();
         let fdb = bridge.fdb();
-        let c = self.control_counters();
+        let c = self.core().control_counters();
         Snapshot {
-            name: self.name().to_string(),
-            load_balance: self.method().to_string(),
+            name: self.core().name().to_string(),
+            load_balance: self.core().method().to_string(),
             ports,
             channels,
             fdb: (fdb.len(), fdb.limit(), fdb.moves(), fdb.refused()),
@@ -552,7 +555,7 @@ mod tests {
     #[test]
     fn every_series_is_documented() {
         let text = render(&snapshot());
-        let gaps = lagkit_bond::metrics::exporter::documentation_gaps(&text, DOC, |name| {
+        let gaps = lagkit_api::metrics::exporter::documentation_gaps(&text, DOC, |name| {
             name.starts_with("lagkit_switch_")
         });
         assert!(gaps.is_empty(), "{}\n{text}", gaps.join("\n"));

@@ -1,7 +1,7 @@
 //! The switch's control protocol: one JSON [`Request`] per line from
 //! `lagkit switch show ...` and `lagkit switch test ...`, one JSON
 //! [`Response`] per line back, over the same server as the bond's
-//! ([`lagkit_bond::control`]). Every answer carries Cisco's text and the
+//! ([`lagkit_api::control`]). Every answer carries Cisco's text and the
 //! same facts as JSON, so `--json` never parses text.
 
 use lagkit_hash::{FlowKey, IpFlow, L4};
@@ -70,8 +70,8 @@ pub enum Request {
     },
     /// `lagkit capture --switch`: answered [`Response::Capture`], then a
     /// stream of the frames the switch sends and handles (see
-    /// [`lagkit_bond::capture`]).
-    Capture(lagkit_bond::capture::CaptureRequest),
+    /// [`lagkit_api::capture`]).
+    Capture(lagkit_api::capture::CaptureRequest),
 }
 
 /// The switch's answer.
@@ -86,12 +86,12 @@ pub enum Response {
         json: serde_json::Value,
     },
     /// A capture started; frame lines follow.
-    Capture(lagkit_bond::capture::CaptureStart),
+    Capture(lagkit_api::capture::CaptureStart),
     /// The request could not be answered.
     Error(String),
 }
 
-impl lagkit_bond::control::Answer for Response {
+impl lagkit_api::control::Answer for Response {
     fn error(why: String) -> Response {
         Response::Error(why)
     }
@@ -110,8 +110,8 @@ pub fn socket_path(netns: Option<u64>, hostname: &str) -> PathBuf {
 }
 
 /// Sends one request to the switch at `path`.
-pub fn request(path: &Path, req: &Request) -> Result<Response, String> {
-    lagkit_bond::protocol::exchange(path, req, "switch", "lagkit switch CONFIG")
+pub fn request(path: &Path, req: &Request) -> Result<Response, lagkit_api::protocol::ControlError> {
+    lagkit_api::protocol::exchange(path, req, "switch", "lagkit switch CONFIG")
 }
 
 fn mac(s: &str) -> Option<[u8; 6]> {
@@ -149,7 +149,7 @@ pub fn test_key(kind: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
                 "mac: '{src}' and '{dst}' must be MAC addresses (e.g. 0200.0000.0001)"
             )),
         },
-        "port" => lagkit_bond::protocol::flow_key("tcp", src, dst)
+        "port" => lagkit_api::protocol::flow_key("tcp", src, dst)
             .map_err(|_| format!("port: '{src}' and '{dst}' must be IP:PORT")),
         other => Err(format!("'{other}': write ip, mac or port")),
     }

@@ -24,6 +24,7 @@ fn mac_text(m: &[u8; 6]) -> String {
 fn logical(sw: &Switch, l: Logical) -> String {
     match l {
         Logical::Port(p) => sw
+            .core()
             .bridge()
             .port(p)
             .map_or(format!("port{}", p.0), |c| c.name.clone()),
@@ -32,11 +33,11 @@ fn logical(sw: &Switch, l: Logical) -> String {
 }
 
 fn summary(sw: &Switch) -> Response {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let mut rows = Vec::new();
     let mut channels = Vec::new();
-    for spec in sw.channels() {
-        let flags = sw.flags(spec);
+    for spec in sw.core().channels() {
+        let flags = sw.core().flags(spec);
         let members: Vec<Value> = spec
             .members
             .iter()
@@ -48,7 +49,7 @@ fn summary(sw: &Switch) -> Response {
                     "mode": mode.to_string(),
                     "flag": flag.letter().to_string(),
                     "why": why,
-                    "mismatch": sw.mismatch(*p),
+                    "mismatch": sw.core().mismatch(*p),
                 })
             })
             .collect();
@@ -66,13 +67,14 @@ fn summary(sw: &Switch) -> Response {
     let text = show::etherchannel_summary(b, &rows);
     Response::Show {
         text,
-        json: json!({ "switch": sw.name(), "channels": channels }),
+        json: json!({ "switch": sw.core().name(), "channels": channels }),
     }
 }
 
 fn load_balance(sw: &Switch) -> Response {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let buckets: Vec<Value> = sw
+        .core()
         .channels()
         .iter()
         .filter_map(|spec| {
@@ -86,10 +88,10 @@ fn load_balance(sw: &Switch) -> Response {
         })
         .collect();
     Response::Show {
-        text: show::etherchannel_load_balance(b, sw.method(), sw.adaptive()),
+        text: show::etherchannel_load_balance(b, sw.core().method(), sw.core().adaptive()),
         json: json!({
-            "method": sw.method(),
-            "hash_distribution": if sw.adaptive() { "adaptive" } else { "fixed" },
+            "method": sw.core().method(),
+            "hash_distribution": if sw.core().adaptive() { "adaptive" } else { "fixed" },
             "policy": b.policy().to_string(),
             "channels": buckets,
         }),
@@ -97,7 +99,7 @@ fn load_balance(sw: &Switch) -> Response {
 }
 
 fn mac_table(sw: &Switch, now: u64) -> Response {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let rows: Vec<Value> = b
         .fdb()
         .rows(now)
@@ -118,7 +120,7 @@ fn mac_table(sw: &Switch, now: u64) -> Response {
 }
 
 fn counters(sw: &Switch) -> Response {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let ports: Vec<Value> = b
         .ports()
         .filter_map(|(p, cfg)| {
@@ -155,6 +157,7 @@ fn counters(sw: &Switch) -> Response {
         })
         .collect();
     let channels: Vec<Value> = sw
+        .core()
         .channels()
         .iter()
         .map(|spec| {
@@ -171,9 +174,9 @@ fn counters(sw: &Switch) -> Response {
             })
         })
         .collect();
-    let ids: Vec<ChannelId> = sw.channels().iter().map(|c| c.id).collect();
+    let ids: Vec<ChannelId> = sw.core().channels().iter().map(|c| c.id).collect();
     let text = show::interfaces_counters(b, &ids);
-    let cc = sw.control_counters();
+    let cc = sw.core().control_counters();
     Response::Show {
         text,
         json: json!({ "ports": ports, "channels": channels, "control": cc }),
@@ -185,18 +188,18 @@ fn test(sw: &Switch, channel: u32, kind: &str, src: &str, dst: &str) -> Response
         Ok(k) => k,
         Err(e) => return Response::Error(e),
     };
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let id = ChannelId(channel);
     let picked = b.test_load_balance(id, &key);
     let member = |p: Option<PortId>| p.and_then(|p| b.port(p)).map(|c| c.name.clone());
     Response::Show {
-        text: show::test_load_balance(b, id, &key, sw.method()),
+        text: show::test_load_balance(b, id, &key, sw.core().method()),
         json: json!({
             "channel": channel,
             "exists": picked.is_some(),
             "bucket": picked.map(|(bucket, _)| bucket),
             "member": picked.and_then(|(_, p)| member(p)),
-            "method": sw.method(),
+            "method": sw.core().method(),
         }),
     }
 }
@@ -206,7 +209,7 @@ fn test(sw: &Switch, channel: u32, kind: &str, src: &str, dst: &str) -> Response
 /// Linux device that carries it in IOS's Type column.
 fn interfaces_status(sw: &Switch) -> Response {
     use lagkit_switch::PortMode;
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let mut text = format!(
         "\n{:<9} {:<18} {:<12} {:<10} {:>6} {:>6} {}\n",
         "Port", "Name", "Status", "Vlan", "Duplex", "Speed", "Type"
@@ -215,11 +218,11 @@ fn interfaces_status(sw: &Switch) -> Response {
         PortMode::Access { vlan } => vlan.to_string(),
         PortMode::Trunk { .. } => "trunk".to_string(),
     };
-    let src = |name: &str| sw.ios().interfaces.iter().find(|i| i.name == name);
+    let src = |name: &str| sw.core().ios().interfaces.iter().find(|i| i.name == name);
     let mut rows = Vec::new();
     let mut flag_of = std::collections::BTreeMap::new();
-    for spec in sw.channels() {
-        for ((p, _), (f, _)) in spec.members.iter().zip(sw.flags(spec)) {
+    for spec in sw.core().channels() {
+        for ((p, _), (f, _)) in spec.members.iter().zip(sw.core().flags(spec)) {
             flag_of.insert(*p, f);
         }
     }
@@ -228,7 +231,7 @@ fn interfaces_status(sw: &Switch) -> Response {
             _ if !cfg.enabled => "disabled",
             Some(show::MemberFlag::Suspended) => "suspended",
             Some(show::MemberFlag::Down) => "notconnect",
-            _ if !sw.carrier(p) => "notconnect",
+            _ if !sw.core().carrier(p) => "notconnect",
             _ => "connected",
         };
         let i = src(&cfg.name);
@@ -253,8 +256,9 @@ fn interfaces_status(sw: &Switch) -> Response {
             "duplex": duplex, "speed": speed, "device": sw.device(p),
         }));
     }
-    for spec in sw.channels() {
+    for spec in sw.core().channels() {
         let up = sw
+            .core()
             .flags(spec)
             .iter()
             .any(|(f, _)| *f == show::MemberFlag::Bundled);
@@ -284,7 +288,7 @@ fn interfaces_status(sw: &Switch) -> Response {
 }
 
 fn running_config(sw: &Switch) -> Response {
-    let text = sw.running_config().to_string();
+    let text = sw.core().running_config().to_string();
     Response::Show {
         json: json!({ "text": text }),
         text,
@@ -294,8 +298,8 @@ fn running_config(sw: &Switch) -> Response {
 /// `show storm-control`: each port's levels by class, its filter state,
 /// the last second's traffic and what it dropped.
 fn storm_control(sw: &Switch, now: u64) -> Response {
-    let b = sw.bridge();
-    let rows = show::storm_rows(b, now, |p| sw.carrier(p));
+    let b = sw.core().bridge();
+    let rows = show::storm_rows(b, now, |p| sw.core().carrier(p));
     let json_rows: Vec<Value> = rows
         .iter()
         .map(|r| {

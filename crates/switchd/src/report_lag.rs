@@ -76,13 +76,15 @@ fn protocol_word(spec: &ChannelSpec) -> &'static str {
 }
 
 fn port_name(sw: &Switch, p: PortId) -> String {
-    sw.bridge()
+    sw.core()
+        .bridge()
         .port(p)
         .map_or(format!("port{}", p.0), |c| c.name.clone())
 }
 
 fn channels<'a>(sw: &'a Switch, protocol: &'a str) -> impl Iterator<Item = &'a ChannelSpec> {
-    sw.channels()
+    sw.core()
+        .channels()
         .iter()
         .filter(move |c| c.mode.protocol() == protocol)
 }
@@ -90,14 +92,14 @@ fn channels<'a>(sw: &'a Switch, protocol: &'a str) -> impl Iterator<Item = &'a C
 /// The actor's information of a member: LACP's own, or for a member LACP
 /// does not run on (a suspended one) what it would send.
 fn actor(sw: &Switch, spec: &ChannelSpec, p: PortId, active: bool) -> PortInfo {
-    match sw.lacp_status(p) {
+    match sw.core().lacp_status(p) {
         Some(st) => st.actor,
         None => {
             let mut state = S(S::AGGREGATION);
             state.set(S::ACTIVITY, active);
             state.set(S::TIMEOUT, spec.lacp_fast);
             PortInfo {
-                system: sw.lacp_system(),
+                system: sw.core().lacp_system(),
                 key: u16::try_from(spec.id.0).unwrap_or(u16::MAX),
                 port_priority: LACP_PORT_PRIORITY,
                 port: (p.0 + 1) as u16,
@@ -115,7 +117,7 @@ fn partner_row(sw: &Switch, p: PortId, st: &lacp::PortStatus, now: u64) -> Strin
         lacp_flags(pt.state),
         pt.port_priority,
         pt.system.mac.dotted(),
-        sw.heard_age(p, now, true).unwrap_or(0),
+        sw.core().heard_age(p, now, true).unwrap_or(0),
         hx(pt.key),
         hx(pt.port),
         pt.state.0
@@ -138,12 +140,12 @@ fn local_row(sw: &Switch, spec: &ChannelSpec, p: PortId, flag: MemberFlag, activ
 }
 
 fn flags_of(sw: &Switch, spec: &ChannelSpec) -> Vec<MemberFlag> {
-    sw.flags(spec).into_iter().map(|(f, _)| f).collect()
+    sw.core().flags(spec).into_iter().map(|(f, _)| f).collect()
 }
 
 /// `show lacp sys-id`.
 pub(crate) fn lacp_sys_id(sw: &Switch) -> Response {
-    let id = sw.lacp_system();
+    let id = sw.core().lacp_system();
     Response::Show {
         text: format!("{}, {}\n", id.priority, id.mac.dotted()),
         json: json!({ "system_priority": id.priority, "system_mac": id.mac.to_string() }),
@@ -185,7 +187,7 @@ pub(crate) fn lacp_neighbor(sw: &Switch, now: u64) -> Response {
             spec.id.0
         );
         for (p, _) in &spec.members {
-            let Some(st) = sw.lacp_status(*p) else {
+            let Some(st) = sw.core().lacp_status(*p) else {
                 continue;
             };
             text.push_str(&partner_row(sw, *p, &st, now));
@@ -195,7 +197,7 @@ pub(crate) fn lacp_neighbor(sw: &Switch, now: u64) -> Response {
                 "channel": spec.id.0,
                 "port": port_name(sw, *p),
                 "heard": heard,
-                "age_s": sw.heard_age(*p, now, true),
+                "age_s": sw.core().heard_age(*p, now, true),
                 "partner_system": partner.system.to_string(),
                 "partner_key": partner.key,
                 "partner_port": partner.port,
@@ -231,11 +233,11 @@ pub(crate) fn lacp_neighbor_detail(sw: &Switch, now: u64) -> Response {
             spec.id.0
         );
         for (p, _) in &spec.members {
-            let Some(st) = sw.lacp_status(*p) else {
+            let Some(st) = sw.core().lacp_status(*p) else {
                 continue;
             };
             let pt = &st.partner;
-            let age = sw.heard_age(*p, now, true).unwrap_or(0);
+            let age = sw.core().heard_age(*p, now, true).unwrap_or(0);
             let _ = write!(
                 text,
                 "                   Partner                 Partner                     Partner\n\
@@ -294,7 +296,11 @@ Port       Sent   Recv     Sent   Recv     Sent   Recv      Pkts Err\n\
     for spec in channels(sw, "lacp") {
         let _ = writeln!(text, "Channel group: {}", spec.id.0);
         for (p, _) in &spec.members {
-            let c = sw.lacp_status(*p).map(|s| s.counters).unwrap_or_default();
+            let c = sw
+                .core()
+                .lacp_status(*p)
+                .map(|s| s.counters)
+                .unwrap_or_default();
             let _ = writeln!(
                 text,
                 "{:<9} {:>6} {:>6}   {:>6} {:>6}   {:>6} {:>6}    {:>6}",
@@ -380,7 +386,7 @@ fn pagp_partner_row(sw: &Switch, p: PortId, st: &pagp::PortStatus, now: u64) -> 
         name,
         device.dotted(),
         short_name(&pport),
-        sw.heard_age(p, now, false).unwrap_or(0),
+        sw.core().heard_age(p, now, false).unwrap_or(0),
         if flags.is_empty() { "-".into() } else { flags },
         st.partner_group_capability.unwrap_or(0)
     ))
@@ -397,7 +403,7 @@ pub(crate) fn pagp_neighbor(sw: &Switch, now: u64) -> Response {
             spec.id.0
         );
         for (p, _) in &spec.members {
-            let Some(st) = sw.pagp_status(*p) else {
+            let Some(st) = sw.core().pagp_status(*p) else {
                 continue;
             };
             if let Some(row) = pagp_partner_row(sw, *p, &st, now) {
@@ -407,7 +413,7 @@ pub(crate) fn pagp_neighbor(sw: &Switch, now: u64) -> Response {
                 "channel": spec.id.0,
                 "port": port_name(sw, *p),
                 "heard": st.partner_device.is_some(),
-                "age_s": sw.heard_age(*p, now, false),
+                "age_s": sw.core().heard_age(*p, now, false),
                 "state": st.state.name(),
                 "consistent": st.consistent,
                 "partner_device": st.partner_device.map(|d| d.to_string()),
@@ -437,7 +443,11 @@ Port      Sent    Recv     Sent    Recv   Err Pkts\n\
     for spec in channels(sw, "pagp") {
         let _ = writeln!(text, "Channel group: {}", spec.id.0);
         for (p, _) in &spec.members {
-            let c = sw.pagp_status(*p).map(|s| s.counters).unwrap_or_default();
+            let c = sw
+                .core()
+                .pagp_status(*p)
+                .map(|s| s.counters)
+                .unwrap_or_default();
             let _ = writeln!(
                 text,
                 "{:<9} {:<7} {:<8} {:<7} {:<6} {}",
@@ -472,8 +482,8 @@ struct PagpLocal {
 }
 
 fn pagp_local(sw: &Switch, spec: &ChannelSpec, p: PortId) -> PagpLocal {
-    let sys = sw.pagp_system(spec.id);
-    let st = sw.pagp_status(p);
+    let sys = sw.core().pagp_system(spec.id);
+    let st = sw.core().pagp_status(p);
     let auto = matches!(
         spec.members.iter().find(|(m, _)| *m == p).map(|m| m.1),
         Some(lagkit_ios::ChannelMode::Auto { .. })
@@ -596,8 +606,9 @@ fn ec_state(m: lagkit_ios::ChannelMode) -> &'static str {
 /// mode, load (a bit per hash bucket of 8), local and partner protocol
 /// information, and why a member is not bundled.
 pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> Response {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let specs: Vec<&ChannelSpec> = sw
+        .core()
         .channels()
         .iter()
         .filter(|c| only.is_none_or(|n| c.id.0 == n))
@@ -614,7 +625,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
     let mut out = Vec::new();
     for spec in specs {
         let buckets = b.channel(spec.id).map(|c| c.buckets()).unwrap_or_default();
-        let flags = sw.flags(spec);
+        let flags = sw.core().flags(spec);
         let proto = protocol_word(spec);
         let _ = write!(
             text,
@@ -655,7 +666,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                     );
                     // A member LACP does not run on (suspended) has heard
                     // no partner: IOS shows it with zeros.
-                    let row = match sw.lacp_status(*p) {
+                    let row = match sw.core().lacp_status(*p) {
                         Some(st) => partner_row(sw, *p, &st, now),
                         None => format!(
                             "{:<9} {:<7} {:<9} {:<15} {:>4}s  0x0    {:<6} {:<7} 0x00\n",
@@ -677,6 +688,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                         pagp_local_row(sw, spec, *p)
                     );
                     if let Some(row) = sw
+                        .core()
                         .pagp_status(*p)
                         .and_then(|st| pagp_partner_row(sw, *p, &st, now))
                     {
@@ -686,7 +698,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                 }
                 _ => {}
             }
-            let since = sw.flag_since(*p).unwrap_or(0);
+            let since = sw.core().flag_since(*p).unwrap_or(0);
             let _ = writeln!(
                 text,
                 "\nAge of the port in the current state: {}",
@@ -695,7 +707,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
             if *flag != MemberFlag::Bundled && !why.is_empty() {
                 let _ = writeln!(text, "Not bundled: {why}");
             }
-            if let Some(m) = sw.mismatch(*p) {
+            if let Some(m) = sw.core().mismatch(*p) {
                 let _ = writeln!(text, "Probable {m}");
             }
             text.push('\n');
@@ -704,7 +716,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                 "mode": mode.to_string(),
                 "flag": flag.letter().to_string(),
                 "why": why,
-                "mismatch": sw.mismatch(*p),
+                "mismatch": sw.core().mismatch(*p),
                 "load": mask,
                 "buckets": (0..8).filter(|i| mask & (1 << i) != 0).collect::<Vec<u8>>(),
                 "partner": partner_json(sw, *p),
@@ -729,7 +741,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
 /// The port-channel part of `show etherchannel [N] detail` and of `show
 /// etherchannel N port-channel` (which has IOS's `GC` line).
 fn port_channel_section(sw: &Switch, spec: &ChannelSpec, now: u64, gc: bool) -> String {
-    let b = sw.bridge();
+    let b = sw.core().bridge();
     let flags = flags_of(sw, spec);
     let buckets = b.channel(spec.id).map(|c| c.buckets()).unwrap_or_default();
     let bundled = flags.iter().filter(|f| **f == MemberFlag::Bundled).count();
@@ -782,7 +794,7 @@ fn port_channel_section(sw: &Switch, spec: &ChannelSpec, now: u64, gc: bool) -> 
 
 /// `show etherchannel N port-channel`.
 pub(crate) fn etherchannel_port_channel(sw: &Switch, n: u32, now: u64) -> Response {
-    let Some(spec) = sw.channels().iter().find(|c| c.id.0 == n) else {
+    let Some(spec) = sw.core().channels().iter().find(|c| c.id.0 == n) else {
         return Response::Error(format!("% Channel-group {n} does not exist on this switch"));
     };
     let flags = flags_of(sw, spec);
@@ -803,7 +815,7 @@ pub(crate) fn etherchannel_protocol(sw: &Switch) -> Response {
     let mut text = String::from(
         "                Channel-group listing:\n                ----------------------\n\n",
     );
-    for spec in sw.channels() {
+    for spec in sw.core().channels() {
         let proto = match spec.mode.protocol() {
             "lacp" => "LACP".to_string(),
             "pagp" => "PAgP".to_string(),
@@ -818,7 +830,7 @@ pub(crate) fn etherchannel_protocol(sw: &Switch) -> Response {
     Response::Show {
         text,
         json: json!({
-            "channels": sw.channels().iter()
+            "channels": sw.core().channels().iter()
                 .map(|c| json!({ "channel": c.id.0, "protocol": c.mode.protocol() }))
                 .collect::<Vec<_>>(),
         }),
@@ -826,7 +838,7 @@ pub(crate) fn etherchannel_protocol(sw: &Switch) -> Response {
 }
 
 fn partner_json(sw: &Switch, p: PortId) -> Value {
-    match (sw.lacp_status(p), sw.pagp_status(p)) {
+    match (sw.core().lacp_status(p), sw.core().pagp_status(p)) {
         (Some(st), _) => json!({
             "protocol": "lacp",
             "system": st.partner.system.to_string(),
@@ -862,12 +874,12 @@ fn algo_words(method: &str) -> String {
 /// `show etherchannel load-balancing` (the layout of IOS routers and
 /// IOS-XE, which names the method per port-channel).
 pub(crate) fn load_balancing(sw: &Switch) -> Response {
-    let m = sw.method();
+    let m = sw.core().method();
     let mut text = format!(
         "EtherChannel Load-Balancing Method: \nGlobal LB Method: {m}\nLB Algo type: {}\n  Port-Channel:                       LB Method\n",
         algo_words(m)
     );
-    for spec in sw.channels() {
+    for spec in sw.core().channels() {
         let _ = writeln!(
             text,
             "    {:<30}:  {m} ({})",
@@ -879,7 +891,7 @@ pub(crate) fn load_balancing(sw: &Switch) -> Response {
         text,
         json: json!({
             "method": m,
-            "channels": sw.channels().iter().map(|c| c.id.0).collect::<Vec<_>>(),
+            "channels": sw.core().channels().iter().map(|c| c.id.0).collect::<Vec<_>>(),
         }),
     }
 }

@@ -1,10 +1,10 @@
 //! `lagkit capture` on the bond: a request starts a copy of the control
 //! frames (LACP, Marker, PAgP, ARP) this thread sends and handles; the
 //! hooks are in `frames` (`send_on`, `handle_slow`), the fan-out in
-//! [`crate::capture`].
+//! [`lagkit_api::capture`].
 
 use super::*;
-use crate::capture::CaptureStart;
+use lagkit_api::capture::CaptureStart;
 
 impl Bond {
     /// Starts a capture for `p` (a [`Request::Capture`]), or answers why not.
@@ -28,7 +28,7 @@ impl Bond {
         };
         let start = CaptureStart {
             interfaces: self.members.iter().map(|m| m.name.clone()).collect(),
-            snaplen: req.snaplen().unwrap_or(crate::capture::MAX_SNAPLEN),
+            snaplen: req.snaplen().unwrap_or(lagkit_api::capture::MAX_SNAPLEN),
             data: false,
             note: None,
         };

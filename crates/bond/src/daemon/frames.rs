@@ -4,7 +4,7 @@
 //! monitors' timers.
 
 use super::*;
-use crate::capture::Direction;
+use lagkit_api::capture::Direction;
 
 impl Bond {
     pub(super) fn setup_lacp(&mut self) {

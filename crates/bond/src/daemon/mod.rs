@@ -26,21 +26,21 @@ mod pagp;
 mod report;
 
 use crate::alb::{AlbClients, Own};
-use crate::control::{ControlServer, Pending};
 use crate::journal::{self, JournalError, RunDir};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::metrics::Exporter;
 use crate::plan::{Context, MemberView, Plan, PlanState};
-use crate::protocol::{flow_key, FlowAnswer, Request, Response};
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{
-    self, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads, MemberPagp,
-    MemberStats, MemberStatus, PagpInfo,
+    self, AddEngine, BondStats, BondStatus, CarrierEvent, LacpInfo, MemberLacp, MemberOffloads,
+    MemberPagp, MemberStats, MemberStatus, MiiStatus, PagpInfo,
 };
 use crate::upper::{EngineInfo, Upper};
+use lagkit_api::control::{ControlServer, Pending};
+use lagkit_api::metrics::Exporter;
+use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
 use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
 use lagkit_hash::AdaptiveConfig;
@@ -238,7 +238,7 @@ pub struct Bond {
     /// The latest carrier changes and when their plans were published.
     carrier_events: std::collections::VecDeque<CarrierEvent>,
     /// `lagkit capture` clients: copies of the frames sent and handled.
-    taps: crate::capture::Taps,
+    taps: lagkit_api::capture::Taps,
 }
 
 /// How many carrier changes [`Bond::stats`] keeps.
@@ -334,7 +334,7 @@ impl Bond {
                 (u, i, None, Vec::new())
             }
         };
-        tracing::info!(bond = %name, engine = engine_info.kind, why = %engine_info.why, "data path chosen");
+        tracing::info!(bond = %name, engine = %engine_info.kind, why = %engine_info.why, "data path chosen");
         let path = s.control_socket.clone();
         let control_err = |why: String| BondError::Control {
             bond: name.clone(),
@@ -408,7 +408,7 @@ impl Bond {
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
-            taps: crate::capture::Taps::default(),
+            taps: lagkit_api::capture::Taps::default(),
             s,
         };
         // From here on, an error drops `bond`, which gives back whatever

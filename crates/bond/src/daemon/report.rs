@@ -11,13 +11,13 @@ impl Bond {
         if !self.metrics.as_ref().is_some_and(|m| m.due(now)) {
             return;
         }
-        let facts = crate::metrics::BondFacts {
+        let facts = lagkit_api::metrics::BondFacts {
             mode: self.s.mode.name().to_string(),
             policy: self.s.policy.name().to_string(),
             plans_published: self.generation,
             rebalances: self.rebalancer.as_ref().map_or(0, |r| r.rebalances()),
         };
-        let text = crate::metrics::render(&self.status(), &self.stats(), &facts);
+        let text = lagkit_api::metrics::render(&self.status(), &self.stats(), &facts);
         if let Some(m) = self.metrics.as_mut() {
             m.publish(text, now);
         }
@@ -48,7 +48,7 @@ impl Bond {
     pub(super) fn flow(&self, proto: &str, src: &str, dst: &str) -> Response {
         let key = match flow_key(proto, src, dst) {
             Ok(k) => k,
-            Err(e) => return Response::Error(e),
+            Err(e) => return Response::Error(e.to_string()),
         };
         let key = key.with_macs(self.mac.0, MacAddr::BROADCAST.0);
         let Some(p) = &self.publisher else {
@@ -92,11 +92,11 @@ impl Bond {
                 MemberStatus {
                     name: m.name.clone(),
                     mii_status: if !m.present() {
-                        "missing".into()
+                        MiiStatus::Missing
                     } else if m.carrier.is_up() {
-                        "up".into()
+                        MiiStatus::Up
                     } else {
-                        "down".into()
+                        MiiStatus::Down
                     },
                     speed: speed.map(|s| format!("{s} Mbps")),
                     duplex: duplex.map(|f| if f { "full" } else { "half" }.to_string()),
@@ -148,7 +148,7 @@ impl Bond {
                 .pagp
                 .as_ref()
                 .map_or(self.mac, |s| s.config().device_id);
-            PagpInfo::of(&ps, device, &ports)
+            PagpInfo::of(ps.mode, ps.silence, ps.fast, device, &ports)
         });
         if let Some(p) = &pagp {
             problems.extend(status::pagp_problems(&members, p));
@@ -158,9 +158,13 @@ impl Bond {
             name: self.s.name.clone(),
             mode: self.s.mode.linux_name().into(),
             xmit_hash_policy: self.s.policy.to_string(),
-            engine: self.engine_info.kind.into(),
+            engine: self.engine_info.kind,
             engine_reason: self.engine_info.why.clone(),
-            mii_status: if any_up { "up" } else { "down" }.into(),
+            mii_status: if any_up {
+                MiiStatus::Up
+            } else {
+                MiiStatus::Down
+            },
             mac: self.mac.to_string(),
             mtu: self.upper.link().mtu().unwrap_or(0),
             miimon_ms: self.s.miimon.as_millis() as u64,

@@ -2,10 +2,10 @@
 //! socket: shared by the netns tests and the failover benchmark
 //! (`examples/failover.rs`, which includes this file by path).
 
+use lagkit_api::protocol::{request, Request, Response};
+use lagkit_api::status::{BondStats, BondStatus};
 use lagkit_bond::daemon::Bond;
-use lagkit_bond::protocol::{request, Request, Response};
 use lagkit_bond::settings::Settings;
-use lagkit_bond::status::{BondStats, BondStatus};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -154,7 +154,7 @@ impl Daemon {
 
 /// `lagkit status --name bond0 --json` of the bond in network namespace
 /// `ns`, typed; `None` while no bond answers.
-pub fn bond_status(ns: &str) -> Option<lagkit_bond::status::BondStatus> {
+pub fn bond_status(ns: &str) -> Option<lagkit_api::status::BondStatus> {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_lagkit")])
         .args(["status", "--name", "bond0", "--json"])
@@ -163,7 +163,7 @@ pub fn bond_status(ns: &str) -> Option<lagkit_bond::status::BondStatus> {
     if !out.status.success() {
         return None;
     }
-    let mut v: Vec<lagkit_bond::status::BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
+    let mut v: Vec<lagkit_api::status::BondStatus> = serde_json::from_slice(&out.stdout).ok()?;
     v.pop()
 }
 

@@ -9,7 +9,9 @@ use super::model::{
     valid_lab_name, valid_node, Channel, End, Host, HostBond, Iperf3Spec, Link, LoadBalance,
     LoadSpec, Protocol, Rate, Scale, Switch, SwitchKind, Topology, WorkloadSpec,
 };
-use super::parse::{line_col, Cx, RawScale, RawTopology, RawWorkload, TopologyError};
+use super::parse::{
+    line_col, Cx, RawChannel, RawHost, RawLink, RawScale, RawTopology, RawWorkload, TopologyError,
+};
 use lagkit_bondcfg::{BondConfig, Cidr, Engine};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -26,13 +28,53 @@ fn node_name(cx: &Cx<'_>, s: &Spanned<String>, what: &str) -> Result<String, Top
     Ok(n.clone())
 }
 
+/// A node's interfaces: (name, MTU, the node at the other end).
+type Ifaces = Vec<(String, u32, String)>;
+/// The interfaces of a node, by name.
+type IfacesOf<'a> = dyn Fn(&str) -> Ifaces + 'a;
+
 pub(super) fn build(
     cx: &Cx<'_>,
     raw: RawTopology,
     default_name: &str,
 ) -> Result<Topology, TopologyError> {
     let mut warnings = Vec::new();
-    let name = match &raw.name {
+    let name = lab_name(cx, &raw, default_name)?;
+    let kinds = node_kinds(cx, &raw)?;
+    let links = links(cx, &raw, &kinds, &mut warnings)?;
+    let ifaces_of = |node: &str| -> Ifaces {
+        links
+            .iter()
+            .flat_map(|l| [(&l.a, &l.b, l.mtu[0]), (&l.b, &l.a, l.mtu[1])])
+            .filter(|(e, _, _)| e.node == node)
+            .map(|(e, peer, mtu)| (e.iface.clone(), mtu, peer.node.clone()))
+            .collect()
+    };
+    let hosts = hosts(cx, &raw, &ifaces_of, &mut warnings)?;
+    let switches = switches(cx, &raw, &ifaces_of, &hosts, &mut warnings)?;
+    let workload = match &raw.workload {
+        Some(w) => Some(workload(cx, w, &hosts)?),
+        None => None,
+    };
+    let scale = raw.scale.map(|s| match s.into_inner() {
+        RawScale::Note(note) => Scale { note, factor: None },
+        RawScale::Table { note, factor } => Scale { note, factor },
+    });
+    Ok(Topology {
+        name,
+        file: cx.file.to_string(),
+        scale,
+        hosts,
+        switches,
+        links,
+        workload,
+        warnings,
+    })
+}
+
+/// The lab's name: `name = ...`, else the file's.
+fn lab_name(cx: &Cx<'_>, raw: &RawTopology, default_name: &str) -> Result<String, TopologyError> {
+    Ok(match &raw.name {
         Some(n) => {
             if !valid_lab_name(n.get_ref()) {
                 return Err(cx.at(
@@ -48,19 +90,20 @@ pub(super) fn build(
         None => {
             if !valid_lab_name(default_name) {
                 return Err(cx.err(
-                    0,
-                    format!("the file name '{default_name}' is not a valid lab name; add name = \"my-lab\" (1 to 24 of a-z, 0-9 and -)"),
-                ));
+                0,
+                format!("the file name '{default_name}' is not a valid lab name; add name = \"my-lab\" (1 to 24 of a-z, 0-9 and -)"),
+            ));
             }
             default_name.to_string()
         }
-    };
-    let scale = raw.scale.map(|s| match s.into_inner() {
-        RawScale::Note(note) => Scale { note, factor: None },
-        RawScale::Table { note, factor } => Scale { note, factor },
-    });
+    })
+}
 
-    // Nodes.
+/// Every node's kind (`host` or `switch`), each name once.
+fn node_kinds(
+    cx: &Cx<'_>,
+    raw: &RawTopology,
+) -> Result<BTreeMap<String, &'static str>, TopologyError> {
     let mut kinds: BTreeMap<String, &'static str> = BTreeMap::new();
     for h in &raw.host {
         let n = node_name(cx, &h.name, "host")?;
@@ -78,7 +121,17 @@ pub(super) fn build(
         }
     }
 
-    // Links, expanded into veth pairs; interface names per node in file order.
+    Ok(kinds)
+}
+
+/// The links, expanded into veth pairs; interface names per node in file
+/// order.
+fn links(
+    cx: &Cx<'_>,
+    raw: &RawTopology,
+    kinds: &BTreeMap<String, &'static str>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Link>, TopologyError> {
     let mut links = Vec::new();
     let mut next_if: BTreeMap<String, usize> = BTreeMap::new();
     for l in &raw.link {
@@ -121,64 +174,8 @@ pub(super) fn build(
             Some(r) => Some(Rate::parse(r.get_ref()).map_err(|e| cx.at(r, e))?),
             None => None,
         };
-        let mtu = match &l.mtu {
-            Some(m) => {
-                let bad = || {
-                    cx.at(
-                        m,
-                        "mtu: a number between 576 and 65535 for both ends, or [a, b] for each end of `between`".into(),
-                    )
-                };
-                let one = |v: &toml::Value| match v.as_integer() {
-                    Some(n) if (576..=65535).contains(&n) => Ok(n as u32),
-                    _ => Err(bad()),
-                };
-                match m.get_ref() {
-                    toml::Value::Array(a) if a.len() == 2 => [one(&a[0])?, one(&a[1])?],
-                    v @ toml::Value::Integer(_) => {
-                        let n = one(v)?;
-                        [n, n]
-                    }
-                    _ => return Err(bad()),
-                }
-            }
-            None => [1500, 1500],
-        };
-        let loss = match &l.fault {
-            None => None,
-            Some(f) => {
-                let bad = |m: &str| cx.at(f, format!("fault: {m}"));
-                let t = f
-                    .get_ref()
-                    .as_table()
-                    .ok_or_else(|| bad("write a table, e.g. fault = { loss = 0.01 }"))?;
-                if let Some(k) = t.keys().find(|k| k.as_str() != "loss") {
-                    return Err(bad(&format!(
-                        "'{k}': only loss is injected (lagkit's fault wrapper drops frames; it does not delay them), e.g. fault = {{ loss = 0.01 }}"
-                    )));
-                }
-                let p = t
-                    .get("loss")
-                    .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-                    .ok_or_else(|| bad("give loss as a share from 0 to 1, e.g. loss = 0.01"))?;
-                if !(0.0..=1.0).contains(&p) {
-                    return Err(bad("loss is a share from 0 to 1 (0.01 = 1%)"));
-                }
-                // The drops are lagkit's: one end must be a bonded host.
-                let bonded = |n: &str| {
-                    raw.host
-                        .iter()
-                        .any(|h| h.name.get_ref() == n && h.bond.is_some())
-                };
-                if !b.iter().any(|n| bonded(n)) {
-                    return Err(bad(&format!(
-                        "link {} — {}: neither end runs a lagkit bond, and only lagkit injects faults here (this kernel has no netem); give one of the hosts a bond",
-                        b[0], b[1]
-                    )));
-                }
-                Some(p)
-            }
-        };
+        let mtu = link_mtu(cx, l)?;
+        let loss = link_loss(cx, l, &raw.host)?;
         if l.overhead == Some(true) && rate.is_none() {
             warnings.push(format!(
                 "{}:{}: overhead = true has no effect on an unshaped link (give a rate)",
@@ -220,16 +217,84 @@ pub(super) fn build(
             });
         }
     }
-    let ifaces_of = |node: &str| -> Vec<(String, u32, String)> {
-        links
-            .iter()
-            .flat_map(|l| [(&l.a, &l.b, l.mtu[0]), (&l.b, &l.a, l.mtu[1])])
-            .filter(|(e, _, _)| e.node == node)
-            .map(|(e, peer, mtu)| (e.iface.clone(), mtu, peer.node.clone()))
-            .collect()
-    };
+    Ok(links)
+}
 
-    // Hosts.
+/// A link's MTU per end (`mtu = N` or `[a, b]`), 1500 by default.
+fn link_mtu(cx: &Cx<'_>, l: &RawLink) -> Result<[u32; 2], TopologyError> {
+    Ok(match &l.mtu {
+        Some(m) => {
+            let bad = || {
+                cx.at(
+                    m,
+                    "mtu: a number between 576 and 65535 for both ends, or [a, b] for each end of `between`".into(),
+                )
+            };
+            let one = |v: &toml::Value| match v.as_integer() {
+                Some(n) if (576..=65535).contains(&n) => Ok(n as u32),
+                _ => Err(bad()),
+            };
+            match m.get_ref() {
+                toml::Value::Array(a) if a.len() == 2 => [one(&a[0])?, one(&a[1])?],
+                v @ toml::Value::Integer(_) => {
+                    let n = one(v)?;
+                    [n, n]
+                }
+                _ => return Err(bad()),
+            }
+        }
+        None => [1500, 1500],
+    })
+}
+
+/// A link's injected loss (`fault = { loss = P }`), which needs a bonded
+/// host at one end.
+fn link_loss(cx: &Cx<'_>, l: &RawLink, hosts: &[RawHost]) -> Result<Option<f64>, TopologyError> {
+    let b = l.between.get_ref();
+    Ok(match &l.fault {
+        None => None,
+        Some(f) => {
+            let bad = |m: &str| cx.at(f, format!("fault: {m}"));
+            let t = f
+                .get_ref()
+                .as_table()
+                .ok_or_else(|| bad("write a table, e.g. fault = { loss = 0.01 }"))?;
+            if let Some(k) = t.keys().find(|k| k.as_str() != "loss") {
+                return Err(bad(&format!(
+                    "'{k}': only loss is injected (lagkit's fault wrapper drops frames; it does not delay them), e.g. fault = {{ loss = 0.01 }}"
+                )));
+            }
+            let p = t
+                .get("loss")
+                .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+                .ok_or_else(|| bad("give loss as a share from 0 to 1, e.g. loss = 0.01"))?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(bad("loss is a share from 0 to 1 (0.01 = 1%)"));
+            }
+            // The drops are lagkit's: one end must be a bonded host.
+            let bonded = |n: &str| {
+                hosts
+                    .iter()
+                    .any(|h| h.name.get_ref() == n && h.bond.is_some())
+            };
+            if !b.iter().any(|n| bonded(n)) {
+                return Err(bad(&format!(
+                    "link {} — {}: neither end runs a lagkit bond, and only lagkit injects faults here (this kernel has no netem); give one of the hosts a bond",
+                    b[0], b[1]
+                )));
+            }
+            Some(p)
+        }
+    })
+}
+
+/// The hosts, each with its interfaces and its bond checked.
+fn hosts(
+    cx: &Cx<'_>,
+    raw: &RawTopology,
+    ifaces_of: &IfacesOf<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Host>, TopologyError> {
     let mut hosts = Vec::new();
     for h in &raw.host {
         let name = h.name.get_ref().clone();
@@ -263,14 +328,7 @@ pub(super) fn build(
             warnings.push(format!("host '{name}' has no link"));
         }
         let bond = match &h.bond {
-            Some(t) => Some(host_bond(
-                cx,
-                &name,
-                t,
-                &ifs,
-                address.as_deref(),
-                &mut warnings,
-            )?),
+            Some(t) => Some(host_bond(cx, &name, t, &ifs, address.as_deref(), warnings)?),
             None => {
                 if ifs.len() > 1 {
                     return Err(cx.at(
@@ -289,7 +347,17 @@ pub(super) fn build(
         });
     }
 
-    // Switches.
+    Ok(hosts)
+}
+
+/// The switches, each with its ports and channels checked.
+fn switches(
+    cx: &Cx<'_>,
+    raw: &RawTopology,
+    ifaces_of: &IfacesOf<'_>,
+    hosts: &[Host],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Switch>, TopologyError> {
     let mut switches = Vec::new();
     for s in &raw.switch {
         let name = s.name.get_ref().clone();
@@ -313,160 +381,22 @@ pub(super) fn build(
         let mut chan_names = BTreeSet::new();
         let mut channels: Vec<Channel> = Vec::new();
         for c in &s.channel {
-            let cname = c.name.get_ref();
-            if cname.is_empty()
-                || cname.len() > 15
-                || !cname
-                    .chars()
-                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
-                || ports.iter().any(|(p, _, _)| p == cname)
-                || cname == "br0"
-            {
-                return Err(cx.at(
-                    &c.name,
-                    format!("channel name '{cname}': 1 to 15 of a-z, 0-9, _ and -, not a port name nor br0"),
-                ));
+            let ch = channel(cx, c, &name, kind, &ports, hosts, &channels, warnings)?;
+            if !chan_names.insert(ch.name.clone()) {
+                return Err(cx.at(&c.name, format!("channel '{}' is defined twice", ch.name)));
             }
-            if !chan_names.insert(cname.clone()) {
-                return Err(cx.at(&c.name, format!("channel '{cname}' is defined twice")));
-            }
-            let (host, cports) = match (&c.host, &c.ports) {
-                (Some(hn), None) => {
-                    let v: Vec<String> = ports
-                        .iter()
-                        .filter(|(_, _, peer)| peer == hn.get_ref())
-                        .map(|(p, _, _)| p.clone())
-                        .collect();
-                    if v.is_empty() {
-                        return Err(cx.at(
-                            hn,
-                            format!("host: switch '{name}' has no link to '{}'", hn.get_ref()),
-                        ));
-                    }
-                    (Some(hn.get_ref().clone()), v)
-                }
-                (None, Some(ps)) => {
-                    for p in ps.get_ref() {
-                        if !ports.iter().any(|(q, _, _)| q == p) {
-                            let all: Vec<&str> = ports.iter().map(|(q, _, _)| q.as_str()).collect();
-                            return Err(cx.at(
-                                ps,
-                                format!("ports: switch '{name}' has no port '{p}' (its ports: {})", all.join(", ")),
-                            ));
-                        }
-                    }
-                    if ps.get_ref().is_empty() {
-                        return Err(cx.at(ps, "ports: name at least one port".into()));
-                    }
-                    (None, ps.get_ref().clone())
-                }
-                _ => {
+            for p in &ch.ports {
+                if let Some(prev) = used.insert(p.clone(), ch.name.clone()) {
                     return Err(cx.at(
                         &c.name,
-                        format!("channel '{cname}': give either host = \"HOST\" (every port linked to it) or ports = [\"p1\", ...]"),
-                    ))
-                }
-            };
-            for p in &cports {
-                if let Some(prev) = used.insert(p.clone(), cname.clone()) {
-                    return Err(cx.at(
-                        &c.name,
-                        format!("channel '{cname}': port {p} is already in channel '{prev}'"),
-                    ));
-                }
-            }
-            let protocol = Protocol::parse(c.protocol.get_ref()).ok_or_else(|| {
-                cx.at(
-                    &c.protocol,
-                    format!(
-                        "protocol '{}': use {}",
-                        c.protocol.get_ref(),
-                        Protocol::NAMES
-                    ),
-                )
-            })?;
-            let load_balance = match &c.load_balance {
-                None => LoadBalance::L4,
-                Some(lb) => match lb.get_ref().as_str() {
-                    "l4" => LoadBalance::L4,
-                    "l3" => LoadBalance::L3,
-                    "l2" => LoadBalance::L2,
-                    other => {
-                        return Err(cx.at(
-                            lb,
-                            format!("load_balance '{other}': use l4 (TCP/UDP ports), l3 (IP addresses) or l2 (MAC addresses)"),
-                        ))
-                    }
-                },
-            };
-            // Where a load-balance error points: at the key, or else at
-            // the channel's name.
-            let lb_at = c
-                .load_balance
-                .as_ref()
-                .map_or(c.name.span().start, |s| s.span().start);
-            if kind == SwitchKind::Ovs && protocol.is_pagp() {
-                return Err(cx.at(
-                    &c.protocol,
-                    format!("protocol '{}': Open vSwitch has no PAgP; use kind = \"lagkit\" (lagkit's switch runs it) or an LACP protocol", c.protocol.get_ref()),
-                ));
-            }
-            if kind == SwitchKind::Ovs && protocol != Protocol::None {
-                if load_balance == LoadBalance::L3 {
-                    return Err(cx.err(
-                        lb_at,
-                        "load_balance 'l3': Open vSwitch bonds hash on L4 (balance-tcp) or L2 (balance-slb) only; use l4 or l2".into(),
-                    ));
-                }
-                if protocol == Protocol::Static && load_balance == LoadBalance::L4 {
-                    let at = c
-                        .load_balance
-                        .as_ref()
-                        .map_or(c.protocol.span().start, |s| s.span().start);
-                    return Err(cx.err(
-                        at,
-                        "Open vSwitch's balance-tcp needs negotiated LACP (a static channel would carry nothing); use load_balance = \"l2\" (balance-slb) or an LACP protocol".into(),
-                    ));
-                }
-            }
-            if let Some(hn) = &host {
-                if let Some(hb) = hosts
-                    .iter()
-                    .find(|x| &x.name == hn)
-                    .and_then(|x| x.bond.as_ref())
-                {
-                    if let Some(why) = protocol.will_not_form_with(hb) {
-                        warnings.push(format!(
-                            "{}:{}: channel '{cname}' and host '{hn}' bond will not agree: {why}",
-                            cx.file,
-                            line_col(cx.text, c.protocol.span().start).0,
-                        ));
-                    }
-                }
-            }
-            if kind == SwitchKind::Lagkit && protocol != Protocol::None {
-                // A Catalyst has one `port-channel load-balance` for all
-                // its channels, and lagkit's switch reads IOS.
-                let other = channels
-                    .iter()
-                    .find(|o| o.protocol != Protocol::None && o.load_balance != load_balance);
-                if let Some(o) = other {
-                    return Err(cx.err(
-                        lb_at,
                         format!(
-                            "channel '{cname}': load_balance '{}' but channel '{}' has '{}'; lagkit's switch, like a Catalyst, has one `port-channel load-balance` for all its channels: give them the same load_balance (or use kind = \"ovs\")",
-                            load_balance.name(), o.name, o.load_balance.name()
+                            "channel '{}': port {p} is already in channel '{prev}'",
+                            ch.name
                         ),
                     ));
                 }
             }
-            channels.push(Channel {
-                name: cname.clone(),
-                host,
-                ports: cports,
-                protocol,
-                load_balance,
-            });
+            channels.push(ch);
         }
         switches.push(Switch {
             name,
@@ -476,19 +406,166 @@ pub(super) fn build(
         });
     }
 
-    let workload = match &raw.workload {
-        Some(w) => Some(workload(cx, w, &hosts)?),
-        None => None,
+    Ok(switches)
+}
+
+/// Channel `c` of switch `name` (of `kind`, with `ports`), checked
+/// against the hosts and the switch's channels so far.
+#[allow(clippy::too_many_arguments)]
+fn channel(
+    cx: &Cx<'_>,
+    c: &RawChannel,
+    name: &str,
+    kind: SwitchKind,
+    ports: &[(String, u32, String)],
+    hosts: &[Host],
+    channels: &[Channel],
+    warnings: &mut Vec<String>,
+) -> Result<Channel, TopologyError> {
+    let cname = c.name.get_ref();
+    if cname.is_empty()
+        || cname.len() > 15
+        || !cname
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+        || ports.iter().any(|(p, _, _)| p == cname)
+        || cname == "br0"
+    {
+        return Err(cx.at(
+            &c.name,
+            format!(
+                "channel name '{cname}': 1 to 15 of a-z, 0-9, _ and -, not a port name nor br0"
+            ),
+        ));
+    }
+    let (host, cports) = match (&c.host, &c.ports) {
+        (Some(hn), None) => {
+            let v: Vec<String> = ports
+                .iter()
+                .filter(|(_, _, peer)| peer == hn.get_ref())
+                .map(|(p, _, _)| p.clone())
+                .collect();
+            if v.is_empty() {
+                return Err(cx.at(
+                    hn,
+                    format!("host: switch '{name}' has no link to '{}'", hn.get_ref()),
+                ));
+            }
+            (Some(hn.get_ref().clone()), v)
+        }
+        (None, Some(ps)) => {
+            for p in ps.get_ref() {
+                if !ports.iter().any(|(q, _, _)| q == p) {
+                    let all: Vec<&str> = ports.iter().map(|(q, _, _)| q.as_str()).collect();
+                    return Err(cx.at(
+                        ps,
+                        format!("ports: switch '{name}' has no port '{p}' (its ports: {})", all.join(", ")),
+                    ));
+                }
+            }
+            if ps.get_ref().is_empty() {
+                return Err(cx.at(ps, "ports: name at least one port".into()));
+            }
+            (None, ps.get_ref().clone())
+        }
+        _ => {
+            return Err(cx.at(
+                &c.name,
+                format!("channel '{cname}': give either host = \"HOST\" (every port linked to it) or ports = [\"p1\", ...]"),
+            ))
+        }
     };
-    Ok(Topology {
-        name,
-        file: cx.file.to_string(),
-        scale,
-        hosts,
-        switches,
-        links,
-        workload,
-        warnings,
+    let protocol = Protocol::parse(c.protocol.get_ref()).ok_or_else(|| {
+        cx.at(
+            &c.protocol,
+            format!(
+                "protocol '{}': use {}",
+                c.protocol.get_ref(),
+                Protocol::NAMES
+            ),
+        )
+    })?;
+    let load_balance = match &c.load_balance {
+        None => LoadBalance::L4,
+        Some(lb) => match lb.get_ref().as_str() {
+            "l4" => LoadBalance::L4,
+            "l3" => LoadBalance::L3,
+            "l2" => LoadBalance::L2,
+            other => {
+                return Err(cx.at(
+                    lb,
+                    format!("load_balance '{other}': use l4 (TCP/UDP ports), l3 (IP addresses) or l2 (MAC addresses)"),
+                ))
+            }
+        },
+    };
+    // Where a load-balance error points: at the key, or else at
+    // the channel's name.
+    let lb_at = c
+        .load_balance
+        .as_ref()
+        .map_or(c.name.span().start, |s| s.span().start);
+    if kind == SwitchKind::Ovs && protocol.is_pagp() {
+        return Err(cx.at(
+            &c.protocol,
+            format!("protocol '{}': Open vSwitch has no PAgP; use kind = \"lagkit\" (lagkit's switch runs it) or an LACP protocol", c.protocol.get_ref()),
+        ));
+    }
+    if kind == SwitchKind::Ovs && protocol != Protocol::None {
+        if load_balance == LoadBalance::L3 {
+            return Err(cx.err(
+                lb_at,
+                "load_balance 'l3': Open vSwitch bonds hash on L4 (balance-tcp) or L2 (balance-slb) only; use l4 or l2".into(),
+            ));
+        }
+        if protocol == Protocol::Static && load_balance == LoadBalance::L4 {
+            let at = c
+                .load_balance
+                .as_ref()
+                .map_or(c.protocol.span().start, |s| s.span().start);
+            return Err(cx.err(
+                at,
+                "Open vSwitch's balance-tcp needs negotiated LACP (a static channel would carry nothing); use load_balance = \"l2\" (balance-slb) or an LACP protocol".into(),
+            ));
+        }
+    }
+    if let Some(hn) = &host {
+        if let Some(hb) = hosts
+            .iter()
+            .find(|x| &x.name == hn)
+            .and_then(|x| x.bond.as_ref())
+        {
+            if let Some(why) = protocol.will_not_form_with(hb) {
+                warnings.push(format!(
+                    "{}:{}: channel '{cname}' and host '{hn}' bond will not agree: {why}",
+                    cx.file,
+                    line_col(cx.text, c.protocol.span().start).0,
+                ));
+            }
+        }
+    }
+    if kind == SwitchKind::Lagkit && protocol != Protocol::None {
+        // A Catalyst has one `port-channel load-balance` for all
+        // its channels, and lagkit's switch reads IOS.
+        let other = channels
+            .iter()
+            .find(|o| o.protocol != Protocol::None && o.load_balance != load_balance);
+        if let Some(o) = other {
+            return Err(cx.err(
+                lb_at,
+                format!(
+                    "channel '{cname}': load_balance '{}' but channel '{}' has '{}'; lagkit's switch, like a Catalyst, has one `port-channel load-balance` for all its channels: give them the same load_balance (or use kind = \"ovs\")",
+                    load_balance.name(), o.name, o.load_balance.name()
+                ),
+            ));
+        }
+    }
+    Ok(Channel {
+        name: cname.clone(),
+        host,
+        ports: cports,
+        protocol,
+        load_balance,
     })
 }
 

@@ -8,6 +8,7 @@ use lagkit_hash::FlowKey;
 use serde::{Deserialize, Serialize};
 use std::io::{BufReader, ErrorKind};
 use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A request on the control socket (one JSON object per line).
@@ -63,13 +64,30 @@ pub enum Response {
     Error(String),
 }
 
+/// Why a `lagkit flow` request names no flow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlowKeyError {
+    /// An address is not IP:PORT.
+    #[error("flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)")]
+    NotAddresses {
+        /// The source given.
+        src: String,
+        /// The destination given.
+        dst: String,
+    },
+    /// Not tcp/udp, or an IPv4 and an IPv6 address.
+    #[error("flow: --proto must be tcp or udp, and both addresses of one family")]
+    ProtoOrFamily,
+}
+
 /// The flow a `lagkit flow` request names (its MACs are the caller's).
-pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
+pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, FlowKeyError> {
     let parse = |s: &str| s.parse::<std::net::SocketAddr>();
     let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
-        return Err(format!(
-            "flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)"
-        ));
+        return Err(FlowKeyError::NotAddresses {
+            src: src.into(),
+            dst: dst.into(),
+        });
     };
     let key = match (proto, a, b) {
         ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
@@ -84,9 +102,7 @@ pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
         ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
             FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
         }
-        _ => {
-            return Err("flow: --proto must be tcp or udp, and both addresses of one family".into())
-        }
+        _ => return Err(FlowKeyError::ProtoOrFamily),
     };
     Ok(key)
 }
@@ -108,45 +124,132 @@ pub fn send_all(stream: &UnixStream, mut buf: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Why a request to a daemon's control socket got no answer, in words a
+/// user can act on. `who` names the daemon ("bond", "switch") and
+/// `starter` the command that runs it.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The socket is root's.
+    #[error("permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root", path.display())]
+    PermissionDenied {
+        /// The daemon.
+        who: &'static str,
+        /// The socket.
+        path: PathBuf,
+    },
+    /// Nothing listens there.
+    #[error("no {who} answers on {}: is `{starter}` running in this network namespace?", path.display())]
+    NotRunning {
+        /// The daemon.
+        who: &'static str,
+        /// The command that runs it.
+        starter: &'static str,
+        /// The socket.
+        path: PathBuf,
+    },
+    /// Connecting failed otherwise.
+    #[error("cannot reach the {who}'s control socket {}: {source}", path.display())]
+    Unreachable {
+        /// The daemon.
+        who: &'static str,
+        /// The socket.
+        path: PathBuf,
+        /// What connect(2) said.
+        source: std::io::Error,
+    },
+    /// The daemon closed the socket before the request was written.
+    #[error("the {who} at {} went away: {source}", path.display())]
+    WentAway {
+        /// The daemon.
+        who: &'static str,
+        /// The socket.
+        path: PathBuf,
+        /// What send(2) said.
+        source: std::io::Error,
+    },
+    /// No answer line came (timeout, reset, or a line over the limit).
+    #[error("no answer from {}: {why}", path.display())]
+    NoAnswer {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The answer is not the JSON the request expects.
+    #[error("bad answer from {}: {source}", path.display())]
+    BadAnswer {
+        /// The socket.
+        path: PathBuf,
+        /// What the decoder said.
+        source: serde_json::Error,
+    },
+}
+
+/// The CLI reports these as text.
+impl From<ControlError> for String {
+    fn from(e: ControlError) -> String {
+        e.to_string()
+    }
+}
+
 /// Sends one request to a bond's control socket and returns the response.
-pub fn request(path: &std::path::Path, req: &Request) -> Result<Response, String> {
+pub fn request(path: &Path, req: &Request) -> Result<Response, ControlError> {
     exchange(path, req, "bond", "lagkit up")
 }
 
 /// Connects to the control socket at `path`, or says why not in words a
 /// user can act on; `who` names the daemon ("bond", "switch") and
 /// `starter` the command that runs it.
-pub fn connect(path: &std::path::Path, who: &str, starter: &str) -> Result<UnixStream, String> {
-    UnixStream::connect(path).map_err(|e| match e.kind() {
-        ErrorKind::PermissionDenied => format!(
-            "permission denied on the {who}'s control socket {}: it is root's (mode 0600); run this as root",
-            path.display()
-        ),
-        ErrorKind::NotFound | ErrorKind::ConnectionRefused => format!(
-            "no {who} answers on {}: is `{starter}` running in this network namespace?",
-            path.display()
-        ),
-        _ => format!("cannot reach the {who}'s control socket {}: {e}", path.display()),
+pub fn connect(
+    path: &Path,
+    who: &'static str,
+    starter: &'static str,
+) -> Result<UnixStream, ControlError> {
+    UnixStream::connect(path).map_err(|e| {
+        let path = path.to_path_buf();
+        match e.kind() {
+            ErrorKind::PermissionDenied => ControlError::PermissionDenied { who, path },
+            ErrorKind::NotFound | ErrorKind::ConnectionRefused => {
+                ControlError::NotRunning { who, starter, path }
+            }
+            _ => ControlError::Unreachable {
+                who,
+                path,
+                source: e,
+            },
+        }
     })
 }
+
+/// How long a request waits for its answer.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Sends one request of any control protocol to the socket at `path` and
 /// reads one answer; `who` names the daemon ("bond", "switch") and
 /// `starter` the command that runs it, for the errors a user sees.
 pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
-    path: &std::path::Path,
+    path: &Path,
     req: &Q,
-    who: &str,
-    starter: &str,
-) -> Result<R, String> {
+    who: &'static str,
+    starter: &'static str,
+) -> Result<R, ControlError> {
     let stream = connect(path, who, starter)?;
+    let no_answer = |why: String| ControlError::NoAnswer {
+        path: path.to_path_buf(),
+        why,
+    };
     stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    let mut out = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+        .set_read_timeout(Some(ANSWER_TIMEOUT))
+        .map_err(|e| no_answer(e.to_string()))?;
+    // A request type that fails to encode is a bug of this crate's types;
+    // it is reported, not a panic.
+    let mut out = serde_json::to_vec(req).map_err(|e| no_answer(format!("request: {e}")))?;
     out.push(b'\n');
-    send_all(&stream, &out)
-        .map_err(|e| format!("the {who} at {} went away: {e}", path.display()))?;
+    send_all(&stream, &out).map_err(|source| ControlError::WentAway {
+        who,
+        path: path.to_path_buf(),
+        source,
+    })?;
     // At most lagkit_input::CONTROL_ANSWER: a socket that is not a
     // lagkit daemon's, or one gone wrong, cannot fill this process.
     let name = path.display().to_string();
@@ -156,11 +259,14 @@ pub fn exchange<Q: Serialize, R: serde::de::DeserializeOwned>(
         &lagkit_input::CONTROL_ANSWER,
     )
     .map_err(|e| match e {
-        lagkit_input::InputError::Io { source, .. } => format!("no answer from {name}: {source}"),
-        e => e.to_string(),
+        lagkit_input::InputError::Io { source, .. } => no_answer(source.to_string()),
+        e => no_answer(e.to_string()),
     })?
     .unwrap_or_default();
-    serde_json::from_slice(&line).map_err(|e| format!("bad answer: {e}"))
+    serde_json::from_slice(&line).map_err(|source| ControlError::BadAnswer {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -192,9 +298,10 @@ mod tests {
         );
         assert!(flow_key("udp", "[::1]:1", "[::2]:2").is_ok());
         let bad = flow_key("tcp", "10.0.0.1", "10.0.0.2:1").unwrap_err();
-        assert!(bad.contains("must be IP:PORT"), "{bad}");
+        assert!(bad.to_string().contains("must be IP:PORT"), "{bad}");
         let mixed = flow_key("tcp", "10.0.0.1:1", "[::2]:2").unwrap_err();
-        assert!(mixed.contains("one family"), "{mixed}");
+        assert_eq!(mixed, FlowKeyError::ProtoOrFamily);
+        assert!(mixed.to_string().contains("one family"), "{mixed}");
         assert!(flow_key("sctp", "10.0.0.1:1", "10.0.0.2:2").is_err());
     }
 }

@@ -187,7 +187,7 @@ pub fn render(status: &BondStatus, stats: &BondStats, facts: &BondFacts) -> Stri
         ltx.get_or_create(&l).inc_by(s.lacpdu_tx);
         lbad.get_or_create(&l).inc_by(s.lacpdu_bad);
         fails.get_or_create(&l).inc_by(m.link_failure_count);
-        up.get_or_create(&l).set(i64::from(m.mii_status == "up"));
+        up.get_or_create(&l).set(i64::from(m.mii_status.is_up()));
         txing.get_or_create(&l).set(i64::from(m.transmitting));
         colling.get_or_create(&l).set(i64::from(m.collecting));
         if let Some(lacp) = &m.lacp {
@@ -225,7 +225,7 @@ pub fn render(status: &BondStatus, stats: &BondStats, facts: &BondFacts) -> Stri
     info.get_or_create(&labels(&[
         ("bond", &status.name),
         ("mode", &facts.mode),
-        ("engine", &status.engine),
+        ("engine", status.engine.as_str()),
         ("policy", &facts.policy),
     ]))
     .set(1);
@@ -248,7 +248,8 @@ mod tests {
     fn scrape() -> String {
         let status: BondStatus = serde_json::from_value(serde_json::json!({
             "name": "bond0", "mode": "IEEE 802.3ad Dynamic link aggregation",
-            "xmit_hash_policy": "layer3+4", "mii_status": "up", "mac": "02:00:00:00:00:01",
+            "xmit_hash_policy": "layer3+4", "engine": "userspace", "mii_status": "up",
+            "mac": "02:00:00:00:00:01",
             "mtu": 1500, "miimon_ms": 0, "updelay_ms": 0, "downdelay_ms": 0,
             "active_member": null, "problems": [],
             "lacp": {
@@ -322,7 +323,7 @@ mod tests {
             "lagkit_member_lacp_partner_info{bond=\"bond0\",member=\"eth1\",partner_system=\"02:00:00:00:00:09\",partner_key=\"1\",partner_port=\"3\"} 1\n",
             "lagkit_member_pagp_state{bond=\"bond0\",member=\"eth1\",state=\"upPagp\"} 1\n",
             "lagkit_member_pagp_state{bond=\"bond0\",member=\"eth1\",state=\"portDown\"} 0\n",
-            "lagkit_bond_info{bond=\"bond0\",mode=\"802.3ad\",engine=\"\",policy=\"layer3+4\"} 1\n",
+            "lagkit_bond_info{bond=\"bond0\",mode=\"802.3ad\",engine=\"userspace\",policy=\"layer3+4\"} 1\n",
             "lagkit_bond_plans_published_total{bond=\"bond0\"} 4\n",
             "lagkit_bond_engine_drops_total{bond=\"bond0\",reason=\"no_member\"} 3\n",
         ] {

@@ -1,0 +1,192 @@
+//! The lab's built-in scenarios as plans, set beside the lab's measurements.
+//!
+//! Each configuration's workload becomes flows and its bonds and switch
+//! channels become the ends that spread them, so the planner's prediction
+//! of a configuration can be compared with what the lab measured on it.
+//!
+//! The flows need their 5-tuples. The LPM pattern fixes its ports before it
+//! runs (control and data connections on sequential ports), so it is
+//! planned from its topology alone. Every other workload lets the kernel
+//! choose the client ports; the lab records each connection's 5-tuple in
+//! its report (`workload.connections`), and with that report the planner
+//! places those flows exactly as the hashes will. Only the 5-tuples are
+//! taken from the run, never its volumes or rates.
+//!
+//! The comparison ([`compare`]) models the whole lab: every cable, each way,
+//! at its shaped rate; each flow's path (the sender's bond or its single
+//! link, then the switch's channel or port towards the receiver); a
+//! max-min fair allocation over all of them ([`crate::fair::network`]).
+//! It predicts, for each bonded host and direction, the share of each
+//! member and the rate on the members, against the members' counters.
+//!
+//! - `flows`: a workload's connections as flows, both ways;
+//! - `model`: the lab's cables, who spreads over which, and each flow's
+//!   path (`route`);
+//! - `measured`: what a lab report recorded, read through the lab's own
+//!   report types;
+//! - `compare`: the model beside the measurement ([`Accuracy`]).
+
+mod compare;
+mod flows;
+mod measured;
+mod model;
+#[cfg(test)]
+mod tests;
+
+pub use compare::{compare, Accuracy};
+
+use crate::flow::{Dir, Flow};
+use crate::predict::{EndConfig, Spread, DEFAULT_STRONG};
+use flows::workload_flows;
+use lagkit_bondcfg::{BondConfig, Mode};
+use lagkit_lab::report::Report;
+use lagkit_lab::topology::{SwitchKind, Topology, WorkloadSpec};
+use lagkit_lab::workload::Connection;
+use model::{route, Lab};
+
+/// How a bond spreads what it sends, from its configuration (balance-tlb
+/// and balance-alb hash by their policy, unmoved, with `tlb_dynamic_lb =
+/// false`, as the bond does).
+pub fn spread_of(b: &BondConfig) -> Spread {
+    match b.mode {
+        Mode::Lacp | Mode::BalanceXor => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
+        Mode::BalanceTlb | Mode::BalanceAlb if !b.tlb_dynamic_lb => {
+            Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed))
+        }
+        Mode::BalanceRr => Spread::RoundRobin,
+        Mode::ActiveBackup | Mode::Broadcast => Spread::Single,
+        Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => Spread::Adaptive(DEFAULT_STRONG),
+    }
+}
+
+/// One bonded host of one configuration, planned.
+#[derive(Clone, Debug)]
+pub struct LabPlan {
+    /// The configuration's key (`src_port`, `k4-rx`).
+    pub key: String,
+    /// What differs in it.
+    pub label: String,
+    /// The bonded host.
+    pub host: String,
+    /// Its flows (`out`: it sends them; `in`: it receives them).
+    pub flows: Vec<Flow>,
+    /// Its bond.
+    pub out: EndConfig,
+    /// Who spreads what it receives: the peer's bond back to back, the
+    /// switch's channel, or one switch port.
+    pub into: EndConfig,
+    /// That spreader, in words.
+    pub into_by: String,
+    /// The flows' ports came from the run's report (the kernel chose them).
+    pub ports_from_run: bool,
+}
+
+/// Why a configuration could not be planned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skipped {
+    /// The configuration's key.
+    pub key: String,
+    /// The reason.
+    pub why: String,
+}
+
+/// Plans topology `t` (configuration `key`): one plan per bonded host.
+/// `conns`: the connections a run of it recorded.
+pub fn plan_topology(
+    t: &Topology,
+    key: &str,
+    label: &str,
+    conns: Option<&[Connection]>,
+) -> Result<Vec<LabPlan>, Skipped> {
+    let skip = |why: String| Skipped {
+        key: key.to_string(),
+        why,
+    };
+    let Some(WorkloadSpec::LagkitLoad(w)) = &t.workload else {
+        return Err(skip(
+            "its workload is not lagkit load (iperf3 runs record no 5-tuples); use kind = \"lagkit-load\" to plan it"
+                .into(),
+        ));
+    };
+    let (flows, from_run) = workload_flows(t, w, conns).map_err(skip)?;
+    let lab = Lab { t };
+    let routed = route(&lab, &flows);
+    let plans: Vec<LabPlan> = routed
+        .ends
+        .into_iter()
+        .map(|(host, out, into, into_by)| LabPlan {
+            key: key.to_string(),
+            label: label.to_string(),
+            flows: flows
+                .iter()
+                .filter(|f| f.from == host || f.to == host)
+                .map(|f| Flow {
+                    key: f.key,
+                    dir: if f.from == host { Dir::Out } else { Dir::In },
+                    bytes: f.bytes,
+                    demand_bps: None,
+                })
+                .collect(),
+            host,
+            out,
+            into,
+            into_by,
+            ports_from_run: from_run,
+        })
+        .collect();
+    if plans.is_empty() {
+        return Err(skip("no bonded host".into()));
+    }
+    Ok(plans)
+}
+
+/// The configurations of built-in scenario `name` (its switches of
+/// `kind`), or the one of a topology file `name` (key `""`, as `lagkit lab
+/// run FILE` records it).
+fn configs(
+    name: &str,
+    short: bool,
+    kind: SwitchKind,
+) -> Result<Vec<lagkit_lab::scenario::Config>, String> {
+    if let Some(s) = lagkit_lab::scenario::builtin_on(name, short, kind) {
+        return Ok(s.configs);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        return Err(format!(
+            "no built-in scenario {name:?} (see `lagkit lab list`) and no such topology file"
+        ));
+    }
+    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG).map_err(|e| e.to_string())?;
+    let topo = Topology::load(path).map_err(|e| e.to_string())?;
+    Ok(vec![lagkit_lab::scenario::Config {
+        key: String::new(),
+        label: topo.name.clone(),
+        topo,
+        text,
+        expect_formed: true,
+        run_unformed: false,
+    }])
+}
+
+/// Plans every configuration of built-in scenario `name` (or the topology
+/// file `name`), with the connections of `report`'s runs where it has
+/// them.
+pub fn plan_scenario(
+    name: &str,
+    short: bool,
+    report: Option<&Report>,
+) -> Result<(Vec<LabPlan>, Vec<Skipped>), String> {
+    let mut plans = Vec::new();
+    let mut skipped = Vec::new();
+    for c in &configs(name, short, measured::switch_kind(report))? {
+        let conns = report
+            .and_then(|r| measured::run_of(r, &c.key))
+            .and_then(measured::connections_of);
+        match plan_topology(&c.topo, &c.key, &c.label, conns) {
+            Ok(p) => plans.extend(p),
+            Err(e) => skipped.push(e),
+        }
+    }
+    Ok((plans, skipped))
+}

@@ -1,0 +1,328 @@
+//! The switch's core against a host's LACP or PAgP system (or a host that
+//! speaks neither) in virtual time: what the root tests of `lagkit switch`
+//! check through namespaces, decided here with no root, no socket and no
+//! clock. Each test reads the switch's own configuration text and judges
+//! it by the flags `show etherchannel summary` would print.
+
+use lagkit_proto::{lacp, pagp, Instant, PortId as ProtoPort};
+use lagkit_sim::{End, Fault, LinkSpec, Sim};
+use lagkit_switch::core::PortInfo;
+use lagkit_switch::show::MemberFlag;
+use lagkit_switch::sim::Peer;
+use lagkit_switch::{Core, PortId};
+use lagkit_wire::MacAddr;
+use std::time::Duration;
+
+/// The host end.
+enum Host {
+    Lacp { active: bool },
+    Pagp { desirable: bool },
+    Quiet,
+}
+
+const LINKS: usize = 2;
+const SWITCH: usize = 0;
+const HOST: usize = 1;
+
+/// A switch configured by `ios` (its ports gi1/0/1 and gi1/0/2) cabled to
+/// `host` by two links, started at time zero.
+fn testbed(ios: &str, host: Host) -> Sim<Peer> {
+    let names: Vec<(String, String)> = (1..=LINKS)
+        .map(|i| (format!("GigabitEthernet1/0/{i}"), format!("sw{i}")))
+        .collect();
+    let cfg = lagkit_switch::config::from_ios(ios, &names).expect("configuration");
+    let ports: Vec<PortInfo> = (0..LINKS)
+        .map(|i| PortInfo {
+            mac: MacAddr([2, 0, 0, 0, 1, i as u8 + 1]),
+            carrier: false,
+        })
+        .collect();
+    let switch = Core::new(cfg, &ports, 0);
+    let host_mac = |i: usize| MacAddr([2, 0, 0, 0, 2, i as u8 + 1]);
+    let host = match host {
+        Host::Lacp { active } => {
+            let mut s = lacp::System::new(lacp::SystemConfig::new("host", host_mac(0)));
+            for i in 0..LINKS {
+                let mut pc = lacp::PortConfig::new(&format!("eth{i}"), i as u16 + 1, host_mac(i));
+                pc.activity = if active {
+                    lacp::Activity::Active
+                } else {
+                    lacp::Activity::Passive
+                };
+                pc.rate = lacp::Rate::Fast;
+                pc.key = 1;
+                s.add_port(pc, Instant::ZERO);
+            }
+            Peer::Lacp(Box::new(s))
+        }
+        Host::Pagp { desirable } => {
+            let mut s = pagp::System::new(pagp::SystemConfig::new("host", host_mac(0)));
+            for i in 0..LINKS {
+                let mut pc = pagp::PortConfig::new(&format!("eth{i}"), i as u32 + 1, host_mac(i));
+                pc.mode = if desirable {
+                    pagp::Mode::Desirable
+                } else {
+                    pagp::Mode::Auto
+                };
+                s.add_port(pc, Instant::ZERO);
+            }
+            Peer::Pagp(Box::new(s))
+        }
+        Host::Quiet => Peer::Quiet,
+    };
+    let mut sim = Sim::with_seed(7);
+    assert_eq!(sim.add_node(Peer::Switch(Box::new(switch))), SWITCH);
+    assert_eq!(sim.add_node(host), HOST);
+    for i in 0..LINKS {
+        sim.connect(
+            End {
+                system: SWITCH,
+                port: ProtoPort(i),
+            },
+            End {
+                system: HOST,
+                port: ProtoPort(i),
+            },
+            LinkSpec::default(),
+        );
+    }
+    sim
+}
+
+fn core(sim: &Sim<Peer>) -> &Core {
+    sim.system(SWITCH).core().expect("system 0 is the switch")
+}
+
+/// The switch members' flags, in port order.
+fn flags(sim: &Sim<Peer>) -> Vec<MemberFlag> {
+    (0..LINKS)
+        .map(|i| core(sim).member_flag(PortId(i)).0)
+        .collect()
+}
+
+/// Whether the host's ports carry the channel with the switch: LACP
+/// ports distributing with a partner heard (a port that never heard one
+/// distributes on its own, as an individual link), PAgP ports in the
+/// channel.
+fn host_carries(sim: &Sim<Peer>) -> Vec<bool> {
+    match sim.system(HOST) {
+        Peer::Lacp(s) => s
+            .port_ids()
+            .into_iter()
+            .map(|p| {
+                s.port_status(p)
+                    .is_some_and(|st| st.distributing && st.rx != lacp::RxState::Defaulted)
+            })
+            .collect(),
+        Peer::Pagp(s) => {
+            let ch = s.channel_ports();
+            s.port_ids().into_iter().map(|p| ch.contains(&p)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn run(sim: &mut Sim<Peer>, secs: f64) {
+    sim.run_for(Duration::from_secs_f64(secs));
+}
+
+/// Runs until both switch members are bundled; the virtual seconds it
+/// took, or a failure naming the flags.
+fn forms_within(sim: &mut Sim<Peer>, secs: u64) -> f64 {
+    let start = sim.now();
+    let until = start + Duration::from_secs(secs);
+    while sim.now() < until {
+        if flags(sim) == [MemberFlag::Bundled; LINKS] {
+            return (sim.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
+        }
+        run(sim, 0.1);
+    }
+    panic!(
+        "not bundled after {secs} s: {:?} ({:?})",
+        flags(sim),
+        (0..LINKS)
+            .map(|i| core(sim).member_flag(PortId(i)).1)
+            .collect::<Vec<_>>()
+    );
+}
+
+fn channel(mode: &str) -> String {
+    format!(
+        "hostname sw\ninterface range GigabitEthernet1/0/1 - 2\n channel-group 1 mode {mode}\n lacp rate fast\n"
+    )
+}
+
+#[test]
+fn lacp_forms_when_either_end_is_active() {
+    for (switch, host) in [("active", true), ("passive", true), ("active", false)] {
+        let mut sim = testbed(&channel(switch), Host::Lacp { active: host });
+        let took = forms_within(&mut sim, 10);
+        assert!(took < 5.0, "{switch}/{host}: {took} s");
+        assert_eq!(host_carries(&sim), [true; LINKS], "{switch}/{host}");
+        assert!(core(&sim).control_counters().lacp_in > 0);
+    }
+}
+
+#[test]
+fn lacp_passive_facing_passive_never_forms_and_the_members_stand_alone() {
+    let mut sim = testbed(&channel("passive"), Host::Lacp { active: false });
+    run(&mut sim, 60.0);
+    assert_eq!(flags(&sim), [MemberFlag::Individual; LINKS]);
+    assert_eq!(
+        host_carries(&sim),
+        [false; LINKS],
+        "the host never aggregates"
+    );
+    assert_eq!(core(&sim).control_counters().lacp_in, 0, "nobody spoke");
+}
+
+#[test]
+fn pagp_desirable_forms_with_auto_and_desirable() {
+    for desirable in [true, false] {
+        let mut sim = testbed(&channel("desirable"), Host::Pagp { desirable });
+        forms_within(&mut sim, 10);
+        assert_eq!(
+            host_carries(&sim),
+            [true; LINKS],
+            "host desirable={desirable}"
+        );
+    }
+    // auto facing auto: nobody speaks first.
+    let mut sim = testbed(&channel("auto"), Host::Pagp { desirable: false });
+    run(&mut sim, 60.0);
+    assert!(
+        !flags(&sim).contains(&MemberFlag::Bundled),
+        "{:?}",
+        flags(&sim)
+    );
+    assert_eq!(host_carries(&sim), [false; LINKS]);
+}
+
+#[test]
+fn pagp_facing_a_host_without_pagp_waits_silently_or_stands_alone() {
+    // Silent desirable (IOS's default): joins after the silent wait.
+    let mut sim = testbed(&channel("desirable"), Host::Quiet);
+    run(&mut sim, 5.0);
+    assert!(
+        !flags(&sim).contains(&MemberFlag::Bundled),
+        "{:?}",
+        flags(&sim)
+    );
+    let took = forms_within(&mut sim, 30);
+    assert!(took > 5.0, "only after the silent wait: {took}");
+    // Non-silent: never joins; the members forward alone.
+    let mut sim = testbed(&channel("desirable non-silent"), Host::Quiet);
+    run(&mut sim, 60.0);
+    assert_eq!(flags(&sim), [MemberFlag::Individual; LINKS]);
+}
+
+#[test]
+fn mode_on_facing_lacp_bundles_alone_and_names_the_mismatch() {
+    let mut sim = testbed(&channel("on"), Host::Lacp { active: true });
+    run(&mut sim, 10.0);
+    // The switch deals frames over both links as one channel; the host
+    // heard no LACP partner and aggregates none of them (each port at
+    // most an individual link): what the switch spreads by its hash
+    // arrives on ports the host's bond does not treat as one.
+    assert_eq!(flags(&sim), [MemberFlag::Bundled; LINKS]);
+    assert_eq!(host_carries(&sim), [false; LINKS]);
+    let note = core(&sim).mismatch(PortId(0)).expect("a mismatch note");
+    assert!(
+        note.contains("the partner speaks LACP, this port runs mode on"),
+        "{note}"
+    );
+    assert!(core(&sim).control_counters().slow_ignored > 0);
+}
+
+#[test]
+fn a_silent_failure_unbundles_one_member_until_it_heals() {
+    let mut sim = testbed(&channel("active"), Host::Lacp { active: true });
+    forms_within(&mut sim, 10);
+    let at = sim.now() + Duration::from_millis(10);
+    sim.schedule(at, 0, Fault::Blackhole);
+    // Fast rate: three missed LACPDUs (3 s), then the member leaves.
+    run(&mut sim, 2.0);
+    assert_eq!(
+        flags(&sim)[0],
+        MemberFlag::Bundled,
+        "still within the timeout"
+    );
+    run(&mut sim, 2.0);
+    assert_ne!(flags(&sim)[0], MemberFlag::Bundled, "{:?}", flags(&sim));
+    assert_eq!(flags(&sim)[1], MemberFlag::Bundled, "the other stays");
+    assert_eq!(host_carries(&sim), [false, true]);
+    let at = sim.now() + Duration::from_millis(10);
+    sim.schedule(at, 0, Fault::Clear);
+    forms_within(&mut sim, 10);
+}
+
+#[test]
+fn a_flapped_member_goes_down_and_rebundles() {
+    for mode in ["active", "on", "desirable"] {
+        let host = match mode {
+            "active" => Host::Lacp { active: true },
+            "desirable" => Host::Pagp { desirable: true },
+            _ => Host::Quiet,
+        };
+        let mut sim = testbed(&channel(mode), host);
+        forms_within(&mut sim, 10);
+        let at = sim.now() + Duration::from_millis(10);
+        sim.schedule(at, 1, Fault::Cut);
+        run(&mut sim, 0.5);
+        assert_eq!(flags(&sim)[1], MemberFlag::Down, "{mode}");
+        assert_eq!(flags(&sim)[0], MemberFlag::Bundled, "{mode}");
+        let at = sim.now() + Duration::from_millis(10);
+        sim.schedule(at, 1, Fault::Restore);
+        let took = forms_within(&mut sim, 10);
+        assert!(took < 5.0, "{mode}: {took} s");
+    }
+}
+
+#[test]
+fn max_bundle_holds_a_member_in_standby_and_min_links_takes_the_channel_down() {
+    let ios = format!(
+        "{}interface port-channel 1\n lacp max-bundle 1\n",
+        channel("active")
+    );
+    let mut sim = testbed(&ios, Host::Lacp { active: true });
+    run(&mut sim, 5.0);
+    let mut f = flags(&sim);
+    f.sort_by_key(|f| format!("{f:?}"));
+    assert_eq!(f, [MemberFlag::Bundled, MemberFlag::HotStandby]);
+    assert_eq!(host_carries(&sim).iter().filter(|&&c| c).count(), 1);
+
+    let ios = format!(
+        "{}interface port-channel 1\n port-channel min-links 2\n",
+        channel("active")
+    );
+    let mut sim = testbed(&ios, Host::Lacp { active: true });
+    forms_within(&mut sim, 10);
+    let at = sim.now() + Duration::from_millis(10);
+    sim.schedule(at, 1, Fault::Cut);
+    run(&mut sim, 1.0);
+    assert_eq!(flags(&sim)[1], MemberFlag::Down);
+    let (flag, why) = core(&sim).member_flag(PortId(0));
+    assert_eq!(flag, MemberFlag::Waiting, "{why}");
+    assert!(why.contains("min-links 2"), "{why}");
+    let at = sim.now() + Duration::from_millis(10);
+    sim.schedule(at, 1, Fault::Restore);
+    forms_within(&mut sim, 10);
+}
+
+#[test]
+fn a_mismatch_note_ends_when_the_foreign_protocol_falls_silent() {
+    // PAgP heard on an LACP member, then the partner stops: the note
+    // lasts PAgP's hold time (3.5 slow hellos, 105 s), then clears.
+    let mut sim = testbed(&channel("active"), Host::Pagp { desirable: true });
+    run(&mut sim, 5.0);
+    let note = core(&sim).mismatch(PortId(0)).expect("a mismatch note");
+    assert!(note.contains("the partner speaks PAgP"), "{note}");
+    assert!(core(&sim).control_counters().pagp_ignored > 0);
+    // The host's PAgP goes quiet (the bond restarts without it; carrier
+    // stays): the note stands for the hold time, then clears.
+    sim.update(HOST, |n, _| *n = Peer::Quiet);
+    run(&mut sim, 60.0);
+    assert!(core(&sim).mismatch(PortId(0)).is_some(), "within the hold");
+    run(&mut sim, 60.0);
+    assert_eq!(core(&sim).mismatch(PortId(0)), None);
+}
