@@ -1,6 +1,7 @@
 //! How lagkit's daemons talk to the outside, apart from the daemons: the
 //! control socket's line framing (server in [`control`], client in
-//! [`protocol`]), the bond's typed requests and answers, the status and
+//! [`protocol`]), the bond's and the switch's ([`switch`]) typed requests
+//! and answers, the status and
 //! counter types `lagkit status` and `lagkit stats` show, the capture
 //! stream ([`capture`]) and the Prometheus page ([`metrics`]).
 //!
@@ -16,3 +17,4 @@ pub mod control;
 pub mod metrics;
 pub mod protocol;
 pub mod status;
+pub mod switch;

@@ -15,7 +15,6 @@
 
 use crate::sys;
 use crate::topology::{LoadBalance, Protocol, Switch, Topology};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -100,81 +99,11 @@ pub fn ios_config(t: &Topology, sw: &Switch) -> String {
     o
 }
 
-/// One member of a channel in `show etherchannel summary --json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MemberState {
-    /// The interface (`GigabitEthernet1/1`).
-    #[serde(default)]
-    pub port: Option<String>,
-    /// The device (`p1`).
-    #[serde(default)]
-    pub device: Option<String>,
-    /// Cisco's flag: `P` bundled, `I` stand-alone, `s` suspended, ...
-    #[serde(default)]
-    pub flag: String,
-    /// Why it is not bundled.
-    #[serde(default)]
-    pub why: String,
-}
-
-/// One channel in `show etherchannel summary --json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ChannelState {
-    /// The port-channel number.
-    pub channel: u32,
-    /// `lacp`, `pagp` or `on` (`-` when unknown).
-    #[serde(default)]
-    pub protocol: String,
-    /// Its members.
-    #[serde(default)]
-    pub members: Vec<MemberState>,
-}
-
-impl ChannelState {
-    /// Every member bundled (`P`).
-    pub fn all_bundled(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|m| m.flag == "P")
-    }
-}
-
-/// One port in `show interfaces counters --json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PortCounters {
-    /// The interface.
-    pub port: String,
-    /// The device.
-    #[serde(default)]
-    pub device: String,
-    /// Frames received (data and control).
-    #[serde(default)]
-    pub rx_frames: u64,
-    /// Bytes received.
-    #[serde(default)]
-    pub rx_bytes: u64,
-    /// Frames sent.
-    #[serde(default)]
-    pub tx_frames: u64,
-    /// Bytes sent.
-    #[serde(default)]
-    pub tx_bytes: u64,
-    /// Control frames received (LACP, PAgP) that the bridge did not forward.
-    #[serde(default)]
-    pub control: u64,
-    /// Frames sent out of this port as a flood (broadcast, multicast,
-    /// unknown unicast).
-    #[serde(default)]
-    pub flooded: u64,
-    /// Frames dropped, by reason.
-    #[serde(default)]
-    pub drops: std::collections::BTreeMap<String, u64>,
-}
-
-impl PortCounters {
-    /// Every drop, whatever the reason.
-    pub fn dropped(&self) -> u64 {
-        self.drops.values().sum()
-    }
-}
+/// The facts of `show etherchannel summary`, `show mac address-table` and
+/// `show interfaces counters` are `lagkit-api`'s types, written by the
+/// switch and read here.
+pub use lagkit_api::switch::{ChannelState, MemberState, PortCounters};
+use lagkit_api::switch::{EtherchannelSummary, InterfacesCounters, MacTable};
 
 /// A running `lagkit switch` of a lab, asked through its control socket.
 #[derive(Debug, Clone)]
@@ -195,8 +124,9 @@ impl LagkitSwitch {
         }
     }
 
-    /// `lagkit switch show WORDS --json --name NAME` in the namespace.
-    pub fn show(&self, words: &[&str]) -> Result<serde_json::Value, String> {
+    /// `lagkit switch show WORDS --json --name NAME` in the namespace,
+    /// its facts read as `T`.
+    pub fn show<T: serde::de::DeserializeOwned>(&self, words: &[&str]) -> Result<T, String> {
         let lagkit = self.lagkit.to_string_lossy().into_owned();
         let mut args = vec![lagkit.as_str(), "switch", "show"];
         args.extend(words);
@@ -207,26 +137,22 @@ impl LagkitSwitch {
 
     /// `show etherchannel summary`: each channel's members and flags.
     pub fn channels(&self) -> Result<Vec<ChannelState>, String> {
-        let v = self.show(&["etherchannel", "summary"])?;
-        serde_json::from_value(v["channels"].clone())
-            .map_err(|e| format!("show etherchannel summary: {e}"))
+        let s: EtherchannelSummary = self.show(&["etherchannel", "summary"])?;
+        Ok(s.channels)
     }
 
     /// `show mac address-table`: how many times a MAC address has moved
     /// between ports since the switch started (a host's frames arriving on
     /// two ports that are not one channel).
     pub fn mac_moves(&self) -> Result<u64, String> {
-        let v = self.show(&["mac", "address-table"])?;
-        v["moves"]
-            .as_u64()
-            .ok_or_else(|| "show mac address-table: no 'moves' in the answer".to_string())
+        let t: MacTable = self.show(&["mac", "address-table"])?;
+        Ok(t.moves)
     }
 
     /// `show interfaces counters`: every port's counters.
     pub fn counters(&self) -> Result<Vec<PortCounters>, String> {
-        let v = self.show(&["interfaces", "counters"])?;
-        serde_json::from_value(v["ports"].clone())
-            .map_err(|e| format!("show interfaces counters: {e}"))
+        let c: InterfacesCounters = self.show(&["interfaces", "counters"])?;
+        Ok(c.ports)
     }
 }
 
@@ -360,16 +286,42 @@ between = ["h3", "c6513"]
 
     #[test]
     fn reads_the_switchs_answers() {
-        let s: Vec<ChannelState> = serde_json::from_str(
-            r#"[{"channel":3,"protocol":"lacp","in_use":true,"members":[{"port":"GigabitEthernet1/1","device":"p1","mode":"active","flag":"P","why":""},{"port":"GigabitEthernet1/2","device":"p2","mode":"active","flag":"I","why":"no LACPDU"}]}]"#,
-        )
-        .unwrap();
-        assert!(!s[0].all_bundled());
-        assert_eq!(s[0].members[1].why, "no LACPDU");
-        let c: Vec<PortCounters> = serde_json::from_str(
-            r#"[{"port":"GigabitEthernet1/1","device":"p1","mtu":1500,"rx_frames":10,"rx_bytes":640,"tx_frames":9,"tx_bytes":600,"control":2,"flooded":1,"tx_too_big":0,"giants":0,"drops":{"giant":1,"vlan":2},"tx_send_failures":0}]"#,
-        )
-        .unwrap();
-        assert_eq!((c[0].rx_frames, c[0].dropped()), (10, 3));
+        // As the switch writes them: lagkit-api's types, through JSON.
+        let member = |flag: &str, why: &str| MemberState {
+            port: Some("GigabitEthernet1/1".into()),
+            device: Some("p1".into()),
+            mode: "active".into(),
+            flag: flag.into(),
+            why: why.into(),
+            mismatch: None,
+        };
+        let summary = EtherchannelSummary {
+            switch: "sw".into(),
+            channels: vec![ChannelState {
+                channel: 3,
+                protocol: "lacp".into(),
+                in_use: true,
+                members: vec![member("P", ""), member("I", "no LACPDU")],
+            }],
+        };
+        let back: EtherchannelSummary =
+            serde_json::from_str(&serde_json::to_string(&summary).unwrap()).unwrap();
+        assert!(!back.channels[0].all_bundled());
+        assert_eq!(back.channels[0].members[1].why, "no LACPDU");
+        let counters = InterfacesCounters {
+            ports: vec![PortCounters {
+                port: "GigabitEthernet1/1".into(),
+                rx_frames: 10,
+                drops: [("giant".to_string(), 1), ("vlan".to_string(), 2)].into(),
+                ..PortCounters::default()
+            }],
+            ..InterfacesCounters::default()
+        };
+        let back: InterfacesCounters =
+            serde_json::from_str(&serde_json::to_string(&counters).unwrap()).unwrap();
+        assert_eq!((back.ports[0].rx_frames, back.ports[0].dropped()), (10, 3));
+        // An answer missing a field is refused, not read as zeros.
+        let partial = r#"{"ports":[{"port":"GigabitEthernet1/1","rx_frames":10}],"channels":[]}"#;
+        assert!(serde_json::from_str::<InterfacesCounters>(partial).is_err());
     }
 }

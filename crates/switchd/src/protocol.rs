@@ -1,101 +1,11 @@
-//! The switch's control protocol: one JSON [`Request`] per line from
-//! `lagkit switch show ...` and `lagkit switch test ...`, one JSON
-//! [`Response`] per line back, over the same server as the bond's
-//! ([`lagkit_api::control`]). Every answer carries Cisco's text and the
-//! same facts as JSON, so `--json` never parses text.
+//! The switch's control protocol ([`lagkit_api::switch`]'s requests and
+//! answers): where a switch's socket is, and the client.
 
 use lagkit_hash::{FlowKey, IpFlow, L4};
-use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-/// What a client asks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "cmd", rename_all = "kebab-case")]
-pub enum Request {
-    /// `show etherchannel summary`.
-    EtherchannelSummary,
-    /// `show etherchannel load-balance`.
-    EtherchannelLoadBalance,
-    /// `show mac address-table`.
-    MacAddressTable,
-    /// `show interfaces counters`.
-    InterfacesCounters,
-    /// `show etherchannel [N] detail`.
-    EtherchannelDetail {
-        /// One channel, or every one.
-        channel: Option<u32>,
-    },
-    /// `show lacp neighbor`.
-    LacpNeighbor,
-    /// `show pagp neighbor`.
-    PagpNeighbor,
-    /// `show etherchannel load-balancing` (the IOS-XE layout).
-    EtherchannelLoadBalancing,
-    /// `show lacp neighbor detail`.
-    LacpNeighborDetail,
-    /// `show lacp sys-id`.
-    LacpSysId,
-    /// `show lacp counters`.
-    LacpCounters,
-    /// `show lacp internal`.
-    LacpInternal,
-    /// `show pagp counters`.
-    PagpCounters,
-    /// `show pagp internal`.
-    PagpInternal,
-    /// `show interfaces status`.
-    InterfacesStatus,
-    /// `show running-config`.
-    RunningConfig,
-    /// `show storm-control`.
-    StormControl,
-    /// `show etherchannel protocol`.
-    EtherchannelProtocol,
-    /// `show etherchannel N port-channel`.
-    EtherchannelPortChannel {
-        /// The channel group.
-        channel: u32,
-    },
-    /// `test etherchannel load-balance interface port-channel N KIND SRC DST`.
-    TestLoadBalance {
-        /// The port-channel number.
-        channel: u32,
-        /// `ip`, `mac` or `port`.
-        kind: String,
-        /// Source address (IP, MAC, or IP:PORT).
-        src: String,
-        /// Destination address.
-        dst: String,
-    },
-    /// `lagkit capture --switch`: answered [`Response::Capture`], then a
-    /// stream of the frames the switch sends and handles (see
-    /// [`lagkit_api::capture`]).
-    Capture(lagkit_api::capture::CaptureRequest),
-}
-
-/// The switch's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Response {
-    /// Cisco's text and the same facts as JSON.
-    Show {
-        /// As IOS prints it.
-        text: String,
-        /// The facts, for `--json`.
-        json: serde_json::Value,
-    },
-    /// A capture started; frame lines follow.
-    Capture(lagkit_api::capture::CaptureStart),
-    /// The request could not be answered.
-    Error(String),
-}
-
-impl lagkit_api::control::Answer for Response {
-    fn error(why: String) -> Response {
-        Response::Error(why)
-    }
-}
+pub use lagkit_api::switch::{Request, Response};
 
 /// Where the switches of the network namespace with inode `netns` put
 /// their control sockets: `/run/lagkit/<netns>/switch/` (a directory of

@@ -9,6 +9,7 @@
 use crate::daemon::Switch;
 use crate::protocol::{test_key, Request, Response};
 use crate::report_lag;
+use lagkit_api::switch as api;
 use lagkit_dataplane::DropReason as SockDrop;
 use lagkit_switch::show;
 use lagkit_switch::{ChannelId, DropReason, Logical, PortId};
@@ -38,36 +39,45 @@ fn summary(sw: &Switch) -> Response {
     let mut channels = Vec::new();
     for spec in sw.core().channels() {
         let flags = sw.core().flags(spec);
-        let members: Vec<Value> = spec
+        let members = spec
             .members
             .iter()
             .zip(&flags)
-            .map(|((p, mode), (flag, why))| {
-                json!({
-                    "port": b.port(*p).map(|c| c.name.clone()),
-                    "device": sw.device(*p),
-                    "mode": mode.to_string(),
-                    "flag": flag.letter().to_string(),
-                    "why": why,
-                    "mismatch": sw.core().mismatch(*p),
-                })
+            .map(|((p, mode), (flag, why))| api::MemberState {
+                port: b.port(*p).map(|c| c.name.clone()),
+                device: Some(sw.device(*p).to_string()),
+                mode: mode.to_string(),
+                flag: flag.letter().to_string(),
+                why: why.clone(),
+                mismatch: sw.core().mismatch(*p),
             })
             .collect();
-        channels.push(json!({
-            "channel": spec.id.0,
-            "protocol": spec.mode.protocol(),
-            "in_use": flags.iter().any(|(f, _)| *f == show::MemberFlag::Bundled),
-            "members": members,
-        }));
+        channels.push(api::ChannelState {
+            channel: spec.id.0,
+            protocol: spec.mode.protocol().to_string(),
+            in_use: flags.iter().any(|(f, _)| *f == show::MemberFlag::Bundled),
+            members,
+        });
         rows.push((spec.clone(), flags.into_iter().map(|(f, _)| f).collect()));
     }
     // IOS prints no reasons here (they are in `show etherchannel
     // detail` and in the JSON): the tools that read this table take no
     // other lines.
     let text = show::etherchannel_summary(b, &rows);
-    Response::Show {
+    show_typed(
         text,
-        json: json!({ "switch": sw.core().name(), "channels": channels }),
+        &api::EtherchannelSummary {
+            switch: sw.core().name().to_string(),
+            channels,
+        },
+    )
+}
+
+/// An answer whose facts have a type in `lagkit_api::switch`.
+fn show_typed(text: String, facts: &impl serde::Serialize) -> Response {
+    match serde_json::to_value(facts) {
+        Ok(json) => Response::Show { text, json },
+        Err(e) => Response::Error(format!("cannot encode the answer: {e}")),
     }
 }
 
@@ -100,87 +110,108 @@ fn load_balance(sw: &Switch) -> Response {
 
 fn mac_table(sw: &Switch, now: u64) -> Response {
     let b = sw.core().bridge();
-    let rows: Vec<Value> = b
+    let entries = b
         .fdb()
         .rows(now)
         .iter()
-        .map(|r| {
-            json!({
-                "vlan": r.vlan,
-                "mac": mac_text(&r.mac),
-                "port": logical(sw, r.at),
-                "age_ms": r.age_ns / 1_000_000,
-            })
+        .map(|r| api::MacEntry {
+            vlan: r.vlan,
+            mac: mac_text(&r.mac),
+            port: logical(sw, r.at),
+            age_ms: r.age_ns / 1_000_000,
         })
         .collect();
-    Response::Show {
-        text: show::mac_address_table(b, now),
-        json: json!({ "entries": rows, "moves": b.fdb().moves() }),
+    show_typed(
+        show::mac_address_table(b, now),
+        &api::MacTable {
+            entries,
+            moves: b.fdb().moves(),
+        },
+    )
+}
+
+fn cast(c: lagkit_switch::Cast) -> api::Cast {
+    api::Cast {
+        ucast: c.ucast,
+        mcast: c.mcast,
+        bcast: c.bcast,
     }
 }
 
 fn counters(sw: &Switch) -> Response {
     let b = sw.core().bridge();
-    let ports: Vec<Value> = b
+    let ports = b
         .ports()
         .filter_map(|(p, cfg)| {
             let c = b.counters(p)?;
-            let drops: serde_json::Map<String, Value> = DropReason::ALL
+            let drops = DropReason::ALL
                 .iter()
-                .map(|r| (format!("{r:?}").to_lowercase(), json!(c.dropped(*r))))
+                .map(|r| (format!("{r:?}").to_lowercase(), c.dropped(*r)))
                 .collect();
             let sock = sw.socket_counters(p);
-            Some(json!({
-                "port": cfg.name,
-                "device": sw.device(p),
-                "mtu": cfg.mtu,
-                "rx_frames": c.rx_frames,
-                "rx_bytes": c.rx_bytes,
-                "tx_frames": c.tx_frames,
-                "tx_bytes": c.tx_bytes,
-                "rx_cast": c.rx_cast,
-                "tx_cast": c.tx_cast,
-                "control": c.control,
-                "control_tx": c.control_tx,
-                "flooded": c.flooded,
-                "tx_too_big": c.tx_too_big,
-                "giants": c.dropped(DropReason::Giant),
-                "drops": drops,
-                "storm_drops": c.storm_drops,
-                "learn_limited": c.learn_limited,
-                "learn_full": c.learn_full,
-                "tx_send_failures": sock.map_or(0, |s| s.dropped_total() - s.dropped(SockDrop::RxKernel)),
+            Some(api::PortCounters {
+                port: cfg.name.clone(),
+                device: sw.device(p).to_string(),
+                mtu: cfg.mtu,
+                rx_frames: c.rx_frames,
+                rx_bytes: c.rx_bytes,
+                tx_frames: c.tx_frames,
+                tx_bytes: c.tx_bytes,
+                rx_cast: cast(c.rx_cast),
+                tx_cast: cast(c.tx_cast),
+                control: c.control,
+                control_tx: c.control_tx,
+                flooded: c.flooded,
+                tx_too_big: c.tx_too_big,
+                giants: c.dropped(DropReason::Giant),
+                drops,
+                storm_drops: cast(c.storm_drops),
+                learn_limited: c.learn_limited,
+                learn_full: c.learn_full,
+                tx_send_failures: sock
+                    .map_or(0, |s| s.dropped_total() - s.dropped(SockDrop::RxKernel)),
                 // Frames the port's socket buffer had no room for: a
                 // flooding port's excess beyond its share of the switch.
-                "rx_kernel_drops": sock.map_or(0, |s| s.dropped(SockDrop::RxKernel)),
-            }))
+                rx_kernel_drops: sock.map_or(0, |s| s.dropped(SockDrop::RxKernel)),
+            })
         })
         .collect();
-    let channels: Vec<Value> = sw
+    let channels = sw
         .core()
         .channels()
         .iter()
         .map(|spec| {
             let c = b.channel_counters(spec.id);
-            json!({
-                "channel": spec.id.0,
-                "rx_frames": c.rx_frames,
-                "rx_bytes": c.rx_bytes,
-                "tx_frames": c.tx_frames,
-                "tx_bytes": c.tx_bytes,
-                "rx_cast": c.rx_cast,
-                "tx_cast": c.tx_cast,
-                "giants": c.dropped(DropReason::Giant),
-            })
+            api::ChannelCounters {
+                channel: spec.id.0,
+                rx_frames: c.rx_frames,
+                rx_bytes: c.rx_bytes,
+                tx_frames: c.tx_frames,
+                tx_bytes: c.tx_bytes,
+                rx_cast: cast(c.rx_cast),
+                tx_cast: cast(c.tx_cast),
+                giants: c.dropped(DropReason::Giant),
+            }
         })
         .collect();
     let ids: Vec<ChannelId> = sw.core().channels().iter().map(|c| c.id).collect();
     let text = show::interfaces_counters(b, &ids);
     let cc = sw.core().control_counters();
-    Response::Show {
+    show_typed(
         text,
-        json: json!({ "ports": ports, "channels": channels, "control": cc }),
-    }
+        &api::InterfacesCounters {
+            ports,
+            channels,
+            control: api::ControlCounters {
+                lacp_in: cc.lacp_in,
+                lacp_out: cc.lacp_out,
+                pagp_in: cc.pagp_in,
+                pagp_out: cc.pagp_out,
+                pagp_ignored: cc.pagp_ignored,
+                slow_ignored: cc.slow_ignored,
+            },
+        },
+    )
 }
 
 fn test(sw: &Switch, channel: u32, kind: &str, src: &str, dst: &str) -> Response {
