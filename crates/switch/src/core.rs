@@ -148,10 +148,9 @@ pub struct Core {
     /// id, so a partner sees one switch; each channel's own max-bundle and
     /// min-links).
     lacp: Vec<(ChannelId, System)>,
-    /// One PAgP system per PAgP channel.
-    pagp: Vec<(ChannelId, pagp::System)>,
-    /// Per PAgP system: joins held until the Flushes they cause end.
-    pagp_gates: Vec<pagp::FlushGate>,
+    /// One PAgP driver per PAgP channel (its system, and its gate holding
+    /// joins until the Flushes they cause end).
+    pagp: Vec<(ChannelId, pagp::Driver)>,
     next_age: u64,
     next_standalone: u64,
     counters: ControlCounters,
@@ -219,7 +218,6 @@ impl Core {
             ports,
             lacp: Vec::new(),
             pagp: Vec::new(),
-            pagp_gates: Vec::new(),
             next_age: now.saturating_add(AGE_EVERY_NS),
             next_standalone: now,
             counters: ControlCounters::default(),
@@ -296,7 +294,7 @@ impl Core {
         for ch in ids {
             let mut cfg = pagp::SystemConfig::new(&self.name, device);
             cfg.group_ifindex = ch.0;
-            let mut sys = pagp::System::new(cfg);
+            let mut driver = pagp::Driver::new(cfg);
             let s = self.pagp.len();
             for i in 0..self.ports.len() {
                 let p = &self.ports[i];
@@ -324,11 +322,10 @@ impl Core {
                 {
                     pc.port_priority = u8::try_from(v.value).unwrap_or(u8::MAX);
                 }
-                let id = sys.add_port(pc, t(now));
+                let id = driver.system_mut().add_port(pc, t(now));
                 self.ports[i].pagp = Some((s, id));
             }
-            self.pagp.push((ch, sys));
-            self.pagp_gates.push(pagp::FlushGate::new());
+            self.pagp.push((ch, driver));
         }
     }
 
@@ -374,7 +371,7 @@ impl Core {
             (false, _, Some((s, pp))) => {
                 self.counters.pagp_in += 1;
                 self.ports[i].pagp_heard = Some(now);
-                if let Some((_, sys)) = self.pagp.get_mut(s) {
+                if let Some(sys) = self.pagp.get_mut(s).map(|(_, d)| d.system_mut()) {
                     sys.handle_frame(pp, f, t(now));
                 }
             }
@@ -469,7 +466,7 @@ impl Core {
                     }
                 }
                 if let Some((s, pp)) = p.pagp {
-                    if let Some((_, sys)) = self.pagp.get_mut(s) {
+                    if let Some(sys) = self.pagp.get_mut(s).map(|(_, d)| d.system_mut()) {
                         sys.set_port_enabled(pp, up && enabled, t(now));
                     }
                 }
@@ -503,7 +500,7 @@ impl Core {
                 sys.handle_timeout(t(now));
             }
         }
-        for (_, sys) in &mut self.pagp {
+        for sys in self.pagp.iter_mut().map(|(_, d)| d.system_mut()) {
             if sys.poll_timeout().is_some_and(|d| d <= t(now)) {
                 sys.handle_timeout(t(now));
             }
@@ -522,7 +519,10 @@ impl Core {
     /// The next time [`Core::handle_timeout`] has something to do.
     pub fn poll_timeout(&self) -> u64 {
         let lacp = self.lacp.iter().filter_map(|(_, s)| s.poll_timeout());
-        let pagp = self.pagp.iter().filter_map(|(_, s)| s.poll_timeout());
+        let pagp = self
+            .pagp
+            .iter()
+            .filter_map(|(_, d)| d.system().poll_timeout());
         lacp.chain(pagp)
             .map(|d| d.as_nanos())
             .chain([self.next_standalone, self.next_age])
@@ -589,8 +589,11 @@ impl Core {
 
     fn drain_pagp(&mut self) {
         let mut changes = Vec::new();
-        for (s, (_, sys)) in self.pagp.iter_mut().enumerate() {
-            while let Some(tx) = sys.poll_transmit() {
+        for (s, (_, driver)) in self.pagp.iter_mut().enumerate() {
+            // A member that joins carries traffic once the Flushes on the
+            // members whose flows move to it are answered.
+            let poll = driver.poll();
+            for tx in poll.transmit {
                 if let Some(i) = self.ports.iter().position(|p| p.pagp == Some((s, tx.port))) {
                     self.transmit.push_back(Transmit {
                         port: PortId(i),
@@ -599,25 +602,10 @@ impl Core {
                     });
                 }
             }
-            let mut events = Vec::new();
-            while let Some((_, ev)) = sys.poll_event() {
-                if let pagp::Event::Transition {
-                    port,
-                    from,
-                    to,
-                    why,
-                } = &ev
-                {
-                    let name = sys.port_status(*port).map(|p| p.name).unwrap_or_default();
-                    tracing::info!(switch = %self.name, port = %name, "PAgP {} -> {} ({why})", from.name(), to.name());
-                }
-                events.push(ev);
+            for t in poll.transitions {
+                tracing::info!(switch = %self.name, port = %t.name, "PAgP {} -> {} ({})", t.from.name(), t.to.name(), t.why);
             }
-            // A member that joins carries traffic once the Flushes on the
-            // members whose flows move to it are answered.
-            if let Some(gate) = self.pagp_gates.get_mut(s) {
-                changes.extend(gate.apply(&events).into_iter().map(|(p, up)| (s, p, up)));
-            }
+            changes.extend(poll.gates.into_iter().map(|g| (s, g.port, g.carries)));
         }
         for (s, port, up) in changes {
             if let Some(i) = self.ports.iter().position(|p| p.pagp == Some((s, port))) {
@@ -656,7 +644,7 @@ impl Core {
                     )) => {
                         let st = p
                             .pagp
-                            .and_then(|(s, id)| self.pagp.get(s)?.1.port_status(id));
+                            .and_then(|(s, id)| self.pagp.get(s)?.1.system().port_status(id));
                         if st.is_some_and(|st| st.state == pagp::PortState::Up) {
                             let since = p.quiet_since.unwrap_or(now);
                             quiet_since = Some(since);
@@ -843,7 +831,10 @@ impl Core {
     }
     /// The PAgP system of channel `id`'s members, if it runs PAgP.
     pub fn pagp_system(&self, id: ChannelId) -> Option<&pagp::System> {
-        self.pagp.iter().find(|(c, _)| *c == id).map(|(_, s)| s)
+        self.pagp
+            .iter()
+            .find(|(c, _)| *c == id)
+            .map(|(_, d)| d.system())
     }
     /// The control plane's frame counters.
     pub fn control_counters(&self) -> ControlCounters {
@@ -864,6 +855,6 @@ impl Core {
     /// PAgP's view of port `p`, if it runs PAgP.
     pub fn pagp_status(&self, p: PortId) -> Option<pagp::PortStatus> {
         let (s, pp) = self.ports.get(p.0)?.pagp?;
-        self.pagp.get(s)?.1.port_status(pp)
+        self.pagp.get(s)?.1.system().port_status(pp)
     }
 }

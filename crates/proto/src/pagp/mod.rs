@@ -15,11 +15,13 @@
 //! through one function and is logged as `port pagp: OLD (why) -> NEW`.
 
 mod config;
+mod driver;
 mod gate;
 mod port;
 mod system;
 
 pub use config::{Mode, PortConfig, Silence, SystemConfig, Timers};
+pub use driver::{Driver, Gate, Poll, Transition};
 pub use gate::FlushGate;
 pub use lagkit_wire::pagp::LearnMethod;
 pub use port::{PortCounters, PortState};
