@@ -12,6 +12,7 @@
 pub mod alb;
 pub mod announce;
 pub mod config;
+pub mod core;
 pub mod daemon;
 pub mod journal;
 pub mod kernel;
@@ -25,3 +26,5 @@ pub mod settings;
 pub mod status;
 pub mod supervise;
 pub mod upper;
+
+pub use crate::core::Core;

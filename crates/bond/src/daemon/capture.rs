@@ -15,7 +15,7 @@ impl Bond {
         if req.data {
             let why = format!(
                 "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)",
-                self.s.name,
+                self.s().name,
                 if self.kernel.is_some() { "the kernel" } else { "its forwarding threads" },
                 self.engine_info.kind,
             );
@@ -27,12 +27,12 @@ impl Bond {
             Err(e) => return p.answer(Response::Error(e)),
         };
         let start = CaptureStart {
-            interfaces: self.members.iter().map(|m| m.name.clone()).collect(),
+            interfaces: self.member_names(),
             snaplen: req.snaplen().unwrap_or(lagkit_api::capture::MAX_SNAPLEN),
             data: false,
             note: None,
         };
-        tracing::info!(bond = %self.s.name, "capture started");
+        tracing::info!(bond = %self.s().name, "capture started");
         p.answer_stream(Response::Capture(start), stream);
     }
 }

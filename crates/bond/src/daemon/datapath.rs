@@ -17,13 +17,13 @@ impl Bond {
             let snap = e.stats();
             // By name: a reload may have removed members since it started.
             for (name, s) in self.engine_members.iter().zip(snap.members.iter()) {
-                if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
-                    m.past.add_engine(s);
+                if let Some(i) = self.core.member_index(name) {
+                    self.held[i].past.add_engine(s);
                 }
             }
             let _ = e.stop();
         }
-        let bond = self.s.name.clone();
+        let bond = self.s().name.clone();
         let engine_err = |why: String| BondError::Engine {
             bond: bond.clone(),
             why,
@@ -31,19 +31,20 @@ impl Bond {
         let mut kernel_err = None;
         let kernel = if self.upper.is_kernel() {
             let names: Vec<Option<&str>> = self
-                .members
+                .core
+                .members()
                 .iter()
-                .map(|m| m.present().then_some(m.name.as_str()))
+                .map(|m| m.present().then_some(m.name()))
                 .collect();
             let faults: Vec<(usize, f64)> = self
-                .s
+                .s()
                 .faults
                 .iter()
-                .filter_map(|(n, p)| Some((self.members.iter().position(|m| &m.name == n)?, *p)))
+                .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
                 .collect();
             let path = match self.upper.take_probe() {
                 Some(mut k) => k.attach_members(&names, &faults).map(|()| k),
-                None => KernelPath::start(&self.s.name, &names, &faults),
+                None => KernelPath::start(&bond, &names, &faults),
             };
             match path {
                 Ok(k) => Some(k),
@@ -56,19 +57,16 @@ impl Bond {
             None
         };
         let mut devs: Vec<Arc<dyn Device>> = Vec::new();
-        for m in &mut self.members {
-            match &m.dev {
+        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
+            match &h.dev {
                 Some(d) => devs.push(d.clone()),
                 None => {
-                    if m.placeholder.is_none() {
-                        let (a, b) =
-                            PairDevice::pair(&m.name, "absent").map_err(|e| BondError::Engine {
-                                bond: self.s.name.clone(),
-                                why: e.to_string(),
-                            })?;
-                        m.placeholder = Some((Arc::new(a), b));
+                    if h.placeholder.is_none() {
+                        let (a, b) = PairDevice::pair(m.name(), "absent")
+                            .map_err(|e| engine_err(e.to_string()))?;
+                        h.placeholder = Some((Arc::new(a), b));
                     }
-                    if let Some((a, _)) = &m.placeholder {
+                    if let Some((a, _)) = &h.placeholder {
                         devs.push(a.clone());
                     }
                 }
@@ -78,7 +76,7 @@ impl Bond {
         if let Some(mut k) = kernel {
             match k.publish(&map.plan) {
                 Ok(()) => {
-                    let names = self.members.iter().map(|m| m.name.clone()).collect();
+                    let names = self.member_names();
                     let old_names = std::mem::replace(&mut self.kernel_members, names);
                     // The old programs detach here; the new ones take over.
                     if let Some(old) = self.kernel.replace(k) {
@@ -93,10 +91,12 @@ impl Bond {
                 .map_err(|e| engine_err(e.to_string()))?;
         self.publisher = Some(engine.publisher());
         self.engine = Some(engine);
-        self.engine_members = self.members.iter().map(|m| m.name.clone()).collect();
+        self.engine_members = self.member_names();
         self.slow_rx = Some(slow);
         // The programs still in force get this plan at the next publish.
-        self.dirty = kernel_err.is_some();
+        if kernel_err.is_some() {
+            self.core.mark_dirty();
+        }
         if kernel_err.is_none() {
             self.take_over_and_pin();
         }
@@ -114,30 +114,37 @@ impl Bond {
     /// so they in turn outlive it, and records them in the state file.
     fn take_over_and_pin(&mut self) {
         if let Some(a) = self.adopted.take() {
-            let names = self
-                .resume_names()
-                .unwrap_or_else(|| self.members.iter().map(|m| m.name.clone()).collect());
+            let names = self.resume_names().unwrap_or_else(|| self.member_names());
             for c in a.counters() {
                 for (i, name) in names.iter().enumerate() {
-                    if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
-                        m.past.add_engine(&kernel_snapshot(c, i));
+                    if let Some(m) = self.core.member_index(name) {
+                        self.held[m].past.add_engine(&kernel_snapshot(c, i));
                     }
                 }
             }
             let n = a.release();
-            tracing::info!(bond = %self.s.name, links = n, "took over from the adopted data path");
+            tracing::info!(bond = %self.s().name, links = n, "took over from the adopted data path");
         }
         let Some(k) = self.kernel.as_mut() else {
             return;
         };
         if !k.is_pinned() {
-            let pinned = crate::kernel::pin_dir(&self.s.name)
+            let pinned = crate::kernel::pin_dir(&self.core.settings().name)
                 .and_then(|dir| k.pin(&dir).map_err(|e| e.to_string()));
             if let Err(why) = pinned {
-                tracing::warn!(bond = %self.s.name, %why, "data path not pinned: a restart of this daemon will interrupt traffic");
+                tracing::warn!(bond = %self.core.settings().name, %why, "data path not pinned: a restart of this daemon will interrupt traffic");
             }
         }
         self.record_kernel();
+    }
+
+    /// The members' names, in the core's order.
+    pub(super) fn member_names(&self) -> Vec<String> {
+        self.core
+            .members()
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect()
     }
 
     /// The members as the adopted programs numbered them.
@@ -157,12 +164,10 @@ impl Bond {
             (Some(k), Ok(ifindex)) if k.is_pinned() => Some(journal::KernelRecord {
                 logical_ifindex: ifindex,
                 members: self.kernel_members.clone(),
-                mode: self.s.mode.linux_name().to_string(),
-                lacp: self
-                    .members
-                    .iter()
-                    .map(|m| {
-                        let st = self.lacp.as_ref()?.port_status(m.port?)?;
+                mode: self.s().mode.linux_name().to_string(),
+                lacp: (0..self.held.len())
+                    .map(|i| {
+                        let st = self.core.lacp_status(i)?;
                         (st.distributing && st.partner.state.in_sync())
                             .then(|| journal::PartnerRecord::of(&st.partner))
                     })
@@ -172,7 +177,7 @@ impl Bond {
         };
         if let Some(run) = self.run.as_mut() {
             if let Err(e) = run.set_kernel(rec) {
-                tracing::warn!(bond = %self.s.name, error = %e, "state file not updated");
+                tracing::warn!(bond = %self.s().name, error = %e, "state file not updated");
             }
         }
     }
@@ -183,54 +188,25 @@ impl Bond {
     pub(super) fn fold_kernel_counters(&mut self, old: &KernelPath, numbered: &[String]) {
         let Some(c) = old.counters() else { return };
         for (i, name) in numbered.iter().enumerate() {
-            if let Some(m) = self.members.iter_mut().find(|m| &m.name == name) {
-                m.past.add_engine(&kernel_snapshot(&c, i));
+            if let Some(m) = self.core.member_index(name) {
+                self.held[m].past.add_engine(&kernel_snapshot(&c, i));
             }
         }
     }
 
-    /// What the plan needs to know about each member.
-    pub(super) fn views(&self) -> Vec<MemberView> {
-        let sys = self.lacp.as_ref();
-        self.members
-            .iter()
-            .map(|m| {
-                let port = m.port.and_then(|p| sys?.port_status(p));
-                MemberView {
-                    usable: m.usable(),
-                    backup: m.is_backup,
-                    primary: self.s.primary.as_ref() == Some(&m.name),
-                    distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present(),
-                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present(),
-                    mac: m.mac.0,
-                }
-            })
-            .collect()
-    }
-
-    /// The distribution map for the current state.
+    /// The distribution map for the current state: the core's plan.
     pub(super) fn build_map(&mut self) -> BondMap {
-        let view = self.views();
-        if self.s.mode == BondMode::BalanceAlb {
-            let now = now_ns(self.epoch);
-            self.clients
-                .reassign(&crate::plan::tlb::members(&view), now);
-        }
-        let ctx = Context {
-            bond_mac: self.mac.0,
-            clients: self.clients.assignments(),
-        };
-        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &ctx);
+        let plan = self.core.build_plan(self.now());
         if let Some(r) = self.rebalancer.as_mut() {
-            r.follow(&self.plan.slots, coarse_now_ns());
+            r.follow(&self.core.plan_state().slots, coarse_now_ns());
         }
-        self.generation += 1;
+        let s = self.core.settings();
         BondMap {
-            generation: self.generation,
+            generation: self.core.generation(),
             plan,
-            snoop_arp: self.s.snoops_arp(),
+            snoop_arp: s.snoops_arp(),
             control_only: self.upper.is_kernel(),
-            snoop_pagp: self.pagp.is_some(),
+            snoop_pagp: self.core.pagp().is_some(),
             shared: self.shared.clone(),
         }
     }
@@ -252,39 +228,34 @@ impl Bond {
         }
         if let Some(map) = r.poll(&self.shared.load, now) {
             let b = r.balancer();
-            tracing::info!(bond = %self.s.name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
-            self.plan.slots.set_map(map);
-            self.dirty = true;
+            tracing::info!(bond = %self.core.settings().name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+            self.core.set_bucket_map(map);
         }
     }
 
     pub(super) fn publish(&mut self) {
-        let before = self.plan.active;
+        let before = self.core.plan_state().active;
         let map = self.build_map();
-        let after = self.plan.active;
-        // Only active-backup, tlb and alb have an active member.
+        let after = self.core.plan_state().active;
+        // Only active-backup, tlb and alb have an active member (the core
+        // logs the change).
         if after != before {
-            let name =
-                |a: Option<usize>| a.map_or("none".to_string(), |a| self.members[a].name.clone());
-            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
             if matches!(map.plan, Plan::ActiveBackup { .. }) {
                 self.move_mac(before, after);
             }
             if after.is_some() && before.is_some() {
-                self.grat_pending = self.s.num_grat_arp;
+                self.grat_pending = self.s().num_grat_arp;
             }
-            self.next_learning = 0;
         }
-        tracing::debug!(bond = %self.s.name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
+        tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         if let Some(k) = self.kernel.as_mut() {
             if let Err(e) = k.publish(&map.plan) {
-                tracing::error!(bond = %self.s.name, error = %e, "the kernel did not take the new plan");
+                tracing::error!(bond = %self.core.settings().name, error = %e, "the kernel did not take the new plan");
             }
         }
         if let Some(p) = &self.publisher {
             p.publish(map);
         }
-        self.dirty = false;
         if self.kernel.is_some() {
             self.record_kernel();
         }
@@ -295,10 +266,7 @@ impl Bond {
                     self.carrier_events.pop_front();
                 }
                 self.carrier_events.push_back(CarrierEvent {
-                    member: self
-                        .members
-                        .get(i)
-                        .map_or_else(String::new, |m| m.name.clone()),
+                    member: self.name(i).to_string(),
                     up,
                     seen_ns,
                     published_ns,

@@ -8,7 +8,7 @@ impl Bond {
     /// bond runs on with what it has).
     pub(super) fn restart_or_log(&mut self) {
         if let Err(e) = self.restart_engine() {
-            tracing::error!(bond = %self.s.name, error = %e, "engine restart");
+            tracing::error!(bond = %self.s().name, error = %e, "engine restart");
         }
     }
 
@@ -24,10 +24,11 @@ impl Bond {
         i: usize,
         between: &mut dyn FnMut(&str),
     ) -> Result<bool, member::MemberError> {
-        if self.members[i].present() {
+        if self.present(i) {
             return Ok(true);
         }
-        let name = self.members[i].name.clone();
+        let name = self.name(i).to_string();
+        let bond = self.s().name.clone();
         let Some(run) = self.run.as_mut() else {
             return Ok(false);
         };
@@ -40,38 +41,46 @@ impl Bond {
                 ),
             });
         }
+        let s = self.core.settings();
         let want = member::Want {
-            mtu: self.s.mtu,
-            keep_offloads: self.s.keeps_offloads(&name),
+            mtu: s.mtu,
+            keep_offloads: s.keeps_offloads(&name),
             kernel: self.upper.is_kernel(),
             // ARP, and PAgP (an 802.3 frame, not a slow protocol).
-            snoop: self.s.snoops_arp() || self.s.pagp.is_some(),
+            snoop: s.snoops_arp() || s.pagp.is_some(),
         };
+        let fault = s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
         match member::take_with(&name, want, run, between) {
             Ok(t) => {
-                let fault = self.s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
                 let dev: Arc<dyn Device> = match fault {
                     Some(p) => {
                         // Seeded by the member's position: the same frames
                         // meet the same fate run after run.
                         let f = FaultInjector::new(t.sock, 0x6c61_676b_0000 + i as u64);
                         f.control().set_drop_probability(p);
-                        tracing::warn!(bond = %self.s.name, member = %name, loss = p, "injecting loss on this member (--fault-loss)");
+                        tracing::warn!(bond = %bond, member = %name, loss = p, "injecting loss on this member (--fault-loss)");
                         Arc::new(f)
                     }
                     None => Arc::new(t.sock),
                 };
-                let m = &mut self.members[i];
-                tracing::info!(bond = %self.s.name, member = %name, isolation = t.isolation.as_ref().map_or("bpf-ingress", |i| i.kind()), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
-                m.dev = Some(dev);
-                m.placeholder = None;
-                m.saved = Some(t.saved);
-                m.isolation = t.isolation;
-                m.mac = MacAddr(t.mac);
+                tracing::info!(bond = %bond, member = %name, isolation = t.isolation.as_ref().map_or("bpf-ingress", |i| i.kind()), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
+                let h = &mut self.held[i];
+                h.dev = Some(dev);
+                h.placeholder = None;
+                h.saved = Some(t.saved);
+                h.isolation = t.isolation;
+                // Its PAgP port sends the kernel's ifindex, unique in the
+                // namespace.
+                let ifindex = lagkit_dataplane::Link::open(&name)
+                    .ok()
+                    .and_then(|l| l.ifindex().ok())
+                    .filter(|&x| x != 0);
+                let now = self.now();
+                self.core.member_present(i, MacAddr(t.mac), ifindex, now);
                 Ok(true)
             }
             Err(member::MemberError::Missing(_)) => {
-                tracing::warn!(bond = %self.s.name, member = %name, "member missing; waiting for it to appear");
+                tracing::warn!(bond = %bond, member = %name, "member missing; waiting for it to appear");
                 Ok(false)
             }
             Err(e) => Err(e),
@@ -80,13 +89,14 @@ impl Bond {
 
     /// Gives member `i` back as it was and forgets it in the state file.
     pub(super) fn give_back(&mut self, i: usize) {
-        let m = &mut self.members[i];
-        m.isolation = None;
-        if let Some(saved) = m.saved.take() {
-            member::restore(&m.name, &saved);
+        let name = self.name(i).to_string();
+        let h = &mut self.held[i];
+        h.isolation = None;
+        if let Some(saved) = h.saved.take() {
+            member::restore(&name, &saved);
         }
         if let Some(run) = self.run.as_mut() {
-            run.forget(&m.name);
+            run.forget(&name);
         }
     }
 
@@ -96,16 +106,17 @@ impl Bond {
         let Some(run) = self.run.as_mut() else {
             return;
         };
-        for m in &mut self.members {
-            let keep = !self.s.offloads_off.contains(&m.name);
-            let Some(saved) = m.saved.as_mut().filter(|s| s.offloads_off() == keep) else {
+        let s = self.core.settings();
+        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
+            let keep = !s.offloads_off.iter().any(|n| n == m.name());
+            let Some(saved) = h.saved.as_mut().filter(|s| s.offloads_off() == keep) else {
                 continue;
             };
-            match member::set_offloads(&m.name, keep, saved, run) {
+            match member::set_offloads(m.name(), keep, saved, run) {
                 Ok(()) => {
-                    tracing::info!(bond = %self.s.name, member = %m.name, offloads = if keep { "given back" } else { "off" }, "member offloads changed by reload")
+                    tracing::info!(bond = %s.name, member = %m.name(), offloads = if keep { "given back" } else { "off" }, "member offloads changed by reload")
                 }
-                Err(e) => tracing::error!(bond = %self.s.name, error = %e, "offloads unchanged"),
+                Err(e) => tracing::error!(bond = %s.name, error = %e, "offloads unchanged"),
             }
         }
     }
@@ -116,12 +127,13 @@ impl Bond {
     pub(super) fn move_mac(&mut self, old: Option<usize>, new: Option<usize>) {
         use crate::settings::FailOverMac;
         let Some(n) = new else { return };
-        match self.s.fail_over_mac {
+        let members = self.core.members();
+        match self.s().fail_over_mac {
             FailOverMac::None => {}
             FailOverMac::Active => {
-                let mac = self.members[n].mac;
+                let mac = members[n].mac();
                 if self.upper.link().set_mac(mac.0).is_ok() {
-                    self.mac = mac;
+                    self.core.set_mac(mac);
                 }
             }
             FailOverMac::Follow => {
@@ -131,37 +143,37 @@ impl Bond {
                     }
                 };
                 if let Some(o) = old.filter(|&o| o != n) {
-                    set(&self.members[o].name, self.members[o].mac);
+                    set(members[o].name(), members[o].mac());
                 }
-                set(&self.members[n].name, self.mac);
+                set(members[n].name(), self.core.mac());
             }
         }
     }
 
     /// A netlink link event (or a dump entry).
     pub(super) fn link_event(&mut self, l: &LinkState) {
-        let Some(i) = self.members.iter().position(|m| m.name == l.name) else {
+        let Some(i) = self.core.member_index(&l.name) else {
             return;
         };
         if !l.present {
-            if self.members[i].present() {
-                tracing::warn!(bond = %self.s.name, member = %l.name, "member removed from the system");
+            if self.present(i) {
+                tracing::warn!(bond = %self.s().name, member = %l.name, "member removed from the system");
                 self.give_back(i);
-                self.members[i].dev = None;
-                self.set_carrier(i, false);
+                self.held[i].dev = None;
+                let now = self.now();
+                self.core.member_gone(i, now);
+                self.after_core();
                 self.restart_or_log();
             }
             return;
         }
-        if !self.members[i].present() {
+        if !self.present(i) {
             match self.try_take(i) {
-                Ok(true) => {
-                    // Its PAgP port speaks with the MAC it has now.
-                    self.add_pagp_port(i);
-                    self.restart_or_log();
-                }
+                Ok(true) => self.restart_or_log(),
                 Ok(false) => {}
-                Err(e) => tracing::error!(bond = %self.s.name, error = %e, "member cannot be used"),
+                Err(e) => {
+                    tracing::error!(bond = %self.s().name, error = %e, "member cannot be used")
+                }
             }
         }
         self.set_carrier(i, l.usable());
@@ -174,41 +186,20 @@ impl Bond {
         let Ok(links) = CarrierWatcher::dump() else {
             return;
         };
-        let down = self.s.member_downdelay();
         for l in links {
-            let Some(m) = self.members.iter_mut().find(|m| m.name == l.name) else {
+            let Some(i) = self.core.member_index(&l.name) else {
                 continue;
             };
-            if m.present() && l.present && l.usable() {
-                m.carrier = Debounce::new(true, self.s.updelay, down);
-                m.watchers.set("carrier", true);
+            if self.present(i) && l.present && l.usable() {
+                self.core.adopt_carrier(i);
             }
         }
     }
 
     /// The raw carrier of member `i` changed (or was re-read).
     pub(super) fn set_carrier(&mut self, i: usize, raw: bool) {
-        let now = now_ns(self.epoch);
-        if let Some(up) = self.members[i].carrier.observe(raw, now) {
-            self.apply_carrier(i, up);
-        }
-    }
-
-    pub(super) fn apply_carrier(&mut self, i: usize, up: bool) {
-        // A change found by a timer (debounce, miimon) was seen now.
-        let seen = match self.seen_ns {
-            0 => lagkit_dataplane::monotonic_now_ns(),
-            t => t,
-        };
-        self.unpublished.push((i, up, seen));
-        let name = self.members[i].name.clone();
-        tracing::info!(bond = %self.s.name, member = %name, carrier = up, "member link {}", if up { "up" } else { "down" });
-        self.members[i].watchers.set("carrier", up);
-        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
-            let t = lagkit_proto::Instant::from_nanos(now_ns(self.epoch));
-            sys.set_port_enabled(p, up && self.members[i].dev.is_some(), t);
-        }
-        self.pagp_carrier(i, up);
-        self.dirty = true;
+        let now = self.now();
+        self.core.handle_carrier(i, raw, now);
+        self.after_core();
     }
 }

@@ -10,27 +10,27 @@
 //! arriving through the engine's queue). A carrier event is handled the
 //! moment the kernel reports it.
 //!
-//! This module is the I/O shell: the bond's state, its start, the loop and
-//! the shutdown. Each concern it drives has a file of its own: `members`
-//! (taking and giving back members, link events), `datapath` (the engine,
-//! plans and their publication), `frames` (LACP, ARP and the monitors'
-//! timers), `pagp` (PAgP and the gate it keeps on each member) and `report`
-//! (status, stats, flow, metrics). The rules of each
-//! mode are not here: they are pure functions in [`crate::plan`].
+//! This module is the I/O shell around the bond's sans-IO [`Core`], which
+//! holds every decision (LACP, PAgP, carrier debounce, the ARP monitor,
+//! balance-alb's clients, the plan): the shell takes the members' sockets,
+//! feeds the core link events, control frames and the time, sends the
+//! frames it queues and publishes its plans. Each concern has a file of its
+//! own: `members` (taking and giving back members, link events),
+//! `datapath` (the engine and the plans' publication), `frames` (control
+//! frames in and out, timers) and `report` (status, stats, flow, metrics).
 
 mod capture;
 mod datapath;
 mod frames;
 mod members;
-mod pagp;
 mod report;
 
-use crate::alb::{AlbClients, Own};
+use crate::core::Core;
 use crate::journal::{self, JournalError, RunDir};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
-use crate::plan::{Context, MemberView, Plan, PlanState};
+use crate::plan::Plan;
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{
@@ -44,11 +44,8 @@ use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
 use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
 use lagkit_hash::AdaptiveConfig;
-use lagkit_monitor::arp::ArpMonitor;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
-use lagkit_monitor::{Combine, Debounce, Watchers};
-use lagkit_proto::lacp::{Event, PortId, System};
-use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
+use lagkit_wire::MacAddr;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -125,8 +122,10 @@ pub enum BondError {
     },
 }
 
-struct Member {
-    name: String,
+/// What the shell holds for one member (the core has the rest, at the
+/// same index).
+#[derive(Default)]
+struct Held {
     /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
     /// settings inject loss on it.
     dev: Option<Arc<dyn Device>>,
@@ -136,56 +135,20 @@ struct Member {
     saved: Option<Saved>,
     /// Keeps the member's frames from the host stack while held.
     isolation: Option<Isolation>,
-    mac: MacAddr,
-    port: Option<PortId>,
-    /// Its PAgP port, when the bond runs PAgP.
-    pagp: Option<PortId>,
-    carrier: Debounce,
-    watchers: Watchers,
-    is_backup: bool,
     /// Counters of engines that have been replaced.
     past: MemberStats,
 }
 
-impl Member {
-    /// A member not yet taken: no device, down until its carrier is
-    /// confirmed (after `updelay`).
-    fn new(name: String, is_backup: bool, updelay: Duration, downdelay: Duration) -> Member {
-        let mut watchers = Watchers::new(Combine::All);
-        watchers.set("carrier", false);
-        Member {
-            name,
-            dev: None,
-            placeholder: None,
-            saved: None,
-            isolation: None,
-            mac: MacAddr::ZERO,
-            port: None,
-            pagp: None,
-            carrier: Debounce::new(false, updelay, downdelay),
-            watchers,
-            is_backup,
-            past: MemberStats::default(),
-        }
-    }
-
-    fn present(&self) -> bool {
-        self.dev.is_some()
-    }
-    fn usable(&self) -> bool {
-        self.present() && self.watchers.up()
-    }
-}
-
 /// One running bond.
 pub struct Bond {
+    /// Its decisions: members' state, LACP or PAgP, the plan.
+    core: Core,
+    /// Per member, in the core's order.
+    held: Vec<Held>,
     /// The Prometheus endpoint, if configured.
     metrics: Option<Exporter>,
     /// adaptive, tlb, alb: moves buckets by measured load.
     rebalancer: Option<Rebalancer>,
-    /// balance-alb: client -> member.
-    clients: AlbClients,
-    s: Settings,
     epoch: std::time::Instant,
     /// The logical interface (a TAP, or the BPF engine's veth end).
     upper: Upper,
@@ -196,41 +159,23 @@ pub struct Bond {
     /// The pinned data path of a killed daemon, forwarding until this
     /// one's programs have their plan (then released).
     adopted: Option<lagkit_bpf::Adopted>,
-    /// What that daemon recorded of each member's LACP partner, for
-    /// `setup_lacp` to resume the ports (taken there).
-    resume: Vec<Option<journal::PartnerRecord>>,
     /// The members, in the order of their numbers in `kernel`'s counters.
     kernel_members: Vec<String>,
     /// The members, in the order the running engine numbers them.
     engine_members: Vec<String>,
-    mac: MacAddr,
-    members: Vec<Member>,
     /// The forwarding threads (under the BPF engine: control frames only).
     engine: Option<Engine<BondMap>>,
     slow_rx: Option<SlowQueues>,
     publisher: Option<MapPublisher<BondMap>>,
-    lacp: Option<System>,
-    /// balance-xor / active-backup with `pagp`: the bond's PAgP system.
-    pagp: Option<lagkit_proto::pagp::System>,
-    /// Joins held until the Flushes they cause end.
-    pagp_gate: lagkit_proto::pagp::FlushGate,
     carrier: CarrierWatcher,
-    arp: Option<ArpMonitor>,
-    /// What the mode remembers between plans (active member, buckets).
-    plan: PlanState,
-    generation: u64,
     /// The data path's state shared by every published map.
     shared: Arc<Shared>,
     control: Option<ControlServer>,
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
     run: Option<RunDir>,
-    dirty: bool,
     next_miimon: u64,
-    ipv4: Vec<Ipv4Addr>,
     grat_pending: u8,
-    /// balance-tlb/alb: when the next learning frame is due (0: at once).
-    next_learning: u64,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes whose plan is not published yet: (member, up, seen).
@@ -270,12 +215,7 @@ impl Bond {
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
         let run_dir = ns_dir.join(&name);
         let (mut run, left) = RunDir::acquire_keeping(run_dir.clone(), &name)?;
-        let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
-        if let Some(b) = &s.backup {
-            if !s.members.contains(b) {
-                all.push((b.clone(), true));
-            }
-        }
+        let all = crate::core::member_list(&s);
         let names: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
         let adoption = match &left {
             Some(old) => match Adoption::consider(&s, &names, old) {
@@ -316,11 +256,6 @@ impl Bond {
             bond: name.clone(),
             why: e.to_string(),
         })?;
-        let downdelay = s.member_downdelay();
-        let members = all
-            .into_iter()
-            .map(|(m, is_backup)| Member::new(m, is_backup, s.updelay, downdelay))
-            .collect();
         let (upper, engine_info, adopted, resume) = match adoption {
             Some(a) => {
                 tracing::info!(bond = %name, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
@@ -373,61 +308,53 @@ impl Bond {
             None => None,
         };
         let mut bond = Bond {
+            held: all.iter().map(|_| Held::default()).collect(),
+            core: Core::new(s),
             metrics,
-            clients: AlbClients::default(),
             rebalancer,
             epoch: std::time::Instant::now(),
             upper,
             engine_info,
             kernel: None,
             adopted,
-            resume,
             kernel_members: Vec::new(),
             engine_members: Vec::new(),
-            mac: MacAddr::ZERO,
-            members,
             engine: None,
             slow_rx: None,
             publisher: None,
-            lacp: None,
-            pagp: None,
-            pagp_gate: lagkit_proto::pagp::FlushGate::new(),
             carrier,
-            arp: None,
-            plan: PlanState::default(),
-            generation: 0,
             shared: Arc::default(),
             control: Some(control),
             requests,
             run: Some(run),
-            dirty: true,
             next_miimon: 0,
-            ipv4: Vec::new(),
             grat_pending: 0,
-            next_learning: 0,
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
             taps: lagkit_api::capture::Taps::default(),
-            s,
         };
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
-        for i in 0..bond.members.len() {
+        for i in 0..bond.held.len() {
             if let Err(e) = bond.try_take_with(i, &mut *between) {
-                return Err(BondError::Member(e, bond.s.name.clone()));
+                return Err(BondError::Member(e, name.clone()));
             }
         }
         if bond.adopted.is_some() {
             bond.adopt_carriers();
         }
         bond.setup_tap()?;
-        bond.setup_lacp();
-        bond.setup_pagp();
-        if let Some(cfg) = bond.s.arp.clone() {
-            let now = now_ns(bond.epoch);
-            bond.arp = Some(ArpMonitor::new(cfg, bond.members.len(), now));
-        }
+        let group_ifindex = bond
+            .upper
+            .link()
+            .ifindex()
+            .ok()
+            .filter(|&i| i != 0)
+            .unwrap_or(crate::core::FALLBACK_GROUP_IFINDEX);
+        let now = bond.now();
+        let mac = bond.core.mac();
+        bond.core.start(mac, group_ifindex, &resume, now);
         // Link events queued while the members were being set up describe
         // states that are already gone (a member before it was brought up
         // would count as a link failure): discard them, then read the
@@ -443,24 +370,36 @@ impl Bond {
             }
         }
         bond.restart_engine()?;
-        tracing::info!(bond = %bond.s.name, mode = bond.s.mode.linux_name(), members = ?bond.s.members, "bond up");
+        tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
         Ok(bond)
     }
 
-    fn t(&self) -> lagkit_proto::Instant {
-        lagkit_proto::Instant::from_nanos(now_ns(self.epoch))
+    /// Now, on the core's clock (nanoseconds since the bond started).
+    fn now(&self) -> u64 {
+        now_ns(self.epoch)
+    }
+
+    /// The settings in force.
+    fn s(&self) -> &Settings {
+        self.core.settings()
+    }
+
+    /// Member `i`'s name.
+    fn name(&self, i: usize) -> &str {
+        self.core.members().get(i).map_or("", |m| m.name())
+    }
+
+    /// Whether member `i`'s interface exists and the bond holds it.
+    fn present(&self, i: usize) -> bool {
+        self.held.get(i).is_some_and(|h| h.dev.is_some())
     }
 
     fn setup_tap(&mut self) -> Result<(), BondError> {
         let link = self.upper.link();
-        let mac = self
-            .s
-            .mac
-            .or_else(|| self.members.iter().find(|m| m.present()).map(|m| m.mac))
-            .unwrap_or(MacAddr([0x02, 0x6c, 0x6b, 0, 0, 1]));
-        self.mac = mac;
+        let mac = self.core.choose_mac();
+        self.core.set_mac(mac);
         let tap_err = |why: String| BondError::Tap {
-            bond: self.s.name.clone(),
+            bond: self.core.settings().name.clone(),
             why,
         };
         // Only if it differs: an adopted logical interface already has it.
@@ -468,13 +407,13 @@ impl Bond {
             link.set_mac(mac.0)
                 .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
         }
-        if let Some(mtu) = self.s.mtu {
+        if let Some(mtu) = self.s().mtu {
             link.set_mtu(mtu)
                 .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
         }
         link.set_up(true)
             .map_err(|e| tap_err(format!("bring up: {e}")))?;
-        for a in self.s.addresses.clone() {
+        for a in self.s().addresses.clone() {
             self.add_address(&a)?;
         }
         Ok(())
@@ -484,8 +423,10 @@ impl Bond {
     fn add_address(&mut self, a: &str) -> Result<(), BondError> {
         self.ip_addr(lagkit_sys::addr::Op::Replace, a)?;
         if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
-            if !self.ipv4.contains(&ip) {
-                self.ipv4.push(ip);
+            if !self.core.ipv4().contains(&ip) {
+                let mut ips = self.core.ipv4().to_vec();
+                ips.push(ip);
+                self.core.set_ipv4(ips);
             }
         }
         Ok(())
@@ -495,7 +436,7 @@ impl Bond {
     fn ip_addr(&self, op: lagkit_sys::addr::Op, a: &str) -> Result<(), BondError> {
         let why = match parse_cidr(a) {
             Some((addr, prefix)) => {
-                match lagkit_sys::addr::change(op, &self.s.name, addr, prefix) {
+                match lagkit_sys::addr::change(op, &self.s().name, addr, prefix) {
                     Ok(()) => return Ok(()),
                     // BondError::Address names the bond and the address.
                     Err(e) => e.reason(),
@@ -504,7 +445,7 @@ impl Bond {
             None => "not an address with a prefix length (write e.g. 10.0.0.1/24)".to_string(),
         };
         Err(BondError::Address {
-            bond: self.s.name.clone(),
+            bond: self.s().name.clone(),
             addr: a.to_string(),
             why,
         })
@@ -513,18 +454,26 @@ impl Bond {
     /// A reload changed `address`: the addresses no longer listed are
     /// removed, the new ones added; the others stay untouched.
     fn apply_addresses(&mut self, old: &[String]) {
-        for a in old.iter().filter(|a| !self.s.addresses.contains(a)) {
+        let now: Vec<String> = self.s().addresses.clone();
+        for a in old.iter().filter(|a| !now.contains(a)) {
             if let Err(e) = self.ip_addr(lagkit_sys::addr::Op::Delete, a) {
-                tracing::error!(bond = %self.s.name, error = %e, "address not removed");
+                tracing::error!(bond = %self.s().name, error = %e, "address not removed");
             }
             if let Some(ip) = a.split('/').next().and_then(|x| x.parse::<Ipv4Addr>().ok()) {
-                self.ipv4.retain(|&x| x != ip);
+                let ips = self
+                    .core
+                    .ipv4()
+                    .iter()
+                    .copied()
+                    .filter(|&x| x != ip)
+                    .collect();
+                self.core.set_ipv4(ips);
             }
         }
-        for a in self.s.addresses.clone() {
+        for a in now {
             if !old.contains(&a) {
                 if let Err(e) = self.add_address(&a) {
-                    tracing::error!(bond = %self.s.name, error = %e, "address not added");
+                    tracing::error!(bond = %self.s().name, error = %e, "address not added");
                 }
             }
         }
@@ -566,92 +515,75 @@ impl Bond {
     /// applied and the settings come back as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
         let new = new.normalised();
-        let changes = self.s.changes(&new);
+        let changes = self.s().changes(&new);
         let keys = crate::settings::describe_changes(&changes);
-        if self.s.needs_restart(&new) {
-            tracing::info!(bond = %self.s.name, keys = %keys, "reload: restarting the bond");
+        let name = self.s().name.clone();
+        if self.s().needs_restart(&new) {
+            tracing::info!(bond = %name, keys = %keys, "reload: restarting the bond");
             return Err(Box::new(new));
         }
         if changes.is_empty() {
             return Ok(());
         }
-        tracing::info!(bond = %self.s.name, keys = %keys, "reload: every change applied in place");
-        let mut old = std::mem::replace(&mut self.s, new);
-        // The member list changes as members are taken or given back.
-        std::mem::swap(&mut self.s.members, &mut old.members);
-        let wanted = std::mem::take(&mut old.members);
-        old.members = self.s.members.clone();
+        tracing::info!(bond = %name, keys = %keys, "reload: every change applied in place");
+        let old = self.s().clone();
+        let wanted = new.members.clone();
+        let now = self.now();
+        // The core applies the protocols' and monitors' changes; the member
+        // list changes as members are taken or given back.
+        self.core.reconfigure(new, now);
         self.apply_in_place(&old);
-        if wanted != self.s.members {
+        if wanted != old.members {
             self.apply_members(wanted);
         }
-        self.dirty = true;
+        self.core.mark_dirty();
+        self.after_core();
         Ok(())
     }
 
-    /// Applies what changed from `old` to the settings now in `self.s`,
-    /// but the member list.
+    /// Applies what the shell owns of the changes from `old`: offloads,
+    /// addresses, miimon, the metrics endpoint, the rebalancer's timers.
     fn apply_in_place(&mut self, old: &Settings) {
-        if self.s.lacp != old.lacp {
-            self.apply_lacp(&old.lacp);
-        }
-        if self.s.pagp != old.pagp || (self.s.pagp.is_some() && self.s.primary != old.primary) {
-            // The primary member has the highest PAgP port priority.
-            self.apply_pagp(self.s.pagp);
-        }
-        if self.s.offloads_off != old.offloads_off {
+        if self.s().offloads_off != old.offloads_off {
             self.apply_offloads();
         }
-        if self.s.addresses != old.addresses {
+        if self.s().addresses != old.addresses {
             self.apply_addresses(&old.addresses);
         }
-        if (self.s.updelay, self.s.member_downdelay()) != (old.updelay, old.member_downdelay()) {
-            let (up, down) = (self.s.updelay, self.s.member_downdelay());
-            for m in &mut self.members {
-                m.carrier.set_delays(up, down);
-            }
-        }
-        if self.s.miimon != old.miimon {
+        if self.s().miimon != old.miimon {
             self.next_miimon = 0;
         }
-        if let (Some(mon), Some(cfg)) = (self.arp.as_mut(), self.s.arp.clone()) {
-            if Some(&cfg) != old.arp.as_ref() {
-                mon.set_config(cfg);
-            }
-        }
-        if self.s.metrics_listen != old.metrics_listen {
+        let (name, listen) = (self.s().name.clone(), self.s().metrics_listen);
+        if listen != old.metrics_listen {
             self.metrics = None;
-            if let Some(addr) = self.s.metrics_listen {
+            if let Some(addr) = listen {
                 match Exporter::start(addr) {
                     Ok(e) => self.metrics = Some(e),
                     Err(e) => {
-                        tracing::error!(bond = %self.s.name, %addr, error = %e, "metrics: cannot listen on the new address; no metrics until it is fixed")
+                        tracing::error!(bond = %name, %addr, error = %e, "metrics: cannot listen on the new address; no metrics until it is fixed")
                     }
                 }
             }
         }
+        let config = AdaptiveConfig {
+            interval_ns: self.s().adaptive_interval.as_nanos() as u64,
+            idle_gap_ns: self.s().adaptive_idle_gap.as_nanos() as u64,
+            ..AdaptiveConfig::default()
+        };
         if let Some(r) = self.rebalancer.as_mut() {
-            let config = AdaptiveConfig {
-                interval_ns: self.s.adaptive_interval.as_nanos() as u64,
-                idle_gap_ns: self.s.adaptive_idle_gap.as_nanos() as u64,
-                ..AdaptiveConfig::default()
-            };
             r.set_config(config, coarse_now_ns());
         }
-        if self.s.lp_interval != old.lp_interval {
-            self.next_learning = 0;
-        }
-        // The hash policy, primary, primary_reselect, auto_recovery,
-        // packets_per_slave and num_grat_arp are read by the next plan,
-        // published to the running engine (and the BPF programs' plan).
     }
 
     /// Gives back the members no longer listed and takes the new ones; the
     /// members that stay keep their LACP or PAgP port.
     fn apply_members(&mut self, wanted: Vec<String>) {
-        let t = self.t();
-        let removed: Vec<usize> = (0..self.members.len())
-            .filter(|&i| !self.members[i].is_backup && !wanted.contains(&self.members[i].name))
+        let now = self.now();
+        let removed: Vec<usize> = (0..self.held.len())
+            .filter(|&i| {
+                let m = &self.core.members()[i];
+                !m.is_backup() && !wanted.iter().any(|w| w == m.name())
+            })
             .collect();
         for &i in removed.iter().rev() {
             // The running data path stops sending on it first (the new
@@ -659,50 +591,28 @@ impl Bond {
             // through the verifier); then its LACP port's last LACPDU (out
             // of sync) goes out while the member is still held, and the
             // partner stops sending on it at once.
-            if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
-                sys.remove_port(p, t);
-            }
-            self.members[i].watchers.set("carrier", false);
+            self.core.remove_member(i, now);
             self.publish();
-            self.drain_lacp();
+            self.after_core();
             self.give_back(i);
-            self.remove_pagp_port(i);
-            let m = self.members.remove(i);
-            tracing::info!(bond = %self.s.name, member = %m.name, "member removed by reload");
+            let name = self.name(i).to_string();
+            self.core.forget_member(i);
+            self.held.remove(i);
+            tracing::info!(bond = %self.s().name, member = %name, "member removed by reload");
         }
-        let mut next_port = self
-            .members
-            .iter()
-            .filter_map(|m| m.port.and_then(|p| self.lacp.as_ref()?.port_status(p)))
-            .map(|p| p.actor.port)
-            .max()
-            .unwrap_or(0);
         for name in &wanted {
-            if self.members.iter().any(|m| &m.name == name) {
+            if self.core.member_index(name).is_some() {
                 continue;
             }
-            tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
-            let downdelay = self.s.member_downdelay();
-            self.members
-                .push(Member::new(name.clone(), false, self.s.updelay, downdelay));
-            let i = self.members.len() - 1;
+            tracing::info!(bond = %self.s().name, member = %name, "member added by reload");
+            let i = self.core.add_member(name.clone());
+            self.held.push(Held::default());
             if let Err(e) = self.try_take(i) {
-                tracing::error!(bond = %self.s.name, error = %e, "member cannot be used");
+                tracing::error!(bond = %self.s().name, error = %e, "member cannot be used");
             }
-            if let Some(sys) = self.lacp.as_mut() {
-                next_port += 1;
-                let pc = self
-                    .s
-                    .lacp
-                    .port_config(name, next_port, self.members[i].mac);
-                self.members[i].port = Some(sys.add_port(pc, t));
-            }
-            self.add_pagp_port(i);
+            self.core.open_ports(i, now);
         }
-        self.s.members = wanted;
-        if let Some(cfg) = self.s.arp.clone() {
-            self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now_ns(self.epoch)));
-        }
+        self.core.set_member_list(wanted, now);
         if let Ok(links) = CarrierWatcher::dump() {
             for l in links {
                 self.link_event(&l);
@@ -715,28 +625,16 @@ impl Bond {
 
     /// One iteration of the control loop, waiting at most `max_wait`.
     pub fn step(&mut self, max_wait: Duration) {
-        let now = now_ns(self.epoch);
+        let now = self.now();
         let mut wait = max_wait;
         let mut deadline = |d: Option<u64>| {
             if let Some(d) = d {
                 wait = wait.min(Duration::from_nanos(d.saturating_sub(now)));
             }
         };
-        if let Some(sys) = &self.lacp {
-            deadline(sys.poll_timeout().map(|t| t.as_nanos()));
-        }
-        deadline(self.pagp_timeout());
-        for m in &self.members {
-            deadline(m.carrier.deadline());
-        }
-        if let Some(a) = &self.arp {
-            deadline(Some(a.poll_timeout()));
-        }
-        if !self.s.miimon.is_zero() {
+        deadline(self.core.poll_timeout());
+        if !self.s().miimon.is_zero() {
             deadline(Some(self.next_miimon));
-        }
-        if self.s.mode.is_tlb() {
-            deadline(Some(self.next_learning));
         }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
@@ -751,14 +649,11 @@ impl Bond {
         self.handle_slow();
         self.handle_timers();
         self.rebalance();
-        self.drain_lacp();
-        self.drain_pagp();
-        if self.dirty {
+        if self.core.needs_plan() {
             self.publish();
         }
+        self.after_core();
         self.serve_requests();
-        self.notify_clients();
-        self.send_learning();
         self.send_gratuitous();
         self.update_metrics();
     }
@@ -777,7 +672,7 @@ impl Bond {
     /// userspace engine, or no bpffs) stops as [`Bond::shutdown`] does.
     pub fn handoff(mut self) {
         if !self.kernel.as_ref().is_some_and(|k| k.is_pinned()) {
-            tracing::warn!(bond = %self.s.name, "handoff asked, but the data path is not pinned: stopping and giving the members back");
+            tracing::warn!(bond = %self.s().name, "handoff asked, but the data path is not pinned: stopping and giving the members back");
             return self.shutdown();
         }
         self.record_kernel();
@@ -790,13 +685,13 @@ impl Bond {
             k.leave_pinned();
         }
         self.upper.leave();
-        for m in &mut self.members {
-            m.saved = None;
+        for h in &mut self.held {
+            h.saved = None;
         }
         if let Some(run) = self.run.take() {
             run.leave();
         }
-        tracing::info!(bond = %self.s.name, "handed off: the kernel forwards with the last plan until a new lagkit adopts it");
+        tracing::info!(bond = %self.s().name, "handed off: the kernel forwards with the last plan until a new lagkit adopts it");
     }
 
     fn close(&mut self) {
@@ -812,16 +707,16 @@ impl Bond {
         // logical interface.
         self.kernel = None;
         self.adopted = None;
-        crate::kernel::release_pins(&self.s.name);
+        crate::kernel::release_pins(&self.s().name);
         self.upper.remove();
-        for m in &mut self.members {
-            m.isolation = None;
-            if let Some(s) = m.saved.take() {
-                member::restore(&m.name, &s);
+        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
+            h.isolation = None;
+            if let Some(s) = h.saved.take() {
+                member::restore(m.name(), &s);
             }
         }
         run.release();
-        tracing::info!(bond = %self.s.name, "bond down; members restored");
+        tracing::info!(bond = %self.s().name, "bond down; members restored");
     }
 }
 

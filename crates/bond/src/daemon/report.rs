@@ -12,9 +12,9 @@ impl Bond {
             return;
         }
         let facts = lagkit_api::metrics::BondFacts {
-            mode: self.s.mode.name().to_string(),
-            policy: self.s.policy.name().to_string(),
-            plans_published: self.generation,
+            mode: self.s().mode.name().to_string(),
+            policy: self.s().policy.name().to_string(),
+            plans_published: self.core.generation(),
             rebalances: self.rebalancer.as_ref().map_or(0, |r| r.rebalances()),
         };
         let text = lagkit_api::metrics::render(&self.status(), &self.stats(), &facts);
@@ -50,16 +50,16 @@ impl Bond {
             Ok(k) => k,
             Err(e) => return Response::Error(e.to_string()),
         };
-        let key = key.with_macs(self.mac.0, MacAddr::BROADCAST.0);
+        let key = key.with_macs(self.core.mac().0, MacAddr::BROADCAST.0);
         let Some(p) = &self.publisher else {
             return Response::Error("no map yet".into());
         };
-        let (member, e) = p.current().plan.explain(&key, &self.s.policy);
+        let (member, e) = p.current().plan.explain(&key, &self.s().policy);
         Response::Flow(FlowAnswer {
             member: member
-                .and_then(|m| self.members.get(m))
-                .map(|m| m.name.clone()),
-            policy: self.s.policy.to_string(),
+                .and_then(|m| self.core.members().get(m))
+                .map(|m| m.name().to_string()),
+            policy: self.s().policy.to_string(),
             hash: e.hash,
             bucket: e.bucket,
             reason: e.reason,
@@ -74,51 +74,50 @@ impl Bond {
                 .is_some_and(|m| m.plan.transmitting().contains(&i))
         };
         let rx = |i: usize| map.as_ref().is_some_and(|m| m.plan.collects(i));
-        let sys = self.lacp.as_ref();
+        let s = self.core.settings();
         let members: Vec<MemberStatus> = self
-            .members
+            .core
+            .members()
             .iter()
+            .zip(&self.held)
             .enumerate()
-            .map(|(i, m)| {
-                let lacp = m
-                    .port
-                    .and_then(|p| sys?.port_status(p))
-                    .map(|p| MemberLacp::from_port(&p));
-                let (speed, duplex) = if m.present() {
-                    lagkit_monitor::ethtool::speed_duplex(&m.name)
+            .map(|(i, (m, h))| {
+                let present = h.dev.is_some();
+                let (speed, duplex) = if present {
+                    lagkit_monitor::ethtool::speed_duplex(m.name())
                 } else {
                     (None, None)
                 };
                 MemberStatus {
-                    name: m.name.clone(),
-                    mii_status: if !m.present() {
+                    name: m.name().to_string(),
+                    mii_status: if !present {
                         MiiStatus::Missing
-                    } else if m.carrier.is_up() {
+                    } else if m.carrier_up() {
                         MiiStatus::Up
                     } else {
                         MiiStatus::Down
                     },
                     speed: speed.map(|s| format!("{s} Mbps")),
                     duplex: duplex.map(|f| if f { "full" } else { "half" }.to_string()),
-                    link_failure_count: m.carrier.failures,
-                    permanent_hw_addr: m.mac.to_string(),
+                    link_failure_count: m.link_failures(),
+                    permanent_hw_addr: m.mac().to_string(),
                     transmitting: tx(i),
                     collecting: rx(i),
                     watchers: m
-                        .watchers
+                        .watchers()
                         .verdicts()
                         .iter()
                         .map(|(n, u)| (n.to_string(), *u))
                         .collect(),
                     // Under the BPF engine its ingress program keeps the
                     // member's data frames from the host stack.
-                    isolation: match &m.isolation {
+                    isolation: match &h.isolation {
                         Some(i) => Some(i.kind().to_string()),
-                        None if m.present() && self.upper.is_kernel() => Some("bpf-ingress".into()),
+                        None if present && self.upper.is_kernel() => Some("bpf-ingress".into()),
                         None => None,
                     },
-                    offloads: m.saved.as_ref().and_then(|saved| {
-                        let now = crate::offloads::groups(&m.name)?;
+                    offloads: h.saved.as_ref().and_then(|saved| {
+                        let now = crate::offloads::groups(m.name())?;
                         Some(MemberOffloads {
                             tx: now.tx,
                             tso: now.tso,
@@ -127,27 +126,23 @@ impl Bond {
                             turned_off: saved.offloads_turned_off().to_vec(),
                         })
                     }),
-                    lacp,
-                    pagp: m
-                        .pagp
-                        .and_then(|p| self.pagp.as_ref()?.port_status(p))
-                        .map(|p| MemberPagp::from_port(&p)),
+                    lacp: self.core.lacp_status(i).map(|p| MemberLacp::from_port(&p)),
+                    pagp: self.core.pagp_status(i).map(|p| MemberPagp::from_port(&p)),
                 }
             })
             .collect();
-        let lacp = sys.map(|sys| LacpInfo::of(sys, self.s.lacp.fast, self.s.lacp.active));
-        let mut problems = status::problems(
-            &self.s.warnings,
-            &members,
-            lacp.as_ref(),
-            self.s.lacp.no_partner,
-        );
-        let pagp = self.s.pagp.filter(|_| self.pagp.is_some()).map(|ps| {
+        let lacp = self
+            .core
+            .lacp()
+            .map(|sys| LacpInfo::of(sys, s.lacp.fast, s.lacp.active));
+        let mut problems =
+            status::problems(&s.warnings, &members, lacp.as_ref(), s.lacp.no_partner);
+        let pagp = s.pagp.filter(|_| self.core.pagp().is_some()).map(|ps| {
             let ports: Vec<MemberPagp> = members.iter().filter_map(|m| m.pagp.clone()).collect();
             let device = self
-                .pagp
-                .as_ref()
-                .map_or(self.mac, |s| s.config().device_id);
+                .core
+                .pagp()
+                .map_or(self.core.mac(), |s| s.config().device_id);
             PagpInfo::of(ps.mode, ps.silence, ps.fast, device, &ports)
         });
         if let Some(p) = &pagp {
@@ -155,9 +150,9 @@ impl Bond {
         }
         let any_up = members.iter().any(|m| m.transmitting);
         BondStatus {
-            name: self.s.name.clone(),
-            mode: self.s.mode.linux_name().into(),
-            xmit_hash_policy: self.s.policy.to_string(),
+            name: s.name.clone(),
+            mode: s.mode.linux_name().into(),
+            xmit_hash_policy: s.policy.to_string(),
             engine: self.engine_info.kind,
             engine_reason: self.engine_info.why.clone(),
             mii_status: if any_up {
@@ -165,12 +160,16 @@ impl Bond {
             } else {
                 MiiStatus::Down
             },
-            mac: self.mac.to_string(),
+            mac: self.core.mac().to_string(),
             mtu: self.upper.link().mtu().unwrap_or(0),
-            miimon_ms: self.s.miimon.as_millis() as u64,
-            updelay_ms: self.s.updelay.as_millis() as u64,
-            downdelay_ms: self.s.downdelay.as_millis() as u64,
-            active_member: self.plan.active.map(|a| self.members[a].name.clone()),
+            miimon_ms: s.miimon.as_millis() as u64,
+            updelay_ms: s.updelay.as_millis() as u64,
+            downdelay_ms: s.downdelay.as_millis() as u64,
+            active_member: self
+                .core
+                .plan_state()
+                .active
+                .map(|a| self.name(a).to_string()),
             lacp,
             pagp,
             members,
@@ -192,11 +191,12 @@ impl Bond {
                 tag: format!("{:016x}", p.tag),
             })
             .collect();
-        let hooks = std::iter::once((self.s.name.as_str(), true)).chain(
-            self.members
+        let hooks = std::iter::once((self.s().name.as_str(), true)).chain(
+            self.core
+                .members()
                 .iter()
                 .filter(|m| m.present())
-                .map(|m| (m.name.as_str(), false)),
+                .map(|m| (m.name(), false)),
         );
         let attached = hooks
             .map(|(ifname, egress)| status::AttachedStatus {
@@ -216,26 +216,28 @@ impl Bond {
     pub fn stats(&self) -> BondStats {
         let snap = self.engine.as_ref().map(|e| e.stats());
         let kernel = self.kernel.as_ref().and_then(|k| k.counters());
-        let sys = self.lacp.as_ref();
         // Each data path numbers the members as they were when it started.
         let number = |list: &[String], name: &str| list.iter().position(|n| n == name);
         let members = self
-            .members
+            .core
+            .members()
             .iter()
-            .map(|m| {
-                let mut s = m.past.clone();
-                s.name = m.name.clone();
-                let engine = number(&self.engine_members, &m.name);
+            .zip(&self.held)
+            .enumerate()
+            .map(|(i, (m, h))| {
+                let mut s = h.past.clone();
+                s.name = m.name().to_string();
+                let engine = number(&self.engine_members, m.name());
                 if let Some(e) = engine.and_then(|i| snap.as_ref()?.members.get(i)) {
                     s.add_engine(e);
                 }
-                if let (Some(c), Some(i)) = (&kernel, number(&self.kernel_members, &m.name)) {
+                if let (Some(c), Some(i)) = (&kernel, number(&self.kernel_members, m.name())) {
                     s.add_engine(&kernel_snapshot(c, i));
                 }
-                if let Some(d) = &m.dev {
+                if let Some(d) = &h.dev {
                     s.drops = d.counters().snapshot().dropped_total();
                 }
-                if let Some(p) = m.port.and_then(|p| sys?.port_status(p)) {
+                if let Some(p) = self.core.lacp_status(i) {
                     s.set_lacp(&p);
                 }
                 s
@@ -259,7 +261,7 @@ impl Bond {
                 ),
             ]);
         }
-        if self.s.mode == BondMode::Broadcast {
+        if self.s().mode == BondMode::Broadcast {
             let copies = match &kernel {
                 Some(c) => c.rx_copies.packets,
                 None => self.shared.dedup.copies(),
@@ -267,7 +269,7 @@ impl Bond {
             engine_drops.push(("BroadcastCopy".into(), copies));
         }
         BondStats {
-            name: self.s.name.clone(),
+            name: self.s().name.clone(),
             members,
             tx_balance: None,
             rx_balance: None,

@@ -1,0 +1,923 @@
+//! The bond's decisions, sans-IO: [`Core`] holds what a bond knows and
+//! decides about its members, and nothing that touches a device.
+//!
+//! - **Inputs**, each with the time: a member appearing or disappearing
+//!   ([`Core::member_present`], [`Core::member_gone`]), its raw carrier
+//!   ([`Core::handle_carrier`]), a control frame received on it (LACP, PAgP
+//!   or ARP: [`Core::handle_frame`]), passing time ([`Core::handle_timeout`])
+//!   and new settings ([`Core::reconfigure`], member changes).
+//! - **Inside**: each member's carrier debounce and link watchers' verdicts,
+//!   the LACP system (802.3ad) or the PAgP driver (a static bond with
+//!   `pagp`), the ARP monitor, balance-alb's clients and the mode's
+//!   [`PlanState`].
+//! - **Outputs**: frames to send on a member ([`Core::poll_transmit`]),
+//!   what happened ([`Core::poll_event`]), the next deadline
+//!   ([`Core::poll_timeout`]) and, when anything a plan reads changed, the
+//!   plan to publish ([`Core::needs_plan`], [`Core::build_plan`]).
+//!
+//! The daemon ([`crate::daemon`]) is the I/O shell around it: it takes the
+//! members' sockets, runs the engine and the control socket, reads the
+//! clock and netlink, and feeds this core. A bond's core also runs against
+//! a switch's in virtual time ([`lagkit_sim::Node`]), with no root and no
+//! sockets: `lagkit sim pair` and this crate's tests.
+//!
+//! Time is nanoseconds on the caller's clock (the daemon's: since it
+//! started; the simulator's: virtual).
+
+use crate::alb::{AlbClients, Own};
+use crate::journal::PartnerRecord;
+use crate::plan::{Context, MemberView, Plan, PlanState};
+use crate::settings::{BondMode, Settings};
+use lagkit_monitor::arp::ArpMonitor;
+use lagkit_monitor::{Combine, Debounce, Watchers};
+use lagkit_proto::lacp::{self, PortId};
+use lagkit_proto::{pagp, Instant};
+use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+/// The group ifindex sent when the logical interface's is not known: any
+/// non-zero value says "in a channel".
+pub const FALLBACK_GROUP_IFINDEX: u32 = 1000;
+
+/// The MAC a bond uses when neither its settings nor a member give one.
+const DEFAULT_MAC: MacAddr = MacAddr([0x02, 0x6c, 0x6b, 0, 0, 1]);
+
+/// What the core knows of one member.
+#[derive(Debug, Clone)]
+pub struct Member {
+    name: String,
+    mac: MacAddr,
+    is_backup: bool,
+    present: bool,
+    /// The ifindex its PAgP port sends (the kernel's, when known).
+    ifindex: Option<u32>,
+    carrier: Debounce,
+    watchers: Watchers,
+    /// Its LACP port, in an 802.3ad bond.
+    port: Option<PortId>,
+    /// Its PAgP port, when the bond runs PAgP.
+    pagp: Option<pagp::PortId>,
+}
+
+impl Member {
+    fn new(name: String, is_backup: bool, s: &Settings) -> Member {
+        let mut watchers = Watchers::new(Combine::All);
+        watchers.set("carrier", false);
+        Member {
+            name,
+            mac: MacAddr::ZERO,
+            is_backup,
+            present: false,
+            ifindex: None,
+            carrier: Debounce::new(false, s.updelay, s.member_downdelay()),
+            watchers,
+            port: None,
+            pagp: None,
+        }
+    }
+
+    /// Its interface name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Its own MAC (zero until it is first present).
+    pub fn mac(&self) -> MacAddr {
+        self.mac
+    }
+    /// The AIX `backup_adapter`.
+    pub fn is_backup(&self) -> bool {
+        self.is_backup
+    }
+    /// Its interface exists and the bond holds it.
+    pub fn present(&self) -> bool {
+        self.present
+    }
+    /// Present, and every watcher (carrier, ARP, PAgP) says up.
+    pub fn usable(&self) -> bool {
+        self.present && self.watchers.up()
+    }
+    /// Its debounced carrier.
+    pub fn carrier_up(&self) -> bool {
+        self.carrier.is_up()
+    }
+    /// How often its carrier went down.
+    pub fn link_failures(&self) -> u64 {
+        self.carrier.failures
+    }
+    /// Each watcher's verdict.
+    pub fn watchers(&self) -> &Watchers {
+        &self.watchers
+    }
+    /// Its LACP port.
+    pub fn lacp_port(&self) -> Option<PortId> {
+        self.port
+    }
+    /// Its PAgP port.
+    pub fn pagp_port(&self) -> Option<pagp::PortId> {
+        self.pagp
+    }
+}
+
+/// A frame to send on a member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// The member's index.
+    pub member: usize,
+    /// The whole Ethernet frame.
+    pub frame: Vec<u8>,
+}
+
+/// What happened, for the shell's actions and the simulator's timeline.
+/// Transitions are also logged where they are decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A member's debounced carrier changed.
+    Carrier {
+        /// The member.
+        member: usize,
+        /// Up or down.
+        up: bool,
+    },
+    /// PAgP let a member into the data path, or took it out.
+    Pagp {
+        /// The member.
+        member: usize,
+        /// In or out.
+        joined: bool,
+        /// The partner device it joined with (`None`: attached silently).
+        partner: Option<MacAddr>,
+    },
+    /// The ARP monitor's verdict on a member changed.
+    Arp {
+        /// The member.
+        member: usize,
+        /// Up or down.
+        up: bool,
+    },
+    /// The active member changed (active-backup, balance-tlb/alb).
+    Active {
+        /// Before.
+        from: Option<usize>,
+        /// After.
+        to: Option<usize>,
+    },
+}
+
+/// The bond's decisions (see the module's documentation).
+#[derive(Debug)]
+pub struct Core {
+    s: Settings,
+    mac: MacAddr,
+    members: Vec<Member>,
+    lacp: Option<lacp::System>,
+    pagp: Option<pagp::Driver>,
+    group_ifindex: u32,
+    arp: Option<ArpMonitor>,
+    /// balance-alb: client -> member.
+    clients: AlbClients,
+    ipv4: Vec<Ipv4Addr>,
+    /// What the mode remembers between plans (active member, buckets).
+    plan: PlanState,
+    generation: u64,
+    dirty: bool,
+    /// balance-tlb/alb: when the next learning frame is due (0: at once).
+    next_learning: u64,
+    transmit: VecDeque<Transmit>,
+    events: VecDeque<(u64, Event)>,
+}
+
+/// The members a bond's settings name, in order: `(name, is_backup)`; the
+/// AIX backup adapter last, unless it is also a member.
+pub fn member_list(s: &Settings) -> Vec<(String, bool)> {
+    let mut all: Vec<(String, bool)> = s.members.iter().map(|m| (m.clone(), false)).collect();
+    if let Some(b) = &s.backup {
+        if !s.members.contains(b) {
+            all.push((b.clone(), true));
+        }
+    }
+    all
+}
+
+fn t(now: u64) -> Instant {
+    Instant::from_nanos(now)
+}
+
+impl Core {
+    /// A core for these settings: every member absent and down, no
+    /// protocol yet ([`Core::start`] starts them once the members that
+    /// exist are present).
+    pub fn new(s: Settings) -> Core {
+        let s = s.normalised();
+        let members = member_list(&s)
+            .into_iter()
+            .map(|(n, b)| Member::new(n, b, &s))
+            .collect();
+        Core {
+            mac: MacAddr::ZERO,
+            members,
+            lacp: None,
+            pagp: None,
+            group_ifindex: FALLBACK_GROUP_IFINDEX,
+            arp: None,
+            clients: AlbClients::default(),
+            ipv4: Vec::new(),
+            plan: PlanState::default(),
+            generation: 0,
+            dirty: true,
+            next_learning: 0,
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            s,
+        }
+    }
+
+    /// The MAC the bond takes: the configured one, else the first present
+    /// member's, else a fixed locally administered one.
+    pub fn choose_mac(&self) -> MacAddr {
+        self.s
+            .mac
+            .or_else(|| self.members.iter().find(|m| m.present).map(|m| m.mac))
+            .unwrap_or(DEFAULT_MAC)
+    }
+
+    /// Starts the protocols with the bond's MAC: LACP (resuming, for each
+    /// member whose entry in `resume` is set and which is usable now, the
+    /// partner a previous daemon had), PAgP with `group_ifindex` as the
+    /// logical interface's ifindex, and the ARP monitor.
+    pub fn start(
+        &mut self,
+        mac: MacAddr,
+        group_ifindex: u32,
+        resume: &[Option<PartnerRecord>],
+        now: u64,
+    ) {
+        self.mac = mac;
+        self.group_ifindex = group_ifindex;
+        self.setup_lacp(resume, now);
+        self.setup_pagp(now);
+        self.arp = self
+            .s
+            .arp
+            .clone()
+            .map(|cfg| ArpMonitor::new(cfg, self.members.len(), now));
+        self.drain(now);
+    }
+
+    fn setup_lacp(&mut self, resume: &[Option<PartnerRecord>], now: u64) {
+        if self.s.mode != BondMode::Lacp {
+            return;
+        }
+        let l = &self.s.lacp;
+        let mut sys = lacp::System::new(l.system_config(&self.s.name, self.mac));
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let cfg = l.port_config(&m.name, (i + 1) as u16, m.mac);
+            let usable = m.present && m.watchers.up();
+            m.port = Some(match resume.get(i).copied().flatten() {
+                // A port of an adopted data path that was aggregated and is
+                // still up carries on from where the killed daemon left it.
+                Some(p) if usable => {
+                    tracing::info!(bond = %self.s.name, member = %m.name, partner = %p.info().system, "resuming LACP where the previous lagkit left it");
+                    sys.resume_port(cfg, p.info(), t(now))
+                }
+                _ => sys.add_port(cfg, t(now)),
+            });
+        }
+        self.lacp = Some(sys);
+    }
+
+    /// Builds the PAgP driver when the settings ask for one, a port per
+    /// member.
+    fn setup_pagp(&mut self, now: u64) {
+        self.pagp = None;
+        let Some(ps) = self.s.pagp else {
+            return;
+        };
+        self.pagp = Some(pagp::Driver::new(ps.system_config(
+            &self.s.name,
+            self.mac,
+            self.group_ifindex,
+        )));
+        for i in 0..self.members.len() {
+            self.members[i].pagp = None;
+            self.add_pagp_port(i, now);
+        }
+    }
+
+    /// Gives member `i` a PAgP port (out of the channel, so not yet
+    /// usable), enabled if its carrier is up; a port it had is removed.
+    fn add_pagp_port(&mut self, i: usize, now: u64) {
+        let (Some(ps), Some(driver)) = (self.s.pagp, self.pagp.as_mut()) else {
+            return;
+        };
+        let sys = driver.system_mut();
+        let m = &mut self.members[i];
+        if let Some(old) = m.pagp.take() {
+            sys.remove_port(old, t(now));
+        }
+        m.watchers.set("pagp", false);
+        let primary = self.s.primary.as_ref() == Some(&m.name);
+        let ifindex = m.ifindex.unwrap_or(0x8000_0000 | i as u32);
+        let port = sys.add_port(ps.port_config(&m.name, ifindex, m.mac, primary), t(now));
+        sys.set_port_enabled(port, m.carrier.is_up() && m.present, t(now));
+        m.pagp = Some(port);
+        self.dirty = true;
+    }
+
+    /// Member `i`'s interface exists and the bond holds it, with this MAC
+    /// and ifindex. A PAgP port it has speaks with them from now on.
+    pub fn member_present(&mut self, i: usize, mac: MacAddr, ifindex: Option<u32>, now: u64) {
+        let Some(m) = self.members.get_mut(i) else {
+            return;
+        };
+        m.present = true;
+        m.mac = mac;
+        m.ifindex = ifindex;
+        if m.pagp.is_some() {
+            self.add_pagp_port(i, now);
+        }
+        self.dirty = true;
+    }
+
+    /// Member `i`'s interface is gone.
+    pub fn member_gone(&mut self, i: usize, now: u64) {
+        if let Some(m) = self.members.get_mut(i) {
+            m.present = false;
+            self.handle_carrier(i, false, now);
+        }
+    }
+
+    /// A start that adopts a forwarding data path: member `i`'s link is up
+    /// now and counts as up at once (not after `updelay`), as the killed
+    /// daemon had it.
+    pub fn adopt_carrier(&mut self, i: usize) {
+        let (up, down) = (self.s.updelay, self.s.member_downdelay());
+        if let Some(m) = self.members.get_mut(i) {
+            m.carrier = Debounce::new(true, up, down);
+            m.watchers.set("carrier", true);
+        }
+    }
+
+    /// Member `i`'s raw carrier is `raw` (a link event, or a re-read).
+    pub fn handle_carrier(&mut self, i: usize, raw: bool, now: u64) {
+        let Some(m) = self.members.get_mut(i) else {
+            return;
+        };
+        if let Some(up) = m.carrier.observe(raw, now) {
+            self.apply_carrier(i, up, now);
+        }
+        self.drain(now);
+    }
+
+    fn apply_carrier(&mut self, i: usize, up: bool, now: u64) {
+        let m = &mut self.members[i];
+        tracing::info!(bond = %self.s.name, member = %m.name, carrier = up, "member link {}", if up { "up" } else { "down" });
+        m.watchers.set("carrier", up);
+        let enabled = up && m.present;
+        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port) {
+            sys.set_port_enabled(p, enabled, t(now));
+        }
+        if let (Some(d), Some(p)) = (self.pagp.as_mut(), m.pagp) {
+            d.system_mut().set_port_enabled(p, enabled, t(now));
+        }
+        self.events
+            .push_back((now, Event::Carrier { member: i, up }));
+        self.dirty = true;
+    }
+
+    /// A control frame received on member `i`: ARP (probe replies,
+    /// balance-alb clients), PAgP or LACP (Marker included).
+    pub fn handle_frame(&mut self, i: usize, frame: &[u8], now: u64) {
+        if i >= self.members.len() {
+            return;
+        }
+        if frame.get(12..14) == Some(&[0x08, 0x06][..]) {
+            self.handle_arp(i, frame, now);
+        } else if lagkit_wire::pagp::is_pagp_frame(frame) {
+            if let (Some(d), Some(p)) = (self.pagp.as_mut(), self.members[i].pagp) {
+                d.system_mut().handle_frame(p, frame, t(now));
+            }
+        } else if let (Some(sys), Some(p)) = (self.lacp.as_mut(), self.members[i].port) {
+            sys.handle_frame(p, frame, t(now));
+        }
+        self.drain(now);
+    }
+
+    fn handle_arp(&mut self, i: usize, frame: &[u8], now: u64) {
+        let Some(arp) = ArpRepr::parse_frame(frame) else {
+            return;
+        };
+        if let Some(mon) = self.arp.as_mut() {
+            mon.on_reply(i, arp.sender_ip, now);
+            mon.on_rx(i, now);
+        }
+        if self.s.mode != BondMode::BalanceAlb {
+            return;
+        }
+        let usable: Vec<usize> = (0..self.members.len())
+            .filter(|&i| self.members[i].usable() && !self.members[i].is_backup)
+            .collect();
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        if let Some(member) = self.clients.learn(&arp, own, &usable, now) {
+            tracing::info!(bond = %self.s.name, client = %arp.sender_ip, member = %self.members[member].name, "alb: client assigned");
+            self.dirty = true;
+        }
+    }
+
+    /// Every deadline up to `now`: LACP's and PAgP's timers, carrier
+    /// debounce, ARP probes and verdicts, balance-tlb/alb learning frames
+    /// and balance-alb client notifications.
+    pub fn handle_timeout(&mut self, now: u64) {
+        if let Some(sys) = self.lacp.as_mut() {
+            if sys.poll_timeout().is_some_and(|d| d <= t(now)) {
+                sys.handle_timeout(t(now));
+            }
+        }
+        if let Some(d) = self.pagp.as_mut() {
+            if d.system().poll_timeout().is_some_and(|d| d <= t(now)) {
+                d.system_mut().handle_timeout(t(now));
+            }
+        }
+        for i in 0..self.members.len() {
+            if let Some(up) = self.members[i].carrier.poll(now) {
+                self.apply_carrier(i, up, now);
+            }
+        }
+        self.arp_timers(now);
+        self.send_learning(now);
+        self.notify_clients(now);
+        self.drain(now);
+    }
+
+    fn arp_timers(&mut self, now: u64) {
+        let Some(arp) = self.arp.as_mut().filter(|a| a.poll_timeout() <= now) else {
+            return;
+        };
+        let (probes, changes) = arp.handle_timeout(now);
+        for (m, up) in changes {
+            self.members[m].watchers.set("arp", up);
+            self.events.push_back((now, Event::Arp { member: m, up }));
+            self.dirty = true;
+        }
+        // Each member probes with its own MAC and sender address 0.0.0.0
+        // (an RFC 5227 ARP probe): the target answers to that member alone
+        // and learns nothing about the bond's address, so probing never
+        // moves the bond's MAC or poisons a neighbour cache.
+        for p in probes {
+            let mac = self.members[p.member].mac;
+            let req = ArpRepr {
+                op: ArpOp::Request,
+                sender_mac: mac,
+                sender_ip: Ipv4Addr::UNSPECIFIED,
+                target_mac: MacAddr::ZERO,
+                target_ip: p.target,
+            };
+            self.transmit.push_back(Transmit {
+                member: p.member,
+                frame: req.emit_frame(mac, MacAddr::BROADCAST),
+            });
+        }
+    }
+
+    /// balance-tlb/alb: a learning frame (source and destination the
+    /// bond's MAC, EtherType 0x9000, as Linux's learning packets) on the
+    /// active member every `lp_interval`, and at once when the active
+    /// member changes. The other members transmit with their own MACs, so
+    /// without it a switch may never learn, or may forget, where the bond's
+    /// MAC is: it then floods frames for it to every member, and each
+    /// member passes its copy up.
+    fn send_learning(&mut self, now: u64) {
+        if !self.s.mode.is_tlb() {
+            return;
+        }
+        let Some(a) = self.plan.active.filter(|_| now >= self.next_learning) else {
+            return;
+        };
+        self.next_learning = now + self.s.lp_interval.as_nanos() as u64;
+        let mut frame = vec![0u8; 60];
+        frame[0..6].copy_from_slice(&self.mac.0);
+        frame[6..12].copy_from_slice(&self.mac.0);
+        frame[12..14].copy_from_slice(&[0x90, 0x00]);
+        self.transmit.push_back(Transmit { member: a, frame });
+    }
+
+    /// balance-alb: tell clients which MAC to send to, with an ARP reply
+    /// from their member.
+    fn notify_clients(&mut self, now: u64) {
+        if self.s.mode != BondMode::BalanceAlb {
+            return;
+        }
+        let macs: Vec<MacAddr> = self.members.iter().map(|m| m.mac).collect();
+        let own = Own {
+            ips: &self.ipv4,
+            mac: self.mac,
+            member_macs: &macs,
+        };
+        for (member, frame) in self.clients.due(now, self.plan.active, own) {
+            self.transmit.push_back(Transmit { member, frame });
+        }
+    }
+
+    /// Moves what the protocols queued into the core's queues: their PDUs,
+    /// LACP's distribution changes (a new plan) and PAgP's gates (each
+    /// member's `pagp` watcher, up exactly while PAgP has it in the data
+    /// path, so every mode's plan leaves out a member PAgP has not let in).
+    fn drain(&mut self, now: u64) {
+        if let Some(sys) = self.lacp.as_mut() {
+            while let Some(tx) = sys.poll_transmit() {
+                if let Some(i) = self.members.iter().position(|m| m.port == Some(tx.port)) {
+                    self.transmit.push_back(Transmit {
+                        member: i,
+                        frame: tx.frame,
+                    });
+                }
+            }
+            while let Some((_, ev)) = sys.poll_event() {
+                if matches!(
+                    ev,
+                    lacp::Event::Distribution { .. } | lacp::Event::Aggregator { .. }
+                ) {
+                    self.dirty = true;
+                }
+            }
+        }
+        let Some(d) = self.pagp.as_mut() else {
+            return;
+        };
+        let poll = d.poll();
+        let member = |members: &[Member], port| members.iter().position(|m| m.pagp == Some(port));
+        for tx in poll.transmit {
+            if let Some(i) = member(&self.members, tx.port) {
+                self.transmit.push_back(Transmit {
+                    member: i,
+                    frame: tx.frame,
+                });
+            }
+        }
+        for g in poll.gates {
+            let Some(i) = member(&self.members, g.port) else {
+                continue;
+            };
+            let m = &mut self.members[i];
+            match (g.carries, g.partner) {
+                (true, Some(p)) => {
+                    tracing::info!(bond = %self.s.name, member = %m.name, partner = %p, "PAgP: member joined the channel")
+                }
+                (true, None) => {
+                    tracing::warn!(bond = %self.s.name, member = %m.name, "PAgP: member attached without a PAgP partner (silent mode, nothing heard for the silent wait)")
+                }
+                (false, _) => {
+                    tracing::info!(bond = %self.s.name, member = %m.name, "PAgP: member left the channel")
+                }
+            }
+            m.watchers.set("pagp", g.carries);
+            self.events.push_back((
+                now,
+                Event::Pagp {
+                    member: i,
+                    joined: g.carries,
+                    partner: g.partner,
+                },
+            ));
+            self.dirty = true;
+        }
+    }
+
+    /// The earliest deadline: LACP's, PAgP's, a carrier debounce, the ARP
+    /// monitor, the next learning frame.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let lacp = self.lacp.as_ref().and_then(|s| s.poll_timeout());
+        let pagp = self.pagp.as_ref().and_then(|d| d.system().poll_timeout());
+        let protocols = lacp.into_iter().chain(pagp).map(|t| t.as_nanos());
+        let carrier = self.members.iter().filter_map(|m| m.carrier.deadline());
+        let arp = self.arp.as_ref().map(|a| a.poll_timeout());
+        let learning =
+            (self.s.mode.is_tlb() && self.plan.active.is_some()).then_some(self.next_learning);
+        protocols.chain(carrier).chain(arp).chain(learning).min()
+    }
+
+    /// The next frame to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event, with when it happened.
+    pub fn poll_event(&mut self) -> Option<(u64, Event)> {
+        self.events.pop_front()
+    }
+
+    /// Whether anything a plan reads changed since the last
+    /// [`Core::build_plan`].
+    pub fn needs_plan(&self) -> bool {
+        self.dirty
+    }
+
+    /// Something outside the core changed what the plan reads (the
+    /// shell's rebalancer moved buckets, an engine restarted).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// What the plan needs to know about each member.
+    pub fn views(&self) -> Vec<MemberView> {
+        let sys = self.lacp.as_ref();
+        self.members
+            .iter()
+            .map(|m| {
+                let port = m.port.and_then(|p| sys?.port_status(p));
+                MemberView {
+                    usable: m.usable(),
+                    backup: m.is_backup,
+                    primary: self.s.primary.as_ref() == Some(&m.name),
+                    distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present,
+                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present,
+                    mac: m.mac.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The mode's plan for the members' state now, numbered by
+    /// [`Core::generation`]. A change of active member is reported as
+    /// [`Event::Active`] (and, in balance-tlb/alb, sends a learning frame
+    /// at once).
+    pub fn build_plan(&mut self, now: u64) -> Plan {
+        let view = self.views();
+        if self.s.mode == BondMode::BalanceAlb {
+            self.clients
+                .reassign(&crate::plan::tlb::members(&view), now);
+        }
+        let ctx = Context {
+            bond_mac: self.mac.0,
+            clients: self.clients.assignments(),
+        };
+        let before = self.plan.active;
+        let plan = crate::plan::plan(&view, &self.s, &mut self.plan, &ctx);
+        let after = self.plan.active;
+        if after != before {
+            let name = |a: Option<usize>| a.map_or("none", |a| self.members[a].name.as_str());
+            tracing::info!(bond = %self.s.name, from = %name(before), to = %name(after), "active member changed");
+            self.events.push_back((
+                now,
+                Event::Active {
+                    from: before,
+                    to: after,
+                },
+            ));
+            self.next_learning = 0;
+        }
+        self.generation += 1;
+        self.dirty = false;
+        plan
+    }
+
+    /// Builds a plan when one is due (the simulator's stand-in for the
+    /// daemon's publish).
+    fn publish_if_due(&mut self, now: Instant) {
+        if self.dirty {
+            self.build_plan(now.as_nanos());
+        }
+    }
+
+    /// How many plans were built.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.s
+    }
+
+    /// The bond's MAC.
+    pub fn mac(&self) -> MacAddr {
+        self.mac
+    }
+
+    /// `fail_over_mac active`: the bond took a member's MAC.
+    pub fn set_mac(&mut self, mac: MacAddr) {
+        self.mac = mac;
+    }
+
+    /// The IPv4 addresses the bond answers for (ARP, balance-alb).
+    pub fn ipv4(&self) -> &[Ipv4Addr] {
+        &self.ipv4
+    }
+
+    /// The IPv4 addresses the bond answers for.
+    pub fn set_ipv4(&mut self, ips: Vec<Ipv4Addr>) {
+        self.ipv4 = ips;
+    }
+
+    /// The members, in the bond's order.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// The index of the member named `name`.
+    pub fn member_index(&self, name: &str) -> Option<usize> {
+        self.members.iter().position(|m| m.name == name)
+    }
+
+    /// The LACP system of an 802.3ad bond.
+    pub fn lacp(&self) -> Option<&lacp::System> {
+        self.lacp.as_ref()
+    }
+
+    /// Member `i`'s LACP port status.
+    pub fn lacp_status(&self, i: usize) -> Option<lacp::PortStatus> {
+        self.lacp.as_ref()?.port_status(self.members.get(i)?.port?)
+    }
+
+    /// The PAgP system of a static bond with `pagp`.
+    pub fn pagp(&self) -> Option<&pagp::System> {
+        self.pagp.as_ref().map(|d| d.system())
+    }
+
+    /// Member `i`'s PAgP port status.
+    pub fn pagp_status(&self, i: usize) -> Option<pagp::PortStatus> {
+        self.pagp()?.port_status(self.members.get(i)?.pagp?)
+    }
+
+    /// What the mode remembers between plans.
+    pub fn plan_state(&self) -> &PlanState {
+        &self.plan
+    }
+
+    /// The shell's rebalancer moved buckets: the next plan uses this table.
+    pub fn set_bucket_map(&mut self, map: lagkit_hash::BucketMap) {
+        self.plan.slots.set_map(map);
+        self.dirty = true;
+    }
+
+    /// Applies new settings in place: LACP's rate, activity, key, System
+    /// ID and bundle limits; PAgP's mode, silence and rate (and the
+    /// primary's port priority); carrier delays; the ARP monitor's
+    /// targets and interval; the learning interval. The member list is not
+    /// changed here ([`Core::add_member`], [`Core::remove_member`],
+    /// [`Core::set_member_list`]): the core keeps its own.
+    pub fn reconfigure(&mut self, new: Settings, now: u64) {
+        let mut new = new.normalised();
+        new.members = self.s.members.clone();
+        let old = std::mem::replace(&mut self.s, new);
+        if self.s.lacp != old.lacp {
+            self.apply_lacp(&old.lacp, now);
+        }
+        if self.s.pagp != old.pagp || (self.s.pagp.is_some() && self.s.primary != old.primary) {
+            self.setup_pagp(now);
+            tracing::info!(bond = %self.s.name, settings = ?self.s.pagp, "PAgP settings changed in place; members rejoin the channel");
+        }
+        let delays = (self.s.updelay, self.s.member_downdelay());
+        if delays != (old.updelay, old.member_downdelay()) {
+            for m in &mut self.members {
+                m.carrier.set_delays(delays.0, delays.1);
+            }
+        }
+        if let (Some(mon), Some(cfg)) = (self.arp.as_mut(), self.s.arp.clone()) {
+            if Some(&cfg) != old.arp.as_ref() {
+                mon.set_config(cfg);
+            }
+        }
+        if self.s.lp_interval != old.lp_interval {
+            self.next_learning = 0;
+        }
+        // The hash policy, primary, primary_reselect, auto_recovery,
+        // packets_per_slave and num_grat_arp are read by the next plan.
+        self.dirty = true;
+        self.drain(now);
+    }
+
+    /// A new rate or activity changes the ports in place (one LACPDU tells
+    /// the partner; the aggregate stays up), as do new bundle limits. A
+    /// new System ID or key changes the LAG ID, so the ports select again
+    /// (ports whose key changed are re-created with the same port numbers)
+    /// and the aggregate re-forms.
+    fn apply_lacp(&mut self, old: &crate::settings::LacpSettings, now: u64) {
+        let new = self.s.lacp.clone();
+        let Some(sys) = self.lacp.as_mut() else {
+            return;
+        };
+        let id = SystemId::new(new.system_priority, new.system_mac.unwrap_or(self.mac));
+        sys.set_system_id(id, t(now));
+        sys.set_bundle_limits(new.max_bundle, new.min_links, t(now));
+        for m in &mut self.members {
+            let Some(p) = m.port else { continue };
+            if old.key != new.key {
+                let number = sys.port_status(p).map_or(0, |st| st.actor.port);
+                sys.remove_port(p, t(now));
+                let np = sys.add_port(new.port_config(&m.name, number, m.mac), t(now));
+                sys.set_port_enabled(np, m.carrier.is_up() && m.present, t(now));
+                m.port = Some(np);
+            } else {
+                let pc = new.port_config(&m.name, 0, m.mac);
+                sys.set_port_activity_rate(p, pc.activity, pc.rate, t(now));
+            }
+        }
+        tracing::info!(bond = %self.s.name, system = %id, fast = new.fast, active = new.active, key = new.key, min_links = new.min_links, max_bundle = ?new.max_bundle, "LACP settings changed in place");
+        self.dirty = true;
+    }
+
+    /// A member a reload adds: absent until [`Core::member_present`], with
+    /// no protocol port until [`Core::open_ports`]. Returns its index.
+    pub fn add_member(&mut self, name: String) -> usize {
+        self.members.push(Member::new(name, false, &self.s));
+        self.members.len() - 1
+    }
+
+    /// Gives member `i` its LACP port (the next port number) and PAgP
+    /// port, once its MAC is known.
+    pub fn open_ports(&mut self, i: usize, now: u64) {
+        if let Some(sys) = self.lacp.as_mut() {
+            let next = self
+                .members
+                .iter()
+                .filter_map(|m| sys.port_status(m.port?))
+                .map(|p| p.actor.port)
+                .max()
+                .unwrap_or(0)
+                + 1;
+            let m = &self.members[i];
+            let pc = self.s.lacp.port_config(&m.name, next, m.mac);
+            self.members[i].port = Some(sys.add_port(pc, t(now)));
+        }
+        self.add_pagp_port(i, now);
+        self.drain(now);
+    }
+
+    /// Member `i` leaves: its LACP port's last LACPDU (out of sync) is
+    /// queued, so the partner stops sending on it at once, and it carries
+    /// nothing from the next plan on. It keeps its index until
+    /// [`Core::forget_member`].
+    pub fn remove_member(&mut self, i: usize, now: u64) {
+        let Some(m) = self.members.get_mut(i) else {
+            return;
+        };
+        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port.take()) {
+            sys.remove_port(p, t(now));
+        }
+        if let (Some(d), Some(p)) = (self.pagp.as_mut(), m.pagp.take()) {
+            d.system_mut().remove_port(p, t(now));
+        }
+        m.watchers.set("carrier", false);
+        self.dirty = true;
+        self.drain(now);
+    }
+
+    /// Removes member `i` (after [`Core::remove_member`]); the members
+    /// after it move up by one.
+    pub fn forget_member(&mut self, i: usize) {
+        if i < self.members.len() {
+            self.members.remove(i);
+            self.plan.active = match self.plan.active {
+                Some(a) if a == i => None,
+                Some(a) if a > i => Some(a - 1),
+                a => a,
+            };
+            self.dirty = true;
+        }
+    }
+
+    /// The member list a reload asked for is in place: the settings say
+    /// so, and the ARP monitor starts over on it.
+    pub fn set_member_list(&mut self, members: Vec<String>, now: u64) {
+        self.s.members = members;
+        if let Some(cfg) = self.s.arp.clone() {
+            self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now));
+        }
+    }
+}
+
+/// Member `i` is the simulator's port `i`; carrier and frames go in as a
+/// daemon feeds them, and a plan is built whenever one is due, as the
+/// daemon's loop publishes one.
+impl lagkit_sim::Node for Core {
+    type Event = Event;
+    fn set_port_enabled(&mut self, port: lagkit_proto::PortId, up: bool, now: Instant) {
+        self.handle_carrier(port.0, up, now.as_nanos());
+        self.publish_if_due(now);
+    }
+    fn handle_frame(&mut self, port: lagkit_proto::PortId, frame: &[u8], now: Instant) {
+        Core::handle_frame(self, port.0, frame, now.as_nanos());
+        self.publish_if_due(now);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Core::handle_timeout(self, now.as_nanos());
+        self.publish_if_due(now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Core::poll_timeout(self).map(Instant::from_nanos)
+    }
+    fn poll_transmit(&mut self) -> Option<(lagkit_proto::PortId, Vec<u8>)> {
+        let tx = Core::poll_transmit(self)?;
+        Some((lagkit_proto::PortId(tx.member), tx.frame))
+    }
+    fn poll_event(&mut self) -> Option<(Instant, Event)> {
+        let (at, ev) = Core::poll_event(self)?;
+        Some((Instant::from_nanos(at), ev))
+    }
+}
