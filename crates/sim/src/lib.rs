@@ -72,6 +72,75 @@ macro_rules! node {
 node!(System, Event);
 node!(lagkit_proto::pagp::System, lagkit_proto::pagp::Event);
 
+/// Two kinds of system in one simulation (a host bond's core and a
+/// switch's, say): each end is one or the other, and its events keep their
+/// own type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Either<A, B> {
+    /// A system (or event) of the first kind.
+    A(A),
+    /// A system (or event) of the second kind.
+    B(B),
+}
+
+impl<A, B> Either<A, B> {
+    /// The system, if it is of the first kind.
+    pub fn a(&self) -> Option<&A> {
+        match self {
+            Either::A(a) => Some(a),
+            Either::B(_) => None,
+        }
+    }
+
+    /// The system, if it is of the second kind.
+    pub fn b(&self) -> Option<&B> {
+        match self {
+            Either::A(_) => None,
+            Either::B(b) => Some(b),
+        }
+    }
+}
+
+impl<A: Node, B: Node> Node for Either<A, B> {
+    type Event = Either<A::Event, B::Event>;
+    fn set_port_enabled(&mut self, port: PortId, up: bool, now: Instant) {
+        match self {
+            Either::A(a) => a.set_port_enabled(port, up, now),
+            Either::B(b) => b.set_port_enabled(port, up, now),
+        }
+    }
+    fn handle_frame(&mut self, port: PortId, frame: &[u8], now: Instant) {
+        match self {
+            Either::A(a) => a.handle_frame(port, frame, now),
+            Either::B(b) => b.handle_frame(port, frame, now),
+        }
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            Either::A(a) => a.handle_timeout(now),
+            Either::B(b) => b.handle_timeout(now),
+        }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            Either::A(a) => a.poll_timeout(),
+            Either::B(b) => b.poll_timeout(),
+        }
+    }
+    fn poll_transmit(&mut self) -> Option<(PortId, Vec<u8>)> {
+        match self {
+            Either::A(a) => a.poll_transmit(),
+            Either::B(b) => b.poll_transmit(),
+        }
+    }
+    fn poll_event(&mut self) -> Option<(Instant, Self::Event)> {
+        match self {
+            Either::A(a) => a.poll_event().map(|(t, e)| (t, Either::A(e))),
+            Either::B(b) => b.poll_event().map(|(t, e)| (t, Either::B(e))),
+        }
+    }
+}
+
 /// Properties of one simulated link.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkSpec {
