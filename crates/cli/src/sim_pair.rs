@@ -10,7 +10,7 @@ use crate::sim_run::RunArgs;
 use lagkit_bond::settings::Settings;
 use lagkit_bondcfg::Mode;
 use lagkit_proto::{lacp, pagp, Instant, PortId as ProtoPort};
-use lagkit_sim::{End, Sim};
+use lagkit_sim::{Either, End, Sim};
 use lagkit_switch::core::PortInfo;
 use lagkit_switch::show::MemberFlag;
 use lagkit_switch::sim::Peer;
@@ -118,32 +118,23 @@ fn host_side(path: &Path, bond: Option<&str>) -> Result<HostSide, String> {
     Ok(HostSide { settings, what })
 }
 
-/// The host's system for `links` members, built as the daemon builds it.
-fn host_peer(h: &HostSide, links: usize) -> Peer {
-    let s = &h.settings;
-    let mac = |i: usize| MacAddr([2, 0x68, 0x6f, 0x73, 0x74, i as u8 + 1]);
-    let bond_mac = s.mac.unwrap_or(mac(0));
-    if s.mode == Mode::Lacp {
-        let mut sys = lacp::System::new(s.lacp.system_config(&s.name, bond_mac));
-        for (i, m) in s.members.iter().take(links).enumerate() {
-            sys.add_port(s.lacp.port_config(m, i as u16 + 1, mac(i)), Instant::ZERO);
-        }
-        return Peer::Lacp(Box::new(sys));
+/// The host's bond core for its first `links` members, built as the
+/// daemon builds it: the members present with their own MACs, then the
+/// protocols started with the bond's MAC.
+fn host_core(h: &HostSide, links: usize) -> lagkit_bond::Core {
+    let mut s = h.settings.clone();
+    s.members.truncate(links);
+    if s.backup.as_ref().is_some_and(|b| !s.members.contains(b)) {
+        s.backup = None;
     }
-    match &s.pagp {
-        Some(p) => {
-            let mut sys = pagp::System::new(p.system_config(&s.name, bond_mac, 1));
-            for (i, m) in s.members.iter().take(links).enumerate() {
-                let primary = s.primary.as_deref() == Some(m.as_str());
-                sys.add_port(
-                    p.port_config(m, i as u32 + 2, mac(i), primary),
-                    Instant::ZERO,
-                );
-            }
-            Peer::Pagp(Box::new(sys))
-        }
-        None => Peer::Quiet,
+    let mut core = lagkit_bond::Core::new(s);
+    for i in 0..core.members().len() {
+        let mac = MacAddr([2, 0x68, 0x6f, 0x73, 0x74, i as u8 + 1]);
+        core.member_present(i, mac, Some(i as u32 + 2), 0);
     }
+    let mac = core.choose_mac();
+    core.start(mac, 1, &[], 0);
+    core
 }
 
 /// The switch: its core, the channel's member ports and their names.
@@ -223,14 +214,24 @@ struct Link {
     flag_why: String,
 }
 
-fn links_now(sim: &Sim<Peer>, members: &[PortId], carrier: &[bool]) -> Vec<Link> {
-    let core = sim.system(SWITCH).core().expect("the switch");
+type Node = Either<lagkit_bond::Core, Peer>;
+
+fn switch_core(sim: &Sim<Node>) -> &Core {
+    sim.system(SWITCH)
+        .b()
+        .and_then(Peer::core)
+        .expect("the switch")
+}
+
+fn links_now(sim: &Sim<Node>, members: &[PortId]) -> Vec<Link> {
+    let core = switch_core(sim);
+    let host = sim.system(HOST).a().expect("the host");
     members
         .iter()
         .enumerate()
         .map(|(i, &p)| {
             let (flag, flag_why) = core.member_flag(p);
-            let (host, host_why) = host_link(sim.system(HOST), i, carrier[i]);
+            let (host, host_why) = host_link(host, i);
             Link {
                 host,
                 host_why,
@@ -241,14 +242,18 @@ fn links_now(sim: &Sim<Peer>, members: &[PortId], carrier: &[bool]) -> Vec<Link>
         .collect()
 }
 
-fn host_link(peer: &Peer, i: usize, carrier: bool) -> (bool, String) {
-    if let Some(sys) = peer.lacp() {
-        let Some(st) = sys.port_ids().get(i).and_then(|&p| sys.port_status(p)) else {
-            return (false, "no port".into());
-        };
+/// Whether the bond's member `i` carries the channel, and the bond's
+/// word on it.
+fn host_link(bond: &lagkit_bond::Core, i: usize) -> (bool, String) {
+    let Some(m) = bond.members().get(i) else {
+        return (false, "no member".into());
+    };
+    if let Some(st) = bond.lacp_status(i) {
         let heard = st.rx != lacp::RxState::Defaulted;
         let why = if st.distributing && heard {
             "LACP distributing".to_string()
+        } else if !m.carrier_up() {
+            "no carrier".to_string()
         } else if !heard {
             "LACP heard no partner (defaulted): not aggregated".to_string()
         } else {
@@ -260,27 +265,21 @@ fn host_link(peer: &Peer, i: usize, carrier: bool) -> (bool, String) {
         };
         return (st.distributing && heard, why);
     }
-    if let Some(sys) = peer.pagp() {
-        let ids = sys.port_ids();
-        let Some(&p) = ids.get(i) else {
-            return (false, "no port".into());
-        };
-        let st = sys
-            .port_status(p)
-            .map_or("?".into(), |s| s.state.name().to_string());
-        let in_channel = sys.channel_ports().contains(&p);
+    if let Some(st) = bond.pagp_status(i) {
+        let in_channel = m.usable();
         return (
             in_channel,
             if in_channel {
                 "PAgP in the channel".into()
             } else {
-                format!("PAgP {st}, not in the channel")
+                format!("PAgP {}, not in the channel", st.state.name())
             },
         );
     }
+    let up = m.usable();
     (
-        carrier,
-        if carrier {
+        up,
+        if up {
             "static member, carrier up".into()
         } else {
             "static member, no carrier".into()
@@ -353,9 +352,9 @@ pub fn run(args: Args) -> Result<(), String> {
         })
         .collect();
     let switch_name = sw.core.name().to_string();
-    let mut sim: Sim<Peer> = Sim::with_seed(args.run.seed);
-    sim.add_node(host_peer(&host, links));
-    sim.add_node(Peer::Switch(Box::new(sw.core)));
+    let mut sim: Sim<Node> = Sim::with_seed(args.run.seed);
+    sim.add_node(Either::A(host_core(&host, links)));
+    sim.add_node(Either::B(Peer::Switch(Box::new(sw.core))));
     for (i, p) in members.iter().enumerate() {
         sim.connect(
             End {
@@ -380,34 +379,13 @@ pub fn run(args: Args) -> Result<(), String> {
         names.iter().map(|n| n.1.as_str()).collect::<Vec<_>>().join(", "),
         plan.headline()
     );
-    // Carrier per link, from the faults scheduled so far (a cut link has
-    // none until restored).
-    let carrier_at = |t: Instant| -> Vec<bool> {
-        (0..links)
-            .map(|l| {
-                let mut up = true;
-                let mut faults: Vec<_> = plan.faults.iter().filter(|f| f.0 == l).collect();
-                faults.sort_by_key(|f| f.1);
-                for f in faults {
-                    if Instant::ZERO + f.1 <= t {
-                        match f.2 {
-                            lagkit_sim::Fault::Cut => up = false,
-                            lagkit_sim::Fault::Restore => up = true,
-                            _ => {}
-                        }
-                    }
-                }
-                up
-            })
-            .collect()
-    };
     let wall = std::time::Instant::now();
     let mut timeline: Vec<(Instant, String, String)> = Vec::new();
     let mut last: Option<Vec<Link>> = None;
     let mut formed_at: Option<Instant> = None;
     let formed = |l: &[Link]| l.iter().all(|x| x.host && x.flag == MemberFlag::Bundled);
     sim.run_until_cond(plan.end, |s| {
-        let now = links_now(s, &members, &carrier_at(s.now()));
+        let now = links_now(s, &members);
         if last.as_ref() != Some(&now) {
             for (i, l) in now.iter().enumerate() {
                 let was = last.as_ref().map(|v| &v[i]);
@@ -428,7 +406,7 @@ pub fn run(args: Args) -> Result<(), String> {
         false
     });
     let elapsed = wall.elapsed();
-    let end = links_now(&sim, &members, &carrier_at(sim.now()));
+    let end = links_now(&sim, &members);
     let mut out = String::new();
     if !args.run.quiet {
         out.push_str("\ntimeline:\n");
@@ -448,7 +426,7 @@ pub fn run(args: Args) -> Result<(), String> {
             flag_text(l.flag, &l.flag_why)
         );
     }
-    let core = sim.system(SWITCH).core().expect("the switch");
+    let core = switch_core(&sim);
     for (i, p) in members.iter().enumerate() {
         if let Some(m) = core.mismatch(*p) {
             let _ = writeln!(out, "  switch {}: {m}", names[i].1);
