@@ -921,3 +921,104 @@ impl lagkit_sim::Node for Core {
         Some((Instant::from_nanos(at), ev))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const MS: u64 = 1_000_000;
+
+    fn xor(updelay: Duration) -> Core {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::BalanceXor);
+        s.updelay = updelay;
+        let mut c = Core::new(s);
+        for i in 0..2 {
+            c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
+        }
+        let mac = c.choose_mac();
+        c.start(mac, 7, &[], 0);
+        c
+    }
+
+    fn transmitting(c: &mut Core, now: u64) -> Vec<usize> {
+        c.build_plan(now).transmitting().to_vec()
+    }
+
+    #[test]
+    fn updelay_holds_a_returning_member_back_and_a_loss_counts_at_once() {
+        let mut c = xor(Duration::from_millis(600));
+        c.handle_carrier(0, true, 0);
+        c.handle_carrier(1, true, 0);
+        assert!(transmitting(&mut c, 0).is_empty(), "held for updelay");
+        assert_eq!(c.poll_timeout(), Some(600 * MS));
+        c.handle_timeout(600 * MS);
+        assert_eq!(transmitting(&mut c, 600 * MS), [0, 1]);
+        c.handle_carrier(1, false, 1000 * MS);
+        assert!(c.needs_plan());
+        assert_eq!(transmitting(&mut c, 1000 * MS), [0], "down at once");
+        c.handle_carrier(1, true, 2000 * MS);
+        c.handle_timeout(2599 * MS);
+        assert_eq!(transmitting(&mut c, 2599 * MS), [0], "still held");
+        c.handle_timeout(2600 * MS);
+        assert_eq!(transmitting(&mut c, 2600 * MS), [0, 1]);
+        assert_eq!(c.members()[1].link_failures(), 1);
+        let ups: Vec<(u64, Event)> = std::iter::from_fn(|| c.poll_event())
+            .filter(|(_, e)| matches!(e, Event::Carrier { member: 1, .. }))
+            .collect();
+        assert_eq!(
+            ups,
+            [
+                (
+                    600 * MS,
+                    Event::Carrier {
+                        member: 1,
+                        up: true
+                    }
+                ),
+                (
+                    1000 * MS,
+                    Event::Carrier {
+                        member: 1,
+                        up: false
+                    }
+                ),
+                (
+                    2600 * MS,
+                    Event::Carrier {
+                        member: 1,
+                        up: true
+                    }
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_member_is_not_usable_whatever_its_carrier() {
+        let mut c = xor(Duration::ZERO);
+        c.handle_carrier(0, true, 0);
+        c.handle_carrier(1, true, 0);
+        assert_eq!(transmitting(&mut c, 0), [0, 1]);
+        c.member_gone(1, MS);
+        assert!(!c.members()[1].present());
+        assert_eq!(transmitting(&mut c, MS), [0]);
+        c.member_present(1, MacAddr([2, 0, 0, 0, 0, 9]), Some(5), 2 * MS);
+        c.handle_carrier(1, true, 2 * MS);
+        assert_eq!(transmitting(&mut c, 2 * MS), [0, 1]);
+        assert_eq!(c.members()[1].mac(), MacAddr([2, 0, 0, 0, 0, 9]));
+    }
+
+    #[test]
+    fn frames_for_a_member_out_of_range_or_malformed_are_ignored() {
+        let mut c = xor(Duration::ZERO);
+        c.handle_frame(9, &[0u8; 60], 0);
+        c.handle_frame(0, &[], 0);
+        c.handle_frame(
+            0,
+            &[0x01, 0x80, 0xc2, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0x88, 0x09],
+            0,
+        );
+        assert_eq!(c.poll_transmit(), None);
+    }
+}

@@ -26,11 +26,20 @@ const SWITCH: usize = 1;
 /// A bond of two members (eth1, eth2) configured by `keys` (lines of a
 /// bond file), its members present, started at time zero.
 fn bond(keys: &str) -> Bond {
-    let text = format!("name = \"bond0\"\nmembers = [\"eth1\", \"eth2\"]\n{keys}\n");
+    bond_of(LINKS, keys)
+}
+
+/// A bond of `n` members (eth1...).
+fn bond_of(n: usize, keys: &str) -> Bond {
+    let members: Vec<String> = (1..=n).map(|i| format!("\"eth{i}\"")).collect();
+    let text = format!(
+        "name = \"bond0\"\nmembers = [{}]\n{keys}\n",
+        members.join(", ")
+    );
     let (bonds, _) = lagkit_bondcfg::parse_str(&text, "bond.toml").expect("bond file");
     let s = lagkit_bond::config::settings_from(&bonds[0], Vec::new()).expect("settings");
     let mut core = Bond::new(s);
-    for i in 0..LINKS {
+    for i in 0..n {
         let mac = MacAddr([2, 0, 0, 0, 2, i as u8 + 1]);
         core.member_present(i, mac, Some(i as u32 + 2), 0);
     }
@@ -41,11 +50,12 @@ fn bond(keys: &str) -> Bond {
 
 /// The switch configured by `ios` (gi1/0/1 and gi1/0/2) cabled to `host`.
 fn testbed(ios: &str, host: Bond) -> Sim<Node> {
-    let names: Vec<(String, String)> = (1..=LINKS)
+    let n = host.members().len();
+    let names: Vec<(String, String)> = (1..=n)
         .map(|i| (format!("GigabitEthernet1/0/{i}"), format!("sw{i}")))
         .collect();
     let cfg = lagkit_switch::config::from_ios(ios, &names).expect("IOS configuration");
-    let ports: Vec<PortInfo> = (0..LINKS)
+    let ports: Vec<PortInfo> = (0..n)
         .map(|i| PortInfo {
             mac: MacAddr([2, 0, 0, 0, 1, i as u8 + 1]),
             carrier: false,
@@ -58,7 +68,7 @@ fn testbed(ios: &str, host: Bond) -> Sim<Node> {
         sim.add_node(Either::B(Peer::Switch(Box::new(switch)))),
         SWITCH
     );
-    for i in 0..LINKS {
+    for i in 0..n {
         let end = |system| End {
             system,
             port: ProtoPort(i),
@@ -69,8 +79,12 @@ fn testbed(ios: &str, host: Bond) -> Sim<Node> {
 }
 
 fn channel(mode: &str) -> String {
+    channel_of(LINKS, mode)
+}
+
+fn channel_of(n: usize, mode: &str) -> String {
     format!(
-        "hostname sw\ninterface range GigabitEthernet1/0/1 - 2\n channel-group 1 mode {mode}\n lacp rate fast\n"
+        "hostname sw\ninterface range GigabitEthernet1/0/1 - {n}\n channel-group 1 mode {mode}\n lacp rate fast\n"
     )
 }
 
@@ -87,7 +101,7 @@ fn switch(sim: &Sim<Node>) -> &Switch {
 
 /// The switch members' flags.
 fn flags(sim: &Sim<Node>) -> Vec<MemberFlag> {
-    (0..LINKS)
+    (0..sim.link_count())
         .map(|i| switch(sim).member_flag(PortId(i)).0)
         .collect()
 }
@@ -97,7 +111,7 @@ fn flags(sim: &Sim<Node>) -> Vec<MemberFlag> {
 fn carries(sim: &Sim<Node>) -> Vec<bool> {
     let b = host(sim);
     let views = b.views();
-    (0..LINKS)
+    (0..sim.link_count())
         .map(|i| match b.lacp_status(i) {
             Some(st) => views[i].distributing && st.rx != lagkit_proto::lacp::RxState::Defaulted,
             None => views[i].usable,
@@ -115,7 +129,8 @@ fn forms_within(sim: &mut Sim<Node>, secs: u64) -> f64 {
     let start = sim.now();
     let until = start + Duration::from_secs(secs);
     while sim.now() < until {
-        if flags(sim) == [MemberFlag::Bundled; LINKS] && carries(sim) == [true; LINKS] {
+        let n = sim.link_count();
+        if flags(sim) == vec![MemberFlag::Bundled; n] && carries(sim) == vec![true; n] {
             return (sim.now().as_nanos() - start.as_nanos()) as f64 / 1e9;
         }
         run(sim, 0.1);
@@ -190,6 +205,50 @@ fn pagp_bond_forms_with_desirable_and_auto_switch_ports() {
     run(&mut sim, 60.0);
     assert!(!flags(&sim).contains(&MemberFlag::Bundled));
     assert_eq!(carries(&sim), [false; LINKS]);
+    for i in 0..LINKS {
+        let st = host(&sim).pagp_status(i).expect("a PAgP port");
+        assert_eq!(st.state, lagkit_proto::pagp::PortState::Up, "portUp");
+        assert_eq!(st.counters.info_tx, 0, "an auto port stays silent");
+        assert!(host(&sim).members()[i].carrier_up());
+    }
+}
+
+/// active-backup with `pagp = "desirable"` and `primary = "eth2"`: PAgP
+/// lets only eth2 into the channel (the switch holds Gi1/0/1 hot
+/// standby), so the switch sends only where the bond receives. Pulling
+/// eth2's cable moves the channel and the active member to eth1.
+#[test]
+fn an_active_backup_pagp_bond_keeps_one_member_in_the_channel() {
+    use lagkit_proto::pagp::PortState;
+    let keys = "mode = \"active-backup\"\npagp = \"desirable\"\nprimary = \"eth2\"";
+    let mut sim = testbed(&channel("desirable"), bond(keys));
+    run(&mut sim, 10.0);
+    assert_eq!(flags(&sim), [MemberFlag::HotStandby, MemberFlag::Bundled]);
+    let b = host(&sim);
+    assert_eq!(b.plan_state().active, Some(1), "eth2 is active");
+    assert_eq!(b.pagp_status(1).unwrap().state, PortState::UpPagp);
+    assert_eq!(b.pagp_status(0).unwrap().state, PortState::HotStandby);
+    assert!(!b.members()[0].usable(), "eth1 carries nothing");
+    fault(&mut sim, 1, Fault::Cut);
+    run(&mut sim, 5.0);
+    assert_eq!(flags(&sim), [MemberFlag::Bundled, MemberFlag::Down]);
+    let b = host(&sim);
+    assert_eq!(b.plan_state().active, Some(0), "eth1 took over");
+    assert_eq!(b.pagp_status(0).unwrap().state, PortState::UpPagp);
+    // eth2 leaves at once; eth1 is active once PAgP has let it in.
+    let moves: Vec<_> = sim
+        .timeline()
+        .iter()
+        .filter_map(|e| match e.event {
+            Either::A(Event::Active { from, to }) => Some((from, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [(None, Some(1)), (Some(1), None), (None, Some(0))],
+        "the bond reported each change of active member"
+    );
 }
 
 #[test]
@@ -282,20 +341,73 @@ fn a_flapped_member_goes_down_at_both_ends_and_rebundles() {
     }
 }
 
+/// A 3-member bond into a channel with `lacp max-bundle 2`: two members
+/// carry traffic and own every bucket, the third stands by (H, no bucket)
+/// and takes over when one fails; with `port-channel min-links 3` the
+/// channel is down once a member fails, and the switch says why.
 #[test]
-fn max_bundle_on_the_switch_leaves_one_member_to_the_bond() {
+fn max_bundle_keeps_a_hot_standby_and_min_links_takes_the_channel_down() {
+    use lagkit_switch::ChannelId;
+    let count = |f: &[MemberFlag], x: MemberFlag| f.iter().filter(|&&y| y == x).count();
     let ios = format!(
-        "{}interface port-channel 1\n lacp max-bundle 1\n",
-        channel("active")
+        "{}interface port-channel 1\n lacp max-bundle 2\n",
+        channel_of(3, "active")
     );
-    let mut sim = testbed(&ios, bond(LACP));
+    let mut sim = testbed(&ios, bond_of(3, LACP));
     run(&mut sim, 5.0);
-    let mut f = flags(&sim);
-    f.sort_by_key(|f| format!("{f:?}"));
-    assert_eq!(f, [MemberFlag::Bundled, MemberFlag::HotStandby]);
-    assert_eq!(carries(&sim).iter().filter(|&&c| c).count(), 1);
+    let f = flags(&sim);
+    assert_eq!(count(&f, MemberFlag::Bundled), 2, "{f:?}");
+    assert_eq!(count(&f, MemberFlag::HotStandby), 1, "{f:?}");
+    let c = carries(&sim);
+    assert_eq!(c.iter().filter(|&&x| x).count(), 2, "{c:?}");
+    // The bond carries exactly where the switch bundles.
+    for i in 0..3 {
+        assert_eq!(c[i], f[i] == MemberFlag::Bundled, "member {i}");
+    }
+    let buckets = |sim: &Sim<Node>| {
+        let ch = switch(sim)
+            .bridge()
+            .channel(ChannelId(1))
+            .expect("channel 1");
+        ch.buckets()
+    };
+    let standby = f.iter().position(|&x| x == MemberFlag::HotStandby).unwrap();
+    let owners = buckets(&sim);
+    assert!(
+        owners.iter().all(|o| o.is_some_and(|p| p.0 != standby)),
+        "{owners:?}"
+    );
+    // A bundled member fails: the standby takes its place at both ends.
+    let failed = f.iter().position(|&x| x == MemberFlag::Bundled).unwrap();
+    fault(&mut sim, failed, Fault::Cut);
+    run(&mut sim, 5.0);
+    let f = flags(&sim);
+    assert_eq!(f[failed], MemberFlag::Down);
+    assert_eq!(f[standby], MemberFlag::Bundled, "{f:?}");
+    assert!(carries(&sim)[standby]);
+    assert!(buckets(&sim).contains(&Some(PortId(standby))));
 
-    // The bond's own min_links: one member left is not enough.
+    let ios = format!(
+        "{}interface port-channel 1\n port-channel min-links 3\n",
+        channel_of(3, "active")
+    );
+    let mut sim = testbed(&ios, bond_of(3, LACP));
+    forms_within(&mut sim, 10);
+    fault(&mut sim, 2, Fault::Cut);
+    run(&mut sim, 2.0);
+    assert_eq!(
+        count(&flags(&sim), MemberFlag::Bundled),
+        0,
+        "{:?}",
+        flags(&sim)
+    );
+    let (_, why) = switch(&sim).member_flag(PortId(0));
+    assert!(why.contains("fewer than min-links 3"), "{why}");
+}
+
+/// The bond's own `min_links`: one member left of two is not enough.
+#[test]
+fn the_bonds_min_links_takes_its_aggregate_down() {
     let mut sim = testbed(&channel("active"), bond(&format!("{LACP}\nmin_links = 2")));
     forms_within(&mut sim, 10);
     fault(&mut sim, 1, Fault::Cut);

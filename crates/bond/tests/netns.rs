@@ -837,36 +837,6 @@ fn a_member_removed_mid_start_is_waited_for_and_not_recorded() {
     drop(b);
 }
 
-fn updelay_holds_a_returning_member_back() {
-    let Some(p) = pair("updelay", 2, BondMode::BalanceXor, |s| {
-        s.updelay = Duration::from_millis(600);
-    }) else {
-        return;
-    };
-    wait_until("both members up", Duration::from_secs(5), || {
-        p.a.status().members.iter().all(|m| m.transmitting)
-    });
-    p.lab
-        .sh(&["ip", "-n", &p.ns_a, "link", "set", "a2", "down"]);
-    wait_until("a2 out", Duration::from_secs(2), || {
-        !p.a.status().members[1].transmitting
-    });
-    let t0 = std::time::Instant::now();
-    p.lab.sh(&["ip", "-n", &p.ns_a, "link", "set", "a2", "up"]);
-    wait_until("a2 back", Duration::from_secs(5), || {
-        p.a.status().members[1].transmitting
-    });
-    let held = t0.elapsed();
-    assert!(
-        held >= Duration::from_millis(600),
-        "updelay respected: back after {held:?}"
-    );
-    assert!(
-        held < Duration::from_millis(1500),
-        "not much later: {held:?}"
-    );
-}
-
 fn aix_backup_adapter_with_auto_recovery() {
     // AIX: a main adapter and a backup adapter used only when every main
     // adapter failed; auto_recovery returns to the main one.
@@ -1206,7 +1176,6 @@ engines!(
     prometheus_metrics_on_loopback,
     a_member_missing_at_start_is_taken_when_it_appears,
     a_member_removed_mid_start_is_waited_for_and_not_recorded,
-    updelay_holds_a_returning_member_back,
     aix_backup_adapter_with_auto_recovery,
     once_lacp,
     once_balance_xor,

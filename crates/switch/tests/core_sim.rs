@@ -326,3 +326,47 @@ fn a_mismatch_note_ends_when_the_foreign_protocol_falls_silent() {
     run(&mut sim, 60.0);
     assert_eq!(core(&sim).mismatch(PortId(0)), None);
 }
+
+/// Two switches joined by two links in a PAgP channel: desirable facing
+/// auto forms at both ends; auto facing auto never does, and neither end
+/// ever sends a PDU.
+#[test]
+fn two_switches_form_desirable_with_auto_and_never_auto_with_auto() {
+    let switch = |mode: &str, id: u8| {
+        let names: Vec<(String, String)> = (1..=LINKS)
+            .map(|i| (format!("GigabitEthernet1/0/{i}"), format!("s{id}p{i}")))
+            .collect();
+        let ios = format!("hostname s{id}\n{}", channel(mode));
+        let cfg = lagkit_switch::config::from_ios(&ios, &names).expect("configuration");
+        let ports: Vec<PortInfo> = (0..LINKS)
+            .map(|i| PortInfo {
+                mac: MacAddr([2, 0, 0, id, 1, i as u8 + 1]),
+                carrier: false,
+            })
+            .collect();
+        Peer::Switch(Box::new(Core::new(cfg, &ports, 0)))
+    };
+    for (x, y, forms) in [("desirable", "auto", true), ("auto", "auto", false)] {
+        let mut sim: Sim<Peer> = Sim::with_seed(3);
+        sim.add_node(switch(x, 1));
+        sim.add_node(switch(y, 2));
+        for i in 0..LINKS {
+            let end = |system| End {
+                system,
+                port: ProtoPort(i),
+            };
+            sim.connect(end(0), end(1), LinkSpec::default());
+        }
+        run(&mut sim, 60.0);
+        for s in 0..2 {
+            let core = sim.system(s).core().unwrap();
+            let f: Vec<MemberFlag> = (0..LINKS).map(|i| core.member_flag(PortId(i)).0).collect();
+            if forms {
+                assert_eq!(f, [MemberFlag::Bundled; LINKS], "{x}/{y}: switch {s}");
+            } else {
+                assert!(!f.contains(&MemberFlag::Bundled), "{x}/{y}: {f:?}");
+                assert_eq!(core.control_counters().pagp_out, 0, "auto stays silent");
+            }
+        }
+    }
+}
