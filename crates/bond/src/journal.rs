@@ -69,50 +69,7 @@ pub struct KernelRecord {
     pub lacp: Vec<Option<PartnerRecord>>,
 }
 
-/// An LACP partner as a port's Partner_Oper variables had it.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct PartnerRecord {
-    /// System priority.
-    pub system_priority: u16,
-    /// System MAC.
-    pub system_mac: [u8; 6],
-    /// Key.
-    pub key: u16,
-    /// Port priority.
-    pub port_priority: u16,
-    /// Port number.
-    pub port: u16,
-    /// State octet.
-    pub state: u8,
-}
-
-impl PartnerRecord {
-    /// The record of `p`.
-    pub fn of(p: &lagkit_wire::PortInfo) -> PartnerRecord {
-        PartnerRecord {
-            system_priority: p.system.priority,
-            system_mac: p.system.mac.0,
-            key: p.key,
-            port_priority: p.port_priority,
-            port: p.port,
-            state: p.state.0,
-        }
-    }
-
-    /// The partner information it records.
-    pub fn info(&self) -> lagkit_wire::PortInfo {
-        lagkit_wire::PortInfo {
-            system: lagkit_wire::SystemId::new(
-                self.system_priority,
-                lagkit_wire::MacAddr(self.system_mac),
-            ),
-            key: self.key,
-            port_priority: self.port_priority,
-            port: self.port,
-            state: lagkit_wire::PortState(self.state),
-        }
-    }
-}
+pub use lagkit_bondcore::core::PartnerRecord;
 
 /// Why the run directory could not be taken.
 #[derive(Debug, thiserror::Error)]

@@ -9,10 +9,7 @@
 
 #![forbid(unsafe_code)]
 
-pub mod alb;
 pub mod announce;
-pub mod config;
-pub mod core;
 pub mod daemon;
 pub mod journal;
 pub mod kernel;
@@ -20,11 +17,9 @@ pub mod map;
 pub mod member;
 pub mod offloads;
 pub mod pcapng;
-pub mod plan;
 pub mod rebalance;
-pub mod settings;
 pub mod status;
 pub mod supervise;
 pub mod upper;
 
-pub use crate::core::Core;
+pub use lagkit_bondcore::{alb, config, core, plan, settings, Core};

@@ -1,6 +1,7 @@
 //! The workspace's layering, checked from Cargo's own view of it: the
 //! readers of the control socket (lab, planner, check, the switch daemon)
-//! build without the bond and its BPF programs (so without clang), and
+//! and the bond's decisions (`lagkit-bondcore`) build without the bond's
+//! daemon and its BPF programs (so without clang), and
 //! the crates the two daemons are built from change the kernel through
 //! `lagkit-sys`, never by running `ip` or `tc`.
 
@@ -56,6 +57,7 @@ fn readers_of_the_control_socket_build_without_the_bond_or_bpf() {
         "lagkit-planner",
         "lagkit-check",
         "lagkit-switchd",
+        "lagkit-bondcore",
     ]);
     let deps = names(&deps);
     assert!(deps.contains("lagkit-api"), "{deps:?}");

@@ -122,7 +122,7 @@ pub fn xor(view: &[MemberView], policy: Policy, slots: &mut Slots) -> Plan {
 }
 
 /// adaptive: as balance-xor, with buckets the rebalancer moves
-/// ([`crate::rebalance`]).
+/// (`lagkit_bond::rebalance`).
 pub fn adaptive(view: &[MemberView], policy: Policy, slots: &mut Slots) -> Plan {
     Plan::Adaptive {
         hash: HashTable::new(policy, carriers(view), slots),

@@ -1,6 +1,6 @@
 //! broadcast: every frame leaves on every usable member. The receive side
 //! keeps only the first copy of a frame that arrives through several
-//! members (the engine's [`crate::map::Dedup`]).
+//! members (the engine's `Dedup` (`lagkit_bond::map`)).
 
 use super::{carriers, MemberView, Plan};
 

@@ -11,7 +11,7 @@
 //! two plans (the active member, the strong bucket table) is passed in and
 //! out explicitly as [`PlanState`].
 //!
-//! The control thread publishes a plan inside a [`crate::map::BondMap`];
+//! The control thread publishes a plan inside a `BondMap` (`lagkit_bond::map`);
 //! the userspace engine selects from it, `lagkit flow` asks the same
 //! [`Plan::member_for`], and a kernel engine can load the same plain data
 //! (a policy, member indices, a 256-entry bucket table:

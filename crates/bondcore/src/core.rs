@@ -15,7 +15,7 @@
 //!   ([`Core::poll_timeout`]) and, when anything a plan reads changed, the
 //!   plan to publish ([`Core::needs_plan`], [`Core::build_plan`]).
 //!
-//! The daemon ([`crate::daemon`]) is the I/O shell around it: it takes the
+//! The daemon (`lagkit_bond::daemon`) is the I/O shell around it: it takes the
 //! members' sockets, runs the engine and the control socket, reads the
 //! clock and netlink, and feeds this core. A bond's core also runs against
 //! a switch's in virtual time ([`lagkit_sim::Node`]), with no root and no
@@ -25,7 +25,6 @@
 //! started; the simulator's: virtual).
 
 use crate::alb::{AlbClients, Own};
-use crate::journal::PartnerRecord;
 use crate::plan::{Context, MemberView, Plan, PlanState};
 use crate::settings::{BondMode, Settings};
 use lagkit_monitor::arp::ArpMonitor;
@@ -185,6 +184,50 @@ pub struct Core {
     next_learning: u64,
     transmit: VecDeque<Transmit>,
     events: VecDeque<(u64, Event)>,
+}
+
+/// An LACP partner as a port's Partner_Oper variables had it: what a
+/// daemon records of each aggregated port for the one that adopts its data
+/// path, and what [`Core::start`] resumes from.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct PartnerRecord {
+    /// System priority.
+    pub system_priority: u16,
+    /// System MAC.
+    pub system_mac: [u8; 6],
+    /// Key.
+    pub key: u16,
+    /// Port priority.
+    pub port_priority: u16,
+    /// Port number.
+    pub port: u16,
+    /// State octet.
+    pub state: u8,
+}
+
+impl PartnerRecord {
+    /// The record of `p`.
+    pub fn of(p: &lagkit_wire::PortInfo) -> PartnerRecord {
+        PartnerRecord {
+            system_priority: p.system.priority,
+            system_mac: p.system.mac.0,
+            key: p.key,
+            port_priority: p.port_priority,
+            port: p.port,
+            state: p.state.0,
+        }
+    }
+
+    /// The partner information it records.
+    pub fn info(&self) -> lagkit_wire::PortInfo {
+        lagkit_wire::PortInfo {
+            system: SystemId::new(self.system_priority, MacAddr(self.system_mac)),
+            key: self.key,
+            port_priority: self.port_priority,
+            port: self.port,
+            state: lagkit_wire::PortState(self.state),
+        }
+    }
 }
 
 /// The members a bond's settings name, in order: `(name, is_backup)`; the

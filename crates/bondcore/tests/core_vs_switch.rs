@@ -1,4 +1,4 @@
-//! A host bond's [`lagkit_bond::Core`] against a switch's
+//! A host bond's [`lagkit_bondcore::Core`] against a switch's
 //! [`lagkit_switch::Core`] in virtual time: both sides' decisions, as the
 //! daemons make them, with no root, no socket and no clock. Each bond is
 //! read from its own configuration text (as `lagkit bond` reads a file)
@@ -6,8 +6,8 @@
 //! inputs (is the member distributing, is it usable) and the switch's
 //! `show etherchannel summary` flags.
 
-use lagkit_bond::core::Event;
-use lagkit_bond::Core as Bond;
+use lagkit_bondcore::core::Event;
+use lagkit_bondcore::Core as Bond;
 use lagkit_proto::PortId as ProtoPort;
 use lagkit_sim::{Either, End, Fault, LinkSpec, Sim};
 use lagkit_switch::core::PortInfo;
@@ -37,7 +37,7 @@ fn bond_of(n: usize, keys: &str) -> Bond {
         members.join(", ")
     );
     let (bonds, _) = lagkit_bondcfg::parse_str(&text, "bond.toml").expect("bond file");
-    let s = lagkit_bond::config::settings_from(&bonds[0], Vec::new()).expect("settings");
+    let s = lagkit_bondcore::config::settings_from(&bonds[0], Vec::new()).expect("settings");
     let mut core = Bond::new(s);
     for i in 0..n {
         let mac = MacAddr([2, 0, 0, 0, 2, i as u8 + 1]);

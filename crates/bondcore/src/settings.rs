@@ -92,7 +92,7 @@ pub struct Settings {
     /// off while it holds them (`offloads = false`).
     pub offloads_off: Vec<String>,
     /// Which data path moves frames (`engine`; `lagkit up --engine`).
-    pub engine: crate::kernel::EngineChoice,
+    pub engine: lagkit_bondcfg::Engine,
     /// Addresses (CIDR) for the bond interface.
     pub addresses: Vec<String>,
     /// Bond MAC; default: the first member's.
@@ -158,7 +158,7 @@ impl Settings {
             policy: Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974)),
             mtu: None,
             offloads_off: Vec::new(),
-            engine: crate::kernel::EngineChoice::Auto,
+            engine: lagkit_bondcfg::Engine::Auto,
             addresses: Vec::new(),
             mac: None,
             miimon: Duration::ZERO,

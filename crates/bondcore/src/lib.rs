@@ -1,0 +1,20 @@
+//! The host bond's decisions, with no I/O: what a bond is configured to
+//! do ([`settings`], read from its file by [`config`]), each bonding mode's
+//! rule for who carries what ([`plan`]), balance-alb's clients ([`alb`]),
+//! and the [`Core`] that holds the members' state, LACP or PAgP and the
+//! link watchers and builds the plan.
+//!
+//! `lagkit-bond` runs this core behind its daemon (sockets, the engines,
+//! the control socket) and re-exports it; `lagkit sim`, the planner and the
+//! tests use it directly. Nothing here reads a clock, opens a socket or
+//! needs the BPF toolchain, so it builds and tests anywhere.
+
+#![forbid(unsafe_code)]
+
+pub mod alb;
+pub mod config;
+pub mod core;
+pub mod plan;
+pub mod settings;
+
+pub use crate::core::Core;
