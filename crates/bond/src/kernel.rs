@@ -391,7 +391,7 @@ pub fn adopt_logical(bond: &str, ifindex: u32) -> Result<Logical, lagkit_bpf::Er
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::tests::view;
+    use crate::plan::views as view;
     use crate::plan::{plan, Context, PlanState};
     use crate::settings::{BondMode, Settings};
     use lagkit_hash::FlowKey;

@@ -355,7 +355,7 @@ impl BondMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::tests::view;
+    use crate::plan::views as view;
     use crate::plan::{plan, Context, PlanState};
     use crate::settings::{BondMode, Settings};
     use lagkit_wire::MacAddr;

@@ -22,6 +22,11 @@ pub enum Spread {
     RoundRobin,
     /// active-backup: everything on one link.
     Single,
+    /// What balance-alb receives: each peer sends to the member the bond's
+    /// ARP replies gave it, by the peer's IPv4 address, exactly as the
+    /// bond assigns them ([`lagkit_bondcore::plan::tlb::alb_member_for`]);
+    /// a peer without IPv4 sends to the active member (the first link).
+    AlbPeers,
 }
 
 /// The strong hash lagkit uses by default (the bond's own default seed).
@@ -70,6 +75,7 @@ impl fmt::Display for Spread {
             Spread::Adaptive(_) => f.write_str("adaptive"),
             Spread::RoundRobin => f.write_str("balance-rr"),
             Spread::Single => f.write_str("active-backup"),
+            Spread::AlbPeers => f.write_str("balance-alb peers"),
         }
     }
 }
@@ -206,6 +212,14 @@ impl Chooser {
                 (None, None) => p.select(&f.key, self.links),
             },
             Spread::Single => Some(0),
+            Spread::AlbPeers => {
+                let peer = match f.key.ip.map(|ip| ip.src) {
+                    Some(std::net::IpAddr::V4(a)) => a,
+                    _ => return Some(0),
+                };
+                let usable: Vec<usize> = (0..self.links).collect();
+                lagkit_bondcore::plan::tlb::alb_member_for(peer, &usable)
+            }
             Spread::RoundRobin => Some(EVERY_LINK),
             Spread::Adaptive(s) => {
                 let b = Policy::Strong(s).bucket(&f.key)?;

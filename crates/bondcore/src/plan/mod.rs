@@ -48,6 +48,17 @@ pub struct MemberView {
     pub mac: [u8; 6],
 }
 
+/// Views of `n` members, the ones in `up` usable and nothing else known
+/// of them: what models and tests plan with.
+pub fn views(n: usize, up: &[usize]) -> Vec<MemberView> {
+    (0..n)
+        .map(|i| MemberView {
+            usable: up.contains(&i),
+            ..MemberView::default()
+        })
+        .collect()
+}
+
 /// balance-alb: client (peer IPv4 address) -> the member it sends to.
 pub type Clients = BTreeMap<Ipv4Addr, usize>;
 
@@ -274,15 +285,7 @@ impl Plan {
 pub(crate) mod tests {
     use super::*;
 
-    /// Views of `n` members, the ones in `up` usable.
-    pub fn view(n: usize, up: &[usize]) -> Vec<MemberView> {
-        (0..n)
-            .map(|i| MemberView {
-                usable: up.contains(&i),
-                ..MemberView::default()
-            })
-            .collect()
-    }
+    pub use super::views as view;
 
     pub fn flows(n: u16) -> Vec<FlowKey> {
         (0..n)

@@ -38,24 +38,40 @@ pub use compare::{compare, Accuracy};
 use crate::flow::{Dir, Flow};
 use crate::predict::{EndConfig, Spread, DEFAULT_STRONG};
 use flows::workload_flows;
-use lagkit_bondcfg::{BondConfig, Mode};
+use lagkit_bondcfg::BondConfig;
 use lagkit_lab::report::Report;
 use lagkit_lab::topology::{SwitchKind, Topology, WorkloadSpec};
 use lagkit_lab::workload::Connection;
 use model::{route, Lab};
 
-/// How a bond spreads what it sends, from its configuration (balance-tlb
-/// and balance-alb hash by their policy, unmoved, with `tlb_dynamic_lb =
-/// false`, as the bond does).
+/// How a bond spreads what it sends: the kind of plan the bond itself
+/// builds for its configuration ([`lagkit_bondcore::plan::plan`], every
+/// member usable), and whether its settings move flows by load. A hashing
+/// plan that is rebalanced (adaptive; balance-tlb and balance-alb unless
+/// `tlb_dynamic_lb = false`) is modelled where the rebalancer converges; a
+/// fixed one by its policy.
 pub fn spread_of(b: &BondConfig) -> Spread {
-    match b.mode {
-        Mode::Lacp | Mode::BalanceXor => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
-        Mode::BalanceTlb | Mode::BalanceAlb if !b.tlb_dynamic_lb => {
-            Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed))
-        }
-        Mode::BalanceRr => Spread::RoundRobin,
-        Mode::ActiveBackup | Mode::Broadcast => Spread::Single,
-        Mode::BalanceTlb | Mode::BalanceAlb | Mode::Adaptive => Spread::Adaptive(DEFAULT_STRONG),
+    use lagkit_bondcore::plan::{self, Context, MemberView, Plan, PlanState};
+    let Ok(s) = lagkit_bondcore::config::settings_from(b, Vec::new()) else {
+        return Spread::Single;
+    };
+    let s = s.normalised();
+    let view: Vec<MemberView> = (0..2u8)
+        .map(|i| MemberView {
+            usable: true,
+            distributing: true,
+            collecting: true,
+            mac: [2, 0, 0, 0, 0, i + 1],
+            ..MemberView::default()
+        })
+        .collect();
+    let p = plan::plan(&view, &s, &mut PlanState::default(), &Context::default());
+    match p {
+        Plan::RoundRobin { .. } => Spread::RoundRobin,
+        Plan::ActiveBackup { .. } | Plan::Broadcast { .. } => Spread::Single,
+        _ if s.rebalances() => Spread::Adaptive(DEFAULT_STRONG),
+        // The lab runs each bond with the default seed unless it names one.
+        _ => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
     }
 }
 

@@ -125,9 +125,10 @@ impl Lab<'_> {
                 )
             }
             Some(Mode::BalanceAlb) => {
-                // Each peer (by its address) learns one member's MAC.
+                // Each peer (by its address) learns one member's MAC, the
+                // one the bond's own rule gives it.
                 return (
-                    Spread::Adaptive(DEFAULT_STRONG),
+                    Spread::AlbPeers,
                     format!("{host}'s balance-alb: its ARP replies spread the peers"),
                     KeyFields::SourceIp,
                 );

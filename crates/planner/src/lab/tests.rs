@@ -3,6 +3,7 @@
 use super::measured::switch_kind;
 use super::*;
 use crate::predict::predict;
+use lagkit_bondcfg::Mode;
 use lagkit_hash::FlowKey;
 
 #[test]
@@ -16,6 +17,23 @@ fn tlb_without_dynamic_lb_is_predicted_by_its_policy() {
     );
     b.tlb_dynamic_lb = false;
     assert_eq!(spread_of(&b), Spread::Hash("layer3+4".parse().unwrap()));
+}
+
+#[test]
+fn each_mode_is_predicted_by_the_kind_of_plan_the_bond_builds() {
+    let spread = |mode: Mode| spread_of(&BondConfig::new("b", mode, vec!["e1".into()]));
+    assert_eq!(spread(Mode::BalanceRr), Spread::RoundRobin);
+    assert_eq!(spread(Mode::ActiveBackup), Spread::Single);
+    assert_eq!(spread(Mode::Broadcast), Spread::Single);
+    assert_eq!(spread(Mode::Adaptive), Spread::Adaptive(DEFAULT_STRONG));
+    assert_eq!(spread(Mode::BalanceAlb), Spread::Adaptive(DEFAULT_STRONG));
+    for mode in [Mode::Lacp, Mode::BalanceXor] {
+        let b = BondConfig::new("b", mode, vec!["e1".into()]);
+        assert_eq!(
+            spread_of(&b),
+            Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed))
+        );
+    }
 }
 
 #[test]
