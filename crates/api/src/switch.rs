@@ -146,6 +146,100 @@ pub struct MemberState {
     pub mismatch: Option<String>,
 }
 
+/// `show etherchannel [N] detail`'s facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EtherchannelDetail {
+    /// The port-channels shown.
+    pub channels: Vec<ChannelDetail>,
+}
+
+/// One port-channel, in detail.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelDetail {
+    /// The port-channel number.
+    pub channel: u32,
+    /// `lacp`, `pagp` or `on`.
+    pub protocol: String,
+    /// `lacp max-bundle`, when set.
+    pub max_bundle: Option<usize>,
+    /// `port-channel min-links`.
+    pub min_links: usize,
+    /// Its members.
+    pub members: Vec<MemberDetail>,
+}
+
+/// One member of a port-channel, in detail.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberDetail {
+    /// The interface.
+    pub port: String,
+    /// Its channel-group mode.
+    pub mode: String,
+    /// Cisco's flag.
+    pub flag: String,
+    /// Why it has that flag.
+    pub why: String,
+    /// The partner speaks a protocol this port does not run, in words.
+    pub mismatch: Option<String>,
+    /// The channel's hash buckets (of 8) it owns, a bit each.
+    pub load: u8,
+    /// The same buckets, as numbers.
+    pub buckets: Vec<u8>,
+    /// Who it heard, by its protocol.
+    pub partner: Option<Partner>,
+}
+
+/// The partner a member heard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "protocol", rename_all = "lowercase")]
+pub enum Partner {
+    /// An LACP partner.
+    Lacp {
+        /// Its system id, `priority,MAC`.
+        system: String,
+        /// Its port number.
+        port: u16,
+        /// Its key.
+        key: u16,
+    },
+    /// A PAgP partner.
+    Pagp {
+        /// Its device id (a MAC).
+        device: Option<String>,
+        /// Its device name.
+        name: Option<String>,
+        /// Its port's name.
+        port: Option<String>,
+    },
+}
+
+/// `show interfaces status`' facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfacesStatus {
+    /// Every port, then every port-channel.
+    pub interfaces: Vec<InterfaceStatus>,
+}
+
+/// One row of `show interfaces status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceStatus {
+    /// The interface or `Port-channelN`.
+    pub port: String,
+    /// `connected`, `notconnect`, `disabled` or `suspended`.
+    pub status: String,
+    /// The access VLAN, or `trunk`.
+    pub vlan: String,
+    /// The configured duplex (`auto` when not); none for a port-channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplex: Option<String>,
+    /// The configured speed (`auto` when not); none for a port-channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<String>,
+    /// The Linux device that carries it; none for a port-channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
 /// `show mac address-table`'s facts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MacTable {
@@ -280,4 +374,59 @@ pub struct ControlCounters {
     pub pagp_ignored: u64,
     /// Slow-protocol frames on a port that does not run LACP.
     pub slow_ignored: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_members_partner_is_tagged_by_its_protocol_and_null_when_none_is_heard() {
+        let d = EtherchannelDetail {
+            channels: vec![ChannelDetail {
+                channel: 1,
+                protocol: "lacp".into(),
+                max_bundle: Some(2),
+                min_links: 1,
+                members: vec![
+                    MemberDetail {
+                        port: "GigabitEthernet1/1".into(),
+                        flag: "P".into(),
+                        load: 0x0f,
+                        buckets: vec![0, 1, 2, 3],
+                        partner: Some(Partner::Lacp {
+                            system: "32768,0200.0000.0001".into(),
+                            port: 1,
+                            key: 9,
+                        }),
+                        ..MemberDetail::default()
+                    },
+                    MemberDetail {
+                        port: "GigabitEthernet1/2".into(),
+                        flag: "D".into(),
+                        ..MemberDetail::default()
+                    },
+                ],
+            }],
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        let m = &v["channels"][0]["members"];
+        assert_eq!(m[0]["partner"]["protocol"], "lacp");
+        assert_eq!(m[0]["partner"]["key"], 9);
+        assert_eq!(m[0]["load"], 15);
+        assert!(m[1]["partner"].is_null());
+        assert_eq!(v["channels"][0]["max_bundle"], 2);
+        let back: EtherchannelDetail = serde_json::from_value(v).unwrap();
+        assert_eq!(back, d);
+        let s = InterfacesStatus {
+            interfaces: vec![InterfaceStatus {
+                port: "Port-channel1".into(),
+                status: "connected".into(),
+                vlan: "1".into(),
+                ..InterfaceStatus::default()
+            }],
+        };
+        let v = serde_json::to_value(&s).unwrap();
+        assert!(v["interfaces"][0].get("device").is_none(), "{v}");
+    }
 }

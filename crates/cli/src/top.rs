@@ -364,9 +364,15 @@ fn sample_bond(sock: &Path, v: &mut View, events: &mut Vec<(u64, String)>) -> Re
     Ok(())
 }
 
-fn show(sock: &Path, req: &lagkit_switchd::protocol::Request) -> Result<serde_json::Value, String> {
+/// A `show` answer's facts, read as the type the switch writes them as.
+fn show<T: serde::de::DeserializeOwned>(
+    sock: &Path,
+    req: &lagkit_switchd::protocol::Request,
+) -> Result<T, String> {
     match lagkit_switchd::protocol::request(sock, req)? {
-        lagkit_switchd::protocol::Response::Show { json, .. } => Ok(json),
+        lagkit_switchd::protocol::Response::Show { json, .. } => {
+            serde_json::from_value(json).map_err(|e| format!("{}: {e}", sock.display()))
+        }
         lagkit_switchd::protocol::Response::Error(e) => Err(e),
         _ => Err("unexpected answer".into()),
     }
@@ -375,52 +381,45 @@ fn show(sock: &Path, req: &lagkit_switchd::protocol::Request) -> Result<serde_js
 /// A switch: each port's counters, status and, for channel members, the
 /// Cisco flag, partner and buckets.
 fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
+    use lagkit_api::switch::{EtherchannelDetail, InterfacesCounters, InterfacesStatus, Partner};
     use lagkit_switchd::protocol::Request as Q;
-    let counters = show(sock, &Q::InterfacesCounters)?;
-    let status = show(sock, &Q::InterfacesStatus)?;
-    let detail = show(sock, &Q::EtherchannelDetail { channel: None })?;
-    let str_of = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    let counters: InterfacesCounters = show(sock, &Q::InterfacesCounters)?;
+    let status: InterfacesStatus = show(sock, &Q::InterfacesStatus)?;
+    let detail: EtherchannelDetail = show(sock, &Q::EtherchannelDetail { channel: None })?;
     let mut members: BTreeMap<String, (String, String, String)> = BTreeMap::new();
     let mut channels = Vec::new();
-    for c in detail["channels"].as_array().into_iter().flatten() {
-        let ms = c["members"].as_array().cloned().unwrap_or_default();
-        let bundled = ms.iter().filter(|m| m["flag"] == "P").count();
+    for c in &detail.channels {
+        let bundled = c.members.iter().filter(|m| m.flag == "P").count();
         channels.push(format!(
             "Po{} {} {}/{} bundled",
-            c["channel"],
-            str_of(&c["protocol"]),
+            c.channel,
+            c.protocol,
             bundled,
-            ms.len()
+            c.members.len()
         ));
-        for m in ms {
-            let p = &m["partner"];
-            let partner = match p["protocol"].as_str() {
+        for m in &c.members {
+            let partner = match &m.partner {
                 // The system id is "priority,MAC": the MAC says who it is.
-                Some("lacp") => format!(
-                    "{} port {} key {}",
-                    str_of(&p["system"]).rsplit(',').next().unwrap_or_default(),
-                    p["port"],
-                    p["key"]
+                Some(Partner::Lacp { system, port, key }) => format!(
+                    "{} port {port} key {key}",
+                    system.rsplit(',').next().unwrap_or_default()
                 ),
-                Some("pagp") => format!("{} {}", str_of(&p["name"]), str_of(&p["port"])),
-                _ => "-".into(),
+                Some(Partner::Pagp { name, port, .. }) => format!(
+                    "{} {}",
+                    name.as_deref().unwrap_or(""),
+                    port.as_deref().unwrap_or("")
+                ),
+                None => "-".into(),
             };
-            let buckets = m["buckets"]
-                .as_array()
-                .map(|b| {
-                    b.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-                .unwrap_or_default();
+            let buckets = m
+                .buckets
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
             members.insert(
-                str_of(&m["port"]),
-                (
-                    format!("Po{} ({})", c["channel"], str_of(&m["flag"])),
-                    partner,
-                    buckets,
-                ),
+                m.port.clone(),
+                (format!("Po{} ({})", c.channel, m.flag), partner, buckets),
             );
         }
     }
@@ -429,23 +428,18 @@ fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
     } else {
         channels.join("   ")
     });
-    let link: BTreeMap<String, String> = status["interfaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| (str_of(&p["port"]), str_of(&p["status"])))
+    let link: BTreeMap<&str, &str> = status
+        .interfaces
+        .iter()
+        .map(|p| (p.port.as_str(), p.status.as_str()))
         .collect();
-    for p in counters["ports"].as_array().into_iter().flatten() {
-        let name = str_of(&p["port"]);
-        let drops: u64 = p["drops"]
-            .as_object()
-            .map_or(0, |d| d.values().filter_map(|x| x.as_u64()).sum())
-            + p["rx_kernel_drops"].as_u64().unwrap_or(0);
+    for p in &counters.ports {
+        let drops: u64 = p.drops.values().sum::<u64>() + p.rx_kernel_drops;
         let (state, partner, buckets) = members
-            .get(&name)
+            .get(&p.port)
             .cloned()
             .unwrap_or_else(|| ("access/trunk".into(), "-".into(), String::new()));
-        let link = match link.get(&name).map(String::as_str) {
+        let link = match link.get(p.port.as_str()).copied() {
             Some("connected") => "up".to_string(),
             Some("notconnect") => "down".to_string(),
             other => other.unwrap_or("").to_string(),
@@ -454,11 +448,11 @@ fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
             link,
             state,
             partner,
-            tx_bps: p["tx_bytes"].as_u64().unwrap_or(0) as f64,
-            rx_bps: p["rx_bytes"].as_u64().unwrap_or(0) as f64,
+            tx_bps: p.tx_bytes as f64,
+            rx_bps: p.rx_bytes as f64,
             drops,
             buckets,
-            name: short_port(&name),
+            name: short_port(&p.port),
         });
     }
     Ok(())

@@ -282,10 +282,14 @@ fn interfaces_status(sw: &Switch) -> Response {
             speed,
             sw.device(p)
         ));
-        rows.push(json!({
-            "port": cfg.name, "status": status, "vlan": vlan(&cfg.mode),
-            "duplex": duplex, "speed": speed, "device": sw.device(p),
-        }));
+        rows.push(api::InterfaceStatus {
+            port: cfg.name.clone(),
+            status: status.to_string(),
+            vlan: vlan(&cfg.mode),
+            duplex: Some(duplex),
+            speed: Some(speed),
+            device: Some(sw.device(p).to_string()),
+        });
     }
     for spec in sw.core().channels() {
         let up = sw
@@ -308,13 +312,17 @@ fn interfaces_status(sw: &Switch) -> Response {
             "auto",
             "auto"
         ));
-        rows.push(
-            json!({ "port": format!("Port-channel{}", spec.id.0), "status": status, "vlan": mode }),
-        );
+        rows.push(api::InterfaceStatus {
+            port: format!("Port-channel{}", spec.id.0),
+            status: status.to_string(),
+            vlan: mode,
+            ..api::InterfaceStatus::default()
+        });
     }
+    let facts = api::InterfacesStatus { interfaces: rows };
     Response::Show {
         text,
-        json: json!({ "interfaces": rows }),
+        json: serde_json::to_value(&facts).unwrap_or_default(),
     }
 }
 

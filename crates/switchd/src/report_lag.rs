@@ -12,13 +12,14 @@
 
 use crate::daemon::Switch;
 use crate::protocol::Response;
+use lagkit_api::switch::{ChannelDetail, EtherchannelDetail, MemberDetail, Partner};
 use lagkit_proto::{lacp, pagp};
 use lagkit_switch::config::ChannelSpec;
 use lagkit_switch::running::{LACP_PORT_PRIORITY, PAGP_PORT_PRIORITY};
 use lagkit_switch::show::{short_name, MemberFlag};
 use lagkit_switch::PortId;
 use lagkit_wire::lacp::{PortInfo, PortState as S};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::fmt::Write;
 
 const LACP_FLAGS: &str = "Flags:  S - Device is requesting Slow LACPDUs\n        F - Device is requesting Fast LACPDUs\n        A - Device is in Active mode       P - Device is in Passive mode\n";
@@ -711,30 +712,31 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
                 let _ = writeln!(text, "Probable {m}");
             }
             text.push('\n');
-            members.push(json!({
-                "port": name,
-                "mode": mode.to_string(),
-                "flag": flag.letter().to_string(),
-                "why": why,
-                "mismatch": sw.core().mismatch(*p),
-                "load": mask,
-                "buckets": (0..8).filter(|i| mask & (1 << i) != 0).collect::<Vec<u8>>(),
-                "partner": partner_json(sw, *p),
-            }));
+            members.push(MemberDetail {
+                port: name,
+                mode: mode.to_string(),
+                flag: flag.letter().to_string(),
+                why: why.clone(),
+                mismatch: sw.core().mismatch(*p),
+                load: mask,
+                buckets: (0..8).filter(|i| mask & (1 << i) != 0).collect(),
+                partner: partner_of(sw, *p),
+            });
         }
         text.push_str(&port_channel_section(sw, spec, now, false));
         text.push('\n');
-        out.push(json!({
-            "channel": spec.id.0,
-            "protocol": spec.mode.protocol(),
-            "max_bundle": spec.max_bundle,
-            "min_links": spec.min_links,
-            "members": members,
-        }));
+        out.push(ChannelDetail {
+            channel: spec.id.0,
+            protocol: spec.mode.protocol().to_string(),
+            max_bundle: spec.max_bundle,
+            min_links: spec.min_links,
+            members,
+        });
     }
+    let facts = EtherchannelDetail { channels: out };
     Response::Show {
         text,
-        json: json!({ "channels": out }),
+        json: serde_json::to_value(&facts).unwrap_or_default(),
     }
 }
 
@@ -837,21 +839,19 @@ pub(crate) fn etherchannel_protocol(sw: &Switch) -> Response {
     }
 }
 
-fn partner_json(sw: &Switch, p: PortId) -> Value {
+fn partner_of(sw: &Switch, p: PortId) -> Option<Partner> {
     match (sw.core().lacp_status(p), sw.core().pagp_status(p)) {
-        (Some(st), _) => json!({
-            "protocol": "lacp",
-            "system": st.partner.system.to_string(),
-            "port": st.partner.port,
-            "key": st.partner.key,
+        (Some(st), _) => Some(Partner::Lacp {
+            system: st.partner.system.to_string(),
+            port: st.partner.port,
+            key: st.partner.key,
         }),
-        (_, Some(st)) => json!({
-            "protocol": "pagp",
-            "device": st.partner_device.map(|d| d.to_string()),
-            "name": st.partner_device_name,
-            "port": st.partner_port_name,
+        (_, Some(st)) => Some(Partner::Pagp {
+            device: st.partner_device.map(|d| d.to_string()),
+            name: st.partner_device_name,
+            port: st.partner_port_name,
         }),
-        _ => Value::Null,
+        _ => None,
     }
 }
 
