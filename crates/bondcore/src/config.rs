@@ -28,8 +28,22 @@ fn random_seed() -> u64 {
     h.finish()
 }
 
+/// Why a configured bond cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// `pagp` in a mode that cannot run it (the file parser refuses this
+    /// first; a configuration built in code may not).
+    #[error("bond {bond}: pagp runs only in balance-xor and active-backup, not {mode}")]
+    PagpMode {
+        /// The bond.
+        bond: String,
+        /// Its mode.
+        mode: lagkit_bondcfg::Mode,
+    },
+}
+
 /// The runtime settings of one configured bond, or why it cannot run.
-pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, String> {
+pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, SettingsError> {
     let mode = c.mode;
     let refs: Vec<&str> = c.members.iter().map(String::as_str).collect();
     let mut s = Settings::new(&c.name, &refs, mode);
@@ -68,11 +82,10 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         coupled: c.coupled_control,
     };
     if c.pagp != Pagp::Off && !mode.allows_pagp() {
-        // The file parser refuses this first; a config built in code too.
-        return Err(format!(
-            "bond {}: pagp runs only in balance-xor and active-backup, not {mode}",
-            c.name
-        ));
+        return Err(SettingsError::PagpMode {
+            bond: c.name.clone(),
+            mode,
+        });
     }
     let pagp_mode = match c.pagp {
         Pagp::Off => None,

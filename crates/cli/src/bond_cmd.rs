@@ -259,7 +259,7 @@ fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
         for x in &w {
             tracing::warn!("{x}");
         }
-        out.push(settings_from(c, w).map_err(Failure::Usage)?);
+        out.push(settings_from(c, w).map_err(|e| Failure::Usage(e.to_string()))?);
     }
     Ok(out)
 }

@@ -89,7 +89,7 @@ fn host_side(path: &Path, bond: Option<&str>) -> Result<HostSide, String> {
     for w in &warnings {
         tracing::warn!("{w}");
     }
-    let settings = lagkit_bond::config::settings_from(c, warnings)?;
+    let settings = lagkit_bond::config::settings_from(c, warnings).map_err(|e| e.to_string())?;
     let what = match (settings.mode, &settings.pagp) {
         (Mode::Lacp, _) => format!(
             "802.3ad, LACP {} {}",
