@@ -597,17 +597,7 @@ impl Lab {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2);
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: setsid is async-signal-safe and nothing else runs in
-            // the child before exec.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::setsid();
-                    Ok(())
-                });
-            }
-        }
+        lagkit_sys::proc::new_session(&mut cmd);
         let child = cmd
             .spawn()
             .map_err(|e| format!("{}: {e}", self.opts.lagkit.display()))?;

@@ -28,6 +28,8 @@
 //! `lagkit` (the default: `lagkit switch` with an IOS configuration the lab
 //! writes) or `ovs` (Open vSwitch).
 
+#![forbid(unsafe_code)]
+
 pub mod charts;
 pub mod converge;
 mod error;

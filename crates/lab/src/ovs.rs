@@ -15,6 +15,7 @@
 //! finds them again by their pidfiles with [`Ovs::attach`]).
 
 use crate::sys::{poll, run, tool, tool_path, ProcId};
+use lagkit_sys::proc::{self, Signal};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -173,15 +174,7 @@ impl Ovs {
         match spawn {
             Spawn::Child { die_with_parent } => {
                 if die_with_parent {
-                    use std::os::unix::process::CommandExt;
-                    // SAFETY: prctl is async-signal-safe; nothing else runs
-                    // in the child before exec.
-                    unsafe {
-                        cmd.pre_exec(|| {
-                            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                            Ok(())
-                        });
-                    }
+                    proc::die_with_parent(&mut cmd, Signal::SIGTERM);
                 }
                 // `ip netns exec` execs the daemon: the child's PID is its.
                 let child = cmd.spawn().map_err(|e| format!("{prog} starts: {e}"))?;

@@ -2,6 +2,9 @@
 //! without ever hitting a recycled one.
 
 use lagkit_dataplane::tools;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::{sysconf, Pid, SysconfVar};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -126,8 +129,7 @@ pub fn cpu_seconds(pid: i32) -> Option<f64> {
     let rest: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
     // rest[0] is field 3; fields 14 and 15 are rest[11] and rest[12].
     let ticks: u64 = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = sysconf(SysconfVar::CLK_TCK).ok().flatten()?;
     (hz > 0).then(|| ticks as f64 / hz as f64)
 }
 
@@ -148,19 +150,18 @@ impl ProcId {
         }
     }
 
-    fn signal(&self, sig: i32) {
+    fn signal(&self, sig: Signal) {
         if self.alive() {
-            // SAFETY: kill(2) has no memory preconditions; the PID was checked
-            // to be the process recorded (same name and start time).
-            unsafe { libc::kill(self.pid, sig) };
+            // The PID was checked to be the process recorded (same name
+            // and start time).
+            let _ = kill(Pid::from_raw(self.pid), sig);
         }
     }
 
     /// Reaps the process if it is our child (no zombie left behind).
     fn reap(&self) {
-        let mut st = 0;
-        // SAFETY: waitpid with WNOHANG on a PID; harmless if not our child.
-        unsafe { libc::waitpid(self.pid, &mut st, libc::WNOHANG) };
+        // Harmless if not our child (ECHILD).
+        let _ = waitpid(Pid::from_raw(self.pid), Some(WaitPidFlag::WNOHANG));
     }
 
     /// SIGTERM, then SIGKILL if still alive after `grace`; reaps it when it
@@ -170,7 +171,7 @@ impl ProcId {
             self.reap();
             return;
         }
-        self.signal(libc::SIGTERM);
+        self.signal(Signal::SIGTERM);
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             self.reap();
@@ -184,7 +185,7 @@ impl ProcId {
 
     /// SIGKILL and wait (up to 2 s) for it to go.
     pub fn kill_now(&self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline {
             self.reap();
@@ -219,6 +220,5 @@ pub fn tail(path: &Path, n: usize) -> String {
 
 /// Whether we run as root (namespaces need it).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }

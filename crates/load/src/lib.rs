@@ -25,6 +25,8 @@
 //! `setns`-ed, or `ip netns exec`), and sockets and worker processes
 //! created from that thread live there.
 
+#![forbid(unsafe_code)]
+
 pub mod lpm;
 mod net;
 pub mod netperf;

@@ -7,10 +7,17 @@
 use crate::report::{ConnError, ConnReport, Cpu, Report, Role, Shape};
 use crate::wire::{self, Hello, Refusal};
 use crate::{Kind, LoadError};
+use lagkit_sys::sock;
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::socket::{
+    bind, getsockopt, recv, setsockopt, socket, sockopt, AddressFamily, MsgFlags, SockFlag,
+    SockType, SockaddrStorage,
+};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -31,125 +38,35 @@ pub(crate) fn run_id() -> u64 {
     t ^ (u64::from(std::process::id()) << 32) ^ SEQ.fetch_add(1, Ordering::Relaxed)
 }
 
-fn sockaddr(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: all-zero is a valid sockaddr_storage; we then write one
-    // sockaddr_in or sockaddr_in6 into its start, which it is sized and
-    // aligned for.
-    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match a {
-        SocketAddr::V4(v4) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: v4.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(v4.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(v6) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: v6.port().to_be(),
-                sin6_flowinfo: v6.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: v6.ip().octets(),
-                },
-                sin6_scope_id: v6.scope_id(),
-            };
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (ss, len as libc::socklen_t)
-}
-
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-fn setsockopt_int(
-    fd: RawFd,
-    level: libc::c_int,
-    opt: libc::c_int,
-    v: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: passes a pointer to a live c_int and its size.
-    cvt(unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            opt,
-            &v as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    })
-    .map(|_| ())
-}
-
-fn getsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int) -> io::Result<libc::c_int> {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: passes a pointer to a live c_int and its size.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd,
-            level,
-            opt,
-            &mut v as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    })?;
-    Ok(v)
-}
-
 /// Waits until `fd` is readable (or writable) or `timeout` passes; true if ready.
-pub(crate) fn wait_fd(fd: RawFd, write: bool, timeout: Duration) -> io::Result<bool> {
-    let mut p = libc::pollfd {
-        fd,
-        events: if write { libc::POLLOUT } else { libc::POLLIN },
-        revents: 0,
+pub(crate) fn wait_fd(fd: BorrowedFd<'_>, write: bool, timeout: Duration) -> io::Result<bool> {
+    let events = if write {
+        PollFlags::POLLOUT
+    } else {
+        PollFlags::POLLIN
     };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    let ms = PollTimeout::try_from(sock::timeout_ms(timeout)).unwrap_or(PollTimeout::MAX);
     loop {
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut p, 1, ms) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        let mut p = [PollFd::new(fd, events)];
+        match nix::poll::poll(&mut p, ms) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok(r) => return Ok(r > 0),
         }
-        return Ok(r > 0);
     }
 }
 
 /// True if `s` has a byte to read or is at EOF, without blocking or consuming.
 pub(crate) fn peek_now(s: &TcpStream) -> io::Result<bool> {
     let mut b = [0u8; 1];
-    // SAFETY: receives at most one byte into a live buffer.
-    let r = unsafe {
-        libc::recv(
-            s.as_raw_fd(),
-            b.as_mut_ptr() as *mut libc::c_void,
-            1,
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    if r >= 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
-    match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(false),
-        _ => Err(e),
+    match recv(
+        s.as_raw_fd(),
+        &mut b,
+        MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT,
+    ) {
+        Ok(_) => Ok(true),
+        Err(Errno::EAGAIN | Errno::EINTR) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -166,41 +83,34 @@ fn connect_once(
     timeout: Duration,
 ) -> io::Result<TcpStream> {
     let family = if addr.is_ipv4() {
-        libc::AF_INET
+        AddressFamily::Inet
     } else {
-        libc::AF_INET6
+        AddressFamily::Inet6
     };
-    // SAFETY: a fresh socket, owned by the TcpStream at once (closed on drop).
-    let fd = cvt(unsafe {
-        libc::socket(
-            family,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-            0,
-        )
-    })?;
-    let stream = unsafe { TcpStream::from_raw_fd(fd) };
-    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    let fd = socket(
+        family,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
+        None,
+    )?;
+    setsockopt(&fd, sockopt::ReuseAddr, &true)?;
     if let Some(local) = local {
-        let (ss, len) = sockaddr(local);
-        // SAFETY: a sockaddr of the given length.
-        cvt(unsafe { libc::bind(fd, &ss as *const _ as *const libc::sockaddr, len) })?;
+        bind(fd.as_raw_fd(), &SockaddrStorage::from(local))?;
     }
-    let (ss, len) = sockaddr(addr);
-    // SAFETY: a sockaddr of the given length.
-    let r = unsafe { libc::connect(fd, &ss as *const _ as *const libc::sockaddr, len) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
+    match nix::sys::socket::connect(fd.as_raw_fd(), &SockaddrStorage::from(addr)) {
+        Ok(()) => {}
+        Err(Errno::EINPROGRESS) => {
+            if !wait_fd(fd.as_fd(), true, timeout)? {
+                return Err(io::Error::from(io::ErrorKind::TimedOut));
+            }
+            let err = getsockopt(&fd, sockopt::SocketError)?;
+            if err != 0 {
+                return Err(io::Error::from_raw_os_error(err));
+            }
         }
-        if !wait_fd(fd, true, timeout)? {
-            return Err(io::Error::from(io::ErrorKind::TimedOut));
-        }
-        let err = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;
-        if err != 0 {
-            return Err(io::Error::from_raw_os_error(err));
-        }
+        Err(e) => return Err(e.into()),
     }
+    let stream = TcpStream::from(fd);
     stream.set_nonblocking(false)?;
     Ok(stream)
 }
@@ -239,9 +149,9 @@ pub(crate) fn connect(
 /// Applies socket buffer size and TCP_NODELAY.
 pub(crate) fn tune(s: &TcpStream, sockbuf: Option<u32>, nodelay: bool) -> io::Result<()> {
     if let Some(b) = sockbuf.filter(|&b| b > 0) {
-        let b = b.min(i32::MAX as u32) as libc::c_int;
-        setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, b)?;
-        setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, b)?;
+        let b = b.min(i32::MAX as u32) as usize;
+        setsockopt(s, sockopt::SndBuf, &b)?;
+        setsockopt(s, sockopt::RcvBuf, &b)?;
     }
     if nodelay {
         s.set_nodelay(true)?;
@@ -251,8 +161,10 @@ pub(crate) fn tune(s: &TcpStream, sockbuf: Option<u32>, nodelay: bool) -> io::Re
 
 /// SO_SNDBUF and SO_RCVBUF in effect.
 pub(crate) fn bufs(s: &TcpStream) -> (u32, u32) {
-    let get = |o| getsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, o).unwrap_or(0) as u32;
-    (get(libc::SO_SNDBUF), get(libc::SO_RCVBUF))
+    (
+        getsockopt(s, sockopt::SndBuf).unwrap_or(0) as u32,
+        getsockopt(s, sockopt::RcvBuf).unwrap_or(0) as u32,
+    )
 }
 
 /// A fresh report for `s` with its addresses and buffer sizes.
@@ -343,24 +255,6 @@ pub(crate) fn drain_to_eof(s: &mut TcpStream, timeout: Duration) -> bool {
 /// `TCP_CLOSE` from linux/tcp_states.h (libc does not export the TCP states).
 const TCP_CLOSE: u8 = 7;
 
-/// The kernel's TCP state of `fd` (a `TCP_*` value).
-fn tcp_state(fd: RawFd) -> io::Result<u8> {
-    // SAFETY: all-zero is a valid tcp_info (plain integers).
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    // SAFETY: passes a pointer to a live tcp_info and its size.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            &mut info as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    })?;
-    Ok(info.tcpi_state)
-}
-
 /// Closes a connection the peer has already closed (its EOF was read) and
 /// returns once the kernel has forgotten it, or after `timeout`.
 ///
@@ -376,7 +270,7 @@ pub(crate) fn close_after_peer(s: TcpStream, timeout: Duration) {
     }
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
-        match tcp_state(s.as_raw_fd()) {
+        match sock::tcp_info(&s).map(|i| i.tcpi_state) {
             Ok(TCP_CLOSE) | Err(_) => return,
             // The ACK crosses the wire in one round trip; look often.
             Ok(_) => std::thread::sleep(Duration::from_millis(1)),
@@ -621,22 +515,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn accept_loop(listeners: Vec<TcpListener>, sh: Arc<Shared>, handler: Arc<Handler>) {
     let mut next_id = 0u64;
-    let mut fds: Vec<libc::pollfd> = listeners
+    let mut fds: Vec<PollFd<'_>> = listeners
         .iter()
-        .map(|l| libc::pollfd {
-            fd: l.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|l| PollFd::new(l.as_fd(), PollFlags::POLLIN))
         .collect();
     while !sh.stop.load(Ordering::SeqCst) {
-        // SAFETY: a valid array of pollfds for listeners we own.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
-        if r <= 0 {
-            continue;
+        match nix::poll::poll(&mut fds, 100u16) {
+            Ok(r) if r > 0 => {}
+            _ => continue,
         }
         for (li, l) in listeners.iter().enumerate() {
-            if fds[li].revents == 0 {
+            // Unknown revents bits (None) are still an event.
+            if !fds[li].any().unwrap_or(true) {
                 continue;
             }
             while let Ok((s, peer)) = l.accept() {

@@ -7,17 +7,15 @@
 //! Looked at: `mio` always registers edge-triggered on Linux and has no
 //! `select`, so two of the three methods would be gone. `nix`'s
 //! `sys::epoll::Epoll` and `sys::select` make the same calls, but take
-//! borrowed descriptors (`AsFd`, an `FdSet` that borrows each one for its
-//! lifetime) where the workers keep connections by raw descriptor across
-//! waits: each call would turn a `RawFd` back into a `BorrowedFd`, itself
-//! `unsafe`, or the workers would be rewritten around the poller, for a
-//! handful of plain calls. `net::wait_fd`'s one `poll` stays on `libc`
-//! with the other socket calls of `net`.
+//! borrowed descriptors where the workers keep connections by raw
+//! descriptor across waits; `lagkit_sys::sock` has the same calls over
+//! descriptor numbers ([`sock::Epoll`], [`sock::select_readable`]).
 
 use crate::Method;
+use lagkit_sys::sock::{self, EpollEvent, EpollFlags};
 use std::collections::BTreeSet;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::Duration;
 
 /// One ready descriptor.
@@ -33,9 +31,9 @@ pub(crate) enum Poller {
         fds: BTreeSet<RawFd>,
     },
     Epoll {
-        ep: OwnedFd,
+        ep: sock::Epoll,
         edge: bool,
-        buf: Vec<libc::epoll_event>,
+        buf: Vec<EpollEvent>,
     },
 }
 
@@ -45,18 +43,11 @@ impl Poller {
             Method::Select => Ok(Poller::Select {
                 fds: BTreeSet::new(),
             }),
-            Method::Poll | Method::EpollEt => {
-                // SAFETY: epoll_create1 returns a new descriptor we then own.
-                let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-                if fd < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(Poller::Epoll {
-                    ep: unsafe { OwnedFd::from_raw_fd(fd) },
-                    edge: method == Method::EpollEt,
-                    buf: vec![libc::epoll_event { events: 0, u64: 0 }; 256],
-                })
-            }
+            Method::Poll | Method::EpollEt => Ok(Poller::Epoll {
+                ep: sock::Epoll::new()?,
+                edge: method == Method::EpollEt,
+                buf: vec![EpollEvent::empty(); 256],
+            }),
         }
     }
 
@@ -78,21 +69,14 @@ impl Poller {
             }
             Poller::Epoll { ep, edge, .. } => {
                 let events = if *edge {
-                    libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET
+                    EpollFlags::EPOLLIN
+                        | EpollFlags::EPOLLOUT
+                        | EpollFlags::EPOLLRDHUP
+                        | EpollFlags::EPOLLET
                 } else {
-                    libc::EPOLLIN | libc::EPOLLRDHUP
+                    EpollFlags::EPOLLIN | EpollFlags::EPOLLRDHUP
                 };
-                let mut ev = libc::epoll_event {
-                    events: events as u32,
-                    u64: fd as u64,
-                };
-                // SAFETY: a valid epoll descriptor and a live event struct.
-                let r =
-                    unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
-                if r < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
+                ep.add(fd, events, fd as u64)
             }
         }
     }
@@ -104,9 +88,8 @@ impl Poller {
                 fds.remove(&fd);
             }
             Poller::Epoll { ep, .. } => {
-                let mut ev = libc::epoll_event { events: 0, u64: 0 };
-                // SAFETY: as in add; failure (already gone) is harmless.
-                unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+                // Failure (already gone) is harmless.
+                let _ = ep.delete(fd);
             }
         }
     }
@@ -116,74 +99,34 @@ impl Poller {
         out.clear();
         match self {
             Poller::Select { fds } => {
-                // SAFETY: fd_set is plain data; FD_* touch only descriptors
-                // below FD_SETSIZE, which `add` guarantees.
-                let mut set: libc::fd_set = unsafe { std::mem::zeroed() };
-                unsafe { libc::FD_ZERO(&mut set) };
-                let mut max = -1;
-                for &fd in fds.iter() {
-                    unsafe { libc::FD_SET(fd, &mut set) };
-                    max = max.max(fd);
+                let r = sock::select_readable(fds.iter().copied(), timeout, |fd| {
+                    out.push(Event {
+                        fd,
+                        read: true,
+                        write: false,
+                    })
+                });
+                match r {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+                    r => r,
                 }
-                let mut tv = libc::timeval {
-                    tv_sec: timeout.as_secs() as libc::time_t,
-                    tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-                };
-                let r = unsafe {
-                    libc::select(
-                        max + 1,
-                        &mut set,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        &mut tv,
-                    )
-                };
-                if r < 0 {
-                    let e = io::Error::last_os_error();
-                    return if e.kind() == io::ErrorKind::Interrupted {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    };
-                }
-                for &fd in fds.iter() {
-                    if unsafe { libc::FD_ISSET(fd, &set) } {
-                        out.push(Event {
-                            fd,
-                            read: true,
-                            write: false,
-                        });
-                    }
-                }
-                Ok(())
             }
             Poller::Epoll { ep, buf, .. } => {
-                let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-                // SAFETY: buf is a live array of epoll_event of the given length.
-                let n = unsafe {
-                    libc::epoll_wait(
-                        ep.as_raw_fd(),
-                        buf.as_mut_ptr(),
-                        buf.len() as libc::c_int,
-                        ms,
-                    )
+                let n = match ep.wait(buf, timeout) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+                    r => r?,
                 };
-                if n < 0 {
-                    let e = io::Error::last_os_error();
-                    return if e.kind() == io::ErrorKind::Interrupted {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    };
-                }
-                for ev in &buf[..n as usize] {
-                    let bits = ev.events as i32;
+                for ev in &buf[..n] {
+                    let bits = ev.events();
                     out.push(Event {
-                        fd: ev.u64 as RawFd,
-                        read: bits
-                            & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
-                            != 0,
-                        write: bits & (libc::EPOLLOUT | libc::EPOLLERR) != 0,
+                        fd: ev.data() as RawFd,
+                        read: bits.intersects(
+                            EpollFlags::EPOLLIN
+                                | EpollFlags::EPOLLRDHUP
+                                | EpollFlags::EPOLLHUP
+                                | EpollFlags::EPOLLERR,
+                        ),
+                        write: bits.intersects(EpollFlags::EPOLLOUT | EpollFlags::EPOLLERR),
                     });
                 }
                 Ok(())

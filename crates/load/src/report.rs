@@ -6,6 +6,8 @@
 //! seed-style tables the CLI prints.
 
 use crate::{Kind, Method};
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::time::TimeVal;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::SocketAddr;
@@ -33,24 +35,22 @@ pub struct Cpu {
 impl Cpu {
     /// CPU time of the calling thread so far.
     pub fn thread() -> Cpu {
-        Self::usage(libc::RUSAGE_THREAD)
+        Self::usage(UsageWho::RUSAGE_THREAD)
     }
 
     /// CPU time of the calling process so far.
     pub fn process() -> Cpu {
-        Self::usage(libc::RUSAGE_SELF)
+        Self::usage(UsageWho::RUSAGE_SELF)
     }
 
-    fn usage(who: libc::c_int) -> Cpu {
-        // SAFETY: getrusage writes one rusage into the zeroed struct we own.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(who, &mut u) } != 0 {
+    fn usage(who: UsageWho) -> Cpu {
+        let Ok(u) = getrusage(who) else {
             return Cpu::default();
-        }
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        };
+        let tv = |t: TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
         Cpu {
-            user_s: tv(u.ru_utime),
-            sys_s: tv(u.ru_stime),
+            user_s: tv(u.user_time()),
+            sys_s: tv(u.system_time()),
         }
     }
 

@@ -3,6 +3,8 @@
 //! wait method, LPM's sequential ports, errors as values, and reports that
 //! survive JSON.
 
+#![forbid(unsafe_code)]
+
 use lagkit_load::{
     run_client, start_server, ClientConfig, ConnError, Kind, LoadError, LpmPorts, Method, Purpose,
     Report, ServerConfig,
@@ -10,7 +12,7 @@ use lagkit_load::{
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
 const LO: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -353,37 +355,20 @@ fn lpm_sequential_both_sides() {
 /// to a free port can pick that same port as its source and connect to
 /// itself; the kernel never hands out a bound port either way.
 fn refusing_port() -> (OwnedFd, u16) {
-    // SAFETY: a fresh socket, owned by the OwnedFd at once.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    assert!(fd >= 0, "{}", std::io::Error::last_os_error());
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut sin = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: 0,
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_ne_bytes(Ipv4Addr::LOCALHOST.octets()),
-        },
-        sin_zero: [0; 8],
+    use nix::sys::socket::{
+        bind, getsockname, socket, AddressFamily, SockFlag, SockType, SockaddrIn,
     };
-    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-    // SAFETY: bind reads a sockaddr_in of the given length; getsockname
-    // writes one into `sin`, no more than `len` bytes.
-    let r = unsafe {
-        match libc::bind(
-            fd.as_raw_fd(),
-            &sin as *const _ as *const libc::sockaddr,
-            len,
-        ) {
-            0 => libc::getsockname(
-                fd.as_raw_fd(),
-                &mut sin as *mut _ as *mut libc::sockaddr,
-                &mut len,
-            ),
-            e => e,
-        }
-    };
-    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
-    (fd, u16::from_be(sin.sin_port))
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .expect("socket");
+    let any_port = SockaddrIn::from(std::net::SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0));
+    bind(fd.as_raw_fd(), &any_port).expect("bind");
+    let bound: SockaddrIn = getsockname(fd.as_raw_fd()).expect("getsockname");
+    (fd, bound.port())
 }
 
 #[test]

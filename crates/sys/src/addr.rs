@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Interface addresses, IPv4 or IPv6 with a prefix length: added,
 //! replaced or deleted with one RTM_NEWADDR / RTM_DELADDR each, carrying
 //! IFA_LOCAL and IFA_ADDRESS as `ip addr` does (no broadcast address,

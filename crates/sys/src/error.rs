@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Why a kernel change was refused, in words a user can act on.
 
 use nix::errno::Errno;

@@ -10,13 +10,23 @@
 //! a socket of the calling thread's network namespace. Synchronous on
 //! purpose: the daemons are not async, and each operation is one datagram
 //! each way.
+//!
+//! It is also where the workspace's `unsafe` outside the BPF loader lives:
+//! small safe wrappers over system calls `nix` has no safe form for, each
+//! `unsafe` block with the reason it is sound. [`sock`] has epoll and
+//! `select` over descriptor numbers, `TCP_INFO` and a plain packet socket;
+//! [`proc`] a forked child with its standard streams on pipes, the
+//! standard streams without std's locks, and what a `Command`'s child does
+//! before exec. The netlink modules forbid `unsafe`.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod addr;
 mod error;
 pub mod link;
 pub mod netlink;
+pub mod proc;
+pub mod sock;
 pub mod tc;
 
 pub use error::Error;

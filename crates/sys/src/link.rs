@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Links: a veth pair made, a link deleted, its state, ARP, MTU and MAC
 //! address changed. Links are named in the request (`IFLA_IFNAME`) and
 //! the kernel looks the name up in the calling thread's namespace, so a

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! One rtnetlink request and its answer: framing (pure, tested here) and
 //! the exchange on a socket of the calling thread's network namespace.
 

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! A clsact qdisc and a filter under it that drops every frame: what
 //! `tc qdisc add dev D clsact` and `tc filter add dev D ingress pref P
 //! protocol all bpf da bytecode "1,6 0 0 2,"` install.

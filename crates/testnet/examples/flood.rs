@@ -2,6 +2,8 @@
 //! `lagkit_testnet::flood_random`), for measuring a switch by hand:
 //! `cargo run -p lagkit-testnet --example flood -- NS IFNAME SECONDS [broadcast] [sources=N]`.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 

@@ -8,6 +8,8 @@
 //! removed by the next [`Lab::new`]. Nothing in the root namespace gets an
 //! address or an interface.
 
+#![forbid(unsafe_code)]
+
 use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -17,6 +19,16 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use lagkit_dataplane::netns;
+use lagkit_sys::sock;
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::socket::{
+    bind, getsockopt, send, setsockopt, socket, sockopt, AddressFamily, MsgFlags, SockFlag,
+    SockType, SockaddrIn,
+};
+use nix::unistd::Pid;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
@@ -109,8 +121,7 @@ impl Lab {
     }
 
     fn make(test: &str, alone: bool) -> Option<Lab> {
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = nix::unistd::geteuid().is_root();
         let why = if !root {
             Some("needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN for namespaces, TAPs and packet sockets)")
         } else if !std::path::Path::new("/dev/net/tun").exists() {
@@ -232,8 +243,8 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         for &pid in &self.pids {
-            // SAFETY: sending a signal to a process we started.
-            unsafe { libc::kill(pid, libc::SIGTERM) };
+            // A process we started.
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
         }
         for ns in &self.namespaces {
             if let Err(e) = run(&["ip", "netns", "del", ns]) {
@@ -518,45 +529,19 @@ pub fn tcp_flows(
 
 /// Connects to `dst` from the fixed local address `src` (SO_REUSEADDR set).
 pub fn connect_from(src: SocketAddr, dst: SocketAddr) -> std::io::Result<TcpStream> {
-    use std::os::fd::FromRawFd;
     let (SocketAddr::V4(src), SocketAddr::V4(dst)) = (src, dst) else {
         return Err(std::io::Error::other("IPv4 only"));
     };
-    let sin = |a: std::net::SocketAddrV4| libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_ne_bytes(a.ip().octets()),
-        },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: plain socket calls on a descriptor owned by the TcpStream
-    // built from it (or closed on error).
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let stream = TcpStream::from_raw_fd(fd);
-        let one: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        let a = sin(src);
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        if libc::bind(fd, &a as *const _ as *const libc::sockaddr, len) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let d = sin(dst);
-        if libc::connect(fd, &d as *const _ as *const libc::sockaddr, len) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(stream)
-    }
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let _ = setsockopt(&fd, sockopt::ReuseAddr, &true);
+    bind(fd.as_raw_fd(), &SockaddrIn::from(src))?;
+    nix::sys::socket::connect(fd.as_raw_fd(), &SockaddrIn::from(dst))?;
+    Ok(TcpStream::from(fd))
 }
 
 /// Whether a TCP connection attempt from address `src` in namespace `ns`
@@ -566,61 +551,32 @@ pub fn reaches_from(ns: &str, src: std::net::Ipv4Addr, dst: SocketAddr, timeout:
     let SocketAddr::V4(dst) = dst else {
         return false;
     };
-    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
     netns::run_in(ns, move || {
-        let sin = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: port.to_be(),
-            sin_addr: libc::in_addr {
-                s_addr: u32::from_ne_bytes(ip.octets()),
-            },
-            sin_zero: [0; 8],
+        let Ok(fd) = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
+            None,
+        ) else {
+            return false;
         };
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        // SAFETY: plain socket calls on a descriptor owned by the OwnedFd
-        // built from it; the addresses are valid sockaddr_in of `len` bytes.
-        unsafe {
-            let fd = libc::socket(
-                libc::AF_INET,
-                libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
-                0,
-            );
-            if fd < 0 {
-                return false;
-            }
-            let _owned = <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd);
-            let a = sin(src, 0);
-            if libc::bind(fd, &a as *const _ as *const libc::sockaddr, len) != 0 {
-                return false;
-            }
-            let d = sin(*dst.ip(), dst.port());
-            if libc::connect(fd, &d as *const _ as *const libc::sockaddr, len) == 0 {
-                return true;
-            }
-            match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINPROGRESS) => {}
-                Some(libc::ECONNREFUSED) => return true,
-                _ => return false,
-            }
-            let mut p = libc::pollfd {
-                fd,
-                events: libc::POLLOUT,
-                revents: 0,
-            };
-            if libc::poll(&mut p, 1, ms) != 1 {
-                return false;
-            }
-            let mut err: libc::c_int = 0;
-            let mut elen = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-            libc::getsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_ERROR,
-                &mut err as *mut _ as *mut libc::c_void,
-                &mut elen,
-            );
-            err == 0 || err == libc::ECONNREFUSED
+        let src = SockaddrIn::from(std::net::SocketAddrV4::new(src, 0));
+        if bind(fd.as_raw_fd(), &src).is_err() {
+            return false;
         }
+        match nix::sys::socket::connect(fd.as_raw_fd(), &SockaddrIn::from(dst)) {
+            Ok(()) => return true,
+            Err(Errno::EINPROGRESS) => {}
+            Err(Errno::ECONNREFUSED) => return true,
+            Err(_) => return false,
+        }
+        let mut p = [PollFd::new(fd.as_fd(), PollFlags::POLLOUT)];
+        if nix::poll::poll(&mut p, ms) != Ok(1) {
+            return false;
+        }
+        let err = getsockopt(&fd, sockopt::SocketError).unwrap_or(0);
+        err == 0 || err == libc::ECONNREFUSED
     })
     .unwrap_or(false)
 }
@@ -888,114 +844,26 @@ pub struct UserWire {
     handles: Vec<std::thread::JoinHandle<()>>,
 }
 
-/// A raw packet socket bound to `ifname` in the calling thread's namespace,
-/// promiscuous, with auxiliary data and without its own outgoing frames.
-fn raw_socket(ifname: &str) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let name = std::ffi::CString::new(ifname).map_err(std::io::Error::other)?;
-    let err = std::io::Error::last_os_error;
-    // SAFETY: plain socket calls; the descriptor is owned by the OwnedFd
-    // from the moment it exists, and every pointer is to a live local of
-    // the size passed.
-    unsafe {
-        let index = libc::if_nametoindex(name.as_ptr());
-        if index == 0 {
-            return Err(err());
-        }
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        let fd = libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            proto.into(),
-        );
-        if fd < 0 {
-            return Err(err());
-        }
-        let sock = std::os::fd::OwnedFd::from_raw_fd(fd);
-        let one: libc::c_int = 1;
-        for opt in [libc::PACKET_AUXDATA, libc::PACKET_IGNORE_OUTGOING] {
-            libc::setsockopt(
-                fd,
-                libc::SOL_PACKET,
-                opt,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = index as i32;
-        if libc::bind(
-            fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        ) != 0
-        {
-            return Err(err());
-        }
-        let mut mr: libc::packet_mreq = std::mem::zeroed();
-        mr.mr_ifindex = index as i32;
-        mr.mr_type = libc::PACKET_MR_PROMISC as u16;
-        libc::setsockopt(
-            fd,
-            libc::SOL_PACKET,
-            libc::PACKET_ADD_MEMBERSHIP,
-            (&mr as *const libc::packet_mreq).cast(),
-            std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
-        );
-        Ok(sock)
-    }
-}
-
 /// Waits up to 50 ms for a frame on `fd`, reads it into `buf`: its length
 /// and whether its checksum is unfinished, or None.
-fn raw_recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> Option<(usize, bool)> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let mut ctrl = [0u64; 8];
-    // SAFETY: pfd, buf and ctrl are live locals; msghdr points at them
-    // with their true sizes, and the control messages are read only
-    // within the length the kernel reports.
-    unsafe {
-        if libc::poll(&mut pfd, 1, 50) <= 0 {
-            return None;
-        }
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = ctrl.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&ctrl);
-        let n = libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT);
-        if n <= 0 {
-            return None;
-        }
-        let mut unfinished = false;
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                let aux: libc::tpacket_auxdata =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                unfinished = aux.tp_status & libc::TP_STATUS_CSUMNOTREADY != 0;
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-        Some((n as usize, unfinished))
+fn raw_recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Option<(usize, bool)> {
+    let mut pfd = [PollFd::new(fd, PollFlags::POLLIN)];
+    if !matches!(nix::poll::poll(&mut pfd, 50u16), Ok(n) if n > 0) {
+        return None;
+    }
+    match sock::recv_frame(fd, buf) {
+        Ok((n, unfinished)) if n > 0 => Some((n, unfinished)),
+        _ => None,
     }
 }
 
 impl UserWire {
     /// Forwards between `a` and `b` in namespace `ns`, both ways, until dropped.
     pub fn start(ns: &str, a: &str, b: &str) -> UserWire {
-        let (sa, sb) = netns::run_in(ns, || (raw_socket(a), raw_socket(b)))
-            .expect("enter the wire's namespace");
+        let (sa, sb) = netns::run_in(ns, || {
+            (sock::raw_packet_socket(a), sock::raw_packet_socket(b))
+        })
+        .expect("enter the wire's namespace");
         let sa = std::sync::Arc::new(sa.expect("packet socket on a"));
         let sb = std::sync::Arc::new(sb.expect("packet socket on b"));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -1005,21 +873,17 @@ impl UserWire {
             .map(|(from, to, counts)| {
                 let (stop, counts) = (stop.clone(), counts.clone());
                 std::thread::spawn(move || {
-                    use std::os::fd::AsRawFd;
                     let mut buf = vec![0u8; 1 << 17];
                     while !stop.load(Ordering::Relaxed) {
-                        let Some((n, unfinished)) = raw_recv(from.as_raw_fd(), &mut buf) else {
+                        let Some((n, unfinished)) = raw_recv(from.as_fd(), &mut buf) else {
                             continue;
                         };
-                        // SAFETY: buf holds n bytes just read.
-                        let w = unsafe {
-                            libc::send(to.as_raw_fd(), buf.as_ptr().cast(), n, libc::MSG_DONTWAIT)
-                        };
+                        let w = send(to.as_raw_fd(), &buf[..n], MsgFlags::MSG_DONTWAIT);
                         let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
                         c.frames += 1;
                         c.unfinished_csum += u64::from(unfinished);
                         c.oversize += u64::from(n > 1514);
-                        c.forwarded += u64::from(w > 0);
+                        c.forwarded += u64::from(matches!(w, Ok(w) if w > 0));
                     }
                 })
             })

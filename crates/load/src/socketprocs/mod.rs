@@ -26,11 +26,16 @@ mod worker;
 use crate::net::{self, HANDSHAKE_TIMEOUT};
 use crate::report::{ConnReport, Cpu, ProcReport, Report, Role, Shape};
 use crate::{ClientConfig, Kind, LoadError, Method, ServerConfig, Spawn};
+use lagkit_sys::proc::{self, Pid};
+use nix::fcntl::OFlag;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::pipe2;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::IpAddr;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -72,30 +77,14 @@ pub(crate) enum FromWorker {
 /// A worker process and its two pipes.
 struct WorkerProc {
     index: u32,
-    pid: libc::pid_t,
+    pid: Pid,
     input: Option<File>,
     lines: mpsc::Receiver<String>,
     reaped: bool,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// In a forked child: closes every descriptor from 3 up.
-fn close_from_3() {
-    // SAFETY: closing descriptors in our own (child) process.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-    if r != 0 {
-        for fd in 3..65536 {
-            unsafe { libc::close(fd) };
-        }
-    }
+    Ok(pipe2(OFlag::O_CLOEXEC)?)
 }
 
 impl WorkerProc {
@@ -104,26 +93,10 @@ impl WorkerProc {
             Spawn::Fork => {
                 let (in_r, in_w) = pipe().map_err(LoadError::Spawn)?;
                 let (out_r, out_w) = pipe().map_err(LoadError::Spawn)?;
-                // SAFETY: the child only dup2s, closes descriptors, runs the
-                // worker (no locks shared with other threads of the parent:
-                // it never touches std's stdout, the environment or the
-                // logger; glibc's malloc is fork-safe) and leaves with _exit.
-                let pid = unsafe { libc::fork() };
-                if pid < 0 {
-                    return Err(LoadError::Spawn(std::io::Error::last_os_error()));
-                }
-                if pid == 0 {
-                    unsafe {
-                        libc::dup2(in_r.into_raw_fd(), 0);
-                        libc::dup2(out_w.into_raw_fd(), 1);
-                    }
-                    close_from_3();
-                    let code =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::run(job)))
-                            .unwrap_or(101);
-                    unsafe { libc::_exit(code) };
-                }
-                drop((in_r, out_w));
+                // The child runs the worker: it never touches std's stdout,
+                // the environment or the logger (see `worker::say`).
+                let pid = proc::fork_with_stdio(in_r, out_w, || worker::run(job))
+                    .map_err(LoadError::Spawn)?;
                 (pid, File::from(in_w), File::from(out_r))
             }
             Spawn::Exec { program, args } => {
@@ -143,7 +116,7 @@ impl WorkerProc {
                 };
                 // Reaped by pid below; dropping `child` neither waits nor kills.
                 (
-                    child.id() as libc::pid_t,
+                    Pid::from_raw(child.id() as i32),
                     File::from(OwnedFd::from(i)),
                     File::from(OwnedFd::from(o)),
                 )
@@ -206,11 +179,9 @@ impl WorkerProc {
         if self.reaped {
             return true;
         }
-        let mut status = 0;
-        // SAFETY: waits for our own child without blocking.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid || r < 0 {
-            self.reaped = true;
+        match waitpid(self.pid, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => {}
+            Ok(_) | Err(_) => self.reaped = true,
         }
         self.reaped
     }
@@ -233,12 +204,8 @@ impl WorkerProc {
         if self.try_reap() {
             return;
         }
-        // SAFETY: signals and reaps our own child.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            let mut status = 0;
-            libc::waitpid(self.pid, &mut status, 0);
-        }
+        let _ = kill(self.pid, Signal::SIGKILL);
+        let _ = waitpid(self.pid, None);
         self.reaped = true;
     }
 }

@@ -14,12 +14,11 @@ use crate::poller::{Event, Poller};
 use crate::report::{mbit, ConnError, ConnReport, Cpu, ProcReport};
 use crate::wire::{self, Hello, Purpose, Refusal};
 use crate::{ClientConfig, Method};
+use lagkit_sys::proc::{self, Signal};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 /// Entry point of a worker started with [`crate::Spawn::Exec`]: `config`
@@ -40,21 +39,17 @@ pub fn worker_main(config: &str) -> i32 {
 /// Writes one JSON line to fd 1 without std's stdout (whose lock a forked
 /// child must not touch).
 fn say(m: &FromWorker) {
-    // SAFETY: fd 1 is the pipe to the parent; ManuallyDrop keeps it open.
-    let mut out = ManuallyDrop::new(unsafe { File::from_raw_fd(1) });
     if let Ok(mut line) = serde_json::to_vec(m) {
         line.push(b'\n');
-        let _ = out.write_all(&line);
+        let _ = proc::write_stdout_all(&line);
     }
 }
 
 /// Reads what the parent sent on fd 0: None at EOF (the parent is gone).
 fn hear() -> Option<String> {
     let mut buf = [0u8; 64];
-    // SAFETY: fd 0 is the pipe from the parent; ManuallyDrop keeps it open.
-    let mut input = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
     loop {
-        match input.read(&mut buf) {
+        match proc::read_stdin(&mut buf) {
             Ok(0) => return None,
             Ok(k) => return Some(String::from_utf8_lossy(&buf[..k]).into_owned()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -67,11 +62,8 @@ pub(super) fn run(job: &Job) -> i32 {
     // Only the parent decides when a worker stops (it forwards Ctrl-C and
     // SIGTERM as `stop`, so every worker still reports); if the parent
     // dies, stdin reaches EOF and the worker stops anyway.
-    // SAFETY: setting signal dispositions to SIG_IGN has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGTERM, libc::SIG_IGN);
-    }
+    let _ = proc::ignore_signal(Signal::SIGINT);
+    let _ = proc::ignore_signal(Signal::SIGTERM);
     match job {
         Job::Server {
             index,
