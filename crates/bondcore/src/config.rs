@@ -282,6 +282,7 @@ mod tests {
         c.mode = Mode::Lacp;
         c.pagp = Pagp::Desirable;
         let e = settings_from(&c, vec![]).unwrap_err();
-        assert!(e.contains("balance-xor and active-backup"), "{e}");
+        assert!(matches!(e, SettingsError::PagpMode { .. }), "{e}");
+        assert!(e.to_string().contains("balance-xor and active-backup"), "{e}");
     }
 }
