@@ -283,6 +283,9 @@ mod tests {
         c.pagp = Pagp::Desirable;
         let e = settings_from(&c, vec![]).unwrap_err();
         assert!(matches!(e, SettingsError::PagpMode { .. }), "{e}");
-        assert!(e.to_string().contains("balance-xor and active-backup"), "{e}");
+        assert!(
+            e.to_string().contains("balance-xor and active-backup"),
+            "{e}"
+        );
     }
 }

@@ -279,6 +279,36 @@ fn headers(frame: &[u8]) -> Option<Headers> {
     }
 }
 
+/// Why a port-channel cannot be added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelError {
+    /// The channel exists.
+    Exists(ChannelId),
+    /// A member is no port of this bridge.
+    NoPort(PortId),
+    /// A member is already in another channel.
+    InAnother {
+        /// The port's name.
+        port: String,
+        /// The channel it is in.
+        channel: ChannelId,
+    },
+}
+
+impl std::fmt::Display for ChannelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChannelError::Exists(id) => write!(f, "port-channel {} exists", id.0),
+            ChannelError::NoPort(p) => write!(f, "no port {}", p.0),
+            ChannelError::InAnother { port, channel } => {
+                write!(f, "{port} is already in port-channel {}", channel.0)
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChannelError {}
+
 impl Bridge {
     /// A switch without ports, distributing over channels with `policy`
     /// (`port-channel load-balance`).
@@ -311,17 +341,17 @@ impl Bridge {
         id: ChannelId,
         members: Vec<PortId>,
         distribution: Distribution,
-    ) -> Result<(), String> {
+    ) -> Result<(), ChannelError> {
         if self.channels.contains_key(&id) {
-            return Err(format!("port-channel {} exists", id.0));
+            return Err(ChannelError::Exists(id));
         }
         for &m in &members {
-            let p = self
-                .ports
-                .get(m.0)
-                .ok_or_else(|| format!("no port {}", m.0))?;
+            let p = self.ports.get(m.0).ok_or(ChannelError::NoPort(m))?;
             if let Some(c) = p.channel {
-                return Err(format!("{} is already in port-channel {}", p.cfg.name, c.0));
+                return Err(ChannelError::InAnother {
+                    port: p.cfg.name.clone(),
+                    channel: c,
+                });
             }
         }
         for &m in &members {

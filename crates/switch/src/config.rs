@@ -260,7 +260,7 @@ pub fn from_ios(text: &str, ports: &[(String, String)]) -> Result<SwitchConfig, 
             .add_channel(spec.id, members.clone(), distribution)
             .map_err(|why| ConfigError {
                 line: spec.line,
-                why,
+                why: why.to_string(),
                 fix: "put each port in one channel group".into(),
             })?;
         // The port-channel interface's settings are the channel's; a

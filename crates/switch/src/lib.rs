@@ -49,11 +49,13 @@ pub mod show;
 pub mod sim;
 pub mod vlan;
 
-pub use bridge::{Bridge, Cast, DropReason, Egress, PortConfig, PortCounters, Verdict};
+pub use bridge::{
+    Bridge, Cast, ChannelError, DropReason, Egress, PortConfig, PortCounters, Verdict,
+};
 pub use channel::{Channel, Distribution};
 pub use core::Core;
 pub use fdb::{Fdb, Learned};
-pub use vlan::{PortMode, VlanId, VlanSet};
+pub use vlan::{PortMode, VlanId, VlanListError, VlanSet};
 
 /// A port of the switch, by its index in the order ports were added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

@@ -13,6 +13,29 @@ pub const DEFAULT_VLAN: VlanId = 1;
 #[derive(Clone, PartialEq, Eq)]
 pub struct VlanSet(Box<[u64; 64]>);
 
+/// Why a VLAN list cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VlanListError {
+    /// A word that is not a number.
+    NotAnId(String),
+    /// A number outside 1-4094.
+    OutOfRange(VlanId),
+    /// A range whose first VLAN is above its last.
+    Backwards(VlanId, VlanId),
+}
+
+impl std::fmt::Display for VlanListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VlanListError::NotAnId(t) => write!(f, "{t:?} is not a VLAN id"),
+            VlanListError::OutOfRange(v) => write!(f, "VLAN {v} is outside 1-4094"),
+            VlanListError::Backwards(a, b) => write!(f, "VLAN range {a}-{b} runs backwards"),
+        }
+    }
+}
+
+impl std::error::Error for VlanListError {}
+
 impl VlanSet {
     /// No VLAN.
     pub fn none() -> VlanSet {
@@ -41,22 +64,22 @@ impl VlanSet {
     }
 
     /// Parses IOS's list syntax: `1-10,20,30-32`, `all`, `none`.
-    pub fn parse(s: &str) -> Result<VlanSet, String> {
+    pub fn parse(s: &str) -> Result<VlanSet, VlanListError> {
         let s = s.trim();
         match s {
             "all" => return Ok(VlanSet::all()),
             "none" => return Ok(VlanSet::none()),
             _ => {}
         }
-        let id = |t: &str| -> Result<VlanId, String> {
+        let id = |t: &str| -> Result<VlanId, VlanListError> {
             let v: VlanId = t
                 .trim()
                 .parse()
-                .map_err(|_| format!("{t:?} is not a VLAN id"))?;
+                .map_err(|_| VlanListError::NotAnId(t.trim().to_string()))?;
             if (1..=4094).contains(&v) {
                 Ok(v)
             } else {
-                Err(format!("VLAN {v} is outside 1-4094"))
+                Err(VlanListError::OutOfRange(v))
             }
         };
         let mut set = VlanSet::none();
@@ -65,7 +88,7 @@ impl VlanSet {
                 Some((a, b)) => {
                     let (a, b) = (id(a)?, id(b)?);
                     if a > b {
-                        return Err(format!("VLAN range {a}-{b} runs backwards"));
+                        return Err(VlanListError::Backwards(a, b));
                     }
                     for v in a..=b {
                         set.insert(v);
@@ -183,10 +206,13 @@ mod tests {
         assert!(s.contains(2) && !s.contains(4) && s.contains(21));
         assert_eq!(format!("{:?}", VlanSet::all()), "1-4094");
         assert_eq!(format!("{:?}", VlanSet::parse("none").unwrap()), "none");
-        assert!(VlanSet::parse("0").unwrap_err().contains("outside"));
-        assert!(VlanSet::parse("4095").unwrap_err().contains("outside"));
-        assert!(VlanSet::parse("5-3").unwrap_err().contains("backwards"));
-        assert!(VlanSet::parse("x").unwrap_err().contains("not a VLAN"));
+        assert_eq!(VlanSet::parse("0"), Err(VlanListError::OutOfRange(0)));
+        assert_eq!(VlanSet::parse("4095"), Err(VlanListError::OutOfRange(4095)));
+        assert_eq!(VlanSet::parse("5-3"), Err(VlanListError::Backwards(5, 3)));
+        assert!(VlanSet::parse("x")
+            .unwrap_err()
+            .to_string()
+            .contains("not a VLAN"));
         assert!(!VlanSet::all().contains(4095) && !VlanSet::all().contains(0));
     }
 
