@@ -48,15 +48,24 @@ pub struct CaptureRequest {
     pub snaplen: Option<u32>,
 }
 
+/// Why a daemon refuses a capture.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CaptureError {
+    /// The snapshot length asked for is out of range.
+    #[error("capture: snaplen {0} is out of range: give 14 to {MAX_SNAPLEN} bytes")]
+    Snaplen(u32),
+    /// As many captures as a daemon runs already run.
+    #[error("capture: {MAX_CAPTURES} captures already run on this daemon; stop one first")]
+    TooMany,
+}
+
 impl CaptureRequest {
     /// The snapshot length to use, or why the request is refused.
-    pub fn snaplen(&self) -> Result<u32, String> {
+    pub fn snaplen(&self) -> Result<u32, CaptureError> {
         match self.snaplen {
             None => Ok(MAX_SNAPLEN),
             Some(n) if (14..=MAX_SNAPLEN).contains(&n) => Ok(n),
-            Some(n) => Err(format!(
-                "capture: snaplen {n} is out of range: give 14 to {MAX_SNAPLEN} bytes"
-            )),
+            Some(n) => Err(CaptureError::Snaplen(n)),
         }
     }
 }
@@ -171,13 +180,11 @@ impl Taps {
 
     /// Starts a capture, or says why not (too many running, a bad
     /// argument).
-    pub fn open(&mut self, req: &CaptureRequest) -> Result<Stream, String> {
+    pub fn open(&mut self, req: &CaptureRequest) -> Result<Stream, CaptureError> {
         let snaplen = req.snaplen()?;
         self.prune();
         if self.subs.len() >= MAX_CAPTURES {
-            return Err(format!(
-                "capture: {MAX_CAPTURES} captures already run on this daemon; stop one first"
-            ));
+            return Err(CaptureError::TooMany);
         }
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let dropped = Arc::new(AtomicU64::new(0));
@@ -318,7 +325,7 @@ mod tests {
                 Ok(Request::Capture(req)) => match taps.open(&req) {
                     Ok(_) => opened += 1,
                     Err(e) => {
-                        assert!(e.starts_with("capture: "), "{e}");
+                        assert!(e.to_string().starts_with("capture: "), "{e}");
                         refused += 1;
                     }
                 },
@@ -353,14 +360,15 @@ mod tests {
                 })
                 .err()
                 .unwrap();
-            assert!(e.contains("out of range"), "{e}");
+            assert!(e.to_string().contains("out of range"), "{e}");
         }
         let mut held = vec![s];
         while held.len() < MAX_CAPTURES {
             held.push(taps.open(&CaptureRequest::default()).unwrap());
         }
         let e = taps.open(&CaptureRequest::default()).err().unwrap();
-        assert!(e.contains("already run"), "{e}");
+        assert_eq!(e, CaptureError::TooMany);
+        assert!(e.to_string().contains("already run"), "{e}");
         held.pop().unwrap().closed.store(true, Ordering::Relaxed);
         assert!(taps.open(&CaptureRequest::default()).is_ok());
     }

@@ -136,7 +136,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         data: a.data && switch,
         snaplen: a.snaplen,
     };
-    req.snaplen().map_err(Failure::Usage)?;
+    req.snaplen().map_err(|e| Failure::Usage(e.to_string()))?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())

@@ -478,7 +478,7 @@ fn test_request(w: &[&str]) -> Result<Request, String> {
     let [kind, src, dst] = rest else {
         return Err(usage.into());
     };
-    lagkit_switchd::protocol::test_key(kind, src, dst)?;
+    lagkit_switchd::protocol::test_key(kind, src, dst).map_err(|e| e.to_string())?;
     Ok(Request::TestLoadBalance {
         channel,
         kind: kind.to_string(),

@@ -39,29 +39,54 @@ fn mac(s: &str) -> Option<[u8; 6]> {
     Some(m)
 }
 
+/// Why a `test etherchannel load-balance` flow cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TestKeyError {
+    /// `ip`: not two IP addresses.
+    #[error("ip: '{0}' and '{1}' must be IP addresses")]
+    NotIps(String, String),
+    /// `ip`: an IPv4 and an IPv6 address.
+    #[error("ip: both addresses of one family")]
+    Families,
+    /// `mac`: not two MAC addresses.
+    #[error("mac: '{0}' and '{1}' must be MAC addresses (e.g. 0200.0000.0001)")]
+    NotMacs(String, String),
+    /// `port`: not two IP:PORT.
+    #[error("port: '{0}' and '{1}' must be IP:PORT")]
+    NotPorts(String, String),
+    /// Another kind than ip, mac or port.
+    #[error("'{0}': write ip, mac or port")]
+    Kind(String),
+}
+
 /// The flow a `test etherchannel load-balance` names: `ip SRC DST` (two IP
 /// addresses), `mac SRC DST` (two MACs, `0200.0000.0001` or
 /// `02:00:00:00:00:01`) or `port SRC DST` (two IP:PORT, TCP).
-pub fn test_key(kind: &str, src: &str, dst: &str) -> Result<FlowKey, String> {
+pub fn test_key(kind: &str, src: &str, dst: &str) -> Result<FlowKey, TestKeyError> {
+    let pair = || (src.to_string(), dst.to_string());
     match kind {
         "ip" => {
             let (Ok(a), Ok(b)) = (src.parse::<IpAddr>(), dst.parse::<IpAddr>()) else {
-                return Err(format!("ip: '{src}' and '{dst}' must be IP addresses"));
+                let (a, b) = pair();
+                return Err(TestKeyError::NotIps(a, b));
             };
             if a.is_ipv4() != b.is_ipv4() {
-                return Err("ip: both addresses of one family".into());
+                return Err(TestKeyError::Families);
             }
             Ok(FlowKey::ip(IpFlow::new(a, b, 0, L4::None)))
         }
         "mac" => match (mac(src), mac(dst)) {
             (Some(a), Some(b)) => Ok(FlowKey::l2(a, b, 0x0800)),
-            _ => Err(format!(
-                "mac: '{src}' and '{dst}' must be MAC addresses (e.g. 0200.0000.0001)"
-            )),
+            _ => {
+                let (a, b) = pair();
+                Err(TestKeyError::NotMacs(a, b))
+            }
         },
-        "port" => lagkit_api::protocol::flow_key("tcp", src, dst)
-            .map_err(|_| format!("port: '{src}' and '{dst}' must be IP:PORT")),
-        other => Err(format!("'{other}': write ip, mac or port")),
+        "port" => lagkit_api::protocol::flow_key("tcp", src, dst).map_err(|_| {
+            let (a, b) = pair();
+            TestKeyError::NotPorts(a, b)
+        }),
+        other => Err(TestKeyError::Kind(other.to_string())),
     }
 }
 
@@ -95,9 +120,9 @@ mod tests {
         assert_eq!(p.ip.unwrap().ports(), Some((1000, 80)));
         assert!(test_key("ip", "10.0.0.1", "::1").is_err());
         assert!(test_key("mac", "0200.0000", "x").is_err());
-        assert!(test_key("vlan", "1", "2")
-            .unwrap_err()
-            .contains("ip, mac or port"));
+        let e = test_key("vlan", "1", "2").unwrap_err();
+        assert_eq!(e, TestKeyError::Kind("vlan".into()));
+        assert!(e.to_string().contains("ip, mac or port"));
         assert_eq!(
             socket_path(Some(7), "sw1"),
             PathBuf::from("/run/lagkit/7/switch/sw1.sock")

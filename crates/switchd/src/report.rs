@@ -217,7 +217,7 @@ fn counters(sw: &Switch) -> Response {
 fn test(sw: &Switch, channel: u32, kind: &str, src: &str, dst: &str) -> Response {
     let key = match test_key(kind, src, dst) {
         Ok(k) => k,
-        Err(e) => return Response::Error(e),
+        Err(e) => return Response::Error(e.to_string()),
     };
     let b = sw.core().bridge();
     let id = ChannelId(channel);

@@ -24,7 +24,7 @@ impl Bond {
         }
         let stream = match self.taps.open(req) {
             Ok(s) => s,
-            Err(e) => return p.answer(Response::Error(e)),
+            Err(e) => return p.answer(Response::Error(e.to_string())),
         };
         let start = CaptureStart {
             interfaces: self.member_names(),

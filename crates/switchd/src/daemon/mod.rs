@@ -345,7 +345,7 @@ impl Switch {
             return;
         };
         match self.taps.open(req) {
-            Err(e) => p.answer(Response::Error(e)),
+            Err(e) => p.answer(Response::Error(e.to_string())),
             Ok(stream) => {
                 let start = CaptureStart {
                     interfaces: (0..self.ports.len())
