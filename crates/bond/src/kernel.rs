@@ -45,7 +45,7 @@ pub fn remove_leftover(bond: &str) -> bool {
 
 /// Where bond `bond` of this network namespace pins its data path
 /// (`<bpffs>/lagkit/<netns inode>/<bond>`), or why it cannot.
-pub fn pin_dir(bond: &str) -> Result<std::path::PathBuf, String> {
+pub fn pin_dir(bond: &str) -> Result<std::path::PathBuf, lagkit_bpf::NoBpffs> {
     let ns =
         lagkit_bondcfg::paths::netns_id().map_or_else(|| "unknown".to_string(), |i| i.to_string());
     Ok(lagkit_bpf::pin_base()?.join(ns).join(bond))

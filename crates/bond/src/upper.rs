@@ -46,13 +46,49 @@ pub struct EngineInfo {
     pub why: String,
 }
 
+/// Why the logical interface could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpperError {
+    /// The userspace engine's TAP.
+    #[error("cannot create TAP {name}: {why}")]
+    Tap {
+        /// The bond.
+        name: String,
+        /// The kernel's answer.
+        why: String,
+    },
+    /// A step of the BPF engine's veth end.
+    #[error("BPF engine for {name}: {step}: {why}")]
+    Logical {
+        /// The bond.
+        name: String,
+        /// What was being done.
+        step: &'static str,
+        /// The kernel's (or the loader's) answer.
+        why: String,
+    },
+}
+
+/// `UpperError::Logical` for `step` of bond `name`.
+fn step<E: std::fmt::Display>(name: &str, step: &'static str) -> impl FnOnce(E) -> UpperError {
+    let name = name.to_string();
+    move |e| UpperError::Logical {
+        name,
+        step,
+        why: e.to_string(),
+    }
+}
+
 impl Upper {
     /// Creates the logical interface of bond `name` for the engine `want`
     /// asks for. `engine = "bpf"` that the kernel cannot run is an error;
     /// `auto` then falls back to the userspace engine and says why.
-    pub fn open(name: &str, want: EngineChoice) -> Result<(Upper, EngineInfo), String> {
-        let tap = |why: String| -> Result<(Upper, EngineInfo), String> {
-            let tap = Tap::open(&TapConfig::new(name)).map_err(|e| e.to_string())?;
+    pub fn open(name: &str, want: EngineChoice) -> Result<(Upper, EngineInfo), UpperError> {
+        let tap = |why: String| -> Result<(Upper, EngineInfo), UpperError> {
+            let tap = Tap::open(&TapConfig::new(name)).map_err(|e| UpperError::Tap {
+                name: name.to_string(),
+                why: e.to_string(),
+            })?;
             Ok((
                 Upper::Tap(Arc::new(tap)),
                 EngineInfo {
@@ -93,11 +129,12 @@ impl Upper {
     /// The veth end a killed daemon left (with index `ifindex`), for a
     /// daemon that adopts its pinned data path: the new programs load and
     /// attach behind the pinned ones, which go on forwarding meanwhile.
-    pub fn adopt(name: &str, ifindex: u32) -> Result<(Upper, EngineInfo), String> {
-        let logical = kernel::adopt_logical(name, ifindex).map_err(|e| e.to_string())?;
-        let probe = KernelPath::load(name).map_err(|e| e.to_string())?;
-        let link = Link::open(name).map_err(|e| e.to_string())?;
-        let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
+    pub fn adopt(name: &str, ifindex: u32) -> Result<(Upper, EngineInfo), UpperError> {
+        let logical =
+            kernel::adopt_logical(name, ifindex).map_err(step(name, "adopt the veth end"))?;
+        let probe = KernelPath::load(name).map_err(step(name, "load the programs"))?;
+        let link = Link::open(name).map_err(step(name, "open the veth end"))?;
+        let (a, b) = PairDevice::pair(name, "idle").map_err(step(name, "idle device"))?;
         Ok((
             Upper::Logical {
                 probe: Some(Box::new(probe)),
@@ -114,12 +151,12 @@ impl Upper {
 
     /// The veth end, proven able to carry the programs: they load and
     /// attach to it, and are kept for the bond's first start.
-    fn logical(name: &str) -> Result<Upper, String> {
+    fn logical(name: &str) -> Result<Upper, UpperError> {
         // Dropped on error, which deletes the pair again.
-        let logical = kernel::create_logical(name).map_err(|e| e.to_string())?;
-        let probe = KernelPath::load(name).map_err(|e| e.to_string())?;
-        let link = Link::open(name).map_err(|e| e.to_string())?;
-        let (a, b) = PairDevice::pair(name, "idle").map_err(|e| e.to_string())?;
+        let logical = kernel::create_logical(name).map_err(step(name, "create the veth end"))?;
+        let probe = KernelPath::load(name).map_err(step(name, "load the programs"))?;
+        let link = Link::open(name).map_err(step(name, "open the veth end"))?;
+        let (a, b) = PairDevice::pair(name, "idle").map_err(step(name, "idle device"))?;
         Ok(Upper::Logical {
             probe: Some(Box::new(probe)),
             logical: Some(logical),

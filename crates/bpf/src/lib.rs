@@ -47,7 +47,7 @@ mod pin;
 mod plan;
 
 pub use logical::Logical;
-pub use pin::{base as pin_base, Adopted};
+pub use pin::{base as pin_base, Adopted, NoBpffs};
 pub use plan::{Distribution, Publisher, Spread, Tlb};
 
 use abi::{read_cb, IFINDEX, SKB_CTX_LEN};

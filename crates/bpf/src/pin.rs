@@ -49,19 +49,30 @@ fn is_bpffs(path: &Path) -> bool {
 /// either it is an error that says what to do: lagkit does not mount one
 /// itself, as a mount made in a daemon's own mount namespace (a service's,
 /// or `ip netns exec`'s) would end with that namespace, pins and all.
-pub fn base() -> Result<PathBuf, String> {
+pub fn base() -> Result<PathBuf, NoBpffs> {
     for root in ["/sys/fs/bpf", "/run/lagkit/bpffs"] {
         if is_bpffs(Path::new(root)) {
             return Ok(Path::new(root).join("lagkit"));
         }
     }
-    Err(
-        "no bpffs at /sys/fs/bpf or /run/lagkit/bpffs (mount one in the host's mount \
-         namespace: `mount -t bpf bpf /sys/fs/bpf`, or for bonds started with `ip netns \
-         exec`: `mkdir -p /run/lagkit/bpffs && mount -t bpf bpf /run/lagkit/bpffs`)"
-            .into(),
-    )
+    Err(NoBpffs)
 }
+
+/// No bpffs is mounted where lagkit pins; the message says how to mount one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoBpffs;
+
+impl std::fmt::Display for NoBpffs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "no bpffs at /sys/fs/bpf or /run/lagkit/bpffs (mount one in the host's mount \
+             namespace: `mount -t bpf bpf /sys/fs/bpf`, or for bonds started with `ip netns \
+             exec`: `mkdir -p /run/lagkit/bpffs && mount -t bpf bpf /run/lagkit/bpffs`)",
+        )
+    }
+}
+
+impl std::error::Error for NoBpffs {}
 
 /// A link held by a [`Datapath`](crate::Datapath): by descriptor only, or
 /// also pinned.

@@ -130,6 +130,7 @@ impl Bond {
         };
         if !k.is_pinned() {
             let pinned = crate::kernel::pin_dir(&self.core.settings().name)
+                .map_err(|e| e.to_string())
                 .and_then(|dir| k.pin(&dir).map_err(|e| e.to_string()));
             if let Err(why) = pinned {
                 tracing::warn!(bond = %self.core.settings().name, %why, "data path not pinned: a restart of this daemon will interrupt traffic");

@@ -262,9 +262,9 @@ impl Bond {
                 (a.upper, a.info, Some(a.pinned), a.lacp)
             }
             None => {
-                let (u, i) = Upper::open(&name, s.engine).map_err(|why| BondError::Engine {
+                let (u, i) = Upper::open(&name, s.engine).map_err(|e| BondError::Engine {
                     bond: name.clone(),
-                    why,
+                    why: e.to_string(),
                 })?;
                 (u, i, None, Vec::new())
             }
@@ -734,29 +734,32 @@ impl Adoption {
     /// configured as `s` (members `names`, backup included): the same
     /// members and mode, an engine that may be BPF, the pins and the
     /// logical interface still there. Otherwise, why not.
-    fn consider(s: &Settings, names: &[String], old: &journal::State) -> Result<Adoption, String> {
-        let k = old.kernel.as_ref().ok_or("it left no pinned data path")?;
+    fn consider(
+        s: &Settings,
+        names: &[String],
+        old: &journal::State,
+    ) -> Result<Adoption, NotAdopted> {
+        let k = old.kernel.as_ref().ok_or(NotAdopted::NothingPinned)?;
         if s.engine == crate::kernel::EngineChoice::Userspace {
-            return Err("engine = userspace is configured now".into());
+            return Err(NotAdopted::Userspace);
         }
         if k.members != names {
-            return Err(format!(
-                "its members were {:?}, the configuration now has {names:?}",
-                k.members
-            ));
+            return Err(NotAdopted::Members {
+                was: k.members.clone(),
+                now: names.to_vec(),
+            });
         }
         if k.mode != s.mode.linux_name() {
-            return Err(format!(
-                "its mode was {}, the configuration now has {}",
-                k.mode,
-                s.mode.linux_name()
-            ));
+            return Err(NotAdopted::Mode {
+                was: k.mode.clone(),
+                now: s.mode.linux_name().to_string(),
+            });
         }
         let dir = crate::kernel::pin_dir(&s.name)?;
         let pinned = match lagkit_bpf::Adopted::open(&dir) {
             Ok(Some(p)) if p.links() > 0 => p,
-            Ok(_) => return Err(format!("no pinned links in {}", dir.display())),
-            Err(e) => return Err(e.to_string()),
+            Ok(_) => return Err(NotAdopted::NoLinks(dir)),
+            Err(e) => return Err(NotAdopted::Pins(e.to_string())),
         };
         let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
         let mut lacp = k.lacp.clone();
@@ -768,6 +771,27 @@ impl Adoption {
             lacp,
         })
     }
+}
+
+/// Why a start does not adopt the data path a previous daemon left.
+#[derive(Debug, thiserror::Error)]
+enum NotAdopted {
+    #[error("it left no pinned data path")]
+    NothingPinned,
+    #[error("engine = userspace is configured now")]
+    Userspace,
+    #[error("its members were {was:?}, the configuration now has {now:?}")]
+    Members { was: Vec<String>, now: Vec<String> },
+    #[error("its mode was {was}, the configuration now has {now}")]
+    Mode { was: String, now: String },
+    #[error("{0}")]
+    NoBpffs(#[from] lagkit_bpf::NoBpffs),
+    #[error("no pinned links in {}", .0.display())]
+    NoLinks(PathBuf),
+    #[error("its pins: {0}")]
+    Pins(String),
+    #[error("{0}")]
+    Upper(#[from] crate::upper::UpperError),
 }
 
 impl Drop for Bond {
