@@ -3,6 +3,8 @@
 //! IFA_LOCAL and IFA_ADDRESS as `ip addr` does (no broadcast address,
 //! as `ip addr add A/P dev D` sets none).
 
+#![forbid(unsafe_code)]
+
 use std::net::IpAddr;
 
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};

@@ -1,5 +1,7 @@
 //! Why a kernel change was refused, in words a user can act on.
 
+#![forbid(unsafe_code)]
+
 use nix::errno::Errno;
 
 /// A refused or failed rtnetlink request: the operation, its object and

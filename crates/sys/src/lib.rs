@@ -10,13 +10,26 @@
 //! a socket of the calling thread's network namespace. Synchronous on
 //! purpose: the daemons are not async, and each operation is one datagram
 //! each way.
+//!
+//! It also holds the system calls that have no safe API in a crate
+//! (packet sockets in [`packet`], the tcx drop program in [`packet_drop`],
+//! TAP in [`tap`], interface and ethtool ioctls in [`ioctl`], the SIGPIPE
+//! disposition in [`fd`]), each as a small safe function whose `unsafe`
+//! blocks say why they are sound: besides the BPF loader, it is the only
+//! crate of lagkit with `unsafe` code. The rtnetlink modules forbid it.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod addr;
 mod error;
+pub mod fd;
+pub mod ioctl;
 pub mod link;
 pub mod netlink;
+pub mod packet;
+pub mod packet_drop;
+pub mod tap;
 pub mod tc;
 
 pub use error::Error;

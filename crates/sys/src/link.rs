@@ -3,6 +3,8 @@
 //! the kernel looks the name up in the calling thread's namespace, so a
 //! missing one is the kernel's ENODEV, as with `ip link`.
 
+#![forbid(unsafe_code)]
+
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use netlink_packet_route::link::{

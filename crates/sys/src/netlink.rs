@@ -1,6 +1,8 @@
 //! One rtnetlink request and its answer: framing (pure, tested here) and
 //! the exchange on a socket of the calling thread's network namespace.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use netlink_packet_core::{

@@ -9,6 +9,8 @@
 //! `tc filter show` reads it as before and one made by an older lagkit is
 //! removed the same way (by its preference).
 
+#![forbid(unsafe_code)]
+
 use netlink_packet_core::DefaultNla;
 use netlink_packet_route::tc::{
     TcAttribute, TcBpfFlags, TcFilterBpfOption, TcHandle, TcMessage, TcOption,
