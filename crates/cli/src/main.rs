@@ -1,5 +1,7 @@
 //! The `lagkit` command: one binary, one subcommand per role.
 
+#![forbid(unsafe_code)]
+
 mod bond_cmd;
 mod capture_cmd;
 mod check_cmd;

@@ -89,11 +89,8 @@ pub fn clap_error(e: clap::Error, json: bool) -> ! {
 /// daemons and the workloads keep SIGPIPE ignored, or a peer that goes
 /// away would kill them.
 pub fn die_on_closed_stdout() {
-    // SAFETY: sets a signal's disposition to the default before any thread
-    // is started; no handler code runs.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // Before any thread is started: the disposition is process-wide.
+    lagkit_sys::fd::default_sigpipe();
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ mod tests {
     /// The test runs as root, so this process has every capability.
     #[test]
     fn root_passes() {
-        if unsafe { libc::geteuid() } == 0 {
+        if nix::unistd::geteuid().is_root() {
             assert!(require("lagkit up", Need::Bond { bpf: true }).is_ok());
         }
     }

@@ -14,6 +14,8 @@
 //!
 //! Run as root: `cargo run --release -p lagkit-dataplane --example fwd_bench -- [-P 8] [-t 5] [-k 2] [-r 1]`
 
+#![forbid(unsafe_code)]
+
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -67,18 +69,23 @@ fn cpu_busy_seconds() -> f64 {
         .collect();
     let total: f64 = v.iter().take(8).sum();
     let idle = v.get(3).copied().unwrap_or(0.0) + v.get(4).copied().unwrap_or(0.0);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(-1)
+        .max(1) as f64;
     (total - idle) / hz
 }
 
 /// User + system CPU seconds of this process (all its threads).
 fn self_cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    use nix::sys::resource::{getrusage, UsageWho};
+    use nix::sys::time::TimeValLike;
+    let Ok(ru) = getrusage(UsageWho::RUSAGE_SELF) else {
+        return 0.0;
+    };
+    let tv = |t: nix::sys::time::TimeVal| t.num_microseconds() as f64 / 1e6;
+    tv(ru.user_time()) + tv(ru.system_time())
 }
 
 struct Run {
@@ -372,23 +379,19 @@ fn report(case: &str, r: &Run, ratio: f64, gso: Option<f64>) {
     );
 }
 
-static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    SIGNALLED.store(sig, std::sync::atomic::Ordering::SeqCst);
-}
-
 /// On SIGINT/SIGTERM, delete this process's namespaces and stop the iperf3
 /// daemons in them before exiting (the lab's Drop would not run). A handler
 /// rather than a blocked mask, so children (iperf3) keep default signals.
 fn install_signal_cleanup() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    // The handlers only store the signal's number.
+    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_usize(sig, signalled.clone(), sig as usize)
+            .expect("install a signal handler");
     }
-    std::thread::spawn(|| loop {
-        let sig = SIGNALLED.load(std::sync::atomic::Ordering::SeqCst);
+    std::thread::spawn(move || loop {
+        let sig = signalled.load(std::sync::atomic::Ordering::SeqCst);
         if sig == 0 {
             std::thread::sleep(Duration::from_millis(100));
             continue;
@@ -404,8 +407,11 @@ fn install_signal_cleanup() {
                 if let Ok(p) = Command::new("ip").args(["netns", "pids", name]).output() {
                     for pid in String::from_utf8_lossy(&p.stdout).split_whitespace() {
                         if let Ok(pid) = pid.parse::<i32>() {
-                            // SAFETY: signalling a process inside a namespace this run created.
-                            unsafe { libc::kill(pid, libc::SIGTERM) };
+                            // A process inside a namespace this run created.
+                            let _ = nix::sys::signal::kill(
+                                nix::unistd::Pid::from_raw(pid),
+                                nix::sys::signal::Signal::SIGTERM,
+                            );
                         }
                     }
                 }

@@ -15,12 +15,16 @@
 //! - [`netns`]: opening devices inside a named network namespace.
 //! - [`Link`]: MAC, MTU, up/down, carrier and device features (`ethtool -k`) of an interface, by ioctl.
 //!
+//! The crate has no `unsafe` code: the system calls without a safe API in
+//! `nix` (packet sockets, TAP, interface ioctls, the tcx drop program) are
+//! safe wrappers in `lagkit-sys`.
+//!
 //! Tests: unit tests need nothing special; `tests/netns.rs` builds namespaces
 //! and needs root (it skips otherwise). `examples/fwd_bench.rs` measures
 //! throughput and CPU per GB against a bare veth with iperf3:
 //! `cargo run --release -p lagkit-dataplane --example fwd_bench -- -r 3`.
 
-#![deny(unsafe_op_in_unsafe_fn)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod device;

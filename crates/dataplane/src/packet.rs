@@ -26,14 +26,20 @@
 //!
 //! Batching uses `recvmmsg`/`sendmmsg`; [`PacketConfig::batched`] = false
 //! makes one system call per frame, to measure what batching is worth.
+//!
+//! The socket calls `nix` has no safe API for (`sockaddr_ll`, the
+//! `SOL_PACKET` options, the filter, the batched reads with their control
+//! messages) are `lagkit_sys::packet`'s; the rest are `nix`'s.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
+use lagkit_sys::packet as sys_packet;
 use nix::errno::Errno;
+use nix::sys::socket::{getsockopt, setsockopt, sockopt, AddressFamily, SockFlag, SockType};
 
 use crate::device::{Counters, Device, DropReason, RxBatch, SendError, HEADROOM};
-use crate::sys::{cvt, getsockopt, setsockopt, socket, Link, OpenError, SysError};
+use crate::sys::{socket_cloexec, Link, OpenError, SysError};
 use crate::vnet::{VnetHeader, HEADER_LEN};
 
 /// The socket buffer size lagkit asks for by default (each direction).
@@ -41,9 +47,6 @@ pub const DEFAULT_SOCKET_BUFFER: usize = 32 << 20;
 
 /// Messages per `recvmmsg`/`sendmmsg` call.
 const CHUNK: usize = 64;
-
-/// Room for one `PACKET_AUXDATA` control message (CMSG_SPACE(20) = 40 on 64-bit).
-const CMSG_BUF: usize = 64;
 
 /// How to open a member socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,22 +145,29 @@ fn set_int(
     v: libc::c_int,
     op: &'static str,
 ) -> Result<(), SysError> {
-    setsockopt(fd.as_raw_fd(), level, name, &v, op)
+    sys_packet::setsockopt_int(fd.as_fd(), level, name, v).map_err(|e| SysError::new(op, e))
 }
 
-fn set_buffer(
+/// Sets a socket buffer size with `force` (`SO_RCVBUFFORCE`), or without
+/// CAP_NET_ADMIN with `plain` (`SO_RCVBUF`), clamped to `c_int`.
+fn set_buffer<F, P>(
     fd: &OwnedFd,
-    force: libc::c_int,
-    plain: libc::c_int,
+    force: F,
+    plain: P,
     size: usize,
     op: &'static str,
-) -> Result<(), SysError> {
-    let v = libc::c_int::try_from(size).unwrap_or(libc::c_int::MAX);
-    match set_int(fd, libc::SOL_SOCKET, force, v, op) {
+) -> Result<(), SysError>
+where
+    F: nix::sys::socket::SetSockOpt<Val = usize>,
+    P: nix::sys::socket::SetSockOpt<Val = usize>,
+{
+    let v = size.min(libc::c_int::MAX as usize);
+    match setsockopt(fd, force, &v) {
         // Without CAP_NET_ADMIN, fall back to what net.core.[rw]mem_max allows.
-        Err(e) if e.errno == Errno::EPERM => set_int(fd, libc::SOL_SOCKET, plain, v, op),
+        Err(Errno::EPERM) => setsockopt(fd, plain, &v),
         r => r,
     }
+    .map_err(|e| SysError::new(op, e))
 }
 
 impl PacketSocket {
@@ -169,7 +179,11 @@ impl PacketSocket {
             .map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
         // Protocol 0: receive nothing until bound to the member, so no frame
         // from another interface slips in between socket() and bind().
-        let fd = socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, 0)?;
+        let fd = socket_cloexec(
+            AddressFamily::Packet,
+            SockType::Raw,
+            SockFlag::SOCK_NONBLOCK,
+        )?;
         set_int(
             &fd,
             libc::SOL_PACKET,
@@ -193,30 +207,20 @@ impl PacketSocket {
         )?;
         if cfg.receive == Receive::Control {
             // Before bind: no data frame is ever queued.
-            let mut prog = CONTROL_FILTER;
-            let fprog = libc::sock_fprog {
-                len: prog.len() as u16,
-                filter: prog.as_mut_ptr(),
-            };
-            setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ATTACH_FILTER,
-                &fprog,
-                "setsockopt(SO_ATTACH_FILTER)",
-            )?;
+            sys_packet::attach_filter(fd.as_fd(), &CONTROL_FILTER)
+                .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))?;
         }
         set_buffer(
             &fd,
-            libc::SO_RCVBUFFORCE,
-            libc::SO_RCVBUF,
+            sockopt::RcvBufForce,
+            sockopt::RcvBuf,
             cfg.rcvbuf,
             "setsockopt(SO_RCVBUFFORCE)",
         )?;
         set_buffer(
             &fd,
-            libc::SO_SNDBUFFORCE,
-            libc::SO_SNDBUF,
+            sockopt::SndBufForce,
+            sockopt::SndBuf,
             cfg.sndbuf,
             "setsockopt(SO_SNDBUFFORCE)",
         )?;
@@ -228,17 +232,8 @@ impl PacketSocket {
         bind_packet(&fd, ifindex, protocol).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
 
         if cfg.promisc {
-            // SAFETY: packet_mreq is plain data.
-            let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
-            mr.mr_ifindex = ifindex as i32;
-            mr.mr_type = libc::PACKET_MR_PROMISC as u16;
-            setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_ADD_MEMBERSHIP,
-                &mr,
-                "setsockopt(PACKET_ADD_MEMBERSHIP)",
-            )?;
+            sys_packet::add_membership(fd.as_fd(), ifindex, libc::PACKET_MR_PROMISC as u16)
+                .map_err(|e| SysError::new("setsockopt(PACKET_ADD_MEMBERSHIP)", e))?;
         }
         Ok(PacketSocket {
             fd,
@@ -266,30 +261,18 @@ impl PacketSocket {
 
     /// The socket buffer sizes the kernel granted (receive, send), as `getsockopt` reports them.
     pub fn buffer_sizes(&self) -> Result<(usize, usize), SysError> {
-        let r: libc::c_int = getsockopt(
-            self.fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            "getsockopt(SO_RCVBUF)",
-        )?;
-        let s: libc::c_int = getsockopt(
-            self.fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            "getsockopt(SO_SNDBUF)",
-        )?;
-        Ok((r as usize, s as usize))
+        let r = getsockopt(&self.fd, sockopt::RcvBuf)
+            .map_err(|e| SysError::new("getsockopt(SO_RCVBUF)", e))?;
+        let s = getsockopt(&self.fd, sockopt::SndBuf)
+            .map_err(|e| SysError::new("getsockopt(SO_SNDBUF)", e))?;
+        Ok((r, s))
     }
 
     /// Reads (and resets) the kernel's drop count for this socket
     /// (`PACKET_STATISTICS`), adds it to [`DropReason::RxKernel`] and returns it.
     pub fn collect_kernel_drops(&self) -> Result<u64, SysError> {
-        let st: libc::tpacket_stats = getsockopt(
-            self.fd.as_raw_fd(),
-            libc::SOL_PACKET,
-            libc::PACKET_STATISTICS,
-            "getsockopt(PACKET_STATISTICS)",
-        )?;
+        let st = sys_packet::statistics(self.fd.as_fd())
+            .map_err(|e| SysError::new("getsockopt(PACKET_STATISTICS)", e))?;
         let d = u64::from(st.tp_drops);
         if d > 0 {
             self.counters.count_drop(DropReason::RxKernel, d);
@@ -349,50 +332,20 @@ impl PacketSocket {
             if n == 0 {
                 return Ok(0);
             }
-            // SAFETY: these are plain C structs; zero is a valid start.
-            let mut iov: [libc::iovec; CHUNK] = unsafe { std::mem::zeroed() };
-            let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { std::mem::zeroed() };
-            let mut cmsg = [[0u64; CMSG_BUF / 8]; CHUNK];
-            for k in 0..n {
-                let slot = &mut free[k][HEADROOM..];
-                iov[k] = libc::iovec {
-                    iov_base: slot.as_mut_ptr().cast(),
-                    iov_len: slot.len(),
-                };
-                msgs[k].msg_hdr.msg_iov = &mut iov[k];
-                msgs[k].msg_hdr.msg_iovlen = 1;
-                msgs[k].msg_hdr.msg_control = cmsg[k].as_mut_ptr().cast();
-                msgs[k].msg_hdr.msg_controllen = CMSG_BUF;
-            }
-            // SAFETY: msgs[..n] point to live iovecs, slots and control buffers of the stated sizes.
-            let r = unsafe {
-                libc::recvmmsg(
-                    self.fd.as_raw_fd(),
-                    msgs.as_mut_ptr(),
-                    n as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
-                )
-            };
-            if r < 0 {
-                return Err(Errno::last());
-            }
-            let r = r as usize;
-            for k in 0..r {
-                let len = msgs[k].msg_len as usize;
-                if msgs[k].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+            let mut got = [sys_packet::Received::default(); CHUNK];
+            let r = sys_packet::recvmmsg(self.fd.as_fd(), &mut free[..n], HEADROOM, &mut got)?;
+            for (k, m) in got.iter().take(r).enumerate() {
+                if m.truncated {
                     self.counters.count_drop(DropReason::RxTruncated, 1);
                     continue;
                 }
-                if len < HEADER_LEN + 14 {
+                if m.len < HEADER_LEN + 14 {
                     self.counters.count_drop(DropReason::RxMalformed, 1);
                     continue;
                 }
-                // SAFETY: the msghdr was filled by recvmmsg; its control buffer is ours.
-                let vlan = unsafe { auxdata_vlan(&msgs[k].msg_hdr) };
-                results[k] = Some(match vlan {
-                    Some((tpid, tci)) => reinsert_vlan(&mut free[k], len, tpid, tci),
-                    None => (HEADROOM, len),
+                results[k] = Some(match m.vlan {
+                    Some((tpid, tci)) => reinsert_vlan(&mut free[k], m.len, tpid, tci),
+                    None => (HEADROOM, m.len),
                 });
             }
             r
@@ -411,33 +364,10 @@ impl PacketSocket {
     /// One `sendmmsg` of up to `CHUNK` packets; returns how many the kernel took.
     fn send_chunk(&self, packets: &[&[u8]]) -> Result<usize, Errno> {
         let n = packets.len().min(CHUNK);
-        // SAFETY: plain C structs; zero is a valid start.
-        let mut iov: [libc::iovec; CHUNK] = unsafe { std::mem::zeroed() };
-        let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { std::mem::zeroed() };
-        for k in 0..n {
-            iov[k] = libc::iovec {
-                iov_base: packets[k].as_ptr() as *mut libc::c_void,
-                iov_len: packets[k].len(),
-            };
-            msgs[k].msg_hdr.msg_iov = &mut iov[k];
-            msgs[k].msg_hdr.msg_iovlen = 1;
-        }
         loop {
-            // SAFETY: msgs[..n] point to live iovecs over the caller's packets; the kernel only reads them.
-            let r = unsafe {
-                libc::sendmmsg(
-                    self.fd.as_raw_fd(),
-                    msgs.as_mut_ptr(),
-                    n as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if r >= 0 {
-                return Ok(r as usize);
-            }
-            match Errno::last() {
-                Errno::EINTR => continue,
-                e => return Err(e),
+            match sys_packet::sendmmsg(self.fd.as_fd(), &packets[..n]) {
+                Err(Errno::EINTR) => continue,
+                r => return r,
             }
         }
     }
@@ -446,48 +376,7 @@ impl PacketSocket {
 /// Binds packet socket `fd` to interface `ifindex` and EtherType
 /// `protocol` (host order; `ETH_P_ALL` for every frame).
 pub(crate) fn bind_packet(fd: &OwnedFd, ifindex: u32, protocol: u16) -> Result<(), SysError> {
-    // SAFETY: sockaddr_ll is plain data; zero is a valid start.
-    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-    sll.sll_family = libc::AF_PACKET as u16;
-    sll.sll_protocol = protocol.to_be();
-    sll.sll_ifindex = ifindex as i32;
-    // SAFETY: sll is a valid sockaddr_ll of the length given.
-    let r = unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        )
-    };
-    cvt("bind(AF_PACKET)", r).map(drop)
-}
-
-/// Finds a VLAN tag the kernel moved into `PACKET_AUXDATA`.
-///
-/// # Safety
-/// `msg` must be a msghdr filled by `recvmsg`/`recvmmsg` whose control buffer is still alive.
-pub(crate) unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
-    // SAFETY: the CMSG_* helpers walk the control buffer within msg_controllen.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                let aux: libc::tpacket_auxdata =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                if aux.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
-                    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                        aux.tp_vlan_tpid
-                    } else {
-                        0x8100
-                    };
-                    return Some((tpid, aux.tp_vlan_tci));
-                }
-                return None;
-            }
-            c = libc::CMSG_NXTHDR(msg, c);
-        }
-    }
-    None
+    sys_packet::bind(fd.as_fd(), ifindex, protocol).map_err(|e| SysError::new("bind(AF_PACKET)", e))
 }
 
 /// Puts a VLAN tag back after the MAC addresses of the packet in `slot`

@@ -6,13 +6,14 @@
 //! epoll can wait on, with message boundaries kept and a bounded buffer that
 //! fills up like a real queue.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use nix::errno::Errno;
+use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 
 use crate::device::{Counters, Device, DropReason, RxBatch, SendError};
-use crate::sys::{cvt, SysError};
+use crate::sys::SysError;
 use crate::vnet::HEADER_LEN;
 
 /// One end of an in-process link.
@@ -26,19 +27,16 @@ pub struct PairDevice {
 impl PairDevice {
     /// Two connected ends named `a` and `b`.
     pub fn pair(a: &str, b: &str) -> Result<(PairDevice, PairDevice), SysError> {
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for the two descriptors socketpair writes.
-        let r = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        cvt("socketpair", r)?;
-        // SAFETY: both descriptors are fresh and owned by nobody else.
-        let (fa, fb) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (fa, fb) = socketpair(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            None,
+            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(|errno| SysError {
+            op: "socketpair",
+            errno,
+        })?;
         Ok((
             PairDevice {
                 fd: fa,
@@ -67,29 +65,18 @@ impl Device for PairDevice {
     fn recv(&self, batch: &mut RxBatch) -> Result<usize, SysError> {
         let mut got = 0;
         while let Some(slot) = batch.spare() {
-            // SAFETY: slot is writable for slot.len() bytes.
-            let n = unsafe {
-                libc::recv(
-                    self.fd.as_raw_fd(),
-                    slot.as_mut_ptr().cast(),
-                    slot.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if n < 0 {
-                match Errno::last() {
-                    Errno::EAGAIN => break,
-                    Errno::EINTR => continue,
-                    errno if got == 0 => {
-                        return Err(SysError {
-                            op: "recv(pair)",
-                            errno,
-                        })
-                    }
-                    _ => break,
+            let n = match recv(self.fd.as_raw_fd(), slot, MsgFlags::MSG_DONTWAIT) {
+                Ok(n) => n,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(errno) if got == 0 => {
+                    return Err(SysError {
+                        op: "recv(pair)",
+                        errno,
+                    })
                 }
-            }
-            let n = n as usize;
+                Err(_) => break,
+            };
             if n == 0 {
                 // Peer closed: nothing more will come.
                 break;
@@ -110,22 +97,15 @@ impl Device for PairDevice {
             Err(SendError::Malformed)
         } else {
             loop {
-                // SAFETY: packet is readable for packet.len() bytes.
-                let n = unsafe {
-                    libc::send(
-                        self.fd.as_raw_fd(),
-                        packet.as_ptr().cast(),
-                        packet.len(),
-                        libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                    )
-                };
-                if n >= 0 {
-                    break Ok(());
-                }
-                match Errno::last() {
-                    Errno::EINTR => continue,
-                    Errno::EPIPE | Errno::ECONNRESET => break Err(SendError::Down),
-                    e => break Err(SendError::from_errno(e)),
+                match send(
+                    self.fd.as_raw_fd(),
+                    packet,
+                    MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL,
+                ) {
+                    Ok(_) => break Ok(()),
+                    Err(Errno::EINTR) => continue,
+                    Err(Errno::EPIPE | Errno::ECONNRESET) => break Err(SendError::Down),
+                    Err(e) => break Err(SendError::from_errno(e)),
                 }
             }
         };

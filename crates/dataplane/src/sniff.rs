@@ -12,13 +12,16 @@
 //! promiscuous, and puts back the 802.1Q tag the kernel moved into
 //! `PACKET_AUXDATA`, so the frame is as it was on the wire.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
+use lagkit_sys::packet as sys_packet;
 use nix::errno::Errno;
+use nix::sys::socket::{setsockopt, sockopt, AddressFamily, SockFlag, SockType};
+use nix::sys::time::TimeVal;
 
-use crate::packet::{auxdata_vlan, bind_packet};
-use crate::sys::{setsockopt, socket, Link, OpenError, SysError};
+use crate::packet::bind_packet;
+use crate::sys::{socket_cloexec, Link, OpenError, SysError};
 
 /// One frame seen on the interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,33 +51,17 @@ impl Sniffer {
         let link = Link::open(ifname)?;
         let ifindex = link.ifindex().map_err(|e| OpenError::from_sys(e, ifname))?;
         // Protocol 0 until bound: nothing from another interface slips in.
-        let fd = socket(libc::AF_PACKET, libc::SOCK_RAW, 0)?;
-        let on: libc::c_int = 1;
-        setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_PACKET,
-            libc::PACKET_AUXDATA,
-            &on,
-            "setsockopt(PACKET_AUXDATA)",
-        )?;
-        setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            &on,
-            "setsockopt(SO_TIMESTAMPNS)",
-        )?;
-        let tv = libc::timeval {
+        let fd = socket_cloexec(AddressFamily::Packet, SockType::Raw, SockFlag::empty())?;
+        sys_packet::setsockopt_int(fd.as_fd(), libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)
+            .map_err(|e| SysError::new("setsockopt(PACKET_AUXDATA)", e))?;
+        setsockopt(&fd, sockopt::ReceiveTimestampns, &true)
+            .map_err(|e| SysError::new("setsockopt(SO_TIMESTAMPNS)", e))?;
+        let tv = TimeVal::from(libc::timeval {
             tv_sec: poll.as_secs() as libc::time_t,
             tv_usec: poll.subsec_micros() as libc::suseconds_t,
-        };
-        setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            &tv,
-            "setsockopt(SO_RCVTIMEO)",
-        )?;
+        });
+        setsockopt(&fd, sockopt::ReceiveTimeout, &tv)
+            .map_err(|e| SysError::new("setsockopt(SO_RCVTIMEO)", e))?;
         bind_packet(&fd, ifindex, libc::ETH_P_ALL as u16)
             .map_err(|e| OpenError::from_sys(e, ifname))?;
         Ok(Sniffer {
@@ -86,32 +73,13 @@ impl Sniffer {
     /// The next frame, cut to `snaplen` bytes; `None` when the poll time
     /// passed without one.
     pub fn recv(&mut self, snaplen: usize) -> Result<Option<Sniffed>, SysError> {
-        // SAFETY: plain C structs; zero is a valid start.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        let mut control = [0u64; 16];
-        // Room for a tag put back in front of the frame.
-        let mut iov = libc::iovec {
-            iov_base: self.buf[4..].as_mut_ptr().cast(),
-            iov_len: self.buf.len() - 4,
-        };
-        // SAFETY: zeroed msghdr, then pointed at live buffers below.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = (&mut sll as *mut libc::sockaddr_ll).cast();
-        msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control);
-        let n = loop {
-            // SAFETY: msg points to live buffers of the sizes it states.
-            let r = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
-            if r >= 0 {
-                break r as usize;
-            }
-            match Errno::last() {
-                Errno::EINTR => continue,
-                Errno::EAGAIN => return Ok(None),
-                errno => {
+        let f = loop {
+            // Room for a tag put back in front of the frame.
+            match sys_packet::recvmsg(self.fd.as_fd(), &mut self.buf[4..]) {
+                Ok(f) => break f,
+                Err(Errno::EINTR) => continue,
+                Err(Errno::EAGAIN) => return Ok(None),
+                Err(errno) => {
                     return Err(SysError {
                         op: "recvmsg(AF_PACKET)",
                         errno,
@@ -119,9 +87,9 @@ impl Sniffer {
                 }
             }
         };
+        let n = f.len;
         let got = n.min(self.buf.len() - 4);
-        // SAFETY: msg was filled by recvmsg and control is still alive.
-        let (tag, ts_ns) = unsafe { (auxdata_vlan(&msg), timestamp_ns(&msg)) };
+        let (tag, ts_ns) = (f.vlan, f.ts_ns);
         let (start, len, wire) = match tag {
             Some((tpid, tci)) if got >= 12 => {
                 self.buf.copy_within(4..16, 0);
@@ -133,31 +101,10 @@ impl Sniffer {
         };
         let keep = len.min(snaplen);
         Ok(Some(Sniffed {
-            outgoing: sll.sll_pkttype == libc::PACKET_OUTGOING,
+            outgoing: f.pkttype == libc::PACKET_OUTGOING,
             len: u32::try_from(wire).unwrap_or(u32::MAX),
             ts_ns,
             data: self.buf[start..start + keep].to_vec(),
         }))
     }
-}
-
-/// The kernel's receive time of the frame (`SCM_TIMESTAMPNS`), in ns.
-///
-/// # Safety
-/// `msg` must be a msghdr filled by `recvmsg` whose control buffer is still alive.
-unsafe fn timestamp_ns(msg: &libc::msghdr) -> Option<u64> {
-    // SAFETY: the CMSG_* helpers walk the control buffer within msg_controllen.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                let s = u64::try_from(ts.tv_sec).ok()?;
-                let ns = u64::try_from(ts.tv_nsec).ok()?;
-                return s.checked_mul(1_000_000_000)?.checked_add(ns);
-            }
-            c = libc::CMSG_NXTHDR(msg, c);
-        }
-    }
-    None
 }

@@ -14,13 +14,16 @@
 //! The TAP is not persistent: it disappears when its last queue's
 //! descriptor is closed, so a crashed daemon leaves nothing behind.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
+use lagkit_sys::tap as sys_tap;
 use nix::errno::Errno;
+use nix::fcntl::{open, OFlag};
+use nix::sys::stat::Mode;
 
 use crate::device::{Counters, Device, DropReason, RxBatch, SendError};
-use crate::sys::{cvt, ifreq, ifreq_name, ioctl_ifreq, Link, OpenError, SysError};
+use crate::sys::{valid_ifname, Link, OpenError, SysError};
 use crate::vnet::HEADER_LEN;
 
 /// The offloads a TAP accepts from the host stack (`TUNSETOFFLOAD` bits).
@@ -83,67 +86,34 @@ pub struct Tap {
     counters: Arc<Counters>,
 }
 
-fn tun_ioctl_ptr<T>(
-    fd: &OwnedFd,
-    req: libc::Ioctl,
-    arg: &T,
-    op: &'static str,
-) -> Result<(), SysError> {
-    // SAFETY: the TUN ioctls used here read a T through the pointer; arg lives across the call.
-    let r = unsafe { libc::ioctl(fd.as_raw_fd(), req, arg as *const T) };
-    cvt(op, r).map(drop)
-}
-
 impl Tap {
     /// Creates (or attaches to) a TAP in the calling thread's network namespace.
     pub fn open(cfg: &TapConfig) -> Result<Tap, OpenError> {
-        let mut ifr = ifreq(&cfg.name)?;
-        let path = c"/dev/net/tun";
-        // SAFETY: path is NUL-terminated; on success we own the descriptor.
-        let raw = unsafe {
-            libc::open(
-                path.as_ptr(),
-                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        let raw = cvt("open(/dev/net/tun)", raw).map_err(|e| OpenError::from_sys(e, &cfg.name))?;
-        // SAFETY: raw is a fresh descriptor nobody else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        if !valid_ifname(&cfg.name) {
+            return Err(OpenError::BadName(cfg.name.clone()));
+        }
+        let fd = open(
+            c"/dev/net/tun",
+            OFlag::O_RDWR | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| OpenError::from_sys(SysError::new("open(/dev/net/tun)", e), &cfg.name))?;
 
         let mut flags = libc::IFF_TAP | libc::IFF_NO_PI | libc::IFF_VNET_HDR;
         if cfg.multi_queue {
             flags |= libc::IFF_MULTI_QUEUE;
         }
-        ifr.ifr_ifru.ifru_flags = flags as libc::c_short;
-        ioctl_ifreq(
-            fd.as_raw_fd(),
-            libc::TUNSETIFF,
-            &mut ifr,
-            "ioctl(TUNSETIFF)",
-        )?;
-        let name = ifreq_name(&ifr);
+        let name = sys_tap::set_iff(fd.as_fd(), &cfg.name, flags as libc::c_short)
+            .map_err(|e| SysError::new("ioctl(TUNSETIFF)", e))?;
 
-        let hdr_sz: libc::c_int = HEADER_LEN as libc::c_int;
-        tun_ioctl_ptr(
-            &fd,
-            libc::TUNSETVNETHDRSZ,
-            &hdr_sz,
-            "ioctl(TUNSETVNETHDRSZ)",
-        )?;
+        sys_tap::set_vnet_hdr_size(fd.as_fd(), HEADER_LEN as libc::c_int)
+            .map_err(|e| SysError::new("ioctl(TUNSETVNETHDRSZ)", e))?;
         // Little-endian header fields whatever the host; on x86/arm64 this is
         // already the default, and kernels without the knob refuse it harmlessly.
-        let le: libc::c_int = 1;
-        let _ = tun_ioctl_ptr(&fd, libc::TUNSETVNETLE, &le, "ioctl(TUNSETVNETLE)");
+        let _ = sys_tap::set_vnet_le(fd.as_fd(), true);
         // TUNSETOFFLOAD takes its argument by value.
-        // SAFETY: plain ioctl with an integer argument.
-        let r = unsafe {
-            libc::ioctl(
-                fd.as_raw_fd(),
-                libc::TUNSETOFFLOAD,
-                cfg.offloads.0 as libc::c_ulong,
-            )
-        };
-        cvt("ioctl(TUNSETOFFLOAD)", r)?;
+        sys_tap::set_offload(fd.as_fd(), cfg.offloads.0)
+            .map_err(|e| SysError::new("ioctl(TUNSETOFFLOAD)", e))?;
 
         let link = Link::open(&name)?;
         Ok(Tap {
@@ -173,22 +143,18 @@ impl Device for Tap {
         let mut got = 0;
         while let Some(slot) = batch.spare() {
             let cap = slot.len();
-            // SAFETY: slot is a writable buffer of cap bytes.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), slot.as_mut_ptr().cast(), cap) };
-            if n < 0 {
-                match Errno::last() {
-                    Errno::EAGAIN => break,
-                    Errno::EINTR => continue,
-                    errno if got == 0 => {
-                        return Err(SysError {
-                            op: "read(tap)",
-                            errno,
-                        })
-                    }
-                    _ => break,
+            let n = match nix::unistd::read(&self.fd, slot) {
+                Ok(n) => n,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(errno) if got == 0 => {
+                    return Err(SysError {
+                        op: "read(tap)",
+                        errno,
+                    })
                 }
-            }
-            let n = n as usize;
+                Err(_) => break,
+            };
             if n < HEADER_LEN + 14 {
                 self.counters.count_drop(DropReason::RxMalformed, 1);
                 continue;
@@ -209,16 +175,10 @@ impl Device for Tap {
             Err(SendError::Malformed)
         } else {
             loop {
-                // SAFETY: packet is a readable buffer of packet.len() bytes.
-                let n = unsafe {
-                    libc::write(self.fd.as_raw_fd(), packet.as_ptr().cast(), packet.len())
-                };
-                if n >= 0 {
-                    break Ok(());
-                }
-                match Errno::last() {
-                    Errno::EINTR => continue,
-                    e => break Err(SendError::from_errno(e)),
+                match nix::unistd::write(&self.fd, packet) {
+                    Ok(_) => break Ok(()),
+                    Err(Errno::EINTR) => continue,
+                    Err(e) => break Err(SendError::from_errno(e)),
                 }
             }
         };

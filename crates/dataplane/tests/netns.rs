@@ -7,10 +7,12 @@
 //! `-- --nocapture` for throughput and GSO counts). Namespaces are named
 //! `lkdp-<pid>-<n>` and deleted when each test ends, panics included.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -120,18 +122,13 @@ fn jumbo_mtu_9000_end_to_end() {
     let rx = netns::run_in(&b, || UdpSocket::bind("10.77.0.2:6000").expect("bind")).unwrap();
     rx.set_nonblocking(true).unwrap();
     let tx = netns::run_in(&a, || UdpSocket::bind("10.77.0.1:0").expect("bind")).unwrap();
-    let pmtu_do: libc::c_int = libc::IP_PMTUDISC_DO;
-    // SAFETY: setting an int socket option on a live socket.
-    let r = unsafe {
-        libc::setsockopt(
-            tx.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_MTU_DISCOVER,
-            (&pmtu_do as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(r, 0);
+    lagkit_sys::packet::setsockopt_int(
+        tx.as_fd(),
+        libc::IPPROTO_IP,
+        libc::IP_MTU_DISCOVER,
+        libc::IP_PMTUDISC_DO,
+    )
+    .expect("setsockopt(IP_MTU_DISCOVER)");
     let payload: Vec<u8> = (0..8972u32).map(|i| (i % 251) as u8).collect();
     let mut buf = vec![0u8; 10000];
     let mut got = 0;

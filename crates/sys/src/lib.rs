@@ -12,21 +12,30 @@
 //! each way.
 //!
 //! It is also where the workspace's `unsafe` outside the BPF loader lives:
-//! small safe wrappers over system calls `nix` has no safe form for, each
-//! `unsafe` block with the reason it is sound. [`sock`] has epoll and
-//! `select` over descriptor numbers, `TCP_INFO` and a plain packet socket;
-//! [`proc`] a forked child with its standard streams on pipes, the
-//! standard streams without std's locks, and what a `Command`'s child does
-//! before exec. The netlink modules forbid `unsafe`.
+//! small safe wrappers over the system calls that have no safe form in a
+//! crate, each `unsafe` block with the reason it is sound. [`packet`]:
+//! packet sockets; [`packet_drop`]: the tcx drop program; [`tap`]: TAP;
+//! [`ioctl`]: interface and ethtool ioctls; [`fd`]: the SIGPIPE
+//! disposition; [`sock`]: epoll and `select` over descriptor numbers,
+//! `TCP_INFO` and a plain packet socket; [`proc`]: a forked child with its
+//! standard streams on pipes, the standard streams without std's locks,
+//! and what a `Command`'s child does before exec. The rtnetlink modules
+//! forbid `unsafe`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod addr;
 mod error;
+pub mod fd;
+pub mod ioctl;
 pub mod link;
 pub mod netlink;
+pub mod packet;
+pub mod packet_drop;
 pub mod proc;
 pub mod sock;
+pub mod tap;
 pub mod tc;
 
 pub use error::Error;

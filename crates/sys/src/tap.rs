@@ -1,0 +1,85 @@
+//! The TUN/TAP ioctls on a descriptor of `/dev/net/tun`: attaching it to
+//! an interface (`TUNSETIFF`), the virtio-net header (`TUNSETVNETHDRSZ`,
+//! `TUNSETVNETLE`) and the offloads (`TUNSETOFFLOAD`).
+//!
+//! `nix` declares no TUN requests, and its ioctl macros generate `unsafe`
+//! functions, so each one is written here once as a safe function. Open
+//! the device itself with `nix::fcntl::open`.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use nix::errno::Errno;
+
+use crate::ioctl::{ifreq, ifreq_name, ioctl_ifreq};
+
+/// The `ifreq` [`set_iff`] sends: the name and the `IFF_*` flags.
+fn iff_req(name: &str, flags: libc::c_short) -> libc::ifreq {
+    let mut ifr = ifreq(name);
+    ifr.ifr_ifru.ifru_flags = flags;
+    ifr
+}
+
+/// Attaches `fd` (an open `/dev/net/tun`) to the TUN/TAP interface `name`,
+/// creating it if needed, with `flags` (`IFF_TAP | IFF_NO_PI | ...`;
+/// `TUNSETIFF`). `name` may hold a `%d` for the kernel to fill in; an
+/// invalid name is sent empty (check it with
+/// [`valid_ifname`](crate::ioctl::valid_ifname) first). Returns the
+/// interface's name.
+pub fn set_iff(fd: BorrowedFd<'_>, name: &str, flags: libc::c_short) -> Result<String, Errno> {
+    let mut ifr = iff_req(name, flags);
+    // SAFETY: TUNSETIFF reads the name and flags in ifr and writes the
+    // chosen name back into it; nothing outside ifr.
+    unsafe { ioctl_ifreq(fd, libc::TUNSETIFF, &mut ifr)? };
+    Ok(ifreq_name(&ifr))
+}
+
+/// Issues a TUN ioctl whose argument points to one `c_int` the kernel reads.
+fn ioctl_int_ptr(fd: BorrowedFd<'_>, req: libc::Ioctl, val: libc::c_int) -> Result<(), Errno> {
+    // SAFETY: `val` lives across the call; the requests passed here
+    // (TUNSETVNETHDRSZ, TUNSETVNETLE) read one int through the pointer.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), req, &val as *const libc::c_int) };
+    Errno::result(r).map(drop)
+}
+
+/// Sets the size of the virtio-net header that precedes every frame
+/// (`TUNSETVNETHDRSZ`).
+pub fn set_vnet_hdr_size(fd: BorrowedFd<'_>, size: libc::c_int) -> Result<(), Errno> {
+    ioctl_int_ptr(fd, libc::TUNSETVNETHDRSZ, size)
+}
+
+/// Makes the virtio-net header's fields little-endian (or native) whatever
+/// the host (`TUNSETVNETLE`).
+pub fn set_vnet_le(fd: BorrowedFd<'_>, le: bool) -> Result<(), Errno> {
+    ioctl_int_ptr(fd, libc::TUNSETVNETLE, libc::c_int::from(le))
+}
+
+/// Sets the offloads the device accepts from the host stack
+/// (`TUNSETOFFLOAD`, `TUN_F_*` bits; the argument is passed by value).
+pub fn set_offload(fd: BorrowedFd<'_>, offloads: u32) -> Result<(), Errno> {
+    // SAFETY: TUNSETOFFLOAD takes an integer argument, no pointer.
+    let r = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            libc::TUNSETOFFLOAD,
+            libc::c_ulong::from(offloads),
+        )
+    };
+    Errno::result(r).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iff_request_holds_name_and_flags() {
+        let flags = (libc::IFF_TAP | libc::IFF_NO_PI | libc::IFF_VNET_HDR) as libc::c_short;
+        let ifr = iff_req("lk%d", flags);
+        let name: Vec<u8> = ifr.ifr_name.iter().map(|&c| c as u8).collect();
+        assert_eq!(&name[..5], b"lk%d\0");
+        assert!(name[5..].iter().all(|&b| b == 0));
+        // SAFETY: the union started all-zero and only the flags were set.
+        let f = unsafe { ifr.ifr_ifru.ifru_flags };
+        assert_eq!(f, 0x4000 | 0x1000 | 0x0002);
+    }
+}
