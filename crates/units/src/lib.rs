@@ -12,6 +12,8 @@
 //! Durations: a plain number is seconds; units `us`, `ms`, `s`, `m`
 //! (or `min`), `h` and `d` (`250ms`, `1.5s`, `1m`, `60`).
 
+#![forbid(unsafe_code)]
+
 use std::time::Duration;
 
 /// Why a rate or a duration was not understood. Each message quotes the
