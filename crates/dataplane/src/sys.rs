@@ -79,9 +79,7 @@ impl SysError {
 }
 
 /// Checks a name the way the kernel's `dev_valid_name` does.
-pub(crate) fn valid_ifname(name: &str) -> bool {
-    ioctl::valid_ifname(name)
-}
+pub(crate) use lagkit_sys::ioctl::valid_ifname;
 
 /// A socket of the calling thread's namespace, close-on-exec; `op` names
 /// the call in the error (`socket`).
