@@ -57,6 +57,17 @@ pub struct Member {
     port: Option<PortId>,
     /// Its PAgP port, when the bond runs PAgP.
     pagp: Option<pagp::PortId>,
+    /// Removed, and still collecting (see [`Core::remove_member`]).
+    leaving: Option<Leaving>,
+}
+
+/// Where a removed member is in leaving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaving {
+    /// Collecting until the partner stops or this time.
+    Until(u64),
+    /// The partner stopped sending on it: the shell may give it back.
+    Left,
 }
 
 impl Member {
@@ -73,6 +84,7 @@ impl Member {
             watchers,
             port: None,
             pagp: None,
+            leaving: None,
         }
     }
 
@@ -116,7 +128,18 @@ impl Member {
     pub fn pagp_port(&self) -> Option<pagp::PortId> {
         self.pagp
     }
+    /// Removed from the bond, and still collecting what the partner sent
+    /// before it learnt so.
+    pub fn is_leaving(&self) -> bool {
+        self.leaving.is_some()
+    }
 }
+
+/// How long a removed member still passes up what it receives, at most:
+/// frames its partner sent before it learnt of the removal are still
+/// delivered. A partner that answers the removal's last LACPDU (or a
+/// carrier that goes down) ends it sooner.
+pub const LEAVE_DRAIN_NS: u64 = 1_000_000_000;
 
 /// A frame to send on a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +176,12 @@ pub enum Event {
         member: usize,
         /// Up or down.
         up: bool,
+    },
+    /// A removed member's partner stopped sending on it, or its drain is
+    /// over ([`Core::remove_member`]).
+    Left {
+        /// The member.
+        member: usize,
     },
     /// The active member changed (active-backup, balance-tlb/alb).
     Active {
@@ -406,6 +435,10 @@ impl Core {
         let Some(m) = self.members.get_mut(i) else {
             return;
         };
+        if !raw && m.leaving.is_some() {
+            self.left(i, now);
+            return;
+        }
         if let Some(up) = m.carrier.observe(raw, now) {
             self.apply_carrier(i, up, now);
         }
@@ -434,6 +467,10 @@ impl Core {
         if i >= self.members.len() {
             return;
         }
+        if self.members[i].leaving.is_some() {
+            self.leaving_frame(i, frame, now);
+            return;
+        }
         if frame.get(12..14) == Some(&[0x08, 0x06][..]) {
             self.handle_arp(i, frame, now);
         } else if lagkit_wire::pagp::is_pagp_frame(frame) {
@@ -444,6 +481,26 @@ impl Core {
             sys.handle_frame(p, frame, t(now));
         }
         self.drain(now);
+    }
+
+    /// A frame on a leaving member: its partner's LACPDU saying it no
+    /// longer distributes on the link ends the drain.
+    fn leaving_frame(&mut self, i: usize, frame: &[u8], now: u64) {
+        if let Ok(lagkit_wire::SlowPdu::Lacp(pdu)) = lagkit_wire::SlowPdu::parse(frame) {
+            let st = pdu.actor.state;
+            if !st.distributing() || !st.in_sync() {
+                self.left(i, now);
+            }
+        }
+    }
+
+    /// Leaving member `i`'s partner no longer sends on it (or the drain
+    /// is over).
+    fn left(&mut self, i: usize, now: u64) {
+        if matches!(self.members[i].leaving, Some(Leaving::Until(_))) {
+            self.members[i].leaving = Some(Leaving::Left);
+            self.events.push_back((now, Event::Left { member: i }));
+        }
     }
 
     fn handle_arp(&mut self, i: usize, frame: &[u8], now: u64) {
@@ -489,6 +546,11 @@ impl Core {
         for i in 0..self.members.len() {
             if let Some(up) = self.members[i].carrier.poll(now) {
                 self.apply_carrier(i, up, now);
+            }
+            if let Some(Leaving::Until(d)) = self.members[i].leaving {
+                if d <= now {
+                    self.left(i, now);
+                }
             }
         }
         self.arp_timers(now);
@@ -641,7 +703,16 @@ impl Core {
         let arp = self.arp.as_ref().map(|a| a.poll_timeout());
         let learning =
             (self.s.mode.is_tlb() && self.plan.active.is_some()).then_some(self.next_learning);
-        protocols.chain(carrier).chain(arp).chain(learning).min()
+        let leaving = self.members.iter().filter_map(|m| match m.leaving {
+            Some(Leaving::Until(d)) => Some(d),
+            _ => None,
+        });
+        protocols
+            .chain(carrier)
+            .chain(arp)
+            .chain(learning)
+            .chain(leaving)
+            .min()
     }
 
     /// The next frame to send.
@@ -678,7 +749,9 @@ impl Core {
                     backup: m.is_backup,
                     primary: self.s.primary.as_ref() == Some(&m.name),
                     distributing: port.as_ref().is_some_and(|p| p.distributing) && m.present,
-                    collecting: port.as_ref().is_some_and(|p| p.collecting) && m.present,
+                    collecting: (port.as_ref().is_some_and(|p| p.collecting)
+                        || m.leaving.is_some())
+                        && m.present,
                     mac: m.mac.0,
                 }
             })
@@ -893,22 +966,45 @@ impl Core {
     }
 
     /// Member `i` leaves: its LACP port's last LACPDU (out of sync) is
-    /// queued, so the partner stops sending on it at once, and it carries
-    /// nothing from the next plan on. It keeps its index until
+    /// queued, so the partner stops sending on it at once, and it sends
+    /// nothing from the next plan on. Until the partner has stopped (its
+    /// LACPDU says so, the carrier goes down, or [`LEAVE_DRAIN_NS`] passed:
+    /// [`Core::members_left`]) it still passes up what it receives, so
+    /// frames the partner sent meanwhile arrive. It keeps its index until
     /// [`Core::forget_member`].
     pub fn remove_member(&mut self, i: usize, now: u64) {
-        let Some(m) = self.members.get_mut(i) else {
+        let Some(m) = self.members.get(i) else {
             return;
         };
-        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), m.port.take()) {
+        let (port, pagp) = (m.port, m.pagp);
+        if let (Some(sys), Some(p)) = (self.lacp.as_mut(), port) {
             sys.remove_port(p, t(now));
         }
-        if let (Some(d), Some(p)) = (self.pagp.as_mut(), m.pagp.take()) {
+        if let (Some(d), Some(p)) = (self.pagp.as_mut(), pagp) {
             d.system_mut().remove_port(p, t(now));
         }
-        m.watchers.set("carrier", false);
-        self.dirty = true;
+        // The ports' last frames go out on this member, found by port.
         self.drain(now);
+        let m = &mut self.members[i];
+        (m.port, m.pagp) = (None, None);
+        m.watchers.set("carrier", false);
+        m.leaving = Some(Leaving::Until(now.saturating_add(LEAVE_DRAIN_NS)));
+        self.dirty = true;
+    }
+
+    /// The removed members whose partner stopped sending on them (or whose
+    /// drain is over): the shell gives them back and forgets them.
+    pub fn members_left(&self) -> Vec<usize> {
+        (0..self.members.len())
+            .filter(|&i| self.members[i].leaving == Some(Leaving::Left))
+            .collect()
+    }
+
+    /// Every member still leaving.
+    pub fn members_leaving(&self) -> Vec<usize> {
+        (0..self.members.len())
+            .filter(|&i| self.members[i].leaving.is_some())
+            .collect()
     }
 
     /// Removes member `i` (after [`Core::remove_member`]); the members

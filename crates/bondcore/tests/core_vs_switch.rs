@@ -416,3 +416,40 @@ fn the_bonds_min_links_takes_its_aggregate_down() {
     fault(&mut sim, 1, Fault::Restore);
     forms_within(&mut sim, 10);
 }
+
+/// A member a reload removes from a formed LACP bond tells the switch at
+/// once (its port's last LACPDU, out of sync), and still passes up what
+/// it receives until the switch's answer says the switch stopped sending
+/// on the link; then the bond may give it back. The other member carries
+/// on throughout.
+#[test]
+fn a_removed_member_leaves_at_once_and_collects_until_the_switch_stopped() {
+    let mut sim = testbed(&channel("active"), bond(LACP));
+    forms_within(&mut sim, 10);
+    // Steady state: LACP's limit of 3 LACPDUs a second does not hold the
+    // switch's answer back (as it may right after forming).
+    run(&mut sim, 5.0);
+    sim.update(HOST, |n, now| {
+        if let Either::A(b) = n {
+            b.remove_member(1, now.as_nanos());
+        }
+    });
+    let v = host(&sim).views();
+    assert!(!v[1].distributing && v[1].collecting, "{:?}", v[1]);
+    assert!(host(&sim).members()[1].is_leaving());
+    assert_eq!(host(&sim).members_left(), [0usize; 0]);
+    // Well before the switch's own timeout (3 s at the fast rate).
+    run(&mut sim, 0.1);
+    assert_eq!(flags(&sim)[0], MemberFlag::Bundled);
+    assert_ne!(
+        flags(&sim)[1],
+        MemberFlag::Bundled,
+        "the switch still sends on it"
+    );
+    assert_eq!(
+        host(&sim).members_left(),
+        [1],
+        "the switch's answer ended the drain"
+    );
+    assert_eq!(carries(&sim), [true, false]);
+}

@@ -460,6 +460,33 @@ pub fn ping(ns: &str, dst: &str, count: u32) -> Ping {
     parse_ping(&String::from_utf8_lossy(&out.stdout))
 }
 
+/// At most this many echo requests at the end of a ping that was stopped
+/// (SIGINT) may still be waiting for their replies: 0.2 s at `-i 0.01`.
+pub const PING_IN_FLIGHT: u64 = 20;
+
+/// Parses the output of a ping (without `-q`) that was stopped by SIGINT:
+/// the summary, with the requests sent after the last reply not counted as
+/// sent when there are at most [`PING_IN_FLIGHT`] of them (they were in
+/// flight when it stopped, not lost). Requests without a reply before the
+/// last reply are lost, as are all of a longer unanswered tail.
+pub fn parse_stopped_ping(text: &str) -> Ping {
+    let mut p = parse_ping(text);
+    let last = text
+        .lines()
+        .filter(|l| l.contains(" bytes from "))
+        .filter_map(|l| {
+            let seq = l.split("icmp_seq=").nth(1)?;
+            seq.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0);
+    let tail = p.transmitted.saturating_sub(last);
+    if tail <= PING_IN_FLIGHT {
+        p.transmitted -= tail;
+    }
+    p
+}
+
 /// Parses ping's summary line: `N packets transmitted, M received, +D duplicates, ...`.
 pub fn parse_ping(text: &str) -> Ping {
     let mut p = Ping {
@@ -816,6 +843,28 @@ mod tests {
             }
         );
         assert_eq!(parse_ping("").transmitted, 0);
+    }
+
+    /// Replies missing before the last one are lost; a short unanswered
+    /// tail was in flight when ping stopped; a long one is lost.
+    #[test]
+    fn a_stopped_ping_counts_gaps_not_requests_in_flight() {
+        let reply = |n: u64| format!("64 bytes from 10.0.0.2: icmp_seq={n} ttl=64 time=0.1 ms\n");
+        let run = |replied: &[u64], sent: u64| {
+            let mut t: String = replied.iter().map(|&n| reply(n)).collect();
+            t += &format!(
+                "--- 10.0.0.2 ping statistics ---\n{sent} packets transmitted, {} received, 1% packet loss, time 1ms\n",
+                replied.len()
+            );
+            let p = parse_stopped_ping(&t);
+            (p.transmitted, p.received)
+        };
+        let all: Vec<u64> = (1..=100).collect();
+        assert_eq!(run(&all, 100), (100, 100));
+        assert_eq!(run(&all, 102), (100, 100), "two in flight");
+        let gap: Vec<u64> = (1..=100).filter(|&n| n != 50).collect();
+        assert_eq!(run(&gap, 101), (100, 99), "one lost, one in flight");
+        assert_eq!(run(&all[..50], 100), (100, 50), "the last 50 lost");
     }
 }
 

@@ -575,30 +575,32 @@ impl Bond {
         }
     }
 
-    /// Gives back the members no longer listed and takes the new ones; the
-    /// members that stay keep their LACP or PAgP port.
+    /// Takes out the members no longer listed and takes the new ones; the
+    /// members that stay keep their LACP or PAgP port. A removed member is
+    /// given back once its partner stopped sending on it
+    /// ([`Bond::finish_leaving`]).
     fn apply_members(&mut self, wanted: Vec<String>) {
         let now = self.now();
+        // A member still leaving from an earlier reload leaves now (it may
+        // be listed again, and then comes back as a new member).
+        self.finish_leaving(true);
         let removed: Vec<usize> = (0..self.held.len())
             .filter(|&i| {
                 let m = &self.core.members()[i];
                 !m.is_backup() && !wanted.iter().any(|w| w == m.name())
             })
             .collect();
-        for &i in removed.iter().rev() {
-            // The running data path stops sending on it first (the new
-            // engine, below, takes a while to start: the BPF programs go
-            // through the verifier); then its LACP port's last LACPDU (out
-            // of sync) goes out while the member is still held, and the
-            // partner stops sending on it at once.
+        for &i in &removed {
+            // The running data path stops sending on it (a new plan) and its
+            // LACP port's last LACPDU (out of sync) goes out, so the partner
+            // stops sending on it at once; what it sent meanwhile is still
+            // received.
             self.core.remove_member(i, now);
+            tracing::info!(bond = %self.s().name, member = %self.name(i), "member removed by reload");
+        }
+        if !removed.is_empty() {
             self.publish();
             self.after_core();
-            self.give_back(i);
-            let name = self.name(i).to_string();
-            self.core.forget_member(i);
-            self.held.remove(i);
-            tracing::info!(bond = %self.s().name, member = %name, "member removed by reload");
         }
         for name in &wanted {
             if self.core.member_index(name).is_some() {
@@ -618,6 +620,36 @@ impl Bond {
                 self.link_event(&l);
             }
         }
+        // Members added: the engine takes them (removed ones stay in it,
+        // collecting, until they are given back).
+        if self.member_names() != self.engine_members {
+            if let Err(e) = self.restart_engine() {
+                tracing::error!("{e}");
+            }
+        }
+    }
+
+    /// Gives back the removed members whose partner has stopped sending on
+    /// them (with `all`, every removed member), and runs the engine on the
+    /// members that stay.
+    fn finish_leaving(&mut self, all: bool) {
+        let left = if all {
+            self.core.members_leaving()
+        } else {
+            self.core.members_left()
+        };
+        if left.is_empty() {
+            return;
+        }
+        for &i in left.iter().rev() {
+            self.give_back(i);
+            let name = self.name(i).to_string();
+            self.core.forget_member(i);
+            self.held.remove(i);
+            tracing::info!(bond = %self.s().name, member = %name, "member given back");
+        }
+        let members = self.core.settings().members.clone();
+        self.core.set_member_list(members, self.now());
         if let Err(e) = self.restart_engine() {
             tracing::error!("{e}");
         }
@@ -648,6 +680,7 @@ impl Bond {
         }
         self.handle_slow();
         self.handle_timers();
+        self.finish_leaving(false);
         self.rebalance();
         if self.core.needs_plan() {
             self.publish();

@@ -191,9 +191,7 @@ impl Pinger {
     /// Starts pinging `dst` from namespace `ns`, every 10 ms.
     pub fn start(ns: &str, dst: &str) -> Pinger {
         let child = Command::new("ip")
-            .args([
-                "netns", "exec", ns, "ping", "-n", "-q", "-i", "0.01", "-W", "1",
-            ])
+            .args(["netns", "exec", ns, "ping", "-n", "-i", "0.01", "-W", "1"])
             .arg(dst)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -202,13 +200,14 @@ impl Pinger {
         Pinger(Some(child))
     }
 
-    /// SIGINT (ping then prints its summary) and the summary.
+    /// SIGINT (ping then prints its summary) and the summary, without the
+    /// requests still in flight ([`lagkit_testnet::parse_stopped_ping`]).
     pub fn finish(mut self) -> lagkit_testnet::Ping {
         let child = self.0.take().expect("running");
         // SAFETY: signalling a process this test started.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         let out = child.wait_with_output().expect("ping exits");
-        lagkit_testnet::parse_ping(&String::from_utf8_lossy(&out.stdout))
+        lagkit_testnet::parse_stopped_ping(&String::from_utf8_lossy(&out.stdout))
     }
 }
 

@@ -323,6 +323,23 @@ impl Port {
     pub fn partner_in_sync(&self) -> bool {
         self.partner_oper.state.in_sync()
     }
+
+    /// True if the data path may send on this port.
+    ///
+    /// Not in the standard: coupled control (6.4.15) enables distributing
+    /// together with collecting as soon as the partner is in sync, which
+    /// is before the partner collects, so the first frames sent on a port
+    /// that just joined can be dropped by the partner. Here a port in
+    /// COLLECTING_DISTRIBUTING sends only once the partner's LACPDU says it
+    /// collects (as independent control's DISTRIBUTING state waits for),
+    /// or when there is no partner LACPDU to wait for (defaulted). The
+    /// Actor.Distributing bit still follows the coupled machine.
+    pub fn sends(&self) -> bool {
+        self.distributing
+            && (self.mux != MuxState::CollectingDistributing
+                || self.partner_oper.state.collecting()
+                || self.actor_state.defaulted())
+    }
 }
 
 /// What the machines read besides their own port: time, the system's

@@ -665,7 +665,7 @@ impl System {
             actor: p.actor_info(self.cfg.system),
             partner: p.partner_oper,
             collecting: p.collecting,
-            distributing: p.distributing,
+            distributing: p.sends(),
             counters: p.counters,
         })
     }
@@ -705,7 +705,7 @@ impl System {
             .enumerate()
             .filter_map(|(n, p)| {
                 p.as_ref()
-                    .filter(|p| p.attached == Some(i) && p.distributing)
+                    .filter(|p| p.attached == Some(i) && p.sends())
                     .map(|_| PortId(n))
             })
             .collect()
@@ -955,7 +955,7 @@ impl System {
     fn report_changes(&mut self) {
         for i in 0..self.ports.len() {
             let cur = self.ports[i].as_ref().map_or((false, false, None), |p| {
-                (p.collecting, p.distributing, p.attached)
+                (p.collecting, p.sends(), p.attached)
             });
             if cur != self.reported[i] {
                 self.reported[i] = cur;
@@ -1015,6 +1015,9 @@ mod tests {
         sent: [Vec<(Instant, PortState)>; 2],
         /// A muted side's frames are recorded in `sent` but not delivered.
         mute: [bool; 2],
+        /// Moments, frame by frame, when a port sent while the port at the
+        /// other end of its link was not collecting.
+        unheard: Vec<String>,
     }
 
     impl Pair {
@@ -1053,6 +1056,25 @@ mod tests {
                 now: Instant::ZERO,
                 sent: [Vec::new(), Vec::new()],
                 mute: [false, false],
+                unheard: Vec::new(),
+            }
+        }
+
+        /// Records every port that may send while its link's other end
+        /// does not collect (a frame sent then would be dropped).
+        fn check_heard(&mut self) {
+            for s in 0..2 {
+                for (k, &p) in self.ports[s].iter().enumerate() {
+                    let sends = self.sys[s].port_status(p).is_some_and(|st| st.distributing);
+                    let other = self.ports[1 - s][k];
+                    let hears = self.sys[1 - s]
+                        .port_status(other)
+                        .is_some_and(|st| st.collecting);
+                    if sends && !hears {
+                        self.unheard
+                            .push(format!("{:?}: side {s} link {k}", self.now));
+                    }
+                }
             }
         }
 
@@ -1072,6 +1094,7 @@ mod tests {
                         let k = self.ports[s].iter().position(|&p| p == tx.port).unwrap();
                         let to = self.ports[1 - s][k];
                         self.sys[1 - s].handle_frame(to, &tx.frame, self.now);
+                        self.check_heard();
                     }
                 }
                 if !any {
@@ -1258,6 +1281,23 @@ mod tests {
         assert!(st.distributing, "{st:?}");
         assert_eq!(st.partner.system, pair.sys[1].system_id());
         assert_eq!(pair.distributing(1), 1);
+    }
+
+    /// A port starts sending only once the port at the other end of its
+    /// link collects: frame by frame, while two systems form, with coupled
+    /// and with independent control, no frame could be sent into a port
+    /// that drops it.
+    #[test]
+    fn ports_send_only_once_the_other_end_collects() {
+        for control in [
+            super::super::MuxControl::Coupled,
+            super::super::MuxControl::Independent,
+        ] {
+            let mut pair = Pair::build(2, |_, sc| sc.mux_control = control, |_, _| {});
+            pair.run(secs(10), |_| {});
+            assert_eq!((pair.distributing(0), pair.distributing(1)), (2, 2));
+            assert!(pair.unheard.is_empty(), "{control:?}: {:#?}", pair.unheard);
+        }
     }
 
     #[test]
