@@ -7,15 +7,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each phase's time goes to stderr, so a slow CI says where it went.
+phase() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $name took $((SECONDS - start)) s" >&2
+}
+
 if [ "$(id -u)" = 0 ]; then
-  bash scripts/setup.sh build run test package
+  phase setup bash scripts/setup.sh build run test package
 fi
 
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -q -- -D warnings
+phase fmt cargo fmt --all -- --check
+phase clippy cargo clippy --workspace --all-targets -q -- -D warnings
 # The lab's scenario tests measure throughput through lagkit bonds: they
 # run the release binary (the dev profile's would make the CPU, not the
 # links, the bottleneck). The packaging tests put it in a .deb.
-cargo build --release -q -p lagkit
+phase release-build cargo build --release -q -p lagkit
 export LAGKIT_BIN="$PWD/target/release/lagkit"
-cargo test --workspace --no-fail-fast
+phase test-build cargo test --workspace --no-run -q
+phase tests cargo test --workspace --no-fail-fast

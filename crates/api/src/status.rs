@@ -166,7 +166,7 @@ pub struct AttachedStatus {
 pub struct LacpInfo {
     /// "fast" or "slow".
     pub lacp_rate: String,
-    /// "active" or "passive".
+    /// "on" (active) or "off (passive)", as Linux's `LACP active:` line.
     pub lacp_activity: String,
     /// System priority and MAC.
     pub system_priority: u16,
@@ -562,6 +562,11 @@ impl MemberLacp {
 }
 
 impl LacpInfo {
+    /// The bond only answers LACPDUs (`lacp_active = false`).
+    pub fn is_passive(&self) -> bool {
+        self.lacp_activity != "on"
+    }
+
     /// The 802.3ad part of the status: the system and the aggregator that
     /// distributes (if any), with lacp_rate `fast` and lacp_activity `active`.
     pub fn of(sys: &System, fast: bool, active: bool) -> LacpInfo {
@@ -606,7 +611,18 @@ pub fn problems(
         .filter(|m| m.lacp.as_ref().is_some_and(|l| l.rx_state == "DEFAULTED"))
         .map(|m| m.name.as_str())
         .collect();
-    if !defaulted.is_empty() {
+    let passive = lacp.is_some_and(LacpInfo::is_passive);
+    if !defaulted.is_empty() && passive {
+        problems.push(format!(
+            "802.3ad: no LACPDU ever received on {}: this bond is passive (lacp_active = false) and only answers, so the peer is passive too (Cisco 'channel-group N mode passive'), or runs no LACP. Those links are not aggregated{}. Make one end active: lacp_active = true here, or mode active on the peer.",
+            defaulted.join(", "),
+            match no_partner {
+                NoPartner::Individual => "; at most one of them carries traffic, as an individual link",
+                NoPartner::Fallback => "; one of them carries traffic (fallback)",
+                NoPartner::Suspend => " and carry nothing (suspended)",
+            }
+        ));
+    } else if !defaulted.is_empty() {
         problems.push(format!(
             "802.3ad: no LACPDU ever received on {}: the peer does not run LACP (a static 'mode on' channel, or no channel). Those links are not aggregated{}. Enable LACP on the peer, or use mode balance-xor here to match a static channel.",
             defaulted.join(", "),

@@ -39,6 +39,9 @@ use std::net::Ipv4Addr;
 /// non-zero value says "in a channel".
 pub const FALLBACK_GROUP_IFINDEX: u32 = 1000;
 
+/// At most this many frames wait in [`Core::poll_transmit`]'s queue.
+pub const TRANSMIT_QUEUE: usize = 1024;
+
 /// The MAC a bond uses when neither its settings nor a member give one.
 const DEFAULT_MAC: MacAddr = MacAddr([0x02, 0x6c, 0x6b, 0, 0, 1]);
 
@@ -212,6 +215,7 @@ pub struct Core {
     /// balance-tlb/alb: when the next learning frame is due (0: at once).
     next_learning: u64,
     transmit: VecDeque<Transmit>,
+    transmit_dropped: u64,
     events: VecDeque<(u64, Event)>,
 }
 
@@ -299,6 +303,7 @@ impl Core {
             dirty: true,
             next_learning: 0,
             transmit: VecDeque::new(),
+            transmit_dropped: 0,
             events: VecDeque::new(),
             s,
         }
@@ -582,7 +587,7 @@ impl Core {
                 target_mac: MacAddr::ZERO,
                 target_ip: p.target,
             };
-            self.transmit.push_back(Transmit {
+            self.queue(Transmit {
                 member: p.member,
                 frame: req.emit_frame(mac, MacAddr::BROADCAST),
             });
@@ -608,7 +613,7 @@ impl Core {
         frame[0..6].copy_from_slice(&self.mac.0);
         frame[6..12].copy_from_slice(&self.mac.0);
         frame[12..14].copy_from_slice(&[0x90, 0x00]);
-        self.transmit.push_back(Transmit { member: a, frame });
+        self.queue(Transmit { member: a, frame });
     }
 
     /// balance-alb: tell clients which MAC to send to, with an ARP reply
@@ -624,7 +629,7 @@ impl Core {
             member_macs: &macs,
         };
         for (member, frame) in self.clients.due(now, self.plan.active, own) {
-            self.transmit.push_back(Transmit { member, frame });
+            self.queue(Transmit { member, frame });
         }
     }
 
@@ -633,10 +638,11 @@ impl Core {
     /// member's `pagp` watcher, up exactly while PAgP has it in the data
     /// path, so every mode's plan leaves out a member PAgP has not let in).
     fn drain(&mut self, now: u64) {
+        let mut out = Vec::new();
         if let Some(sys) = self.lacp.as_mut() {
             while let Some(tx) = sys.poll_transmit() {
                 if let Some(i) = self.members.iter().position(|m| m.port == Some(tx.port)) {
-                    self.transmit.push_back(Transmit {
+                    out.push(Transmit {
                         member: i,
                         frame: tx.frame,
                     });
@@ -651,6 +657,9 @@ impl Core {
                 }
             }
         }
+        for tx in out {
+            self.queue(tx);
+        }
         let Some(d) = self.pagp.as_mut() else {
             return;
         };
@@ -658,7 +667,7 @@ impl Core {
         let member = |members: &[Member], port| members.iter().position(|m| m.pagp == Some(port));
         for tx in poll.transmit {
             if let Some(i) = member(&self.members, tx.port) {
-                self.transmit.push_back(Transmit {
+                self.queue(Transmit {
                     member: i,
                     frame: tx.frame,
                 });
@@ -718,6 +727,23 @@ impl Core {
     /// The next frame to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmit.pop_front()
+    }
+
+    /// Queues a frame to send. A shell that does not take them (no data
+    /// path yet) keeps the newest [`TRANSMIT_QUEUE`]; the older ones are
+    /// dropped and counted ([`Core::transmit_dropped`]): a control frame
+    /// that old is stale anyway, and the protocols send again.
+    fn queue(&mut self, tx: Transmit) {
+        if self.transmit.len() >= TRANSMIT_QUEUE {
+            self.transmit.pop_front();
+            self.transmit_dropped += 1;
+        }
+        self.transmit.push_back(tx);
+    }
+
+    /// Frames dropped because the queue was full.
+    pub fn transmit_dropped(&self) -> u64 {
+        self.transmit_dropped
     }
 
     /// The next event, with when it happened.
@@ -970,7 +996,9 @@ impl Core {
     /// nothing from the next plan on. Until the partner has stopped (its
     /// LACPDU says so, the carrier goes down, or [`LEAVE_DRAIN_NS`] passed:
     /// [`Core::members_left`]) it still passes up what it receives, so
-    /// frames the partner sent meanwhile arrive. It keeps its index until
+    /// frames the partner sent meanwhile arrive. A member without an LACP
+    /// port has left at once: its partner learns from the carrier going
+    /// down as it is given back. It keeps its index until
     /// [`Core::forget_member`].
     pub fn remove_member(&mut self, i: usize, now: u64) {
         let Some(m) = self.members.get(i) else {
@@ -990,6 +1018,11 @@ impl Core {
         m.watchers.set("carrier", false);
         m.leaving = Some(Leaving::Until(now.saturating_add(LEAVE_DRAIN_NS)));
         self.dirty = true;
+        // Without LACP the partner learns of the removal only from the
+        // carrier, when the member is given back: at once.
+        if port.is_none() {
+            self.left(i, now);
+        }
     }
 
     /// The removed members whose partner stopped sending on them (or whose
@@ -1146,6 +1179,47 @@ mod tests {
         c.handle_carrier(1, true, 2 * MS);
         assert_eq!(transmitting(&mut c, 2 * MS), [0, 1]);
         assert_eq!(c.members()[1].mac(), MacAddr([2, 0, 0, 0, 0, 9]));
+    }
+
+    /// A shell that never takes the frames (no data path) holds at most
+    /// TRANSMIT_QUEUE of them: an hour of fast LACPDUs on two members
+    /// (7,200) leaves the newest, and the rest are counted.
+    #[test]
+    fn frames_nobody_takes_are_capped_and_counted() {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::Lacp);
+        s.lacp.fast = true;
+        let mut c = Core::new(s);
+        for i in 0..2 {
+            c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
+        }
+        c.start(MacAddr([2, 0, 0, 0, 0, 9]), 100, &[], 0);
+        for i in 0..2 {
+            c.handle_carrier(i, true, 0);
+        }
+        let mut now = 0;
+        while now < 3600 * 1000 * MS {
+            now = c.poll_timeout().unwrap().max(now + 1);
+            c.handle_timeout(now);
+        }
+        assert_eq!(c.transmit.len(), TRANSMIT_QUEUE);
+        assert!(c.transmit_dropped() > 6000, "{}", c.transmit_dropped());
+        let last = c.transmit.back().unwrap();
+        assert!(lagkit_wire::SlowPdu::parse(&last.frame).is_ok());
+    }
+
+    /// A static bond's member has no protocol to tell the partner: it has
+    /// left as soon as it is removed (the carrier tells the partner when
+    /// the shell gives it back), and nothing carries it from then on.
+    #[test]
+    fn a_static_member_leaves_at_once() {
+        let mut c = xor(Duration::ZERO);
+        c.handle_carrier(0, true, 0);
+        c.handle_carrier(1, true, 0);
+        assert_eq!(transmitting(&mut c, 0), [0, 1]);
+        c.remove_member(1, MS);
+        assert_eq!(c.members_left(), [1]);
+        assert_eq!(c.poll_timeout(), None, "no drain to wait for");
+        assert_eq!(transmitting(&mut c, MS), [0]);
     }
 
     #[test]

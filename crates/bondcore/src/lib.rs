@@ -15,6 +15,7 @@ pub mod alb;
 pub mod config;
 pub mod core;
 pub mod plan;
+pub mod report;
 pub mod settings;
 
 pub use crate::core::Core;

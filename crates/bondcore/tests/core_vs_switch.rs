@@ -453,3 +453,59 @@ fn a_removed_member_leaves_at_once_and_collects_until_the_switch_stopped() {
     );
     assert_eq!(carries(&sim), [true, false]);
 }
+
+/// The status report the bond's control socket gives comes from the core:
+/// a formed LACP bond is up, every member transmitting and collecting, no
+/// problem; a passive bond facing a passive switch aggregates nothing (at
+/// most one individual link) and says that one end must be active.
+#[test]
+fn the_status_report_says_what_formed_and_what_did_not() {
+    use lagkit_api::status::{EngineKind, MiiStatus};
+    use lagkit_bondcore::report::{BondFacts, MemberFacts};
+    for (sw, b, formed) in [("active", LACP, true), ("passive", LACP_PASSIVE, false)] {
+        let mut sim = testbed(&channel(sw), bond(b));
+        run(&mut sim, 10.0);
+        let mut plan = None;
+        sim.update(HOST, |n, now| {
+            if let Either::A(c) = n {
+                plan = Some(c.build_plan(now.as_nanos()));
+            }
+        });
+        let facts = BondFacts {
+            engine: EngineKind::Userspace,
+            engine_reason: "virtual time".into(),
+            mtu: 1500,
+            datapath: None,
+            members: vec![
+                MemberFacts {
+                    present: true,
+                    ..MemberFacts::default()
+                };
+                LINKS
+            ],
+        };
+        let st = host(&sim).status(plan.as_ref(), facts);
+        let carried: Vec<(bool, bool)> = st
+            .members
+            .iter()
+            .map(|m| (m.transmitting, m.collecting))
+            .collect();
+        assert!(st.members.iter().all(|m| m.mii_status == MiiStatus::Up));
+        if formed {
+            assert_eq!(st.mii_status, MiiStatus::Up);
+            assert_eq!(carried, [(true, true); LINKS]);
+            assert!(st.problems.is_empty(), "{:?}", st.problems);
+            assert_eq!(st.lacp.as_ref().map(|l| l.number_of_ports), Some(LINKS));
+        } else {
+            // No aggregate: one link at most, as an individual link.
+            assert!(carried.iter().filter(|c| c.0).count() <= 1, "{carried:?}");
+            assert!(
+                st.problems
+                    .iter()
+                    .any(|p| p.contains("Make one end active")),
+                "{:?}",
+                st.problems
+            );
+        }
+    }
+}

@@ -139,18 +139,27 @@ impl AsNobody {
     }
 
     /// Runs lagkit ARGS as nobody (no capabilities); (status, stderr).
+    ///
+    /// The copy may be briefly "busy" (ETXTBSY): a process another test
+    /// thread forked while the copy was open for writing holds that file
+    /// descriptor until it execs. Such a run is retried, for at most 5 s.
     fn run(&self, args: &[&str]) -> (Option<i32>, String) {
-        let out = Command::new("setpriv")
-            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-            .arg(self.0.join("lagkit"))
-            .args(args)
-            .current_dir(&self.0)
-            .output()
-            .expect("setpriv runs");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let out = Command::new("setpriv")
+                .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(self.0.join("lagkit"))
+                .args(args)
+                .current_dir(&self.0)
+                .output()
+                .expect("setpriv runs");
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            let busy = out.status.code() == Some(126) && err.contains("Text file busy");
+            if !busy || std::time::Instant::now() > deadline {
+                return (out.status.code(), err);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 

@@ -14,7 +14,7 @@
 use crate::error::LabError;
 use crate::lagkit_switch::{self, LagkitSwitch};
 use crate::ovs::{Ovs, Spawn};
-use crate::sys::{self, netns_delete, netns_list, poll, run, tool_path, ProcId};
+use crate::sys::{self, poll, run, tool_path, ProcId};
 use crate::topology::{ns_of_lab, Channel, Protocol, Switch, SwitchKind, Topology};
 use lagkit_api::status::{BondStats, BondStatus};
 use serde::{Deserialize, Serialize};
@@ -206,21 +206,21 @@ pub fn down(root: &Path, lab: &str) -> DownReport {
         }
         namespaces.extend(st.namespaces.iter().cloned());
     }
-    for ns in netns_list() {
+    for ns in lagkit_netns::list() {
         if ns_of_lab(lab, &ns) && !namespaces.contains(&ns) {
             namespaces.push(ns);
         }
     }
     for ns in namespaces {
-        if !sys::netns_exists(&ns) {
+        if !lagkit_netns::exists(&ns) {
             continue;
         }
         if let Err(e) = forget_lagkit_files(&ns) {
             rep.errors.push(e);
         }
-        match netns_delete(&ns) {
+        match lagkit_netns::delete(&ns) {
             Ok(()) => rep.namespaces.push(ns),
-            Err(e) => rep.errors.push(e),
+            Err(e) => rep.errors.push(e.to_string()),
         }
     }
     let dir = state
@@ -237,7 +237,7 @@ pub fn down(root: &Path, lab: &str) -> DownReport {
     // next `down` tries again.
     let sf = LabState::path(root, lab);
     let left = state.as_ref().is_some_and(|s| {
-        s.namespaces.iter().any(|n| sys::netns_exists(n))
+        s.namespaces.iter().any(|n| lagkit_netns::exists(n))
             || s.processes.iter().any(|p| p.proc.alive())
     });
     if !left {
@@ -468,18 +468,14 @@ impl Lab {
             let ns = self.ns(n);
             self.state.namespaces.push(ns.clone());
             self.save()?;
-            run(&["ip", "netns", "add", &ns])?;
-            run(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
+            lagkit_netns::create(&ns).map_err(|e| e.to_string())?;
         }
         self.say(&format!("{} namespaces", nodes.len()));
         // Links.
         let links = self.topo.links.clone();
         for l in &links {
             let (na, nb) = (self.ns(&l.a.node), self.ns(&l.b.node));
-            run(&[
-                "ip", "link", "add", &l.a.iface, "netns", &na, "type", "veth", "peer", "name",
-                &l.b.iface, "netns", &nb,
-            ])?;
+            lagkit_netns::veth(&na, &l.a.iface, &nb, &l.b.iface).map_err(|e| e.to_string())?;
             for (k, (end, ns)) in [(&l.a, &na), (&l.b, &nb)].into_iter().enumerate() {
                 let mtu = l.mtu[k].to_string();
                 run(&["ip", "-n", ns, "link", "set", &end.iface, "mtu", &mtu])?;

@@ -55,49 +55,6 @@ pub fn tool_path(name: &str) -> Result<String, String> {
         .ok_or_else(|| tools::not_found(name))
 }
 
-/// Names of the network namespaces that exist (`ip netns list`).
-pub fn netns_list() -> Vec<String> {
-    // /run/netns is where iproute2 keeps them; reading it needs no process.
-    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// Whether namespace `ns` exists.
-pub fn netns_exists(ns: &str) -> bool {
-    Path::new("/run/netns").join(ns).exists()
-}
-
-/// Deletes namespace `ns`, first stopping (SIGKILL) whatever still runs in
-/// it: everything inside a lab namespace was started by the lab. Deleting a
-/// namespace that is gone is not an error.
-pub fn netns_delete(ns: &str) -> Result<(), String> {
-    if !netns_exists(ns) {
-        return Ok(());
-    }
-    if let Ok(pids) = run(&["ip", "netns", "pids", ns]) {
-        for pid in pids
-            .split_whitespace()
-            .filter_map(|p| p.parse::<i32>().ok())
-        {
-            if let Some(p) = ProcId::of(pid) {
-                p.kill_now();
-            }
-        }
-    }
-    match run(&["ip", "netns", "del", ns]) {
-        Ok(_) => Ok(()),
-        Err(_) if !netns_exists(ns) => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
 /// A process identified by PID, program name and start time, so a PID
 /// reused by another program after a crash is never signalled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,12 +13,12 @@ fn scratch(tag: &str) -> std::path::PathBuf {
 #[test]
 fn down_of_a_lab_that_does_not_exist_is_a_noop() {
     let root = scratch("noop");
-    let before = lagkit_lab::sys::netns_list();
+    let before = lagkit_netns::list();
     let r = down(&root, "never-brought-up");
     assert!(r.was_noop(), "{r:?}");
     assert!(r.errors.is_empty(), "{r:?}");
     assert!(!root.exists(), "down creates nothing");
-    assert_eq!(lagkit_lab::sys::netns_list(), before);
+    assert_eq!(lagkit_netns::list(), before);
     // Twice is the same.
     assert!(down(&root, "never-brought-up").was_noop());
 }

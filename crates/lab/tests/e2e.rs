@@ -10,9 +10,10 @@
 //! run, OVS) is missing; fails instead when `CI` is set.
 
 use lagkit_lab::report::Report;
-use lagkit_lab::sys::{netns_list, tool};
+use lagkit_lab::sys::tool;
 use lagkit_lab::topology::SwitchKind;
 use lagkit_lab::{LabState, Topology};
+use lagkit_netns::list as netns_list;
 use std::sync::Mutex;
 
 mod common;

@@ -12,8 +12,8 @@
 //! is left afterwards (checked).
 
 use lagkit_lab::measure::{Measurement, SwitchPortDelta};
-use lagkit_lab::sys::netns_list;
 use lagkit_lab::{run_once, Topology};
+use lagkit_netns::list as netns_list;
 
 mod common;
 

@@ -6,9 +6,9 @@
 //! test's target directory: `cargo build -p lagkit`). Skips with a message
 //! when not root or the binary is missing; fails instead when `CI` is set.
 
-use lagkit_lab::sys::netns_list;
 use lagkit_lab::workload::{LoadSpec, WorkloadSpec};
 use lagkit_lab::{LabState, Topology};
+use lagkit_netns::list as netns_list;
 
 mod common;
 use common::{procs_with, EXAMPLE};

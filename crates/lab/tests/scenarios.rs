@@ -33,10 +33,10 @@
 use lagkit_lab::findings::{self, Finding};
 use lagkit_lab::report::{Report, RunRecord};
 use lagkit_lab::scenario::{builtin, run_sweep, Scenario};
-use lagkit_lab::sys::netns_list;
 use lagkit_lab::topology::SwitchKind;
 use lagkit_lab::workload::WorkloadSpec;
 use lagkit_lab::{Options, RunOptions};
+use lagkit_netns::list as netns_list;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;

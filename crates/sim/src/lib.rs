@@ -682,8 +682,14 @@ pub fn check_invariants(sys: &System) -> Result<(), String> {
         if p.actor.state.in_sync() != attached_states {
             return err("actor Synchronization bit disagrees with the mux state");
         }
+        // The data plane sends as the Distributing bit says, except that a
+        // coupled port waits for its partner's Collecting bit (when the
+        // partner's information came from a LACPDU).
+        let waits = p.mux == MuxState::CollectingDistributing
+            && !p.partner.state.collecting()
+            && !p.actor.state.defaulted();
         if p.actor.state.collecting() != p.collecting
-            || p.actor.state.distributing() != p.distributing
+            || p.actor.state.distributing() != (p.distributing || waits)
         {
             return err("actor Collecting/Distributing bits disagree with the data plane");
         }

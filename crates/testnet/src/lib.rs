@@ -79,8 +79,8 @@ impl Drop for Turn {
 
 /// Namespaces (and daemons) owned by one test.
 pub struct Lab {
-    namespaces: Vec<String>,
     pids: Vec<i32>,
+    namespaces: lagkit_netns::Namespaces,
     // Last: released after the namespaces are removed.
     _turn: Turn,
 }
@@ -138,19 +138,15 @@ impl Lab {
         let turn = Turn::take(alone);
         Self::remove_stale();
         Some(Lab {
-            namespaces: Vec::new(),
             pids: Vec::new(),
+            namespaces: lagkit_netns::Namespaces::new(),
             _turn: turn,
         })
     }
 
     /// Deletes `lkt-<pid>-<n>` namespaces whose process is gone.
     fn remove_stale() {
-        let Ok(list) = run(&["ip", "netns", "list"]) else {
-            return;
-        };
-        for line in list.lines() {
-            let name = line.split_whitespace().next().unwrap_or("");
+        for name in lagkit_netns::list() {
             let mut parts = name.split('-');
             if parts.next() != Some("lkt") {
                 continue;
@@ -159,7 +155,7 @@ impl Lab {
                 continue;
             };
             if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = run(&["ip", "netns", "del", name]);
+                let _ = lagkit_netns::delete(&name);
             }
         }
     }
@@ -171,9 +167,9 @@ impl Lab {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        self.sh(&["ip", "netns", "add", &name]);
-        self.namespaces.push(name.clone());
-        self.sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        if let Err(e) = self.namespaces.create(&name) {
+            panic!("{e}");
+        }
         name
     }
 
@@ -196,9 +192,9 @@ impl Lab {
 
     /// A veth pair with one end in each namespace (never in the root namespace).
     pub fn veth(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
-        self.sh(&[
-            "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-        ]);
+        if let Err(e) = lagkit_netns::veth(ns_a, a, ns_b, b) {
+            panic!("{e}");
+        }
     }
 
     /// Prepares a bond member: no ARP, no IPv6 (so the namespace's kernel never
@@ -241,17 +237,31 @@ impl Lab {
 }
 
 impl Drop for Lab {
+    /// The processes this lab started get SIGTERM and up to 5 s to clean up
+    /// (a bond gives its members back and removes its pins); then its
+    /// namespaces go, with anything still running in them.
     fn drop(&mut self) {
         for &pid in &self.pids {
             // A process we started.
             let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
         }
-        for ns in &self.namespaces {
-            if let Err(e) = run(&["ip", "netns", "del", ns]) {
-                eprintln!("lab cleanup: {e}");
-            }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && self.pids.iter().any(|&p| running(p)) {
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
+}
+
+/// Whether process `pid` exists and has not exited (a child not yet reaped
+/// is a zombie: exited).
+fn running(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z") | Some("X"))
 }
 
 /// Polls `cond` until it holds or `timeout` passes (then panics with `what`).

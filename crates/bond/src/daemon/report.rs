@@ -3,6 +3,7 @@
 
 use super::datapath::kernel_snapshot;
 use super::*;
+use lagkit_bondcore::report::{BondFacts, MemberFacts};
 
 impl Bond {
     /// Re-renders the metrics text at most once a second.
@@ -66,49 +67,26 @@ impl Bond {
         })
     }
 
-    /// The bond's status.
+    /// The bond's status: the core's report over what this shell knows of
+    /// the devices.
     pub fn status(&self) -> BondStatus {
         let map = self.publisher.as_ref().map(|p| p.current());
-        let tx = |i: usize| {
-            map.as_ref()
-                .is_some_and(|m| m.plan.transmitting().contains(&i))
-        };
-        let rx = |i: usize| map.as_ref().is_some_and(|m| m.plan.collects(i));
-        let s = self.core.settings();
-        let members: Vec<MemberStatus> = self
+        let members = self
             .core
             .members()
             .iter()
             .zip(&self.held)
-            .enumerate()
-            .map(|(i, (m, h))| {
+            .map(|(m, h)| {
                 let present = h.dev.is_some();
                 let (speed, duplex) = if present {
                     lagkit_monitor::ethtool::speed_duplex(m.name())
                 } else {
                     (None, None)
                 };
-                MemberStatus {
-                    name: m.name().to_string(),
-                    mii_status: if !present {
-                        MiiStatus::Missing
-                    } else if m.carrier_up() {
-                        MiiStatus::Up
-                    } else {
-                        MiiStatus::Down
-                    },
-                    speed: speed.map(|s| format!("{s} Mbps")),
-                    duplex: duplex.map(|f| if f { "full" } else { "half" }.to_string()),
-                    link_failure_count: m.link_failures(),
-                    permanent_hw_addr: m.mac().to_string(),
-                    transmitting: tx(i),
-                    collecting: rx(i),
-                    watchers: m
-                        .watchers()
-                        .verdicts()
-                        .iter()
-                        .map(|(n, u)| (n.to_string(), *u))
-                        .collect(),
+                MemberFacts {
+                    present,
+                    speed,
+                    duplex,
                     // Under the BPF engine its ingress program keeps the
                     // member's data frames from the host stack.
                     isolation: match &h.isolation {
@@ -126,56 +104,17 @@ impl Bond {
                             turned_off: saved.offloads_turned_off().to_vec(),
                         })
                     }),
-                    lacp: self.core.lacp_status(i).map(|p| MemberLacp::from_port(&p)),
-                    pagp: self.core.pagp_status(i).map(|p| MemberPagp::from_port(&p)),
                 }
             })
             .collect();
-        let lacp = self
-            .core
-            .lacp()
-            .map(|sys| LacpInfo::of(sys, s.lacp.fast, s.lacp.active));
-        let mut problems =
-            status::problems(&s.warnings, &members, lacp.as_ref(), s.lacp.no_partner);
-        let pagp = s.pagp.filter(|_| self.core.pagp().is_some()).map(|ps| {
-            let ports: Vec<MemberPagp> = members.iter().filter_map(|m| m.pagp.clone()).collect();
-            let device = self
-                .core
-                .pagp()
-                .map_or(self.core.mac(), |s| s.config().device_id);
-            PagpInfo::of(ps.mode, ps.silence, ps.fast, device, &ports)
-        });
-        if let Some(p) = &pagp {
-            problems.extend(status::pagp_problems(&members, p));
-        }
-        let any_up = members.iter().any(|m| m.transmitting);
-        BondStatus {
-            name: s.name.clone(),
-            mode: s.mode.linux_name().into(),
-            xmit_hash_policy: s.policy.to_string(),
+        let facts = BondFacts {
             engine: self.engine_info.kind,
             engine_reason: self.engine_info.why.clone(),
-            mii_status: if any_up {
-                MiiStatus::Up
-            } else {
-                MiiStatus::Down
-            },
-            mac: self.core.mac().to_string(),
             mtu: self.upper.link().mtu().unwrap_or(0),
-            miimon_ms: s.miimon.as_millis() as u64,
-            updelay_ms: s.updelay.as_millis() as u64,
-            downdelay_ms: s.downdelay.as_millis() as u64,
-            active_member: self
-                .core
-                .plan_state()
-                .active
-                .map(|a| self.name(a).to_string()),
-            lacp,
-            pagp,
-            members,
-            problems,
             datapath: self.datapath_status(),
-        }
+            members,
+        };
+        self.core.status(map.as_ref().map(|m| &m.plan), facts)
     }
 
     /// The BPF engine's programs, what is attached to each hook of the

@@ -1,0 +1,261 @@
+//! Starting a bond: the run directory locked, the members recorded and
+//! taken, the logical interface made (or a killed daemon's data path
+//! adopted), the core started, the engine and the control socket up.
+
+use super::*;
+
+impl Bond {
+    /// Creates the TAP, takes the members that exist, starts LACP and the
+    /// engine, and opens the control socket. Must be called on a thread in
+    /// the network namespace the bond lives in.
+    ///
+    /// Nothing is touched before the bond's run directory is locked (a
+    /// second daemon for the same bond stops here) and every member is
+    /// known to be free. A start that fails later gives back everything it
+    /// changed before the error returns (see [`Bond`]'s `Drop`).
+    pub fn start(s: Settings) -> Result<Bond, BondError> {
+        Bond::start_with(s, &mut |_| {})
+    }
+
+    /// [`Bond::start`], running `between(member)` after each member's
+    /// originals are recorded and before it is changed (a seam for tests
+    /// that remove a member in the middle of a start).
+    pub fn start_with(s: Settings, between: &mut dyn FnMut(&str)) -> Result<Bond, BondError> {
+        let s = s.normalised();
+        let name = s.name.clone();
+        let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
+        let run_dir = ns_dir.join(&name);
+        let (mut run, left) = RunDir::acquire_keeping(run_dir.clone(), &name)?;
+        let all = crate::core::member_list(&s);
+        let names: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
+        let adoption = match &left {
+            Some(old) => match Adoption::consider(&s, &names, old) {
+                Ok(a) => Some(a),
+                Err(why) => {
+                    if old.kernel.is_some() {
+                        tracing::warn!(bond = %name, pid = old.pid, %why, "not adopting the data path a previous lagkit left forwarding; starting afresh");
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
+        if adoption.is_none() {
+            let released = crate::kernel::release_pins(&name);
+            if released > 0 {
+                tracing::warn!(bond = %name, links = released, "detached the data path a killed lagkit left pinned");
+            }
+            run.restore_left(left.as_ref())?;
+            if let Some(old) = &left {
+                tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
+            }
+            if crate::kernel::remove_leftover(&name) {
+                tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
+            }
+        }
+        for (m, _) in &all {
+            if let Some((owner, pid)) = journal::member_owner(&ns_dir, m, &run_dir) {
+                return Err(BondError::InUse {
+                    bond: name,
+                    member: m.clone(),
+                    owner,
+                    pid,
+                });
+            }
+        }
+        let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
+            bond: name.clone(),
+            why: e.to_string(),
+        })?;
+        let (upper, engine_info, adopted, resume) = match adoption {
+            Some(a) => {
+                tracing::info!(bond = %name, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
+                (a.upper, a.info, Some(a.pinned), a.lacp)
+            }
+            None => {
+                let (u, i) = Upper::open(&name, s.engine).map_err(|e| BondError::Engine {
+                    bond: name.clone(),
+                    why: e.to_string(),
+                })?;
+                (u, i, None, Vec::new())
+            }
+        };
+        tracing::info!(bond = %name, engine = %engine_info.kind, why = %engine_info.why, "data path chosen");
+        let path = s.control_socket.clone();
+        let control_err = |why: String| BondError::Control {
+            bond: name.clone(),
+            path: path.clone(),
+            why,
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if path.exists() {
+            if UnixStream::connect(&path).is_ok() {
+                return Err(control_err(
+                    "another lagkit already serves this socket (it is live)".into(),
+                ));
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        let listener = UnixListener::bind(&path).map_err(|e| control_err(e.to_string()))?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        let (control, requests) = ControlServer::start(listener, path.clone(), &name)
+            .map_err(|e| control_err(e.to_string()))?;
+        let rebalancer = s.rebalances().then(|| {
+            let config = AdaptiveConfig {
+                interval_ns: s.adaptive_interval.as_nanos() as u64,
+                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
+                ..AdaptiveConfig::default()
+            };
+            Rebalancer::new(config, coarse_now_ns())
+        });
+        let metrics = match s.metrics_listen {
+            Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
+                bond: s.name.clone(),
+                path: PathBuf::from(addr.to_string()),
+                why: format!("metrics_listen: {e}"),
+            })?),
+            None => None,
+        };
+        let mut bond = Bond {
+            held: all.iter().map(|_| Held::default()).collect(),
+            core: Core::new(s),
+            metrics,
+            rebalancer,
+            epoch: std::time::Instant::now(),
+            upper,
+            engine_info,
+            kernel: None,
+            adopted,
+            kernel_members: Vec::new(),
+            engine_members: Vec::new(),
+            engine: None,
+            slow_rx: None,
+            publisher: None,
+            carrier,
+            shared: Arc::default(),
+            control: Some(control),
+            requests,
+            run: Some(run),
+            next_miimon: 0,
+            grat_pending: 0,
+            seen_ns: 0,
+            unpublished: Vec::new(),
+            carrier_events: std::collections::VecDeque::new(),
+            taps: lagkit_api::capture::Taps::default(),
+        };
+        // From here on, an error drops `bond`, which gives back whatever
+        // was taken.
+        for i in 0..bond.held.len() {
+            if let Err(e) = bond.try_take_with(i, &mut *between) {
+                return Err(BondError::Member(e, name.clone()));
+            }
+        }
+        if bond.adopted.is_some() {
+            bond.adopt_carriers();
+        }
+        bond.setup_tap()?;
+        let group_ifindex = bond
+            .upper
+            .link()
+            .ifindex()
+            .ok()
+            .filter(|&i| i != 0)
+            .unwrap_or(crate::core::FALLBACK_GROUP_IFINDEX);
+        let now = bond.now();
+        let mac = bond.core.mac();
+        bond.core.start(mac, group_ifindex, &resume, now);
+        // Link events queued while the members were being set up describe
+        // states that are already gone (a member before it was brought up
+        // would count as a link failure): discard them, then read the
+        // current carrier of every present member.
+        while bond
+            .carrier
+            .recv(Duration::ZERO)
+            .is_ok_and(|v| !v.is_empty())
+        {}
+        if let Ok(links) = CarrierWatcher::dump() {
+            for l in links {
+                bond.link_event(&l);
+            }
+        }
+        bond.restart_engine()?;
+        tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
+        Ok(bond)
+    }
+}
+
+/// What a start takes over from a killed daemon of the same bond whose
+/// BPF data path is still forwarding ([`lagkit_bpf::Adopted`]).
+struct Adoption {
+    pinned: lagkit_bpf::Adopted,
+    upper: Upper,
+    info: EngineInfo,
+    lacp: Vec<Option<journal::PartnerRecord>>,
+}
+
+impl Adoption {
+    /// Whether the data path `old` recorded can be adopted by a bond
+    /// configured as `s` (members `names`, backup included): the same
+    /// members and mode, an engine that may be BPF, the pins and the
+    /// logical interface still there. Otherwise, why not.
+    fn consider(
+        s: &Settings,
+        names: &[String],
+        old: &journal::State,
+    ) -> Result<Adoption, NotAdopted> {
+        let k = old.kernel.as_ref().ok_or(NotAdopted::NothingPinned)?;
+        if s.engine == crate::kernel::EngineChoice::Userspace {
+            return Err(NotAdopted::Userspace);
+        }
+        if k.members != names {
+            return Err(NotAdopted::Members {
+                was: k.members.clone(),
+                now: names.to_vec(),
+            });
+        }
+        if k.mode != s.mode.linux_name() {
+            return Err(NotAdopted::Mode {
+                was: k.mode.clone(),
+                now: s.mode.linux_name().to_string(),
+            });
+        }
+        let dir = crate::kernel::pin_dir(&s.name)?;
+        let pinned = match lagkit_bpf::Adopted::open(&dir) {
+            Ok(Some(p)) if p.links() > 0 => p,
+            Ok(_) => return Err(NotAdopted::NoLinks(dir)),
+            Err(e) => return Err(NotAdopted::Pins(e.to_string())),
+        };
+        let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
+        let mut lacp = k.lacp.clone();
+        lacp.resize(names.len(), None);
+        Ok(Adoption {
+            pinned,
+            upper,
+            info,
+            lacp,
+        })
+    }
+}
+
+/// Why a start does not adopt the data path a previous daemon left.
+#[derive(Debug, thiserror::Error)]
+enum NotAdopted {
+    #[error("it left no pinned data path")]
+    NothingPinned,
+    #[error("engine = userspace is configured now")]
+    Userspace,
+    #[error("its members were {was:?}, the configuration now has {now:?}")]
+    Members { was: Vec<String>, now: Vec<String> },
+    #[error("its mode was {was}, the configuration now has {now}")]
+    Mode { was: String, now: String },
+    #[error("{0}")]
+    NoBpffs(#[from] lagkit_bpf::NoBpffs),
+    #[error("no pinned links in {}", .0.display())]
+    NoLinks(PathBuf),
+    #[error("its pins: {0}")]
+    Pins(String),
+    #[error("{0}")]
+    Upper(#[from] crate::upper::UpperError),
+}

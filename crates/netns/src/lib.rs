@@ -1,0 +1,162 @@
+//! Named network namespaces, the one place the lab (`lagkit lab`) and the
+//! root tests (`lagkit-testnet`) make and remove them.
+//!
+//! - [`list`], [`exists`], [`create`] (loopback up), [`delete`] (whatever
+//!   still runs inside is stopped first; a namespace already gone is not an
+//!   error) and [`veth`] (a pair with one end in each namespace, never in
+//!   the root namespace).
+//! - [`Namespaces`]: the namespaces one owner created, deleted when it is
+//!   dropped (a test that panics included).
+//!
+//! Namespaces are iproute2's (`/run/netns/NAME`), made and removed with `ip`
+//! as a user would: a lab's namespaces stay usable with `ip netns exec`.
+//! The daemons never call this crate.
+
+#![forbid(unsafe_code)]
+
+use lagkit_dataplane::tools;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::path::Path;
+use std::process::Command;
+
+/// Where iproute2 keeps named namespaces.
+const RUN_NETNS: &str = "/run/netns";
+
+/// A namespace operation that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("namespace {name}: {op}: {why}")]
+pub struct NetnsError {
+    /// The namespace.
+    pub name: String,
+    /// What was being done ("create", "delete", "veth ...").
+    pub op: String,
+    /// Why it failed (the command and its message).
+    pub why: String,
+}
+
+/// Runs `ip ARGS`; its stdout, or the command and its stderr.
+fn ip(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("`ip {}`: {}", args.join(" "), tools::spawn_error("ip", &e)))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`ip {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// The names of the namespaces that exist, sorted (read from
+/// `/run/netns`: no process).
+pub fn list() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(RUN_NETNS)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whether namespace `name` exists.
+pub fn exists(name: &str) -> bool {
+    Path::new(RUN_NETNS).join(name).exists()
+}
+
+/// Creates namespace `name` with its loopback up.
+pub fn create(name: &str) -> Result<(), NetnsError> {
+    let err = |op: &str, why| NetnsError {
+        name: name.to_string(),
+        op: op.to_string(),
+        why,
+    };
+    ip(&["netns", "add", name]).map_err(|w| err("create", w))?;
+    ip(&["-n", name, "link", "set", "lo", "up"]).map_err(|w| err("loopback up", w))?;
+    Ok(())
+}
+
+/// Deletes namespace `name`, first stopping (SIGKILL) every process still
+/// in it: whatever runs in a namespace this crate made was started by its
+/// owner. Deleting a namespace that is gone is not an error.
+pub fn delete(name: &str) -> Result<(), NetnsError> {
+    if !exists(name) {
+        return Ok(());
+    }
+    if let Ok(pids) = ip(&["netns", "pids", name]) {
+        for pid in pids
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            // Listed by the kernel as inside the namespace just now.
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+    match ip(&["netns", "del", name]) {
+        Ok(_) => Ok(()),
+        Err(_) if !exists(name) => Ok(()),
+        Err(why) => Err(NetnsError {
+            name: name.to_string(),
+            op: "delete".to_string(),
+            why,
+        }),
+    }
+}
+
+/// A veth pair: `a` in namespace `ns_a`, its peer `b` in `ns_b` (never in
+/// the root namespace).
+pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<(), NetnsError> {
+    ip(&[
+        "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ])
+    .map(|_| ())
+    .map_err(|why| NetnsError {
+        name: ns_a.to_string(),
+        op: format!("veth {a} to {ns_b}/{b}"),
+        why,
+    })
+}
+
+/// The namespaces one owner created; each is deleted (with what runs in
+/// it) when this is dropped.
+#[derive(Debug, Default)]
+pub struct Namespaces {
+    names: Vec<String>,
+}
+
+impl Namespaces {
+    /// None yet.
+    pub fn new() -> Namespaces {
+        Namespaces::default()
+    }
+
+    /// Creates namespace `name` ([`create`]) and owns it.
+    pub fn create(&mut self, name: &str) -> Result<(), NetnsError> {
+        create(name)?;
+        self.names.push(name.to_string());
+        Ok(())
+    }
+
+    /// The namespaces owned, in the order they were made.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for name in self.names.drain(..).rev() {
+            if let Err(e) = delete(&name) {
+                eprintln!("{e}");
+            }
+        }
+    }
+}
