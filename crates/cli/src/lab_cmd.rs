@@ -109,8 +109,8 @@ fn topology_failure(t: lagkit_lab::topology::TopologyError) -> Failure {
 fn failure(e: LabError) -> Failure {
     match e {
         LabError::Topology(t) => topology_failure(t),
-        LabError::Usage(m) => Failure::Usage(m),
-        LabError::Run(m) => Failure::Runtime(m),
+        LabError::Usage(e) => Failure::Usage(e.to_string()),
+        LabError::Run(e) => Failure::Runtime(e.to_string()),
     }
 }
 
@@ -259,7 +259,7 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
     }
 }
 
-fn parse_rate(s: &str) -> Result<lagkit_lab::topology::Rate, String> {
+fn parse_rate(s: &str) -> Result<lagkit_lab::topology::Rate, lagkit_lab::topology::RateError> {
     lagkit_lab::topology::Rate::parse(s)
 }
 

@@ -144,7 +144,7 @@ fn namespaces(a: &Args) -> Result<Vec<(String, Option<u64>)>, Failure> {
     let mut names = a.netns.clone();
     if let Some(lab) = &a.lab {
         let st = lagkit_lab::lab::LabState::load(Path::new(lagkit_lab::lab::STATE_ROOT), lab)
-            .map_err(Failure::Runtime)?
+            .map_err(|e| Failure::Runtime(e.to_string()))?
             .ok_or_else(|| {
                 Failure::Usage(format!(
                     "no lab {lab} is up (nothing in {}); start it with `lagkit lab up`",

@@ -1,6 +1,7 @@
 //! Waiting for the aggregates to form, and the LACP state of every bond and
 //! port-channel as a snapshot (taken at the start and end of a run).
 
+use crate::error::ConvergeError;
 use crate::lab::{ovs_port_name, Lab};
 use crate::topology::{Protocol, Switch, SwitchKind};
 use lagkit_api::status::MiiStatus;
@@ -251,7 +252,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                                 .all(|p| m.get(p).is_some_and(|s| s == "enabled"));
                             v.members = m;
                         }
-                        Err(e) => v.problems.push(e),
+                        Err(e) => v.problems.push(e.to_string()),
                     }
                 }
                 Protocol::LacpActive | Protocol::LacpPassive => match ovs.lacp(&port) {
@@ -274,7 +275,7 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
                             .map(|(k, m)| (k.clone(), m.status.clone()))
                             .collect();
                     }
-                    Err(e) => v.problems.push(e),
+                    Err(e) => v.problems.push(e.to_string()),
                 },
                 // Refused for Open vSwitch when the topology is read.
                 Protocol::PagpDesirable
@@ -294,10 +295,10 @@ pub fn snapshot(lab: &Lab) -> LacpSnapshot {
 /// when every member is bundled (flag `P`); a channel of protocol `none`
 /// is no port-channel and always formed.
 fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
-    let states = lab
-        .lagkit_switch(&sw.name)
-        .ok_or_else(|| format!("no lagkit switch {}", sw.name))
-        .and_then(|s| s.channels());
+    let states = match lab.lagkit_switch(&sw.name) {
+        None => Err(format!("no lagkit switch {}", sw.name)),
+        Some(s) => s.channels().map_err(|e| e.to_string()),
+    };
     sw.channels
         .iter()
         .zip(sw.channel_numbers())
@@ -337,16 +338,15 @@ fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
 /// Waits until every host bond and every switch channel has formed, up to
 /// `deadline`; returns the time it took and the final snapshot, or says
 /// which side has not converged and why.
-pub fn converge(lab: &Lab, deadline: Duration) -> Result<(Duration, LacpSnapshot), String> {
+pub fn converge(lab: &Lab, deadline: Duration) -> Result<(Duration, LacpSnapshot), ConvergeError> {
     let (took, s) = wait_formed(lab, deadline);
     if s.all_ok() {
         return Ok((took, s));
     }
-    Err(format!(
-        "not converged after {:.0?}:\n  {}",
-        deadline,
-        s.not_converged().join("\n  ")
-    ))
+    Err(ConvergeError {
+        after: deadline,
+        sides: s.not_converged(),
+    })
 }
 
 /// Polls until every bond and channel has formed or `deadline` has

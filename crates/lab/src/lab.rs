@@ -11,10 +11,10 @@
 //! starts processes there), then removes the lab's directory and state
 //! file. Deleting a namespace deletes the veths in it, and their peers.
 
-use crate::error::LabError;
+use crate::error::{LabError, RunError, UsageError};
 use crate::lagkit_switch::{self, LagkitSwitch};
-use crate::ovs::{Ovs, Spawn};
-use crate::sys::{self, poll, run, tool_path, ProcId};
+use crate::ovs::{Ovs, OvsError, Spawn};
+use crate::sys::{self, poll, run, tool_path, CommandError, IoError, ProcId, QueryError};
 use crate::topology::{ns_of_lab, Channel, Protocol, Switch, SwitchKind, Topology};
 use lagkit_api::status::{BondStats, BondStatus};
 use serde::{Deserialize, Serialize};
@@ -100,24 +100,28 @@ impl LabState {
     }
 
     /// Reads lab `lab`'s state, if it has a state file.
-    pub fn load(root: &Path, lab: &str) -> Result<Option<LabState>, String> {
+    pub fn load(root: &Path, lab: &str) -> Result<Option<LabState>, RunError> {
         let p = LabState::path(root, lab);
         match std::fs::read_to_string(&p) {
             Ok(t) => serde_json::from_str(&t)
                 .map(Some)
-                .map_err(|e| format!("{}: unreadable state file: {e}", p.display())),
+                .map_err(|source| RunError::StateFile { path: p, source }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", p.display())),
+            Err(source) => Err(IoError { path: p, source }.into()),
         }
     }
 
-    fn save(&self, root: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    fn save(&self, root: &Path) -> Result<(), RunError> {
+        std::fs::create_dir_all(root).map_err(IoError::at(root))?;
         let p = LabState::path(root, &self.lab);
         let tmp = p.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))
+        let text = serde_json::to_string_pretty(self).map_err(|source| RunError::Serialize {
+            what: p.display().to_string(),
+            source,
+        })?;
+        std::fs::write(&tmp, text).map_err(IoError::at(&tmp))?;
+        std::fs::rename(&tmp, &p).map_err(IoError::at(&p))?;
+        Ok(())
     }
 }
 
@@ -149,7 +153,7 @@ impl DownReport {
 /// which would otherwise hold its programs and maps after the namespace
 /// is gone), and its run directory `/run/lagkit/<netns>` (a later
 /// namespace given the same inode must not adopt a dead bond's state).
-fn forget_lagkit_files(ns: &str) -> Result<(), String> {
+fn forget_lagkit_files(ns: &str) -> Result<(), RunError> {
     use std::os::unix::fs::MetadataExt;
     let Ok(ino) = std::fs::metadata(format!("/run/netns/{ns}")).map(|m| m.ino()) else {
         return Ok(());
@@ -161,8 +165,11 @@ fn forget_lagkit_files(ns: &str) -> Result<(), String> {
         lagkit_bondcfg::paths::netns_dir(Some(ino)),
     ];
     for d in dirs.iter().filter(|d| d.exists()) {
-        std::fs::remove_dir_all(d)
-            .map_err(|e| format!("cannot remove {} (namespace {ns}): {e}", d.display()))?;
+        std::fs::remove_dir_all(d).map_err(|source| RunError::Remove {
+            path: d.clone(),
+            ns: ns.to_string(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -174,7 +181,7 @@ pub fn down(root: &Path, lab: &str) -> DownReport {
     let state = match LabState::load(root, lab) {
         Ok(s) => s,
         Err(e) => {
-            rep.errors.push(e);
+            rep.errors.push(e.to_string());
             None
         }
     };
@@ -216,7 +223,7 @@ pub fn down(root: &Path, lab: &str) -> DownReport {
             continue;
         }
         if let Err(e) = forget_lagkit_files(&ns) {
-            rep.errors.push(e);
+            rep.errors.push(e.to_string());
         }
         match lagkit_netns::delete(&ns) {
             Ok(()) => rep.namespaces.push(ns),
@@ -277,29 +284,23 @@ impl Lab {
     /// the error says what failed.
     pub fn up(topo: Topology, opts: Options) -> Result<Lab, LabError> {
         if !sys::is_root() {
-            return Err(LabError::Usage(
-                "lab up needs root (network namespaces, veths, tc)".into(),
-            ));
+            return Err(UsageError::NotRoot.into());
         }
         for t in ["ip", "tc"] {
-            tool_path(t).map_err(LabError::Run)?;
+            tool_path(t).map_err(RunError::from)?;
         }
         if topo.switches.iter().any(|s| s.kind == SwitchKind::Ovs) {
-            if let Some(m) = crate::ovs::missing() {
-                return Err(LabError::Run(format!(
-                    "{m}; or use lagkit's own switch (kind = \"lagkit\")"
-                )));
-            }
+            crate::ovs::available().map_err(RunError::NoOvs)?;
         }
         let root = opts.state_root.clone();
-        if let Some(st) = LabState::load(&root, &topo.name).map_err(LabError::Run)? {
-            return Err(LabError::Usage(format!(
-                "lab '{}' is already up (state file {}, phase {}); run `lagkit lab down {}` first",
-                topo.name,
-                LabState::path(&root, &topo.name).display(),
-                st.phase,
-                topo.file
-            )));
+        if let Some(st) = LabState::load(&root, &topo.name)? {
+            return Err(UsageError::AlreadyUp {
+                lab: topo.name.clone(),
+                state_file: LabState::path(&root, &topo.name),
+                phase: st.phase,
+                file: topo.file.clone(),
+            }
+            .into());
         }
         // Leftovers of a run whose state file is gone.
         let stale = down(&root, &topo.name);
@@ -312,7 +313,8 @@ impl Lab {
         }
         let dir = root.join(&topo.name);
         std::fs::create_dir_all(&dir)
-            .map_err(|e| LabError::Run(format!("{}: {e}", dir.display())))?;
+            .map_err(IoError::at(&dir))
+            .map_err(RunError::from)?;
         let state = LabState {
             lab: topo.name.clone(),
             topology_file: topo.file.clone(),
@@ -321,37 +323,36 @@ impl Lab {
             ..Default::default()
         };
         let mut lab = Lab { topo, state, opts };
-        lab.save().map_err(LabError::Run)?;
+        lab.save()?;
         match lab.build() {
             Ok(()) => {
                 lab.state.phase = "up".into();
-                lab.save().map_err(LabError::Run)?;
+                lab.save()?;
                 Ok(lab)
             }
             Err(e) => {
                 let logs = lab.logs_tail();
                 let rep = lab.down();
-                let mut msg = format!("lab up failed: {e}");
-                if !logs.is_empty() {
-                    msg.push_str(&format!("\n{logs}"));
+                Err(RunError::Up {
+                    cause: Box::new(e),
+                    logs,
+                    cleanup: rep.errors,
                 }
-                if !rep.errors.is_empty() {
-                    msg.push_str(&format!("\ncleanup also failed: {}", rep.errors.join("; ")));
-                }
-                Err(LabError::Run(msg))
+                .into())
             }
         }
     }
 
     /// A lab brought up earlier (its state file must exist).
     pub fn attach(topo: Topology, opts: Options) -> Result<Lab, LabError> {
-        let state = LabState::load(&opts.state_root, &topo.name)
-            .map_err(LabError::Run)?
-            .ok_or_else(|| LabError::Usage(format!("lab '{}' is not up", topo.name)))?;
+        let state =
+            LabState::load(&opts.state_root, &topo.name)?.ok_or_else(|| UsageError::NotUp {
+                lab: topo.name.clone(),
+            })?;
         Ok(Lab { topo, state, opts })
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), RunError> {
         self.state.save(&self.opts.state_root)
     }
 
@@ -361,7 +362,7 @@ impl Lab {
     }
 
     /// Records a process the lab (or a workload) started, in the state file.
-    pub fn track(&mut self, what: &str, proc: ProcId) -> Result<(), String> {
+    pub fn track(&mut self, what: &str, proc: ProcId) -> Result<(), RunError> {
         self.state.processes.push(ProcRecord {
             what: what.to_string(),
             proc,
@@ -370,7 +371,7 @@ impl Lab {
     }
 
     /// Forgets a process that was stopped.
-    pub fn untrack(&mut self, pid: i32) -> Result<(), String> {
+    pub fn untrack(&mut self, pid: i32) -> Result<(), RunError> {
         self.state.processes.retain(|p| p.proc.pid != pid);
         self.save()
     }
@@ -413,25 +414,29 @@ impl Lab {
             .map(|p| &p.proc)
     }
 
-    fn lagkit_query(&self, host: &str, what: &str, bond: &str) -> Result<String, String> {
+    /// `lagkit WHAT --name BOND --json` of a host: the one bond's answer.
+    fn lagkit_query<T: serde::de::DeserializeOwned>(
+        &self,
+        host: &str,
+        what: &str,
+        bond: &str,
+    ) -> Result<T, QueryError> {
         let lagkit = self.opts.lagkit.to_string_lossy().into_owned();
-        sys::ns_run(&self.ns(host), &[&lagkit, what, "--name", bond, "--json"])
+        let t = sys::ns_run(&self.ns(host), &[&lagkit, what, "--name", bond, "--json"])?;
+        let query = format!("lagkit {what}");
+        let of = format!("host {host} bond {bond}");
+        let mut v: Vec<T> = QueryError::read_json(&t, &query, &of)?;
+        v.pop().ok_or_else(|| QueryError::empty(&query, &of))
     }
 
     /// `lagkit status --name BOND --json` of a host.
-    pub fn bond_status(&self, host: &str, bond: &str) -> Result<BondStatus, String> {
-        let t = self.lagkit_query(host, "status", bond)?;
-        let mut v: Vec<BondStatus> =
-            serde_json::from_str(&t).map_err(|e| format!("lagkit status: {e}"))?;
-        v.pop().ok_or_else(|| "lagkit status: empty answer".into())
+    pub fn bond_status(&self, host: &str, bond: &str) -> Result<BondStatus, QueryError> {
+        self.lagkit_query(host, "status", bond)
     }
 
     /// `lagkit stats --name BOND --json` of a host.
-    pub fn bond_stats(&self, host: &str, bond: &str) -> Result<BondStats, String> {
-        let t = self.lagkit_query(host, "stats", bond)?;
-        let mut v: Vec<BondStats> =
-            serde_json::from_str(&t).map_err(|e| format!("lagkit stats: {e}"))?;
-        v.pop().ok_or_else(|| "lagkit stats: empty answer".into())
+    pub fn bond_stats(&self, host: &str, bond: &str) -> Result<BondStats, QueryError> {
+        self.lagkit_query(host, "stats", bond)
     }
 
     /// The last lines of every log in the lab directory.
@@ -461,21 +466,21 @@ impl Lab {
         o
     }
 
-    fn build(&mut self) -> Result<(), String> {
+    fn build(&mut self) -> Result<(), RunError> {
         // Namespaces.
         let nodes: Vec<String> = self.topo.nodes().map(String::from).collect();
         for n in &nodes {
             let ns = self.ns(n);
             self.state.namespaces.push(ns.clone());
             self.save()?;
-            lagkit_netns::create(&ns).map_err(|e| e.to_string())?;
+            lagkit_netns::create(&ns)?;
         }
         self.say(&format!("{} namespaces", nodes.len()));
         // Links.
         let links = self.topo.links.clone();
         for l in &links {
             let (na, nb) = (self.ns(&l.a.node), self.ns(&l.b.node));
-            lagkit_netns::veth(&na, &l.a.iface, &nb, &l.b.iface).map_err(|e| e.to_string())?;
+            lagkit_netns::veth(&na, &l.a.iface, &nb, &l.b.iface)?;
             for (k, (end, ns)) in [(&l.a, &na), (&l.b, &nb)].into_iter().enumerate() {
                 let mtu = l.mtu[k].to_string();
                 run(&["ip", "-n", ns, "link", "set", &end.iface, "mtu", &mtu])?;
@@ -546,7 +551,7 @@ impl Lab {
         for h in &hosts {
             let Some(b) = &h.bond else { continue };
             let cfg = self.state.dir.join(format!("{}.toml", h.name));
-            std::fs::write(&cfg, &b.toml).map_err(|e| format!("{}: {e}", cfg.display()))?;
+            std::fs::write(&cfg, &b.toml).map_err(IoError::at(&cfg))?;
             let log_path = self.state.dir.join(format!("{}-lagkit.log", h.name));
             let mut args = vec!["up".to_string(), cfg.to_string_lossy().into_owned()];
             args.extend(
@@ -582,10 +587,9 @@ impl Lab {
         node: &str,
         args: &[String],
         log_path: &Path,
-    ) -> Result<ProcId, String> {
-        let log =
-            std::fs::File::create(log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    ) -> Result<ProcId, RunError> {
+        let log = std::fs::File::create(log_path).map_err(IoError::at(log_path))?;
+        let log2 = log.try_clone().map_err(IoError::at(log_path))?;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.ns(node)])
             .arg(&self.opts.lagkit)
@@ -594,9 +598,10 @@ impl Lab {
             .stdout(log)
             .stderr(log2);
         lagkit_sys::proc::new_session(&mut cmd);
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("{}: {e}", self.opts.lagkit.display()))?;
+        let child = cmd.spawn().map_err(|source| RunError::Process {
+            what: self.opts.lagkit.display().to_string(),
+            source,
+        })?;
         let pid = child.id() as i32;
         drop(child);
         // `ip netns exec` execs lagkit: wait until the PID is lagkit.
@@ -609,7 +614,10 @@ impl Lab {
         let p = poll(Duration::from_secs(3), || {
             ProcId::of(pid).filter(|p| p.comm == want)
         })
-        .ok_or_else(|| format!("{what} did not start: {}", sys::tail(log_path, 5)))?;
+        .ok_or_else(|| RunError::NotStarted {
+            daemon: what.to_string(),
+            log: sys::tail(log_path, 5),
+        })?;
         self.track(what, p.clone())?;
         Ok(p)
     }
@@ -619,7 +627,7 @@ impl Lab {
     /// configuration written from the topology, `lagkit switch` started
     /// and answering, then its ports shaped. Its channels form later
     /// ([`crate::converge`] waits for them with a deadline).
-    fn start_lagkit_switch(&mut self, i: usize, sw: &Switch) -> Result<(), String> {
+    fn start_lagkit_switch(&mut self, i: usize, sw: &Switch) -> Result<(), RunError> {
         let ns = self.ns(&sw.name);
         for p in &sw.ports {
             if let Some(mac) = self.topo.switch_port_mac(i, p) {
@@ -628,7 +636,7 @@ impl Lab {
         }
         let cfg = self.state.dir.join(format!("{}-switch.cfg", sw.name));
         let text = lagkit_switch::ios_config(&self.topo, sw);
-        std::fs::write(&cfg, &text).map_err(|e| format!("{}: {e}", cfg.display()))?;
+        std::fs::write(&cfg, &text).map_err(IoError::at(&cfg))?;
         let log_path = self.state.dir.join(format!("{}-switch.log", sw.name));
         let mut args = vec!["switch".to_string(), cfg.to_string_lossy().into_owned()];
         args.extend(lagkit_switch::port_args(sw));
@@ -659,7 +667,7 @@ impl Lab {
 
     /// Permanent neighbour entries for every other host on every host (see
     /// [`Topology::needs_static_arp`]).
-    fn static_arp(&self) -> Result<(), String> {
+    fn static_arp(&self) -> Result<(), CommandError> {
         for h in &self.topo.hosts {
             let Some((dev, _)) = self.topo.l3_port(&h.name) else {
                 continue;
@@ -701,7 +709,7 @@ fn answers(
     query: &str,
     log: &Path,
     mut asks: impl FnMut() -> bool,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let ok = poll(Duration::from_secs(10), || {
         if !p.alive() {
             return Some(false);
@@ -711,12 +719,17 @@ fn answers(
     if ok == Some(true) {
         return Ok(());
     }
-    let how = if p.alive() {
-        format!("does not answer `{query}` after 10 s")
+    let (daemon, log) = (what.to_string(), sys::tail(log, 8));
+    Err(if p.alive() {
+        RunError::Silent {
+            daemon,
+            doing: format!("answer `{query}`"),
+            after: Duration::from_secs(10),
+            log,
+        }
     } else {
-        "exited".to_string()
-    };
-    Err(format!("{what} {how}: {}", sys::tail(log, 8)))
+        RunError::Exited { daemon, log }
+    })
 }
 
 /// How the state file names the process of lagkit switch `name`.
@@ -725,7 +738,7 @@ fn switch_what(name: &str) -> String {
 }
 
 /// `tc qdisc replace ... root tbf` on one end of `l`, if it is shaped.
-fn shape(ns: &str, iface: &str, l: &crate::topology::Link) -> Result<(), String> {
+fn shape(ns: &str, iface: &str, l: &crate::topology::Link) -> Result<(), CommandError> {
     let Some(rate) = &l.rate else {
         return Ok(());
     };
@@ -740,12 +753,13 @@ fn shape(ns: &str, iface: &str, l: &crate::topology::Link) -> Result<(), String>
 }
 
 /// What is at the root of `iface`'s qdisc tree, with its byte counter.
-pub fn root_qdisc(ns: &str, iface: &str) -> Result<(String, u64), String> {
+pub fn root_qdisc(ns: &str, iface: &str) -> Result<(String, u64), QueryError> {
     let t = run(&[
         "tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", iface, "root",
     ])?;
-    let v: serde_json::Value = serde_json::from_str(&t).map_err(|e| format!("tc -j: {e}"))?;
-    let q = v.get(0).ok_or("tc: no qdisc")?;
+    let (query, of) = ("tc -j qdisc show", format!("{iface} in {ns}"));
+    let v: serde_json::Value = QueryError::read_json(&t, query, &of)?;
+    let q = v.get(0).ok_or_else(|| QueryError::empty(query, &of))?;
     Ok((
         q["kind"].as_str().unwrap_or("?").to_string(),
         q["bytes"].as_u64().unwrap_or(0),
@@ -763,7 +777,7 @@ pub fn ovs_port_name(c: &Channel) -> String {
 
 /// Bridge `br0` with the switch's channels and plain ports; every port
 /// keeps its kernel qdisc (`qos=linux-noop`).
-fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Result<(), String> {
+fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Result<(), OvsError> {
     ovs.vsctl(&[
         "add-br",
         "br0",
@@ -787,12 +801,12 @@ fn configure_switch(ovs: &Ovs, sw: &crate::topology::Switch, mac: &str) -> Resul
             Protocol::LacpPassive => "passive",
             _ => "off",
         };
+        let port = ovs_port_name(c);
         let mode = c
             .load_balance
             .ovs_bond_mode()
-            .ok_or("OVS has no bond mode for this load balance")?;
+            .ok_or_else(|| OvsError::NoBondMode { port: port.clone() })?;
         let mut args: Vec<String> = Vec::new();
-        let port = ovs_port_name(c);
         if c.ports.len() >= 2 {
             args.extend(["add-bond", "br0", &c.name].map(String::from));
             args.extend(c.ports.iter().cloned());

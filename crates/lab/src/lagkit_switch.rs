@@ -13,7 +13,7 @@
 //! The daemon itself is started, tracked and stopped by [`crate::lab`],
 //! like a host's bond.
 
-use crate::sys;
+use crate::sys::{self, QueryError};
 use crate::topology::{LoadBalance, Protocol, Switch, Topology};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -126,17 +126,21 @@ impl LagkitSwitch {
 
     /// `lagkit switch show WORDS --json --name NAME` in the namespace,
     /// its facts read as `T`.
-    pub fn show<T: serde::de::DeserializeOwned>(&self, words: &[&str]) -> Result<T, String> {
+    pub fn show<T: serde::de::DeserializeOwned>(&self, words: &[&str]) -> Result<T, QueryError> {
         let lagkit = self.lagkit.to_string_lossy().into_owned();
         let mut args = vec![lagkit.as_str(), "switch", "show"];
         args.extend(words);
         args.extend(["--json", "--name", &self.name]);
         let t = sys::ns_run(&self.ns, &args)?;
-        serde_json::from_str(&t).map_err(|e| format!("lagkit switch show {}: {e}", words.join(" ")))
+        QueryError::read_json(
+            &t,
+            &format!("lagkit switch show {}", words.join(" ")),
+            &format!("switch {}", self.name),
+        )
     }
 
     /// `show etherchannel summary`: each channel's members and flags.
-    pub fn channels(&self) -> Result<Vec<ChannelState>, String> {
+    pub fn channels(&self) -> Result<Vec<ChannelState>, QueryError> {
         let s: EtherchannelSummary = self.show(&["etherchannel", "summary"])?;
         Ok(s.channels)
     }
@@ -144,13 +148,13 @@ impl LagkitSwitch {
     /// `show mac address-table`: how many times a MAC address has moved
     /// between ports since the switch started (a host's frames arriving on
     /// two ports that are not one channel).
-    pub fn mac_moves(&self) -> Result<u64, String> {
+    pub fn mac_moves(&self) -> Result<u64, QueryError> {
         let t: MacTable = self.show(&["mac", "address-table"])?;
         Ok(t.moves)
     }
 
     /// `show interfaces counters`: every port's counters.
-    pub fn counters(&self) -> Result<Vec<PortCounters>, String> {
+    pub fn counters(&self) -> Result<Vec<PortCounters>, QueryError> {
         let c: InterfacesCounters = self.show(&["interfaces", "counters"])?;
         Ok(c.ports)
     }

@@ -4,14 +4,16 @@
 //! unit, with a workload, measurements and reports.
 //!
 //! The modules form layers; each imports only those above it:
-//! - [`sys`]: running programs, namespaces, processes by PID and start time.
+//! - [`sys`]: running programs, namespaces, processes by PID and start time;
+//!   the errors of a program, a file and a query.
 //! - [`topology`]: the TOML model (`model`, with the workload specs), read
 //!   (`parse`) and validated (`validate`), errors with file:line:column.
 //! - [`ovs`]: Open vSwitch instances in namespaces (also used by the CLI's
-//!   OVS interoperability tests).
+//!   OVS interoperability tests), and their errors.
 //! - [`lagkit_switch`]: lagkit's own switch: the IOS configuration written
 //!   from a topology, and its `show ... --json` answers.
-//! - [`LabError`]: what a lab command reports.
+//! - [`LabError`]: what a lab command reports; [`RunError`]: what fails
+//!   while a lab is up, run, measured and reported.
 //! - [`lab`]: `up` / `down`, with a state file so `down` works from another
 //!   process and after a crash; the OVS ports it makes for channels.
 //! - [`converge`]: wait until every bond and port-channel has formed, or say
@@ -47,7 +49,7 @@ pub mod sys;
 pub mod topology;
 pub mod workload;
 
-pub use error::LabError;
+pub use error::{ClientError, ConvergeError, LabError, OutputError, RunError, UsageError};
 pub use lab::{down, DownReport, Lab, LabState, Options};
 pub use run::{run, run_once, LabGuard, RunOptions};
 pub use topology::{Topology, TopologyError};

@@ -4,9 +4,10 @@
 //! the machine's CPU time (`/proc/stat`), and whether the link shaping is
 //! still in place.
 
+use crate::error::RunError;
 use crate::lab::{root_qdisc, Lab};
 use crate::lagkit_switch::PortCounters;
-use crate::sys;
+use crate::sys::{self, CommandError};
 use crate::topology::SwitchKind;
 use lagkit_api::status::BondStats;
 use serde::{Deserialize, Serialize};
@@ -157,7 +158,7 @@ impl TcpCounters {
     }
 
     /// Reads namespace `ns`'s counters.
-    pub fn read(ns: &str) -> Result<TcpCounters, String> {
+    pub fn read(ns: &str) -> Result<TcpCounters, CommandError> {
         let t = sys::ns_run(ns, &["cat", "/proc/net/netstat", "/proc/net/snmp"])?;
         Ok(TcpCounters::from_map(&parse_net_counters(&t)))
     }
@@ -192,7 +193,7 @@ pub struct Snapshot {
 }
 
 /// Takes a snapshot of every host and shaped link end.
-pub fn snapshot(lab: &Lab) -> Result<Snapshot, String> {
+pub fn snapshot(lab: &Lab) -> Result<Snapshot, RunError> {
     let cpu = CpuTimes::now();
     let at = Instant::now();
     let mut bonds = BTreeMap::new();

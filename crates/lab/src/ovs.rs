@@ -14,11 +14,11 @@
 //! dies), or detached (`lagkit lab up`: they outlive the command; `lab down`
 //! finds them again by their pidfiles with [`Ovs::attach`]).
 
-use crate::sys::{poll, run, tool, tool_path, ProcId};
+use crate::sys::{poll, run, tool, tool_path, CommandError, IoError, ProcId};
 use lagkit_sys::proc::{self, Signal};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Where Debian keeps the OVS database schema.
@@ -33,8 +33,61 @@ pub const TOOLS: [&str; 5] = [
     "ovs-appctl",
 ];
 
-/// What is missing to run OVS here, if anything (tools or the schema).
-pub fn missing() -> Option<String> {
+/// Why an Open vSwitch instance could not be started or configured.
+#[derive(Debug, thiserror::Error)]
+pub enum OvsError {
+    /// OVS is not installed here: the tools and files missing.
+    #[error(
+        "missing {} (apt-get install -y --no-install-recommends openvswitch-switch)",
+        .0.join(", ")
+    )]
+    Missing(Vec<String>),
+    /// The instance's directory or a log could not be made.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// An OVS tool failed (`ovsdb-tool`, `ovs-vsctl`, `ovs-appctl`).
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    /// A daemon could not be started.
+    #[error("{program} starts: {source}")]
+    Spawn {
+        /// `ovsdb-server` or `ovs-vswitchd`.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A daemon started with `--detach` failed.
+    #[error("{program} --detach failed ({status}): {log}")]
+    Detach {
+        /// `ovsdb-server` or `ovs-vswitchd`.
+        program: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// The last lines it wrote.
+        log: String,
+    },
+    /// A daemon's control socket did not appear.
+    #[error("OVS socket {} did not appear within 10 s", .0.display())]
+    NoSocket(PathBuf),
+    /// A channel's load balance has no OVS bond mode.
+    #[error("port {port}: OVS has no bond mode for this load balance")]
+    NoBondMode {
+        /// The OVS port (bond) of the channel.
+        port: String,
+    },
+    /// The instance did not start; its daemons' logs.
+    #[error("{cause}\n--- ovs logs ---\n{logs}")]
+    Start {
+        /// What failed.
+        cause: Box<OvsError>,
+        /// The last lines of each daemon's log.
+        logs: String,
+    },
+}
+
+/// Whether OVS can run here: [`OvsError::Missing`] names the tools (or
+/// the schema) that are not installed.
+pub fn available() -> Result<(), OvsError> {
     let mut miss: Vec<String> = TOOLS
         .iter()
         .filter(|t| tool(t).is_none())
@@ -43,12 +96,16 @@ pub fn missing() -> Option<String> {
     if !Path::new(SCHEMA).exists() {
         miss.push(format!("the OVS schema {SCHEMA}"));
     }
-    (!miss.is_empty()).then(|| {
-        format!(
-            "missing {} (apt-get install -y --no-install-recommends openvswitch-switch)",
-            miss.join(", ")
-        )
-    })
+    if miss.is_empty() {
+        Ok(())
+    } else {
+        Err(OvsError::Missing(miss))
+    }
+}
+
+/// What is missing to run OVS here, if anything (tools or the schema).
+pub fn missing() -> Option<String> {
+    available().err().map(|e| e.to_string())
 }
 
 /// How the daemons are started.
@@ -78,11 +135,9 @@ impl Ovs {
     /// Creates the database in `dir` (created; must be short enough for unix
     /// socket paths, under ~80 bytes) and starts both daemons for namespace
     /// `ns`, with userspace TSO on.
-    pub fn start(ns: &str, dir: PathBuf, spawn: Spawn) -> Result<Ovs, String> {
-        if let Some(m) = missing() {
-            return Err(m);
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn start(ns: &str, dir: PathBuf, spawn: Spawn) -> Result<Ovs, OvsError> {
+        available()?;
+        std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
         let mut o = Ovs {
             dir,
             ns: ns.to_string(),
@@ -94,12 +149,15 @@ impl Ovs {
             Err(e) => {
                 let log = o.log_tail(15);
                 o.stop();
-                Err(format!("{e}\n--- ovs logs ---\n{log}"))
+                Err(OvsError::Start {
+                    cause: Box::new(e),
+                    logs: log,
+                })
             }
         }
     }
 
-    fn start_inner(&mut self, spawn: Spawn) -> Result<(), String> {
+    fn start_inner(&mut self, spawn: Spawn) -> Result<(), OvsError> {
         let conf = self.path("conf.db");
         let _ = std::fs::remove_file(&conf);
         run(&[&tool_path("ovsdb-tool")?, "create", &conf, SCHEMA])?;
@@ -159,7 +217,7 @@ impl Ovs {
         self.dir.join(f).to_string_lossy().into_owned()
     }
 
-    fn daemon(&self, prog: &str, args: &[String], spawn: Spawn) -> Result<Option<Child>, String> {
+    fn daemon(&self, prog: &str, args: &[String], spawn: Spawn) -> Result<Option<Child>, OvsError> {
         let d = &self.dir;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.ns, &tool_path(prog)?])
@@ -177,37 +235,43 @@ impl Ovs {
                     proc::die_with_parent(&mut cmd, Signal::SIGTERM);
                 }
                 // `ip netns exec` execs the daemon: the child's PID is its.
-                let child = cmd.spawn().map_err(|e| format!("{prog} starts: {e}"))?;
+                let child = cmd.spawn().map_err(|source| OvsError::Spawn {
+                    program: prog.to_string(),
+                    source,
+                })?;
                 Ok(Some(child))
             }
             Spawn::Detached => {
                 let log = std::fs::File::create(d.join(format!("{prog}.start.log")))
-                    .map_err(|e| format!("{}: {e}", d.display()))?;
+                    .map_err(IoError::at(d))?;
                 // The parent returns once the detached daemon is ready.
-                let st = cmd
-                    .arg("--detach")
-                    .stderr(log)
-                    .status()
-                    .map_err(|e| format!("{prog} starts: {e}"))?;
+                let st =
+                    cmd.arg("--detach")
+                        .stderr(log)
+                        .status()
+                        .map_err(|source| OvsError::Spawn {
+                            program: prog.to_string(),
+                            source,
+                        })?;
                 if !st.success() {
-                    return Err(format!(
-                        "{prog} --detach failed ({st}): {}",
-                        crate::sys::tail(&d.join(format!("{prog}.start.log")), 5)
-                    ));
+                    return Err(OvsError::Detach {
+                        program: prog.to_string(),
+                        status: st,
+                        log: crate::sys::tail(&d.join(format!("{prog}.start.log")), 5),
+                    });
                 }
                 Ok(None)
             }
         }
     }
 
-    fn wait_socket(&self, name: &str) -> Result<(), String> {
+    fn wait_socket(&self, name: &str) -> Result<(), OvsError> {
         let p = self.dir.join(name);
-        poll(Duration::from_secs(10), || p.exists().then_some(()))
-            .ok_or_else(|| format!("OVS socket {} did not appear within 10 s", p.display()))
+        poll(Duration::from_secs(10), || p.exists().then_some(())).ok_or(OvsError::NoSocket(p))
     }
 
     /// `ovs-vsctl` on this instance's database.
-    pub fn vsctl(&self, args: &[&str]) -> Result<String, String> {
+    pub fn vsctl(&self, args: &[&str]) -> Result<String, CommandError> {
         let db = format!("--db=unix:{}", self.path("db.sock"));
         let mut v = vec![tool_path("ovs-vsctl")?, "--timeout=20".into(), db];
         v.extend(args.iter().map(|s| s.to_string()));
@@ -216,7 +280,7 @@ impl Ovs {
     }
 
     /// `ovs-appctl` to this instance's ovs-vswitchd.
-    pub fn appctl(&self, args: &[&str]) -> Result<String, String> {
+    pub fn appctl(&self, args: &[&str]) -> Result<String, CommandError> {
         let ctl = self.path("ovs-vswitchd.ctl");
         let mut v = vec![
             tool_path("ovs-appctl")?,
@@ -230,12 +294,12 @@ impl Ovs {
     }
 
     /// `lacp/show BOND`, parsed.
-    pub fn lacp(&self, bond: &str) -> Result<OvsLacp, String> {
+    pub fn lacp(&self, bond: &str) -> Result<OvsLacp, CommandError> {
         Ok(OvsLacp::parse(&self.appctl(&["lacp/show", bond])?))
     }
 
     /// `bond/show BOND`: member name -> "enabled"/"disabled".
-    pub fn bond_members(&self, bond: &str) -> Result<BTreeMap<String, String>, String> {
+    pub fn bond_members(&self, bond: &str) -> Result<BTreeMap<String, String>, CommandError> {
         Ok(parse_bond_members(&self.appctl(&["bond/show", bond])?))
     }
 

@@ -10,7 +10,9 @@
 //! read at length.
 
 use crate::converge::LacpSnapshot;
+use crate::error::RunError;
 use crate::measure::Measurement;
+use crate::sys::IoError;
 use crate::topology::{LoadBalance, Protocol, Scale, SwitchKind, Topology};
 use crate::workload::{WorkloadCode, WorkloadResult};
 use serde::{Deserialize, Serialize};
@@ -625,26 +627,33 @@ impl Report {
     /// Writes `report.txt`, `report.json`, `report.html` (everything in
     /// one page, the charts inline), `mbps.svg` and one
     /// `links-run<N>.svg` per measured run into `dir`; returns the paths.
-    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, RunError> {
+        std::fs::create_dir_all(dir).map_err(IoError::at(dir))?;
         let mut out = Vec::new();
-        let mut put = |name: &str, text: String| -> Result<(), String> {
+        let mut put = |name: &str, text: String| -> Result<(), IoError> {
             let p = dir.join(name);
-            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+            std::fs::write(&p, text).map_err(IoError::at(&p))?;
             out.push(p);
             Ok(())
         };
         put("report.txt", self.table())?;
-        put(
-            "report.json",
-            serde_json::to_string_pretty(self).map_err(|e| e.to_string())?,
-        )?;
+        let json = serde_json::to_string_pretty(self).map_err(|source| RunError::Serialize {
+            what: "report.json".into(),
+            source,
+        })?;
+        put("report.json", json)?;
         put("report.html", self.html())?;
-        let svg = |c: lagkit_chart::BarChart| c.svg().map_err(|e| e.to_string());
-        put("mbps.svg", svg(crate::charts::mbps(self))?)?;
+        let svg = |file: &str, c: lagkit_chart::BarChart| {
+            c.svg().map_err(|source| RunError::Chart {
+                file: file.to_string(),
+                source,
+            })
+        };
+        put("mbps.svg", svg("mbps.svg", crate::charts::mbps(self))?)?;
         for r in &self.runs {
             if let Some(c) = crate::charts::links(self, r) {
-                put(&format!("links-run{}.svg", r.run), svg(c)?)?;
+                let file = format!("links-run{}.svg", r.run);
+                put(&file, svg(&file, c)?)?;
             }
         }
         Ok(out)

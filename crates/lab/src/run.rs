@@ -2,7 +2,7 @@
 //! between two snapshots, collect, down — down also when anything fails.
 
 use crate::converge::{snapshot as lacp_snapshot, wait_formed};
-use crate::error::LabError;
+use crate::error::{ConvergeError, LabError, RunError, UsageError};
 use crate::lab::{DownReport, Lab, Options};
 use crate::measure;
 use crate::report::{ConfigCode, Formation, Report, RunRecord};
@@ -94,12 +94,12 @@ impl Drop for LabGuard {
 /// run failed after the lab came up); `Err` only when the lab could not be
 /// brought up at all, or has no workload.
 pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabError> {
-    let spec = topo.workload.clone().ok_or_else(|| {
-        LabError::Usage(format!(
-            "{}: no [workload] table; add one (kind = \"iperf3\", client, server)",
-            topo.file
-        ))
-    })?;
+    let spec = topo
+        .workload
+        .clone()
+        .ok_or_else(|| UsageError::NoWorkload {
+            file: topo.file.clone(),
+        })?;
     let mut w = spec.workload();
     let code = ConfigCode::of(topo, Some(&w.code()));
     let mut rec = RunRecord::new(opts.run, topo, code);
@@ -109,7 +109,7 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
         }
     };
     let mut guard = LabGuard::new(Lab::up(topo.clone(), opts.lab.clone())?);
-    let result = (|| -> Result<(), String> {
+    let result = (|| -> Result<(), RunError> {
         let lab = guard.lab();
         let wait = if opts.expect_formed {
             opts.converge_timeout
@@ -125,15 +125,15 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
             why: snap.not_converged(),
         });
         if !formed {
-            let why = format!(
-                "not converged after {wait:.0?}:\n  {}",
-                snap.not_converged().join("\n  ")
-            );
+            let why = ConvergeError {
+                after: wait,
+                sides: snap.not_converged(),
+            };
             if opts.expect_formed {
                 rec.lacp_start = Some(snap);
-                return Err(why);
+                return Err(why.into());
             }
-            say(&why);
+            say(&why.to_string());
             if !opts.run_unformed {
                 // The result: it did not form, as expected; nothing to
                 // measure.
@@ -163,7 +163,7 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
     if let Err(e) = result {
         let logs = guard.lab().logs_tail();
         rec.error = Some(if logs.is_empty() {
-            e
+            e.to_string()
         } else {
             format!("{e}\n{logs}")
         });
@@ -209,7 +209,7 @@ pub fn run(
     let mut report = Report::new(&topo.name, topo.scale.clone());
     report.runs.push(rec);
     let files = match report_dir {
-        Some(d) => report.write(d).map_err(LabError::Run)?,
+        Some(d) => report.write(d)?,
         None => Vec::new(),
     };
     Ok((report, files))
@@ -227,7 +227,7 @@ const ALB_STEERING: Duration = Duration::from_millis(3 * 1100 + 400);
 /// or three, which skews a short run's receive shares. So each workload
 /// host resolves every alb host before the counters start (one ping), and
 /// the run starts when the bond has sent its last notification.
-fn steer_alb_peers(lab: &Lab, spec: &crate::workload::WorkloadSpec) -> Result<(), String> {
+fn steer_alb_peers(lab: &Lab, spec: &crate::workload::WorkloadSpec) -> Result<(), RunError> {
     let (clients, server) = spec.ends();
     let ends: Vec<&str> = clients
         .iter()
@@ -252,7 +252,12 @@ fn steer_alb_peers(lab: &Lab, spec: &crate::workload::WorkloadSpec) -> Result<()
         };
         for &peer in ends.iter().filter(|&&p| p != target) {
             crate::sys::ns_run(&lab.ns(peer), &["ping", "-c", "1", "-W", "2", "-q", ip]).map_err(
-                |e| format!("{peer} cannot reach the balance-alb host {target} ({ip}): {e}"),
+                |source| RunError::Unreachable {
+                    peer: peer.to_string(),
+                    target: target.to_string(),
+                    ip: ip.to_string(),
+                    source: Box::new(source),
+                },
             )?;
             pinged = true;
         }

@@ -1022,7 +1022,7 @@ pub fn run_sweep(
     report.findings = (sc.findings)(&report);
     report.command = opts.command.clone();
     let files = match report_dir {
-        Some(d) => report.write(d).map_err(LabError::Run)?,
+        Some(d) => report.write(d)?,
         None => Vec::new(),
     };
     Ok((report, files))

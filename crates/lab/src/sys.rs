@@ -1,5 +1,7 @@
 //! Running programs, network namespaces, and stopping processes by PID
-//! without ever hitting a recycled one.
+//! without ever hitting a recycled one; the errors of a program that failed
+//! ([`CommandError`]), of a file ([`IoError`]) and of a program's answer
+//! that could not be read ([`QueryError`]).
 
 use lagkit_dataplane::tools;
 use nix::sys::signal::{kill, Signal};
@@ -7,30 +9,136 @@ use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::{sysconf, Pid, SysconfVar};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
+
+/// A program that is not installed, could not be started, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The program is neither on PATH nor in the sbin directories; the
+    /// message says how to install it.
+    #[error("{}", tools::not_found(.program))]
+    NotFound {
+        /// The program's name.
+        program: String,
+    },
+    /// The program could not be started.
+    #[error("`{command}`: {}", tools::spawn_error(.program, .source))]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The program (the command's first word).
+        program: String,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// The program ran and exited unsuccessfully.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// Its standard error, trimmed.
+        stderr: String,
+    },
+}
+
+/// A file or directory operation that failed, naming the path.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", .path.display())]
+pub struct IoError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What the system said.
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// For `map_err`: an error of the operation on `path`.
+    pub fn at(path: &Path) -> impl FnOnce(std::io::Error) -> IoError + '_ {
+        move |source| IoError {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A question put to a program (a lagkit daemon through `lagkit ...
+/// --json`, `tc -j`) whose answer could not be had or read.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The program failed (for a daemon: it is not running, or did not
+    /// answer); the command line names the namespace and the object.
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    /// The answer is not the JSON the query returns.
+    #[error("{query} ({of}): {source}")]
+    Json {
+        /// The query, e.g. `lagkit status`.
+        query: String,
+        /// Whom it asked, e.g. `host h1 bond bond0`.
+        of: String,
+        /// What the JSON reader said.
+        source: serde_json::Error,
+    },
+    /// The answer holds nothing.
+    #[error("{query} ({of}): empty answer")]
+    Empty {
+        /// The query, e.g. `lagkit status`.
+        query: String,
+        /// Whom it asked.
+        of: String,
+    },
+}
+
+impl QueryError {
+    /// `text`, the answer to `query` asked of `of`, read as JSON.
+    pub fn read_json<T: serde::de::DeserializeOwned>(
+        text: &str,
+        query: &str,
+        of: &str,
+    ) -> Result<T, QueryError> {
+        serde_json::from_str(text).map_err(|source| QueryError::Json {
+            query: query.to_string(),
+            of: of.to_string(),
+            source,
+        })
+    }
+
+    /// The error of an answer that holds nothing.
+    pub fn empty(query: &str, of: &str) -> QueryError {
+        QueryError::Empty {
+            query: query.to_string(),
+            of: of.to_string(),
+        }
+    }
+}
 
 /// Runs `args[0]` with the rest as arguments; its stdout, or an error that
 /// quotes the command and its stderr.
-pub fn run(args: &[&str]) -> Result<String, String> {
+pub fn run(args: &[&str]) -> Result<String, CommandError> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
-        .map_err(|e| format!("`{}`: {}", args.join(" "), tools::spawn_error(args[0], &e)))?;
+        .map_err(|source| CommandError::Spawn {
+            command: args.join(" "),
+            program: args[0].to_string(),
+            source,
+        })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!(
-            "`{}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(CommandError::Failed {
+            command: args.join(" "),
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 
 /// Runs a command inside network namespace `ns` (`ip netns exec`).
-pub fn ns_run(ns: &str, args: &[&str]) -> Result<String, String> {
+pub fn ns_run(ns: &str, args: &[&str]) -> Result<String, CommandError> {
     let mut v = vec!["ip", "netns", "exec", ns];
     v.extend_from_slice(args);
     run(&v)
@@ -49,10 +157,12 @@ pub fn tool(name: &str) -> Option<PathBuf> {
 }
 
 /// The full path of `name`, or an error saying how to install it.
-pub fn tool_path(name: &str) -> Result<String, String> {
+pub fn tool_path(name: &str) -> Result<String, CommandError> {
     tool(name)
         .map(|p| p.to_string_lossy().into_owned())
-        .ok_or_else(|| tools::not_found(name))
+        .ok_or_else(|| CommandError::NotFound {
+            program: name.to_string(),
+        })
 }
 
 /// A process identified by PID, program name and start time, so a PID
@@ -178,4 +288,45 @@ pub fn tail(path: &Path, n: usize) -> String {
 /// Whether we run as root (namespaces need it).
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_command_is_quoted_with_its_status_and_stderr() {
+        let e = run(&["sh", "-c", "echo oops >&2; exit 3"]).unwrap_err();
+        assert!(matches!(e, CommandError::Failed { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "`sh -c echo oops >&2; exit 3` failed (exit status: 3): oops"
+        );
+        let e = run(&["lagkit-lab-no-such-program"]).unwrap_err();
+        assert!(matches!(e, CommandError::Spawn { .. }), "{e:?}");
+        assert!(
+            e.to_string().starts_with(
+                "`lagkit-lab-no-such-program`: `lagkit-lab-no-such-program` not found"
+            ),
+            "{e}"
+        );
+        let e = tool_path("lagkit-lab-no-such-program").unwrap_err();
+        assert!(e.to_string().contains("not found"), "{e}");
+    }
+
+    #[test]
+    fn an_unreadable_answer_names_the_query_and_whom_it_asked() {
+        let e = QueryError::read_json::<Vec<u8>>("nope", "lagkit status", "host h1 bond bond0")
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("lagkit status (host h1 bond bond0): "),
+            "{e}"
+        );
+        let e = QueryError::empty("lagkit stats", "host h2 bond bond0");
+        assert_eq!(
+            e.to_string(),
+            "lagkit stats (host h2 bond bond0): empty answer"
+        );
+    }
 }

@@ -10,8 +10,9 @@
 //! client's, all clients at once; `bidir` runs a stream and a maerts client
 //! per client host, HP's bidirectional test).
 
+use crate::error::{ClientError, OutputError, RunError};
 use crate::lab::Lab;
-use crate::sys::{self, poll, ProcId};
+use crate::sys::{self, poll, IoError, ProcId};
 pub use crate::topology::{Iperf3Spec, LoadSpec, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -130,9 +131,9 @@ pub trait Workload {
     /// One line describing it.
     fn describe(&self) -> String;
     /// Starts what must run before the measurement (servers).
-    fn prepare(&mut self, lab: &mut Lab) -> Result<(), String>;
+    fn prepare(&mut self, lab: &mut Lab) -> Result<(), RunError>;
     /// Runs once and reports.
-    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, String>;
+    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, RunError>;
     /// Stops what `prepare` started (also after a failed run).
     fn finish(&mut self, lab: &mut Lab);
 }
@@ -149,27 +150,29 @@ impl Iperf3 {
     pub fn new(spec: Iperf3Spec) -> Iperf3 {
         Iperf3 { spec, server: None }
     }
+}
 
-    fn server_addr(&self, lab: &Lab) -> Result<String, String> {
-        lab.topo
-            .host(&self.spec.server)
-            .and_then(|h| h.address.as_deref())
-            .and_then(|a| a.split('/').next())
-            .map(String::from)
-            .ok_or_else(|| format!("host {} has no address", self.spec.server))
-    }
+/// The address (without prefix length) of the workload's server `host`.
+fn server_addr(lab: &Lab, host: &str) -> Result<String, RunError> {
+    lab.topo
+        .host(host)
+        .and_then(|h| h.address.as_deref())
+        .and_then(|a| a.split('/').next())
+        .map(String::from)
+        .ok_or_else(|| RunError::NoAddress {
+            host: host.to_string(),
+        })
 }
 
 /// Goodput and retransmits from `iperf3 -J` output.
-pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("iperf3 -J output is not JSON: {e}"))?;
+pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, OutputError> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(OutputError::Iperf3Json)?;
     if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-        return Err(format!("iperf3: {e}"));
+        return Err(OutputError::Iperf3(e.to_string()));
     }
-    let end = v.get("end").ok_or("iperf3 -J output has no 'end'")?;
+    let end = v.get("end").ok_or(OutputError::Iperf3Field("end"))?;
     let bps = |k: &str| end[k]["bits_per_second"].as_f64();
-    let fwd = bps("sum_received").ok_or("iperf3 -J: no end.sum_received")?;
+    let fwd = bps("sum_received").ok_or(OutputError::Iperf3Field("end.sum_received"))?;
     let rev = bps("sum_received_bidir_reverse").unwrap_or(0.0);
     let retr = end["sum_sent"]["retransmits"].as_u64().unwrap_or(0)
         + end["sum_sent_bidir_reverse"]["retransmits"]
@@ -214,7 +217,7 @@ impl Workload for Iperf3 {
         )
     }
 
-    fn prepare(&mut self, lab: &mut Lab) -> Result<(), String> {
+    fn prepare(&mut self, lab: &mut Lab) -> Result<(), RunError> {
         let iperf3 = sys::tool_path("iperf3")?;
         let ns = lab.ns(&self.spec.server);
         let pidfile = lab.dir().join(format!("iperf3-{}.pid", self.spec.server));
@@ -244,7 +247,10 @@ impl Workload for Iperf3 {
                 .ok()?;
             ProcId::of(pid).filter(|p| p.comm == "iperf3")
         })
-        .ok_or_else(|| format!("iperf3 -s -D did not start: {}", sys::tail(&logfile, 5)))?;
+        .ok_or_else(|| RunError::NotStarted {
+            daemon: "iperf3 -s -D".into(),
+            log: sys::tail(&logfile, 5),
+        })?;
         lab.track(&format!("iperf3 server {}", self.spec.server), p.clone())?;
         self.server = Some(p);
         let filter = format!("sport = :{port}");
@@ -253,13 +259,18 @@ impl Workload for Iperf3 {
                 .ok()
                 .filter(|o| !o.trim().is_empty())
         })
-        .ok_or("iperf3 server does not listen after 5 s")?;
+        .ok_or_else(|| RunError::Silent {
+            daemon: "iperf3 server".into(),
+            doing: "listen".into(),
+            after: Duration::from_secs(5),
+            log: String::new(),
+        })?;
         Ok(())
     }
 
-    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, String> {
+    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, RunError> {
         let iperf3 = sys::tool_path("iperf3")?;
-        let addr = self.server_addr(lab)?;
+        let addr = server_addr(lab, &self.spec.server)?;
         let ns = lab.ns(&self.spec.client);
         let t = self.spec.seconds.to_string();
         let p = self.spec.flows.to_string();
@@ -285,15 +296,19 @@ impl Workload for Iperf3 {
             args.push("--bidir");
         }
         let t0 = Instant::now();
-        let mut last = String::new();
-        // The server answers "busy" for a moment after a previous test.
-        for _ in 0..10 {
+        // The server answers "busy" for a moment after a previous test:
+        // up to 10 tries.
+        let mut tries = 0;
+        loop {
             let mut v = vec!["ip", "netns", "exec", &ns];
             v.extend_from_slice(&args);
             let out = std::process::Command::new(v[0])
                 .args(&v[1..])
                 .output()
-                .map_err(|e| format!("iperf3: {e}"))?;
+                .map_err(|source| RunError::Process {
+                    what: "iperf3".into(),
+                    source,
+                })?;
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
             match parse_iperf3(&text) {
                 Ok(mut r) => {
@@ -302,23 +317,24 @@ impl Workload for Iperf3 {
                     }
                     return Ok(r);
                 }
-                Err(e) if e.contains("busy") => {
-                    last = e;
+                Err(e) if e.is_busy() => {
                     std::thread::sleep(Duration::from_millis(300));
+                    tries += 1;
+                    if tries == 10 {
+                        return Err(RunError::Output {
+                            source: e,
+                            stderr: String::new(),
+                        });
+                    }
                 }
                 Err(e) => {
-                    return Err(format!(
-                        "{e}{}",
-                        if out.stderr.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", String::from_utf8_lossy(&out.stderr).trim())
-                        }
-                    ))
+                    return Err(RunError::Output {
+                        source: e,
+                        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                    })
                 }
             }
         }
-        Err(last)
     }
 
     fn finish(&mut self, lab: &mut Lab) {
@@ -332,9 +348,9 @@ impl Workload for Iperf3 {
 /// Goodput from `lagkit load client --json` output (its own
 /// [`lagkit_load::Report`], so a field renamed there fails to build here
 /// rather than reading as zero).
-pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
-    let r: lagkit_load::Report = serde_json::from_str(json.trim())
-        .map_err(|e| format!("lagkit load --json output is not its report: {e}"))?;
+pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, OutputError> {
+    let r: lagkit_load::Report =
+        serde_json::from_str(json.trim()).map_err(OutputError::LoadJson)?;
     let kind = r.kind.name();
     let conns = r.connections.len() as u32;
     if r.errors > 0 {
@@ -344,10 +360,12 @@ pub fn parse_lagkit_load(json: &str) -> Result<WorkloadResult, String> {
             .find_map(|c| c.error.as_ref())
             .map(|e| e.to_string())
             .unwrap_or_default();
-        return Err(format!(
-            "lagkit load {kind}: {} of {conns} connection(s) failed; first: {first}",
-            r.errors
-        ));
+        return Err(OutputError::LoadFailed {
+            kind: kind.to_string(),
+            failed: r.errors,
+            connections: conns,
+            first,
+        });
     }
     Ok(WorkloadResult {
         kind: format!("lagkit-load {kind}"),
@@ -491,15 +509,14 @@ impl Workload for LagkitLoad {
         }
     }
 
-    fn prepare(&mut self, lab: &mut Lab) -> Result<(), String> {
+    fn prepare(&mut self, lab: &mut Lab) -> Result<(), RunError> {
         let ns = lab.ns(&self.spec.server);
         let bin = lab.opts.lagkit.to_string_lossy().into_owned();
         let logfile = lab
             .dir()
             .join(format!("lagkit-load-{}.log", self.spec.server));
-        let log =
-            std::fs::File::create(&logfile).map_err(|e| format!("{}: {e}", logfile.display()))?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let log = std::fs::File::create(&logfile).map_err(IoError::at(&logfile))?;
+        let log2 = log.try_clone().map_err(IoError::at(&logfile))?;
         let port = self.spec.port().to_string();
         let procs = self.spec.procs.to_string();
         let migrations = self.spec.migrations.max(1).to_string();
@@ -528,18 +545,19 @@ impl Workload for LagkitLoad {
             .stdout(log)
             .stderr(log2)
             .spawn()
-            .map_err(|e| format!("ip netns exec {ns} lagkit load server: {e}"))?;
+            .map_err(|source| RunError::Process {
+                what: format!("ip netns exec {ns} lagkit load server"),
+                source,
+            })?;
         let pid = child.id() as i32;
         // Reaped by ProcId::stop (waitpid) in finish, or by `lab down`.
         drop(child);
         let p = poll(Duration::from_secs(5), || {
             ProcId::of(pid).filter(|p| p.comm != "ip")
         })
-        .ok_or_else(|| {
-            format!(
-                "lagkit load server did not start: {}",
-                sys::tail(&logfile, 5)
-            )
+        .ok_or_else(|| RunError::NotStarted {
+            daemon: "lagkit load server".into(),
+            log: sys::tail(&logfile, 5),
         })?;
         lab.track(
             &format!("lagkit load server {}", self.spec.server),
@@ -553,27 +571,21 @@ impl Workload for LagkitLoad {
             }
             (self.listening(lab) >= want).then_some(true)
         });
+        let (daemon, log) = ("lagkit load server".to_string(), sys::tail(&logfile, 5));
         match up {
             Some(true) => Ok(()),
-            Some(false) => Err(format!(
-                "lagkit load server exited: {}",
-                sys::tail(&logfile, 5)
-            )),
-            None => Err(format!(
-                "lagkit load server does not listen on {want} port(s) after 10 s: {}",
-                sys::tail(&logfile, 5)
-            )),
+            Some(false) => Err(RunError::Exited { daemon, log }),
+            None => Err(RunError::Silent {
+                daemon,
+                doing: format!("listen on {want} port(s)"),
+                after: Duration::from_secs(10),
+                log,
+            }),
         }
     }
 
-    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, String> {
-        let addr = lab
-            .topo
-            .host(&self.spec.server)
-            .and_then(|h| h.address.as_deref())
-            .and_then(|a| a.split('/').next())
-            .map(String::from)
-            .ok_or_else(|| format!("host {} has no address", self.spec.server))?;
+    fn run(&mut self, lab: &Lab) -> Result<WorkloadResult, RunError> {
+        let addr = server_addr(lab, &self.spec.server)?;
         let bin = lab.opts.lagkit.to_string_lossy().into_owned();
         let s = &self.spec;
         let limit = (s.seconds + 30).to_string();
@@ -633,7 +645,10 @@ impl Workload for LagkitLoad {
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| format!("lagkit load client: {e}"))?;
+                    .map_err(|source| RunError::Process {
+                        what: "lagkit load client".into(),
+                        source,
+                    })?;
                 running.push((format!("{client} {kind}"), child));
             }
         }
@@ -642,26 +657,30 @@ impl Workload for LagkitLoad {
         for (who, child) in running {
             let out = child
                 .wait_with_output()
-                .map_err(|e| format!("lagkit load client {who}: {e}"))?;
+                .map_err(|source| RunError::Process {
+                    what: format!("lagkit load client {who}"),
+                    source,
+                })?;
             let text = String::from_utf8_lossy(&out.stdout);
-            let err = String::from_utf8_lossy(&out.stderr);
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            let status = out.status;
             match parse_lagkit_load(&text) {
-                Ok(r) if out.status.success() => parts.push(r),
-                Ok(_) => failures.push(format!(
-                    "lagkit load client ({who}) exited with {}: {}",
-                    out.status,
-                    err.trim()
-                )),
-                Err(_) if text.trim().is_empty() => failures.push(format!(
-                    "lagkit load client ({who}, {}): {}",
-                    out.status,
-                    err.trim()
-                )),
-                Err(e) => failures.push(format!("{who}: {e}")),
+                Ok(r) if status.success() => parts.push(r),
+                Ok(_) => failures.push(ClientError::Exited {
+                    who,
+                    status,
+                    stderr,
+                }),
+                Err(_) if text.trim().is_empty() => failures.push(ClientError::NoReport {
+                    who,
+                    status,
+                    stderr,
+                }),
+                Err(source) => failures.push(ClientError::Report { who, source }),
             }
         }
         if !failures.is_empty() {
-            return Err(failures.join("; "));
+            return Err(RunError::Clients(failures));
         }
         Ok(sum_results(&parts))
     }
@@ -722,7 +741,7 @@ mod tests {
             r#"{"start":{},"end":{},"error":"the server is busy running a test. try again later"}"#,
         )
         .unwrap_err();
-        assert!(e.contains("busy"));
+        assert!(e.is_busy() && e.to_string().contains("busy"), "{e}");
     }
 
     /// A `lagkit load client --json` report, as that command writes it.
@@ -769,13 +788,15 @@ mod tests {
         assert!((r.started_unix_s - 100.0).abs() < 1e-9);
         assert_eq!(r.kind, "lagkit-load socketprocs");
         let bad = load_report(1, serde_json::json!({"error": "peer-closed"}));
-        let e = parse_lagkit_load(&bad).unwrap_err();
+        let e = parse_lagkit_load(&bad).unwrap_err().to_string();
         assert!(
             e.contains("1 of 2") && e.contains("peer closed mid-message"),
             "{e}"
         );
         // Not a report (a field missing) is refused, not read as zero.
-        let e = parse_lagkit_load(r#"{"kind":"stream","mbit_s":1}"#).unwrap_err();
+        let e = parse_lagkit_load(r#"{"kind":"stream","mbit_s":1}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not its report"), "{e}");
     }
 }

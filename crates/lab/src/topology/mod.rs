@@ -71,8 +71,8 @@ mod validate;
 
 pub use model::{
     ns_name, ns_of_lab, valid_lab_name, Channel, End, Host, HostBond, Iperf3Spec, Link,
-    LoadBalance, LoadSpec, Protocol, Rate, Scale, Switch, SwitchKind, Topology, WorkloadSpec,
-    NS_PREFIX,
+    LoadBalance, LoadSpec, Protocol, Rate, RateError, Scale, Switch, SwitchKind, Topology,
+    WorkloadSpec, NS_PREFIX,
 };
 pub use parse::{lab_name_of, TopologyError};
 

@@ -343,16 +343,24 @@ pub struct Rate {
     pub text: String,
 }
 
+/// A link rate that is not one, or not one tc shapes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RateError {
+    /// Not a rate.
+    #[error("rate {0}")]
+    Unit(#[from] lagkit_units::UnitError),
+    /// Outside what tc shapes (the value as given).
+    #[error("rate `{0}`: must be between 8kbit and 400gbit")]
+    OutOfRange(String),
+}
+
 impl Rate {
     /// Parses a rate as every lagkit flag does (`100mbit`, `100M`, `1g`,
     /// `2.5gbit`, plain bit/s; see `lagkit_units`), within what tc shapes.
-    pub fn parse(s: &str) -> Result<Rate, String> {
-        let bits = lagkit_units::parse_rate(s).map_err(|e| format!("rate {e}"))?;
+    pub fn parse(s: &str) -> Result<Rate, RateError> {
+        let bits = lagkit_units::parse_rate(s)?;
         if !(8000..=400_000_000_000).contains(&bits) {
-            return Err(format!(
-                "rate `{}`: must be between 8kbit and 400gbit",
-                s.trim()
-            ));
+            return Err(RateError::OutOfRange(s.trim().to_string()));
         }
         Ok(Rate {
             bits,

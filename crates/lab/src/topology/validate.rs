@@ -171,7 +171,7 @@ fn links(
             None => 1,
         };
         let rate = match &l.rate {
-            Some(r) => Some(Rate::parse(r.get_ref()).map_err(|e| cx.at(r, e))?),
+            Some(r) => Some(Rate::parse(r.get_ref()).map_err(|e| cx.at(r, e.to_string()))?),
             None => None,
         };
         let mtu = link_mtu(cx, l)?;
