@@ -179,16 +179,6 @@ pub enum RunError {
         /// What the chart library said.
         source: ChartError,
     },
-    /// What a killed lagkit daemon left behind could not be removed.
-    #[error("cannot remove {} (namespace {ns}): {source}", .path.display())]
-    Remove {
-        /// The directory.
-        path: PathBuf,
-        /// The namespace whose daemons left it.
-        ns: String,
-        /// What the system said.
-        source: std::io::Error,
-    },
     /// `lab up` failed; everything it made was removed (or what could
     /// not be is said).
     #[error(

@@ -147,33 +147,6 @@ impl DownReport {
     }
 }
 
-/// Removes what lagkit daemons of namespace `ns` left behind when they
-/// were killed rather than stopped: the data path a BPF bond pins (under
-/// `/sys/fs/bpf/lagkit/<netns>` or `/run/lagkit/bpffs/lagkit/<netns>`,
-/// which would otherwise hold its programs and maps after the namespace
-/// is gone), and its run directory `/run/lagkit/<netns>` (a later
-/// namespace given the same inode must not adopt a dead bond's state).
-fn forget_lagkit_files(ns: &str) -> Result<(), RunError> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(ino) = std::fs::metadata(format!("/run/netns/{ns}")).map(|m| m.ino()) else {
-        return Ok(());
-    };
-    let id = ino.to_string();
-    let dirs = [
-        Path::new("/sys/fs/bpf/lagkit").join(&id),
-        Path::new("/run/lagkit/bpffs/lagkit").join(&id),
-        lagkit_bondcfg::paths::netns_dir(Some(ino)),
-    ];
-    for d in dirs.iter().filter(|d| d.exists()) {
-        std::fs::remove_dir_all(d).map_err(|source| RunError::Remove {
-            path: d.clone(),
-            ns: ns.to_string(),
-            source,
-        })?;
-    }
-    Ok(())
-}
-
 /// Removes everything of lab `lab`: idempotent, works after a crash and when
 /// there is nothing (then it does nothing).
 pub fn down(root: &Path, lab: &str) -> DownReport {
@@ -222,7 +195,7 @@ pub fn down(root: &Path, lab: &str) -> DownReport {
         if !lagkit_netns::exists(&ns) {
             continue;
         }
-        if let Err(e) = forget_lagkit_files(&ns) {
+        if let Err(e) = lagkit_netns::forget_lagkit_files(&ns) {
             rep.errors.push(e.to_string());
         }
         match lagkit_netns::delete(&ns) {

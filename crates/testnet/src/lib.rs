@@ -155,7 +155,7 @@ impl Lab {
                 continue;
             };
             if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = lagkit_netns::delete(&name);
+                let _ = lagkit_netns::remove(&name);
             }
         }
     }
