@@ -7,9 +7,11 @@
 //! start a bond that forms with a peer (and a switch), and tell a
 //! notification socket READY=1 only once the members are attached.
 //!
-//! Needs root, cargo-deb (`bash scripts/setup.sh package`) and the release
-//! binary the package ships: `cargo build --release -p lagkit`, with
-//! `LAGKIT_BIN` pointing at it.
+//! Needs root, cargo-deb (`bash scripts/setup.sh package`) and the binary
+//! the package ships, with `LAGKIT_BIN` pointing at it: the release build
+//! (`cargo build --release -p lagkit`, what a release ships), or the dev
+//! build the tests already made (`target/debug/lagkit`, which the full test
+//! suite packages so that it builds the workspace once).
 
 mod common;
 
@@ -23,10 +25,10 @@ use std::time::{Duration, Instant};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
-/// The release binary the package ships (`LAGKIT_BIN`).
-fn release_bin() -> PathBuf {
+/// The binary the package ships (`LAGKIT_BIN`).
+fn shipped_bin() -> PathBuf {
     let p = std::env::var_os("LAGKIT_BIN").map(PathBuf::from).expect(
-        "LAGKIT_BIN is not set: build the release binary (`cargo build --release -p lagkit`) and point LAGKIT_BIN at it",
+        "LAGKIT_BIN is not set: build the binary (`cargo build --release -p lagkit`) and point LAGKIT_BIN at it",
     );
     assert!(
         p.is_file(),
@@ -84,10 +86,10 @@ fn require_dist() {
     );
 }
 
-/// Builds the package from the release binary into `out`; its path.
+/// Builds the package from the binary LAGKIT_BIN names into `out`; its path.
 fn build_deb(out: &Path) -> PathBuf {
     require_dist();
-    let bin = release_bin();
+    let bin = shipped_bin();
     let ok = Command::new("cargo")
         .args(["deb", "--version"])
         .output()
@@ -96,11 +98,19 @@ fn build_deb(out: &Path) -> PathBuf {
         ok,
         "cargo-deb is not installed: run `bash scripts/setup.sh package`"
     );
-    // cargo-deb takes the binary from the target directory; make sure that
-    // is the one LAGKIT_BIN names (CI builds it there before `cargo test`).
+    // cargo-deb takes the binary from the target directory of the profile
+    // it is given (the assets' `target/release/` stands for it); make sure
+    // that is the one LAGKIT_BIN names. The profile is the directory the
+    // binary is in: `release`, or `debug` for the dev profile.
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| Path::new(ROOT).join("target"), PathBuf::from);
-    let shipped = target.join("release/lagkit");
+    let dir = bin
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let profile = if dir == "debug" { "dev" } else { dir.as_str() };
+    let shipped = target.join(&dir).join("lagkit");
     assert_eq!(
         std::fs::canonicalize(&shipped).ok(),
         std::fs::canonicalize(&bin).ok(),
@@ -110,7 +120,8 @@ fn build_deb(out: &Path) -> PathBuf {
     );
     run(Command::new("cargo")
         .current_dir(ROOT)
-        .args(["deb", "-p", "lagkit", "--no-build", "--output"])
+        .args(["deb", "-p", "lagkit", "--no-build", "--profile", profile])
+        .arg("--output")
         .arg(out));
     let debs: Vec<PathBuf> = std::fs::read_dir(out)
         .unwrap()
@@ -301,7 +312,7 @@ fn setting(s: &[(String, String)], key: &str) -> String {
 
 /// A unit's ExecStart as words to run: `%i` is the instance, `$VAR` the
 /// words of `env`'s VAR, and the installed paths (/usr/bin/lagkit,
-/// /etc/lagkit/) are the release binary and `etc`. Wrapped in setpriv(1)
+/// /etc/lagkit/) are the shipped binary and `etc`. Wrapped in setpriv(1)
 /// with only the unit's capabilities and no new privileges, as systemd
 /// would start it.
 fn exec_start(s: &[(String, String)], instance: &str, etc: &Path, env: &[(&str, &str)]) -> Command {
@@ -322,7 +333,7 @@ fn exec_start(s: &[(String, String)], instance: &str, etc: &Path, env: &[(&str, 
         }
         let w = w.replace("%i", instance);
         let w = if w == "/usr/bin/lagkit" {
-            release_bin().to_string_lossy().into_owned()
+            shipped_bin().to_string_lossy().into_owned()
         } else if let Some(rest) = w.strip_prefix("/etc/lagkit/") {
             etc.join(rest).to_string_lossy().into_owned()
         } else {
@@ -414,7 +425,7 @@ impl Notify {
 fn status(ns: &str) -> Option<BondStatus> {
     let out = Command::new("ip")
         .args(["netns", "exec", ns])
-        .arg(release_bin())
+        .arg(shipped_bin())
         .args(["status", "bond0", "--json"])
         .output()
         .ok()?;
@@ -456,7 +467,7 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
 
     let unit = service("lagkit@.service");
     assert_eq!(setting(&unit, "Type"), "notify");
-    let mut peer = Command::new(release_bin());
+    let mut peer = Command::new(shipped_bin());
     peer.arg("up").arg(dir.0.join("peer.toml"));
     let _peer = Daemon::start(&b, &peer, None);
     let cmd = exec_start(&unit, "uplink", &etc, &[]);
@@ -570,7 +581,7 @@ fn the_switch_units_exec_start_opens_its_ports_notifies_and_reloads() {
             .any(|l| l.starts_with("STATUS=") && l.contains("sw1"))),
         "{got:?}"
     );
-    let mut host = Command::new(release_bin());
+    let mut host = Command::new(shipped_bin());
     host.arg("up").arg(dir.0.join("host.toml"));
     let _host = Daemon::start(&b, &host, None);
     wait_until(

@@ -24,7 +24,7 @@
 //!
 //! The sweeps run one at a time (they measure throughput on a shared
 //! 2-core machine). Needs the `lagkit` binary (`$LAGKIT_BIN`, or `lagkit`
-//! in this test's target directory; scripts/test.sh builds a release one).
+//! in this test's target directory, which the test build makes).
 //! The scenarios' switches are of the default kind (lagkit's own switch;
 //! `lagkit lab run NAME --switch ovs` runs them on Open vSwitch). Skips
 //! when not root or the binary (or, for OVS, OVS) is missing; fails
