@@ -20,14 +20,16 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 start=$(date +%s)
 echo "campaign ($mode), $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), kernel $(uname -r), $(nproc) CPUs"
+# A run fails on cargo's status too (a build error prints no FAILED line).
+failed=0
 LAGKIT_CAMPAIGN=$mode cargo test --release -q -p lagkit --test campaign -- --test-threads 1 --nocapture 2>&1 |
-  tee -a "$out" | grep -o 'campaign | .*' || true
+  tee -a "$out" | { grep -o 'campaign | .*' || true; } || failed=1
 cargo test --release -q -p lagkit-bond --test netns -- --test-threads 1 --nocapture \
   control_clients_cannot_stall_the_control_plane a_junk_flood_on_one_member_never_knocks_out_the_other 2>&1 |
-  tee -a "$out" | grep -o 'campaign | .*' || true
+  tee -a "$out" | { grep -o 'campaign | .*' || true; } || failed=1
 echo "took $(($(date +%s) - start)) s"
-if grep -qE 'FAILED|panicked' "$out"; then
-  grep -E -A4 'panicked' "$out" >&2
+if [ $failed = 1 ] || grep -qE 'FAILED|panicked' "$out" || ! grep -q 'campaign | ' "$out"; then
+  grep -E -A4 'panicked|^error' "$out" >&2 || tail -20 "$out" >&2
   echo "campaign: FAILED" >&2
   exit 1
 fi

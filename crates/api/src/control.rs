@@ -26,7 +26,7 @@ use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::Arc;
@@ -189,6 +189,48 @@ impl<R> Client<R> {
         }
         flush(self);
     }
+}
+
+/// Why [`bind_socket`] could not open a control socket.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// A process answers on the socket: another daemon serves it.
+    #[error("{0}: another process serves this socket (it answers)")]
+    Live(PathBuf),
+    /// Its directory could not be made, or the socket not bound.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// `create` (the directory) or `bind`.
+        what: &'static str,
+        /// The directory or the socket.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+}
+
+/// Binds a daemon's control socket at `path`, readable and writable by
+/// its owner only (mode 0600): its directory is created if missing, and a
+/// socket file nobody answers on (left by a killed daemon) is replaced;
+/// one that answers is [`BindError::Live`] and is left alone.
+pub fn bind_socket(path: &Path) -> Result<UnixListener, BindError> {
+    use std::os::unix::fs::PermissionsExt;
+    let io = |what, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BindError::Io { what, path, source }
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    }
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(BindError::Live(path.to_path_buf()));
+        }
+        let _ = std::fs::remove_file(path);
+    }
+    let listener = UnixListener::bind(path).map_err(io("bind", path))?;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    Ok(listener)
 }
 
 impl ControlServer {
@@ -454,6 +496,33 @@ mod tests {
         let l = UnixListener::bind(&path).unwrap();
         let (s, rx) = ControlServer::start(l, path.clone(), "t").unwrap();
         (s, rx, path)
+    }
+
+    #[test]
+    fn a_socket_is_bound_private_replacing_a_dead_one_and_never_a_live_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("lk-ctl-{}-bind", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("sub/b.sock");
+        // The directory is made; the socket is the owner's only.
+        let l = bind_socket(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // It answers: a second daemon is refused and the socket stays.
+        match bind_socket(&path) {
+            Err(BindError::Live(p)) => assert_eq!(p, path),
+            other => panic!("{other:?}"),
+        }
+        assert!(UnixStream::connect(&path).is_ok());
+        // Its daemon is gone (the file stays behind): replaced.
+        drop(l);
+        assert!(path.exists());
+        let _l = bind_socket(&path).unwrap();
+        assert!(UnixStream::connect(&path).is_ok());
+        // A directory that cannot be made is an error naming it.
+        let e = bind_socket(Path::new("/proc/lk-no/b.sock")).unwrap_err();
+        assert!(e.to_string().contains("create /proc/lk-no"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn ask(path: &std::path::Path, text: &str) -> String {

@@ -9,6 +9,7 @@
 //! `entstat`'s columns, which scripts and engineers already read, and only
 //! the per-member counters are a table at all.
 
+pub use lagkit_bondcfg::LacpRate;
 use lagkit_proto::lacp::{NoPartner, PortStatus, System};
 use lagkit_proto::pagp;
 use serde::{Deserialize, Serialize};
@@ -161,13 +162,34 @@ pub struct AttachedStatus {
     pub program_ids: Vec<u32>,
 }
 
+/// Whether the bond sends LACPDUs unasked (`lacp_active`); written as
+/// Linux's `LACP active:` line has it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum LacpActivity {
+    /// Sends LACPDUs periodically.
+    #[serde(rename = "on")]
+    Active,
+    /// Only answers a partner's LACPDUs.
+    #[serde(rename = "off (passive)")]
+    Passive,
+}
+
+impl std::fmt::Display for LacpActivity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LacpActivity::Active => "on",
+            LacpActivity::Passive => "off (passive)",
+        })
+    }
+}
+
 /// 802.3ad part of the bond status.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LacpInfo {
-    /// "fast" or "slow".
-    pub lacp_rate: String,
-    /// "on" (active) or "off (passive)", as Linux's `LACP active:` line.
-    pub lacp_activity: String,
+    /// `fast` or `slow`.
+    pub lacp_rate: LacpRate,
+    /// `on` (active) or `off (passive)`.
+    pub lacp_activity: LacpActivity,
     /// System priority and MAC.
     pub system_priority: u16,
     /// System MAC.
@@ -351,6 +373,10 @@ pub struct MemberStatus {
     pub transmitting: bool,
     /// Passes received traffic up now.
     pub collecting: bool,
+    /// Removed by a reload and not yet given back: it still receives what
+    /// its partner sends, until the partner stops (or a second passes).
+    #[serde(default)]
+    pub leaving: bool,
     /// Each watcher's verdict, e.g. carrier=up arp=down.
     pub watchers: Vec<(String, bool)>,
     /// How its received frames are kept from the host stack (`tcx`,
@@ -564,7 +590,7 @@ impl MemberLacp {
 impl LacpInfo {
     /// The bond only answers LACPDUs (`lacp_active = false`).
     pub fn is_passive(&self) -> bool {
-        self.lacp_activity != "on"
+        self.lacp_activity == LacpActivity::Passive
     }
 
     /// The 802.3ad part of the status: the system and the aggregator that
@@ -581,8 +607,12 @@ impl LacpInfo {
             .and_then(|a| a.partner_system)
             .filter(|s| !s.mac.is_zero());
         LacpInfo {
-            lacp_rate: if fast { "fast" } else { "slow" }.into(),
-            lacp_activity: if active { "on" } else { "off (passive)" }.into(),
+            lacp_rate: if fast { LacpRate::Fast } else { LacpRate::Slow },
+            lacp_activity: if active {
+                LacpActivity::Active
+            } else {
+                LacpActivity::Passive
+            },
             system_priority: sys.system_id().priority,
             system_mac: sys.system_id().mac.to_string(),
             aggregator_id: agg.as_ref().map(|a| a.id.0),
@@ -872,6 +902,12 @@ impl BondStatus {
                 if m.transmitting { "yes" } else { "no" },
                 if m.collecting { "yes" } else { "no" }
             );
+            if m.leaving {
+                let _ = writeln!(
+                    o,
+                    "Leaving: removed from the configuration; given back once its partner stops sending on it"
+                );
+            }
             if let Some(i) = &m.isolation {
                 let _ = writeln!(o, "Host stack isolation: {i}");
             }
@@ -1007,6 +1043,7 @@ mod tests {
             permanent_hw_addr: String::new(),
             transmitting: false,
             collecting: false,
+            leaving: false,
             watchers: Vec::new(),
             isolation: None,
             offloads: None,
@@ -1116,10 +1153,28 @@ mod tests {
         assert_eq!(back, st);
     }
 
+    #[test]
+    fn lacp_rate_and_activity_are_written_as_linux_writes_them() {
+        let mut l = lacp(None);
+        l.lacp_rate = LacpRate::Fast;
+        l.lacp_activity = LacpActivity::Passive;
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""lacp_rate":"fast""#), "{json}");
+        assert!(
+            json.contains(r#""lacp_activity":"off (passive)""#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<LacpInfo>(&json).unwrap(), l);
+        assert!(l.is_passive());
+        assert_eq!(LacpActivity::Active.to_string(), "on");
+        assert_eq!(LacpRate::Slow.to_string(), "slow");
+        assert!(serde_json::from_str::<LacpRate>(r#""medium""#).is_err());
+    }
+
     fn lacp(aggregator: Option<u16>) -> LacpInfo {
         LacpInfo {
-            lacp_rate: "slow".into(),
-            lacp_activity: "on".into(),
+            lacp_rate: LacpRate::Slow,
+            lacp_activity: LacpActivity::Active,
             system_priority: 65535,
             system_mac: String::new(),
             aggregator_id: aggregator,

@@ -370,7 +370,8 @@ pub struct ControlCounters {
     pub pagp_in: u64,
     /// PAgP frames sent.
     pub pagp_out: u64,
-    /// Frames to Cisco's multicast on a port that does not run PAgP.
+    /// Frames to Cisco's multicast (PAgP, CDP, DTP) on a port that does not
+    /// run PAgP.
     pub pagp_ignored: u64,
     /// Slow-protocol frames on a port that does not run LACP.
     pub slow_ignored: u64,

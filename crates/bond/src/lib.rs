@@ -11,6 +11,7 @@
 
 pub mod announce;
 pub mod daemon;
+pub mod error;
 pub mod journal;
 pub mod kernel;
 pub mod map;

@@ -8,10 +8,7 @@ use std::os::unix::net::UnixStream;
 
 #[test]
 fn a_request_to_a_daemon_that_went_away_is_an_error_not_a_signal() {
-    // SAFETY: restoring a signal's default disposition; no handler runs.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    lagkit_sys::fd::default_sigpipe();
     let (client, daemon) = UnixStream::pair().unwrap();
     drop(daemon);
     let e = lagkit_api::protocol::send_all(&client, b"{\"cmd\":\"status\"}\n")

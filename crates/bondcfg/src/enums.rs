@@ -98,6 +98,14 @@ macro_rules! named_impls {
                 s.serialize_str(self.name())
             }
         }
+
+        /// Any spelling [`FromStr`] accepts.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
     };
 }
 

@@ -69,6 +69,7 @@ impl Core {
                 permanent_hw_addr: m.mac().to_string(),
                 transmitting: tx(i),
                 collecting: rx(i),
+                leaving: m.is_leaving(),
                 watchers: m
                     .watchers()
                     .verdicts()

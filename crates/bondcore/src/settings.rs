@@ -184,6 +184,16 @@ impl Settings {
         }
     }
 
+    /// The load balancer's timers (`adaptive_interval`,
+    /// `adaptive_idle_gap`), its other limits at their defaults.
+    pub fn adaptive_config(&self) -> lagkit_hash::AdaptiveConfig {
+        lagkit_hash::AdaptiveConfig {
+            interval_ns: u64::try_from(self.adaptive_interval.as_nanos()).unwrap_or(u64::MAX),
+            idle_gap_ns: u64::try_from(self.adaptive_idle_gap.as_nanos()).unwrap_or(u64::MAX),
+            ..lagkit_hash::AdaptiveConfig::default()
+        }
+    }
+
     /// Whether flows move by load: adaptive always, balance-tlb and
     /// balance-alb unless `tlb_dynamic_lb = false`.
     pub fn rebalances(&self) -> bool {

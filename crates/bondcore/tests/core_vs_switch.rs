@@ -438,6 +438,24 @@ fn a_removed_member_leaves_at_once_and_collects_until_the_switch_stopped() {
     assert!(!v[1].distributing && v[1].collecting, "{:?}", v[1]);
     assert!(host(&sim).members()[1].is_leaving());
     assert_eq!(host(&sim).members_left(), [0usize; 0]);
+    // The status says so.
+    let facts = lagkit_bondcore::report::BondFacts {
+        engine: lagkit_api::status::EngineKind::Userspace,
+        engine_reason: "virtual time".into(),
+        mtu: 1500,
+        datapath: None,
+        members: vec![
+            lagkit_bondcore::report::MemberFacts {
+                present: true,
+                ..Default::default()
+            };
+            LINKS
+        ],
+    };
+    let st = host(&sim).status(None, facts);
+    let leaving: Vec<bool> = st.members.iter().map(|m| m.leaving).collect();
+    assert_eq!(leaving, [false, true]);
+    assert_eq!(st.render().matches("Leaving: removed").count(), 1);
     // Well before the switch's own timeout (3 s at the fast rate).
     run(&mut sim, 0.1);
     assert_eq!(flags(&sim)[0], MemberFlag::Bundled);

@@ -255,7 +255,10 @@ fn live_bonds() -> Result<Vec<lagkit_check::live::Live>, String> {
         out.push(Live {
             bond: st.name.clone(),
             socket: path.display().to_string(),
-            fast: st.lacp.as_ref().is_some_and(|l| l.lacp_rate == "fast"),
+            fast: st
+                .lacp
+                .as_ref()
+                .is_some_and(|l| l.lacp_rate == lagkit_api::status::LacpRate::Fast),
             ports: st
                 .members
                 .iter()

@@ -22,6 +22,7 @@ mod common;
 
 use lagkit_api::protocol::{request, Request, Response};
 use lagkit_api::status::BondStatus;
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{tcp_until, wait_until, Lab, Transfer};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -60,7 +61,6 @@ struct Daemon {
 
 impl Daemon {
     fn start(ns: &str, config: &Path, socket: &Path) -> Daemon {
-        use std::os::unix::process::CommandExt;
         let mut cmd = Command::new("ip");
         // Its log (at level info) beside the config, for the scenarios
         // that wait for a reload to be applied.
@@ -70,13 +70,7 @@ impl Daemon {
             .env("LAGKIT_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log);
-        // SAFETY: prctl is async-signal-safe; nothing else runs in the child.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
+        lagkit_sys::proc::die_with_parent(&mut cmd, Signal::SIGTERM);
         Daemon {
             child: cmd.spawn().expect("lagkit up starts"),
             socket: socket.to_path_buf(),
@@ -84,9 +78,8 @@ impl Daemon {
         }
     }
 
-    fn signal(&self, sig: i32) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.child.id() as i32, sig) };
+    fn signal(&self, sig: Signal) {
+        let _ = lagkit_sys::proc::kill(self.child.id(), sig);
     }
 
     fn status(&self) -> Option<BondStatus> {
@@ -127,7 +120,7 @@ impl Daemon {
     }
 
     fn kill_hard(&mut self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
         let _ = self.child.wait();
     }
 }
@@ -135,7 +128,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
-            self.signal(libc::SIGTERM);
+            self.signal(Signal::SIGTERM);
             let _ = self.child.wait();
         }
     }
@@ -256,8 +249,7 @@ impl Load {
     fn finish(mut self) -> Seen {
         self.stop.store(true, Ordering::Relaxed);
         let results = self.tcp.take().unwrap().join().unwrap();
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.ping.id() as i32, libc::SIGINT) };
+        let _ = lagkit_sys::proc::kill(self.ping.id(), Signal::SIGINT);
         let out = std::mem::replace(&mut self.ping, Command::new("true").spawn().expect("true"))
             .wait_with_output()
             .expect("ping output");
@@ -388,7 +380,7 @@ fn partner_churn_under_load() {
             );
             bed.write("b", &extra);
             let want = b.status().map(|s| s.lacp);
-            b.signal(libc::SIGHUP);
+            b.signal(Signal::SIGHUP);
             let t = Instant::now();
             wait_until(
                 &format!("B applies '{what}'"),

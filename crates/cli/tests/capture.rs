@@ -16,6 +16,7 @@ mod common;
 
 use common::switch::{bond_ports, flags, start, start_switch, switch_ports, tmpdir, write, BIN};
 use common::TmpDir;
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{wait_until, Lab};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -409,8 +410,7 @@ fn sigint_ends_a_data_capture_with_a_valid_file(a: &str, sw: &str, file: &Path) 
         .arg("10.0.31.9")
         .output();
     // `ip netns exec` execs lagkit: the child's pid is lagkit's.
-    let pid = i32::try_from(child.id()).unwrap();
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    let _ = lagkit_sys::proc::kill(child.id(), Signal::SIGINT);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {

@@ -543,6 +543,7 @@ fn lagkit_status_json_is_the_host_side() {
         permanent_hw_addr: "02:5a:00:00:0b:01".into(),
         transmitting: in_use,
         collecting: in_use,
+        leaving: false,
         watchers: vec![("carrier".into(), true)],
         isolation: None,
         offloads: None,
@@ -583,8 +584,8 @@ fn lagkit_status_json_is_the_host_side() {
         downdelay_ms: 0,
         active_member: None,
         lacp: Some(LacpInfo {
-            lacp_rate: "fast".into(),
-            lacp_activity: "on".into(),
+            lacp_rate: lagkit_api::status::LacpRate::Fast,
+            lacp_activity: lagkit_api::status::LacpActivity::Active,
             system_priority: 65535,
             system_mac: "02:5a:00:00:0b:01".into(),
             aggregator_id: Some(1),
@@ -754,13 +755,9 @@ fn a_fleet_of_2000_hosts_is_checked_in_bounded_memory() {
     );
     assert_eq!(out.matches(": no findings").count(), 2000);
     // The largest child so far (this one) kept its resident set small.
-    // SAFETY: getrusage fills the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) },
-        0
-    );
-    let mib = ru.ru_maxrss / 1024;
+    let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage");
+    let mib = ru.max_rss() / 1024;
     eprintln!("peak resident set of lagkit check over 4050 files: {mib} MiB");
     assert!(mib < 256, "lagkit check held {mib} MiB");
 }

@@ -81,7 +81,7 @@ fn json_errors_are_json_with_the_same_status() {
     assert_eq!(v["exit"], 2);
     // A topology file's bad rate (as root, so the privilege check passes):
     // file, line and column apart; the text form reads file:line:column.
-    if unsafe { libc::geteuid() } == 0 {
+    if nix::unistd::geteuid().is_root() {
         let topo = dir.join("bad.toml");
         let text = std::fs::read_to_string(common::example("lab/two-hosts.toml")).unwrap();
         assert!(text.contains("\"100mbit\""));
@@ -173,7 +173,7 @@ impl Drop for AsNobody {
 /// needs, before it touches anything, with exit status 4.
 #[test]
 fn commands_that_need_privileges_say_so_first() {
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         eprintln!("skipped: needs root to become nobody");
         return;
     }

@@ -3,7 +3,9 @@
 //! and the bond's decisions (`lagkit-bondcore`) build without the bond's
 //! daemon and its BPF programs (so without clang), and
 //! the crates the two daemons are built from change the kernel through
-//! `lagkit-sys`, never by running `ip` or `tc`.
+//! `lagkit-sys`, never by running `ip` or `tc`; and `unsafe` code is
+//! written only in `lagkit-sys` (the platform layer) and `lagkit-bpf` (the
+//! BPF loader), every other library crate forbidding it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -92,6 +94,57 @@ fn the_daemons_crates_run_neither_ip_nor_tc() {
         }
     }
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// Every crate of the workspace but the platform layer and the BPF loader
+/// forbids `unsafe` in its library, and none of their sources, tests,
+/// examples or benches write an `unsafe` block or function; the one
+/// exception is a test's counting allocator (implementing `GlobalAlloc` is
+/// `unsafe` by definition).
+#[test]
+fn unsafe_lives_only_in_the_platform_layer_and_the_bpf_loader() {
+    const ALLOWED: [&str; 2] = ["sys", "bpf"];
+    const ALLOCATOR: &str = "crates/hash/tests/no_alloc.rs";
+    let root = root();
+    // Built here, so that this file does not match itself.
+    let needles = ["{", "fn", "impl"].map(|w| ["unsafe", w].join(" "));
+    let mut found = Vec::new();
+    let mut crates = 0;
+    for e in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if ALLOWED.contains(&name.as_str()) {
+            continue;
+        }
+        crates += 1;
+        let lib = e.path().join("src/lib.rs");
+        if lib.is_file() {
+            let text = std::fs::read_to_string(&lib).unwrap();
+            if !text.contains("#![forbid(unsafe_code)]") {
+                found.push(format!("{}: no #![forbid(unsafe_code)]", lib.display()));
+            }
+        }
+        let mut files = Vec::new();
+        for sub in ["src", "tests", "examples", "benches"] {
+            walk(&e.path().join(sub), &mut files);
+        }
+        for f in files {
+            if f.ends_with(ALLOCATOR) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if needles.iter().any(|u| code.contains(u.as_str())) {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(crates > 15, "{crates} crates read");
+    assert!(
+        found.is_empty(),
+        "unsafe outside lagkit-sys and lagkit-bpf: {found:#?}"
+    );
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

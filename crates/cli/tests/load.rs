@@ -1,6 +1,7 @@
 //! `lagkit load` as the lab runs it: the binary as server and client on
 //! loopback, socketprocs workers re-executed as separate processes.
 
+use lagkit_sys::proc::Signal;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,8 +12,7 @@ struct Server(std::process::Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = lagkit_sys::proc::kill(self.0.id(), Signal::SIGTERM);
         let _ = self.0.wait();
     }
 }

@@ -21,6 +21,7 @@ use common::{bond_status as status, Daemon, TmpDir};
 use lagkit_api::status::BondStatus;
 use lagkit_lab::ovs::OvsLacp;
 use lagkit_lab::sys::run;
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -45,14 +46,7 @@ trait DieWithTest {
 
 impl DieWithTest for Command {
     fn die_with_test(&mut self) -> &mut Self {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; nothing else runs in the child.
-        unsafe {
-            self.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            })
-        }
+        lagkit_sys::proc::die_with_parent(self, Signal::SIGTERM)
     }
 }
 

@@ -17,6 +17,7 @@ mod common;
 
 use common::TmpDir;
 use lagkit_api::status::BondStatus;
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{wait_until, Lab};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
@@ -39,8 +40,7 @@ fn shipped_bin() -> PathBuf {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -365,16 +365,15 @@ impl Daemon {
         Daemon(c.spawn().expect("the daemon starts"))
     }
 
-    fn signal(&self, sig: i32) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, sig) };
+    fn signal(&self, sig: Signal) {
+        let _ = lagkit_sys::proc::kill(self.0.id(), sig);
     }
 }
 
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Ok(None) = self.0.try_wait() {
-            self.signal(libc::SIGTERM);
+            self.signal(Signal::SIGTERM);
             let _ = self.0.wait();
         }
     }
@@ -517,7 +516,7 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
     // Reload (ExecReload sends SIGHUP): RELOADING=1, then READY=1 again,
     // the bond kept.
     assert!(setting(&unit, "ExecReload").contains("-HUP"));
-    daemon.signal(libc::SIGHUP);
+    daemon.signal(Signal::SIGHUP);
     let got = notify.until("READY=1", Duration::from_secs(10));
     assert!(
         got.iter().any(|m| m.lines().any(|l| l == "RELOADING=1")),
@@ -527,7 +526,7 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
 
     // Stop: STOPPING=1, exit 0, and the bond's interface is gone with only
     // the unit's capabilities.
-    daemon.signal(libc::SIGTERM);
+    daemon.signal(Signal::SIGTERM);
     notify.until("STOPPING=1", Duration::from_secs(10));
     let code = daemon.0.wait().unwrap();
     assert!(code.success(), "lagkit up exits 0 on SIGTERM: {code:?}");
@@ -592,7 +591,7 @@ fn the_switch_units_exec_start_opens_its_ports_notifies_and_reloads() {
 
     // A reload with a valid file restarts the switch's ports; the channel
     // forms again.
-    sw.signal(libc::SIGHUP);
+    sw.signal(Signal::SIGHUP);
     let got = notify.until("READY=1", Duration::from_secs(10));
     assert!(
         got.iter().any(|m| m.lines().any(|l| l == "RELOADING=1")),
@@ -605,14 +604,14 @@ fn the_switch_units_exec_start_opens_its_ports_notifies_and_reloads() {
     );
     // A reload with an invalid file keeps the switch as it was.
     std::fs::write(etc.join("switch-sw1.ios"), "interface bogus 9\n").unwrap();
-    sw.signal(libc::SIGHUP);
+    sw.signal(Signal::SIGHUP);
     notify.until("READY=1", Duration::from_secs(10));
     assert!(
         matches!(sw.0.try_wait(), Ok(None)),
         "an invalid reload leaves the switch running"
     );
 
-    sw.signal(libc::SIGTERM);
+    sw.signal(Signal::SIGTERM);
     notify.until("STOPPING=1", Duration::from_secs(10));
     assert!(sw.0.wait().unwrap().success(), "lagkit switch exits 0");
 }

@@ -432,7 +432,7 @@ fn many_files_plan_as_their_union() {
 /// Runs `lagkit plan ARGS`: (exit status, stdout, peak resident set in
 /// MiB of that process alone, from wait4(2), which also reaps it).
 #[allow(clippy::zombie_processes)]
-fn plan_peak(args: &[&str]) -> (i32, String, i64) {
+fn plan_peak(args: &[&str]) -> (i32, String, u64) {
     use std::io::Read;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lagkit"))
         .arg("plan")
@@ -448,13 +448,8 @@ fn plan_peak(args: &[&str]) -> (i32, String, i64) {
         .unwrap()
         .read_to_string(&mut out)
         .unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; status and ru are valid out pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(pid, child.id() as i32);
-    (libc::WEXITSTATUS(status), out, ru.ru_maxrss / 1024)
+    let (status, peak_kib) = lagkit_sys::proc::wait_peak_rss(&mut child).expect("wait4");
+    (status.code().unwrap_or(-1), out, peak_kib / 1024)
 }
 
 /// Files of 5,000 distinct flows each, 600,000 and then 1,200,000 flows:

@@ -12,6 +12,7 @@
 mod common;
 
 use common::{assert_flows_intact, bond_status as status, Daemon, Pinger, TmpDir as Dir};
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{tcp_until, wait_until, Lab};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -124,7 +125,7 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     for i in 1..=RELOADS {
         let at = Instant::now();
         write_config(&ca, &["10.0.0.1/24"], TWO, i % 2 == 1);
-        da.signal(libc::SIGHUP);
+        da.signal(Signal::SIGHUP);
         wait_until(
             &format!("reload {i} applied in place"),
             Duration::from_secs(5),
@@ -175,7 +176,10 @@ fn reloads_in_place_keep_the_aggregate_up_and_every_connection() {
     // first set).
     let st = status(&a).expect("status");
     let lacp = st.lacp.expect("lacp");
-    assert_eq!((lacp.lacp_rate.as_str(), lacp.number_of_ports), ("fast", 2));
+    assert_eq!(
+        (lacp.lacp_rate, lacp.number_of_ports),
+        (lagkit_api::status::LacpRate::Fast, 2)
+    );
 }
 
 /// A member added or removed by a reload joins or leaves alone: the
@@ -213,7 +217,7 @@ fn members_added_and_removed_by_reload_leave_the_others_alone() {
     for i in 1..=4 {
         let (members, want) = if i % 2 == 1 { (THREE, 3) } else { (TWO, 2) };
         write_config(&ca, &["10.0.0.1/24"], members, false);
-        da.signal(libc::SIGHUP);
+        da.signal(Signal::SIGHUP);
         wait_until(
             &format!("reload {i}: {want} ports on both sides"),
             Duration::from_secs(15),
@@ -294,14 +298,14 @@ fn addresses_changed_by_reload_are_replaced() {
         addresses(&a) == want(&["10.0.0.1/24"])
     });
     write_config(&ca, &["10.0.0.9/24", "fd00::9/64"], TWO, false);
-    da.signal(libc::SIGHUP);
+    da.signal(Signal::SIGHUP);
     wait_until(
         "the addresses of the reload",
         Duration::from_secs(10),
         || addresses(&a) == want(&["10.0.0.9/24", "fd00::9/64"]),
     );
     write_config(&ca, &["10.0.0.1/24"], TWO, false);
-    da.signal(libc::SIGHUP);
+    da.signal(Signal::SIGHUP);
     wait_until("the first address back", Duration::from_secs(10), || {
         addresses(&a) == want(&["10.0.0.1/24"])
     });

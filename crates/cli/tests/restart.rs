@@ -13,6 +13,7 @@
 mod common;
 
 use common::{assert_flows_intact, bond_status as status, Daemon, Pinger, TmpDir};
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{tcp_until, wait_until, Lab};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,18 +33,8 @@ static BPFFS_USERS: Mutex<(usize, bool)> = Mutex::new((0, false));
 
 /// Whether `path` is the root of a bpffs (statfs(2), BPF_FS_MAGIC).
 fn is_bpffs(path: &str) -> bool {
-    let c = std::ffi::CString::new(path).expect("path");
-    // SAFETY: statfs writes into the zeroed struct it is given.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid C string and a valid out pointer.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
     #[allow(clippy::unnecessary_cast)]
-    let magic = st.f_type as i64;
-    rc == 0 && magic == 0xcafe_4a11
-}
-
-fn c(s: &str) -> std::ffi::CString {
-    std::ffi::CString::new(s).expect("no NUL")
+    nix::sys::statfs::statfs(path).is_ok_and(|s| s.filesystem_type().0 as i64 == 0xcafe_4a11)
 }
 
 impl Bpffs {
@@ -51,17 +42,14 @@ impl Bpffs {
         let mut u = BPFFS_USERS.lock().unwrap_or_else(|e| e.into_inner());
         if !is_bpffs(BPFFS) {
             std::fs::create_dir_all(BPFFS).expect("mkdir bpffs");
-            let (src, dir, fs) = (c("bpf"), c(BPFFS), c("bpf"));
-            // SAFETY: valid C strings; no data argument.
-            let rc = unsafe {
-                libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null())
-            };
-            assert_eq!(
-                rc,
-                0,
-                "mount -t bpf bpf {BPFFS}: {}",
-                std::io::Error::last_os_error()
-            );
+            nix::mount::mount(
+                Some("bpf"),
+                BPFFS,
+                Some("bpf"),
+                nix::mount::MsFlags::empty(),
+                None::<&str>,
+            )
+            .unwrap_or_else(|e| panic!("mount -t bpf bpf {BPFFS}: {e}"));
             u.1 = true;
         }
         u.0 += 1;
@@ -74,9 +62,7 @@ impl Drop for Bpffs {
         let mut u = BPFFS_USERS.lock().unwrap_or_else(|e| e.into_inner());
         u.0 -= 1;
         if u.0 == 0 && u.1 {
-            let dir = c(BPFFS);
-            // SAFETY: a valid C string.
-            unsafe { libc::umount2(dir.as_ptr(), libc::MNT_DETACH) };
+            let _ = nix::mount::umount2(BPFFS, nix::mount::MntFlags::MNT_DETACH);
             let _ = std::fs::remove_dir(BPFFS);
             u.1 = false;
         }
@@ -233,7 +219,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
     wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
     let killed = Instant::now();
     if handoff {
-        r.da.signal(libc::SIGUSR2);
+        r.da.signal(Signal::SIGUSR2);
         let st = r.da.0.wait().expect("wait");
         assert_eq!(
             st.code(),
@@ -241,7 +227,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
             "a handoff exits with 75 (EX_TEMPFAIL): {st:?}"
         );
     } else {
-        r.da.signal(libc::SIGKILL);
+        r.da.signal(Signal::SIGKILL);
         let _ = r.da.0.wait();
     }
     assert!(status(&r.a).is_none(), "no daemon answers");
@@ -300,7 +286,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
 
     // `lagkit down` after a kill: the pins go, so does the bond, and the
     // members are given back.
-    r.da.signal(libc::SIGKILL);
+    r.da.signal(Signal::SIGKILL);
     let _ = r.da.0.wait();
     let out = Command::new("ip")
         .args(["netns", "exec", &r.a, BIN, "down", "--name", "bond0"])
@@ -347,7 +333,7 @@ fn away_past_the_partners_timeout_the_aggregate_re_forms() {
     let ping = Pinger::start(&r.b, "10.0.0.1");
     wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
     let killed = Instant::now();
-    r.da.signal(libc::SIGKILL);
+    r.da.signal(Signal::SIGKILL);
     let _ = r.da.0.wait();
     wait_from(
         killed,
@@ -432,9 +418,7 @@ fn lab_down_after_a_killed_bond_leaves_no_pins() {
     for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if comm.trim() == "lagkit" {
-            let pid: i32 = pid.parse().unwrap();
-            // SAFETY: a plain signal to a process of the lab's namespace.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = lagkit_sys::proc::kill(pid.parse().unwrap(), Signal::SIGKILL);
             killed += 1;
         }
     }

@@ -13,6 +13,7 @@ use common::switch::{
     switch_ports, tmpdir, write, BIN,
 };
 use common::{Daemon, TmpDir};
+use lagkit_sys::proc::Signal;
 
 use lagkit_testnet::{ping, tcp_flows, tcp_transfer, wait_until, Lab, SlowCapture};
 use serde_json::Value;
@@ -1010,8 +1011,7 @@ fn desirable_bond_facing_auto(engine: &str) {
         pagp_bond_toml("desirable", net, "pagp_rate = \"fast\"\n"),
     )
     .unwrap();
-    // SAFETY: signalling a process this test started.
-    unsafe { libc::kill(t.bond.0.id() as i32, libc::SIGHUP) };
+    let _ = lagkit_sys::proc::kill(t.bond.0.id(), Signal::SIGHUP);
     wait_until(
         "the reload takes the fast rate and both members rejoin",
         Duration::from_secs(20),

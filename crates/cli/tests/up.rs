@@ -8,6 +8,7 @@
 //! a test starts gets `--engine` for its thread's engine.
 
 use lagkit_api::status::{BondStats, BondStatus};
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{tcp_transfer, wait_until, Lab};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -40,14 +41,13 @@ fn config(dir: &Path, side: &str, members: &[&str], addr: &str) -> PathBuf {
 struct Daemon(Child);
 
 impl Daemon {
-    fn signal(&self, sig: i32) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, sig) };
+    fn signal(&self, sig: Signal) {
+        let _ = lagkit_sys::proc::kill(self.0.id(), sig);
     }
 
     /// SIGTERM, then its exit status.
     fn stop(&mut self) -> std::process::ExitStatus {
-        self.signal(libc::SIGTERM);
+        self.signal(Signal::SIGTERM);
         self.0.wait().expect("wait")
     }
 }
@@ -55,7 +55,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Ok(None) = self.0.try_wait() {
-            self.signal(libc::SIGTERM);
+            self.signal(Signal::SIGTERM);
             let _ = self.0.wait();
         }
     }
@@ -219,7 +219,7 @@ fn sighup_adds_and_removes_members_without_disturbing_the_others() {
     let (na, nb) = (a.clone(), b.clone());
     let t = std::thread::spawn(move || tcp_transfer(&nb, "10.0.0.2:6101", &na, 300 << 20));
     config(&dir, "a", &["eth1", "eth2", "eth3"], "10.0.0.1/24");
-    pa.signal(libc::SIGHUP);
+    pa.signal(Signal::SIGHUP);
     wait_until("3 ports after SIGHUP", Duration::from_secs(20), || {
         ports(&a) == 3
     });
@@ -235,7 +235,7 @@ fn sighup_adds_and_removes_members_without_disturbing_the_others() {
     // their own counts (the kernel's counters are by position).
     let before = stats(&a);
     config(&dir, "a", &["eth2", "eth3"], "10.0.0.1/24");
-    pa.signal(libc::SIGHUP);
+    pa.signal(Signal::SIGHUP);
     wait_until("2 members after SIGHUP", Duration::from_secs(20), || {
         status(&a).is_some_and(|s| s.members.len() == 2) && ports(&a) == 2
     });
@@ -429,7 +429,7 @@ fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
     wait_until("2 ports", Duration::from_secs(20), || {
         ports(&a) == 2 && ports(&b) == 2
     });
-    pa.signal(libc::SIGKILL);
+    pa.signal(Signal::SIGKILL);
     let _ = pa.0.wait();
     assert!(
         run_files(&a).iter().any(|f| f.ends_with("state.json")),
@@ -454,7 +454,7 @@ fn sigkill_then_restart_restores_originals_and_reforms_within_3s() {
     // `lagkit down` restores after a SIGKILL without starting anything.
     let mut pa = up(&a, &ca);
     wait_until("2 ports", Duration::from_secs(20), || ports(&a) == 2);
-    pa.signal(libc::SIGKILL);
+    pa.signal(Signal::SIGKILL);
     let _ = pa.0.wait();
     let (code, text) = run(&a, &["down", "--name", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
@@ -718,7 +718,7 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     wait_until("offloads off", Duration::from_secs(20), || {
         offloads_kept_off(&a, true)
     });
-    pa.signal(libc::SIGKILL);
+    pa.signal(Signal::SIGKILL);
     let _ = pa.0.wait();
     assert_eq!(
         tx_tso_gso(&lab, &a, "eth1"),
@@ -742,7 +742,7 @@ fn offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back() {
     wait_until("offloads off", Duration::from_secs(20), || {
         offloads_kept_off(&a, true)
     });
-    pa.signal(libc::SIGKILL);
+    pa.signal(Signal::SIGKILL);
     let _ = pa.0.wait();
     let (code, text) = run(&a, &["down", "--name", "bond0"]);
     assert_eq!(code, Some(0), "{text}");
@@ -800,7 +800,7 @@ fn tcp_through_a_user_space_wire_needs_offloads_false() {
     // SIGHUP with `offloads` changed: applied in place.
     let reload = |pb: &Daemon, off: bool| {
         offloads_config(&cfg, &["eth1"], "10.0.9.1/24", &(!off).to_string());
-        pb.signal(libc::SIGHUP);
+        pb.signal(Signal::SIGHUP);
         wait_until("the reload's offloads", Duration::from_secs(20), || {
             offloads_kept_off(&b, off)
         });

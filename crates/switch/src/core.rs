@@ -41,23 +41,9 @@ pub const STANDALONE_EVERY_NS: u64 = 100_000_000;
 /// The system (and device) id of a switch without ports.
 const NO_PORT_MAC: MacAddr = MacAddr([2, 0x6c, 0x6b, 0, 0, 1]);
 
-/// Frames the control plane took, sent and did not use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ControlCounters {
-    /// LACPDUs and Marker PDUs handed to LACP.
-    pub lacp_in: u64,
-    /// LACPDUs sent.
-    pub lacp_out: u64,
-    /// PAgP frames handed to PAgP.
-    pub pagp_in: u64,
-    /// PAgP frames sent.
-    pub pagp_out: u64,
-    /// Frames to Cisco's multicast (PAgP, CDP, DTP) on a port that does not
-    /// run PAgP.
-    pub pagp_ignored: u64,
-    /// Slow-protocol frames on a port that does not run LACP.
-    pub slow_ignored: u64,
-}
+/// Frames the control plane took, sent and did not use: the control
+/// socket's type, counted here.
+pub use lagkit_api::switch::ControlCounters;
 
 /// A port as the daemon opened it.
 #[derive(Clone, Debug, PartialEq, Eq)]

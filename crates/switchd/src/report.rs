@@ -202,14 +202,7 @@ fn counters(sw: &Switch) -> Response {
         &api::InterfacesCounters {
             ports,
             channels,
-            control: api::ControlCounters {
-                lacp_in: cc.lacp_in,
-                lacp_out: cc.lacp_out,
-                pagp_in: cc.pagp_in,
-                pagp_out: cc.pagp_out,
-                pagp_ignored: cc.pagp_ignored,
-                slow_ignored: cc.slow_ignored,
-            },
+            control: cc,
         },
     )
 }

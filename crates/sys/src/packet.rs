@@ -2,7 +2,10 @@
 //! `SOL_PACKET` options and a classic BPF filter, the kernel's drop
 //! statistics, and batched reads and writes (`recvmmsg`/`sendmmsg`,
 //! `recvmsg`) that decode the control messages the kernel adds: the 802.1Q
-//! tag it moved into `PACKET_AUXDATA` and the `SO_TIMESTAMPNS` receive time.
+//! tag it moved into `PACKET_AUXDATA` and the `SO_TIMESTAMPNS` receive time;
+//! and a plain socket for every protocol whose reads report the checksum
+//! flag of `PACKET_AUXDATA` ([`raw_packet_socket`], [`recv_frame`]: the
+//! test network's user-space wire).
 //!
 //! Create the socket with `nix::sys::socket::socket` and set the options
 //! `nix` knows (`SO_RCVBUFFORCE`, `SO_RCVTIMEO`, ...) with
@@ -11,7 +14,8 @@
 //! `recvmmsg` would allocate per call and hand `PACKET_AUXDATA` back as
 //! raw bytes).
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use nix::errno::Errno;
 
@@ -283,35 +287,99 @@ pub fn recvmsg(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Frame, Errno> {
     })
 }
 
-/// Finds a VLAN tag the kernel moved into `PACKET_AUXDATA`.
+/// The `PACKET_AUXDATA` control message the kernel added, if any.
 ///
 /// # Safety
 /// `msg` must be a msghdr filled by `recvmsg`/`recvmmsg` whose control
 /// buffer is still alive.
-unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
+unsafe fn auxdata(msg: &libc::msghdr) -> Option<libc::tpacket_auxdata> {
     // SAFETY: the CMSG_* helpers walk the control buffer within
-    // msg_controllen, which the caller guarantees is alive; the data is
-    // read unaligned.
+    // msg_controllen, which the caller guarantees is alive, returning null
+    // at its end; the data is read unaligned.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                let aux: libc::tpacket_auxdata =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                if aux.tp_status & libc::TP_STATUS_VLAN_VALID != 0 {
-                    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                        aux.tp_vlan_tpid
-                    } else {
-                        0x8100
-                    };
-                    return Some((tpid, aux.tp_vlan_tci));
-                }
-                return None;
+                return Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast()));
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
     }
     None
+}
+
+/// Finds a VLAN tag the kernel moved into `PACKET_AUXDATA`.
+///
+/// # Safety
+/// As [`auxdata`].
+unsafe fn auxdata_vlan(msg: &libc::msghdr) -> Option<(u16, u16)> {
+    // SAFETY: the caller's guarantee, passed on.
+    let aux = unsafe { auxdata(msg) }?;
+    if aux.tp_status & libc::TP_STATUS_VLAN_VALID == 0 {
+        return None;
+    }
+    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+        aux.tp_vlan_tpid
+    } else {
+        0x8100
+    };
+    Some((tpid, aux.tp_vlan_tci))
+}
+
+/// A raw `AF_PACKET` socket for every protocol (`ETH_P_ALL`), close-on-exec,
+/// bound to `ifname` in the calling thread's network namespace, with
+/// `PACKET_AUXDATA` (see [`recv_frame`]), without its own outgoing frames
+/// (`PACKET_IGNORE_OUTGOING`), and the interface promiscuous while it is
+/// open. As a user-space switch without vnet headers reads and writes
+/// frames. Failures of the three options are ignored (older kernels lack
+/// `PACKET_IGNORE_OUTGOING`); a missing interface or a failed bind is an
+/// error.
+pub fn raw_packet_socket(ifname: &str) -> io::Result<OwnedFd> {
+    use nix::sys::socket::{socket, AddressFamily, SockFlag, SockProtocol, SockType};
+    let index = nix::net::if_::if_nametoindex(ifname)?;
+    let sock = socket(
+        AddressFamily::Packet,
+        SockType::Raw,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::EthAll,
+    )?;
+    let fd = sock.as_fd();
+    for opt in [libc::PACKET_AUXDATA, libc::PACKET_IGNORE_OUTGOING] {
+        let _ = setsockopt_int(fd, libc::SOL_PACKET, opt, 1);
+    }
+    bind(fd, index, libc::ETH_P_ALL as u16)?;
+    let _ = add_membership(fd, index, libc::PACKET_MR_PROMISC as u16);
+    Ok(sock)
+}
+
+/// Reads one frame from a [`raw_packet_socket`] without waiting
+/// (`MSG_DONTWAIT`) into `buf`: its length (the part that fit), and whether
+/// the kernel marked its checksum unfinished (`TP_STATUS_CSUMNOTREADY` in
+/// `PACKET_AUXDATA`). No frame is an error of kind `WouldBlock`; an empty
+/// read is `Ok((0, _))`.
+pub fn recv_frame(fd: impl AsFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
+    // Room for a few control messages, 8-byte aligned as cmsghdr wants.
+    let mut ctrl = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: msghdr is plain data (pointers and integers); all-zero is a
+    // valid empty header.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctrl.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&ctrl);
+    // SAFETY: msg points at the live iov (itself at the live `buf` with its
+    // true length) and the live `ctrl` with its true size; the kernel
+    // writes only within them.
+    let n = unsafe { libc::recvmsg(fd.as_fd().as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
+    let n = Errno::result(n)? as usize;
+    // SAFETY: msg was filled by recvmsg and `ctrl` is alive.
+    let aux = unsafe { auxdata(&msg) };
+    let unfinished = aux.is_some_and(|a| a.tp_status & libc::TP_STATUS_CSUMNOTREADY != 0);
+    Ok((n, unfinished))
 }
 
 /// The kernel's receive time of the frame (`SCM_TIMESTAMPNS`), in ns.
@@ -341,6 +409,13 @@ unsafe fn timestamp_ns(msg: &libc::msghdr) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packet_socket_needs_an_existing_interface() {
+        let e = raw_packet_socket("lkt-no-such0").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENODEV), "{e}");
+        assert!(raw_packet_socket("a\0b").is_err());
+    }
 
     #[test]
     fn sockaddr_ll_byte_for_byte() {

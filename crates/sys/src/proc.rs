@@ -44,6 +44,43 @@ pub fn die_with_parent(cmd: &mut Command, signal: Signal) -> &mut Command {
     }
 }
 
+/// Sends `signal` to process `pid` (kill(2)).
+pub fn kill(pid: u32, signal: Signal) -> io::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    nix::sys::signal::kill(Pid::from_raw(pid), signal).map_err(io::Error::from)
+}
+
+/// Waits for `child` to exit (wait4(2)) and returns its exit status with
+/// the largest resident set it had, in KiB: one process's peak, which
+/// `getrusage(RUSAGE_CHILDREN)` cannot give while other children run.
+/// Standard's `Child::wait` has no resource usage, and nix has no wait4.
+/// The child is reaped: do not wait for it again.
+pub fn wait_peak_rss(
+    child: &mut std::process::Child,
+) -> io::Result<(std::process::ExitStatus, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid =
+        i32::try_from(child.id()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut status = 0;
+    // SAFETY: rusage is plain data (integers and timevals); all zeroes is
+    // a valid value, which wait4 overwrites.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for a child of this process; `status` and `usage`
+        // are valid, exclusive out pointers for the call's duration.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0);
+    Ok((std::process::ExitStatus::from_raw(status), peak))
+}
+
 /// Sets `signal`'s disposition to ignore (`SIG_IGN`) for the whole process.
 pub fn ignore_signal(signal: Signal) -> io::Result<()> {
     // SAFETY: SIG_IGN installs no handler, so no code of ours can run in

@@ -1,8 +1,6 @@
 //! Socket calls that `nix` has no safe form for, as small safe wrappers:
 //! epoll registration and `select` over descriptors kept by number (the
-//! load workers' event loops), `TCP_INFO`, and a plain `AF_PACKET` socket
-//! whose received frames report `PACKET_AUXDATA`'s checksum flag (the test
-//! network's user-space wire).
+//! load workers' event loops) and `TCP_INFO`.
 //!
 //! The descriptors here are plain numbers ([`RawFd`]) where the callers
 //! keep them that way. Every call on such a number only registers,
@@ -13,9 +11,8 @@
 use nix::errno::Errno;
 use nix::sys::epoll::EpollCreateFlags;
 pub use nix::sys::epoll::{EpollEvent, EpollFlags};
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::time::Duration;
 
 /// `timeout` in whole milliseconds for `poll`/`epoll_wait`, capped at
@@ -161,129 +158,6 @@ pub fn tcp_info(fd: impl AsFd) -> io::Result<libc::tcp_info> {
     Ok(info)
 }
 
-fn setsockopt_int(
-    fd: RawFd,
-    level: libc::c_int,
-    opt: libc::c_int,
-    v: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: a pointer to a live c_int and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            opt,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    Errno::result(r).map(drop).map_err(io::Error::from)
-}
-
-/// A raw `AF_PACKET` socket for every protocol (`ETH_P_ALL`), close-on-exec,
-/// bound to `ifname` in the calling thread's network namespace, with
-/// `PACKET_AUXDATA` (see [`recv_frame`]), without its own outgoing frames
-/// (`PACKET_IGNORE_OUTGOING`), and the interface promiscuous while it is
-/// open. As a user-space switch without vnet headers reads and writes
-/// frames. Failures of the three options are ignored (older kernels lack
-/// `PACKET_IGNORE_OUTGOING`); a missing interface or a failed bind is an
-/// error.
-pub fn raw_packet_socket(ifname: &str) -> io::Result<OwnedFd> {
-    let name = CString::new(ifname).map_err(io::Error::other)?;
-    let index = nix::net::if_::if_nametoindex(name.as_c_str()).map_err(io::Error::from)?;
-    let proto = (libc::ETH_P_ALL as u16).to_be();
-    // SAFETY: socket() has no memory preconditions; the descriptor it
-    // returns is new and owned by the OwnedFd at once.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            proto.into(),
-        )
-    };
-    let fd = Errno::result(fd).map_err(io::Error::from)?;
-    // SAFETY: fd was just returned by socket() and nothing else owns it.
-    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    for opt in [libc::PACKET_AUXDATA, libc::PACKET_IGNORE_OUTGOING] {
-        let _ = setsockopt_int(fd, libc::SOL_PACKET, opt, 1);
-    }
-    // SAFETY: sockaddr_ll is plain data, for which all-zero bytes are valid.
-    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-    sll.sll_family = libc::AF_PACKET as u16;
-    sll.sll_protocol = proto;
-    sll.sll_ifindex = index as i32;
-    // SAFETY: a pointer to a live sockaddr_ll and its size.
-    let r = unsafe {
-        libc::bind(
-            fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        )
-    };
-    Errno::result(r).map_err(io::Error::from)?;
-    // SAFETY: packet_mreq is plain data, for which all-zero bytes are valid.
-    let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
-    mr.mr_ifindex = index as i32;
-    mr.mr_type = libc::PACKET_MR_PROMISC as u16;
-    // SAFETY: a pointer to a live packet_mreq and its size.
-    let _ = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_PACKET,
-            libc::PACKET_ADD_MEMBERSHIP,
-            (&mr as *const libc::packet_mreq).cast(),
-            std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
-        )
-    };
-    Ok(sock)
-}
-
-/// Reads one frame from a [`raw_packet_socket`] without waiting
-/// (`MSG_DONTWAIT`) into `buf`: its length (the part that fit), and whether
-/// the kernel marked its checksum unfinished (`TP_STATUS_CSUMNOTREADY` in
-/// `PACKET_AUXDATA`). No frame is an error of kind `WouldBlock`; an empty
-/// read is `Ok((0, _))`.
-pub fn recv_frame(fd: impl AsFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
-    let fd = fd.as_fd().as_raw_fd();
-    // Room for a few control messages, 8-byte aligned as cmsghdr wants.
-    let mut ctrl = [0u64; 8];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: msghdr is plain data (pointers and integers); all-zero is a
-    // valid empty header.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctrl.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&ctrl);
-    // SAFETY: msg points at the live iov (itself at the live `buf` with its
-    // true length) and the live `ctrl` with its true size; the kernel
-    // writes only within them.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut unfinished = false;
-    // SAFETY: CMSG_FIRSTHDR/CMSG_NXTHDR walk the control buffer the kernel
-    // filled, within msg_controllen as it reported it, returning null at
-    // the end; each header they return lies within `ctrl`. The aux data
-    // is read unaligned, within the message.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
-                let aux: libc::tpacket_auxdata =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
-                unfinished = aux.tp_status & libc::TP_STATUS_CSUMNOTREADY != 0;
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-    }
-    Ok((n as usize, unfinished))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,12 +225,5 @@ mod tests {
         // Not a TCP socket: the kernel's error, not garbage.
         let (u, _v) = UnixStream::pair().unwrap();
         assert!(tcp_info(&u).is_err());
-    }
-
-    #[test]
-    fn a_packet_socket_needs_an_existing_interface() {
-        let e = raw_packet_socket("lkt-no-such0").unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(libc::ENODEV), "{e}");
-        assert!(raw_packet_socket("a\0b").is_err());
     }
 }

@@ -19,7 +19,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use lagkit_dataplane::netns;
-use lagkit_sys::sock;
+use lagkit_sys::packet;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{kill, Signal};
@@ -910,7 +910,7 @@ fn raw_recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Option<(usize, bool)> {
     if !matches!(nix::poll::poll(&mut pfd, 50u16), Ok(n) if n > 0) {
         return None;
     }
-    match sock::recv_frame(fd, buf) {
+    match packet::recv_frame(fd, buf) {
         Ok((n, unfinished)) if n > 0 => Some((n, unfinished)),
         _ => None,
     }
@@ -920,7 +920,7 @@ impl UserWire {
     /// Forwards between `a` and `b` in namespace `ns`, both ways, until dropped.
     pub fn start(ns: &str, a: &str, b: &str) -> UserWire {
         let (sa, sb) = netns::run_in(ns, || {
-            (sock::raw_packet_socket(a), sock::raw_packet_socket(b))
+            (packet::raw_packet_socket(a), packet::raw_packet_socket(b))
         })
         .expect("enter the wire's namespace");
         let sa = std::sync::Arc::new(sa.expect("packet socket on a"));

@@ -24,6 +24,8 @@
 //! `report` (the device facts for the core's status report, stats, flow,
 //! metrics) and `capture`.
 
+pub use crate::error::BondError;
+
 mod addresses;
 mod capture;
 mod datapath;
@@ -34,7 +36,7 @@ mod report;
 mod start;
 
 use crate::core::Core;
-use crate::journal::{self, JournalError, RunDir};
+use crate::journal::{self, RunDir};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::member::{self, Saved};
@@ -45,89 +47,19 @@ use crate::status::{
     self, AddEngine, BondStats, BondStatus, CarrierEvent, MemberOffloads, MemberStats,
 };
 use crate::upper::{EngineInfo, Upper};
-use lagkit_api::control::{ControlServer, Pending};
+use lagkit_api::control::{BindError, ControlServer, Pending};
 use lagkit_api::metrics::Exporter;
 use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
 use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
 use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
-use lagkit_hash::AdaptiveConfig;
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_wire::MacAddr;
 use std::net::Ipv4Addr;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Why a bond could not start or keep running.
-#[derive(Debug, thiserror::Error)]
-pub enum BondError {
-    /// The TAP could not be created.
-    #[error("bond {bond}: cannot create TAP interface: {why}")]
-    Tap {
-        /// Bond name.
-        bond: String,
-        /// Reason.
-        why: String,
-    },
-    /// A member could not be set up.
-    #[error("bond {bond}: {0}", bond = .1)]
-    Member(member::MemberError, String),
-    /// Netlink failed.
-    #[error("bond {bond}: netlink: {why}")]
-    Netlink {
-        /// Bond name.
-        bond: String,
-        /// Reason.
-        why: String,
-    },
-    /// The control socket could not be created.
-    #[error("bond {bond}: control socket {path}: {why}")]
-    Control {
-        /// Bond name.
-        bond: String,
-        /// Socket path.
-        path: PathBuf,
-        /// Reason.
-        why: String,
-    },
-    /// The engine failed.
-    #[error("bond {bond}: forwarding engine: {why}")]
-    Engine {
-        /// Bond name.
-        bond: String,
-        /// Reason.
-        why: String,
-    },
-    /// Another daemon runs this bond, or its run directory is unusable.
-    #[error("{0}")]
-    RunDir(#[from] JournalError),
-    /// A member is in use by another bond.
-    #[error("bond {bond}: member {member} is in use by bond {owner} (pid {pid}); a member belongs to one bond at a time")]
-    InUse {
-        /// This bond.
-        bond: String,
-        /// The member.
-        member: String,
-        /// The bond that has it.
-        owner: String,
-        /// The daemon running that bond.
-        pid: u32,
-    },
-    /// An address could not be set.
-    #[error("bond {bond}: address {addr}: {why}")]
-    Address {
-        /// Bond name.
-        bond: String,
-        /// Address.
-        addr: String,
-        /// Reason.
-        why: String,
-    },
-}
 
 /// What the shell holds for one member (the core has the rest, at the
 /// same index).

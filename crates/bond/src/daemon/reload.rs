@@ -83,11 +83,7 @@ impl Bond {
                 }
             }
         }
-        let config = AdaptiveConfig {
-            interval_ns: self.s().adaptive_interval.as_nanos() as u64,
-            idle_gap_ns: self.s().adaptive_idle_gap.as_nanos() as u64,
-            ..AdaptiveConfig::default()
-        };
+        let config = self.s().adaptive_config();
         if let Some(r) = self.rebalancer.as_mut() {
             r.set_config(config, coarse_now_ns());
         }

@@ -87,29 +87,17 @@ impl Bond {
             path: path.clone(),
             why,
         };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        if path.exists() {
-            if UnixStream::connect(&path).is_ok() {
-                return Err(control_err(
-                    "another lagkit already serves this socket (it is live)".into(),
-                ));
+        let listener = lagkit_api::control::bind_socket(&path).map_err(|e| match e {
+            BindError::Live(_) => {
+                control_err("another lagkit already serves this socket (it is live)".into())
             }
-            let _ = std::fs::remove_file(&path);
-        }
-        let listener = UnixListener::bind(&path).map_err(|e| control_err(e.to_string()))?;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+            e => control_err(e.to_string()),
+        })?;
         let (control, requests) = ControlServer::start(listener, path.clone(), &name)
             .map_err(|e| control_err(e.to_string()))?;
-        let rebalancer = s.rebalances().then(|| {
-            let config = AdaptiveConfig {
-                interval_ns: s.adaptive_interval.as_nanos() as u64,
-                idle_gap_ns: s.adaptive_idle_gap.as_nanos() as u64,
-                ..AdaptiveConfig::default()
-            };
-            Rebalancer::new(config, coarse_now_ns())
-        });
+        let rebalancer = s
+            .rebalances()
+            .then(|| Rebalancer::new(s.adaptive_config(), coarse_now_ns()));
         let metrics = match s.metrics_listen {
             Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
                 bond: s.name.clone(),

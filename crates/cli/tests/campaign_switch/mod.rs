@@ -14,6 +14,7 @@
 use super::common::switch::{flags, show, show_text, start_switch, switch_ports};
 use super::common::Daemon as Process;
 use super::{full, report, Bed, Daemon, Load, Seen};
+use lagkit_sys::proc::Signal;
 use lagkit_testnet::{flood_random, wait_until, FloodFrames, Lab};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -110,7 +111,7 @@ impl Rig {
         let tmp = self.bed.dir.join("switch.cfg.tmp");
         std::fs::write(&tmp, cfg.text()).unwrap();
         std::fs::rename(&tmp, self.bed.dir.join("switch.cfg")).unwrap();
-        self.switch().signal(libc::SIGHUP);
+        self.switch().signal(Signal::SIGHUP);
     }
 
     /// Times the switch restarted for a reload, from its log.
@@ -422,7 +423,7 @@ fn through_switch_sigkill_and_restart() {
     for _ in 0..rounds {
         let mut old = rig.switch.take().expect("the switch runs");
         let old_pid = old.0.id();
-        old.signal(libc::SIGKILL);
+        old.signal(Signal::SIGKILL);
         let _ = old.0.wait();
         let t = Instant::now();
         rig.start_switch(&SwitchCfg::default());
@@ -686,7 +687,7 @@ fn through_switch_reloads_of_both_ends() {
             ),
         );
         assert_eq!(written, bond_cfg);
-        a.signal(libc::SIGHUP);
+        a.signal(Signal::SIGHUP);
         wait_until(
             "the bond applies its reload",
             Duration::from_secs(5),

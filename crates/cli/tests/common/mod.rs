@@ -5,6 +5,7 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
+use lagkit_sys::proc::Signal;
 use std::process::Command;
 
 pub mod ovs;
@@ -140,14 +141,13 @@ pub struct Daemon(pub std::process::Child);
 
 impl Daemon {
     /// Sends `sig` (SIGHUP to reload, ...).
-    pub fn signal(&self, sig: i32) {
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(self.0.id() as i32, sig) };
+    pub fn signal(&self, sig: Signal) {
+        let _ = lagkit_sys::proc::kill(self.0.id(), sig);
     }
 
     /// SIGTERM, then its exit status.
     pub fn stop(&mut self) -> std::process::ExitStatus {
-        self.signal(libc::SIGTERM);
+        self.signal(Signal::SIGTERM);
         self.0.wait().expect("wait")
     }
 }
@@ -204,8 +204,7 @@ impl Pinger {
     /// requests still in flight ([`lagkit_testnet::parse_stopped_ping`]).
     pub fn finish(mut self) -> lagkit_testnet::Ping {
         let child = self.0.take().expect("running");
-        // SAFETY: signalling a process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let _ = lagkit_sys::proc::kill(child.id(), Signal::SIGINT);
         let out = child.wait_with_output().expect("ping exits");
         lagkit_testnet::parse_stopped_ping(&String::from_utf8_lossy(&out.stdout))
     }

@@ -24,7 +24,7 @@ use forward::Queued;
 
 use crate::protocol::{Request, Response};
 use lagkit_api::capture::{CaptureStart, Direction, Taps};
-use lagkit_api::control::{ControlServer, Pending};
+use lagkit_api::control::{BindError, ControlServer, Pending};
 use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
 use lagkit_switch::config::{ConfigError, SwitchConfig};
@@ -33,8 +33,6 @@ use lagkit_switch::{Core, PortId};
 use lagkit_wire::MacAddr;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -203,21 +201,16 @@ impl Switch {
         let path = o
             .socket
             .unwrap_or_else(|| crate::protocol::socket_path(ns, &name));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(sys(format!("create {}", dir.display())))?;
-        }
-        if path.exists() {
-            if std::os::unix::net::UnixStream::connect(&path).is_ok() {
-                return Err(SwitchError::System {
-                    what: format!("control socket {}", path.display()),
-                    why: format!("a switch named {name} already runs in this network namespace; give this one another `hostname`"),
-                });
-            }
-            let _ = std::fs::remove_file(&path);
-        }
-        let listener =
-            UnixListener::bind(&path).map_err(sys(format!("bind {}", path.display())))?;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        let listener = lagkit_api::control::bind_socket(&path).map_err(|e| match e {
+            BindError::Live(_) => SwitchError::System {
+                what: format!("control socket {}", path.display()),
+                why: format!("a switch named {name} already runs in this network namespace; give this one another `hostname`"),
+            },
+            e => SwitchError::System {
+                what: "control socket".into(),
+                why: e.to_string(),
+            },
+        })?;
         let (control, requests) =
             ControlServer::start(listener, path.clone(), &name).map_err(sys("control server"))?;
         let n = ports.len();
