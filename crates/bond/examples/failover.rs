@@ -95,7 +95,7 @@ fn settings(tag: &str, side: &str, args: &Args, engine: EngineChoice, addr: &str
     let members = [format!("{side}1"), format!("{side}2")];
     let refs: Vec<&str> = members.iter().map(String::as_str).collect();
     let mut s = Settings::new("bond0", &refs, mode);
-    s.addresses = vec![addr.to_string()];
+    s.addresses = vec![addr.parse().expect("an address with a prefix")];
     s.lacp.fast = true;
     s.engine = engine;
     s.miimon = args.miimon;

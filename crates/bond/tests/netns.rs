@@ -43,7 +43,7 @@ fn settings(lab_tag: &str, side: &str, links: usize, mode: BondMode, addr: &str)
     let members: Vec<String> = (1..=links).map(|i| format!("{side}{i}")).collect();
     let refs: Vec<&str> = members.iter().map(String::as_str).collect();
     let mut s = Settings::new("bond0", &refs, mode);
-    s.addresses = vec![addr.to_string()];
+    s.addresses = vec![addr.parse().expect("an address with a prefix")];
     s.lacp.fast = true;
     s.policy = "strong:seed=0x5eed".parse().expect("policy");
     s.engine = engine();
@@ -266,6 +266,7 @@ fn lacp_failover_under_load_keeps_tcp_connections() {
 fn active_backup_uses_only_the_active_member_and_fails_over() {
     let Some(p) = pair("active_backup", 2, BondMode::ActiveBackup, |s| {
         s.primary = Some(format!("{}1", &s.members[0][..1]));
+        s.num_grat_arp = 3;
     }) else {
         return;
     };
@@ -282,6 +283,12 @@ fn active_backup_uses_only_the_active_member_and_fails_over() {
         d[0] > 30 << 20 && d[1] == 0,
         "only the active member transmits: {d:?}"
     );
+    // A's gratuitous ARPs (sender and target 10.77.0.1), as b2 receives
+    // them from a2.
+    let announced = lagkit_testnet::SlowCapture::start_matching(&p.ns_b, "b2", |f| {
+        let a = [10, 77, 0, 1];
+        f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[28..32] == a && f[38..42] == a
+    });
     p.lab
         .sh(&["ip", "-n", &p.ns_a, "link", "set", "a1", "down"]);
     wait_until("failover to a2", Duration::from_secs(5), || {
@@ -289,6 +296,17 @@ fn active_backup_uses_only_the_active_member_and_fails_over() {
     });
     let t = lagkit_testnet::tcp_flows(&p.ns_b, "10.77.0.2:5311", &p.ns_a, 2, 4 << 20);
     assert!(t.iter().all(|x| x.sent == x.received));
+    // num_grat_arp = 3: three rounds on the new active member, 100 ms
+    // apart (no miimon here: the core's default spacing).
+    wait_until("3 gratuitous ARPs on a2", Duration::from_secs(5), || {
+        announced.count() >= 3
+    });
+    let times = announced.finish();
+    assert_eq!(times.len(), 3, "{times:?}");
+    for w in times.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap >= Duration::from_millis(80), "{gap:?} apart: {times:?}");
+    }
     // The primary returns and takes over again (primary_reselect always).
     p.lab.sh(&["ip", "-n", &p.ns_a, "link", "set", "a1", "up"]);
     wait_until("back to the primary", Duration::from_secs(5), || {

@@ -59,7 +59,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
     s.mtu = Some(u32::from(c.mtu));
     s.offloads_off = c.offloads_off.clone();
     s.engine = c.engine;
-    s.addresses = c.address.iter().map(|a| a.to_string()).collect();
+    s.addresses = c.address.clone();
     s.mac = c.mac;
     s.miimon = Duration::from_millis(c.miimon.into());
     s.updelay = Duration::from_millis(c.updelay.into());

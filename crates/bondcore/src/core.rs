@@ -193,7 +193,20 @@ pub enum Event {
         /// After.
         to: Option<usize>,
     },
+    /// Tell the network that the bond's addresses are behind `member` now:
+    /// one round of gratuitous ARP (IPv4) and unsolicited Neighbor
+    /// Advertisements (IPv6) on it. After a failover from one active
+    /// member to another, `num_grat_arp` rounds, the first at once and the
+    /// others a link-monitor interval apart (Linux's `peer_notif_delay` of
+    /// 0), each on the member active then.
+    Announce {
+        /// The active member.
+        member: usize,
+    },
 }
+
+/// The spacing of [`Event::Announce`] rounds when no link monitor sets it.
+const ANNOUNCE_EVERY_NS: u64 = 100_000_000;
 
 /// The bond's decisions (see the module's documentation).
 #[derive(Debug)]
@@ -214,6 +227,9 @@ pub struct Core {
     dirty: bool,
     /// balance-tlb/alb: when the next learning frame is due (0: at once).
     next_learning: u64,
+    /// Announcement rounds still to come after a failover, and when the
+    /// next one is due.
+    announce: Option<(u8, u64)>,
     transmit: VecDeque<Transmit>,
     transmit_dropped: u64,
     events: VecDeque<(u64, Event)>,
@@ -302,6 +318,7 @@ impl Core {
             generation: 0,
             dirty: true,
             next_learning: 0,
+            announce: None,
             transmit: VecDeque::new(),
             transmit_dropped: 0,
             events: VecDeque::new(),
@@ -559,6 +576,7 @@ impl Core {
             }
         }
         self.arp_timers(now);
+        self.announce_due(now);
         self.send_learning(now);
         self.notify_clients(now);
         self.drain(now);
@@ -716,11 +734,13 @@ impl Core {
             Some(Leaving::Until(d)) => Some(d),
             _ => None,
         });
+        let announce = self.announce.map(|(_, due)| due);
         protocols
             .chain(carrier)
             .chain(arp)
             .chain(learning)
             .chain(leaving)
+            .chain(announce)
             .min()
     }
 
@@ -812,10 +832,39 @@ impl Core {
                 },
             ));
             self.next_learning = 0;
+            if before.is_some() && after.is_some() && self.s.num_grat_arp > 0 {
+                self.announce = Some((self.s.num_grat_arp, now));
+                self.announce_due(now);
+            }
         }
         self.generation += 1;
         self.dirty = false;
         plan
+    }
+
+    /// One round of [`Event::Announce`] on the active member, when due.
+    fn announce_due(&mut self, now: u64) {
+        let Some((left, due)) = self.announce.filter(|&(_, due)| due <= now) else {
+            return;
+        };
+        let Some(member) = self.plan.active else {
+            self.announce = None;
+            return;
+        };
+        self.events.push_back((now, Event::Announce { member }));
+        let every = [
+            self.s.miimon,
+            self.s
+                .arp
+                .as_ref()
+                .map_or(std::time::Duration::ZERO, |a| a.interval),
+        ]
+        .into_iter()
+        .find(|d| !d.is_zero())
+        .map_or(ANNOUNCE_EVERY_NS, |d| {
+            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+        });
+        self.announce = (left > 1).then(|| (left - 1, due.max(now).saturating_add(every)));
     }
 
     /// Builds a plan when one is due (the simulator's stand-in for the
@@ -1220,6 +1269,53 @@ mod tests {
         assert_eq!(c.members_left(), [1]);
         assert_eq!(c.poll_timeout(), None, "no drain to wait for");
         assert_eq!(transmitting(&mut c, MS), [0]);
+    }
+
+    /// After a failover from one active member to another the bond
+    /// announces its addresses `num_grat_arp` times, at once and then a
+    /// miimon interval apart, on the member active then; the first member
+    /// to become active is no failover and announces nothing.
+    #[test]
+    fn a_failover_is_announced_num_grat_arp_times_a_monitor_interval_apart() {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::ActiveBackup);
+        s.num_grat_arp = 3;
+        s.miimon = Duration::from_millis(100);
+        let mut c = Core::new(s);
+        for i in 0..2 {
+            c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
+        }
+        let mac = c.choose_mac();
+        c.start(mac, 7, &[], 0);
+        c.handle_carrier(0, true, 0);
+        c.handle_carrier(1, true, 0);
+        c.build_plan(0);
+        let announced = |c: &mut Core| -> Vec<(u64, usize)> {
+            std::iter::from_fn(|| c.poll_event())
+                .filter_map(|(t, e)| match e {
+                    Event::Announce { member } => Some((t, member)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(announced(&mut c), [], "the first active member");
+        assert_eq!(c.poll_timeout(), None);
+        c.handle_carrier(0, false, 1000 * MS);
+        c.build_plan(1000 * MS);
+        assert_eq!(announced(&mut c), [(1000 * MS, 1)]);
+        assert_eq!(c.poll_timeout(), Some(1100 * MS));
+        while let Some(now) = c.poll_timeout().filter(|&t| t < 5000 * MS) {
+            c.handle_timeout(now);
+        }
+        assert_eq!(announced(&mut c), [(1100 * MS, 1), (1200 * MS, 1)]);
+        // Without a link monitor, 100 ms apart; none at all with 0.
+        let mut s = c.settings().clone();
+        s.miimon = Duration::ZERO;
+        s.num_grat_arp = 0;
+        c.reconfigure(s, 5000 * MS);
+        c.handle_carrier(0, true, 5000 * MS);
+        c.handle_carrier(1, false, 5000 * MS);
+        c.build_plan(5000 * MS);
+        assert_eq!(announced(&mut c), []);
     }
 
     #[test]

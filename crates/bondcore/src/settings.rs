@@ -94,7 +94,7 @@ pub struct Settings {
     /// Which data path moves frames (`engine`; `lagkit up --engine`).
     pub engine: lagkit_bondcfg::Engine,
     /// Addresses (CIDR) for the bond interface.
-    pub addresses: Vec<String>,
+    pub addresses: Vec<lagkit_bondcfg::Cidr>,
     /// Bond MAC; default: the first member's.
     pub mac: Option<MacAddr>,
     /// Poll carrier this often in addition to netlink events (0 = never).
@@ -680,7 +680,7 @@ mod tests {
         new.metrics_listen = Some(lagkit_api::metrics::loopback(9400));
         new.adaptive_interval = Duration::from_millis(500);
         new.adaptive_idle_gap = Duration::from_millis(20);
-        new.addresses = vec!["192.0.2.1/24".into()];
+        new.addresses = vec!["192.0.2.1/24".parse().unwrap()];
         new.auto_recovery = false;
         let changes = old.changes(&new);
         let keys: Vec<&str> = changes.iter().map(|c| c.key).collect();

@@ -16,11 +16,12 @@
 //! crate, each `unsafe` block with the reason it is sound. [`packet`]:
 //! packet sockets; [`packet_drop`]: the tcx drop program; [`tap`]: TAP;
 //! [`ioctl`]: interface and ethtool ioctls; [`fd`]: the SIGPIPE
-//! disposition; [`sock`]: epoll and `select` over descriptor numbers,
-//! `TCP_INFO` and a plain packet socket; [`proc`]: a forked child with its
-//! standard streams on pipes, the standard streams without std's locks,
-//! and what a `Command`'s child does before exec. The rtnetlink modules
-//! forbid `unsafe`.
+//! disposition; [`sock`]: epoll and `select` over descriptor numbers and
+//! `TCP_INFO`; [`proc`]: a forked child with its standard streams on pipes,
+//! the standard streams without std's locks, what a `Command`'s child does
+//! before exec, signals, and a child's peak memory (wait4). The rtnetlink
+//! modules forbid `unsafe`; every other crate but `lagkit-bpf`, with its
+//! tests and examples, writes none (`cli/tests/layering.rs`).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -715,6 +715,7 @@ fn stream_until(
 /// (the bond's socket is not disturbed: every packet socket gets its copy).
 pub struct SlowCapture {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    kept: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     handle: Option<std::thread::JoinHandle<Vec<Instant>>>,
 }
 
@@ -736,7 +737,8 @@ impl SlowCapture {
             .expect("enter namespace")
             .expect("capture socket");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let st = stop.clone();
+        let kept = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (st, n) = (stop.clone(), kept.clone());
         let handle = std::thread::spawn(move || {
             let mut seen = Vec::new();
             let mut batch = RxBatch::new(64);
@@ -750,6 +752,7 @@ impl SlowCapture {
                 for f in batch.iter() {
                     if keep(&f[lagkit_dataplane::vnet::HEADER_LEN..]) {
                         seen.push(now);
+                        n.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
@@ -757,8 +760,14 @@ impl SlowCapture {
         });
         SlowCapture {
             stop,
+            kept,
             handle: Some(handle),
         }
+    }
+
+    /// How many frames were kept so far.
+    pub fn count(&self) -> usize {
+        self.kept.load(Ordering::Relaxed)
     }
 
     /// Stops; returns the arrival times of the frames kept.

@@ -239,14 +239,9 @@ impl Bond {
         let map = self.build_map();
         let after = self.core.plan_state().active;
         // Only active-backup, tlb and alb have an active member (the core
-        // logs the change).
-        if after != before {
-            if matches!(map.plan, Plan::ActiveBackup { .. }) {
-                self.move_mac(before, after);
-            }
-            if after.is_some() && before.is_some() {
-                self.grat_pending = self.s().num_grat_arp;
-            }
+        // logs the change and asks for the announcements that follow).
+        if after != before && matches!(map.plan, Plan::ActiveBackup { .. }) {
+            self.move_mac(before, after);
         }
         tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         if let Some(k) = self.kernel.as_mut() {

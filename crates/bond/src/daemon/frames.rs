@@ -1,8 +1,8 @@
 //! Control frames and timers: the frames the engine hands up (LACP,
 //! Marker, PAgP, ARP) go to the core; the frames the core queues go out on
 //! their member; the core's events become the shell's actions; miimon
-//! re-reads each member's carrier; gratuitous announcements follow a
-//! failover.
+//! re-reads each member's carrier; the announcements the core asks for
+//! after a failover go out.
 
 use super::*;
 use crate::core::Event as CoreEvent;
@@ -53,13 +53,17 @@ impl Bond {
             self.send_on(tx.member, &tx.frame);
         }
         while let Some((_, ev)) = self.core.poll_event() {
-            if let CoreEvent::Carrier { member, up } = ev {
-                // A change found by a timer (debounce, miimon) was seen now.
-                let seen = match self.seen_ns {
-                    0 => lagkit_dataplane::monotonic_now_ns(),
-                    t => t,
-                };
-                self.unpublished.push((member, up, seen));
+            match ev {
+                CoreEvent::Carrier { member, up } => {
+                    // A change found by a timer (debounce, miimon) was seen now.
+                    let seen = match self.seen_ns {
+                        0 => lagkit_dataplane::monotonic_now_ns(),
+                        t => t,
+                    };
+                    self.unpublished.push((member, up, seen));
+                }
+                CoreEvent::Announce { member } => self.announce(member),
+                _ => {}
             }
         }
     }
@@ -74,14 +78,9 @@ impl Bond {
         }
     }
 
-    pub(super) fn send_gratuitous(&mut self) {
-        if self.grat_pending == 0 {
-            return;
-        }
-        self.grat_pending -= 1;
-        let Some(a) = self.core.plan_state().active else {
-            return;
-        };
+    /// One round of gratuitous ARP and unsolicited Neighbor Advertisements
+    /// on `a` for the bond's addresses ([`CoreEvent::Announce`]).
+    fn announce(&self, a: usize) {
         let mac = self.core.mac();
         for &ip in self.core.ipv4() {
             self.send_on(a, &crate::announce::gratuitous_arp(mac, ip));

@@ -114,7 +114,6 @@ pub struct Bond {
     /// The run directory and state file; `None` once shut down.
     run: Option<RunDir>,
     next_miimon: u64,
-    grat_pending: u8,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes whose plan is not published yet: (member, up, seen).
@@ -192,7 +191,6 @@ impl Bond {
         }
         self.after_core();
         self.serve_requests();
-        self.send_gratuitous();
         self.update_metrics();
     }
 

@@ -127,7 +127,6 @@ impl Bond {
             requests,
             run: Some(run),
             next_miimon: 0,
-            grat_pending: 0,
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
