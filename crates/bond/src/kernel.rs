@@ -364,6 +364,40 @@ impl KernelPath {
         self.dp.programs().unwrap_or_default()
     }
 
+    /// What `lagkit status` shows of the data path: these programs, what is
+    /// attached to each hook of bond `bond` (its egress) and of its present
+    /// `members` (their ingress), whoever loaded it, and where the links
+    /// are pinned.
+    pub fn status<'a>(
+        &self,
+        bond: &str,
+        members: impl IntoIterator<Item = &'a str>,
+    ) -> crate::status::DatapathStatus {
+        use crate::status::{AttachedStatus, DatapathStatus, ProgramStatus};
+        let programs = self
+            .programs()
+            .into_iter()
+            .map(|p| ProgramStatus {
+                name: p.name.to_string(),
+                id: p.id,
+                tag: format!("{:016x}", p.tag),
+            })
+            .collect();
+        let hooks = std::iter::once((bond, true)).chain(members.into_iter().map(|m| (m, false)));
+        let attached = hooks
+            .map(|(ifname, egress)| AttachedStatus {
+                interface: ifname.to_string(),
+                hook: if egress { "egress" } else { "ingress" }.to_string(),
+                program_ids: lagkit_bpf::attached(ifname, egress).unwrap_or_default(),
+            })
+            .collect();
+        DatapathStatus {
+            programs,
+            attached,
+            pinned: self.pinned().map(|p| p.display().to_string()),
+        }
+    }
+
     /// Frames and bytes per member (by member number) as the programs
     /// counted them, and their drops.
     pub fn counters(&self) -> Option<lagkit_bpf::Counters> {

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+mod adopt;
 pub mod announce;
 pub mod daemon;
 pub mod error;

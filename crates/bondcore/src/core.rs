@@ -230,6 +230,10 @@ pub struct Core {
     /// Announcement rounds still to come after a failover, and when the
     /// next one is due.
     announce: Option<(u8, u64)>,
+    /// miimon: when the members' carrier is next re-read, and whether a
+    /// re-read is due for the shell ([`Core::take_miimon`]).
+    next_miimon: u64,
+    miimon_due: bool,
     transmit: VecDeque<Transmit>,
     transmit_dropped: u64,
     events: VecDeque<(u64, Event)>,
@@ -319,6 +323,8 @@ impl Core {
             dirty: true,
             next_learning: 0,
             announce: None,
+            next_miimon: 0,
+            miimon_due: false,
             transmit: VecDeque::new(),
             transmit_dropped: 0,
             events: VecDeque::new(),
@@ -575,6 +581,11 @@ impl Core {
                 }
             }
         }
+        if !self.s.miimon.is_zero() && now >= self.next_miimon {
+            let every = u64::try_from(self.s.miimon.as_nanos()).unwrap_or(u64::MAX);
+            self.next_miimon = now.saturating_add(every);
+            self.miimon_due = true;
+        }
         self.arp_timers(now);
         self.announce_due(now);
         self.send_learning(now);
@@ -735,13 +746,24 @@ impl Core {
             _ => None,
         });
         let announce = self.announce.map(|(_, due)| due);
+        let miimon = (!self.s.miimon.is_zero()).then_some(self.next_miimon);
         protocols
+            .chain(miimon)
             .chain(carrier)
             .chain(arp)
             .chain(learning)
             .chain(leaving)
             .chain(announce)
             .min()
+    }
+
+    /// Whether miimon's re-read of every member's carrier is due (once per
+    /// `miimon` interval, from [`Core::handle_timeout`]; never with
+    /// `miimon = 0`): the shell then reads each member's carrier as it is
+    /// now and reports a difference with [`Core::handle_carrier`]. The
+    /// carrier events between re-reads come from netlink.
+    pub fn take_miimon(&mut self) -> bool {
+        std::mem::take(&mut self.miimon_due)
     }
 
     /// The next frame to send.
@@ -976,6 +998,9 @@ impl Core {
         }
         if self.s.lp_interval != old.lp_interval {
             self.next_learning = 0;
+        }
+        if self.s.miimon != old.miimon {
+            self.next_miimon = 0;
         }
         // The hash policy, primary, primary_reselect, auto_recovery,
         // packets_per_slave and num_grat_arp are read by the next plan.
@@ -1279,7 +1304,7 @@ mod tests {
     fn a_failover_is_announced_num_grat_arp_times_a_monitor_interval_apart() {
         let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::ActiveBackup);
         s.num_grat_arp = 3;
-        s.miimon = Duration::from_millis(100);
+        s.miimon = Duration::from_millis(250);
         let mut c = Core::new(s);
         for i in 0..2 {
             c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
@@ -1297,16 +1322,19 @@ mod tests {
                 })
                 .collect()
         };
+        let run_until = |c: &mut Core, end: u64| {
+            while let Some(now) = c.poll_timeout().filter(|&t| t < end) {
+                c.handle_timeout(now);
+                c.take_miimon();
+            }
+        };
+        run_until(&mut c, 1000 * MS);
         assert_eq!(announced(&mut c), [], "the first active member");
-        assert_eq!(c.poll_timeout(), None);
         c.handle_carrier(0, false, 1000 * MS);
         c.build_plan(1000 * MS);
         assert_eq!(announced(&mut c), [(1000 * MS, 1)]);
-        assert_eq!(c.poll_timeout(), Some(1100 * MS));
-        while let Some(now) = c.poll_timeout().filter(|&t| t < 5000 * MS) {
-            c.handle_timeout(now);
-        }
-        assert_eq!(announced(&mut c), [(1100 * MS, 1), (1200 * MS, 1)]);
+        run_until(&mut c, 5000 * MS);
+        assert_eq!(announced(&mut c), [(1250 * MS, 1), (1500 * MS, 1)]);
         // Without a link monitor, 100 ms apart; none at all with 0.
         let mut s = c.settings().clone();
         s.miimon = Duration::ZERO;
@@ -1316,6 +1344,32 @@ mod tests {
         c.handle_carrier(1, false, 5000 * MS);
         c.build_plan(5000 * MS);
         assert_eq!(announced(&mut c), []);
+    }
+
+    /// miimon asks the shell for a carrier re-read once per interval, the
+    /// first at once; a new interval starts at once, and 0 asks for none.
+    #[test]
+    fn miimon_asks_for_a_carrier_read_once_per_interval() {
+        let mut c = xor(Duration::ZERO);
+        assert!(!c.take_miimon());
+        let mut s = c.settings().clone();
+        s.miimon = Duration::from_millis(100);
+        c.reconfigure(s, 0);
+        assert_eq!(c.poll_timeout(), Some(0));
+        c.handle_timeout(0);
+        assert!(c.take_miimon());
+        assert!(!c.take_miimon(), "taken");
+        assert_eq!(c.poll_timeout(), Some(100 * MS));
+        c.handle_timeout(99 * MS);
+        assert!(!c.take_miimon());
+        c.handle_timeout(100 * MS);
+        assert!(c.take_miimon());
+        let mut s = c.settings().clone();
+        s.miimon = Duration::ZERO;
+        c.reconfigure(s, 150 * MS);
+        assert_eq!(c.poll_timeout(), None);
+        c.handle_timeout(10_000 * MS);
+        assert!(!c.take_miimon());
     }
 
     #[test]

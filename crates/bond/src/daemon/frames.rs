@@ -31,8 +31,7 @@ impl Bond {
     pub(super) fn handle_timers(&mut self) {
         let now = self.now();
         self.core.handle_timeout(now);
-        if !self.s().miimon.is_zero() && now >= self.next_miimon {
-            self.next_miimon = now + self.s().miimon.as_nanos() as u64;
+        if self.core.take_miimon() {
             for i in 0..self.held.len() {
                 let m = &self.core.members()[i];
                 if let Some(c) = poll_carrier(m.name()) {

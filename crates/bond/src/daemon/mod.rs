@@ -113,7 +113,6 @@ pub struct Bond {
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
     run: Option<RunDir>,
-    next_miimon: u64,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes whose plan is not published yet: (member, up, seen).
@@ -169,9 +168,6 @@ impl Bond {
             }
         };
         deadline(self.core.poll_timeout());
-        if !self.s().miimon.is_zero() {
-            deadline(Some(self.next_miimon));
-        }
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
             self.seen_ns = lagkit_dataplane::monotonic_now_ns();

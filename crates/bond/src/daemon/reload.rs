@@ -60,16 +60,13 @@ impl Bond {
     }
 
     /// Applies what the shell owns of the changes from `old`: offloads,
-    /// addresses, miimon, the metrics endpoint, the rebalancer's timers.
+    /// addresses, the metrics endpoint, the rebalancer's timers.
     fn apply_in_place(&mut self, old: &Settings) {
         if self.s().offloads_off != old.offloads_off {
             self.apply_offloads();
         }
         if self.s().addresses != old.addresses {
             self.apply_addresses(&old.addresses);
-        }
-        if self.s().miimon != old.miimon {
-            self.next_miimon = 0;
         }
         let (name, listen) = (self.s().name.clone(), self.s().metrics_listen);
         if listen != old.metrics_listen {

@@ -117,38 +117,14 @@ impl Bond {
         self.core.status(map.as_ref().map(|m| &m.plan), facts)
     }
 
-    /// The BPF engine's programs, what is attached to each hook of the
-    /// bond (whoever loaded it) and where the links are pinned.
+    /// The BPF engine's programs and hooks ([`KernelPath::status`]).
     fn datapath_status(&self) -> Option<status::DatapathStatus> {
-        let k = self.kernel.as_ref()?;
-        let programs = k
-            .programs()
-            .into_iter()
-            .map(|p| status::ProgramStatus {
-                name: p.name.to_string(),
-                id: p.id,
-                tag: format!("{:016x}", p.tag),
-            })
-            .collect();
-        let hooks = std::iter::once((self.s().name.as_str(), true)).chain(
-            self.core
-                .members()
-                .iter()
-                .filter(|m| m.present())
-                .map(|m| (m.name(), false)),
-        );
-        let attached = hooks
-            .map(|(ifname, egress)| status::AttachedStatus {
-                interface: ifname.to_string(),
-                hook: if egress { "egress" } else { "ingress" }.to_string(),
-                program_ids: lagkit_bpf::attached(ifname, egress).unwrap_or_default(),
-            })
-            .collect();
-        Some(status::DatapathStatus {
-            programs,
-            attached,
-            pinned: k.pinned().map(|p| p.display().to_string()),
-        })
+        let members = self.core.members().iter().filter(|m| m.present());
+        Some(
+            self.kernel
+                .as_ref()?
+                .status(&self.s().name, members.map(|m| m.name())),
+        )
     }
 
     /// The bond's counters.

@@ -3,6 +3,7 @@
 //! adopted), the core started, the engine and the control socket up.
 
 use super::*;
+use crate::adopt::Adoption;
 
 impl Bond {
     /// Creates the TAP, takes the members that exist, starts LACP and the
@@ -126,7 +127,6 @@ impl Bond {
             control: Some(control),
             requests,
             run: Some(run),
-            next_miimon: 0,
             seen_ns: 0,
             unpublished: Vec::new(),
             carrier_events: std::collections::VecDeque::new(),
@@ -171,78 +171,4 @@ impl Bond {
         tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
         Ok(bond)
     }
-}
-
-/// What a start takes over from a killed daemon of the same bond whose
-/// BPF data path is still forwarding ([`lagkit_bpf::Adopted`]).
-struct Adoption {
-    pinned: lagkit_bpf::Adopted,
-    upper: Upper,
-    info: EngineInfo,
-    lacp: Vec<Option<journal::PartnerRecord>>,
-}
-
-impl Adoption {
-    /// Whether the data path `old` recorded can be adopted by a bond
-    /// configured as `s` (members `names`, backup included): the same
-    /// members and mode, an engine that may be BPF, the pins and the
-    /// logical interface still there. Otherwise, why not.
-    fn consider(
-        s: &Settings,
-        names: &[String],
-        old: &journal::State,
-    ) -> Result<Adoption, NotAdopted> {
-        let k = old.kernel.as_ref().ok_or(NotAdopted::NothingPinned)?;
-        if s.engine == crate::kernel::EngineChoice::Userspace {
-            return Err(NotAdopted::Userspace);
-        }
-        if k.members != names {
-            return Err(NotAdopted::Members {
-                was: k.members.clone(),
-                now: names.to_vec(),
-            });
-        }
-        if k.mode != s.mode.linux_name() {
-            return Err(NotAdopted::Mode {
-                was: k.mode.clone(),
-                now: s.mode.linux_name().to_string(),
-            });
-        }
-        let dir = crate::kernel::pin_dir(&s.name)?;
-        let pinned = match lagkit_bpf::Adopted::open(&dir) {
-            Ok(Some(p)) if p.links() > 0 => p,
-            Ok(_) => return Err(NotAdopted::NoLinks(dir)),
-            Err(e) => return Err(NotAdopted::Pins(e.to_string())),
-        };
-        let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
-        let mut lacp = k.lacp.clone();
-        lacp.resize(names.len(), None);
-        Ok(Adoption {
-            pinned,
-            upper,
-            info,
-            lacp,
-        })
-    }
-}
-
-/// Why a start does not adopt the data path a previous daemon left.
-#[derive(Debug, thiserror::Error)]
-enum NotAdopted {
-    #[error("it left no pinned data path")]
-    NothingPinned,
-    #[error("engine = userspace is configured now")]
-    Userspace,
-    #[error("its members were {was:?}, the configuration now has {now:?}")]
-    Members { was: Vec<String>, now: Vec<String> },
-    #[error("its mode was {was}, the configuration now has {now}")]
-    Mode { was: String, now: String },
-    #[error("{0}")]
-    NoBpffs(#[from] lagkit_bpf::NoBpffs),
-    #[error("no pinned links in {}", .0.display())]
-    NoLinks(PathBuf),
-    #[error("its pins: {0}")]
-    Pins(String),
-    #[error("{0}")]
-    Upper(#[from] crate::upper::UpperError),
 }

@@ -1,0 +1,151 @@
+//! Adopting the data path a killed daemon left forwarding: its BPF
+//! programs stay pinned and keep the last plan (see [`crate::kernel`]), and
+//! a new daemon of the same bond takes them over without a gap, when
+//! nothing it was made for has changed. [`compatible`] is that decision,
+//! pure; [`Adoption::consider`] adds what only the system can say (the
+//! pins and the logical interface are still there).
+
+use crate::journal::{self, KernelRecord};
+use crate::kernel::EngineChoice;
+use crate::settings::Settings;
+use crate::upper::{EngineInfo, Upper};
+use std::path::PathBuf;
+
+/// What a start takes over from a killed daemon of the same bond whose
+/// BPF data path is still forwarding ([`lagkit_bpf::Adopted`]).
+pub(crate) struct Adoption {
+    /// The pinned programs and links.
+    pub pinned: lagkit_bpf::Adopted,
+    /// The logical interface they send to.
+    pub upper: Upper,
+    /// The engine, and why (adopted).
+    pub info: EngineInfo,
+    /// Per member, the LACP partner it was aggregated with.
+    pub lacp: Vec<Option<journal::PartnerRecord>>,
+}
+
+/// Whether a data path recorded as `k` was made for a bond configured as
+/// `s` with members `names` (backup included, in order): the same members
+/// and mode, and an engine that may be BPF. Otherwise, why not.
+pub(crate) fn compatible(
+    s: &Settings,
+    names: &[String],
+    k: &KernelRecord,
+) -> Result<(), NotAdopted> {
+    if s.engine == EngineChoice::Userspace {
+        return Err(NotAdopted::Userspace);
+    }
+    if k.members != names {
+        return Err(NotAdopted::Members {
+            was: k.members.clone(),
+            now: names.to_vec(),
+        });
+    }
+    if k.mode != s.mode.linux_name() {
+        return Err(NotAdopted::Mode {
+            was: k.mode.clone(),
+            now: s.mode.linux_name().to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl Adoption {
+    /// Whether the data path `old` recorded can be adopted by a bond
+    /// configured as `s` (members `names`, backup included): [`compatible`],
+    /// and the pins and the logical interface still there. Otherwise, why
+    /// not.
+    pub(crate) fn consider(
+        s: &Settings,
+        names: &[String],
+        old: &journal::State,
+    ) -> Result<Adoption, NotAdopted> {
+        let k = old.kernel.as_ref().ok_or(NotAdopted::NothingPinned)?;
+        compatible(s, names, k)?;
+        let dir = crate::kernel::pin_dir(&s.name)?;
+        let pinned = match lagkit_bpf::Adopted::open(&dir) {
+            Ok(Some(p)) if p.links() > 0 => p,
+            Ok(_) => return Err(NotAdopted::NoLinks(dir)),
+            Err(e) => return Err(NotAdopted::Pins(e.to_string())),
+        };
+        let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
+        let mut lacp = k.lacp.clone();
+        lacp.resize(names.len(), None);
+        Ok(Adoption {
+            pinned,
+            upper,
+            info,
+            lacp,
+        })
+    }
+}
+
+/// Why a start does not adopt the data path a previous daemon left.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotAdopted {
+    #[error("it left no pinned data path")]
+    NothingPinned,
+    #[error("engine = userspace is configured now")]
+    Userspace,
+    #[error("its members were {was:?}, the configuration now has {now:?}")]
+    Members { was: Vec<String>, now: Vec<String> },
+    #[error("its mode was {was}, the configuration now has {now}")]
+    Mode { was: String, now: String },
+    #[error("{0}")]
+    NoBpffs(#[from] lagkit_bpf::NoBpffs),
+    #[error("no pinned links in {}", .0.display())]
+    NoLinks(PathBuf),
+    #[error("its pins: {0}")]
+    Pins(String),
+    #[error("{0}")]
+    Upper(#[from] crate::upper::UpperError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::BondMode;
+
+    fn record(members: &[&str], mode: &str) -> KernelRecord {
+        KernelRecord {
+            logical_ifindex: 7,
+            members: members.iter().map(|m| m.to_string()).collect(),
+            mode: mode.into(),
+            lacp: Vec::new(),
+        }
+    }
+
+    fn names(s: &Settings) -> Vec<String> {
+        s.members.clone()
+    }
+
+    #[test]
+    fn only_the_same_members_and_mode_on_a_bpf_engine_are_adopted() {
+        let s = Settings::new("bond0", &["eth1", "eth2"], BondMode::Lacp);
+        let k = record(&["eth1", "eth2"], BondMode::Lacp.linux_name());
+        assert!(compatible(&s, &names(&s), &k).is_ok());
+        // Another order numbers the members differently in the programs.
+        let e = compatible(
+            &s,
+            &names(&s),
+            &record(&["eth2", "eth1"], BondMode::Lacp.linux_name()),
+        )
+        .unwrap_err();
+        assert!(matches!(e, NotAdopted::Members { .. }), "{e}");
+        assert!(e.to_string().contains("eth2"), "{e}");
+        let e = compatible(
+            &s,
+            &names(&s),
+            &record(&["eth1", "eth2"], BondMode::BalanceXor.linux_name()),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "its mode was load balancing (xor), the configuration now has IEEE 802.3ad Dynamic link aggregation"
+        );
+        let mut u = s.clone();
+        u.engine = EngineChoice::Userspace;
+        let e = compatible(&u, &names(&u), &k).unwrap_err();
+        assert!(matches!(e, NotAdopted::Userspace), "{e}");
+    }
+}
