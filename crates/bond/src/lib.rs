@@ -12,6 +12,7 @@
 mod adopt;
 pub mod announce;
 pub mod daemon;
+mod datapath;
 pub mod error;
 pub mod journal;
 pub mod kernel;

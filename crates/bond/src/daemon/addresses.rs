@@ -7,7 +7,7 @@ use lagkit_sys::addr::Op;
 
 impl Bond {
     pub(super) fn setup_tap(&mut self) -> Result<(), BondError> {
-        let link = self.upper.link();
+        let link = self.datapath.upper().link();
         let mac = self.core.choose_mac();
         self.core.set_mac(mac);
         let tap_err = |why: String| BondError::Tap {

@@ -16,8 +16,8 @@ impl Bond {
             let why = format!(
                 "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)",
                 self.s().name,
-                if self.kernel.is_some() { "the kernel" } else { "its forwarding threads" },
-                self.engine_info.kind,
+                if self.datapath.has_programs() { "the kernel" } else { "its forwarding threads" },
+                self.datapath.info().kind,
             );
             p.answer(Response::Error(why));
             return;

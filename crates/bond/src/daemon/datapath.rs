@@ -1,142 +1,54 @@
-//! The data path: starting the engine over the present members, building
-//! each plan from the members' state, rebalancing, and publishing the plan
-//! to the userspace engine's map and, under the BPF engine, to the kernel.
+//! The data path's inputs: the members it runs on, each plan the core
+//! builds (published to the engine and, under the BPF engine, the kernel),
+//! what a daemon adopting the pinned programs needs, and rebalancing.
 
 use super::*;
+use crate::datapath::{MemberDevice, RestartError};
 
 impl Bond {
-    /// Stops the current engine (keeping its counters) and starts one over
-    /// the current member devices; under the BPF engine, attaches a new set
-    /// of programs to the members present, which takes over from the old
-    /// set the moment that is dropped (no frame goes unhandled between).
-    /// If the new programs cannot be attached, the old ones stay in force,
-    /// the engine's control threads start all the same (LACP goes on), and
-    /// the error comes back.
+    /// Runs the data path on the members as they are now
+    /// ([`crate::datapath::DataPath::restart`]), then takes over from an
+    /// adopted data path and pins this one. If the BPF programs could not
+    /// take the members, the previous ones stay in force (they get the
+    /// plan at the next publish) and the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
-        if let Some(e) = self.engine.take() {
-            let snap = e.stats();
-            // By name: a reload may have removed members since it started.
-            for (name, s) in self.engine_members.iter().zip(snap.members.iter()) {
-                if let Some(i) = self.core.member_index(name) {
-                    self.held[i].past.add_engine(s);
-                }
-            }
-            let _ = e.stop();
-        }
         let bond = self.s().name.clone();
-        let engine_err = |why: String| BondError::Engine {
-            bond: bond.clone(),
-            why,
-        };
-        let mut kernel_err = None;
-        let kernel = if self.upper.is_kernel() {
-            let names: Vec<Option<&str>> = self
-                .core
-                .members()
-                .iter()
-                .map(|m| m.present().then_some(m.name()))
-                .collect();
-            let faults: Vec<(usize, f64)> = self
-                .s()
-                .faults
-                .iter()
-                .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
-                .collect();
-            let path = match self.upper.take_probe() {
-                Some(mut k) => k.attach_members(&names, &faults).map(|()| k),
-                None => KernelPath::start(&bond, &names, &faults),
-            };
-            match path {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    kernel_err = Some(e.to_string());
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let mut devs: Vec<Arc<dyn Device>> = Vec::new();
-        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
-            match &h.dev {
-                Some(d) => devs.push(d.clone()),
-                None => {
-                    if h.placeholder.is_none() {
-                        let (a, b) = PairDevice::pair(m.name(), "absent")
-                            .map_err(|e| engine_err(e.to_string()))?;
-                        h.placeholder = Some((Arc::new(a), b));
-                    }
-                    if let Some((a, _)) = &h.placeholder {
-                        devs.push(a.clone());
-                    }
-                }
-            }
-        }
+        let members: Vec<MemberDevice> = self
+            .core
+            .members()
+            .iter()
+            .zip(&self.held)
+            .map(|(m, h)| MemberDevice {
+                name: m.name().to_string(),
+                dev: h.dev.clone(),
+            })
+            .collect();
+        let faults: Vec<(usize, f64)> = self
+            .s()
+            .faults
+            .iter()
+            .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
+            .collect();
         let map = self.build_map();
-        if let Some(mut k) = kernel {
-            match k.publish(&map.plan) {
-                Ok(()) => {
-                    let names = self.member_names();
-                    let old_names = std::mem::replace(&mut self.kernel_members, names);
-                    // The old programs detach here; the new ones take over.
-                    if let Some(old) = self.kernel.replace(k) {
-                        self.fold_kernel_counters(&old, &old_names);
-                    }
-                }
-                Err(e) => kernel_err = Some(e.to_string()),
-            }
-        }
-        let (engine, slow) =
-            Engine::start_map(self.upper.device(), devs, map, EngineConfig::default())
-                .map_err(|e| engine_err(e.to_string()))?;
-        self.publisher = Some(engine.publisher());
-        self.engine = Some(engine);
-        self.engine_members = self.member_names();
-        self.slow_rx = Some(slow);
-        // The programs still in force get this plan at the next publish.
-        if kernel_err.is_some() {
-            self.core.mark_dirty();
-        }
-        if kernel_err.is_none() {
-            self.take_over_and_pin();
-        }
-        match kernel_err {
-            Some(why) => Err(engine_err(format!(
-                "the BPF programs could not take the members ({why}); the previous ones stay in force"
-            ))),
-            None => Ok(()),
-        }
-    }
-
-    /// Once this daemon's programs forward with its plan: releases a
-    /// killed daemon's pinned programs (which forwarded until now; their
-    /// counts are kept in each member's past), then pins this daemon's own,
-    /// so they in turn outlive it, and records them in the state file.
-    fn take_over_and_pin(&mut self) {
-        if let Some(a) = self.adopted.take() {
-            let names = self.resume_names().unwrap_or_else(|| self.member_names());
-            for c in a.counters() {
-                for (i, name) in names.iter().enumerate() {
-                    if let Some(m) = self.core.member_index(name) {
-                        self.held[m].past.add_engine(&kernel_snapshot(c, i));
-                    }
-                }
-            }
-            let n = a.release();
-            tracing::info!(bond = %self.s().name, links = n, "took over from the adopted data path");
-        }
-        let Some(k) = self.kernel.as_mut() else {
-            return;
+        let engine_err = |e: RestartError| BondError::Engine {
+            bond: bond.clone(),
+            why: e.to_string(),
         };
-        if !k.is_pinned() {
-            let pinned = crate::kernel::pin_dir(&self.core.settings().name)
-                .map_err(|e| e.to_string())
-                .and_then(|dir| k.pin(&dir).map_err(|e| e.to_string()));
-            if let Err(why) = pinned {
-                tracing::warn!(bond = %self.core.settings().name, %why, "data path not pinned: a restart of this daemon will interrupt traffic");
+        match self.datapath.restart(&bond, &members, &faults, map) {
+            Ok(()) => {
+                let numbered = self.resume_names();
+                self.datapath.take_over_and_pin(&bond, numbered);
+                if self.datapath.has_programs() {
+                    self.record_kernel();
+                }
+                Ok(())
             }
+            Err(e @ RestartError::Programs(_)) => {
+                self.core.mark_dirty();
+                Err(engine_err(e))
+            }
+            Err(e) => Err(engine_err(e)),
         }
-        self.record_kernel();
     }
 
     /// The members' names, in the core's order.
@@ -161,36 +73,17 @@ impl Bond {
     /// partner) to the state file when it changed; `None` when nothing is
     /// pinned.
     pub(super) fn record_kernel(&mut self) {
-        let rec = match (&self.kernel, self.upper.link().ifindex()) {
-            (Some(k), Ok(ifindex)) if k.is_pinned() => Some(journal::KernelRecord {
-                logical_ifindex: ifindex,
-                members: self.kernel_members.clone(),
-                mode: self.s().mode.linux_name().to_string(),
-                lacp: (0..self.held.len())
-                    .map(|i| {
-                        let st = self.core.lacp_status(i)?;
-                        (st.distributing && st.partner.state.in_sync())
-                            .then(|| journal::PartnerRecord::of(&st.partner))
-                    })
-                    .collect(),
-            }),
-            _ => None,
-        };
+        let core = &self.core;
+        let rec = self
+            .datapath
+            .kernel_record(core.settings().mode.linux_name(), |name| {
+                let st = core.lacp_status(core.member_index(name)?)?;
+                (st.distributing && st.partner.state.in_sync())
+                    .then(|| journal::PartnerRecord::of(&st.partner))
+            });
         if let Some(run) = self.run.as_mut() {
             if let Err(e) = run.set_kernel(rec) {
-                tracing::warn!(bond = %self.s().name, error = %e, "state file not updated");
-            }
-        }
-    }
-
-    /// Keeps the counts of programs being replaced in each member's past.
-    /// `numbered`: the members as `old` numbered them (a reload may have
-    /// removed some since, and moved the others up).
-    pub(super) fn fold_kernel_counters(&mut self, old: &KernelPath, numbered: &[String]) {
-        let Some(c) = old.counters() else { return };
-        for (i, name) in numbered.iter().enumerate() {
-            if let Some(m) = self.core.member_index(name) {
-                self.held[m].past.add_engine(&kernel_snapshot(&c, i));
+                tracing::warn!(bond = %self.core.settings().name, error = %e, "state file not updated");
             }
         }
     }
@@ -206,9 +99,9 @@ impl Bond {
             generation: self.core.generation(),
             plan,
             snoop_arp: s.snoops_arp(),
-            control_only: self.upper.is_kernel(),
+            control_only: self.datapath.is_kernel(),
             snoop_pagp: self.core.pagp().is_some(),
-            shared: self.shared.clone(),
+            shared: self.datapath.shared().clone(),
         }
     }
 
@@ -219,15 +112,11 @@ impl Bond {
             return;
         };
         let now = coarse_now_ns();
-        if let Some(k) = self.kernel.as_ref().filter(|_| r.due(now)) {
+        if r.due(now) {
             // The programs count bytes and last-seen times per bucket.
-            if let Some(load) = k.bucket_load() {
-                for (b, l) in load.iter().enumerate() {
-                    self.shared.load.set(b as u8, l.bytes, l.last_ns);
-                }
-            }
+            self.datapath.read_bucket_load();
         }
-        if let Some(map) = r.poll(&self.shared.load, now) {
+        if let Some(map) = r.poll(&self.datapath.shared().load, now) {
             let b = r.balancer();
             tracing::info!(bond = %self.core.settings().name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
             self.core.set_bucket_map(map);
@@ -244,15 +133,9 @@ impl Bond {
             self.move_mac(before, after);
         }
         tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
-        if let Some(k) = self.kernel.as_mut() {
-            if let Err(e) = k.publish(&map.plan) {
-                tracing::error!(bond = %self.core.settings().name, error = %e, "the kernel did not take the new plan");
-            }
-        }
-        if let Some(p) = &self.publisher {
-            p.publish(map);
-        }
-        if self.kernel.is_some() {
+        let bond = self.s().name.clone();
+        self.datapath.publish(&bond, map);
+        if self.datapath.has_programs() {
             self.record_kernel();
         }
         if !self.unpublished.is_empty() {
@@ -269,19 +152,5 @@ impl Bond {
                 });
             }
         }
-    }
-}
-
-/// Member `i`'s frames and bytes as the BPF programs counted them (sent
-/// by egress, delivered up by ingress), as the engine's snapshot has them.
-pub(super) fn kernel_snapshot(c: &lagkit_bpf::Counters, i: usize) -> MemberSnapshot {
-    let tx = c.tx.get(i).copied().unwrap_or_default();
-    let rx = c.rx.get(i).copied().unwrap_or_default();
-    MemberSnapshot {
-        down_packets: tx.packets,
-        down_bytes: tx.bytes,
-        up_packets: rx.packets,
-        up_bytes: rx.bytes,
-        ..MemberSnapshot::default()
     }
 }

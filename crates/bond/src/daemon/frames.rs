@@ -10,10 +10,9 @@ use lagkit_api::capture::Direction;
 
 impl Bond {
     pub(super) fn handle_slow(&mut self) {
-        let Some(rx) = &self.slow_rx else { return };
         // A bounded share per member and step: a member flooded with
         // plausible-looking PDUs cannot delay another member's.
-        let frames = rx.drain(64);
+        let frames = self.datapath.slow_frames(64);
         if frames.is_empty() {
             return;
         }
@@ -48,7 +47,12 @@ impl Bond {
     /// frames wait in the core) and acts on what it reports: a carrier
     /// change is timed until its plan is published.
     pub(super) fn after_core(&mut self) {
-        while let Some(tx) = self.engine.as_ref().and_then(|_| self.core.poll_transmit()) {
+        while let Some(tx) = self
+            .datapath
+            .running()
+            .then(|| self.core.poll_transmit())
+            .flatten()
+        {
             self.send_on(tx.member, &tx.frame);
         }
         while let Some((_, ev)) = self.core.poll_event() {
@@ -68,7 +72,7 @@ impl Bond {
     }
 
     pub(super) fn send_on(&self, member: usize, frame: &[u8]) {
-        if let Some(s) = self.engine.as_ref().and_then(|e| e.member_sender(member)) {
+        if let Some(s) = self.datapath.sender(member) {
             if s.send_frame(frame).is_ok() {
                 if let Some(m) = self.core.members().get(member) {
                     self.taps.frame(m.name(), Direction::Out, frame, false);

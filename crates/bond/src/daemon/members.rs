@@ -45,7 +45,7 @@ impl Bond {
         let want = member::Want {
             mtu: s.mtu,
             keep_offloads: s.keeps_offloads(&name),
-            kernel: self.upper.is_kernel(),
+            kernel: self.datapath.is_kernel(),
             // ARP, and PAgP (an 802.3 frame, not a slow protocol).
             snoop: s.snoops_arp() || s.pagp.is_some(),
         };
@@ -66,7 +66,6 @@ impl Bond {
                 tracing::info!(bond = %bond, member = %name, isolation = t.isolation.as_ref().map_or("bpf-ingress", |i| i.kind()), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
                 let h = &mut self.held[i];
                 h.dev = Some(dev);
-                h.placeholder = None;
                 h.saved = Some(t.saved);
                 h.isolation = t.isolation;
                 // Its PAgP port sends the kernel's ifindex, unique in the
@@ -132,7 +131,7 @@ impl Bond {
             FailOverMac::None => {}
             FailOverMac::Active => {
                 let mac = members[n].mac();
-                if self.upper.link().set_mac(mac.0).is_ok() {
+                if self.datapath.upper().link().set_mac(mac.0).is_ok() {
                     self.core.set_mac(mac);
                 }
             }

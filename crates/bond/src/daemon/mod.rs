@@ -11,14 +11,17 @@
 //! moment the kernel reports it.
 //!
 //! This module is the I/O shell around the bond's sans-IO [`Core`], which
-//! holds every decision (LACP, PAgP, carrier debounce, the ARP monitor,
-//! balance-alb's clients, the plan): the shell takes the members' sockets,
+//! holds every decision (LACP, PAgP, carrier debounce and miimon's
+//! schedule, the ARP monitor, balance-alb's clients, the announcements
+//! after a failover, the plan): the shell takes the members' sockets,
 //! feeds the core link events, control frames and the time, sends the
-//! frames it queues and publishes its plans. This file holds the state, the
-//! loop and the shutdown; each other concern has a file of its own:
-//! `start` (the start sequence, adopting a killed daemon's data path),
-//! `members` (taking and giving back members, link events), `datapath`
-//! (the engine and the plans' publication), `frames` (control frames in and
+//! frames it queues and publishes its plans to the [`DataPath`] (the
+//! logical interface, the engine, the BPF programs). This file holds the
+//! state, the loop and the shutdown; each other concern has a file of its
+//! own: `start` (the start sequence, adopting a killed daemon's data path
+//! when [`crate::adopt`] says it fits), `members` (taking and giving back
+//! members, link events), `datapath` (the members and plans handed to the
+//! data path), `frames` (control frames in and
 //! out, timers), `reload` (settings applied in place, members added and
 //! removed), `addresses` (the logical interface's MAC, MTU and addresses),
 //! `report` (the device facts for the core's status report, stats, flow,
@@ -36,22 +39,19 @@ mod report;
 mod start;
 
 use crate::core::Core;
+use crate::datapath::DataPath;
 use crate::journal::{self, RunDir};
-use crate::kernel::KernelPath;
-use crate::map::{coarse_now_ns, BondMap, Shared};
+use crate::map::{coarse_now_ns, BondMap};
 use crate::member::{self, Saved};
 use crate::plan::Plan;
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
-use crate::status::{
-    self, AddEngine, BondStats, BondStatus, CarrierEvent, MemberOffloads, MemberStats,
-};
-use crate::upper::{EngineInfo, Upper};
+use crate::status::{self, BondStats, BondStatus, CarrierEvent, MemberOffloads};
+use crate::upper::Upper;
 use lagkit_api::control::{BindError, ControlServer, Pending};
 use lagkit_api::metrics::Exporter;
 use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
-use lagkit_dataplane::forward::{Engine, EngineConfig, EngineDrop, MemberSnapshot, SlowQueues};
-use lagkit_dataplane::{Device, FaultInjector, Isolation, MapPublisher, PairDevice};
+use lagkit_dataplane::{Device, FaultInjector, Isolation};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_wire::MacAddr;
 use std::net::Ipv4Addr;
@@ -68,14 +68,9 @@ struct Held {
     /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
     /// settings inject loss on it.
     dev: Option<Arc<dyn Device>>,
-    /// Stand-in for a missing member, so engine indices stay fixed; the
-    /// peer is kept so the stand-in never reads end-of-file.
-    placeholder: Option<(Arc<PairDevice>, PairDevice)>,
     saved: Option<Saved>,
     /// Keeps the member's frames from the host stack while held.
     isolation: Option<Isolation>,
-    /// Counters of engines that have been replaced.
-    past: MemberStats,
 }
 
 /// One running bond.
@@ -89,26 +84,9 @@ pub struct Bond {
     /// adaptive, tlb, alb: moves buckets by measured load.
     rebalancer: Option<Rebalancer>,
     epoch: std::time::Instant,
-    /// The logical interface (a TAP, or the BPF engine's veth end).
-    upper: Upper,
-    /// Which engine runs, and why.
-    engine_info: EngineInfo,
-    /// The BPF engine's programs, when it runs.
-    kernel: Option<KernelPath>,
-    /// The pinned data path of a killed daemon, forwarding until this
-    /// one's programs have their plan (then released).
-    adopted: Option<lagkit_bpf::Adopted>,
-    /// The members, in the order of their numbers in `kernel`'s counters.
-    kernel_members: Vec<String>,
-    /// The members, in the order the running engine numbers them.
-    engine_members: Vec<String>,
-    /// The forwarding threads (under the BPF engine: control frames only).
-    engine: Option<Engine<BondMap>>,
-    slow_rx: Option<SlowQueues>,
-    publisher: Option<MapPublisher<BondMap>>,
+    /// The logical interface, the engine, the BPF programs.
+    datapath: DataPath,
     carrier: CarrierWatcher,
-    /// The data path's state shared by every published map.
-    shared: Arc<Shared>,
     control: Option<ControlServer>,
     requests: Receiver<Pending>,
     /// The run directory and state file; `None` once shut down.
@@ -203,20 +181,14 @@ impl Bond {
     /// start needs to carry on. A bond whose data path is not pinned (the
     /// userspace engine, or no bpffs) stops as [`Bond::shutdown`] does.
     pub fn handoff(mut self) {
-        if !self.kernel.as_ref().is_some_and(|k| k.is_pinned()) {
+        if !self.datapath.is_pinned() {
             tracing::warn!(bond = %self.s().name, "handoff asked, but the data path is not pinned: stopping and giving the members back");
             return self.shutdown();
         }
         self.record_kernel();
         self.metrics = None;
         self.control = None;
-        if let Some(e) = self.engine.take() {
-            let _ = e.stop();
-        }
-        if let Some(k) = self.kernel.take() {
-            k.leave_pinned();
-        }
-        self.upper.leave();
+        self.datapath.leave_pinned();
         for h in &mut self.held {
             h.saved = None;
         }
@@ -232,15 +204,8 @@ impl Bond {
         };
         self.metrics = None;
         self.control = None;
-        if let Some(e) = self.engine.take() {
-            let _ = e.stop();
-        }
-        // Detach the programs (unpinned as they go), then delete the veth
-        // logical interface.
-        self.kernel = None;
-        self.adopted = None;
-        crate::kernel::release_pins(&self.s().name);
-        self.upper.remove();
+        let name = self.s().name.clone();
+        self.datapath.close(&name);
         for (h, m) in self.held.iter_mut().zip(self.core.members()) {
             h.isolation = None;
             if let Some(s) = h.saved.take() {

@@ -133,7 +133,7 @@ impl Bond {
         }
         // Members added: the engine takes them (removed ones stay in it,
         // collecting, until they are given back).
-        if self.member_names() != self.engine_members {
+        if self.member_names() != self.datapath.engine_members() {
             if let Err(e) = self.restart_engine() {
                 tracing::error!("{e}");
             }
@@ -157,6 +157,7 @@ impl Bond {
             let name = self.name(i).to_string();
             self.core.forget_member(i);
             self.held.remove(i);
+            self.datapath.forget(&name);
             tracing::info!(bond = %self.s().name, member = %name, "member given back");
         }
         let members = self.core.settings().members.clone();

@@ -1,7 +1,6 @@
 //! Answers: the control socket's requests (status, stats, flow), and the
 //! metrics page.
 
-use super::datapath::kernel_snapshot;
 use super::*;
 use lagkit_bondcore::report::{BondFacts, MemberFacts};
 
@@ -52,10 +51,10 @@ impl Bond {
             Err(e) => return Response::Error(e.to_string()),
         };
         let key = key.with_macs(self.core.mac().0, MacAddr::BROADCAST.0);
-        let Some(p) = &self.publisher else {
+        let Some(map) = self.datapath.current() else {
             return Response::Error("no map yet".into());
         };
-        let (member, e) = p.current().plan.explain(&key, &self.s().policy);
+        let (member, e) = map.plan.explain(&key, &self.s().policy);
         Response::Flow(FlowAnswer {
             member: member
                 .and_then(|m| self.core.members().get(m))
@@ -70,7 +69,7 @@ impl Bond {
     /// The bond's status: the core's report over what this shell knows of
     /// the devices.
     pub fn status(&self) -> BondStatus {
-        let map = self.publisher.as_ref().map(|p| p.current());
+        let map = self.datapath.current();
         let members = self
             .core
             .members()
@@ -91,7 +90,7 @@ impl Bond {
                     // member's data frames from the host stack.
                     isolation: match &h.isolation {
                         Some(i) => Some(i.kind().to_string()),
-                        None if present && self.upper.is_kernel() => Some("bpf-ingress".into()),
+                        None if present && self.datapath.is_kernel() => Some("bpf-ingress".into()),
                         None => None,
                     },
                     offloads: h.saved.as_ref().and_then(|saved| {
@@ -108,31 +107,25 @@ impl Bond {
             })
             .collect();
         let facts = BondFacts {
-            engine: self.engine_info.kind,
-            engine_reason: self.engine_info.why.clone(),
-            mtu: self.upper.link().mtu().unwrap_or(0),
+            engine: self.datapath.info().kind,
+            engine_reason: self.datapath.info().why.clone(),
+            mtu: self.datapath.upper().link().mtu().unwrap_or(0),
             datapath: self.datapath_status(),
             members,
         };
         self.core.status(map.as_ref().map(|m| &m.plan), facts)
     }
 
-    /// The BPF engine's programs and hooks ([`KernelPath::status`]).
+    /// The BPF engine's programs and hooks.
     fn datapath_status(&self) -> Option<status::DatapathStatus> {
         let members = self.core.members().iter().filter(|m| m.present());
-        Some(
-            self.kernel
-                .as_ref()?
-                .status(&self.s().name, members.map(|m| m.name())),
-        )
+        self.datapath
+            .status(&self.s().name, members.map(|m| m.name()))
     }
 
     /// The bond's counters.
     pub fn stats(&self) -> BondStats {
-        let snap = self.engine.as_ref().map(|e| e.stats());
-        let kernel = self.kernel.as_ref().and_then(|k| k.counters());
-        // Each data path numbers the members as they were when it started.
-        let number = |list: &[String], name: &str| list.iter().position(|n| n == name);
+        let counts = self.datapath.counts();
         let members = self
             .core
             .members()
@@ -140,15 +133,7 @@ impl Bond {
             .zip(&self.held)
             .enumerate()
             .map(|(i, (m, h))| {
-                let mut s = h.past.clone();
-                s.name = m.name().to_string();
-                let engine = number(&self.engine_members, m.name());
-                if let Some(e) = engine.and_then(|i| snap.as_ref()?.members.get(i)) {
-                    s.add_engine(e);
-                }
-                if let (Some(c), Some(i)) = (&kernel, number(&self.kernel_members, m.name())) {
-                    s.add_engine(&kernel_snapshot(c, i));
-                }
+                let mut s = counts.member(m.name());
                 if let Some(d) = &h.dev {
                     s.drops = d.counters().snapshot().dropped_total();
                 }
@@ -158,37 +143,12 @@ impl Bond {
                 s
             })
             .collect();
-        let mut engine_drops: Vec<(String, u64)> = snap
-            .map(|s| {
-                EngineDrop::ALL
-                    .iter()
-                    .map(|d| (format!("{d:?}"), s.dropped(*d)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(c) = &kernel {
-            engine_drops.extend([
-                ("KernelNoMember".into(), c.tx_dropped.packets),
-                ("KernelNotCollecting".into(), c.rx_dropped.packets),
-                (
-                    "KernelFaultLoss".into(),
-                    c.tx_faults.packets + c.rx_faults.packets,
-                ),
-            ]);
-        }
-        if self.s().mode == BondMode::Broadcast {
-            let copies = match &kernel {
-                Some(c) => c.rx_copies.packets,
-                None => self.shared.dedup.copies(),
-            };
-            engine_drops.push(("BroadcastCopy".into(), copies));
-        }
         BondStats {
             name: self.s().name.clone(),
             members,
             tx_balance: None,
             rx_balance: None,
-            engine_drops,
+            engine_drops: counts.drops(self.s().mode == BondMode::Broadcast),
             carrier_events: self.carrier_events.iter().cloned().collect(),
         }
         .with_ratios()

@@ -113,17 +113,8 @@ impl Bond {
             metrics,
             rebalancer,
             epoch: std::time::Instant::now(),
-            upper,
-            engine_info,
-            kernel: None,
-            adopted,
-            kernel_members: Vec::new(),
-            engine_members: Vec::new(),
-            engine: None,
-            slow_rx: None,
-            publisher: None,
+            datapath: DataPath::new(upper, engine_info, adopted),
             carrier,
-            shared: Arc::default(),
             control: Some(control),
             requests,
             run: Some(run),
@@ -139,12 +130,13 @@ impl Bond {
                 return Err(BondError::Member(e, name.clone()));
             }
         }
-        if bond.adopted.is_some() {
+        if bond.datapath.is_adopting() {
             bond.adopt_carriers();
         }
         bond.setup_tap()?;
         let group_ifindex = bond
-            .upper
+            .datapath
+            .upper()
             .link()
             .ifindex()
             .ok()
