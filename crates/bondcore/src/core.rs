@@ -205,6 +205,16 @@ pub enum Event {
     },
 }
 
+/// The MACs `fail_over_mac` moves on a change of active member
+/// ([`Core::mac_moves`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct MacMoves {
+    /// The MAC the bond takes.
+    pub bond: Option<MacAddr>,
+    /// The MACs members take, in order.
+    pub members: Vec<(usize, MacAddr)>,
+}
+
 /// The spacing of [`Event::Announce`] rounds when no link monitor sets it.
 const ANNOUNCE_EVERY_NS: u64 = 100_000_000;
 
@@ -917,6 +927,29 @@ impl Core {
         self.mac = mac;
     }
 
+    /// What `fail_over_mac` changes when the active member goes from
+    /// `old` to `new`: with `active` the bond takes the new member's own
+    /// MAC; with `follow` the old member gets its own back and the new one
+    /// takes the bond's (in that order); with `none`, nothing.
+    pub fn mac_moves(&self, old: Option<usize>, new: Option<usize>) -> MacMoves {
+        use crate::settings::FailOverMac;
+        let mut moves = MacMoves::default();
+        let Some(n) = new.filter(|&n| n < self.members.len()) else {
+            return moves;
+        };
+        match self.s.fail_over_mac {
+            FailOverMac::None => {}
+            FailOverMac::Active => moves.bond = Some(self.members[n].mac),
+            FailOverMac::Follow => {
+                if let Some(o) = old.filter(|&o| o != n && o < self.members.len()) {
+                    moves.members.push((o, self.members[o].mac));
+                }
+                moves.members.push((n, self.mac));
+            }
+        }
+        moves
+    }
+
     /// The IPv4 addresses the bond answers for (ARP, balance-alb).
     pub fn ipv4(&self) -> &[Ipv4Addr] {
         &self.ipv4
@@ -1370,6 +1403,32 @@ mod tests {
         assert_eq!(c.poll_timeout(), None);
         c.handle_timeout(10_000 * MS);
         assert!(!c.take_miimon());
+    }
+
+    #[test]
+    fn fail_over_mac_moves_the_bonds_or_the_members_macs() {
+        use crate::settings::FailOverMac;
+        let mut c = xor(Duration::ZERO);
+        let (m1, m2) = (MacAddr([2, 0, 0, 0, 0, 1]), MacAddr([2, 0, 0, 0, 0, 2]));
+        let bond = c.mac();
+        assert_eq!(c.mac_moves(Some(0), Some(1)), MacMoves::default());
+        let mut s = c.settings().clone();
+        s.fail_over_mac = FailOverMac::Active;
+        c.reconfigure(s, 0);
+        let moves = c.mac_moves(Some(0), Some(1));
+        assert_eq!((moves.bond, moves.members.len()), (Some(m2), 0));
+        let mut s = c.settings().clone();
+        s.fail_over_mac = FailOverMac::Follow;
+        c.reconfigure(s, 0);
+        let moves = c.mac_moves(Some(0), Some(1));
+        assert_eq!(
+            (moves.bond, moves.members),
+            (None, vec![(0, m1), (1, bond)])
+        );
+        // A first active member has no predecessor to give its MAC back.
+        assert_eq!(c.mac_moves(None, Some(0)).members, [(0, bond)]);
+        assert_eq!(c.mac_moves(Some(0), None), MacMoves::default());
+        assert_eq!(c.mac_moves(Some(0), Some(7)), MacMoves::default());
     }
 
     #[test]

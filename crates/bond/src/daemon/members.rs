@@ -124,27 +124,15 @@ impl Bond {
     /// `follow` gives the new active member the bond's MAC and the old one
     /// its own back.
     pub(super) fn move_mac(&mut self, old: Option<usize>, new: Option<usize>) {
-        use crate::settings::FailOverMac;
-        let Some(n) = new else { return };
-        let members = self.core.members();
-        match self.s().fail_over_mac {
-            FailOverMac::None => {}
-            FailOverMac::Active => {
-                let mac = members[n].mac();
-                if self.datapath.upper().link().set_mac(mac.0).is_ok() {
-                    self.core.set_mac(mac);
-                }
+        let moves = self.core.mac_moves(old, new);
+        if let Some(mac) = moves.bond {
+            if self.datapath.upper().link().set_mac(mac.0).is_ok() {
+                self.core.set_mac(mac);
             }
-            FailOverMac::Follow => {
-                let set = |name: &str, mac: MacAddr| {
-                    if let Ok(l) = lagkit_dataplane::Link::open(name) {
-                        let _ = l.set_mac(mac.0);
-                    }
-                };
-                if let Some(o) = old.filter(|&o| o != n) {
-                    set(members[o].name(), members[o].mac());
-                }
-                set(members[n].name(), self.core.mac());
+        }
+        for (i, mac) in moves.members {
+            if let Ok(l) = lagkit_dataplane::Link::open(self.name(i)) {
+                let _ = l.set_mac(mac.0);
             }
         }
     }
