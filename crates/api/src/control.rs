@@ -200,7 +200,7 @@ pub enum BindError {
     /// Its directory could not be made, or the socket not bound.
     #[error("{what} {path}: {source}")]
     Io {
-        /// `create` (the directory) or `bind`.
+        /// `create` (the directory), `bind`, or `serve` (the thread).
         what: &'static str,
         /// The directory or the socket.
         path: PathBuf,
@@ -234,6 +234,24 @@ pub fn bind_socket(path: &Path) -> Result<UnixListener, BindError> {
 }
 
 impl ControlServer {
+    /// Binds the control socket at `path` ([`bind_socket`]) and serves it
+    /// ([`ControlServer::start`]) for daemon `name`.
+    pub fn open<Q, R>(
+        path: &Path,
+        name: &str,
+    ) -> Result<(ControlServer, Receiver<Pending<Q, R>>), BindError>
+    where
+        Q: DeserializeOwned + Send + 'static,
+        R: Answer,
+    {
+        let listener = bind_socket(path)?;
+        ControlServer::start(listener, path.to_path_buf(), name).map_err(|source| BindError::Io {
+            what: "serve",
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
     /// Serves `listener` (bound at `path`) on a new thread; complete
     /// requests come out of the returned receiver.
     pub fn start<Q, R>(

@@ -5,7 +5,7 @@
 //! pure; [`Adoption::consider`] adds what only the system can say (the
 //! pins and the logical interface are still there).
 
-use crate::journal::{self, KernelRecord};
+use crate::journal::{self, JournalError, KernelRecord, RunDir};
 use crate::kernel::EngineChoice;
 use crate::settings::Settings;
 use crate::upper::{EngineInfo, Upper};
@@ -51,6 +51,41 @@ pub(crate) fn compatible(
 }
 
 impl Adoption {
+    /// What a start does with what a previous daemon of bond `s.name` left
+    /// (`left`, read from the run directory `run` it now holds): adopts its
+    /// data path when [`Adoption::consider`] says it fits; otherwise
+    /// detaches its pins, gives its members back, and removes its logical
+    /// interface, so the start begins afresh.
+    pub(crate) fn at_start(
+        s: &Settings,
+        names: &[String],
+        run: &mut RunDir,
+        left: Option<&journal::State>,
+    ) -> Result<Option<Adoption>, JournalError> {
+        let name = &s.name;
+        if let Some(old) = left {
+            match Adoption::consider(s, names, old) {
+                Ok(a) => return Ok(Some(a)),
+                Err(why) if old.kernel.is_some() => {
+                    tracing::warn!(bond = %name, pid = old.pid, %why, "not adopting the data path a previous lagkit left forwarding; starting afresh");
+                }
+                Err(_) => {}
+            }
+        }
+        let released = crate::kernel::release_pins(name);
+        if released > 0 {
+            tracing::warn!(bond = %name, links = released, "detached the data path a killed lagkit left pinned");
+        }
+        run.restore_left(left)?;
+        if let Some(old) = left {
+            tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
+        }
+        if crate::kernel::remove_leftover(name) {
+            tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
+        }
+        Ok(None)
+    }
+
     /// Whether the data path `old` recorded can be adopted by a bond
     /// configured as `s` (members `names`, backup included): [`compatible`],
     /// and the pins and the logical interface still there. Otherwise, why

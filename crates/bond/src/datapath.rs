@@ -16,6 +16,7 @@ use lagkit_dataplane::forward::{
     SlowQueues,
 };
 use lagkit_dataplane::{Device, MapPublisher, PairDevice};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -200,14 +201,15 @@ impl DataPath {
                     devs.push(d.clone());
                 }
                 None => {
-                    if !self.placeholders.contains_key(&m.name) {
-                        let (a, b) = PairDevice::pair(&m.name, "absent")
-                            .map_err(|e| RestartError::Engine(e.to_string()))?;
-                        self.placeholders.insert(m.name.clone(), (Arc::new(a), b));
-                    }
-                    if let Some((a, _)) = self.placeholders.get(&m.name) {
-                        devs.push(a.clone());
-                    }
+                    let stand_in = match self.placeholders.entry(m.name.clone()) {
+                        Entry::Occupied(e) => e.into_mut(),
+                        Entry::Vacant(e) => {
+                            let (a, b) = PairDevice::pair(&m.name, "absent")
+                                .map_err(|e| RestartError::Engine(e.to_string()))?;
+                            e.insert((Arc::new(a), b))
+                        }
+                    };
+                    devs.push(stand_in.0.clone());
                 }
             }
         }

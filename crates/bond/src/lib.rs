@@ -18,6 +18,7 @@ pub mod journal;
 pub mod kernel;
 pub mod map;
 pub mod member;
+mod members;
 pub mod offloads;
 pub mod pcapng;
 pub mod rebalance;

@@ -197,7 +197,7 @@ pub fn take_with(
             saved,
             isolation,
         }),
-        Err(what) => {
+        Err(e) => {
             restore(name, &saved);
             journal.forget(name);
             // Gone half-way (deleted, or its driver unloaded): nothing is
@@ -206,7 +206,7 @@ pub fn take_with(
             if Link::open(name).is_err() {
                 return Err(MemberError::Missing(name.to_string()));
             }
-            Err(err(what))
+            Err(e)
         }
     }
 }
@@ -217,26 +217,32 @@ fn change(
     want: Want,
     saved: &Saved,
     journal: &mut RunDir,
-) -> Result<(PacketSocket, Option<Isolation>), String> {
+) -> Result<(PacketSocket, Option<Isolation>), MemberError> {
+    let err = |what: String| MemberError::Setup {
+        name: name.to_string(),
+        what,
+    };
     if let Some(features) = &saved.offloads {
         // Before the packet socket exists: no unfinished frame ever leaves.
         offloads::set(link, features, false)
-            .map_err(|e| format!("cannot turn its offloads off: {e}"))?;
+            .map_err(|e| err(format!("cannot turn its offloads off: {e}")))?;
     }
     link.set_flag(libc::IFF_NOARP, true)
-        .map_err(|e| format!("cannot turn ARP off: {e}"))?;
+        .map_err(|e| err(format!("cannot turn ARP off: {e}")))?;
     if saved.disable_ipv6.is_some() {
         let _ = fs::write(ipv6_path(name), "1");
     }
     if let Some(m) = want.mtu {
         if m != saved.mtu {
             link.set_mtu(m).map_err(|e| {
-                format!("cannot set MTU {m}: {e} (is it above the device's maximum?)")
+                err(format!(
+                    "cannot set MTU {m}: {e} (is it above the device's maximum?)"
+                ))
             })?;
         }
     }
     link.set_up(true)
-        .map_err(|e| format!("cannot bring it up: {e}"))?;
+        .map_err(|e| err(format!("cannot bring it up: {e}")))?;
     let sock = PacketSocket::open(&PacketConfig {
         ifname: name.to_string(),
         rcvbuf: 32 << 20,
@@ -249,16 +255,16 @@ fn change(
             (true, false) => Receive::Slow,
         },
     })
-    .map_err(|e| format!("cannot open AF_PACKET socket: {e}"))?;
+    .map_err(|e| err(format!("cannot open AF_PACKET socket: {e}")))?;
     if want.kernel {
         return Ok((sock, None));
     }
-    let isolation = isolate_ingress(sock.link()).map_err(|e| e.to_string())?;
+    let isolation = isolate_ingress(sock.link()).map_err(|e| err(e.to_string()))?;
     if let Isolation::TcClassic { created_qdisc, .. } = &isolation {
         tracing::warn!(member = %name, "no tcx in this kernel: keeping member frames from the host stack with a tc clsact filter");
         journal
             .note_tc_filter(name, *created_qdisc)
-            .map_err(|e| format!("cannot record its filter: {e}"))?;
+            .map_err(|e| err(format!("cannot record its filter: {e}")))?;
     }
     Ok((sock, Some(isolation)))
 }

@@ -10,10 +10,14 @@
 //! the JIT is on (interpreted, they would be slower than the userspace
 //! engine). Anything else, with the reason, picks the userspace engine.
 
+use crate::error::BondError;
 use crate::kernel::{self, EngineChoice, KernelPath};
 use lagkit_api::status::EngineKind;
+use lagkit_bondcfg::Cidr;
 use lagkit_bpf::Logical;
 use lagkit_dataplane::{Device, Link, PairDevice, Tap, TapConfig};
+use lagkit_sys::addr::Op;
+use lagkit_wire::MacAddr;
 use std::sync::Arc;
 
 /// The bond's logical interface.
@@ -213,6 +217,78 @@ impl Upper {
             *logical = None;
         }
     }
+}
+
+impl Upper {
+    /// Gives logical interface `bond` its MAC and MTU (when set), brings it
+    /// up and adds `addresses` (over rtnetlink, through `lagkit-sys`). An
+    /// adopted interface that already has the MAC keeps it untouched.
+    pub fn bring_up(
+        &self,
+        bond: &str,
+        mac: MacAddr,
+        mtu: Option<u32>,
+        addresses: &[Cidr],
+    ) -> Result<(), BondError> {
+        let link = self.link();
+        let tap_err = |why: String| BondError::Tap {
+            bond: bond.to_string(),
+            why,
+        };
+        if link.mac().ok() != Some(mac.0) {
+            link.set_mac(mac.0)
+                .map_err(|e| tap_err(format!("set MAC {mac}: {e}")))?;
+        }
+        if let Some(mtu) = mtu {
+            link.set_mtu(mtu)
+                .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
+        }
+        link.set_up(true)
+            .map_err(|e| tap_err(format!("bring up: {e}")))?;
+        for a in addresses {
+            address(Op::Replace, bond, a)?;
+        }
+        Ok(())
+    }
+
+    /// A reload changed the address list from `old` to `new`: the
+    /// addresses no longer listed are removed, the new ones added, the
+    /// others left untouched. Returns the addresses the interface now
+    /// holds (a failure is logged, and the bond runs on without it).
+    pub fn change_addresses(&self, bond: &str, old: &[Cidr], new: &[Cidr]) -> Vec<Cidr> {
+        for a in old.iter().filter(|a| !new.contains(a)) {
+            if let Err(e) = address(Op::Delete, bond, a) {
+                tracing::error!(bond = %bond, error = %e, "address not removed");
+            }
+        }
+        let mut held: Vec<Cidr> = new.iter().filter(|a| old.contains(a)).copied().collect();
+        for a in new.iter().filter(|a| !old.contains(a)) {
+            match address(Op::Replace, bond, a) {
+                Ok(()) => held.push(*a),
+                Err(e) => tracing::error!(bond = %bond, error = %e, "address not added"),
+            }
+        }
+        held
+    }
+}
+
+/// `ip addr replace|del A dev BOND`, over rtnetlink.
+fn address(op: Op, bond: &str, a: &Cidr) -> Result<(), BondError> {
+    lagkit_sys::addr::change(op, bond, a.addr, a.prefix).map_err(|e| BondError::Address {
+        bond: bond.to_string(),
+        addr: a.to_string(),
+        why: e.reason(),
+    })
+}
+
+/// The IPv4 addresses of `list` (the ones the bond answers ARP for).
+pub fn ipv4_of(list: &[Cidr]) -> Vec<std::net::Ipv4Addr> {
+    list.iter()
+        .filter_map(|c| match c.addr {
+            std::net::IpAddr::V4(v4) => Some(v4),
+            std::net::IpAddr::V6(_) => None,
+        })
+        .collect()
 }
 
 /// Why the JIT does not run BPF programs here, if it does not

@@ -3,7 +3,7 @@
 //! what a daemon adopting the pinned programs needs, and rebalancing.
 
 use super::*;
-use crate::datapath::{MemberDevice, RestartError};
+use crate::datapath::RestartError;
 
 impl Bond {
     /// Runs the data path on the members as they are now
@@ -13,16 +13,9 @@ impl Bond {
     /// plan at the next publish) and the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         let bond = self.s().name.clone();
-        let members: Vec<MemberDevice> = self
-            .core
-            .members()
-            .iter()
-            .zip(&self.held)
-            .map(|(m, h)| MemberDevice {
-                name: m.name().to_string(),
-                dev: h.dev.clone(),
-            })
-            .collect();
+        let members = self
+            .members
+            .devices(self.core.members().iter().map(|m| m.name()));
         let faults: Vec<(usize, f64)> = self
             .s()
             .faults
@@ -138,19 +131,9 @@ impl Bond {
         if self.datapath.has_programs() {
             self.record_kernel();
         }
-        if !self.unpublished.is_empty() {
-            let published_ns = lagkit_dataplane::monotonic_now_ns();
-            for (i, up, seen_ns) in std::mem::take(&mut self.unpublished) {
-                if self.carrier_events.len() == CARRIER_EVENTS {
-                    self.carrier_events.pop_front();
-                }
-                self.carrier_events.push_back(CarrierEvent {
-                    member: self.name(i).to_string(),
-                    up,
-                    seen_ns,
-                    published_ns,
-                });
-            }
+        if self.carriers.pending() {
+            self.carriers
+                .published(lagkit_dataplane::monotonic_now_ns());
         }
     }
 }

@@ -31,7 +31,7 @@ impl Bond {
         let now = self.now();
         self.core.handle_timeout(now);
         if self.core.take_miimon() {
-            for i in 0..self.held.len() {
+            for i in 0..self.members.len() {
                 let m = &self.core.members()[i];
                 if let Some(c) = poll_carrier(m.name()) {
                     if c != m.carrier_up() {
@@ -47,13 +47,10 @@ impl Bond {
     /// frames wait in the core) and acts on what it reports: a carrier
     /// change is timed until its plan is published.
     pub(super) fn after_core(&mut self) {
-        while let Some(tx) = self
-            .datapath
-            .running()
-            .then(|| self.core.poll_transmit())
-            .flatten()
-        {
-            self.send_on(tx.member, &tx.frame);
+        if self.datapath.running() {
+            while let Some(tx) = self.core.poll_transmit() {
+                self.send_on(tx.member, &tx.frame);
+            }
         }
         while let Some((_, ev)) = self.core.poll_event() {
             match ev {
@@ -63,7 +60,8 @@ impl Bond {
                         0 => lagkit_dataplane::monotonic_now_ns(),
                         t => t,
                     };
-                    self.unpublished.push((member, up, seen));
+                    let name = self.name(member).to_string();
+                    self.carriers.seen(&name, up, seen);
                 }
                 CoreEvent::Announce { member } => self.announce(member),
                 _ => {}

@@ -2,6 +2,8 @@
 //! events, carrier debounce, failover MAC moves).
 
 use super::*;
+use crate::member;
+use crate::members::TakeSpec;
 
 impl Bond {
     /// [`Bond::restart_engine`] on a member change, its error logged (the
@@ -28,75 +30,32 @@ impl Bond {
             return Ok(true);
         }
         let name = self.name(i).to_string();
-        let bond = self.s().name.clone();
         let Some(run) = self.run.as_mut() else {
             return Ok(false);
         };
-        let ns_dir = run.dir().parent().map(PathBuf::from).unwrap_or_default();
-        if let Some((owner, pid)) = journal::member_owner(&ns_dir, &name, run.dir()) {
-            return Err(member::MemberError::Setup {
-                name,
-                what: format!(
-                    "in use by bond {owner} (pid {pid}); a member belongs to one bond at a time"
-                ),
-            });
-        }
         let s = self.core.settings();
-        let want = member::Want {
-            mtu: s.mtu,
-            keep_offloads: s.keeps_offloads(&name),
-            kernel: self.datapath.is_kernel(),
-            // ARP, and PAgP (an 802.3 frame, not a slow protocol).
-            snoop: s.snoops_arp() || s.pagp.is_some(),
+        let spec = TakeSpec {
+            want: member::Want {
+                mtu: s.mtu,
+                keep_offloads: s.keeps_offloads(&name),
+                kernel: self.datapath.is_kernel(),
+                // ARP, and PAgP (an 802.3 frame, not a slow protocol).
+                snoop: s.snoops_arp() || s.pagp.is_some(),
+            },
+            loss: s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1),
         };
-        let fault = s.faults.iter().find(|(n, _)| *n == name).map(|f| f.1);
-        match member::take_with(&name, want, run, between) {
-            Ok(t) => {
-                let dev: Arc<dyn Device> = match fault {
-                    Some(p) => {
-                        // Seeded by the member's position: the same frames
-                        // meet the same fate run after run.
-                        let f = FaultInjector::new(t.sock, 0x6c61_676b_0000 + i as u64);
-                        f.control().set_drop_probability(p);
-                        tracing::warn!(bond = %bond, member = %name, loss = p, "injecting loss on this member (--fault-loss)");
-                        Arc::new(f)
-                    }
-                    None => Arc::new(t.sock),
-                };
-                tracing::info!(bond = %bond, member = %name, isolation = t.isolation.as_ref().map_or("bpf-ingress", |i| i.kind()), offloads_turned_off = ?t.saved.offloads_turned_off(), "member taken");
-                let h = &mut self.held[i];
-                h.dev = Some(dev);
-                h.saved = Some(t.saved);
-                h.isolation = t.isolation;
-                // Its PAgP port sends the kernel's ifindex, unique in the
-                // namespace.
-                let ifindex = lagkit_dataplane::Link::open(&name)
-                    .ok()
-                    .and_then(|l| l.ifindex().ok())
-                    .filter(|&x| x != 0);
-                let now = self.now();
-                self.core.member_present(i, MacAddr(t.mac), ifindex, now);
-                Ok(true)
-            }
-            Err(member::MemberError::Missing(_)) => {
-                tracing::warn!(bond = %bond, member = %name, "member missing; waiting for it to appear");
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        }
+        let Some(took) = self.members.take(i, &name, &s.name, spec, run, between)? else {
+            return Ok(false);
+        };
+        let now = self.now();
+        self.core.member_present(i, took.mac, took.ifindex, now);
+        Ok(true)
     }
 
     /// Gives member `i` back as it was and forgets it in the state file.
     pub(super) fn give_back(&mut self, i: usize) {
         let name = self.name(i).to_string();
-        let h = &mut self.held[i];
-        h.isolation = None;
-        if let Some(saved) = h.saved.take() {
-            member::restore(&name, &saved);
-        }
-        if let Some(run) = self.run.as_mut() {
-            run.forget(&name);
-        }
+        self.members.give_back(i, &name, self.run.as_mut());
     }
 
     /// Turns each held member's offloads off, or gives them back, as the
@@ -106,18 +65,9 @@ impl Bond {
             return;
         };
         let s = self.core.settings();
-        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
-            let keep = !s.offloads_off.iter().any(|n| n == m.name());
-            let Some(saved) = h.saved.as_mut().filter(|s| s.offloads_off() == keep) else {
-                continue;
-            };
-            match member::set_offloads(m.name(), keep, saved, run) {
-                Ok(()) => {
-                    tracing::info!(bond = %s.name, member = %m.name(), offloads = if keep { "given back" } else { "off" }, "member offloads changed by reload")
-                }
-                Err(e) => tracing::error!(bond = %s.name, error = %e, "offloads unchanged"),
-            }
-        }
+        let names = self.core.members().iter().map(|m| m.name());
+        let keep = |n: &str| !s.offloads_off.iter().any(|o| o == n);
+        self.members.apply_offloads(&s.name, names, keep, run);
     }
 
     /// `fail_over_mac`: `active` gives the bond the new active member's MAC;
@@ -146,7 +96,7 @@ impl Bond {
             if self.present(i) {
                 tracing::warn!(bond = %self.s().name, member = %l.name, "member removed from the system");
                 self.give_back(i);
-                self.held[i].dev = None;
+                self.members.close(i);
                 let now = self.now();
                 self.core.member_gone(i, now);
                 self.after_core();

@@ -13,23 +13,22 @@
 //! This module is the I/O shell around the bond's sans-IO [`Core`], which
 //! holds every decision (LACP, PAgP, carrier debounce and miimon's
 //! schedule, the ARP monitor, balance-alb's clients, the announcements
-//! after a failover, the plan): the shell takes the members' sockets,
-//! feeds the core link events, control frames and the time, sends the
-//! frames it queues and publishes its plans to the [`DataPath`] (the
-//! logical interface, the engine, the BPF programs). This file holds the
-//! state, the loop and the shutdown; each other concern has a file of its
-//! own: `start` (the start sequence, adopting a killed daemon's data path
-//! when [`crate::adopt`] says it fits), `members` (taking and giving back
-//! members, link events), `datapath` (the members and plans handed to the
-//! data path), `frames` (control frames in and
-//! out, timers), `reload` (settings applied in place, members added and
-//! removed), `addresses` (the logical interface's MAC, MTU and addresses),
-//! `report` (the device facts for the core's status report, stats, flow,
-//! metrics) and `capture`.
+//! after a failover, fail_over_mac's moves, the plan): the shell feeds the
+//! core link events, control frames and the time, sends the frames it
+//! queues, and carries out its verdicts through the objects that own the
+//! resources: [`Members`] (the member interfaces: sockets, originals,
+//! isolation), [`DataPath`] (the logical interface, the engine, the BPF
+//! programs), the run directory ([`RunDir`]) and the control socket.
+//! This file holds the state, the loop and the shutdown; each other
+//! concern has a file of its own: `start` (the start sequence, adopting a
+//! killed daemon's data path when [`crate::adopt`] says it fits),
+//! `members` (members taken and given back, link events), `datapath`
+//! (each plan published), `frames` (control frames in and out, timers),
+//! `reload` (settings applied in place, members added and removed),
+//! `report` (status, stats, flow, metrics) and `capture`.
 
 pub use crate::error::BondError;
 
-mod addresses;
 mod capture;
 mod datapath;
 mod frames;
@@ -42,43 +41,28 @@ use crate::core::Core;
 use crate::datapath::DataPath;
 use crate::journal::{self, RunDir};
 use crate::map::{coarse_now_ns, BondMap};
-use crate::member::{self, Saved};
+use crate::members::Members;
 use crate::plan::Plan;
 use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
-use crate::status::{self, BondStats, BondStatus, CarrierEvent, MemberOffloads};
+use crate::status::{self, BondStats, BondStatus, CarrierLog};
 use crate::upper::Upper;
 use lagkit_api::control::{BindError, ControlServer, Pending};
 use lagkit_api::metrics::Exporter;
 use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
-use lagkit_dataplane::{Device, FaultInjector, Isolation};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_wire::MacAddr;
-use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::sync::Arc;
 use std::time::Duration;
-
-/// What the shell holds for one member (the core has the rest, at the
-/// same index).
-#[derive(Default)]
-struct Held {
-    /// Its AF_PACKET socket, wrapped in a [`FaultInjector`] when the
-    /// settings inject loss on it.
-    dev: Option<Arc<dyn Device>>,
-    saved: Option<Saved>,
-    /// Keeps the member's frames from the host stack while held.
-    isolation: Option<Isolation>,
-}
 
 /// One running bond.
 pub struct Bond {
     /// Its decisions: members' state, LACP or PAgP, the plan.
     core: Core,
-    /// Per member, in the core's order.
-    held: Vec<Held>,
+    /// The members' devices, in the core's order.
+    members: Members,
     /// The Prometheus endpoint, if configured.
     metrics: Option<Exporter>,
     /// adaptive, tlb, alb: moves buckets by measured load.
@@ -93,16 +77,11 @@ pub struct Bond {
     run: Option<RunDir>,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
-    /// Carrier changes whose plan is not published yet: (member, up, seen).
-    unpublished: Vec<(usize, bool, u64)>,
-    /// The latest carrier changes and when their plans were published.
-    carrier_events: std::collections::VecDeque<CarrierEvent>,
+    /// Carrier changes, timed until their plan is published.
+    carriers: CarrierLog,
     /// `lagkit capture` clients: copies of the frames sent and handled.
     taps: lagkit_api::capture::Taps,
 }
-
-/// How many carrier changes [`Bond::stats`] keeps.
-const CARRIER_EVENTS: usize = 256;
 
 fn now_ns(epoch: std::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
@@ -126,7 +105,7 @@ impl Bond {
 
     /// Whether member `i`'s interface exists and the bond holds it.
     fn present(&self, i: usize) -> bool {
-        self.held.get(i).is_some_and(|h| h.dev.is_some())
+        self.members.present(i)
     }
 
     /// Runs until `stop` is set.
@@ -189,9 +168,7 @@ impl Bond {
         self.metrics = None;
         self.control = None;
         self.datapath.leave_pinned();
-        for h in &mut self.held {
-            h.saved = None;
-        }
+        self.members.keep_as_set();
         if let Some(run) = self.run.take() {
             run.leave();
         }
@@ -206,12 +183,8 @@ impl Bond {
         self.control = None;
         let name = self.s().name.clone();
         self.datapath.close(&name);
-        for (h, m) in self.held.iter_mut().zip(self.core.members()) {
-            h.isolation = None;
-            if let Some(s) = h.saved.take() {
-                member::restore(m.name(), &s);
-            }
-        }
+        let names = self.core.members().iter().map(|m| m.name());
+        self.members.give_all_back(names);
         run.release();
         tracing::info!(bond = %self.s().name, "bond down; members restored");
     }

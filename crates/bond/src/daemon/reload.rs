@@ -66,7 +66,9 @@ impl Bond {
             self.apply_offloads();
         }
         if self.s().addresses != old.addresses {
-            self.apply_addresses(&old.addresses);
+            let upper = self.datapath.upper();
+            let held = upper.change_addresses(&old.name, &old.addresses, &self.s().addresses);
+            self.core.set_ipv4(crate::upper::ipv4_of(&held));
         }
         let (name, listen) = (self.s().name.clone(), self.s().metrics_listen);
         if listen != old.metrics_listen {
@@ -95,7 +97,7 @@ impl Bond {
         // A member still leaving from an earlier reload leaves now (it may
         // be listed again, and then comes back as a new member).
         self.finish_leaving(true);
-        let removed: Vec<usize> = (0..self.held.len())
+        let removed: Vec<usize> = (0..self.members.len())
             .filter(|&i| {
                 let m = &self.core.members()[i];
                 !m.is_backup() && !wanted.iter().any(|w| w == m.name())
@@ -119,7 +121,7 @@ impl Bond {
             }
             tracing::info!(bond = %self.s().name, member = %name, "member added by reload");
             let i = self.core.add_member(name.clone());
-            self.held.push(Held::default());
+            self.members.push();
             if let Err(e) = self.try_take(i) {
                 tracing::error!(bond = %self.s().name, error = %e, "member cannot be used");
             }
@@ -156,7 +158,7 @@ impl Bond {
             self.give_back(i);
             let name = self.name(i).to_string();
             self.core.forget_member(i);
-            self.held.remove(i);
+            self.members.remove(i);
             self.datapath.forget(&name);
             tracing::info!(bond = %self.s().name, member = %name, "member given back");
         }

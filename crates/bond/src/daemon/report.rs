@@ -2,7 +2,7 @@
 //! metrics page.
 
 use super::*;
-use lagkit_bondcore::report::{BondFacts, MemberFacts};
+use lagkit_bondcore::report::BondFacts;
 
 impl Bond {
     /// Re-renders the metrics text at most once a second.
@@ -70,41 +70,9 @@ impl Bond {
     /// the devices.
     pub fn status(&self) -> BondStatus {
         let map = self.datapath.current();
-        let members = self
-            .core
-            .members()
-            .iter()
-            .zip(&self.held)
-            .map(|(m, h)| {
-                let present = h.dev.is_some();
-                let (speed, duplex) = if present {
-                    lagkit_monitor::ethtool::speed_duplex(m.name())
-                } else {
-                    (None, None)
-                };
-                MemberFacts {
-                    present,
-                    speed,
-                    duplex,
-                    // Under the BPF engine its ingress program keeps the
-                    // member's data frames from the host stack.
-                    isolation: match &h.isolation {
-                        Some(i) => Some(i.kind().to_string()),
-                        None if present && self.datapath.is_kernel() => Some("bpf-ingress".into()),
-                        None => None,
-                    },
-                    offloads: h.saved.as_ref().and_then(|saved| {
-                        let now = crate::offloads::groups(m.name())?;
-                        Some(MemberOffloads {
-                            tx: now.tx,
-                            tso: now.tso,
-                            gso: now.gso,
-                            kept_off: saved.offloads_off(),
-                            turned_off: saved.offloads_turned_off().to_vec(),
-                        })
-                    }),
-                }
-            })
+        let kernel = self.datapath.is_kernel();
+        let members = (self.core.members().iter().enumerate())
+            .map(|(i, m)| self.members.facts(i, m.name(), kernel))
             .collect();
         let facts = BondFacts {
             engine: self.datapath.info().kind,
@@ -130,12 +98,11 @@ impl Bond {
             .core
             .members()
             .iter()
-            .zip(&self.held)
             .enumerate()
-            .map(|(i, (m, h))| {
+            .map(|(i, m)| {
                 let mut s = counts.member(m.name());
-                if let Some(d) = &h.dev {
-                    s.drops = d.counters().snapshot().dropped_total();
+                if let Some(drops) = self.members.drops(i) {
+                    s.drops = drops;
                 }
                 if let Some(p) = self.core.lacp_status(i) {
                     s.set_lacp(&p);
@@ -149,7 +116,7 @@ impl Bond {
             tx_balance: None,
             rx_balance: None,
             engine_drops: counts.drops(self.s().mode == BondMode::Broadcast),
-            carrier_events: self.carrier_events.iter().cloned().collect(),
+            carrier_events: self.carriers.events(),
         }
         .with_ratios()
     }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::adopt::Adoption;
+use crate::upper::ipv4_of;
 
 impl Bond {
     /// Creates the TAP, takes the members that exist, starts LACP and the
@@ -29,31 +30,7 @@ impl Bond {
         let (mut run, left) = RunDir::acquire_keeping(run_dir.clone(), &name)?;
         let all = crate::core::member_list(&s);
         let names: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
-        let adoption = match &left {
-            Some(old) => match Adoption::consider(&s, &names, old) {
-                Ok(a) => Some(a),
-                Err(why) => {
-                    if old.kernel.is_some() {
-                        tracing::warn!(bond = %name, pid = old.pid, %why, "not adopting the data path a previous lagkit left forwarding; starting afresh");
-                    }
-                    None
-                }
-            },
-            None => None,
-        };
-        if adoption.is_none() {
-            let released = crate::kernel::release_pins(&name);
-            if released > 0 {
-                tracing::warn!(bond = %name, links = released, "detached the data path a killed lagkit left pinned");
-            }
-            run.restore_left(left.as_ref())?;
-            if let Some(old) = &left {
-                tracing::warn!(bond = %name, pid = old.pid, members = old.members.len(), "a previous lagkit (pid {}) exited without cleaning up; its members were restored first", old.pid);
-            }
-            if crate::kernel::remove_leftover(&name) {
-                tracing::warn!(bond = %name, "removed the logical interface a killed lagkit left behind");
-            }
-        }
+        let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
         for (m, _) in &all {
             if let Some((owner, pid)) = journal::member_owner(&ns_dir, m, &run_dir) {
                 return Err(BondError::InUse {
@@ -88,14 +65,12 @@ impl Bond {
             path: path.clone(),
             why,
         };
-        let listener = lagkit_api::control::bind_socket(&path).map_err(|e| match e {
+        let (control, requests) = ControlServer::open(&path, &name).map_err(|e| match e {
             BindError::Live(_) => {
                 control_err("another lagkit already serves this socket (it is live)".into())
             }
             e => control_err(e.to_string()),
         })?;
-        let (control, requests) = ControlServer::start(listener, path.clone(), &name)
-            .map_err(|e| control_err(e.to_string()))?;
         let rebalancer = s
             .rebalances()
             .then(|| Rebalancer::new(s.adaptive_config(), coarse_now_ns()));
@@ -108,7 +83,7 @@ impl Bond {
             None => None,
         };
         let mut bond = Bond {
-            held: all.iter().map(|_| Held::default()).collect(),
+            members: Members::new(all.len()),
             core: Core::new(s),
             metrics,
             rebalancer,
@@ -119,13 +94,12 @@ impl Bond {
             requests,
             run: Some(run),
             seen_ns: 0,
-            unpublished: Vec::new(),
-            carrier_events: std::collections::VecDeque::new(),
+            carriers: CarrierLog::default(),
             taps: lagkit_api::capture::Taps::default(),
         };
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
-        for i in 0..bond.held.len() {
+        for i in 0..bond.members.len() {
             if let Err(e) = bond.try_take_with(i, &mut *between) {
                 return Err(BondError::Member(e, name.clone()));
             }
@@ -133,7 +107,12 @@ impl Bond {
         if bond.datapath.is_adopting() {
             bond.adopt_carriers();
         }
-        bond.setup_tap()?;
+        let mac = bond.core.choose_mac();
+        bond.core.set_mac(mac);
+        let s = bond.core.settings();
+        (bond.datapath.upper()).bring_up(&name, mac, s.mtu, &s.addresses)?;
+        let v4 = ipv4_of(&s.addresses);
+        bond.core.set_ipv4(v4);
         let group_ifindex = bond
             .datapath
             .upper()

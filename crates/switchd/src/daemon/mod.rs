@@ -201,7 +201,7 @@ impl Switch {
         let path = o
             .socket
             .unwrap_or_else(|| crate::protocol::socket_path(ns, &name));
-        let listener = lagkit_api::control::bind_socket(&path).map_err(|e| match e {
+        let (control, requests) = ControlServer::open(&path, &name).map_err(|e| match e {
             BindError::Live(_) => SwitchError::System {
                 what: format!("control socket {}", path.display()),
                 why: format!("a switch named {name} already runs in this network namespace; give this one another `hostname`"),
@@ -211,8 +211,6 @@ impl Switch {
                 why: e.to_string(),
             },
         })?;
-        let (control, requests) =
-            ControlServer::start(listener, path.clone(), &name).map_err(sys("control server"))?;
         let n = ports.len();
         let mut sw = Switch {
             core: Core::new(cfg, &infos, 0),
