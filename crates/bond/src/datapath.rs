@@ -8,7 +8,9 @@
 
 use crate::journal::{KernelRecord, PartnerRecord};
 use crate::kernel::KernelPath;
-use crate::map::{BondMap, Shared};
+use crate::map::{coarse_now_ns, BondMap, Shared};
+use crate::plan::{Plan, Slots};
+use crate::rebalance::Rebalancer;
 use crate::status::{AddEngine, DatapathStatus, MemberStats};
 use crate::upper::{EngineInfo, Upper};
 use lagkit_dataplane::forward::{
@@ -16,6 +18,7 @@ use lagkit_dataplane::forward::{
     SlowQueues,
 };
 use lagkit_dataplane::{Device, MapPublisher, PairDevice};
+use lagkit_hash::{AdaptiveConfig, BucketMap};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +67,8 @@ pub(crate) struct DataPath {
     placeholders: HashMap<String, (Arc<PairDevice>, PairDevice)>,
     /// Per member, what replaced engines and programs counted.
     past: HashMap<String, MemberStats>,
+    /// adaptive, tlb, alb: moves buckets by the load counted here.
+    rebalancer: Option<Rebalancer>,
 }
 
 impl DataPath {
@@ -73,6 +78,7 @@ impl DataPath {
         upper: Upper,
         info: EngineInfo,
         adopted: Option<lagkit_bpf::Adopted>,
+        rebalancing: Option<AdaptiveConfig>,
     ) -> DataPath {
         DataPath {
             upper,
@@ -87,7 +93,58 @@ impl DataPath {
             shared: Arc::default(),
             placeholders: HashMap::new(),
             past: HashMap::new(),
+            rebalancer: rebalancing.map(|c| Rebalancer::new(c, coarse_now_ns())),
         }
+    }
+
+    /// The map for the core's new `plan` (number `generation`, over the
+    /// bucket table `slots`), which the rebalancer follows.
+    pub(crate) fn map(
+        &mut self,
+        plan: Plan,
+        generation: u64,
+        slots: &Slots,
+        snoop_arp: bool,
+        snoop_pagp: bool,
+    ) -> BondMap {
+        if let Some(r) = self.rebalancer.as_mut() {
+            r.follow(slots, coarse_now_ns());
+        }
+        BondMap {
+            generation,
+            plan,
+            snoop_arp,
+            control_only: self.is_kernel(),
+            snoop_pagp,
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// adaptive, tlb, alb: reads the programs' bucket loads when a pass is
+    /// due and returns the bucket table the balancer moved, if it moved
+    /// one (for the core's next plan).
+    pub(crate) fn rebalance(&mut self, bond: &str) -> Option<BucketMap> {
+        let now = coarse_now_ns();
+        if self.rebalancer.as_ref()?.due(now) {
+            self.read_bucket_load();
+        }
+        let r = self.rebalancer.as_mut()?;
+        let map = r.poll(&self.shared.load, now)?;
+        let b = r.balancer();
+        tracing::info!(bond = %bond, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+        Some(map)
+    }
+
+    /// A reload's new rebalancing interval and idle gap.
+    pub(crate) fn set_rebalancing(&mut self, config: AdaptiveConfig) {
+        if let Some(r) = self.rebalancer.as_mut() {
+            r.set_config(config, coarse_now_ns());
+        }
+    }
+
+    /// Rebalancing passes that moved buckets.
+    pub(crate) fn rebalances(&self) -> u64 {
+        self.rebalancer.as_ref().map_or(0, |r| r.rebalances())
     }
 
     /// The logical interface.
@@ -119,11 +176,6 @@ impl DataPath {
     /// Whether a killed daemon's data path is still to be taken over.
     pub(crate) fn is_adopting(&self) -> bool {
         self.adopted.is_some()
-    }
-
-    /// The state every published map shares.
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
     }
 
     /// The members as the running engine numbers them.
@@ -320,7 +372,7 @@ impl DataPath {
 
     /// adaptive, tlb, alb: the programs' per-bucket bytes and last-seen
     /// times into the shared load the balancer reads.
-    pub(crate) fn read_bucket_load(&self) {
+    fn read_bucket_load(&self) {
         let Some(load) = self.kernel.as_ref().and_then(|k| k.bucket_load()) else {
             return;
         };

@@ -1078,6 +1078,22 @@ impl Core {
         self.members.len() - 1
     }
 
+    /// A reload lists members `wanted`: which of today's leave (each one
+    /// not listed, except the backup member, which `primary`/`backup`
+    /// settings own) and which names join (listed and not a member yet),
+    /// both in order.
+    pub fn member_changes(&self, wanted: &[String]) -> (Vec<usize>, Vec<String>) {
+        let leave = (self.members.iter().enumerate())
+            .filter(|(_, m)| !m.is_backup && !wanted.contains(&m.name))
+            .map(|(i, _)| i)
+            .collect();
+        let join = (wanted.iter())
+            .filter(|w| self.member_index(w).is_none())
+            .cloned()
+            .collect();
+        (leave, join)
+    }
+
     /// Gives member `i` its LACP port (the next port number) and PAgP
     /// port, once its MAC is known.
     pub fn open_ports(&mut self, i: usize, now: u64) {
@@ -1312,6 +1328,18 @@ mod tests {
         assert!(c.transmit_dropped() > 6000, "{}", c.transmit_dropped());
         let last = c.transmit.back().unwrap();
         assert!(lagkit_wire::SlowPdu::parse(&last.frame).is_ok());
+    }
+
+    #[test]
+    fn a_reload_removes_the_unlisted_members_and_adds_the_new_ones_in_order() {
+        let c = xor(Duration::ZERO);
+        let names: Vec<String> = c.members().iter().map(|m| m.name().to_string()).collect();
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(c.member_changes(&names), (vec![], vec![]));
+        let (leave, join) = c.member_changes(&w(&["n1", &names[1], "n0"]));
+        assert_eq!(leave, [0]);
+        assert_eq!(join, ["n1", "n0"]);
+        assert_eq!(c.member_changes(&[]).0, [0, 1]);
     }
 
     /// A static bond's member has no protocol to tell the partner: it has

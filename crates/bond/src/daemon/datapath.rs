@@ -84,34 +84,16 @@ impl Bond {
     /// The distribution map for the current state: the core's plan.
     pub(super) fn build_map(&mut self) -> BondMap {
         let plan = self.core.build_plan(self.now());
-        if let Some(r) = self.rebalancer.as_mut() {
-            r.follow(&self.core.plan_state().slots, coarse_now_ns());
-        }
-        let s = self.core.settings();
-        BondMap {
-            generation: self.core.generation(),
-            plan,
-            snoop_arp: s.snoops_arp(),
-            control_only: self.datapath.is_kernel(),
-            snoop_pagp: self.core.pagp().is_some(),
-            shared: self.datapath.shared().clone(),
-        }
+        let (s, slots) = (self.core.settings(), &self.core.plan_state().slots);
+        let snoop = (s.snoops_arp(), self.core.pagp().is_some());
+        let generation = self.core.generation();
+        self.datapath.map(plan, generation, slots, snoop.0, snoop.1)
     }
 
-    /// adaptive, tlb, alb: feed the data path's counts to the balancer and,
-    /// when it moves buckets, publish the new table.
+    /// adaptive, tlb, alb: a bucket table the balancer moved becomes the
+    /// core's next plan.
     pub(super) fn rebalance(&mut self) {
-        let Some(r) = self.rebalancer.as_mut() else {
-            return;
-        };
-        let now = coarse_now_ns();
-        if r.due(now) {
-            // The programs count bytes and last-seen times per bucket.
-            self.datapath.read_bucket_load();
-        }
-        if let Some(map) = r.poll(&self.datapath.shared().load, now) {
-            let b = r.balancer();
-            tracing::info!(bond = %self.core.settings().name, moves = b.stats().moves, loads = ?b.member_loads(), "adaptive: buckets moved");
+        if let Some(map) = self.datapath.rebalance(&self.core.settings().name) {
             self.core.set_bucket_map(map);
         }
     }

@@ -40,10 +40,9 @@ mod start;
 use crate::core::Core;
 use crate::datapath::DataPath;
 use crate::journal::{self, RunDir};
-use crate::map::{coarse_now_ns, BondMap};
+use crate::map::BondMap;
 use crate::members::Members;
 use crate::plan::Plan;
-use crate::rebalance::Rebalancer;
 use crate::settings::{BondMode, Settings};
 use crate::status::{self, BondStats, BondStatus, CarrierLog};
 use crate::upper::Upper;
@@ -65,8 +64,6 @@ pub struct Bond {
     members: Members,
     /// The Prometheus endpoint, if configured.
     metrics: Option<Exporter>,
-    /// adaptive, tlb, alb: moves buckets by measured load.
-    rebalancer: Option<Rebalancer>,
     epoch: std::time::Instant,
     /// The logical interface, the engine, the BPF programs.
     datapath: DataPath,

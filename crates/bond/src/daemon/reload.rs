@@ -83,9 +83,7 @@ impl Bond {
             }
         }
         let config = self.s().adaptive_config();
-        if let Some(r) = self.rebalancer.as_mut() {
-            r.set_config(config, coarse_now_ns());
-        }
+        self.datapath.set_rebalancing(config);
     }
 
     /// Takes out the members no longer listed and takes the new ones; the
@@ -97,12 +95,7 @@ impl Bond {
         // A member still leaving from an earlier reload leaves now (it may
         // be listed again, and then comes back as a new member).
         self.finish_leaving(true);
-        let removed: Vec<usize> = (0..self.members.len())
-            .filter(|&i| {
-                let m = &self.core.members()[i];
-                !m.is_backup() && !wanted.iter().any(|w| w == m.name())
-            })
-            .collect();
+        let (removed, added) = self.core.member_changes(&wanted);
         for &i in &removed {
             // The running data path stops sending on it (a new plan) and its
             // LACP port's last LACPDU (out of sync) goes out, so the partner
@@ -115,12 +108,9 @@ impl Bond {
             self.publish();
             self.after_core();
         }
-        for name in &wanted {
-            if self.core.member_index(name).is_some() {
-                continue;
-            }
+        for name in added {
             tracing::info!(bond = %self.s().name, member = %name, "member added by reload");
-            let i = self.core.add_member(name.clone());
+            let i = self.core.add_member(name);
             self.members.push();
             if let Err(e) = self.try_take(i) {
                 tracing::error!(bond = %self.s().name, error = %e, "member cannot be used");

@@ -15,7 +15,7 @@ impl Bond {
             mode: self.s().mode.name().to_string(),
             policy: self.s().policy.name().to_string(),
             plans_published: self.core.generation(),
-            rebalances: self.rebalancer.as_ref().map_or(0, |r| r.rebalances()),
+            rebalances: self.datapath.rebalances(),
         };
         let text = lagkit_api::metrics::render(&self.status(), &self.stats(), &facts);
         if let Some(m) = self.metrics.as_mut() {

@@ -71,9 +71,7 @@ impl Bond {
             }
             e => control_err(e.to_string()),
         })?;
-        let rebalancer = s
-            .rebalances()
-            .then(|| Rebalancer::new(s.adaptive_config(), coarse_now_ns()));
+        let rebalancing = s.rebalances().then(|| s.adaptive_config());
         let metrics = match s.metrics_listen {
             Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
                 bond: s.name.clone(),
@@ -86,9 +84,8 @@ impl Bond {
             members: Members::new(all.len()),
             core: Core::new(s),
             metrics,
-            rebalancer,
             epoch: std::time::Instant::now(),
-            datapath: DataPath::new(upper, engine_info, adopted),
+            datapath: DataPath::new(upper, engine_info, adopted, rebalancing),
             carrier,
             control: Some(control),
             requests,
