@@ -11,6 +11,7 @@
 
 mod adopt;
 pub mod announce;
+mod control;
 pub mod daemon;
 mod datapath;
 pub mod error;

@@ -19,7 +19,7 @@ impl Bond {
         let now = self.now();
         for f in frames {
             if let Some(m) = self.core.members().get(f.member) {
-                self.taps.frame(m.name(), Direction::In, &f.frame, false);
+                self.control.tap(m.name(), Direction::In, &f.frame);
             }
             self.core.handle_frame(f.member, &f.frame, now);
         }
@@ -73,7 +73,7 @@ impl Bond {
         if let Some(s) = self.datapath.sender(member) {
             if s.send_frame(frame).is_ok() {
                 if let Some(m) = self.core.members().get(member) {
-                    self.taps.frame(m.name(), Direction::Out, frame, false);
+                    self.control.tap(m.name(), Direction::Out, frame);
                 }
             }
         }

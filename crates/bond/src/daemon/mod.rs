@@ -25,11 +25,11 @@
 //! `members` (members taken and given back, link events), `datapath`
 //! (each plan published), `frames` (control frames in and out, timers),
 //! `reload` (settings applied in place, members added and removed),
-//! `report` (status, stats, flow, metrics) and `capture`.
+//! and `report` (status, stats, flow, capture, metrics; the sockets are
+//! [`Control`]'s).
 
 pub use crate::error::BondError;
 
-mod capture;
 mod datapath;
 mod frames;
 mod members;
@@ -37,6 +37,7 @@ mod reload;
 mod report;
 mod start;
 
+use crate::control::Control;
 use crate::core::Core;
 use crate::datapath::DataPath;
 use crate::journal::{self, RunDir};
@@ -46,14 +47,11 @@ use crate::plan::Plan;
 use crate::settings::{BondMode, Settings};
 use crate::status::{self, BondStats, BondStatus, CarrierLog};
 use crate::upper::Upper;
-use lagkit_api::control::{BindError, ControlServer, Pending};
-use lagkit_api::metrics::Exporter;
 use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use lagkit_wire::MacAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 /// One running bond.
@@ -62,22 +60,18 @@ pub struct Bond {
     core: Core,
     /// The members' devices, in the core's order.
     members: Members,
-    /// The Prometheus endpoint, if configured.
-    metrics: Option<Exporter>,
     epoch: std::time::Instant,
     /// The logical interface, the engine, the BPF programs.
     datapath: DataPath,
     carrier: CarrierWatcher,
-    control: Option<ControlServer>,
-    requests: Receiver<Pending>,
+    /// The control socket, capture clients, the metrics endpoint.
+    control: Control,
     /// The run directory and state file; `None` once shut down.
     run: Option<RunDir>,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes, timed until their plan is published.
     carriers: CarrierLog,
-    /// `lagkit capture` clients: copies of the frames sent and handled.
-    taps: lagkit_api::capture::Taps,
 }
 
 fn now_ns(epoch: std::time::Instant) -> u64 {
@@ -162,8 +156,7 @@ impl Bond {
             return self.shutdown();
         }
         self.record_kernel();
-        self.metrics = None;
-        self.control = None;
+        self.control.close();
         self.datapath.leave_pinned();
         self.members.keep_as_set();
         if let Some(run) = self.run.take() {
@@ -176,8 +169,7 @@ impl Bond {
         let Some(run) = self.run.take() else {
             return;
         };
-        self.metrics = None;
-        self.control = None;
+        self.control.close();
         let name = self.s().name.clone();
         self.datapath.close(&name);
         let names = self.core.members().iter().map(|m| m.name());

@@ -72,15 +72,7 @@ impl Bond {
         }
         let (name, listen) = (self.s().name.clone(), self.s().metrics_listen);
         if listen != old.metrics_listen {
-            self.metrics = None;
-            if let Some(addr) = listen {
-                match Exporter::start(addr) {
-                    Ok(e) => self.metrics = Some(e),
-                    Err(e) => {
-                        tracing::error!(bond = %name, %addr, error = %e, "metrics: cannot listen on the new address; no metrics until it is fixed")
-                    }
-                }
-            }
+            self.control.set_metrics(&name, listen);
         }
         let config = self.s().adaptive_config();
         self.datapath.set_rebalancing(config);

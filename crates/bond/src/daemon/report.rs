@@ -1,5 +1,5 @@
-//! Answers: the control socket's requests (status, stats, flow), and the
-//! metrics page.
+//! Answers: the control socket's requests (status, stats, flow, capture),
+//! and the metrics page.
 
 use super::*;
 use lagkit_bondcore::report::BondFacts;
@@ -8,7 +8,7 @@ impl Bond {
     /// Re-renders the metrics text at most once a second.
     pub(super) fn update_metrics(&mut self) {
         let now = now_ns(self.epoch);
-        if !self.metrics.as_ref().is_some_and(|m| m.due(now)) {
+        if !self.control.metrics_due(now) {
             return;
         }
         let facts = lagkit_api::metrics::BondFacts {
@@ -18,26 +18,29 @@ impl Bond {
             rebalances: self.datapath.rebalances(),
         };
         let text = lagkit_api::metrics::render(&self.status(), &self.stats(), &facts);
-        if let Some(m) = self.metrics.as_mut() {
-            m.publish(text, now);
-        }
+        self.control.publish_metrics(text, now);
     }
 
     /// Answers the requests the control server queued (it owns the
     /// sockets; this thread never waits on a client).
     pub(super) fn serve_requests(&mut self) {
-        self.taps.prune();
-        for _ in 0..32 {
-            let p = match self.requests.try_recv() {
-                Ok(p) => p,
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
-            };
+        for p in self.control.requests() {
             let r = match &p.req {
                 Request::Status => Response::Status(Box::new(self.status())),
                 Request::Stats => Response::Stats(self.stats()),
                 Request::Flow { proto, src, dst } => self.flow(proto, src, dst),
                 Request::Capture(_) => {
-                    self.start_capture(p);
+                    // Control frames only: data frames never pass this thread.
+                    let no_data = format!(
+                        "capture --data: bond {} forwards data frames in {} ({}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)",
+                        self.s().name,
+                        if self.datapath.has_programs() { "the kernel" } else { "its forwarding threads" },
+                        self.datapath.info().kind,
+                    );
+                    let interfaces = self.member_names();
+                    if self.control.start_capture(p, interfaces, no_data) {
+                        tracing::info!(bond = %self.s().name, "capture started");
+                    }
                     continue;
                 }
             };

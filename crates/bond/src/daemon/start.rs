@@ -59,40 +59,18 @@ impl Bond {
             }
         };
         tracing::info!(bond = %name, engine = %engine_info.kind, why = %engine_info.why, "data path chosen");
-        let path = s.control_socket.clone();
-        let control_err = |why: String| BondError::Control {
-            bond: name.clone(),
-            path: path.clone(),
-            why,
-        };
-        let (control, requests) = ControlServer::open(&path, &name).map_err(|e| match e {
-            BindError::Live(_) => {
-                control_err("another lagkit already serves this socket (it is live)".into())
-            }
-            e => control_err(e.to_string()),
-        })?;
+        let control = Control::open(&s)?;
         let rebalancing = s.rebalances().then(|| s.adaptive_config());
-        let metrics = match s.metrics_listen {
-            Some(addr) => Some(Exporter::start(addr).map_err(|e| BondError::Control {
-                bond: s.name.clone(),
-                path: PathBuf::from(addr.to_string()),
-                why: format!("metrics_listen: {e}"),
-            })?),
-            None => None,
-        };
         let mut bond = Bond {
             members: Members::new(all.len()),
             core: Core::new(s),
-            metrics,
             epoch: std::time::Instant::now(),
             datapath: DataPath::new(upper, engine_info, adopted, rebalancing),
             carrier,
-            control: Some(control),
-            requests,
+            control,
             run: Some(run),
             seen_ns: 0,
             carriers: CarrierLog::default(),
-            taps: lagkit_api::capture::Taps::default(),
         };
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
