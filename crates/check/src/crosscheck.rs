@@ -522,7 +522,7 @@ fn rate(h: &Host, s: &Show, c: &ShowChannel, sw: &str) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::facts::{read, End};
+    use crate::facts::{read, End, HostMode};
     use crate::rules::check;
     use crate::{Finding, Severity};
 
@@ -760,7 +760,7 @@ mod tests {
 
     #[test]
     fn pagp_partners_and_several_channels() {
-        let json = STATUS.replace("\"pagp\": null", "\"pagp\": {\"mode\": \"desirable\", \"silent\": false, \"rate\": \"slow\", \"device_id\": \"02:aa:00:00:00:09\", \"members_in_channel\": 2}");
+        let json = STATUS.replacen("\"pagp\": null", "\"pagp\": {\"mode\": \"desirable\", \"silent\": false, \"rate\": \"slow\", \"device_id\": \"02:aa:00:00:00:09\", \"members_in_channel\": 2}", 1);
         let s = read("show.txt", PAGP).unwrap();
         let h = read("status.json", &json).unwrap();
         let f = check(&[s.clone(), h], None);
@@ -782,21 +782,29 @@ mod tests {
         assert_eq!(with(&f, "show-which-channel").len(), 1, "{f:#?}");
     }
 
-    /// `lagkit status --json` of an 802.3ad bond, trimmed to what check reads.
+    /// `lagkit status --json` of an 802.3ad bond: a `BondStatus` as the
+    /// daemon serializes it (`serde_json::to_string_pretty`).
     const STATUS: &str = r#"[
   {
     "name": "bond0",
     "mode": "IEEE 802.3ad Dynamic link aggregation",
     "xmit_hash_policy": "layer3+4",
+    "engine": "userspace",
+    "engine_reason": "engine = userspace",
     "mii_status": "up",
+    "mac": "02:5a:00:00:0b:01",
     "mtu": 1500,
+    "miimon_ms": 100,
+    "updelay_ms": 0,
+    "downdelay_ms": 0,
+    "active_member": null,
     "lacp": {
       "lacp_rate": "fast",
       "lacp_activity": "on",
       "system_priority": 65535,
       "system_mac": "02:5a:00:00:0b:01",
       "aggregator_id": 1,
-      "number_of_ports": 2,
+      "number_of_ports": 1,
       "actor_key": 9,
       "partner_key": 10,
       "partner_mac": "00:1b:54:c2:7a:80",
@@ -809,39 +817,97 @@ mod tests {
         "mii_status": "up",
         "speed": "1000 Mbps",
         "duplex": "full",
+        "link_failure_count": 0,
+        "permanent_hw_addr": "3c:ec:ef:10:00:01",
         "transmitting": true,
         "collecting": true,
-        "lacp": {"aggregator_id": 1, "actor_port": 1, "actor_key": 9, "actor_state": 63, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 304, "partner_key": 10, "partner_state": 63, "not_bundled": null}
+        "leaving": false,
+        "watchers": [
+          [
+            "carrier",
+            true
+          ]
+        ],
+        "isolation": "tcx",
+        "offloads": null,
+        "lacp": {
+          "aggregator_id": 1,
+          "rx_state": "CURRENT",
+          "mux_state": "COLLECTING_DISTRIBUTING",
+          "selected": "SELECTED",
+          "actor_churn_state": "NO_ACTOR_CHURN",
+          "partner_churn_state": "NO_PARTNER_CHURN",
+          "actor_port": 1,
+          "actor_key": 9,
+          "actor_state": 63,
+          "partner_mac": "00:1b:54:c2:7a:80",
+          "partner_port": 304,
+          "partner_key": 10,
+          "partner_state": 63,
+          "not_bundled": null
+        },
+        "pagp": null
       },
       {
         "name": "eno2",
         "mii_status": "up",
         "speed": "1000 Mbps",
         "duplex": "full",
+        "link_failure_count": 0,
+        "permanent_hw_addr": "3c:ec:ef:10:00:02",
         "transmitting": false,
         "collecting": false,
-        "lacp": {"aggregator_id": 1, "actor_port": 2, "actor_key": 9, "actor_state": 7, "partner_mac": "00:1b:54:c2:7a:80", "partner_port": 305, "partner_key": 10, "partner_state": 63, "not_bundled": "partner not in sync"}
+        "leaving": false,
+        "watchers": [
+          [
+            "carrier",
+            true
+          ]
+        ],
+        "isolation": "tcx",
+        "offloads": null,
+        "lacp": {
+          "aggregator_id": 1,
+          "rx_state": "CURRENT",
+          "mux_state": "WAITING",
+          "selected": "SELECTED",
+          "actor_churn_state": "NO_ACTOR_CHURN",
+          "partner_churn_state": "NO_PARTNER_CHURN",
+          "actor_port": 2,
+          "actor_key": 9,
+          "actor_state": 7,
+          "partner_mac": "00:1b:54:c2:7a:80",
+          "partner_port": 305,
+          "partner_key": 10,
+          "partner_state": 63,
+          "not_bundled": "partner not in sync"
+        },
+        "pagp": null
       }
-    ]
+    ],
+    "problems": []
   }
 ]"#;
 
     #[test]
     fn lagkit_status_json_as_the_host() {
+        // The fixture is exactly what the daemon writes today.
+        let typed: Vec<lagkit_api::status::BondStatus> = serde_json::from_str(STATUS).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&typed).unwrap(), STATUS);
         let h = read("status.json", STATUS).unwrap();
         let End::Hosts(hs) = &h else { panic!("{h:?}") };
         let r = hs[0].running.as_ref().unwrap();
         assert_eq!(
             r.system.as_ref().map(|s| s.1.to_string()),
-            Some("status.json:12".into())
+            Some("status.json:19".into())
         );
-        assert_eq!(r.members[1].loc.to_string(), "status.json:32");
+        assert_eq!(r.members[1].loc.to_string(), "status.json:66");
         let f = check(&[read("show.txt", SESSION).unwrap(), h], None);
         let m = with(&f, "member-bundled-one-end");
         assert_eq!(m.len(), 1, "{f:#?}");
         assert!(
             m[0].reason
-                .contains("eno2 at the other end (status.json:32): partner not in sync"),
+                .contains("eno2 at the other end (status.json:66): partner not in sync"),
             "{}",
             m[0]
         );
@@ -851,5 +917,34 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("status.json:1:"), "{e}");
+    }
+
+    #[test]
+    fn lagkit_status_json_of_one_bond_reads_its_lacp_enums() {
+        let one = STATUS
+            .trim()
+            .strip_prefix('[')
+            .unwrap()
+            .strip_suffix(']')
+            .unwrap();
+        let passive = one
+            .replace(r#""lacp_rate": "fast""#, r#""lacp_rate": "slow""#)
+            .replace(
+                r#""lacp_activity": "on""#,
+                r#""lacp_activity": "off (passive)""#,
+            );
+        let End::Hosts(h) = read("status.json", &passive).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            h[0].mode,
+            HostMode::Lacp {
+                active: false,
+                fast: false
+            }
+        );
+        // A rate the daemon never writes is an error at its line.
+        let e = read("status.json", &one.replace(r#""fast""#, r#""medium""#)).unwrap_err();
+        assert!(e.to_string().starts_with("status.json:16:"), "{e}");
     }
 }

@@ -109,10 +109,10 @@ pub fn read_piece(file: &str, owner: &str, text: &str) -> Result<Piece, ReadErro
 }
 
 fn port_name(file: &str, line: usize, name: &str) -> Result<String, ReadError> {
-    lagkit_ios::canonical(name).map_err(|why| ReadError::Bad {
+    lagkit_ios::canonical(name).map_err(|e| ReadError::Bad {
         file: file.into(),
         line,
-        why,
+        why: e.to_string(),
     })
 }
 

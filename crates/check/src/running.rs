@@ -10,6 +10,7 @@
 
 use crate::facts::{Host, HostMode, HostPort, ReadError};
 use crate::Loc;
+use lagkit_api::status::{BondStatus, LacpRate};
 use serde::Serialize;
 
 /// A running bond's LACP (or PAgP) state.
@@ -187,58 +188,10 @@ pub fn is_status_json(text: &str) -> bool {
 /// `lagkit status --json` (an array of bonds, or one): the bonds as host
 /// facts with their running state.
 pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> {
-    #[derive(serde::Deserialize)]
-    struct Lacp {
-        lacp_rate: String,
-        lacp_activity: String,
-        system_mac: String,
-        aggregator_id: Option<u16>,
-        actor_key: Option<u16>,
-        partner_key: Option<u16>,
-        partner_mac: Option<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Pagp {
-        mode: String,
-        silent: bool,
-        device_id: String,
-    }
-    #[derive(serde::Deserialize)]
-    struct MemberLacp {
-        aggregator_id: Option<u16>,
-        actor_port: u16,
-        actor_key: u16,
-        actor_state: u8,
-        partner_mac: String,
-        partner_port: u16,
-        partner_key: u16,
-        partner_state: u8,
-        not_bundled: Option<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Member {
-        name: String,
-        speed: Option<String>,
-        duplex: Option<String>,
-        transmitting: bool,
-        collecting: bool,
-        lacp: Option<MemberLacp>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Bond {
-        name: String,
-        mode: String,
-        xmit_hash_policy: String,
-        mtu: u32,
-        lacp: Option<Lacp>,
-        #[serde(default)]
-        pagp: Option<Pagp>,
-        members: Vec<Member>,
-    }
     let parsed = if text.trim_start().starts_with('[') {
-        serde_json::from_str::<Vec<Bond>>(text)
+        serde_json::from_str::<Vec<BondStatus>>(text)
     } else {
-        serde_json::from_str::<Bond>(text).map(|b| vec![b])
+        serde_json::from_str::<BondStatus>(text).map(|b| vec![b])
     };
     let bonds = parsed.map_err(|e| ReadError::Bad {
         file: file.into(),
@@ -279,10 +232,10 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
         let after = |l: usize| bond_line.is_none_or(|b| l >= b);
         let mut mode_of = HostMode::of(
             mode,
+            b.lacp.as_ref().is_none_or(|l| !l.is_passive()),
             b.lacp
                 .as_ref()
-                .is_none_or(|l| !l.lacp_activity.starts_with("off")),
-            b.lacp.as_ref().is_some_and(|l| l.lacp_rate == "fast"),
+                .is_some_and(|l| l.lacp_rate == LacpRate::Fast),
         );
         if let Some(p) = &b.pagp {
             mode_of = HostMode::Pagp {

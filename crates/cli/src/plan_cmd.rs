@@ -124,9 +124,10 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
         }
         None => None,
     };
-    let (plans, skipped) = lab::plan_scenario(name, a.short, report.as_ref()).map_err(usage)?;
+    let (plans, skipped) =
+        lab::plan_scenario(name, a.short, report.as_ref()).map_err(|e| usage(e.to_string()))?;
     let measured = match &report {
-        Some(v) => Some(lab::compare(name, a.short, v).map_err(usage)?),
+        Some(v) => Some(lab::compare(name, a.short, v).map_err(|e| usage(e.to_string()))?),
         None => None,
     };
     let plan_of = |p: &lab::LabPlan| {

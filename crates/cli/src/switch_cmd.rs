@@ -382,7 +382,8 @@ pub const SHOW_COMMANDS: &[&str] = &[
 ];
 
 fn show(q: Query) -> Result<(), Failure> {
-    let (w, filter) = lagkit_switch::show::Filter::split(&q.words).map_err(Failure::Usage)?;
+    let (w, filter) =
+        lagkit_switch::show::Filter::split(&q.words).map_err(|e| Failure::Usage(e.to_string()))?;
     if filter.is_some() && q.json {
         return Err(Failure::Usage(
             "a | filter applies to IOS's text: leave out --json, or filter the JSON with jq".into(),

@@ -23,7 +23,7 @@ mod common;
 use lagkit_api::protocol::{request, Request, Response};
 use lagkit_api::status::BondStatus;
 use lagkit_sys::proc::Signal;
-use lagkit_testnet::{tcp_until, wait_until, Lab, Transfer};
+use lagkit_testnet::{tcp_until, wait_until, Lab, Transfer, TransferError};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,7 +210,7 @@ impl Drop for Bed {
 /// TCP load A -> B on `n` connections, and a 200/s ping from A, until stopped.
 struct Load {
     stop: Arc<AtomicBool>,
-    tcp: Option<std::thread::JoinHandle<Vec<Result<Transfer, String>>>>,
+    tcp: Option<std::thread::JoinHandle<Vec<Result<Transfer, TransferError>>>>,
     ping: Child,
 }
 
@@ -260,7 +260,7 @@ impl Load {
             match r {
                 Ok(t) if t.sent == t.received && t.sent_hash == t.recv_hash => bytes += t.received,
                 Ok(t) => lost.push(format!("{} of {} bytes arrived", t.received, t.sent)),
-                Err(e) => lost.push(e.clone()),
+                Err(e) => lost.push(e.to_string()),
             }
         }
         Seen {

@@ -686,7 +686,7 @@ fn an_oversize_frame_is_dropped_and_counted_as_a_giant() {
         "ip", "netns", "exec", h1, "ping", "-n", "-q", "-M", "do", "-s", "8000", "-i", "0.05",
         "-W", "1", "-c", "4", "10.0.3.2",
     ]);
-    let text = big.unwrap_or_else(|e| e);
+    let text = big.unwrap_or_else(|e| e.to_string());
     let p = lagkit_testnet::parse_ping(&text);
     assert_eq!(p.received, 0, "{text}");
     let c = port_counters(sw, "GigabitEthernet1/1");

@@ -8,8 +8,11 @@
 //! the single list: `scripts/setup.sh` installs every package named here,
 //! and `crates/cli/tests/setup.rs` fails when the code runs a program that
 //! is not in it, or names a package the script does not install.
+//! [`run`] runs one and says which command failed and why
+//! ([`CommandError`]), for the lab, the namespaces crate and the tests.
 
 use std::io;
+use std::process::{Command, ExitStatus};
 
 /// One external program.
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +100,60 @@ pub fn spawn_error(name: &str, e: &io::Error) -> String {
         not_found(name)
     } else {
         format!("cannot run `{name}`: {e}")
+    }
+}
+
+/// A program that is not installed, could not be started, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The program is neither on PATH nor in the sbin directories; the
+    /// message says how to install it.
+    #[error("{}", not_found(.program))]
+    NotFound {
+        /// The program's name.
+        program: String,
+    },
+    /// The program could not be started.
+    #[error("`{command}`: {}", spawn_error(.program, .source))]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The program (the command's first word).
+        program: String,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// The program ran and exited unsuccessfully.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// Its standard error, trimmed.
+        stderr: String,
+    },
+}
+
+/// Runs `args[0]` with the rest as arguments; its stdout, or an error that
+/// quotes the command and its stderr.
+pub fn run(args: &[&str]) -> Result<String, CommandError> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|source| CommandError::Spawn {
+            command: args.join(" "),
+            program: args[0].to_string(),
+            source,
+        })?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(CommandError::Failed {
+            command: args.join(" "),
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 

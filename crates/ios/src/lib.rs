@@ -342,6 +342,69 @@ pub struct ParseError {
     pub why: String,
 }
 
+/// Why an interface name could not be read ([`canonical`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// No type word, or no number after it.
+    #[error("{name:?} is not an interface name (e.g. gigabitethernet 8/4, port-channel 3)")]
+    NotAName {
+        /// The name given.
+        name: String,
+    },
+    /// The type word abbreviates no interface type IOS has.
+    #[error("unknown interface type {word:?} in {name:?}")]
+    UnknownType {
+        /// The type word, lower case.
+        word: String,
+        /// The name given.
+        name: String,
+    },
+    /// The number holds something other than digits, `/` and `.`.
+    #[error("{name:?}: the interface number may hold only digits, '/' and '.'")]
+    BadNumber {
+        /// The name given.
+        name: String,
+    },
+}
+
+/// Why the argument of `interface range` could not be expanded
+/// ([`expand_range`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// A name in it is not an interface name.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// The first name of a range ends in no number.
+    #[error("{part:?}: no number to count from")]
+    NoStart {
+        /// The range, as written.
+        part: String,
+    },
+    /// The end of a range is not a number.
+    #[error("{part:?}: the end of a range is a number (gi8/4 - 5)")]
+    BadEnd {
+        /// The range, as written.
+        part: String,
+    },
+    /// The range runs backwards or spans more than 256 ports.
+    #[error("{part:?}: a range runs upwards, at most 256 ports (gi8/4 - 5)")]
+    Backwards {
+        /// The range, as written.
+        part: String,
+    },
+}
+
+/// Why a trunk's allowed VLAN list is refused ([`check_vlan_list`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum VlanListError {
+    /// A VLAN id that is not a number in 1-4094.
+    #[error("VLAN {0:?} is outside 1-4094")]
+    OutOfRange(String),
+    /// A range whose first VLAN is above its last.
+    #[error("VLAN range {0}-{1} runs backwards")]
+    Backwards(u16, u16),
+}
+
 /// Interface types IOS abbreviates, with the canonical spelling.
 const TYPES: [(&str, &str); 8] = [
     ("port-channel", "Port-channel"),
@@ -356,7 +419,7 @@ const TYPES: [(&str, &str); 8] = [
 
 /// The canonical form of an interface name: `gi 8/4`, `Gi8/4` and
 /// `gigabitethernet8/4` are all `GigabitEthernet8/4`.
-pub fn canonical(name: &str) -> Result<String, String> {
+pub fn canonical(name: &str) -> Result<String, NameError> {
     let compact: String = name.split_whitespace().collect();
     let lower = compact.to_ascii_lowercase();
     let split = lower
@@ -364,29 +427,28 @@ pub fn canonical(name: &str) -> Result<String, String> {
         .unwrap_or(lower.len());
     let (word, num) = (&lower[..split], &compact[split..]);
     if word.is_empty() || num.is_empty() {
-        return Err(format!(
-            "{name:?} is not an interface name (e.g. gigabitethernet 8/4, port-channel 3)"
-        ));
+        return Err(NameError::NotAName { name: name.into() });
     }
     // The shortest unambiguous prefix IOS accepts; "po", "gi", "te", "fa" and "e" are the common ones.
     let (_, canon) = TYPES
         .iter()
         .find(|(full, _)| full.starts_with(word) && (word.len() >= 2 || *full == "ethernet"))
-        .ok_or_else(|| format!("unknown interface type {word:?} in {name:?}"))?;
+        .ok_or_else(|| NameError::UnknownType {
+            word: word.into(),
+            name: name.into(),
+        })?;
     if !num
         .chars()
         .all(|c| c.is_ascii_digit() || c == '/' || c == '.')
     {
-        return Err(format!(
-            "{name:?}: the interface number may hold only digits, '/' and '.'"
-        ));
+        return Err(NameError::BadNumber { name: name.into() });
     }
     Ok(format!("{canon}{num}"))
 }
 
 /// Expands the argument of `interface range`: `gigabitethernet 8/4 - 5`,
 /// `gi8/4-5`, `gi1/1 - 2 , gi1/5`.
-pub fn expand_range(arg: &str) -> Result<Vec<String>, String> {
+pub fn expand_range(arg: &str) -> Result<Vec<String>, RangeError> {
     let mut out = Vec::new();
     for part in arg.split(',') {
         let part = part.trim();
@@ -405,16 +467,15 @@ pub fn expand_range(arg: &str) -> Result<Vec<String>, String> {
             .rfind(|c: char| !c.is_ascii_digit())
             .map_or(0, |i| i + 1);
         let (stem, lo) = name.split_at(cut);
+        let part = || part.to_string();
         let lo: u32 = lo
             .parse()
-            .map_err(|_| format!("{part:?}: no number to count from"))?;
+            .map_err(|_| RangeError::NoStart { part: part() })?;
         let hi: u32 = last
             .parse()
-            .map_err(|_| format!("{part:?}: the end of a range is a number (gi8/4 - 5)"))?;
+            .map_err(|_| RangeError::BadEnd { part: part() })?;
         if hi < lo || hi - lo > 255 {
-            return Err(format!(
-                "{part:?}: a range runs upwards, at most 256 ports (gi8/4 - 5)"
-            ));
+            return Err(RangeError::Backwards { part: part() });
         }
         out.extend((lo..=hi).map(|n| format!("{stem}{n}")));
     }
@@ -551,7 +612,7 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
             }
             ["interface", "range", ..] => {
                 let arg = words[2..].join(" ");
-                let names = expand_range(&arg).map_err(err)?;
+                let names = expand_range(&arg).map_err(|e| err(e.to_string()))?;
                 ctx = enter(names, &mut cfg, &mut index);
                 foreign_block = false;
                 continue;
@@ -571,7 +632,7 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                         });
                         continue;
                     }
-                    Err(why) => return Err(err(why)),
+                    Err(why) => return Err(err(why.to_string())),
                 };
                 ctx = enter(vec![name], &mut cfg, &mut index);
                 continue;
@@ -827,14 +888,14 @@ fn is_virtual(arg: &str) -> bool {
 }
 
 /// A trunk's allowed list as IOS takes it: VLANs 1-4094, ranges upwards.
-fn check_vlan_list(list: &str) -> Result<(), String> {
+fn check_vlan_list(list: &str) -> Result<(), VlanListError> {
     if matches!(list, "all" | "none") {
         return Ok(());
     }
-    let id = |t: &str| -> Result<u16, String> {
+    let id = |t: &str| -> Result<u16, VlanListError> {
         match t.parse::<u16>() {
             Ok(v) if (1..=4094).contains(&v) => Ok(v),
-            _ => Err(format!("VLAN {t:?} is outside 1-4094")),
+            _ => Err(VlanListError::OutOfRange(t.into())),
         }
     };
     for part in list.split(',') {
@@ -842,7 +903,7 @@ fn check_vlan_list(list: &str) -> Result<(), String> {
             Some((a, b)) => {
                 let (a, b) = (id(a)?, id(b)?);
                 if a > b {
-                    return Err(format!("VLAN range {a}-{b} runs backwards"));
+                    return Err(VlanListError::Backwards(a, b));
                 }
             }
             None => {
@@ -1143,8 +1204,14 @@ end
         assert_eq!(canonical("gi 8/4").unwrap(), "GigabitEthernet8/4");
         assert_eq!(canonical("Te1/0/1").unwrap(), "TenGigabitEthernet1/0/1");
         assert_eq!(canonical("po3").unwrap(), "Port-channel3");
-        assert!(canonical("x9").is_err());
-        assert!(canonical("gigabitethernet").is_err());
+        assert_eq!(
+            canonical("x9").unwrap_err().to_string(),
+            "unknown interface type \"x\" in \"x9\""
+        );
+        assert!(matches!(
+            canonical("gigabitethernet"),
+            Err(NameError::NotAName { .. })
+        ));
         assert_eq!(
             expand_range("gigabitethernet 8/4 - 5 , gi8/7").unwrap(),
             vec![
@@ -1153,8 +1220,18 @@ end
                 "GigabitEthernet8/7"
             ]
         );
-        assert!(expand_range("gi8/5 - 4").is_err());
-        assert!(expand_range("gi8/1 - x").is_err());
+        assert_eq!(
+            expand_range("gi8/5 - 4").unwrap_err().to_string(),
+            "\"gi8/5 - 4\": a range runs upwards, at most 256 ports (gi8/4 - 5)"
+        );
+        assert!(matches!(
+            expand_range("gi8/1 - x"),
+            Err(RangeError::BadEnd { .. })
+        ));
+        assert!(matches!(
+            expand_range("gi8/1, x9"),
+            Err(RangeError::Name(NameError::UnknownType { .. }))
+        ));
     }
 
     #[test]

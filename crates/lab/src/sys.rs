@@ -1,48 +1,15 @@
 //! Running programs, network namespaces, and stopping processes by PID
 //! without ever hitting a recycled one; the errors of a program that failed
-//! ([`CommandError`]), of a file ([`IoError`]) and of a program's answer
+//! ([`CommandError`] and [`run`], lagkit-dataplane's), of a file ([`IoError`]) and of a program's answer
 //! that could not be read ([`QueryError`]).
 
-use lagkit_dataplane::tools;
+pub use lagkit_dataplane::tools::{run, CommandError};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::{sysconf, Pid, SysconfVar};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
-
-/// A program that is not installed, could not be started, or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CommandError {
-    /// The program is neither on PATH nor in the sbin directories; the
-    /// message says how to install it.
-    #[error("{}", tools::not_found(.program))]
-    NotFound {
-        /// The program's name.
-        program: String,
-    },
-    /// The program could not be started.
-    #[error("`{command}`: {}", tools::spawn_error(.program, .source))]
-    Spawn {
-        /// The command line.
-        command: String,
-        /// The program (the command's first word).
-        program: String,
-        /// Why it did not start.
-        source: std::io::Error,
-    },
-    /// The program ran and exited unsuccessfully.
-    #[error("`{command}` failed ({status}): {stderr}")]
-    Failed {
-        /// The command line.
-        command: String,
-        /// How it exited.
-        status: ExitStatus,
-        /// Its standard error, trimmed.
-        stderr: String,
-    },
-}
 
 /// A file or directory operation that failed, naming the path.
 #[derive(Debug, thiserror::Error)]
@@ -112,28 +79,6 @@ impl QueryError {
             query: query.to_string(),
             of: of.to_string(),
         }
-    }
-}
-
-/// Runs `args[0]` with the rest as arguments; its stdout, or an error that
-/// quotes the command and its stderr.
-pub fn run(args: &[&str]) -> Result<String, CommandError> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|source| CommandError::Spawn {
-            command: args.join(" "),
-            program: args[0].to_string(),
-            source,
-        })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(CommandError::Failed {
-            command: args.join(" "),
-            status: out.status,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
     }
 }
 

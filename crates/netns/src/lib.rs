@@ -15,43 +15,53 @@
 
 #![forbid(unsafe_code)]
 
-use lagkit_dataplane::tools;
+use lagkit_dataplane::tools::{self, CommandError};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 /// Where iproute2 keeps named namespaces.
 const RUN_NETNS: &str = "/run/netns";
 
 /// A namespace operation that failed.
 #[derive(Debug, thiserror::Error)]
-#[error("namespace {name}: {op}: {why}")]
-pub struct NetnsError {
-    /// The namespace.
-    pub name: String,
-    /// What was being done ("create", "delete", "veth ...").
-    pub op: String,
-    /// Why it failed (the command and its message).
-    pub why: String,
+pub enum NetnsError {
+    /// An `ip` command failed.
+    #[error("namespace {name}: {op}: {why}")]
+    Ip {
+        /// The namespace.
+        name: String,
+        /// What was being done ("create", "delete", "veth ...").
+        op: String,
+        /// The command and its message.
+        why: CommandError,
+    },
+    /// What a killed daemon left could not be removed.
+    #[error("namespace {name}: remove {}: {why}", .path.display())]
+    Remove {
+        /// The namespace.
+        name: String,
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        why: std::io::Error,
+    },
+}
+
+impl NetnsError {
+    /// For `map_err`: the failed `ip` command of operation `op` on
+    /// namespace `name`.
+    fn ip(name: &str, op: impl Into<String>) -> impl FnOnce(CommandError) -> NetnsError {
+        let (name, op) = (name.to_string(), op.into());
+        move |why| NetnsError::Ip { name, op, why }
+    }
 }
 
 /// Runs `ip ARGS`; its stdout, or the command and its stderr.
-fn ip(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("`ip {}`: {}", args.join(" "), tools::spawn_error("ip", &e)))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "`ip {}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+fn ip(args: &[&str]) -> Result<String, CommandError> {
+    let mut v = vec!["ip"];
+    v.extend_from_slice(args);
+    tools::run(&v)
 }
 
 /// The names of the namespaces that exist, sorted (read from
@@ -75,16 +85,11 @@ pub fn exists(name: &str) -> bool {
 
 /// Creates namespace `name` with its loopback up.
 pub fn create(name: &str) -> Result<(), NetnsError> {
-    let err = |op: &str, why| NetnsError {
-        name: name.to_string(),
-        op: op.to_string(),
-        why,
-    };
-    ip(&["netns", "add", name]).map_err(|w| err("create", w))?;
+    ip(&["netns", "add", name]).map_err(NetnsError::ip(name, "create"))?;
     // A namespace may get the inode of one that is gone: what lagkit
     // daemons killed there left must not be taken for this one's.
     forget_lagkit_files(name)?;
-    ip(&["-n", name, "link", "set", "lo", "up"]).map_err(|w| err("loopback up", w))?;
+    ip(&["-n", name, "link", "set", "lo", "up"]).map_err(NetnsError::ip(name, "loopback up"))?;
     Ok(())
 }
 
@@ -107,10 +112,10 @@ pub fn forget_lagkit_files(name: &str) -> Result<(), NetnsError> {
         lagkit_bondcfg::paths::netns_dir(Some(ino)),
     ];
     for d in dirs.iter().filter(|d| d.exists()) {
-        std::fs::remove_dir_all(d).map_err(|e| NetnsError {
+        std::fs::remove_dir_all(d).map_err(|why| NetnsError::Remove {
             name: name.to_string(),
-            op: format!("remove {}", d.display()),
-            why: e.to_string(),
+            path: d.clone(),
+            why,
         })?;
     }
     Ok(())
@@ -149,11 +154,7 @@ pub fn remove(name: &str) -> Result<(), NetnsError> {
     match ip(&["netns", "del", name]) {
         Ok(_) => Ok(()),
         Err(_) if !exists(name) => Ok(()),
-        Err(why) => Err(NetnsError {
-            name: name.to_string(),
-            op: "delete".to_string(),
-            why,
-        }),
+        Err(why) => Err(NetnsError::ip(name, "delete")(why)),
     }
 }
 
@@ -164,11 +165,7 @@ pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<(), NetnsError> 
         "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
     ])
     .map(|_| ())
-    .map_err(|why| NetnsError {
-        name: ns_a.to_string(),
-        op: format!("veth {a} to {ns_b}/{b}"),
-        why,
-    })
+    .map_err(NetnsError::ip(ns_a, format!("veth {a} to {ns_b}/{b}")))
 }
 
 /// The namespaces one owner created; each is removed ([`remove`]: what

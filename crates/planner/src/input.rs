@@ -446,10 +446,8 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 
 /// Parses a rate in bit/s as every lagkit flag does (`100M`, `1g`,
 /// `250kbit`, `10Gbit/s`, plain bit/s; see `lagkit_units`).
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    lagkit_units::parse_rate(s)
-        .map(|b| b as f64)
-        .map_err(|e| e.to_string())
+pub fn parse_rate(s: &str) -> Result<f64, lagkit_units::UnitError> {
+    lagkit_units::parse_rate(s).map(|b| b as f64)
 }
 
 fn to_flow(r: &Record) -> Result<Flow, FieldError> {
@@ -540,7 +538,9 @@ fn to_flow(r: &Record) -> Result<Flow, FieldError> {
             ))
         }
         Some(NumOrStr::Str(s)) if s.trim().is_empty() => None,
-        Some(NumOrStr::Str(s)) => Some(parse_rate(s).map_err(|e| FieldError::of("rate", e))?),
+        Some(NumOrStr::Str(s)) => {
+            Some(parse_rate(s).map_err(|e| FieldError::of("rate", e.to_string()))?)
+        }
     };
     let dir = match r.dir.as_deref().map(|d| d.trim().to_ascii_lowercase()) {
         None => Dir::Out,

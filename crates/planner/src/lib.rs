@@ -30,7 +30,9 @@ pub mod report;
 pub use explain::{explain, Cause};
 pub use flow::{Dir, Flow};
 pub use input::{read_flows, InputError};
-pub use predict::{alternatives, predict, EndConfig, LinkLoad, Prediction, Spread};
+pub use predict::{
+    alternatives, predict, EndConfig, LinkLoad, ParseSpreadError, Prediction, Spread,
+};
 
 /// Runs arbitrary bytes through the planner as a traffic file would: the
 /// format sniffing, the CSV/JSON/pcap/pcapng readers, then a prediction and

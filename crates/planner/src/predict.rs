@@ -29,6 +29,12 @@ pub enum Spread {
     AlbPeers,
 }
 
+/// Why a name is no way of spreading ([`Spread::parse`]): not a mode and
+/// not a transmit hash policy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}; or a mode: balance-rr, active-backup, adaptive")]
+pub struct ParseSpreadError(pub lagkit_hash::ParsePolicyError);
+
 /// The strong hash lagkit uses by default (the bond's own default seed).
 pub const DEFAULT_STRONG: Strong = Strong {
     seed: 0x6c61_676b_6974,
@@ -38,7 +44,7 @@ pub const DEFAULT_STRONG: Strong = Strong {
 impl Spread {
     /// Parses `balance-rr`/`round-robin`, `active-backup`, `adaptive`, or
     /// any transmit hash policy name `lagkit_hash` accepts.
-    pub fn parse(s: &str) -> Result<Spread, String> {
+    pub fn parse(s: &str) -> Result<Spread, ParseSpreadError> {
         match s {
             "rr" | "balance-rr" | "round-robin" | "round_robin" => Ok(Spread::RoundRobin),
             "active-backup" | "single" => Ok(Spread::Single),
@@ -46,7 +52,7 @@ impl Spread {
             _ => s
                 .parse::<Policy>()
                 .map(Spread::Hash)
-                .map_err(|e| format!("{e}; or a mode: balance-rr, active-backup, adaptive")),
+                .map_err(ParseSpreadError),
         }
     }
 
@@ -580,6 +586,12 @@ mod tests {
         assert_eq!(f, vec![3, 3, 2]);
         assert!(Spread::parse("dst-ip").unwrap().is_cisco());
         assert!(!Spread::parse("layer2+3").unwrap().is_cisco());
-        assert!(Spread::parse("nonsense").is_err());
+        let e = Spread::parse("nonsense").unwrap_err();
+        assert!(
+            e.to_string().starts_with("unknown transmit hash policy")
+                && e.to_string()
+                    .ends_with("; or a mode: balance-rr, active-backup, adaptive"),
+            "{e}"
+        );
     }
 }

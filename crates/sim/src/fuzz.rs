@@ -7,7 +7,7 @@
 //! both systems after every event. The cargo-fuzz target and a seeded test
 //! both call it.
 
-use crate::{check_invariants, mac, Fault, LinkSpec, Sim};
+use crate::{check_invariants, mac, Fault, InvariantViolation, LinkSpec, Sim};
 use lagkit_proto::lacp::{Activity, MuxControl, NoPartner, PortConfig, PortId, Rate, SystemConfig};
 use lagkit_wire::{LacpduRepr, MacAddr, PortInfo, PortState, SlowPdu, SystemId};
 use std::time::Duration;
@@ -78,7 +78,7 @@ pub const TIME_BUDGET: Duration = Duration::from_secs(400);
 
 /// Interprets `data` as a configuration and an event sequence; returns the
 /// first invariant violation.
-pub fn run_ops(data: &[u8]) -> Result<(), String> {
+pub fn run_ops(data: &[u8]) -> Result<(), InvariantViolation> {
     let mut d = Bytes(data);
     let (Some(cfg), Some(a1), Some(a2), Some(b1), Some(b2)) =
         (d.u8(), d.u8(), d.u8(), d.u8(), d.u8())
@@ -196,7 +196,7 @@ mod tests {
 /// any modes, limits and timers, fed cuts, black holes, arbitrary frames and
 /// crafted Information and Flush PDUs with any field values; checks
 /// [`crate::pagp::check_invariants`] after every event.
-pub fn run_pagp_ops(data: &[u8]) -> Result<(), String> {
+pub fn run_pagp_ops(data: &[u8]) -> Result<(), InvariantViolation> {
     use crate::pagp::{check_invariants, pair, Peer};
     use lagkit_proto::pagp::{self, Mode, Silence};
     use lagkit_wire::pagp::{Flags, FlushRepr, InfoRepr, LearnMethod, PortInfo, Tlv};
@@ -248,7 +248,7 @@ pub fn run_pagp_ops(data: &[u8]) -> Result<(), String> {
         port(2, b),
         u64::from(cfg),
     );
-    let check = |sim: &Sim<Peer>| -> Result<(), String> {
+    let check = |sim: &Sim<Peer>| -> Result<(), InvariantViolation> {
         for s in 0..2 {
             if let Some(sys) = sim.system(s).pagp() {
                 check_invariants(sys, sim.now())?;

@@ -639,19 +639,48 @@ pub fn write_pcap(path: &std::path::Path, frames: &[Captured]) -> std::io::Resul
     Ok(())
 }
 
+/// An invariant a simulated system broke: where (the system, and the port
+/// or aggregator) and what, with the state that shows it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {what}")]
+pub struct InvariantViolation {
+    /// The system's name, then the port's or `aggregator N`.
+    pub at: String,
+    /// The rule broken, and the state.
+    pub what: String,
+}
+
+impl InvariantViolation {
+    /// `what` broken at `at`.
+    pub fn new(at: impl Into<String>, what: impl Into<String>) -> InvariantViolation {
+        InvariantViolation {
+            at: at.into(),
+            what: what.into(),
+        }
+    }
+}
+
 /// Checks the invariants that must hold for every port and aggregator of a
 /// system whenever it has settled. Used by tests and the fuzz targets.
-pub fn check_invariants(sys: &System) -> Result<(), String> {
+pub fn check_invariants(sys: &System) -> Result<(), InvariantViolation> {
     use lagkit_proto::lacp::{MuxControl, MuxState, Selected};
     let cfg = sys.config();
     if sys.settle_overflows != 0 {
-        return Err(format!("{}: machines did not settle", cfg.name));
+        return Err(InvariantViolation::new(
+            &cfg.name,
+            "machines did not settle",
+        ));
     }
     for id in sys.port_ids() {
         let Some(p) = sys.port_status(id) else {
             continue;
         };
-        let err = |what: &str| Err(format!("{} {}: {what}: {p:?}", cfg.name, p.name));
+        let err = |what: &str| {
+            Err(InvariantViolation::new(
+                format!("{} {}", cfg.name, p.name),
+                format!("{what}: {p:?}"),
+            ))
+        };
         if p.distributing {
             if !p.enabled {
                 return err("distributing on a disabled port");
@@ -704,21 +733,24 @@ pub fn check_invariants(sys: &System) -> Result<(), String> {
         }
     }
     for a in sys.aggregators() {
+        let at = || format!("{} aggregator {}", cfg.name, a.id);
         for m in &a.members {
-            let p = sys.port_status(*m).ok_or("member port missing")?;
+            let p = sys
+                .port_status(*m)
+                .ok_or_else(|| InvariantViolation::new(at(), "member port missing"))?;
             if p.aggregator != Some(a.id) {
-                return Err(format!(
-                    "{} aggregator {}: member {} selected {:?}",
-                    cfg.name, a.id, p.name, p.aggregator
+                return Err(InvariantViolation::new(
+                    at(),
+                    format!("member {} selected {:?}", p.name, p.aggregator),
                 ));
             }
         }
         let n = a.distributing.len();
         if let Some(max) = cfg.max_bundle {
             if n > max.max(1) {
-                return Err(format!(
-                    "{} aggregator {}: {n} ports over max_bundle",
-                    cfg.name, a.id
+                return Err(InvariantViolation::new(
+                    at(),
+                    format!("{n} ports over max_bundle"),
                 ));
             }
         }
@@ -737,11 +769,12 @@ pub fn check_invariants(sys: &System) -> Result<(), String> {
         let fallback = ready.iter().any(|p| p.actor.state.defaulted())
             && cfg.no_partner == lagkit_proto::lacp::NoPartner::Fallback;
         if !a.individual && !fallback && n > 0 && ready.len() < cfg.min_links {
-            return Err(format!(
-                "{} aggregator {}: {n} distributing with {} ready, below min_links: {a:?}",
-                cfg.name,
-                a.id,
-                ready.len()
+            return Err(InvariantViolation::new(
+                at(),
+                format!(
+                    "{n} distributing with {} ready, below min_links: {a:?}",
+                    ready.len()
+                ),
             ));
         }
     }

@@ -2,7 +2,7 @@
 //! a partner that never speaks PAgP (a file server, a packet analyzer: the
 //! case PAgP's silent mode exists for).
 
-use crate::{End, LinkSpec, Node, Sim};
+use crate::{End, InvariantViolation, LinkSpec, Node, Sim};
 use lagkit_proto::pagp::{self, PortConfig, SystemConfig};
 use lagkit_proto::{Instant, PortId};
 
@@ -125,34 +125,45 @@ pub fn states(sim: &Sim<Peer>, s: usize) -> Vec<pagp::PortState> {
 /// would make it spin, which the fuzz target sees as a hang), no more ports carrying PAgP
 /// traffic than the port limit, and partner information exactly where the
 /// state says a partner was heard.
-pub fn check_invariants(sys: &pagp::System, now: Instant) -> Result<(), String> {
+pub fn check_invariants(sys: &pagp::System, now: Instant) -> Result<(), InvariantViolation> {
     use pagp::PortState::*;
     let name = &sys.config().name;
     if let Some(t) = sys.poll_timeout() {
         if t < now {
-            return Err(format!("{name}: deadline {t} not handled at {now}"));
+            return Err(InvariantViolation::new(
+                name,
+                format!("deadline {t} not handled at {now}"),
+            ));
         }
     }
     let mut up = 0;
     for id in sys.port_ids() {
         let Some(st) = sys.port_status(id) else {
-            return Err(format!("{name}: port {} has no status", id.0));
+            return Err(InvariantViolation::new(
+                name,
+                format!("port {} has no status", id.0),
+            ));
         };
         up += usize::from(st.state == UpPagp);
         let heard = st.partner_device.is_some();
         let should = !matches!(st.state, Down | Up | UpData);
         if heard != should {
-            return Err(format!(
-                "{name} {}: state {} but partner information {}",
-                st.name,
-                st.state,
-                if heard { "held" } else { "missing" }
+            return Err(InvariantViolation::new(
+                format!("{name} {}", st.name),
+                format!(
+                    "state {} but partner information {}",
+                    st.state,
+                    if heard { "held" } else { "missing" }
+                ),
             ));
         }
     }
     if let Some(m) = sys.config().max_ports {
         if up > m {
-            return Err(format!("{name}: {up} ports upPagp, limit {m}"));
+            return Err(InvariantViolation::new(
+                name,
+                format!("{up} ports upPagp, limit {m}"),
+            ));
         }
     }
     Ok(())

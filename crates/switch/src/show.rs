@@ -215,6 +215,33 @@ pub struct Filter {
     re: regex::Regex,
 }
 
+/// What to write after IOS's pipe.
+const FILTER_USAGE: &str =
+    "after |, write include, exclude or begin and a regular expression (e.g. | include Po1)";
+
+/// Why the words after IOS's pipe make no filter ([`Filter::split`]), in
+/// IOS's `%` words.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum FilterError {
+    /// The word after the pipe is not include, exclude or begin.
+    #[error("% Invalid filter \"{word}\": {FILTER_USAGE}")]
+    UnknownKind {
+        /// The word.
+        word: String,
+    },
+    /// No expression follows the filter's word.
+    #[error("% Incomplete command: {FILTER_USAGE}")]
+    NoExpression,
+    /// The expression is not a regular expression.
+    #[error("% Invalid regular expression \"{expr}\": {source}")]
+    BadExpression {
+        /// The expression.
+        expr: String,
+        /// What the regex crate said.
+        source: regex::Error,
+    },
+}
+
 /// Which lines a [`Filter`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterKind {
@@ -232,7 +259,7 @@ impl Filter {
     /// as a shell passes `"|" include Po1`) or stands before the filter's
     /// word (`|include Po1`, `"| include Po1"`); the filter's word may be
     /// abbreviated (`| i Po1`); the expression is the rest, blanks kept.
-    pub fn split<S: AsRef<str>>(words: &[S]) -> Result<(Vec<String>, Option<Filter>), String> {
+    pub fn split<S: AsRef<str>>(words: &[S]) -> Result<(Vec<String>, Option<Filter>), FilterError> {
         let Some(at) = words.iter().position(|w| w.as_ref().starts_with('|')) else {
             return Ok((words.iter().map(|w| w.as_ref().to_string()).collect(), None));
         };
@@ -243,7 +270,6 @@ impl Filter {
         let (kind, expr) = rest
             .split_once(char::is_whitespace)
             .map_or((rest, ""), |(k, e)| (k, e.trim()));
-        let usage = "after |, write include, exclude or begin and a regular expression (e.g. | include Po1)";
         let k = kind.to_ascii_lowercase();
         let kind = if !k.is_empty() && "include".starts_with(&k) {
             FilterKind::Include
@@ -252,13 +278,15 @@ impl Filter {
         } else if !k.is_empty() && "begin".starts_with(&k) {
             FilterKind::Begin
         } else {
-            return Err(format!("% Invalid filter \"{kind}\": {usage}"));
+            return Err(FilterError::UnknownKind { word: kind.into() });
         };
         if expr.is_empty() {
-            return Err(format!("% Incomplete command: {usage}"));
+            return Err(FilterError::NoExpression);
         }
-        let re = regex::Regex::new(expr)
-            .map_err(|e| format!("% Invalid regular expression \"{expr}\": {e}"))?;
+        let re = regex::Regex::new(expr).map_err(|source| FilterError::BadExpression {
+            expr: expr.into(),
+            source,
+        })?;
         Ok((before, Some(Filter { kind, re })))
     }
 
@@ -671,15 +699,20 @@ mod tests {
         assert!(f.unwrap().apply(text).contains("Po2"));
         let (cmd, f) = Filter::split(&["x", "y"]).unwrap();
         assert!(f.is_none() && cmd == ["x", "y"]);
-        assert!(Filter::split(&["x", "|", "sort", "a"])
-            .unwrap_err()
-            .contains("Invalid filter"));
-        assert!(Filter::split(&["x", "|", "include"])
-            .unwrap_err()
-            .contains("Incomplete"));
+        assert_eq!(
+            Filter::split(&["x", "|", "sort", "a"])
+                .unwrap_err()
+                .to_string(),
+            format!("% Invalid filter \"sort\": {FILTER_USAGE}")
+        );
+        assert!(matches!(
+            Filter::split(&["x", "|", "include"]),
+            Err(FilterError::NoExpression)
+        ));
         assert!(Filter::split(&["x", "|", "include", "("])
             .unwrap_err()
-            .contains("regular expression"));
+            .to_string()
+            .starts_with("% Invalid regular expression \"(\": "));
     }
 
     #[test]

@@ -19,6 +19,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use lagkit_dataplane::netns;
+use lagkit_dataplane::tools::run;
+pub use lagkit_dataplane::tools::CommandError;
 use lagkit_sys::packet;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
@@ -83,28 +85,6 @@ pub struct Lab {
     namespaces: lagkit_netns::Namespaces,
     // Last: released after the namespaces are removed.
     _turn: Turn,
-}
-
-fn run(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| {
-            format!(
-                "{}: {}",
-                args.join(" "),
-                lagkit_dataplane::tools::spawn_error(args[0], &e)
-            )
-        })?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "`{}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
 }
 
 impl Lab {
@@ -178,8 +158,8 @@ impl Lab {
         run(args).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Runs a command; returns its stdout or an error message.
-    pub fn try_sh(&self, args: &[&str]) -> Result<String, String> {
+    /// Runs a command; returns its stdout, or which command failed and why.
+    pub fn try_sh(&self, args: &[&str]) -> Result<String, CommandError> {
         run(args)
     }
 
@@ -273,6 +253,34 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
             "timed out after {timeout:?} waiting for {what}"
         );
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Why a TCP connection of [`tcp_until`] was lost.
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    /// A namespace could not be entered.
+    #[error(transparent)]
+    Netns(#[from] netns::NetnsError),
+    /// A socket operation failed: `op` names it (`bind 10.0.0.2:6600`,
+    /// `accept`, `read after 1024 bytes`, ...).
+    #[error("{op}: {source}")]
+    Io {
+        /// The operation.
+        op: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A thread of the transfer panicked: the client side, or its server.
+    #[error("{0} panicked")]
+    Panicked(&'static str),
+}
+
+impl TransferError {
+    /// For `map_err`: the failed socket operation `op`.
+    fn io(op: impl Into<String>) -> impl FnOnce(std::io::Error) -> TransferError {
+        let op = op.into();
+        move |source| TransferError::Io { op, source }
     }
 }
 
@@ -629,7 +637,7 @@ pub fn tcp_until(
     client_ns: &str,
     n: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<Vec<Result<Transfer, String>>> {
+) -> std::thread::JoinHandle<Vec<Result<Transfer, TransferError>>> {
     let base: SocketAddr = server.parse().expect("address");
     let (sns, cns) = (server_ns.to_owned(), client_ns.to_owned());
     std::thread::spawn(move || {
@@ -642,7 +650,7 @@ pub fn tcp_until(
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("thread panicked".into())))
+            .map(|h| h.join().unwrap_or(Err(TransferError::Panicked("thread"))))
             .collect()
     })
 }
@@ -652,14 +660,14 @@ fn stream_until(
     server: SocketAddr,
     client_ns: &str,
     stop: &std::sync::atomic::AtomicBool,
-) -> Result<Transfer, String> {
+) -> Result<Transfer, TransferError> {
     let timeout = Some(Duration::from_secs(60));
-    let l = netns::run_in(server_ns, || TcpListener::bind(server))
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("bind {server}: {e}"))?;
-    let srv = std::thread::spawn(move || -> Result<(u64, u64), String> {
-        let (mut s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
-        s.set_read_timeout(timeout).map_err(|e| e.to_string())?;
+    let l = netns::run_in(server_ns, || TcpListener::bind(server))?
+        .map_err(TransferError::io(format!("bind {server}")))?;
+    let srv = std::thread::spawn(move || -> Result<(u64, u64), TransferError> {
+        let (mut s, _) = l.accept().map_err(TransferError::io("accept"))?;
+        s.set_read_timeout(timeout)
+            .map_err(TransferError::io("set read timeout"))?;
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut buf = vec![0u8; 1 << 18];
         let mut n = 0u64;
@@ -671,16 +679,16 @@ fn stream_until(
                     n += k as u64;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("read after {n} bytes: {e}")),
+                Err(e) => return Err(TransferError::io(format!("read after {n} bytes"))(e)),
             }
         }
     });
     let mut s = netns::run_in(client_ns, || {
         TcpStream::connect_timeout(&server, Duration::from_secs(10))
-    })
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("connect {server}: {e}"))?;
-    s.set_write_timeout(timeout).map_err(|e| e.to_string())?;
+    })?
+    .map_err(TransferError::io(format!("connect {server}")))?;
+    s.set_write_timeout(timeout)
+        .map_err(TransferError::io("set write timeout"))?;
     let start = Instant::now();
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -693,14 +701,18 @@ fn stream_until(
             x ^= x << 17;
             c.copy_from_slice(&x.to_le_bytes());
         }
-        s.write_all(&buf)
-            .map_err(|e| format!("write after {sent} bytes: {e}"))?;
+        s.write_all(&buf).map_err(|source| TransferError::Io {
+            op: format!("write after {sent} bytes"),
+            source,
+        })?;
         h.update(&buf);
         sent += buf.len() as u64;
     }
     s.shutdown(std::net::Shutdown::Write)
-        .map_err(|e| e.to_string())?;
-    let (recv_hash, received) = srv.join().map_err(|_| "server panicked".to_string())??;
+        .map_err(TransferError::io("shutdown"))?;
+    let (recv_hash, received) = srv
+        .join()
+        .map_err(|_| TransferError::Panicked("server"))??;
     Ok(Transfer {
         sent_hash: h.digest(),
         recv_hash,

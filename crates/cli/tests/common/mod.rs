@@ -221,7 +221,9 @@ impl Drop for Pinger {
 
 /// Every connection of `flows` ended without an error, carried something,
 /// and delivered every byte it sent once and in order (both ends' hashes).
-pub fn assert_flows_intact(flows: &[Result<lagkit_testnet::Transfer, String>]) {
+pub fn assert_flows_intact(
+    flows: &[Result<lagkit_testnet::Transfer, lagkit_testnet::TransferError>],
+) {
     for (i, f) in flows.iter().enumerate() {
         let f = f
             .as_ref()

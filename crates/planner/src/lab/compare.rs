@@ -1,10 +1,10 @@
 //! The model beside the measurement: per bonded host and direction, the
 //! predicted share and rate of each member against its counters.
 
-use super::configs;
 use super::flows::{workload_flows, LabFlow, LATENCY_BOUND_BPS};
 use super::measured::{connections_of, retransmitted, run_of, switch_kind};
 use super::model::{forms_with, route, Lab};
+use super::{configs, ScenarioError};
 use crate::fair;
 use crate::predict::Spread;
 use lagkit_bondcfg::Mode;
@@ -180,7 +180,7 @@ pub(super) fn mac_race(t: &Topology, host: &str) -> Option<String> {
 
 /// Compares built-in scenario `name` with a lab report (`report.json` of
 /// `lagkit lab run`): every bonded host, each direction that carries data.
-pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>, String> {
+pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>, ScenarioError> {
     let mut out = Vec::new();
     for c in &configs(name, short, switch_kind(Some(report)))? {
         let Some(run) = run_of(report, &c.key) else {

@@ -5,7 +5,27 @@ use super::model::{ip_of, mac_of};
 use lagkit_hash::FlowKey;
 use lagkit_lab::topology::{LoadSpec, Topology};
 use lagkit_lab::workload::Connection;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+
+/// Why a workload's flows through the lab cannot be known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum FlowsError {
+    /// The kernel chooses the client ports and no run recorded them.
+    #[error("the {load} workload's client ports are chosen by the kernel at run time; give the run's report (--measured report.json from `lagkit lab run`, which records them), or plan a capture")]
+    PortsAtRunTime {
+        /// The workload (`stream`, `rr`, ...).
+        load: String,
+    },
+    /// A connection's end is no host's address.
+    #[error("no host has address {0}")]
+    NoHost(IpAddr),
+    /// The LPM workload names no client.
+    #[error("no client")]
+    NoClient,
+    /// The LPM client or server has no address.
+    #[error("a host without an address ({0})")]
+    NoAddress(String),
+}
 
 /// The header fields a spreader reads: its buckets hold every flow that
 /// agrees on them.
@@ -71,7 +91,7 @@ pub(super) fn workload_flows(
     t: &Topology,
     w: &LoadSpec,
     conns: Option<&[Connection]>,
-) -> Result<(Vec<LabFlow>, bool), String> {
+) -> Result<(Vec<LabFlow>, bool), FlowsError> {
     let fixed;
     let (conns, from_run) = match conns {
         Some(c) if !c.is_empty() => (c, true),
@@ -80,18 +100,17 @@ pub(super) fn workload_flows(
             (&fixed[..], false)
         }
         _ => {
-            return Err(format!(
-                "the {} workload's client ports are chosen by the kernel at run time; give the run's report (--measured report.json from `lagkit lab run`, which records them), or plan a capture",
-                w.load
-            ))
+            return Err(FlowsError::PortsAtRunTime {
+                load: w.load.clone(),
+            })
         }
     };
-    let host_of = |a: &SocketAddr| -> Result<String, String> {
+    let host_of = |a: &SocketAddr| -> Result<String, FlowsError> {
         t.hosts
             .iter()
             .find(|h| ip_of(t, &h.name) == Some(a.ip()))
             .map(|h| h.name.clone())
-            .ok_or_else(|| format!("no host has address {}", a.ip()))
+            .ok_or(FlowsError::NoHost(a.ip()))
     };
     let mut flows = Vec::new();
     for c in conns {
@@ -139,11 +158,10 @@ pub(super) fn workload_flows(
 
 /// LPM's connections: migration `i`'s control and data connections on the
 /// client ports [`lagkit_load::lpm::client_ports`] fixes.
-pub(super) fn lpm_connections(t: &Topology, w: &LoadSpec) -> Result<Vec<Connection>, String> {
-    let client = w.clients.first().ok_or("no client")?;
-    let (Some(cip), Some(sip)) = (ip_of(t, client), ip_of(t, &w.server)) else {
-        return Err("a host without an address".into());
-    };
+pub(super) fn lpm_connections(t: &Topology, w: &LoadSpec) -> Result<Vec<Connection>, FlowsError> {
+    let client = w.clients.first().ok_or(FlowsError::NoClient)?;
+    let address = |h: &str| ip_of(t, h).ok_or_else(|| FlowsError::NoAddress(h.to_string()));
+    let (cip, sip) = (address(client)?, address(&w.server)?);
     let mut out = Vec::new();
     for i in 0..w.migrations.max(1) {
         let (c_ctl, c_data) = lagkit_load::lpm::client_ports(lagkit_load::lpm::DEFAULT_BASE, i);

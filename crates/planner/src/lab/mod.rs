@@ -97,6 +97,24 @@ pub struct LabPlan {
     pub ports_from_run: bool,
 }
 
+/// Why a scenario's configurations could not be had ([`plan_scenario`],
+/// [`compare`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// Neither a built-in scenario nor a file.
+    #[error("no built-in scenario {name:?} (see `lagkit lab list`) and no such topology file")]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
+    /// The topology file could not be read (the message names it).
+    #[error(transparent)]
+    Read(#[from] lagkit_input::InputError),
+    /// The topology file is not a topology (the message names the line).
+    #[error(transparent)]
+    Topology(#[from] lagkit_lab::topology::TopologyError),
+}
+
 /// Why a configuration could not be planned.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Skipped {
@@ -124,7 +142,7 @@ pub fn plan_topology(
                 .into(),
         ));
     };
-    let (flows, from_run) = workload_flows(t, w, conns).map_err(skip)?;
+    let (flows, from_run) = workload_flows(t, w, conns).map_err(|e| skip(e.to_string()))?;
     let lab = Lab { t };
     let routed = route(&lab, &flows);
     let plans: Vec<LabPlan> = routed
@@ -163,18 +181,16 @@ fn configs(
     name: &str,
     short: bool,
     kind: SwitchKind,
-) -> Result<Vec<lagkit_lab::scenario::Config>, String> {
+) -> Result<Vec<lagkit_lab::scenario::Config>, ScenarioError> {
     if let Some(s) = lagkit_lab::scenario::builtin_on(name, short, kind) {
         return Ok(s.configs);
     }
     let path = std::path::Path::new(name);
     if !path.exists() {
-        return Err(format!(
-            "no built-in scenario {name:?} (see `lagkit lab list`) and no such topology file"
-        ));
+        return Err(ScenarioError::Unknown { name: name.into() });
     }
-    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG).map_err(|e| e.to_string())?;
-    let topo = Topology::load(path).map_err(|e| e.to_string())?;
+    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG)?;
+    let topo = Topology::load(path)?;
     Ok(vec![lagkit_lab::scenario::Config {
         key: String::new(),
         label: topo.name.clone(),
@@ -192,7 +208,7 @@ pub fn plan_scenario(
     name: &str,
     short: bool,
     report: Option<&Report>,
-) -> Result<(Vec<LabPlan>, Vec<Skipped>), String> {
+) -> Result<(Vec<LabPlan>, Vec<Skipped>), ScenarioError> {
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
     for c in &configs(name, short, measured::switch_kind(report))? {
