@@ -782,6 +782,66 @@ mod tests {
         assert_eq!(with(&f, "show-which-channel").len(), 1, "{f:#?}");
     }
 
+    /// Several bonds in one file, the first running PAgP (whose
+    /// `pagp.mode` is no bond's `mode`): each bond's facts point at its own
+    /// lines.
+    #[test]
+    fn each_bond_of_a_status_array_has_its_own_lines() {
+        let mut v: Vec<serde_json::Value> = serde_json::from_str(STATUS).unwrap();
+        let lacp = v[0].clone();
+        v[0]["pagp"] = serde_json::json!({"mode": "desirable", "silent": false, "rate": "slow",
+            "device_id": "02:aa:00:00:00:09", "members_in_channel": 2});
+        for (n, sys) in [
+            ("bond1", "02:5a:00:00:0b:11"),
+            ("bond2", "02:5a:00:00:0b:21"),
+        ] {
+            let mut b = lacp.clone();
+            b["name"] = n.into();
+            b["lacp"]["system_mac"] = sys.into();
+            for m in b["members"].as_array_mut().unwrap() {
+                let name = format!("{n}-{}", m["name"].as_str().unwrap());
+                m["name"] = name.into();
+            }
+            v.push(b);
+        }
+        // In the daemon's key order, through its type.
+        let typed: Vec<lagkit_api::status::BondStatus> =
+            serde_json::from_value(serde_json::Value::Array(v)).unwrap();
+        let text = serde_json::to_string_pretty(&typed).unwrap();
+        let line_of = |needle: &str| {
+            let i = text.lines().position(|l| l.contains(needle)).unwrap();
+            format!("status.json:{}", i + 1)
+        };
+        let h = read("status.json", &text).unwrap();
+        let End::Hosts(hs) = &h else { panic!("{h:?}") };
+        assert_eq!(hs.len(), 3);
+        for (i, sys) in [(1, "02:5a:00:00:0b:11"), (2, "02:5a:00:00:0b:21")] {
+            let r = hs[i].running.as_ref().unwrap();
+            let at = r.system.as_ref().map(|s| s.1.to_string());
+            assert_eq!(at, Some(line_of(sys)), "bond {i}");
+        }
+        // A bad mode in the third bond names its own `mode` line.
+        let modes: Vec<usize> = (text.lines().enumerate())
+            .filter(|(_, l)| l.contains("\"mode\": \"IEEE"))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let bad = (text.lines().enumerate())
+            .map(|(i, l)| {
+                if i + 1 == modes[2] {
+                    l.replace("IEEE", "XIEEE")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let e = read("status.json", &bad).expect_err("a bad mode");
+        assert!(
+            e.to_string().contains(&format!("status.json:{}", modes[2])),
+            "{e}"
+        );
+    }
+
     /// `lagkit status --json` of an 802.3ad bond: a `BondStatus` as the
     /// daemon serializes it (`serde_json::to_string_pretty`).
     const STATUS: &str = r#"[

@@ -210,8 +210,15 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
         file: file.into(),
         line,
     };
-    let (names, systems, partners, actor_keys, partner_keys, devices) = (
-        lines_of("\"mode\""),
+    // Each bond's line is its own `"mode"`: the last one before its
+    // `"xmit_hash_policy"` (a PAgP bond's `pagp.mode` comes later, and
+    // is not a bond's).
+    let modes = lines_of("\"mode\"");
+    let names: Vec<usize> = lines_of("\"xmit_hash_policy\"")
+        .iter()
+        .map(|&x| modes.iter().copied().rfind(|&m| m < x).unwrap_or(x))
+        .collect();
+    let (systems, partners, actor_keys, partner_keys, devices) = (
         lines_of("\"system_mac\""),
         lines_of("\"partner_mac\": \""),
         lines_of("\"actor_key\""),
