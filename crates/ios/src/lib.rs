@@ -394,12 +394,15 @@ pub enum RangeError {
     },
 }
 
-/// Why a trunk's allowed VLAN list is refused ([`check_vlan_list`]).
+/// Why a VLAN list is refused ([`vlan_ranges`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-enum VlanListError {
-    /// A VLAN id that is not a number in 1-4094.
-    #[error("VLAN {0:?} is outside 1-4094")]
-    OutOfRange(String),
+pub enum VlanListError {
+    /// A word that is not a number.
+    #[error("{0:?} is not a VLAN id")]
+    NotAnId(String),
+    /// A number outside 1-4094.
+    #[error("VLAN {0} is outside 1-4094")]
+    OutOfRange(u16),
     /// A range whose first VLAN is above its last.
     #[error("VLAN range {0}-{1} runs backwards")]
     Backwards(u16, u16),
@@ -762,7 +765,7 @@ pub fn parse(text: &str) -> Result<Config, ParseError> {
                         "switchport trunk allowed vlan {list:?}: give a list such as 1-10,20, or all, or none (add/remove/except are not read)"
                     )));
                 }
-                check_vlan_list(&list).map_err(|why| {
+                vlan_ranges(&list).map_err(|why| {
                     err(format!(
                         "switchport trunk allowed vlan {list}: {why}; list VLANs 1-4094, e.g. 1-10,20"
                     ))
@@ -887,31 +890,32 @@ fn is_virtual(arg: &str) -> bool {
     word.len() >= 2 && vocab::VIRTUAL_TYPES.iter().any(|v| v.starts_with(&word))
 }
 
-/// A trunk's allowed list as IOS takes it: VLANs 1-4094, ranges upwards.
-fn check_vlan_list(list: &str) -> Result<(), VlanListError> {
-    if matches!(list, "all" | "none") {
-        return Ok(());
+/// A VLAN list as IOS takes it (`1-10,20,30-32`, `all`, `none`): the
+/// ranges it names, each `(first, last)` within 1-4094 and upwards, in
+/// the order given. The one reader for `lagkit check` and lagkit's switch.
+pub fn vlan_ranges(list: &str) -> Result<Vec<(u16, u16)>, VlanListError> {
+    match list.trim() {
+        "all" => return Ok(vec![(1, 4094)]),
+        "none" => return Ok(Vec::new()),
+        _ => {}
     }
     let id = |t: &str| -> Result<u16, VlanListError> {
-        match t.parse::<u16>() {
-            Ok(v) if (1..=4094).contains(&v) => Ok(v),
-            _ => Err(VlanListError::OutOfRange(t.into())),
+        let t = t.trim();
+        let v: u16 = t.parse().map_err(|_| VlanListError::NotAnId(t.into()))?;
+        match v {
+            1..=4094 => Ok(v),
+            _ => Err(VlanListError::OutOfRange(v)),
         }
     };
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (id(a)?, id(b)?);
-                if a > b {
-                    return Err(VlanListError::Backwards(a, b));
-                }
-            }
-            None => {
-                id(part)?;
-            }
-        }
-    }
-    Ok(())
+    (list.trim().split(','))
+        .map(|part| match part.split_once('-') {
+            Some((a, b)) => match (id(a)?, id(b)?) {
+                (a, b) if a > b => Err(VlanListError::Backwards(a, b)),
+                r => Ok(r),
+            },
+            None => id(part).map(|v| (v, v)),
+        })
+        .collect()
 }
 
 /// What a Catalyst refuses across lines, checked once everything is read
@@ -1332,5 +1336,20 @@ end
         assert!(e.why.contains("runs backwards"), "{e}");
         let e = parse("interface gi1/1\n switchport trunk allowed vlan 5000\n").unwrap_err();
         assert!(e.why.contains("outside 1-4094"), "{e}");
+    }
+
+    #[test]
+    fn vlan_lists_read_as_ios_reads_them() {
+        assert_eq!(vlan_ranges("all"), Ok(vec![(1, 4094)]));
+        assert_eq!(vlan_ranges("none"), Ok(vec![]));
+        assert_eq!(vlan_ranges(" 1-10,20 "), Ok(vec![(1, 10), (20, 20)]));
+        assert_eq!(vlan_ranges("10-5"), Err(VlanListError::Backwards(10, 5)));
+        assert_eq!(vlan_ranges("4095"), Err(VlanListError::OutOfRange(4095)));
+        assert_eq!(vlan_ranges("0"), Err(VlanListError::OutOfRange(0)));
+        assert_eq!(
+            vlan_ranges("1,,2"),
+            Err(VlanListError::NotAnId(String::new()))
+        );
+        assert_eq!(vlan_ranges("x"), Err(VlanListError::NotAnId("x".into())));
     }
 }

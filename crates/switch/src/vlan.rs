@@ -13,28 +13,8 @@ pub const DEFAULT_VLAN: VlanId = 1;
 #[derive(Clone, PartialEq, Eq)]
 pub struct VlanSet(Box<[u64; 64]>);
 
-/// Why a VLAN list cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VlanListError {
-    /// A word that is not a number.
-    NotAnId(String),
-    /// A number outside 1-4094.
-    OutOfRange(VlanId),
-    /// A range whose first VLAN is above its last.
-    Backwards(VlanId, VlanId),
-}
-
-impl std::fmt::Display for VlanListError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            VlanListError::NotAnId(t) => write!(f, "{t:?} is not a VLAN id"),
-            VlanListError::OutOfRange(v) => write!(f, "VLAN {v} is outside 1-4094"),
-            VlanListError::Backwards(a, b) => write!(f, "VLAN range {a}-{b} runs backwards"),
-        }
-    }
-}
-
-impl std::error::Error for VlanListError {}
+/// Why a VLAN list cannot be read (IOS's reader, shared with `lagkit check`).
+pub use lagkit_ios::VlanListError;
 
 impl VlanSet {
     /// No VLAN.
@@ -63,38 +43,13 @@ impl VlanSet {
         v < 4096 && self.0[usize::from(v / 64)] & (1 << (v % 64)) != 0
     }
 
-    /// Parses IOS's list syntax: `1-10,20,30-32`, `all`, `none`.
+    /// Parses IOS's list syntax: `1-10,20,30-32`, `all`, `none`
+    /// ([`lagkit_ios::vlan_ranges`]).
     pub fn parse(s: &str) -> Result<VlanSet, VlanListError> {
-        let s = s.trim();
-        match s {
-            "all" => return Ok(VlanSet::all()),
-            "none" => return Ok(VlanSet::none()),
-            _ => {}
-        }
-        let id = |t: &str| -> Result<VlanId, VlanListError> {
-            let v: VlanId = t
-                .trim()
-                .parse()
-                .map_err(|_| VlanListError::NotAnId(t.trim().to_string()))?;
-            if (1..=4094).contains(&v) {
-                Ok(v)
-            } else {
-                Err(VlanListError::OutOfRange(v))
-            }
-        };
         let mut set = VlanSet::none();
-        for part in s.split(',') {
-            match part.split_once('-') {
-                Some((a, b)) => {
-                    let (a, b) = (id(a)?, id(b)?);
-                    if a > b {
-                        return Err(VlanListError::Backwards(a, b));
-                    }
-                    for v in a..=b {
-                        set.insert(v);
-                    }
-                }
-                None => set.insert(id(part)?),
+        for (a, b) in lagkit_ios::vlan_ranges(s)? {
+            for v in a..=b {
+                set.insert(v);
             }
         }
         Ok(set)
