@@ -381,6 +381,17 @@ impl DataPath {
         }
     }
 
+    /// Why `lagkit capture --data` cannot ask bond `bond` for its data
+    /// frames: they never pass the thread that runs the protocols.
+    pub(crate) fn why_no_data_capture(&self, bond: &str) -> String {
+        let place = match self.has_programs() {
+            true => "the kernel",
+            false => "its forwarding threads",
+        };
+        let kind = self.info.kind;
+        format!("capture --data: bond {bond} forwards data frames in {place} ({kind}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)")
+    }
+
     /// The programs and hooks, for `lagkit status` ([`KernelPath::status`]).
     pub(crate) fn status<'a>(
         &self,

@@ -4,10 +4,10 @@
 //! the host stack.
 //!
 //! The core decides which members exist and what they do; this object
-//! owns their devices: it takes a member through [`crate::member`] (after
-//! checking that no other live bond holds it), gives it back as it was,
-//! keeps the state file current, and says what the status report needs to
-//! know of each device.
+//! owns their devices and the bond's run directory: it takes a member
+//! through [`crate::member`] (after checking that no other live bond holds
+//! it), gives it back as it was, keeps the state file current, and says
+//! what the status report needs to know of each device.
 
 use crate::datapath::MemberDevice;
 use crate::journal::{self, RunDir};
@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What is held of one member.
-#[derive(Default)]
 struct Held {
+    name: String,
     dev: Option<Arc<dyn Device>>,
     saved: Option<Saved>,
     isolation: Option<Isolation>,
@@ -45,18 +45,42 @@ pub struct TakeSpec {
     pub loss: Option<f64>,
 }
 
-/// The members' devices, by the core's index.
-#[derive(Default)]
+/// The members' devices, by the core's index, and the run directory
+/// whose state file records them.
 pub(crate) struct Members {
     held: Vec<Held>,
+    /// `None` once released or left for the next daemon (or in tests).
+    run: Option<RunDir>,
+}
+
+impl Held {
+    fn new(name: String) -> Held {
+        Held {
+            name,
+            dev: None,
+            saved: None,
+            isolation: None,
+        }
+    }
 }
 
 impl Members {
-    /// `n` members, none taken yet.
-    pub fn new(n: usize) -> Members {
+    /// Members `names`, in the core's order, none taken yet.
+    pub fn new(names: impl IntoIterator<Item = String>, run: Option<RunDir>) -> Members {
         Members {
-            held: (0..n).map(|_| Held::default()).collect(),
+            held: names.into_iter().map(Held::new).collect(),
+            run,
         }
+    }
+
+    /// The run directory, while the bond holds it.
+    pub fn run(&self) -> Option<&RunDir> {
+        self.run.as_ref()
+    }
+
+    /// The run directory, while the bond holds it.
+    pub fn run_mut(&mut self) -> Option<&mut RunDir> {
+        self.run.as_mut()
     }
 
     /// How many members there are (taken or not).
@@ -65,8 +89,8 @@ impl Members {
     }
 
     /// A new member at the end, not taken yet.
-    pub fn push(&mut self) {
-        self.held.push(Held::default());
+    pub fn push(&mut self, name: String) {
+        self.held.push(Held::new(name));
     }
 
     /// Whether member `i`'s interface exists and the bond holds it.
@@ -74,21 +98,38 @@ impl Members {
         self.held.get(i).is_some_and(|h| h.dev.is_some())
     }
 
-    /// Takes member `i`, interface `name`, for bond `bond`: `Ok(None)` if
-    /// it does not exist (yet), an error if another live bond holds it or
-    /// it cannot be used (it is then left as it was). `between` runs after
-    /// its originals are recorded and before it is changed (a test seam).
+    /// The live bond (and its daemon's pid) other than this one that holds
+    /// interface `name`.
+    fn owner(run: &RunDir, name: &str) -> Option<(String, u32)> {
+        let ns_dir = run.dir().parent().map(PathBuf::from).unwrap_or_default();
+        journal::member_owner(&ns_dir, name, run.dir())
+    }
+
+    /// The first member another live bond holds, with that bond and its
+    /// daemon's pid: a start checks before it touches anything.
+    pub fn held_elsewhere(&self) -> Option<(String, (String, u32))> {
+        let run = self.run.as_ref()?;
+        (self.held.iter()).find_map(|h| Some((h.name.clone(), Members::owner(run, &h.name)?)))
+    }
+
+    /// Takes member `i` for bond `bond`: `Ok(None)` if its interface does
+    /// not exist (yet) or the bond is shutting down, an error if another
+    /// live bond holds it or it cannot be used (it is then left as it
+    /// was). `between` runs after its originals are recorded and before it
+    /// is changed (a test seam).
     pub fn take(
         &mut self,
         i: usize,
-        name: &str,
         bond: &str,
         spec: TakeSpec,
-        run: &mut RunDir,
         between: &mut dyn FnMut(&str),
     ) -> Result<Option<Took>, MemberError> {
-        let ns_dir = run.dir().parent().map(PathBuf::from).unwrap_or_default();
-        if let Some((owner, pid)) = journal::member_owner(&ns_dir, name, run.dir()) {
+        let (Some(h), Some(run)) = (self.held.get(i), self.run.as_mut()) else {
+            return Ok(None);
+        };
+        let name = h.name.clone();
+        let name = name.as_str();
+        if let Some((owner, pid)) = Members::owner(run, name) {
             return Err(MemberError::Setup {
                 name: name.to_string(),
                 what: format!(
@@ -130,33 +171,38 @@ impl Members {
         }))
     }
 
-    /// Gives member `i` (interface `name`) back as it was and forgets it
-    /// in the state file; its socket stays open until [`Members::close`]
-    /// or [`Members::remove`].
-    pub fn give_back(&mut self, i: usize, name: &str, run: Option<&mut RunDir>) {
+    /// Gives member `i` back as it was and forgets it in the state file;
+    /// its socket stays open until [`Members::gone`] or
+    /// [`Members::remove`].
+    fn give_back(&mut self, i: usize) {
         let Some(h) = self.held.get_mut(i) else {
             return;
         };
         h.isolation = None;
         if let Some(saved) = h.saved.take() {
-            member::restore(name, &saved);
+            member::restore(&h.name, &saved);
         }
-        if let Some(run) = run {
-            run.forget(name);
+        if let Some(run) = self.run.as_mut() {
+            run.forget(&h.name);
         }
     }
 
-    /// Member `i`'s interface is gone: its socket is closed (it was given
-    /// back first).
-    pub fn close(&mut self, i: usize) {
+    /// Member `i`'s interface is gone: whatever is left of it is given
+    /// back and its socket closed; it stays a member, to be taken again
+    /// when it comes back.
+    pub fn gone(&mut self, i: usize) {
+        self.give_back(i);
         if let Some(h) = self.held.get_mut(i) {
             h.dev = None;
         }
     }
 
-    /// Member `i` leaves the bond (given back first); the later ones move
-    /// down by one, as in the core.
+    /// Member `i` leaves the bond: it is given back and the later ones
+    /// move down by one, as in the core ([`Core::forget_leaving`]).
+    ///
+    /// [`Core::forget_leaving`]: crate::core::Core::forget_leaving
     pub fn remove(&mut self, i: usize) {
+        self.give_back(i);
         if i < self.held.len() {
             self.held.remove(i);
         }
@@ -164,14 +210,12 @@ impl Members {
 
     /// Turns each held member's offloads off, or gives them back, as
     /// `keep(name)` now says (a reload that changed `offloads`).
-    pub fn apply_offloads<'a>(
-        &mut self,
-        bond: &str,
-        names: impl IntoIterator<Item = &'a str>,
-        keep: impl Fn(&str) -> bool,
-        run: &mut RunDir,
-    ) {
-        for (h, name) in self.held.iter_mut().zip(names) {
+    pub fn apply_offloads(&mut self, bond: &str, keep: impl Fn(&str) -> bool) {
+        let Some(run) = self.run.as_mut() else {
+            return;
+        };
+        for h in &mut self.held {
+            let name = h.name.as_str();
             let keep = keep(name);
             let Some(saved) = h.saved.as_mut().filter(|s| s.offloads_off() == keep) else {
                 continue;
@@ -186,22 +230,33 @@ impl Members {
     }
 
     /// Each member's device for the data path, by name in the core's order.
-    pub fn devices<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<MemberDevice> {
-        self.held
-            .iter()
-            .zip(names)
-            .map(|(h, name)| MemberDevice {
-                name: name.to_string(),
+    pub fn devices(&self) -> Vec<MemberDevice> {
+        (self.held.iter())
+            .map(|h| MemberDevice {
+                name: h.name.clone(),
                 dev: h.dev.clone(),
             })
             .collect()
     }
 
-    /// What the status report says of member `i`'s device (interface
-    /// `name`); `kernel` when the BPF engine's ingress program isolates it.
-    pub fn facts(&self, i: usize, name: &str, kernel: bool) -> MemberFacts {
-        let h = self.held.get(i);
-        let present = h.is_some_and(|h| h.dev.is_some());
+    /// The members' names, in the core's order.
+    pub fn names(&self) -> Vec<String> {
+        self.held.iter().map(|h| h.name.clone()).collect()
+    }
+
+    /// What the status report says of each member's device; `kernel` when
+    /// the BPF engine's ingress program isolates them.
+    pub fn facts(&self, kernel: bool) -> Vec<MemberFacts> {
+        self.held
+            .iter()
+            .map(|h| Members::facts_of(h, kernel))
+            .collect()
+    }
+
+    fn facts_of(h: &Held, kernel: bool) -> MemberFacts {
+        let name = h.name.as_str();
+        let present = h.dev.is_some();
+        let h = Some(h);
         let (speed, duplex) = if present {
             lagkit_monitor::ethtool::speed_duplex(name)
         } else {
@@ -235,22 +290,32 @@ impl Members {
         Some(dev.counters().snapshot().dropped_total())
     }
 
-    /// A handoff: the members stay as lagkit set them, for the next daemon
-    /// to adopt (nothing is given back when this object goes).
-    pub fn keep_as_set(&mut self) {
+    /// A handoff: the members stay as lagkit set them, and the run
+    /// directory as it is, for the next daemon to adopt (nothing is given
+    /// back when this object goes).
+    pub fn leave_as_set(&mut self) {
         for h in &mut self.held {
             h.saved = None;
         }
+        if let Some(run) = self.run.take() {
+            run.leave();
+        }
     }
 
-    /// Gives every member back as it was (`names` in the core's order).
-    pub fn give_all_back<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
-        for (h, name) in self.held.iter_mut().zip(names) {
+    /// Gives every member back as it was and releases the run directory;
+    /// false if it was already released (or left for the next daemon).
+    pub fn release(&mut self) -> bool {
+        let Some(run) = self.run.take() else {
+            return false;
+        };
+        for h in &mut self.held {
             h.isolation = None;
             if let Some(s) = h.saved.take() {
-                member::restore(name, &s);
+                member::restore(&h.name, &s);
             }
         }
+        run.release();
+        true
     }
 }
 
@@ -260,28 +325,41 @@ mod tests {
 
     #[test]
     fn members_not_taken_are_absent_and_removal_shifts_the_rest() {
-        let mut m = Members::new(2);
-        m.push();
+        let names = ["a", "b"].map(String::from);
+        let mut m = Members::new(names, None);
+        m.push("c".into());
         assert_eq!(m.len(), 3);
         assert!(!(0..3).any(|i| m.present(i)));
         assert_eq!(m.drops(1), None);
-        let facts = m.facts(1, "no-such-member0", true);
-        assert!(!facts.present);
-        assert_eq!(facts.isolation, None, "only a held member is isolated");
-        assert_eq!(facts.speed, None);
+        let facts = m.facts(true);
+        assert!(facts.iter().all(|f| !f.present));
+        assert!(
+            facts.iter().all(|f| f.isolation.is_none()),
+            "only a held member is isolated"
+        );
+        assert!(facts.iter().all(|f| f.speed.is_none()));
         m.remove(1);
         m.remove(7);
-        assert_eq!(m.len(), 2);
-        let devs = m.devices(["a", "b"]);
+        assert_eq!(m.names(), ["a", "c"]);
+        let devs = m.devices();
         assert_eq!(
             devs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
-            ["a", "b"]
+            ["a", "c"]
         );
         assert!(devs.iter().all(|d| d.dev.is_none()));
-        // Nothing held: giving back touches nothing.
-        m.give_back(0, "a", None);
-        m.give_back(9, "z", None);
-        m.give_all_back(["a", "b"]);
-        m.close(0);
+        // No run directory: nothing can be taken, nothing is given back.
+        let spec = TakeSpec {
+            want: Want {
+                mtu: None,
+                keep_offloads: true,
+                kernel: false,
+                snoop: false,
+            },
+            loss: None,
+        };
+        assert!(matches!(m.take(0, "bond0", spec, &mut |_| {}), Ok(None)));
+        m.gone(0);
+        m.gone(9);
+        assert!(!m.release(), "nothing to release");
     }
 }

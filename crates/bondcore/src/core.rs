@@ -62,6 +62,9 @@ pub struct Member {
     pagp: Option<pagp::PortId>,
     /// Removed, and still collecting (see [`Core::remove_member`]).
     leaving: Option<Leaving>,
+    /// Added by a reload: its protocol ports open once its device is
+    /// taken and its MAC known ([`Core::member_present`]).
+    joining: bool,
 }
 
 /// Where a removed member is in leaving.
@@ -88,6 +91,7 @@ impl Member {
             port: None,
             pagp: None,
             leaving: None,
+            joining: false,
         }
     }
 
@@ -203,11 +207,16 @@ pub enum Event {
         /// The active member.
         member: usize,
     },
+    /// Active-backup's active member changed and `fail_over_mac` moves
+    /// MACs: the shell sets them (on the bond first, then on the members
+    /// in order), and tells the core the bond's new MAC
+    /// ([`Core::set_mac`]) once it holds.
+    MoveMacs(MacMoves),
 }
 
 /// The MACs `fail_over_mac` moves on a change of active member
 /// ([`Core::mac_moves`]).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MacMoves {
     /// The MAC the bond takes.
     pub bond: Option<MacAddr>,
@@ -443,7 +452,9 @@ impl Core {
         m.present = true;
         m.mac = mac;
         m.ifindex = ifindex;
-        if m.pagp.is_some() {
+        if std::mem::take(&mut m.joining) {
+            self.open_ports(i, now);
+        } else if m.pagp.is_some() {
             self.add_pagp_port(i, now);
         }
         self.dirty = true;
@@ -863,6 +874,10 @@ impl Core {
                     to: after,
                 },
             ));
+            let moves = self.mac_moves(before, after);
+            if self.s.mode == BondMode::ActiveBackup && moves != MacMoves::default() {
+                self.events.push_back((now, Event::MoveMacs(moves)));
+            }
             self.next_learning = 0;
             if before.is_some() && after.is_some() && self.s.num_grat_arp > 0 {
                 self.announce = Some((self.s.num_grat_arp, now));
@@ -931,7 +946,7 @@ impl Core {
     /// `old` to `new`: with `active` the bond takes the new member's own
     /// MAC; with `follow` the old member gets its own back and the new one
     /// takes the bond's (in that order); with `none`, nothing.
-    pub fn mac_moves(&self, old: Option<usize>, new: Option<usize>) -> MacMoves {
+    fn mac_moves(&self, old: Option<usize>, new: Option<usize>) -> MacMoves {
         use crate::settings::FailOverMac;
         let mut moves = MacMoves::default();
         let Some(n) = new.filter(|&n| n < self.members.len()) else {
@@ -978,6 +993,17 @@ impl Core {
     /// Member `i`'s LACP port status.
     pub fn lacp_status(&self, i: usize) -> Option<lacp::PortStatus> {
         self.lacp.as_ref()?.port_status(self.members.get(i)?.port?)
+    }
+
+    /// Member `name`'s LACP partner, if its port is aggregated with one
+    /// (distributing, the partner in sync, and heard from: not the
+    /// defaulted partner a port without one runs on): what a daemon
+    /// adopting this one's data path resumes from ([`Core::start`]).
+    pub fn aggregated_partner(&self, name: &str) -> Option<PartnerRecord> {
+        let st = self.lacp_status(self.member_index(name)?)?;
+        let heard = !st.actor.state.defaulted();
+        (st.distributing && st.partner.state.in_sync() && heard)
+            .then(|| PartnerRecord::of(&st.partner))
     }
 
     /// The PAgP system of a static bond with `pagp`.
@@ -1071,18 +1097,35 @@ impl Core {
         self.dirty = true;
     }
 
-    /// A member a reload adds: absent until [`Core::member_present`], with
-    /// no protocol port until [`Core::open_ports`]. Returns its index.
-    pub fn add_member(&mut self, name: String) -> usize {
-        self.members.push(Member::new(name, false, &self.s));
-        self.members.len() - 1
+    /// A reload lists members `wanted`: each member not listed leaves
+    /// ([`Core::remove_member`]; the backup member stays, `primary` and
+    /// `backup` own it), and each name listed that is not a member yet
+    /// joins at the end, absent until the shell has taken its device
+    /// ([`Core::member_present`], which opens its LACP and PAgP ports once
+    /// its MAC is known). Members that stay keep their ports and state.
+    /// Members still leaving from an earlier reload must be forgotten
+    /// first ([`Core::forget_leaving`]): a name listed again comes back as
+    /// a new member.
+    pub fn change_members(&mut self, wanted: Vec<String>, now: u64) {
+        let (leave, join) = self.member_changes(&wanted);
+        for i in leave {
+            tracing::info!(bond = %self.s.name, member = %self.members[i].name, "member removed by reload");
+            self.remove_member(i, now);
+        }
+        for name in join {
+            tracing::info!(bond = %self.s.name, member = %name, "member added by reload");
+            let mut m = Member::new(name, false, &self.s);
+            m.joining = true;
+            self.members.push(m);
+        }
+        self.set_member_list(wanted, now);
+        self.dirty = true;
     }
 
-    /// A reload lists members `wanted`: which of today's leave (each one
-    /// not listed, except the backup member, which `primary`/`backup`
-    /// settings own) and which names join (listed and not a member yet),
-    /// both in order.
-    pub fn member_changes(&self, wanted: &[String]) -> (Vec<usize>, Vec<String>) {
+    /// Which of today's members leave a reload listing `wanted` (each one
+    /// not listed, except the backup member) and which names join (listed
+    /// and not a member yet), both in order.
+    fn member_changes(&self, wanted: &[String]) -> (Vec<usize>, Vec<String>) {
         let leave = (self.members.iter().enumerate())
             .filter(|(_, m)| !m.is_backup && !wanted.contains(&m.name))
             .map(|(i, _)| i)
@@ -1096,7 +1139,7 @@ impl Core {
 
     /// Gives member `i` its LACP port (the next port number) and PAgP
     /// port, once its MAC is known.
-    pub fn open_ports(&mut self, i: usize, now: u64) {
+    fn open_ports(&mut self, i: usize, now: u64) {
         if let Some(sys) = self.lacp.as_mut() {
             let next = self
                 .members
@@ -1156,16 +1199,32 @@ impl Core {
             .collect()
     }
 
-    /// Every member still leaving.
-    pub fn members_leaving(&self) -> Vec<usize> {
-        (0..self.members.len())
-            .filter(|&i| self.members[i].leaving.is_some())
-            .collect()
+    /// Forgets the removed members that have left ([`Core::members_left`];
+    /// with `all`, every member still leaving) and returns them, highest
+    /// index first, for the shell to give back in that order: the members
+    /// after each one move up by one, in the core as in the shell.
+    pub fn forget_leaving(&mut self, all: bool, now: u64) -> Vec<(usize, String)> {
+        let gone: Vec<usize> = (0..self.members.len())
+            .filter(|&i| match self.members[i].leaving {
+                Some(Leaving::Left) => true,
+                Some(Leaving::Until(_)) => all,
+                None => false,
+            })
+            .collect();
+        let mut names = Vec::with_capacity(gone.len());
+        for &i in gone.iter().rev() {
+            names.push((i, self.members[i].name.clone()));
+            self.forget_member(i);
+        }
+        if !names.is_empty() {
+            self.set_member_list(self.s.members.clone(), now);
+        }
+        names
     }
 
     /// Removes member `i` (after [`Core::remove_member`]); the members
     /// after it move up by one.
-    pub fn forget_member(&mut self, i: usize) {
+    fn forget_member(&mut self, i: usize) {
         if i < self.members.len() {
             self.members.remove(i);
             self.plan.active = match self.plan.active {
@@ -1179,7 +1238,7 @@ impl Core {
 
     /// The member list a reload asked for is in place: the settings say
     /// so, and the ARP monitor starts over on it.
-    pub fn set_member_list(&mut self, members: Vec<String>, now: u64) {
+    fn set_member_list(&mut self, members: Vec<String>, now: u64) {
         self.s.members = members;
         if let Some(cfg) = self.s.arp.clone() {
             self.arp = Some(ArpMonitor::new(cfg, self.members.len(), now));
@@ -1218,11 +1277,26 @@ impl lagkit_sim::Node for Core {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::time::Duration;
 
     const MS: u64 = 1_000_000;
+
+    /// A started bond with settings `s`: every member present (member
+    /// `i` with MAC 02:00:00:00:00:0`i+1`) and its carrier up.
+    pub(crate) fn running(s: Settings) -> Core {
+        let n = s.members.len();
+        let mut c = Core::new(s);
+        for i in 0..n {
+            c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
+        }
+        c.start(MacAddr([2, 0, 0, 0, 0, 9]), 100, &[], 0);
+        for i in 0..n {
+            c.handle_carrier(i, true, 0);
+        }
+        c
+    }
 
     fn xor(updelay: Duration) -> Core {
         let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::BalanceXor);
@@ -1311,14 +1385,7 @@ mod tests {
     fn frames_nobody_takes_are_capped_and_counted() {
         let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::Lacp);
         s.lacp.fast = true;
-        let mut c = Core::new(s);
-        for i in 0..2 {
-            c.member_present(i, MacAddr([2, 0, 0, 0, 0, i as u8 + 1]), None, 0);
-        }
-        c.start(MacAddr([2, 0, 0, 0, 0, 9]), 100, &[], 0);
-        for i in 0..2 {
-            c.handle_carrier(i, true, 0);
-        }
+        let mut c = running(s);
         let mut now = 0;
         while now < 3600 * 1000 * MS {
             now = c.poll_timeout().unwrap().max(now + 1);
@@ -1340,6 +1407,40 @@ mod tests {
         assert_eq!(leave, [0]);
         assert_eq!(join, ["n1", "n0"]);
         assert_eq!(c.member_changes(&[]).0, [0, 1]);
+    }
+
+    /// A reload's member list: the members that stay keep their LACP
+    /// ports; a new one joins absent, with no port until its device is
+    /// taken, then the next port number and its own MAC; a removed one
+    /// leaves, and once forgotten the members after it move up.
+    #[test]
+    fn a_reload_opens_a_new_members_ports_once_it_is_present_and_forgets_the_left_ones() {
+        let mut s = Settings::new("bond0", &["a1", "a2", "a3"], BondMode::Lacp);
+        s.lacp.fast = true;
+        let mut c = running(s);
+        let port = |c: &Core, i: usize| c.lacp_status(i).map(|p| p.actor.port);
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        c.change_members(w(&["a1", "a3", "n1"]), MS);
+        assert_eq!(c.settings().members, w(&["a1", "a3", "n1"]));
+        assert_eq!(c.members().len(), 4, "a2 leaves but is not forgotten yet");
+        assert!(c.members()[1].is_leaving());
+        assert_eq!(port(&c, 1), None, "a leaving member's port is gone");
+        assert_eq!(
+            (c.members()[3].name(), c.members()[3].present()),
+            ("n1", false)
+        );
+        assert_eq!(port(&c, 3), None, "no port before the device is taken");
+        c.member_present(3, MacAddr([2, 0, 0, 0, 0, 7]), Some(42), 2 * MS);
+        assert_eq!(port(&c, 3), Some(4), "the next port number");
+        assert_eq!(port(&c, 0), Some(1));
+        assert_eq!(port(&c, 2), Some(3));
+        // a2's partner has not answered: it has not left yet.
+        assert_eq!(c.forget_leaving(false, 3 * MS), []);
+        assert_eq!(c.forget_leaving(true, 3 * MS), [(1, "a2".to_string())]);
+        let names: Vec<&str> = c.members().iter().map(|m| m.name()).collect();
+        assert_eq!(names, ["a1", "a3", "n1"]);
+        assert_eq!(port(&c, 2), Some(4), "n1 moved up with its port");
+        assert!(c.needs_plan());
     }
 
     /// A static bond's member has no protocol to tell the partner: it has
@@ -1457,6 +1558,45 @@ mod tests {
         assert_eq!(c.mac_moves(None, Some(0)).members, [(0, bond)]);
         assert_eq!(c.mac_moves(Some(0), None), MacMoves::default());
         assert_eq!(c.mac_moves(Some(0), Some(7)), MacMoves::default());
+    }
+
+    /// An active-backup failover under `fail_over_mac = follow` asks the
+    /// shell to move the MACs, after the change of active member and
+    /// before its announcements; a mode without an active member to
+    /// follow asks nothing.
+    #[test]
+    fn a_failover_asks_for_the_mac_moves_before_its_announcements() {
+        use crate::settings::FailOverMac;
+        let events = |mode: BondMode| {
+            let mut s = Settings::new("bond0", &["a1", "a2"], mode);
+            s.fail_over_mac = FailOverMac::Follow;
+            s.num_grat_arp = 1;
+            let mut c = running(s);
+            c.build_plan(0);
+            c.handle_carrier(0, false, MS);
+            c.build_plan(MS);
+            std::iter::from_fn(|| c.poll_event().map(|e| e.1)).collect::<Vec<_>>()
+        };
+        let ab = events(BondMode::ActiveBackup);
+        let at = |want: fn(&Event) -> bool| ab.iter().position(want);
+        let moved = at(|e| matches!(e, Event::MoveMacs(m) if m.members.len() == 2));
+        let active = at(|e| {
+            matches!(
+                e,
+                Event::Active {
+                    from: Some(0),
+                    to: Some(1)
+                }
+            )
+        });
+        let announced = at(|e| matches!(e, Event::Announce { member: 1 }));
+        assert!(active < moved && moved < announced, "{ab:?}");
+        assert!(moved.is_some() && announced.is_some(), "{ab:?}");
+        let tlb = events(BondMode::BalanceTlb);
+        assert!(
+            !tlb.iter().any(|e| matches!(e, Event::MoveMacs(_))),
+            "{tlb:?}"
+        );
     }
 
     #[test]

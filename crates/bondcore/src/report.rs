@@ -5,10 +5,12 @@
 
 use crate::core::Core;
 use crate::plan::Plan;
+use lagkit_api::protocol::{flow_key, FlowAnswer, Response};
 use lagkit_api::status::{
-    self, BondStatus, DatapathStatus, EngineKind, LacpInfo, MemberLacp, MemberOffloads, MemberPagp,
-    MemberStatus, MiiStatus, PagpInfo,
+    self, BondStats, BondStatus, CarrierEvent, DatapathStatus, EngineKind, LacpInfo, MemberLacp,
+    MemberOffloads, MemberPagp, MemberStats, MemberStatus, MiiStatus, PagpInfo,
 };
+use lagkit_wire::MacAddr;
 
 /// What the shell knows of one member's device.
 #[derive(Debug, Clone, Default)]
@@ -123,5 +125,125 @@ impl Core {
             problems,
             datapath: facts.datapath,
         }
+    }
+}
+
+impl Core {
+    /// `lagkit flow`: the member `plan` (the one the data path runs) sends
+    /// a flow from `src` to `dst` on, and why; the flow's frames are taken
+    /// to leave with the bond's MAC for the broadcast address, as a host's
+    /// first frames do.
+    pub fn flow(&self, plan: Option<&Plan>, proto: &str, src: &str, dst: &str) -> Response {
+        let key = match flow_key(proto, src, dst) {
+            Ok(k) => k.with_macs(self.mac().0, MacAddr::BROADCAST.0),
+            Err(e) => return Response::Error(e.to_string()),
+        };
+        let Some(plan) = plan else {
+            return Response::Error("no plan published yet".into());
+        };
+        let policy = &self.settings().policy;
+        let (member, e) = plan.explain(&key, policy);
+        Response::Flow(FlowAnswer {
+            member: member
+                .and_then(|m| self.members().get(m))
+                .map(|m| m.name().to_string()),
+            policy: policy.to_string(),
+            hash: e.hash,
+            bucket: e.bucket,
+            reason: e.reason,
+        })
+    }
+
+    /// The counters: each member's as the data path counted them
+    /// (`counted(i, name)`) with its LACP port's, the engine's drops and
+    /// the carrier changes with their failover latencies.
+    pub fn stats(
+        &self,
+        mut counted: impl FnMut(usize, &str) -> MemberStats,
+        engine_drops: Vec<(String, u64)>,
+        carrier_events: Vec<CarrierEvent>,
+    ) -> BondStats {
+        let members = (self.members().iter().enumerate())
+            .map(|(i, m)| {
+                let mut s = counted(i, m.name());
+                if let Some(p) = self.lacp_status(i) {
+                    s.set_lacp(&p);
+                }
+                s
+            })
+            .collect();
+        BondStats {
+            name: self.settings().name.clone(),
+            members,
+            tx_balance: None,
+            rx_balance: None,
+            engine_drops,
+            carrier_events,
+        }
+        .with_ratios()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{BondMode, Settings};
+
+    fn up_xor(policy: &str) -> Core {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::BalanceXor);
+        s.policy = policy.parse().unwrap();
+        crate::core::tests::running(s)
+    }
+
+    /// The members 63 UDP flows between two hosts go on.
+    fn members_of_flows(c: &mut Core) -> std::collections::BTreeSet<String> {
+        let plan = c.build_plan(0);
+        let mut members = std::collections::BTreeSet::new();
+        for port in 1..64u16 {
+            let dst = format!("10.0.0.2:{port}");
+            let Response::Flow(a) = c.flow(Some(&plan), "udp", "10.0.0.1:1", &dst) else {
+                panic!("no answer");
+            };
+            assert_eq!(a.policy, c.settings().policy.to_string());
+            members.insert(a.member.expect("an up member carries every flow"));
+        }
+        members
+    }
+
+    #[test]
+    fn a_flow_is_explained_by_the_plan_in_force() {
+        let mut c = up_xor("layer2");
+        let none = c.flow(None, "tcp", "10.0.0.1:1", "10.0.0.2:2");
+        assert!(matches!(none, Response::Error(e) if e.contains("no plan")));
+        let bad = c.flow(None, "sctp?", "x", "y");
+        assert!(matches!(bad, Response::Error(_)));
+        // layer2 sends every flow between two hosts on one member,
+        // layer3+4 spreads them.
+        assert_eq!(members_of_flows(&mut c).len(), 1);
+        let mut c = up_xor("layer3+4");
+        assert_eq!(members_of_flows(&mut c).len(), 2);
+    }
+
+    #[test]
+    fn stats_are_the_data_paths_counts_per_member_in_order() {
+        let c = up_xor("layer2");
+        let st = c.stats(
+            |i, name| MemberStats {
+                name: name.to_string(),
+                tx_packets: 10 * (i as u64 + 1),
+                ..Default::default()
+            },
+            vec![("no member up".into(), 3)],
+            Vec::new(),
+        );
+        assert_eq!(st.name, "bond0");
+        let got: Vec<(&str, u64)> = st
+            .members
+            .iter()
+            .map(|m| (m.name.as_str(), m.tx_packets))
+            .collect();
+        assert_eq!(got, [("a1", 10), ("a2", 20)]);
+        assert_eq!(st.engine_drops, [("no member up".to_string(), 3)]);
+        assert!(st.tx_balance.is_some(), "ratios are filled in");
     }
 }

@@ -162,11 +162,19 @@ fn lacp_forms_when_either_end_is_active_and_not_when_both_are_passive() {
         assert!(took < 5.0, "switch {sw}, bond {b}: {took} s");
         let plan = sim.system(HOST).a().unwrap().plan_state().clone();
         assert_eq!(plan.active, None, "802.3ad has no active member");
+        // What a daemon adopting this one's data path resumes from: the
+        // switch, on every member.
+        for m in ["eth1", "eth2"] {
+            let p = host(&sim).aggregated_partner(m).expect("aggregated");
+            assert_eq!(p.info().system, switch(&sim).lacp_system(), "{m}");
+        }
     }
     let mut sim = testbed(&channel("passive"), bond(LACP_PASSIVE));
     run(&mut sim, 60.0);
     assert_eq!(flags(&sim), [MemberFlag::Individual; LINKS]);
     assert_eq!(carries(&sim), [false; LINKS], "the bond aggregates nothing");
+    assert_eq!(host(&sim).aggregated_partner("eth1"), None);
+    assert_eq!(host(&sim).aggregated_partner("nosuch"), None);
 }
 
 #[test]

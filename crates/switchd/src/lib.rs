@@ -3,10 +3,11 @@
 //! (boringtun's split: the core decides, the shell owns the descriptors
 //! and the loop).
 //!
-//! - [`daemon`]: the ports (packet sockets with virtio-net headers, so GSO
-//!   frames cross whole), the epoll loop and link events around
+//! - [`daemon`]: the epoll loop and link events around
 //!   [`lagkit_switch::Core`], which decides forwarding, LACP, PAgP and
-//!   `mode on` port-channels.
+//!   `mode on` port-channels; `port`: each port's device (a packet socket
+//!   with virtio-net headers, so GSO frames cross whole) opened and set
+//!   up or down; `error`: why a switch could not start.
 //! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
@@ -20,8 +21,10 @@
 #![forbid(unsafe_code)]
 
 pub mod daemon;
+mod error;
 pub mod frames;
 pub mod metrics;
+mod port;
 pub mod protocol;
 mod report;
 mod report_lag;

@@ -13,52 +13,26 @@ impl Bond {
     /// plan at the next publish) and the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         let bond = self.s().name.clone();
-        let members = self
-            .members
-            .devices(self.core.members().iter().map(|m| m.name()));
-        let faults: Vec<(usize, f64)> = self
-            .s()
-            .faults
-            .iter()
+        let faults: Vec<(usize, f64)> = (self.s().faults.iter())
             .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
             .collect();
         let map = self.build_map();
-        let engine_err = |e: RestartError| BondError::Engine {
-            bond: bond.clone(),
-            why: e.to_string(),
-        };
-        match self.datapath.restart(&bond, &members, &faults, map) {
-            Ok(()) => {
-                let numbered = self.resume_names();
-                self.datapath.take_over_and_pin(&bond, numbered);
-                if self.datapath.has_programs() {
-                    self.record_kernel();
-                }
-                Ok(())
-            }
-            Err(e @ RestartError::Programs(_)) => {
+        let members = self.members.devices();
+        if let Err(e) = self.datapath.restart(&bond, &members, &faults, map) {
+            if matches!(e, RestartError::Programs(_)) {
                 self.core.mark_dirty();
-                Err(engine_err(e))
             }
-            Err(e) => Err(engine_err(e)),
+            let why = e.to_string();
+            return Err(BondError::Engine { bond, why });
         }
-    }
-
-    /// The members' names, in the core's order.
-    pub(super) fn member_names(&self) -> Vec<String> {
-        self.core
-            .members()
-            .iter()
-            .map(|m| m.name().to_string())
-            .collect()
-    }
-
-    /// The members as the adopted programs numbered them.
-    fn resume_names(&self) -> Option<Vec<String>> {
-        self.run
-            .as_ref()
+        let numbered = (self.members.run())
             .and_then(|r| r.kernel())
-            .map(|k| k.members.clone())
+            .map(|k| k.members.clone());
+        self.datapath.take_over_and_pin(&bond, numbered);
+        if self.datapath.has_programs() {
+            self.record_kernel();
+        }
+        Ok(())
     }
 
     /// Writes what a daemon adopting the pinned data path needs (the
@@ -67,14 +41,9 @@ impl Bond {
     /// pinned.
     pub(super) fn record_kernel(&mut self) {
         let core = &self.core;
-        let rec = self
-            .datapath
-            .kernel_record(core.settings().mode.linux_name(), |name| {
-                let st = core.lacp_status(core.member_index(name)?)?;
-                (st.distributing && st.partner.state.in_sync())
-                    .then(|| journal::PartnerRecord::of(&st.partner))
-            });
-        if let Some(run) = self.run.as_mut() {
+        let mode = core.settings().mode.linux_name();
+        let rec = (self.datapath).kernel_record(mode, |name| core.aggregated_partner(name));
+        if let Some(run) = self.members.run_mut() {
             if let Err(e) = run.set_kernel(rec) {
                 tracing::warn!(bond = %self.core.settings().name, error = %e, "state file not updated");
             }
@@ -99,14 +68,7 @@ impl Bond {
     }
 
     pub(super) fn publish(&mut self) {
-        let before = self.core.plan_state().active;
         let map = self.build_map();
-        let after = self.core.plan_state().active;
-        // Only active-backup, tlb and alb have an active member (the core
-        // logs the change and asks for the announcements that follow).
-        if after != before && matches!(map.plan, Plan::ActiveBackup { .. }) {
-            self.move_mac(before, after);
-        }
         tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         let bond = self.s().name.clone();
         self.datapath.publish(&bond, map);

@@ -64,6 +64,7 @@ impl Bond {
                     self.carriers.seen(&name, up, seen);
                 }
                 CoreEvent::Announce { member } => self.announce(member),
+                CoreEvent::MoveMacs(moves) => self.move_macs(moves),
                 _ => {}
             }
         }

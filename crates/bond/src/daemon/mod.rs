@@ -17,14 +17,15 @@
 //! core link events, control frames and the time, sends the frames it
 //! queues, and carries out its verdicts through the objects that own the
 //! resources: [`Members`] (the member interfaces: sockets, originals,
-//! isolation), [`DataPath`] (the logical interface, the engine, the BPF
-//! programs), the run directory ([`RunDir`]) and the control socket.
+//! isolation; the run directory and its state file), [`DataPath`] (the
+//! logical interface, the engine, the BPF programs) and the control
+//! socket ([`Control`]).
 //! This file holds the state, the loop and the shutdown; each other
 //! concern has a file of its own: `start` (the start sequence, adopting a
 //! killed daemon's data path when [`crate::adopt`] says it fits),
 //! `members` (members taken and given back, link events), `datapath`
 //! (each plan published), `frames` (control frames in and out, timers),
-//! `reload` (settings applied in place, members added and removed),
+//! `reload` (settings applied in place, the member list the core changed),
 //! and `report` (status, stats, flow, capture, metrics; the sockets are
 //! [`Control`]'s).
 
@@ -40,16 +41,14 @@ mod start;
 use crate::control::Control;
 use crate::core::Core;
 use crate::datapath::DataPath;
-use crate::journal::{self, RunDir};
+use crate::journal::RunDir;
 use crate::map::BondMap;
 use crate::members::Members;
-use crate::plan::Plan;
 use crate::settings::{BondMode, Settings};
 use crate::status::{self, BondStats, BondStatus, CarrierLog};
 use crate::upper::Upper;
-use lagkit_api::protocol::{flow_key, FlowAnswer, Request, Response};
+use lagkit_api::protocol::{Request, Response};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
-use lagkit_wire::MacAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -66,8 +65,6 @@ pub struct Bond {
     carrier: CarrierWatcher,
     /// The control socket, capture clients, the metrics endpoint.
     control: Control,
-    /// The run directory and state file; `None` once shut down.
-    run: Option<RunDir>,
     /// When the link events being handled were read (CLOCK_MONOTONIC ns).
     seen_ns: u64,
     /// Carrier changes, timed until their plan is published.
@@ -120,9 +117,7 @@ impl Bond {
         if self.carrier.wait(ms) {
             self.seen_ns = lagkit_dataplane::monotonic_now_ns();
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
-                for e in events {
-                    self.link_event(&e);
-                }
+                self.link_events(events);
             }
             self.seen_ns = 0;
         }
@@ -158,23 +153,17 @@ impl Bond {
         self.record_kernel();
         self.control.close();
         self.datapath.leave_pinned();
-        self.members.keep_as_set();
-        if let Some(run) = self.run.take() {
-            run.leave();
-        }
+        self.members.leave_as_set();
         tracing::info!(bond = %self.s().name, "handed off: the kernel forwards with the last plan until a new lagkit adopts it");
     }
 
     fn close(&mut self) {
-        let Some(run) = self.run.take() else {
+        if self.members.run().is_none() {
             return;
-        };
+        }
         self.control.close();
-        let name = self.s().name.clone();
-        self.datapath.close(&name);
-        let names = self.core.members().iter().map(|m| m.name());
-        self.members.give_all_back(names);
-        run.release();
+        self.datapath.close(&self.core.settings().name);
+        self.members.release();
         tracing::info!(bond = %self.s().name, "bond down; members restored");
     }
 }

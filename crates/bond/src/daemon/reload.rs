@@ -33,41 +33,56 @@ impl Bond {
     /// applied and the settings come back as the error.
     pub fn reconfigure(&mut self, new: Settings) -> Result<(), Box<Settings>> {
         let new = new.normalised();
-        let changes = self.s().changes(&new);
-        let keys = crate::settings::describe_changes(&changes);
+        let keys = crate::settings::describe_changes(&self.s().changes(&new));
         let name = self.s().name.clone();
         if self.s().needs_restart(&new) {
             tracing::info!(bond = %name, keys = %keys, "reload: restarting the bond");
             return Err(Box::new(new));
         }
-        if changes.is_empty() {
+        if keys.is_empty() {
             return Ok(());
         }
         tracing::info!(bond = %name, keys = %keys, "reload: every change applied in place");
         let old = self.s().clone();
-        let wanted = new.members.clone();
         let now = self.now();
-        // The core applies the protocols' and monitors' changes; the member
-        // list changes as members are taken or given back.
-        self.core.reconfigure(new, now);
-        self.apply_in_place(&old);
-        if wanted != old.members {
-            self.apply_members(wanted);
+        // The core applies the protocols' and monitors' changes, and the
+        // member list's (removed members leave, new ones join absent).
+        self.core.reconfigure(new.clone(), now);
+        if new.members != old.members {
+            // A member still leaving from an earlier reload leaves now (it
+            // may be listed again, and then comes back as a new member).
+            self.finish_leaving(true);
+            self.core.change_members(new.members, now);
         }
-        self.core.mark_dirty();
+        for m in &self.core.members()[self.members.len()..] {
+            self.members.push(m.name().to_string());
+        }
+        self.apply_in_place(&old);
+        // The running data path stops sending on a removed member (a new
+        // plan) before its LACP port's last LACPDU (out of sync) goes out.
+        self.publish();
         self.after_core();
+        // The new members are taken, and the engine runs on them.
+        self.relink();
+        if self.members.names() != self.datapath.engine_members() {
+            self.restart_or_log();
+        }
         Ok(())
     }
 
     /// Applies what the shell owns of the changes from `old`: offloads,
     /// addresses, the metrics endpoint, the rebalancer's timers.
     fn apply_in_place(&mut self, old: &Settings) {
-        if self.s().offloads_off != old.offloads_off {
-            self.apply_offloads();
+        let s = self.core.settings();
+        if s.offloads_off != old.offloads_off {
+            let off = s.offloads_off.clone();
+            self.members
+                .apply_offloads(&s.name, |n| !off.iter().any(|o| o == n));
         }
-        if self.s().addresses != old.addresses {
+        let s = self.core.settings();
+        if s.addresses != old.addresses {
             let upper = self.datapath.upper();
-            let held = upper.change_addresses(&old.name, &old.addresses, &self.s().addresses);
+            let held = upper.change_addresses(&old.name, &old.addresses, &s.addresses);
             self.core.set_ipv4(crate::upper::ipv4_of(&held));
         }
         let (name, listen) = (self.s().name.clone(), self.s().metrics_listen);
@@ -78,76 +93,18 @@ impl Bond {
         self.datapath.set_rebalancing(config);
     }
 
-    /// Takes out the members no longer listed and takes the new ones; the
-    /// members that stay keep their LACP or PAgP port. A removed member is
-    /// given back once its partner stopped sending on it
-    /// ([`Bond::finish_leaving`]).
-    fn apply_members(&mut self, wanted: Vec<String>) {
-        let now = self.now();
-        // A member still leaving from an earlier reload leaves now (it may
-        // be listed again, and then comes back as a new member).
-        self.finish_leaving(true);
-        let (removed, added) = self.core.member_changes(&wanted);
-        for &i in &removed {
-            // The running data path stops sending on it (a new plan) and its
-            // LACP port's last LACPDU (out of sync) goes out, so the partner
-            // stops sending on it at once; what it sent meanwhile is still
-            // received.
-            self.core.remove_member(i, now);
-            tracing::info!(bond = %self.s().name, member = %self.name(i), "member removed by reload");
-        }
-        if !removed.is_empty() {
-            self.publish();
-            self.after_core();
-        }
-        for name in added {
-            tracing::info!(bond = %self.s().name, member = %name, "member added by reload");
-            let i = self.core.add_member(name);
-            self.members.push();
-            if let Err(e) = self.try_take(i) {
-                tracing::error!(bond = %self.s().name, error = %e, "member cannot be used");
-            }
-            self.core.open_ports(i, now);
-        }
-        self.core.set_member_list(wanted, now);
-        if let Ok(links) = CarrierWatcher::dump() {
-            for l in links {
-                self.link_event(&l);
-            }
-        }
-        // Members added: the engine takes them (removed ones stay in it,
-        // collecting, until they are given back).
-        if self.member_names() != self.datapath.engine_members() {
-            if let Err(e) = self.restart_engine() {
-                tracing::error!("{e}");
-            }
-        }
-    }
-
     /// Gives back the removed members whose partner has stopped sending on
     /// them (with `all`, every removed member), and runs the engine on the
     /// members that stay.
     pub(super) fn finish_leaving(&mut self, all: bool) {
-        let left = if all {
-            self.core.members_leaving()
-        } else {
-            self.core.members_left()
-        };
-        if left.is_empty() {
-            return;
-        }
-        for &i in left.iter().rev() {
-            self.give_back(i);
-            let name = self.name(i).to_string();
-            self.core.forget_member(i);
-            self.members.remove(i);
-            self.datapath.forget(&name);
+        let gone = self.core.forget_leaving(all, self.now());
+        for (i, name) in &gone {
+            self.members.remove(*i);
+            self.datapath.forget(name);
             tracing::info!(bond = %self.s().name, member = %name, "member given back");
         }
-        let members = self.core.settings().members.clone();
-        self.core.set_member_list(members, self.now());
-        if let Err(e) = self.restart_engine() {
-            tracing::error!("{e}");
+        if !gone.is_empty() {
+            self.restart_or_log();
         }
     }
 }

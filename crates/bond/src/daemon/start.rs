@@ -26,20 +26,19 @@ impl Bond {
         let s = s.normalised();
         let name = s.name.clone();
         let ns_dir = lagkit_bondcfg::paths::netns_dir(lagkit_bondcfg::paths::netns_id());
-        let run_dir = ns_dir.join(&name);
-        let (mut run, left) = RunDir::acquire_keeping(run_dir.clone(), &name)?;
-        let all = crate::core::member_list(&s);
-        let names: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
+        let (mut run, left) = RunDir::acquire_keeping(ns_dir.join(&name), &name)?;
+        let names: Vec<String> = (crate::core::member_list(&s).into_iter())
+            .map(|(m, _)| m)
+            .collect();
         let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
-        for (m, _) in &all {
-            if let Some((owner, pid)) = journal::member_owner(&ns_dir, m, &run_dir) {
-                return Err(BondError::InUse {
-                    bond: name,
-                    member: m.clone(),
-                    owner,
-                    pid,
-                });
-            }
+        let members = Members::new(names, Some(run));
+        if let Some((member, (owner, pid))) = members.held_elsewhere() {
+            return Err(BondError::InUse {
+                bond: name,
+                member,
+                owner,
+                pid,
+            });
         }
         let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
             bond: name.clone(),
@@ -62,32 +61,39 @@ impl Bond {
         let control = Control::open(&s)?;
         let rebalancing = s.rebalances().then(|| s.adaptive_config());
         let mut bond = Bond {
-            members: Members::new(all.len()),
+            members,
             core: Core::new(s),
             epoch: std::time::Instant::now(),
             datapath: DataPath::new(upper, engine_info, adopted, rebalancing),
             carrier,
             control,
-            run: Some(run),
             seen_ns: 0,
             carriers: CarrierLog::default(),
         };
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
         for i in 0..bond.members.len() {
-            if let Err(e) = bond.try_take_with(i, &mut *between) {
+            if let Err(e) = bond.take(i, &mut *between) {
                 return Err(BondError::Member(e, name.clone()));
             }
         }
         if bond.datapath.is_adopting() {
-            bond.adopt_carriers();
+            let links = CarrierWatcher::dump().unwrap_or_default();
+            // Members whose link is up now count as up at once (not after
+            // `updelay`), as the killed daemon had them, so the first plan
+            // is the one in force.
+            for l in links.iter().filter(|l| l.present && l.usable()) {
+                match bond.core.member_index(&l.name) {
+                    Some(i) if bond.present(i) => bond.core.adopt_carrier(i),
+                    _ => {}
+                }
+            }
         }
         let mac = bond.core.choose_mac();
         bond.core.set_mac(mac);
         let s = bond.core.settings();
         (bond.datapath.upper()).bring_up(&name, mac, s.mtu, &s.addresses)?;
-        let v4 = ipv4_of(&s.addresses);
-        bond.core.set_ipv4(v4);
+        bond.core.set_ipv4(ipv4_of(&s.addresses));
         let group_ifindex = bond
             .datapath
             .upper()
@@ -97,7 +103,6 @@ impl Bond {
             .filter(|&i| i != 0)
             .unwrap_or(crate::core::FALLBACK_GROUP_IFINDEX);
         let now = bond.now();
-        let mac = bond.core.mac();
         bond.core.start(mac, group_ifindex, &resume, now);
         // Link events queued while the members were being set up describe
         // states that are already gone (a member before it was brought up
@@ -108,11 +113,7 @@ impl Bond {
             .recv(Duration::ZERO)
             .is_ok_and(|v| !v.is_empty())
         {}
-        if let Ok(links) = CarrierWatcher::dump() {
-            for l in links {
-                bond.link_event(&l);
-            }
-        }
+        bond.relink();
         bond.restart_engine()?;
         tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
         Ok(bond)

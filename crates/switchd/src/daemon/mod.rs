@@ -25,14 +25,13 @@ use forward::Queued;
 use crate::protocol::{Request, Response};
 use lagkit_api::capture::{CaptureStart, Direction, Taps};
 use lagkit_api::control::{BindError, ControlServer, Pending};
-use lagkit_dataplane::{Device, PacketConfig, PacketSocket, RxBatch};
+use lagkit_dataplane::{Device, RxBatch};
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
-use lagkit_switch::config::{ConfigError, SwitchConfig};
-use lagkit_switch::core::{PortInfo, Transmit};
+use lagkit_switch::config::SwitchConfig;
+use lagkit_switch::core::Transmit;
 use lagkit_switch::{Core, PortId};
-use lagkit_wire::MacAddr;
 use nix::errno::Errno;
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -46,45 +45,9 @@ pub const RX_BATCH: usize = 64;
 /// control plane (and `epoll`) has its turn.
 pub const ROUNDS_PER_WAKE: usize = 4;
 
-/// Why a switch could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum SwitchError {
-    /// The configuration cannot be used (exit status 2; nothing touched).
-    #[error("{0}")]
-    Config(ConfigError),
-    /// A port's device could not be opened.
-    #[error("port {port} (device {device}): {why}")]
-    Port {
-        /// The interface name.
-        port: String,
-        /// The Linux device.
-        device: String,
-        /// Reason.
-        why: String,
-    },
-    /// Netlink, epoll or the control socket failed.
-    #[error("{what}: {why}")]
-    System {
-        /// What was being done.
-        what: String,
-        /// Reason.
-        why: String,
-    },
-}
-
-fn sys(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
-    let what = what.into();
-    move |e| SwitchError::System {
-        what,
-        why: e.to_string(),
-    }
-}
-
-/// One port: the device that carries it and its socket.
-struct Port {
-    device: String,
-    sock: PacketSocket,
-}
+use crate::error::sys;
+pub use crate::error::SwitchError;
+use crate::port::Port;
 
 pub use lagkit_switch::core::ControlCounters;
 
@@ -147,48 +110,9 @@ impl Switch {
         let mut ports = Vec::new();
         let mut infos = Vec::new();
         for (i, (_, device)) in o.ports.iter().enumerate() {
-            let p = PortId(i);
-            let pname = cfg
-                .bridge
-                .port(p)
-                .map_or_else(|| device.clone(), |c| c.name.clone());
-            let perr = |why: String| SwitchError::Port {
-                port: pname.clone(),
-                device: device.clone(),
-                why,
-            };
-            let sock =
-                PacketSocket::open(&PacketConfig::new(device)).map_err(|e| perr(e.to_string()))?;
-            let link = sock.link();
-            let mac = MacAddr(link.mac().map_err(|e| perr(e.to_string()))?);
-            // A port is administratively up unless configured `shutdown`,
-            // and so is its device: a Catalyst's port sends light unless
-            // shut down, and a partner sees a shut port lose carrier.
-            let enabled = cfg.bridge.port(p).is_none_or(|c| c.enabled);
-            let is_up = link.flags().map_err(|e| perr(e.to_string()))?.up();
-            if is_up != enabled {
-                lagkit_sys::link::set(device, &lagkit_sys::link::LinkChange::up(enabled))
-                    .map_err(|e| perr(e.to_string()))?;
-                tracing::info!(port = %pname, device = %device, "device set administratively {}", if enabled { "up" } else { "down: the port is configured shutdown" });
-            }
-            let carrier = link.carrier().unwrap_or(false);
-            let want = cfg.bridge.port(p).map_or(1500, |c| c.mtu);
-            if let Ok(mtu) = link.mtu() {
-                if mtu < want {
-                    tracing::warn!(port = %pname, device = %device, "the device's MTU {mtu} is below the port's {want}: frames between the two never reach the switch (raise it with `ip link set {device} mtu {want}`)");
-                }
-            }
-            epoll
-                .add(
-                    sock.poll_fd(),
-                    EpollEvent::new(EpollFlags::EPOLLIN, i as u64),
-                )
-                .map_err(|e| sys("epoll_ctl")(e.into()))?;
-            infos.push(PortInfo { mac, carrier });
-            ports.push(Port {
-                device: device.clone(),
-                sock,
-            });
+            let (port, info) = Port::open(PortId(i), device, &cfg, &epoll)?;
+            ports.push(port);
+            infos.push(info);
         }
         let ns = lagkit_bondcfg::paths::netns_id();
         let run_dirs = match o.socket {
