@@ -25,7 +25,7 @@ const OBJECTS: [(&str, &str, &[&str]); 3] = [
     ),
     ("tests/bpf/vlan_push.bpf.c", "vlan_push.bpf.o", &[]),
 ];
-const HEADERS: [&str; 1] = ["src/bpf/lagkit.h"];
+const HEADERS: [&str; 2] = ["src/bpf/lagkit.h", "src/bpf/flow.h"];
 const INSTALL: &str = "install them with `apt-get install clang llvm libbpf-dev` \
                        (or set CLANG to a clang that targets bpf)";
 
