@@ -16,8 +16,9 @@ use std::process::Command;
 
 /// (source, object, defines): lagkit's programs, their variant, and a
 /// helper the tests load.
-const OBJECTS: [(&str, &str, &[&str]); 3] = [
+const OBJECTS: [(&str, &str, &[&str]); 4] = [
     ("src/bpf/lagkit.bpf.c", "lagkit.bpf.o", &[]),
+    ("src/bpf/switch.bpf.c", "switch.bpf.o", &[]),
     (
         "src/bpf/lagkit.bpf.c",
         "lagkit-variant.bpf.o",
@@ -25,7 +26,7 @@ const OBJECTS: [(&str, &str, &[&str]); 3] = [
     ),
     ("tests/bpf/vlan_push.bpf.c", "vlan_push.bpf.o", &[]),
 ];
-const HEADERS: [&str; 2] = ["src/bpf/lagkit.h", "src/bpf/flow.h"];
+const HEADERS: [&str; 3] = ["src/bpf/lagkit.h", "src/bpf/flow.h", "src/bpf/switch.h"];
 const INSTALL: &str = "install them with `apt-get install clang llvm libbpf-dev` \
                        (or set CLANG to a clang that targets bpf)";
 

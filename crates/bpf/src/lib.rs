@@ -45,6 +45,7 @@ mod abi;
 mod logical;
 mod pin;
 mod plan;
+pub mod switch;
 
 pub use logical::Logical;
 pub use pin::{base as pin_base, Adopted, NoBpffs};
@@ -111,6 +112,15 @@ pub enum Error {
         /// How many were given.
         count: usize,
     },
+    /// More ports or channels than the switch's program holds.
+    TooManyPorts {
+        /// "ports" or "channels".
+        what: &'static str,
+        /// How many were given.
+        count: usize,
+        /// How many it holds.
+        max: usize,
+    },
     /// A member index (active, tlb) beyond the transmitting members.
     NoSuchMember {
         /// The index.
@@ -158,6 +168,10 @@ impl fmt::Display for Error {
             ),
             Error::Netlink(e) => write!(f, "{e}"),
             Error::Io { what, source } => write!(f, "{what}: {source}"),
+            Error::TooManyPorts { what, count, max } => write!(
+                f,
+                "{count} {what} given; the switch's BPF program holds at most {max}"
+            ),
             Error::TooManyMembers { count } => write!(
                 f,
                 "{count} members given; lagkit's BPF programs hold at most {MAX_MEMBERS}"

@@ -1,0 +1,459 @@
+//! The switch's forwarding in the kernel: `src/bpf/switch.bpf.c`'s
+//! `lksw_ingress`, which does on each switch port's tc ingress what
+//! `lagkit_switch::Bridge::receive` does (see that file's opening comment),
+//! and the Rust side of `src/bpf/switch.h`: the plan the switch's core
+//! publishes, field for field as the C side lays it out, and the program's
+//! counters and decisions read back.
+
+use crate::abi::{policy_code, IFINDEX, SKB_CTX_LEN};
+use crate::Error;
+use aya::maps::{Array, PerCpuArray};
+use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
+use aya::Ebpf;
+use lagkit_hash::Policy;
+
+/// `LKSW_MAX_PORTS`: the most ports a switch in the kernel has.
+pub const MAX_PORTS: usize = 64;
+/// `LKSW_MAX_CHANNELS`.
+pub const MAX_CHANNELS: usize = 64;
+/// `LKSW_BUCKETS`: a Catalyst's EtherChannel buckets.
+pub const BUCKETS: usize = 8;
+const VLAN_WORDS: usize = 64;
+const DROPS: usize = 10;
+const F_TRACE: u32 = 1;
+
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/switch.bpf.o"));
+const PROGRAM: &str = "lksw_ingress";
+
+/// `struct lksw_port`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PortAbi {
+    ifindex: u32,
+    mtu: u32,
+    vlan: u16,
+    enabled: u8,
+    trunk: u8,
+    channel: u8,
+    standalone: u8,
+    bundled: u8,
+    reserved: u8,
+    allowed: [u64; VLAN_WORDS],
+}
+
+/// `struct lksw_plan`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PlanAbi {
+    ports: u32,
+    channels: u32,
+    policy: u32,
+    flags: u32,
+    aging_ns: u64,
+    seed: u64,
+    port: [PortAbi; MAX_PORTS],
+    channel: [[u8; BUCKETS]; MAX_CHANNELS],
+}
+
+// SAFETY: repr(C) without padding (a port: 16 bytes of scalars, then 64
+// u64s; the plan: 32 bytes, 64 ports of 528 bytes, 512 bytes of buckets),
+// and every bit pattern is a valid value of every field.
+unsafe impl aya::Pod for PlanAbi {}
+
+/// `LKSW_CHANNEL`: where an address lives is a channel's index with this
+/// bit.
+pub const CHANNEL: u32 = 0x10000;
+
+/// One address the table holds: ((VLAN, MAC), where).
+pub type Address = ((u16, [u8; 6]), u32);
+
+/// `struct lksw_fdb_key`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FdbKey {
+    vlan: u16,
+    mac: [u8; 6],
+}
+
+// SAFETY: repr(C), 8 bytes without padding; every bit pattern is valid.
+unsafe impl aya::Pod for FdbKey {}
+
+/// `struct lksw_fdb_entry`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FdbEntry {
+    at: u32,
+    reserved: u32,
+    seen: u64,
+}
+
+// SAFETY: repr(C), 16 bytes without padding; every bit pattern is valid.
+unsafe impl aya::Pod for FdbEntry {}
+
+/// `struct lksw_counters`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounts {
+    /// Frames received (all, before any drop).
+    pub rx_frames: u64,
+    /// Their bytes, as on the wire.
+    pub rx_bytes: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Their bytes.
+    pub tx_bytes: u64,
+    /// Control frames left to the daemon.
+    pub control: u64,
+    /// Flood copies sent.
+    pub flooded: u64,
+    /// Copies not sent for this port's MTU.
+    pub tx_too_big: u64,
+    /// Sources not learned: the table was full.
+    pub learn_full: u64,
+    /// Received to one station.
+    pub rx_ucast: u64,
+    /// Received to a group.
+    pub rx_mcast: u64,
+    /// Received to ff:ff:ff:ff:ff:ff.
+    pub rx_bcast: u64,
+    /// Sent to one station.
+    pub tx_ucast: u64,
+    /// Sent to a group.
+    pub tx_mcast: u64,
+    /// Sent to ff:ff:ff:ff:ff:ff.
+    pub tx_bcast: u64,
+    /// Received frames dropped, in `lagkit_switch::DropReason::ALL`'s order.
+    pub drops: [u64; DROPS],
+}
+
+// SAFETY: repr(C), 24 u64s.
+unsafe impl aya::Pod for PortCounts {}
+
+/// `struct lksw_egress`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct EgressAbi {
+    port: u8,
+    tagged: u8,
+    vlan: u16,
+}
+
+/// `struct lksw_trace`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TraceAbi {
+    verdict: u32,
+    reason: u32,
+    vlan: u16,
+    flooded: u8,
+    egresses: u8,
+    reserved: u32,
+    egress: [EgressAbi; MAX_PORTS],
+}
+
+// SAFETY: repr(C) without padding (16 bytes, then 64 x 4 bytes); every bit
+// pattern is valid.
+unsafe impl aya::Pod for TraceAbi {}
+
+/// A port's VLANs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortVlans {
+    /// An access port in this VLAN.
+    Access(u16),
+    /// A trunk: its native VLAN (untagged) and the VLANs it carries.
+    Trunk {
+        /// The native VLAN.
+        native: u16,
+        /// The allowed VLANs (1-4094).
+        allowed: Vec<u16>,
+    },
+}
+
+/// One port of a [`SwitchPlan`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchPort {
+    /// Its device.
+    pub ifindex: u32,
+    /// The largest payload it takes and sends.
+    pub mtu: u32,
+    /// Its VLANs.
+    pub vlans: PortVlans,
+    /// `no shutdown`.
+    pub enabled: bool,
+    /// The index of its channel in [`SwitchPlan::channels`], if a member.
+    pub channel: Option<usize>,
+    /// A member forwarding on its own (Cisco's `I`).
+    pub standalone: bool,
+    /// A member its channel sends and takes on.
+    pub bundled: bool,
+}
+
+/// What the switch's core publishes to the kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchPlan {
+    /// The ports, by the core's port index.
+    pub ports: Vec<SwitchPort>,
+    /// Each channel, in ascending channel number: bucket -> the port index
+    /// that sends it (`None`: no member).
+    pub channels: Vec<[Option<usize>; BUCKETS]>,
+    /// The load-balance method.
+    pub policy: Policy,
+    /// An address not seen for longer is unknown.
+    pub aging_ns: u64,
+    /// Leave each decision for [`SwitchPath::test_run`] to read.
+    pub trace: bool,
+}
+
+/// What the program did with one frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Left to the daemon's control plane.
+    Control,
+    /// Sent: (port, tag) per copy, in the order sent; a tag is the whole
+    /// TCI (priority, DEI and VLAN) the copy leaves with.
+    Forward {
+        /// The frame's VLAN.
+        vlan: u16,
+        /// Flooded rather than sent to a learned address.
+        flooded: bool,
+        /// The copies.
+        egress: Vec<(usize, Option<u16>)>,
+    },
+    /// Dropped, for `lagkit_switch::DropReason::ALL[reason]`.
+    Drop(usize),
+}
+
+impl SwitchPlan {
+    fn abi(&self) -> Result<PlanAbi, Error> {
+        for (what, count, max) in [
+            ("ports", self.ports.len(), MAX_PORTS),
+            ("channels", self.channels.len(), MAX_CHANNELS),
+        ] {
+            if count > max {
+                return Err(Error::TooManyPorts { what, count, max });
+            }
+        }
+        let zero = PortAbi {
+            ifindex: 0,
+            mtu: 0,
+            vlan: 0,
+            enabled: 0,
+            trunk: 0,
+            channel: 0,
+            standalone: 0,
+            bundled: 0,
+            reserved: 0,
+            allowed: [0; VLAN_WORDS],
+        };
+        let mut abi = PlanAbi {
+            ports: self.ports.len() as u32,
+            channels: self.channels.len() as u32,
+            policy: policy_code(self.policy),
+            flags: if self.trace { F_TRACE } else { 0 },
+            aging_ns: self.aging_ns,
+            seed: 0,
+            port: [zero; MAX_PORTS],
+            channel: [[0; BUCKETS]; MAX_CHANNELS],
+        };
+        for (a, p) in abi.port.iter_mut().zip(&self.ports) {
+            a.ifindex = p.ifindex;
+            a.mtu = p.mtu;
+            a.enabled = p.enabled.into();
+            a.channel = p.channel.map_or(0, |c| c as u8 + 1);
+            a.standalone = p.standalone.into();
+            a.bundled = p.bundled.into();
+            match &p.vlans {
+                PortVlans::Access(v) => a.vlan = *v,
+                PortVlans::Trunk { native, allowed } => {
+                    a.trunk = 1;
+                    a.vlan = *native;
+                    for &v in allowed.iter().filter(|&&v| v < 4096) {
+                        a.allowed[usize::from(v) / 64] |= 1 << (v % 64);
+                    }
+                }
+            }
+        }
+        for (a, c) in abi.channel.iter_mut().zip(&self.channels) {
+            for (b, p) in a.iter_mut().zip(c) {
+                *b = p.map_or(0, |p| p as u8 + 1);
+            }
+        }
+        Ok(abi)
+    }
+}
+
+/// The switch's program, loaded (not attached).
+pub struct SwitchPath {
+    ebpf: Ebpf,
+}
+
+impl SwitchPath {
+    /// Loads the program and its maps.
+    pub fn load() -> Result<SwitchPath, Error> {
+        let mut ebpf = aya::EbpfLoader::new().btf(None).load(OBJECT)?;
+        let prog: &mut SchedClassifier = ebpf
+            .program_mut(PROGRAM)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        prog.load()?;
+        Ok(SwitchPath { ebpf })
+    }
+
+    /// Publishes `plan`.
+    pub fn publish(&mut self, plan: &SwitchPlan) -> Result<(), Error> {
+        let abi = plan.abi()?;
+        let map = self.ebpf.map_mut("plan").ok_or(Error::Missing("plan"))?;
+        let mut array = Array::<_, PlanAbi>::try_from(map)?;
+        array.set(0, abi, 0)?;
+        Ok(())
+    }
+
+    /// Runs the program with BPF_PROG_TEST_RUN on `frame` as received on
+    /// interface `ifindex` (which must exist in the calling thread's
+    /// namespace; copies it floods are sent), under a plan published with
+    /// `trace`: what it decided.
+    pub fn test_run(&self, frame: &[u8], ifindex: u32) -> Result<Decision, Error> {
+        let prog: &SchedClassifier = self
+            .ebpf
+            .program(PROGRAM)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        let mut ctx_in = [0u8; SKB_CTX_LEN];
+        ctx_in[IFINDEX..IFINDEX + 4].copy_from_slice(&ifindex.to_ne_bytes());
+        prog.test_run(TestRunOptions {
+            data_in: Some(frame),
+            ctx_in: Some(&ctx_in),
+            ..TestRunOptions::default()
+        })?;
+        let map = self.ebpf.map("trace").ok_or(Error::Missing("trace"))?;
+        let t = Array::<_, TraceAbi>::try_from(map)?.get(&0, 0)?;
+        Ok(match t.verdict {
+            1 => Decision::Control,
+            2 => Decision::Forward {
+                vlan: t.vlan,
+                flooded: t.flooded != 0,
+                egress: t.egress[..usize::from(t.egresses).min(MAX_PORTS)]
+                    .iter()
+                    .map(|e| (usize::from(e.port), (e.tagged != 0).then_some(e.vlan)))
+                    .collect(),
+            },
+            _ => Decision::Drop(t.reason as usize),
+        })
+    }
+
+    /// Addresses that moved between ports or channels, summed over CPUs.
+    pub fn moves(&self) -> Result<u64, Error> {
+        let map = self.ebpf.map("globals").ok_or(Error::Missing("globals"))?;
+        let per_cpu = PerCpuArray::<_, u64>::try_from(map)?.get(&0, 0)?;
+        Ok(per_cpu.iter().sum())
+    }
+
+    /// The address table: (VLAN, MAC) -> where (a port index, or a
+    /// channel's with [`CHANNEL`] set), in no particular order.
+    pub fn addresses(&self) -> Result<Vec<Address>, Error> {
+        let map = self.ebpf.map("fdb").ok_or(Error::Missing("fdb"))?;
+        let table = aya::maps::HashMap::<_, FdbKey, FdbEntry>::try_from(map)?;
+        let mut out = Vec::new();
+        for entry in table.iter() {
+            let (k, v) = entry?;
+            out.push(((k.vlan, k.mac), v.at));
+        }
+        Ok(out)
+    }
+
+    /// Port `port`'s counters, summed over CPUs.
+    pub fn counters(&self, port: usize) -> Result<PortCounts, Error> {
+        let map = self
+            .ebpf
+            .map("counters")
+            .ok_or(Error::Missing("counters"))?;
+        let per_cpu = PerCpuArray::<_, PortCounts>::try_from(map)?.get(&(port as u32), 0)?;
+        let mut sum = PortCounts::default();
+        for c in per_cpu.iter() {
+            sum.rx_frames += c.rx_frames;
+            sum.rx_bytes += c.rx_bytes;
+            sum.tx_frames += c.tx_frames;
+            sum.tx_bytes += c.tx_bytes;
+            sum.control += c.control;
+            sum.flooded += c.flooded;
+            sum.tx_too_big += c.tx_too_big;
+            sum.learn_full += c.learn_full;
+            sum.rx_ucast += c.rx_ucast;
+            sum.rx_mcast += c.rx_mcast;
+            sum.rx_bcast += c.rx_bcast;
+            sum.tx_ucast += c.tx_ucast;
+            sum.tx_mcast += c.tx_mcast;
+            sum.tx_bcast += c.tx_bcast;
+            for (a, b) in sum.drops.iter_mut().zip(c.drops) {
+                *a += b;
+            }
+        }
+        Ok(sum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sizes the C side has (the loader refuses a map whose value size
+    /// differs; the verifier printed `vs=34336` for the plan).
+    #[test]
+    fn the_abi_has_the_c_sides_sizes() {
+        assert_eq!(std::mem::size_of::<PortAbi>(), 528);
+        assert_eq!(std::mem::size_of::<PlanAbi>(), 34336);
+        assert_eq!(std::mem::size_of::<PortCounts>(), 192);
+        assert_eq!(std::mem::size_of::<TraceAbi>(), 272);
+        assert_eq!(std::mem::size_of::<FdbKey>(), 8);
+        assert_eq!(std::mem::size_of::<FdbEntry>(), 16);
+    }
+
+    #[test]
+    fn a_plan_lays_out_vlans_channels_and_limits() {
+        let port = |vlans, channel| SwitchPort {
+            ifindex: 7,
+            mtu: 1500,
+            vlans,
+            enabled: true,
+            channel,
+            standalone: false,
+            bundled: true,
+        };
+        let plan = SwitchPlan {
+            ports: vec![
+                port(PortVlans::Access(10), None),
+                port(
+                    PortVlans::Trunk {
+                        native: 99,
+                        allowed: vec![1, 64, 4094, 5000],
+                    },
+                    Some(0),
+                ),
+            ],
+            channels: vec![[Some(1), None, Some(1), None, None, None, None, Some(0)]],
+            policy: "src-dst-ip".parse().unwrap(),
+            aging_ns: 300,
+            trace: true,
+        };
+        let abi = plan.abi().unwrap();
+        assert_eq!((abi.ports, abi.channels, abi.flags), (2, 1, F_TRACE));
+        assert_eq!(
+            (abi.port[0].trunk, abi.port[0].vlan, abi.port[0].channel),
+            (0, 10, 0)
+        );
+        let t = &abi.port[1];
+        assert_eq!((t.trunk, t.vlan, t.channel, t.bundled), (1, 99, 1, 1));
+        assert_eq!((t.allowed[0], t.allowed[1], t.allowed[63]), (2, 1, 1 << 62));
+        assert_eq!(abi.channel[0], [2, 0, 2, 0, 0, 0, 0, 1]);
+        let mut many = plan.clone();
+        many.ports = vec![many.ports[0].clone(); MAX_PORTS + 1];
+        assert!(matches!(
+            many.abi(),
+            Err(Error::TooManyPorts {
+                what: "ports",
+                count: 65,
+                max: 64
+            })
+        ));
+    }
+}

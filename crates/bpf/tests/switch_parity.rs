@@ -1,0 +1,341 @@
+//! The switch's BPF program decides as `lagkit_switch::Bridge` does.
+//!
+//! One switch, configured alike in both: access ports in two VLANs, a
+//! trunk with the native VLAN 1 and one with native 99 and three VLANs, a
+//! small-MTU access port, a shut port, a port-channel of two bundled
+//! trunks (and a third member not bundled), under Cisco's src-dst-ip.
+//! A seeded stream of frames (`LAGKIT_SWITCH_PARITY_FRAMES`, default
+//! 4,000) enters at random ports: unicast between a pool of stations,
+//! broadcast, multicast, slow-protocol and Cisco-multicast control
+//! frames, IEEE link-local ones, untagged, priority-tagged and tagged in
+//! allowed and other VLANs, tagged runts and giants. Each goes through
+//! `Bridge::receive` and, under BPF_PROG_TEST_RUN in a namespace whose
+//! veth ends stand for the ports (the copies
+//! it floods go to their peers), through the program; the verdict,
+//! the VLAN, flooding, each copy's port and tag must agree frame by frame
+//! (addresses are learned on the way, in both), and at the end every
+//! port's counters, the address table and its moves.
+
+use lagkit_bpf::switch::{Decision, PortVlans, SwitchPath, SwitchPlan, SwitchPort, CHANNEL};
+use lagkit_dataplane::netns;
+use lagkit_hash::samples::{eth, ipv4, tcp, udp};
+use lagkit_hash::Policy;
+use lagkit_switch::PortMode;
+use lagkit_switch::{Bridge, ChannelId, Distribution, DropReason, Logical, PortConfig, PortId};
+use lagkit_switch::{Verdict, VlanSet};
+use lagkit_testnet::Lab;
+
+/// (mode, mtu, enabled) of each port; ports 6, 7 and 8 are channel 1's.
+fn ports() -> Vec<(PortMode, u32, bool)> {
+    let set = |v: &[u16]| {
+        let mut s = VlanSet::none();
+        for &x in v {
+            s.insert(x);
+        }
+        s
+    };
+    let all = VlanSet::all();
+    vec![
+        (PortMode::Access { vlan: 1 }, 1500, true),
+        (PortMode::Access { vlan: 10 }, 1500, true),
+        (
+            PortMode::Trunk {
+                native: 1,
+                allowed: set(&(1..=20).collect::<Vec<_>>()),
+            },
+            1500,
+            true,
+        ),
+        (
+            PortMode::Trunk {
+                native: 99,
+                allowed: set(&[10, 20, 30]),
+            },
+            1500,
+            true,
+        ),
+        (PortMode::Access { vlan: 10 }, 1000, true),
+        (PortMode::Access { vlan: 1 }, 1500, false),
+        (
+            PortMode::Trunk {
+                native: 1,
+                allowed: all.clone(),
+            },
+            1500,
+            true,
+        ),
+        (
+            PortMode::Trunk {
+                native: 1,
+                allowed: all.clone(),
+            },
+            1500,
+            true,
+        ),
+        (
+            PortMode::Trunk {
+                native: 1,
+                allowed: all,
+            },
+            1500,
+            true,
+        ),
+    ]
+}
+
+/// The stream's generator, seeded: the same frames run after run.
+struct Rng(fastrand::Rng);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0.u64(..n)
+    }
+}
+
+fn station(i: u8) -> [u8; 6] {
+    [0x02, 0x00, 0x00, 0x00, 0x01, i]
+}
+
+/// One frame of the stream.
+fn frame(r: &mut Rng) -> Vec<u8> {
+    let dst = match r.below(20) {
+        0 => [0xff; 6],
+        1 => [0x01, 0x00, 0x5e, 0x00, 0x00, 0x01],
+        2 => [0x01, 0x80, 0xc2, 0x00, 0x00, 0x02],
+        3 => [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc],
+        4 => [
+            0x01,
+            0x80,
+            0xc2,
+            0x00,
+            0x00,
+            [0x00, 0x0e, 0x0f, 0x10][r.below(4) as usize],
+        ],
+        _ => station(r.below(12) as u8),
+    };
+    let src = match r.below(30) {
+        0 => [0x01, 0x00, 0x5e, 0x00, 0x00, 0x09],
+        _ => station(r.below(12) as u8),
+    };
+    let ip = |r: &mut Rng| [10, 0, r.below(4) as u8, r.below(8) as u8];
+    let body = match r.below(10) {
+        // About the small port's MTU (1000) and the others' (1500).
+        0 => vec![0u8; [960, 1460][r.below(2) as usize] + r.below(80) as usize],
+        1 => udp(r.below(65535) as u16, 53, &[7; 20]),
+        _ => tcp(r.below(65535) as u16, 80),
+    };
+    let proto = if body.len() == 8 + 20 { 17 } else { 6 };
+    let mut f = eth(dst, src, 0x0800, &ipv4(ip(r), ip(r), proto, 0, &body));
+    match r.below(8) {
+        0..=3 => {}
+        k => {
+            let vid: u16 = [0, 1, 10, 20, 30, 99, 100, 4094][r.below(8) as usize];
+            let pcp = (r.below(8) as u16) << 13;
+            let tci = pcp | vid;
+            let tag = [0x81, 0x00, (tci >> 8) as u8, tci as u8];
+            f.splice(12..12, tag);
+            if k == 7 && r.below(4) == 0 {
+                // A tagged runt: 14 to 17 bytes (a frame shorter than an
+                // Ethernet header never reaches tc, nor a test run).
+                f.truncate(14 + r.below(4) as usize);
+            }
+        }
+    }
+    f
+}
+
+fn bridge() -> Bridge {
+    let mut b = Bridge::new("src-dst-ip".parse::<Policy>().unwrap());
+    for (i, (mode, mtu, enabled)) in ports().into_iter().enumerate() {
+        b.add_port(PortConfig {
+            name: format!("p{i}"),
+            mode,
+            mtu,
+            enabled,
+        });
+    }
+    let members = vec![PortId(6), PortId(7), PortId(8)];
+    b.add_channel(ChannelId(1), members, Distribution::Fixed)
+        .unwrap();
+    b.set_bundled(PortId(6), true);
+    b.set_bundled(PortId(7), true);
+    b
+}
+
+fn plan(b: &Bridge, ifindex: &[u32]) -> SwitchPlan {
+    let ch = b.channel(ChannelId(1)).unwrap();
+    let ports = ports()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mode, mtu, enabled))| SwitchPort {
+            ifindex: ifindex[i],
+            mtu,
+            vlans: match mode {
+                PortMode::Access { vlan } => PortVlans::Access(vlan),
+                PortMode::Trunk { native, allowed } => PortVlans::Trunk {
+                    native,
+                    allowed: (1..4095).filter(|&v| allowed.contains(v)).collect(),
+                },
+            },
+            enabled,
+            channel: (i >= 6).then_some(0),
+            standalone: b.is_standalone(PortId(i)),
+            bundled: ch.is_bundled(PortId(i)),
+        })
+        .collect();
+    SwitchPlan {
+        ports,
+        channels: vec![ch.buckets().map(|p| p.map(|p| p.0))],
+        policy: b.policy(),
+        aging_ns: 300_000_000_000,
+        trace: true,
+    }
+}
+
+/// What the program should decide for `f`, as the bridge did: each copy's
+/// tag as `Bridge::frame_for` writes it (the priority bits kept).
+fn expected(v: &Verdict, f: &[u8]) -> Decision {
+    match v {
+        Verdict::Control => Decision::Control,
+        Verdict::Drop(r) => Decision::Drop(DropReason::ALL.iter().position(|x| x == r).unwrap()),
+        Verdict::Forward {
+            vlan,
+            egress,
+            flooded,
+        } => Decision::Forward {
+            vlan: *vlan,
+            flooded: *flooded,
+            egress: egress
+                .iter()
+                .map(|e| {
+                    let out = Bridge::frame_for(f, e.tag);
+                    let tci = e.tag.map(|_| u16::from_be_bytes([out[14], out[15]]));
+                    (e.port.0, tci)
+                })
+                .collect(),
+        },
+    }
+}
+
+#[test]
+fn the_program_decides_and_counts_as_the_bridge() {
+    let test = "switch_parity";
+    let Some(mut lab) = Lab::new(test) else {
+        return;
+    };
+    let ns = lab.netns();
+    let n = ports().len();
+    for i in 0..n {
+        let (p, q) = (format!("p{i}"), format!("q{i}"));
+        lab.sh(&[
+            "ip", "-n", &ns, "link", "add", &p, "type", "veth", "peer", "name", &q,
+        ]);
+        lab.sh(&["ip", "-n", &ns, "link", "set", &p, "up"]);
+        lab.sh(&["ip", "-n", &ns, "link", "set", &q, "up"]);
+    }
+    let frames: u64 = std::env::var("LAGKIT_SWITCH_PARITY_FRAMES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
+    netns::run_in(&ns, || {
+        let ifindex: Vec<u32> = (0..n)
+            .map(|i| nix::net::if_::if_nametoindex(format!("p{i}").as_str()).unwrap())
+            .collect();
+        let mut b = bridge();
+        let mut sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
+        sw.publish(&plan(&b, &ifindex)).unwrap();
+        let mut r = Rng(fastrand::Rng::with_seed(0x005e_ed0f_5a1c));
+        let mut kinds = [0usize; 3];
+        // Drops by reason; copies sent known and flooded, and through the
+        // channel; tags added, kept and removed.
+        let mut drops = [0usize; 10];
+        let (mut known, mut flooded, mut via_channel) = (0, 0, 0);
+        let mut tags = [0usize; 3];
+        for k in 0..frames {
+            let f = frame(&mut r);
+            let at = r.below(n as u64) as usize;
+            let want = expected(&b.receive(PortId(at), &f, 0), &f);
+            let got = sw.test_run(&f, ifindex[at]).unwrap();
+            assert_eq!(got, want, "frame {k} on port {at}: {f:02x?}");
+            let tagged_in = f.len() >= 16 && f[12..14] == [0x81, 0x00] && f[15] | f[14] & 0x0f != 0;
+            match &want {
+                Decision::Control => kinds[0] += 1,
+                Decision::Forward {
+                    flooded: fl,
+                    egress,
+                    ..
+                } => {
+                    kinds[1] += 1;
+                    *if *fl { &mut flooded } else { &mut known } += 1;
+                    via_channel += egress.iter().filter(|e| e.0 >= 6).count();
+                    for e in egress {
+                        tags[match (tagged_in, e.1.is_some()) {
+                            (false, true) => 0,
+                            (true, true) => 1,
+                            (true, false) => 2,
+                            (false, false) => continue,
+                        }] += 1;
+                    }
+                }
+                Decision::Drop(r) => {
+                    kinds[2] += 1;
+                    drops[*r] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            let want = b.counters(PortId(i)).unwrap();
+            let got = sw.counters(i).unwrap();
+            let pair = |c: &lagkit_switch::PortCounters| {
+                (
+                    [c.rx_frames, c.rx_bytes, c.tx_frames, c.tx_bytes],
+                    [c.control, c.flooded, c.tx_too_big, c.learn_full],
+                    [c.rx_cast.ucast, c.rx_cast.mcast, c.rx_cast.bcast],
+                    [c.tx_cast.ucast, c.tx_cast.mcast, c.tx_cast.bcast],
+                    c.drops,
+                )
+            };
+            let mine = (
+                [got.rx_frames, got.rx_bytes, got.tx_frames, got.tx_bytes],
+                [got.control, got.flooded, got.tx_too_big, got.learn_full],
+                [got.rx_ucast, got.rx_mcast, got.rx_bcast],
+                [got.tx_ucast, got.tx_mcast, got.tx_bcast],
+                got.drops,
+            );
+            assert_eq!(mine, pair(want), "port {i}'s counters");
+        }
+        // The address table: the same entries, each in the same place, and
+        // the same moves.
+        let mut table: Vec<((u16, [u8; 6]), u32)> = sw.addresses().unwrap();
+        table.sort();
+        let mut want: Vec<((u16, [u8; 6]), u32)> = b
+            .fdb()
+            .rows(0)
+            .iter()
+            .map(|r| {
+                let at = match r.at {
+                    Logical::Port(p) => p.0 as u32,
+                    Logical::Channel(_) => CHANNEL,
+                };
+                ((r.vlan, r.mac), at)
+            })
+            .collect();
+        want.sort();
+        assert_eq!(table, want, "the address tables");
+        let moves = sw.moves().unwrap();
+        assert_eq!(moves, b.fdb().moves(), "moves");
+        assert!(moves > 0 && table.len() > 12, "{moves} moves, {} addresses", table.len());
+        eprintln!(
+            "{frames} frames agree: {kinds:?} control/forwarded/dropped; drops by reason {drops:?}; \
+             {known} sent to a learned port, {flooded} flooded, {via_channel} copies through the channel; \
+             tags added/kept/removed {tags:?}; {} addresses learned, {moves} moves", table.len()
+        );
+        // The stream reaches every decision but storm control's (which
+        // the kernel engine leaves to the userspace one).
+        assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
+        assert!(drops[..9].iter().all(|&d| d > 0), "{drops:?}");
+        assert!(known > 0 && flooded > 0 && via_channel > 0);
+        assert!(tags.iter().all(|&t| t > 0), "{tags:?}");
+    })
+    .unwrap();
+}
