@@ -26,6 +26,7 @@ muts=[
  ("priority bits kept", "tagged ? (s->pcp & 0xf000) | vlan : vlan;", "tagged ? vlan : vlan;"),
  ("runt tagged frame", "		if (skb->len < 18)\n			return drop(c, pl, LKSW_DROP_RUNT);", "		if (skb->len < 17)\n			return drop(c, pl, LKSW_DROP_RUNT);"),
  ("rx bytes of an offloaded tag", "len = skb->len + (skb->vlan_present ? 4 : 0);\n	__builtin_memset", "len = skb->len;\n	__builtin_memset"),
+ ("a full table counted", "BPF_NOEXIST) == -7", "BPF_NOEXIST) == -8"),
  ("refreshed entries move", "e->at != at && now", "e->at == at && now"),
 ]
 caught=0

@@ -20,6 +20,8 @@ pub const MAX_CHANNELS: usize = 64;
 pub const BUCKETS: usize = 8;
 const VLAN_WORDS: usize = 64;
 const DROPS: usize = 10;
+/// The address table's default size (`lagkit_switch::bridge::FDB_LIMIT`).
+pub const FDB_LIMIT: u32 = 16_384;
 const F_TRACE: u32 = 1;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/switch.bpf.o"));
@@ -288,9 +290,18 @@ pub struct SwitchPath {
 }
 
 impl SwitchPath {
-    /// Loads the program and its maps.
+    /// Loads the program and its maps, with an address table of
+    /// `lagkit_switch`'s `FDB_LIMIT` entries.
     pub fn load() -> Result<SwitchPath, Error> {
-        let mut ebpf = aya::EbpfLoader::new().btf(None).load(OBJECT)?;
+        SwitchPath::load_with_table(FDB_LIMIT)
+    }
+
+    /// Loads the program with an address table of `limit` entries.
+    pub fn load_with_table(limit: u32) -> Result<SwitchPath, Error> {
+        let mut ebpf = aya::EbpfLoader::new()
+            .btf(None)
+            .map_max_entries("fdb", limit)
+            .load(OBJECT)?;
         let prog: &mut SchedClassifier = ebpf
             .program_mut(PROGRAM)
             .ok_or(Error::Missing("program"))?

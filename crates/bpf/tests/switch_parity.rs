@@ -145,7 +145,11 @@ fn frame(r: &mut Rng) -> Vec<u8> {
 }
 
 fn bridge() -> Bridge {
-    let mut b = Bridge::new("src-dst-ip".parse::<Policy>().unwrap());
+    bridge_with(lagkit_switch::bridge::FDB_LIMIT)
+}
+
+fn bridge_with(table: usize) -> Bridge {
+    let mut b = Bridge::with_fdb_limit("src-dst-ip".parse::<Policy>().unwrap(), table);
     for (i, (mode, mtu, enabled)) in ports().into_iter().enumerate() {
         b.add_port(PortConfig {
             name: format!("p{i}"),
@@ -217,15 +221,12 @@ fn expected(v: &Verdict, f: &[u8]) -> Decision {
     }
 }
 
-#[test]
-fn the_program_decides_and_counts_as_the_bridge() {
-    let test = "switch_parity";
-    let Some(mut lab) = Lab::new(test) else {
-        return;
-    };
+/// A namespace of our own with a veth end per port (p0, p1...), the copies
+/// the program sends going to their peers.
+fn ports_in_netns(test: &str) -> Option<(Lab, String)> {
+    let mut lab = Lab::new(test)?;
     let ns = lab.netns();
-    let n = ports().len();
-    for i in 0..n {
+    for i in 0..ports().len() {
         let (p, q) = (format!("p{i}"), format!("q{i}"));
         lab.sh(&[
             "ip", "-n", &ns, "link", "add", &p, "type", "veth", "peer", "name", &q,
@@ -233,14 +234,71 @@ fn the_program_decides_and_counts_as_the_bridge() {
         lab.sh(&["ip", "-n", &ns, "link", "set", &p, "up"]);
         lab.sh(&["ip", "-n", &ns, "link", "set", &q, "up"]);
     }
+    Some((lab, ns))
+}
+
+fn ifindexes() -> Vec<u32> {
+    (0..ports().len())
+        .map(|i| nix::net::if_::if_nametoindex(format!("p{i}").as_str()).unwrap())
+        .collect()
+}
+
+/// A table of 4 addresses: the fifth station is refused, in both, and
+/// frames to it flood; the refusals are counted on its port.
+#[test]
+fn a_full_table_refuses_new_addresses_and_their_frames_flood() {
+    let Some((_lab, ns)) = ports_in_netns("switch_table_full") else {
+        return;
+    };
+    netns::run_in(&ns, || {
+        let ifindex = ifindexes();
+        let mut b = bridge_with(4);
+        let mut sw = SwitchPath::load_with_table(4).unwrap_or_else(|e| panic!("{e}"));
+        sw.publish(&plan(&b, &ifindex)).unwrap();
+        let udp4 = |dst, src| {
+            let ip = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, 0, &udp(1, 2, b"x"));
+            eth(dst, src, 0x0800, &ip)
+        };
+        // Stations 0..5 speak from port 0 (the fifth is refused), then
+        // station 9 (refused too) sends to each from port 2 (a trunk whose
+        // native VLAN is port 0's).
+        for i in 0..5 {
+            let f = udp4([0xff; 6], station(i));
+            let want = expected(&b.receive(PortId(0), &f, 0), &f);
+            assert_eq!(sw.test_run(&f, ifindex[0]).unwrap(), want);
+        }
+        for i in 0..5 {
+            let f = udp4(station(i), station(9));
+            let want = expected(&b.receive(PortId(2), &f, 0), &f);
+            let got = sw.test_run(&f, ifindex[2]).unwrap();
+            assert_eq!(got, want, "to station {i}");
+            let flooded = matches!(got, Decision::Forward { flooded: true, .. });
+            assert_eq!(flooded, i == 4, "only the refused station's frames flood");
+        }
+        for (port, refused) in [(0, 1), (2, 5)] {
+            let want = b.counters(PortId(port)).unwrap().learn_full;
+            assert_eq!(
+                (sw.counters(port).unwrap().learn_full, want),
+                (refused, refused)
+            );
+        }
+        assert_eq!(sw.addresses().unwrap().len(), 4);
+    })
+    .unwrap();
+}
+
+#[test]
+fn the_program_decides_and_counts_as_the_bridge() {
+    let Some((_lab, ns)) = ports_in_netns("switch_parity") else {
+        return;
+    };
+    let n = ports().len();
     let frames: u64 = std::env::var("LAGKIT_SWITCH_PARITY_FRAMES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(4000);
     netns::run_in(&ns, || {
-        let ifindex: Vec<u32> = (0..n)
-            .map(|i| nix::net::if_::if_nametoindex(format!("p{i}").as_str()).unwrap())
-            .collect();
+        let ifindex = ifindexes();
         let mut b = bridge();
         let mut sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
         sw.publish(&plan(&b, &ifindex)).unwrap();

@@ -321,6 +321,15 @@ impl Bridge {
         }
     }
 
+    /// A bridge whose address table holds at most `limit` addresses
+    /// (default [`FDB_LIMIT`]).
+    pub fn with_fdb_limit(policy: Policy, limit: usize) -> Bridge {
+        Bridge {
+            fdb: Fdb::new(DEFAULT_AGING_NS, limit),
+            ..Bridge::new(policy)
+        }
+    }
+
     /// Adds a port.
     pub fn add_port(&mut self, cfg: PortConfig) -> PortId {
         self.ports.push(Port {
@@ -738,6 +747,18 @@ mod tests {
 
     fn mac(i: u8) -> [u8; 6] {
         [2, 0, 0, 0, 0, i]
+    }
+
+    #[test]
+    fn a_bridge_with_a_small_table_refuses_the_address_past_its_limit() {
+        let mut b = Bridge::with_fdb_limit("cisco:src-dst-ip".parse().unwrap(), 1);
+        b.add_port(PortConfig::new("a"));
+        b.add_port(PortConfig::new("b"));
+        for i in 1..=2 {
+            b.receive(PortId(0), &frame(BCAST, mac(i), None, 100, 1), 0);
+        }
+        assert_eq!(b.fdb().len(), 1);
+        assert_eq!(b.counters(PortId(0)).unwrap().learn_full, 1);
     }
 
     /// An IPv4/TCP frame of `payload` bytes after the Ethernet header.
