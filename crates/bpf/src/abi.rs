@@ -35,12 +35,13 @@ unsafe impl aya::Pod for Config {}
 /// `LAGKIT_PLAN_SLOTS`.
 pub(crate) const PLAN_SLOTS: usize = 16;
 
-/// `struct lagkit_plans`: the plans and the one in force.
+/// `struct lagkit_plans` (of [`Config`]s), and the switch's `struct
+/// lksw_plans`: the plans and the one in force.
 #[repr(C)]
-pub(crate) struct Plans {
+pub(crate) struct Plans<C> {
     pub active: u32,
     pub reserved: u32,
-    pub slot: [Config; PLAN_SLOTS],
+    pub slot: [C; PLAN_SLOTS],
 }
 
 /// `enum lagkit_spread`.
@@ -137,8 +138,8 @@ mod tests {
     #[test]
     fn config_has_the_c_layout() {
         assert_eq!(core::mem::size_of::<Config>(), 4912);
-        assert_eq!(core::mem::size_of::<Plans>(), 8 + 16 * 4912);
-        assert_eq!(core::mem::offset_of!(Plans, slot), 8);
+        assert_eq!(core::mem::size_of::<Plans<Config>>(), 8 + 16 * 4912);
+        assert_eq!(core::mem::offset_of!(Plans<Config>, slot), 8);
         assert_eq!(core::mem::size_of::<Counter>(), 16);
     }
 

@@ -273,7 +273,7 @@ pub struct Count {
 /// detaches every program and frees every map.
 pub struct Datapath {
     /// The plans map as this process writes it (dropped before `ebpf`).
-    mapped: Arc<plan::Mapped>,
+    mapped: Arc<plan::Mapped<abi::Config>>,
     /// The tcx links, held here (not by `ebpf`) so they can be pinned.
     links: pin::Links,
     ebpf: Ebpf,

@@ -249,10 +249,11 @@ impl<'a> Distribution<'a> {
 /// time (a plan equal to the one in force is not published at all).
 const SLOT_REUSE: Duration = Duration::from_millis(10);
 
-/// The `plans` map's one element, mapped into this process (shared by every
-/// [`Publisher`] of a [`crate::Datapath`]; unmapped when the last goes).
-pub(crate) struct Mapped {
-    plans: NonNull<Plans>,
+/// A `plans` map's one element, mapped into this process: the bond's (of
+/// [`Config`]s, shared by every [`Publisher`] of a [`crate::Datapath`];
+/// unmapped when the last goes) or the switch's.
+pub(crate) struct Mapped<C> {
+    plans: NonNull<Plans<C>>,
     len: usize,
     /// The slot in force (1-based, 0: none) and when each slot went out of
     /// force; the lock orders publishers of one data path.
@@ -262,16 +263,16 @@ pub(crate) struct Mapped {
 // SAFETY: the mapping is shared memory the kernel also reads; this process
 // writes it only under `state`'s lock, and the pointer stays valid until
 // `Drop` unmaps it.
-unsafe impl Send for Mapped {}
+unsafe impl<C: Send> Send for Mapped<C> {}
 // SAFETY: as above; `&Mapped` gives no unsynchronised write.
-unsafe impl Sync for Mapped {}
+unsafe impl<C: Sync> Sync for Mapped<C> {}
 
-impl Mapped {
+impl<C: Copy + PartialEq> Mapped<C> {
     /// Maps the `plans` map whose descriptor is `fd` (created with
-    /// BPF_F_MMAPABLE and one element of `struct lagkit_plans`).
-    pub(crate) fn new(fd: impl AsFd) -> Result<Mapped, Error> {
+    /// BPF_F_MMAPABLE and one element of `Plans<C>`'s layout).
+    pub(crate) fn new(fd: impl AsFd) -> Result<Mapped<C>, Error> {
         let page = 4096;
-        let len = std::mem::size_of::<Plans>().div_ceil(page) * page;
+        let len = std::mem::size_of::<Plans<C>>().div_ceil(page) * page;
         let io = |source: nix::Error| Error::Io {
             what: "mapping the plans map into memory",
             source: source.into(),
@@ -298,7 +299,7 @@ impl Mapped {
     }
 
     /// Writes `config` into a slot no program reads and puts it in force.
-    fn publish(&self, config: &Config) {
+    pub(crate) fn publish(&self, config: &C) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (current, retired) = &mut *st;
         let base = self.plans.as_ptr();
@@ -334,7 +335,7 @@ impl Mapped {
     }
 }
 
-impl Drop for Mapped {
+impl<C> Drop for Mapped<C> {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once.
         let _ = unsafe { nix::sys::mman::munmap(self.plans.cast(), self.len) };
@@ -343,7 +344,7 @@ impl Drop for Mapped {
 
 /// Publishes plans to a loaded [`crate::Datapath`].
 pub struct Publisher {
-    pub(crate) mapped: Arc<Mapped>,
+    pub(crate) mapped: Arc<Mapped<Config>>,
 }
 
 impl Publisher {

@@ -6,11 +6,13 @@
 //! counters and decisions read back.
 
 use crate::abi::{policy_code, IFINDEX, SKB_CTX_LEN};
+use crate::plan::Mapped;
 use crate::Error;
-use aya::maps::{Array, PerCpuArray};
+use aya::maps::{Array, Map, PerCpuArray};
 use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::Ebpf;
 use lagkit_hash::Policy;
+use std::os::fd::AsFd;
 
 /// `LKSW_MAX_PORTS`: the most ports a switch in the kernel has.
 pub const MAX_PORTS: usize = 64;
@@ -29,7 +31,7 @@ const PROGRAM: &str = "lksw_ingress";
 
 /// `struct lksw_port`.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct PortAbi {
     ifindex: u32,
     mtu: u32,
@@ -45,7 +47,7 @@ struct PortAbi {
 
 /// `struct lksw_plan`.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct PlanAbi {
     ports: u32,
     channels: u32,
@@ -56,11 +58,6 @@ struct PlanAbi {
     port: [PortAbi; MAX_PORTS],
     channel: [[u8; BUCKETS]; MAX_CHANNELS],
 }
-
-// SAFETY: repr(C) without padding (a port: 16 bytes of scalars, then 64
-// u64s; the plan: 32 bytes, 64 ports of 528 bytes, 512 bytes of buckets),
-// and every bit pattern is a valid value of every field.
-unsafe impl aya::Pod for PlanAbi {}
 
 /// `LKSW_CHANNEL`: where an address lives is a channel's index with this
 /// bit.
@@ -286,6 +283,8 @@ impl SwitchPlan {
 
 /// The switch's program, loaded (not attached).
 pub struct SwitchPath {
+    /// The `plans` map, mapped: plans are published as the bond's are.
+    plans: Mapped<PlanAbi>,
     ebpf: Ebpf,
 }
 
@@ -307,15 +306,18 @@ impl SwitchPath {
             .ok_or(Error::Missing("program"))?
             .try_into()?;
         prog.load()?;
-        Ok(SwitchPath { ebpf })
+        let Map::Array(plans) = ebpf.map("plans").ok_or(Error::Missing("plans map"))? else {
+            return Err(Error::Missing("plans array"));
+        };
+        let plans = Mapped::new(plans.fd().as_fd())?;
+        Ok(SwitchPath { plans, ebpf })
     }
 
-    /// Publishes `plan`.
-    pub fn publish(&mut self, plan: &SwitchPlan) -> Result<(), Error> {
-        let abi = plan.abi()?;
-        let map = self.ebpf.map_mut("plan").ok_or(Error::Missing("plan"))?;
-        let mut array = Array::<_, PlanAbi>::try_from(map)?;
-        array.set(0, abi, 0)?;
+    /// Publishes `plan`, atomically as the program sees it: a frame meets
+    /// the plan in force when it arrived, whole, however long it takes
+    /// (a plan equal to the one in force is not published again).
+    pub fn publish(&self, plan: &SwitchPlan) -> Result<(), Error> {
+        self.plans.publish(&plan.abi()?);
         Ok(())
     }
 
@@ -413,6 +415,10 @@ mod tests {
     fn the_abi_has_the_c_sides_sizes() {
         assert_eq!(std::mem::size_of::<PortAbi>(), 528);
         assert_eq!(std::mem::size_of::<PlanAbi>(), 34336);
+        assert_eq!(
+            std::mem::size_of::<crate::abi::Plans<PlanAbi>>(),
+            8 + 16 * 34336
+        );
         assert_eq!(std::mem::size_of::<PortCounts>(), 192);
         assert_eq!(std::mem::size_of::<TraceAbi>(), 272);
         assert_eq!(std::mem::size_of::<FdbKey>(), 8);

@@ -253,7 +253,7 @@ fn a_full_table_refuses_new_addresses_and_their_frames_flood() {
     netns::run_in(&ns, || {
         let ifindex = ifindexes();
         let mut b = bridge_with(4);
-        let mut sw = SwitchPath::load_with_table(4).unwrap_or_else(|e| panic!("{e}"));
+        let sw = SwitchPath::load_with_table(4).unwrap_or_else(|e| panic!("{e}"));
         sw.publish(&plan(&b, &ifindex)).unwrap();
         let udp4 = |dst, src| {
             let ip = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, 0, &udp(1, 2, b"x"));
@@ -300,7 +300,7 @@ fn the_program_decides_and_counts_as_the_bridge() {
     netns::run_in(&ns, || {
         let ifindex = ifindexes();
         let mut b = bridge();
-        let mut sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
+        let sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
         sw.publish(&plan(&b, &ifindex)).unwrap();
         let mut r = Rng(fastrand::Rng::with_seed(0x005e_ed0f_5a1c));
         let mut kinds = [0usize; 3];
@@ -394,6 +394,85 @@ fn the_program_decides_and_counts_as_the_bridge() {
         assert!(drops[..9].iter().all(|&d| d > 0), "{drops:?}");
         assert!(known > 0 && flooded > 0 && via_channel > 0);
         assert!(tags.iter().all(|&t| t > 0), "{tags:?}");
+    })
+    .unwrap();
+}
+
+/// Plans change whole under traffic: while one thread publishes, by turns,
+/// a plan with every port an access port in VLAN 1 and one with every port
+/// in VLAN 2, another sends broadcasts in at port 0. Each must flood to the
+/// same six other ports (port 5 is shut) in one VLAN or the other: a frame
+/// classified by one plan and flooded by the other would find no port
+/// carrying its VLAN.
+#[test]
+fn a_frame_meets_one_whole_plan_while_plans_change() {
+    let Some((_lab, ns)) = ports_in_netns("switch_plan_swap") else {
+        return;
+    };
+    netns::run_in(&ns, || {
+        let ifindex = ifindexes();
+        let sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
+        let all_in = |vlan: u16| SwitchPlan {
+            ports: (0..ports().len())
+                .map(|i| SwitchPort {
+                    ifindex: ifindex[i],
+                    mtu: 1500,
+                    vlans: PortVlans::Access(vlan),
+                    enabled: i != 5,
+                    channel: None,
+                    standalone: false,
+                    bundled: false,
+                })
+                .collect(),
+            channels: Vec::new(),
+            policy: "src-dst-ip".parse().unwrap(),
+            aging_ns: 300_000_000_000,
+            trace: true,
+        };
+        let (one, two) = (all_in(1), all_in(2));
+        sw.publish(&one).unwrap();
+        let frame = eth(
+            [0xff; 6],
+            station(1),
+            0x0800,
+            &ipv4([10, 0, 0, 1], [10, 0, 0, 2], 6, 0, &tcp(1, 2)),
+        );
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (mut seen, mut swaps, mut mixed) = ([0usize; 2], 0usize, None);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    sw.publish(if swaps % 2 == 0 { &two } else { &one })
+                        .unwrap();
+                    swaps += 1;
+                }
+            });
+            let others: Vec<(usize, Option<u16>)> =
+                [1, 2, 3, 4, 6, 7, 8].iter().map(|&p| (p, None)).collect();
+            // Never panic here: the publisher would spin on.
+            for _ in 0..20_000 {
+                match sw.test_run(&frame, ifindex[0]) {
+                    Ok(Decision::Forward {
+                        vlan,
+                        flooded: true,
+                        egress,
+                    }) if egress == others && (1..=2).contains(&vlan) => {
+                        seen[usize::from(vlan) - 1] += 1
+                    }
+                    d => {
+                        mixed = Some(format!("{d:?}"));
+                        break;
+                    }
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(mixed, None, "a frame met two plans");
+        eprintln!("{seen:?} frames in VLAN 1 and 2 over {swaps} plan changes");
+        assert!(
+            seen[0] > 0 && seen[1] > 0 && swaps > 100,
+            "{seen:?} {swaps}"
+        );
     })
     .unwrap();
 }

@@ -37,12 +37,14 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+/* The plans (switch.h, struct lksw_plans), mapped into the daemon. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct lksw_plan);
-} plan SEC(".maps");
+	__type(value, struct lksw_plans);
+} plans SEC(".maps");
 
 /* lagkit_switch::fdb::FDB_LIMIT entries: a full table refuses new
  * addresses (their frames flood), as the userspace bridge's does. */
@@ -83,6 +85,8 @@ struct sw_scratch {
 	__u32 targets; /* in `target` */
 	int ret; /* the sending loop's verdict */
 	__u32 pcp; /* the frame's tag's priority and DEI bits, kept by a tag */
+	__u32 slot; /* the plan in force for this run: read once, at its start */
+	__u32 reserved;
 };
 
 struct {
@@ -91,6 +95,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sw_scratch);
 } sw_scratch SEC(".maps");
+
+/* The plan this run reads throughout: the slot the run started with
+ * (every step of a run looks it up through here, never `active` again). */
+static __always_inline struct lksw_plan *plan_of(struct sw_scratch *s)
+{
+	__u32 zero = 0;
+	struct lksw_plans *p = bpf_map_lookup_elem(&plans, &zero);
+
+	if (!p || !s)
+		return NULL;
+	return &p->slot[s->slot & (LKSW_PLAN_SLOTS - 1)];
+}
 
 #define TPID 0x8100
 
@@ -218,7 +234,7 @@ static int find_one(__u32 i, void *data)
 {
 	struct find_ctx *f = data;
 	__u32 zero = 0;
-	struct lksw_plan *pl = bpf_map_lookup_elem(&plan, &zero);
+	struct lksw_plan *pl = plan_of(bpf_map_lookup_elem(&sw_scratch, &zero));
 
 	if (!pl || i >= pl->ports || i >= LKSW_MAX_PORTS)
 		return 1;
@@ -243,8 +259,8 @@ static int flood_one(__u32 i, void *data)
 {
 	struct flood_ctx *f = data;
 	__u32 zero = 0, ch = i - LKSW_MAX_PORTS, target;
-	struct lksw_plan *pl = bpf_map_lookup_elem(&plan, &zero);
 	struct sw_scratch *s = bpf_map_lookup_elem(&sw_scratch, &zero);
+	struct lksw_plan *pl = plan_of(s);
 	struct lksw_port *op;
 	int tagged;
 
@@ -279,8 +295,8 @@ static int flood_one(__u32 i, void *data)
 __noinline int add_copy(struct __sk_buff *skb, __u32 i, __u32 vlan, __u32 payload, __u32 bits)
 {
 	__u32 zero = 0, len, port_idx;
-	struct lksw_plan *pl = bpf_map_lookup_elem(&plan, &zero);
 	struct sw_scratch *s = bpf_map_lookup_elem(&sw_scratch, &zero);
+	struct lksw_plan *pl = plan_of(s);
 	struct lksw_counters *oc;
 	struct lksw_egress *e;
 	struct lksw_port *op;
@@ -330,8 +346,8 @@ __noinline int add_copy(struct __sk_buff *skb, __u32 i, __u32 vlan, __u32 payloa
 __noinline int send_copy(struct __sk_buff *skb, __u32 i)
 {
 	__u32 zero = 0, ifindex;
-	struct lksw_plan *pl = bpf_map_lookup_elem(&plan, &zero);
 	struct sw_scratch *s = bpf_map_lookup_elem(&sw_scratch, &zero);
+	struct lksw_plan *pl = plan_of(s);
 	struct lksw_egress *e;
 
 	if (!pl || !s || !skb)
@@ -399,16 +415,26 @@ int lksw_ingress(struct __sk_buff *skb)
 	struct find_ctx fc = { .ifindex = skb->ifindex, .port = -1 };
 	struct flood_ctx flood = {};
 	struct copy_ctx cc = {};
+	struct lksw_plans *all;
+	__u32 active;
 
+	/* The plan in force, read once: every step below reads this slot. */
+	all = bpf_map_lookup_elem(&plans, &zero);
+	s = bpf_map_lookup_elem(&sw_scratch, &zero);
+	if (!all || !s)
+		return TC_ACT_OK;
+	active = *(volatile __u32 *)&all->active;
+	if (active == 0 || active > LKSW_PLAN_SLOTS)
+		return TC_ACT_OK; /* no plan yet */
+	s->slot = active - 1;
 	bpf_loop(LKSW_MAX_PORTS, find_one, &fc, 0);
 	port = fc.port;
 	if (port < 0 || port >= LKSW_MAX_PORTS)
 		return TC_ACT_OK; /* not a port of this switch */
 	in_port = port;
-	pl = bpf_map_lookup_elem(&plan, &zero);
-	s = bpf_map_lookup_elem(&sw_scratch, &zero);
+	pl = plan_of(s);
 	c = bpf_map_lookup_elem(&counters, &in_port);
-	if (!pl || !s || !c)
+	if (!pl || !c)
 		return TC_ACT_SHOT;
 	p = &pl->port[in_port & (LKSW_MAX_PORTS - 1)];
 	/* The frame as it was on the wire: an offloaded tag is 4 bytes of it. */

@@ -64,6 +64,18 @@ struct lksw_plan {
 	struct lksw_channel channel[LKSW_MAX_CHANNELS];
 };
 
+/* The plans the core publishes, as the bond's (lagkit.bpf.c `plans`): the
+ * daemon writes a plan into a slot no program reads, then stores that
+ * slot's number in `active`; a program run reads `active` once and keeps
+ * that slot throughout, so every frame meets one whole plan. `active` is
+ * 1 + the slot in force, 0 before the first plan. */
+#define LKSW_PLAN_SLOTS 16
+struct lksw_plans {
+	__u32 active;
+	__u32 reserved;
+	struct lksw_plan slot[LKSW_PLAN_SLOTS];
+};
+
 /* The address table: (VLAN, MAC) -> where it was last seen, and when. */
 struct lksw_fdb_key {
 	__u16 vlan;
