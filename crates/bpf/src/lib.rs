@@ -62,6 +62,40 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/la
 static VARIANT: &[u8] =
     aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/lagkit-variant.bpf.o"));
 
+/// Loads `object` with `loader` (its map sizes set by the caller), then
+/// its `programs` through the verifier, and maps its `plans` map (one
+/// element of `Plans<C>`, BPF_F_MMAPABLE) into this process: what the
+/// bond's and the switch's data paths both start with.
+pub(crate) fn load_object<C: Copy + PartialEq>(
+    loader: &mut aya::EbpfLoader<'_>,
+    object: &[u8],
+    programs: &[&str],
+) -> Result<(Ebpf, plan::Mapped<C>), Error> {
+    // Without the kernel's BTF: the programs use no CO-RE relocations,
+    // and the default loader parses all of vmlinux's type information,
+    // which left a bond daemon 16 MB larger.
+    let mut ebpf = loader.btf(None).load(object)?;
+    // The loader's default already parsed it once; give those pages
+    // back (glibc keeps freed memory otherwise).
+    // SAFETY: malloc_trim only returns free heap pages to the system.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    for &name in programs {
+        let prog: &mut SchedClassifier = ebpf
+            .program_mut(name)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        prog.load()?;
+    }
+    let Map::Array(plans) = ebpf.map("plans").ok_or(Error::Missing("plans map"))? else {
+        return Err(Error::Missing("plans array"));
+    };
+    let mapped = plan::Mapped::new(plans.fd().as_fd())?;
+    Ok((ebpf, mapped))
+}
+
 /// The object to load: [`OBJECT`], or [`VARIANT`] when the test seam asks.
 fn object() -> &'static [u8] {
     if std::env::var_os("LAGKIT_TEST_BPF_VARIANT").is_some_and(|v| v == "1") {
@@ -292,28 +326,9 @@ impl Datapath {
     /// Loads the programs (through the verifier) with no plan: egress drops
     /// every frame and ingress every data frame until [`Datapath::configure`].
     pub fn load() -> Result<Datapath, Error> {
-        // Without the kernel's BTF: the programs use no CO-RE relocations,
-        // and the default loader parses all of vmlinux's type information,
-        // which left a bond daemon 16 MB larger.
-        let mut ebpf = aya::EbpfLoader::new().btf(None).load(object())?;
-        // The loader's default already parsed it once; give those pages
-        // back (glibc keeps freed memory otherwise).
-        // SAFETY: malloc_trim only returns free heap pages to the system.
-        #[cfg(target_env = "gnu")]
-        unsafe {
-            libc::malloc_trim(0);
-        }
-        for name in [EGRESS, INGRESS] {
-            let prog: &mut SchedClassifier = ebpf
-                .program_mut(name)
-                .ok_or(Error::Missing("program"))?
-                .try_into()?;
-            prog.load()?;
-        }
-        let Map::Array(plans) = ebpf.map("plans").ok_or(Error::Missing("plans map"))? else {
-            return Err(Error::Missing("plans array"));
-        };
-        let mapped = Arc::new(plan::Mapped::new(plans.fd().as_fd())?);
+        let (ebpf, mapped) =
+            load_object(&mut aya::EbpfLoader::new(), object(), &[EGRESS, INGRESS])?;
+        let mapped = Arc::new(mapped);
         Ok(Datapath {
             mapped,
             links: pin::Links::default(),

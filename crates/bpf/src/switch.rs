@@ -8,11 +8,10 @@
 use crate::abi::{policy_code, IFINDEX, SKB_CTX_LEN};
 use crate::plan::Mapped;
 use crate::Error;
-use aya::maps::{Array, Map, PerCpuArray};
+use aya::maps::{Array, PerCpuArray};
 use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
 use aya::Ebpf;
 use lagkit_hash::Policy;
-use std::os::fd::AsFd;
 
 /// `LKSW_MAX_PORTS`: the most ports a switch in the kernel has.
 pub const MAX_PORTS: usize = 64;
@@ -297,19 +296,9 @@ impl SwitchPath {
 
     /// Loads the program with an address table of `limit` entries.
     pub fn load_with_table(limit: u32) -> Result<SwitchPath, Error> {
-        let mut ebpf = aya::EbpfLoader::new()
-            .btf(None)
-            .map_max_entries("fdb", limit)
-            .load(OBJECT)?;
-        let prog: &mut SchedClassifier = ebpf
-            .program_mut(PROGRAM)
-            .ok_or(Error::Missing("program"))?
-            .try_into()?;
-        prog.load()?;
-        let Map::Array(plans) = ebpf.map("plans").ok_or(Error::Missing("plans map"))? else {
-            return Err(Error::Missing("plans array"));
-        };
-        let plans = Mapped::new(plans.fd().as_fd())?;
+        let mut loader = aya::EbpfLoader::new();
+        loader.map_max_entries("fdb", limit);
+        let (ebpf, plans) = crate::load_object(&mut loader, OBJECT, &[PROGRAM])?;
         Ok(SwitchPath { plans, ebpf })
     }
 
