@@ -52,6 +52,8 @@ pub enum Request {
     StormControl,
     /// `show etherchannel protocol`.
     EtherchannelProtocol,
+    /// `show platform forwarding`: which engine forwards, and why.
+    PlatformForwarding,
     /// `show etherchannel N port-channel`.
     EtherchannelPortChannel {
         /// The channel group.
@@ -98,6 +100,25 @@ impl crate::control::Answer for Response {
     fn error(why: String) -> Response {
         Response::Error(why)
     }
+}
+
+/// `show platform forwarding`'s facts: who moves the switch's data frames.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forwarding {
+    /// The switch's name.
+    pub switch: String,
+    /// The engine that forwards.
+    pub engine: crate::status::EngineKind,
+    /// Why that one (`engine = bpf`, or what `auto` found).
+    pub why: String,
+    /// Under the BPF engine: the ports its program runs on.
+    pub kernel_ports: Option<usize>,
+    /// Under the BPF engine: the plans published to it since start.
+    pub plans: Option<u64>,
+    /// Entries in the address table of the engine that forwards.
+    pub addresses: usize,
+    /// The most it holds.
+    pub address_limit: usize,
 }
 
 /// `show etherchannel summary`'s facts.

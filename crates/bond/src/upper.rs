@@ -113,7 +113,7 @@ impl Upper {
                 )
             }),
             EngineChoice::Auto => {
-                if let Some(off) = jit_off() {
+                if let Some(off) = lagkit_bpf::jit_off() {
                     return tap(format!("auto: {off}"));
                 }
                 match Upper::logical(name) {
@@ -289,13 +289,4 @@ pub fn ipv4_of(list: &[Cidr]) -> Vec<std::net::Ipv4Addr> {
             std::net::IpAddr::V6(_) => None,
         })
         .collect()
-}
-
-/// Why the JIT does not run BPF programs here, if it does not
-/// (`net.core.bpf_jit_enable` = 0).
-fn jit_off() -> Option<String> {
-    let v = std::fs::read_to_string("/proc/sys/net/core/bpf_jit_enable").ok()?;
-    (v.trim() == "0").then(|| {
-        "the BPF JIT is off (net.core.bpf_jit_enable = 0); interpreted programs would be slower than the userspace engine".to_string()
-    })
 }

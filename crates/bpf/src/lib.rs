@@ -254,6 +254,16 @@ impl From<MapError> for Error {
     }
 }
 
+/// Why the kernel would not run lagkit's programs compiled, if it would not
+/// (`net.core.bpf_jit_enable` = 0): `engine = auto` then picks the
+/// userspace engine, for the bond and the switch alike.
+pub fn jit_off() -> Option<String> {
+    let v = std::fs::read_to_string("/proc/sys/net/core/bpf_jit_enable").ok()?;
+    (v.trim() == "0").then(|| {
+        "the BPF JIT is off (net.core.bpf_jit_enable = 0); interpreted programs would be slower than the userspace engine".to_string()
+    })
+}
+
 /// One loaded program ([`Datapath::programs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Program {

@@ -9,7 +9,8 @@ use crate::abi::{policy_code, IFINDEX, SKB_CTX_LEN};
 use crate::plan::Mapped;
 use crate::Error;
 use aya::maps::{Array, PerCpuArray};
-use aya::programs::{SchedClassifier, TestRun, TestRunOptions};
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{LinkOrder, SchedClassifier, TcAttachType, TestRun, TestRunOptions};
 use aya::Ebpf;
 use lagkit_hash::Policy;
 
@@ -64,6 +65,28 @@ pub const CHANNEL: u32 = 0x10000;
 
 /// One address the table holds: ((VLAN, MAC), where).
 pub type Address = ((u16, [u8; 6]), u32);
+
+/// One entry of the address table with when it was last seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableEntry {
+    /// Its VLAN.
+    pub vlan: u16,
+    /// The station's address.
+    pub mac: [u8; 6],
+    /// Where it lives: a port index, or a channel's with [`CHANNEL`] set.
+    pub at: u32,
+    /// When the program last saw it as a source, on the kernel's
+    /// monotonic clock ([`kernel_now`]).
+    pub seen: u64,
+}
+
+/// The kernel's monotonic clock in nanoseconds, which the program's
+/// `bpf_ktime_get_ns` reads: the time base of [`TableEntry::seen`].
+pub fn kernel_now() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
 
 /// `struct lksw_fdb_key`.
 #[repr(C)]
@@ -341,6 +364,66 @@ impl SwitchPath {
             },
             _ => Decision::Drop(t.reason as usize),
         })
+    }
+
+    /// Attaches the program to the tcx ingress of `ifname` (a switch
+    /// port), behind any program already there; it stays attached until
+    /// this value is dropped. Returns the interface's index.
+    pub fn attach(&mut self, ifname: &str) -> Result<u32, Error> {
+        let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|_| Error::NoInterface {
+            ifname: ifname.to_string(),
+        })?;
+        let prog: &mut SchedClassifier = self
+            .ebpf
+            .program_mut(PROGRAM)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        prog.attach_with_options(
+            ifname,
+            TcAttachType::Ingress,
+            TcAttachOptions::TcxOrder(LinkOrder::default()),
+        )?;
+        Ok(ifindex)
+    }
+
+    /// The address table with each entry's last sighting.
+    pub fn table(&self) -> Result<Vec<TableEntry>, Error> {
+        let map = self.ebpf.map("fdb").ok_or(Error::Missing("fdb"))?;
+        let table = aya::maps::HashMap::<_, FdbKey, FdbEntry>::try_from(map)?;
+        let mut out = Vec::new();
+        for entry in table.iter() {
+            let (k, v) = entry?;
+            out.push(TableEntry {
+                vlan: k.vlan,
+                mac: k.mac,
+                at: v.at,
+                seen: v.seen,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Removes the entries `forget` picks (stale ones, or those of a port
+    /// or channel to flush); how many went. An entry the program refreshes
+    /// between the read and the removal is removed all the same and
+    /// learned again from the station's next frame.
+    pub fn forget(&mut self, forget: impl Fn(&TableEntry) -> bool) -> Result<usize, Error> {
+        let doomed: Vec<TableEntry> = self.table()?.into_iter().filter(|e| forget(e)).collect();
+        let map = self.ebpf.map_mut("fdb").ok_or(Error::Missing("fdb"))?;
+        let mut table = aya::maps::HashMap::<_, FdbKey, FdbEntry>::try_from(map)?;
+        let mut n = 0;
+        for e in doomed {
+            let key = FdbKey {
+                vlan: e.vlan,
+                mac: e.mac,
+            };
+            // Already gone (the program cannot remove, but a second
+            // caller could): nothing to do.
+            if table.remove(&key).is_ok() {
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     /// Addresses that moved between ports or channels, summed over CPUs.

@@ -133,7 +133,7 @@ pub struct UpArgs {
     engine: Option<lagkit_bondcfg::Engine>,
 }
 
-fn parse_engine(s: &str) -> Result<lagkit_bondcfg::Engine, String> {
+pub(crate) fn parse_engine(s: &str) -> Result<lagkit_bondcfg::Engine, String> {
     s.parse()
         .map_err(|e: lagkit_bondcfg::ParseEnumError| e.to_string())
 }

@@ -66,7 +66,7 @@ fn missing(need: Need, caps: u64) -> Option<&'static str> {
         Need::Bond { bpf: true } => {
             "root or CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF (or CAP_SYS_ADMIN) for the BPF engine (engine = \"userspace\" does without CAP_BPF)"
         }
-        Need::Switch => "root or CAP_NET_ADMIN and CAP_NET_RAW (packet sockets on its ports)",
+        Need::Switch => "root or CAP_NET_ADMIN and CAP_NET_RAW (packet sockets on its ports; the BPF engine also needs CAP_BPF, without which --engine auto forwards in user space)",
         Need::NetAdmin => "root or CAP_NET_ADMIN",
         Need::Namespaces => "root (it creates network namespaces, veth links and the processes in them)",
         Need::LowPort => "root or CAP_NET_BIND_SERVICE to listen on a port below 1024 (or choose --port 1024 or above)",

@@ -48,6 +48,13 @@ pub struct Args {
     /// 127.0.0.1:PORT given a port alone (see docs/reference/metrics.md).
     #[arg(long, value_name = "ADDR:PORT|PORT", value_parser = parse_listen)]
     metrics_listen: Option<std::net::SocketAddr>,
+    /// Who forwards data frames: `bpf` (a tc BPF program on every port's
+    /// ingress: frames never leave the kernel), `userspace` (the daemon's
+    /// loop over packet sockets), or `auto`: bpf where the kernel runs it
+    /// and no port has storm control, else userspace. `show platform
+    /// forwarding` names the engine and why.
+    #[arg(long, value_name = "ENGINE", default_value = "auto", value_parser = crate::bond_cmd::parse_engine)]
+    engine: lagkit_bondcfg::Engine,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -242,11 +249,14 @@ fn daemon(a: Args) -> Result<(), Failure> {
             config,
             ports: a.ports.clone(),
             socket: a.socket.clone(),
+            engine: a.engine,
         })
         .map_err(|e| match e {
             SwitchError::Config(c) => config_error(&path, &c),
             other => Failure::Runtime(other.to_string()),
         })?;
+        let (engine, why, _) = sw.engine();
+        let status = format!("{status}, engine {engine} ({why})");
         // Every port is open and the control socket answers.
         crate::notify::ready(&status);
         let next = loop {
@@ -379,6 +389,7 @@ pub const SHOW_COMMANDS: &[&str] = &[
     "show pagp internal",
     "show running-config",
     "show storm-control",
+    "show platform forwarding",
 ];
 
 fn show(q: Query) -> Result<(), Failure> {
@@ -427,6 +438,7 @@ fn show_request<S: AsRef<str>>(words: &[S]) -> Result<Request, String> {
         ["pagp", "internal"] => Request::PagpInternal,
         ["running-config"] => Request::RunningConfig,
         ["storm-control"] => Request::StormControl,
+        ["platform", "forwarding"] => Request::PlatformForwarding,
         ["etherchannel", "protocol"] => Request::EtherchannelProtocol,
         ["etherchannel", n, "port-channel"] => Request::EtherchannelPortChannel {
             channel: n.parse().map_err(|_| {
@@ -539,6 +551,7 @@ mod tests {
             Request::InterfacesStatus => "interfaces status",
             Request::RunningConfig => "running-config",
             Request::StormControl => "storm-control",
+            Request::PlatformForwarding => "platform forwarding",
             Request::EtherchannelProtocol => "etherchannel protocol",
             Request::EtherchannelPortChannel { .. } => "etherchannel port-channel",
             Request::TestLoadBalance { .. } => "test",
@@ -596,6 +609,7 @@ mod tests {
             Request::InterfacesStatus,
             Request::RunningConfig,
             Request::StormControl,
+            Request::PlatformForwarding,
             Request::EtherchannelProtocol,
             Request::EtherchannelPortChannel { channel: 1 },
         ] {

@@ -80,6 +80,12 @@ pub enum Receive {
     /// Slow-protocol frames only (EtherType 0x8809). The socket is bound to
     /// that EtherType, so the kernel never hands it anything else.
     Slow,
+    /// What a switch's control plane takes: frames to the slow-protocols
+    /// address 01-80-C2-00-00-02 (LACP, Marker) or to Cisco's multicast
+    /// 01-00-0C-CC-CC-CC (PAgP, CDP), as `lagkit_switch::Bridge` tells
+    /// control frames from data. A filter drops the rest, so a switch port
+    /// whose data frames the kernel forwards hands the daemon none of them.
+    Protocols,
 }
 
 impl PacketConfig {
@@ -124,6 +130,35 @@ const CONTROL_FILTER: [libc::sock_filter; 9] = {
         op(JEQ, 1, 0, 0xcccc),
         op(RET, 0, 0, 0),
         // Up to 256 KiB: all of any frame.
+        op(RET, 0, 0, 0x40000),
+    ]
+};
+
+/// Classic BPF: accept a frame (whole) if its destination is
+/// 01-80-C2-00-00-02 or 01-00-0C-CC-CC-CC, else drop it.
+const PROTOCOLS_FILTER: [libc::sock_filter; 9] = {
+    const fn op(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        }
+    }
+    const LDH: u32 = libc::BPF_LD | libc::BPF_H | libc::BPF_ABS;
+    const LDW: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+    const JEQ: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
+    const RET: u32 = libc::BPF_RET | libc::BPF_K;
+    // Jumps count from the next instruction: index 7 drops, 8 accepts.
+    [
+        op(LDW, 0, 0, 0),
+        op(JEQ, 3, 0, 0x0180_c200),
+        op(JEQ, 0, 4, 0x0100_0ccc),
+        op(LDH, 0, 0, 4),
+        op(JEQ, 3, 2, 0xcccc),
+        op(LDH, 0, 0, 4),
+        op(JEQ, 1, 0, 0x0002),
+        op(RET, 0, 0, 0),
         op(RET, 0, 0, 0x40000),
     ]
 };
@@ -205,9 +240,14 @@ impl PacketSocket {
             1,
             "setsockopt(PACKET_IGNORE_OUTGOING)",
         )?;
-        if cfg.receive == Receive::Control {
+        let filter: Option<&[libc::sock_filter]> = match cfg.receive {
+            Receive::Control => Some(&CONTROL_FILTER),
+            Receive::Protocols => Some(&PROTOCOLS_FILTER),
+            Receive::All | Receive::Slow => None,
+        };
+        if let Some(filter) = filter {
             // Before bind: no data frame is ever queued.
-            sys_packet::attach_filter(fd.as_fd(), &CONTROL_FILTER)
+            sys_packet::attach_filter(fd.as_fd(), filter)
                 .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))?;
         }
         set_buffer(
@@ -226,7 +266,7 @@ impl PacketSocket {
         )?;
 
         let protocol = match cfg.receive {
-            Receive::All | Receive::Control => libc::ETH_P_ALL as u16,
+            Receive::All | Receive::Control | Receive::Protocols => libc::ETH_P_ALL as u16,
             Receive::Slow => libc::ETH_P_SLOW as u16,
         };
         bind_packet(&fd, ifindex, protocol).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
@@ -242,6 +282,14 @@ impl PacketSocket {
             chunk: if cfg.batched { CHUNK } else { 1 },
             counters: Counters::new(),
         })
+    }
+
+    /// From now on, reads only what [`Receive::Protocols`] takes (frames
+    /// already queued stay: a reader that must not see data frames checks
+    /// each frame's destination too).
+    pub fn receive_only_protocols(&self) -> Result<(), SysError> {
+        sys_packet::attach_filter(self.fd.as_fd(), &PROTOCOLS_FILTER)
+            .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))
     }
 
     /// The member interface: MAC, MTU, carrier, up/down.
@@ -465,6 +513,76 @@ impl Device for PacketSocket {
 mod tests {
     use super::*;
     use crate::vnet::{VnetFlags, VnetRepr};
+
+    /// Runs a classic BPF program of loads, equality jumps and returns (all
+    /// the filters here use) over `frame`: the bytes it accepts.
+    fn run_filter(prog: &[libc::sock_filter], frame: &[u8]) -> u32 {
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let op = prog[pc];
+            let at = op.k as usize;
+            pc += 1;
+            match u32::from(op.code) {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
+                    let Some(b) = frame.get(at..at + 4) else {
+                        return 0;
+                    };
+                    a = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                }
+                c if c == libc::BPF_LD | libc::BPF_H | libc::BPF_ABS => {
+                    let Some(b) = frame.get(at..at + 2) else {
+                        return 0;
+                    };
+                    a = u32::from(u16::from_be_bytes([b[0], b[1]]));
+                }
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => {
+                    pc += usize::from(if a == op.k { op.jt } else { op.jf });
+                }
+                c if c == libc::BPF_RET | libc::BPF_K => return op.k,
+                c => panic!("opcode {c:#x} not modelled"),
+            }
+        }
+    }
+
+    fn frame_to(dst: [u8; 6], ethertype: u16) -> Vec<u8> {
+        let mut f = dst.to_vec();
+        f.extend([2, 0, 0, 0, 0, 1]);
+        f.extend(ethertype.to_be_bytes());
+        f.extend([0u8; 46]);
+        f
+    }
+
+    #[test]
+    fn the_filters_take_only_their_control_frames() {
+        let slow = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x02];
+        let cisco = [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc];
+        let cases = [
+            (slow, 0x8809, true, true),
+            (cisco, 0x0032, true, true),
+            ([0xff; 6], 0x0806, true, false),
+            ([0xff; 6], 0x0800, false, false),
+            ([0x02, 0, 0, 0, 0, 9], 0x0800, false, false),
+            // Near misses: STP's address, CDP-like with another last byte.
+            ([0x01, 0x80, 0xc2, 0x00, 0x00, 0x00], 0x0026, false, false),
+            ([0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e], 0x88cc, false, false),
+            ([0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcd], 0x0032, false, false),
+            ([0x01, 0x00, 0x0c, 0xcc, 0x00, 0x02], 0x0800, false, false),
+        ];
+        for (dst, ethertype, control, protocols) in cases {
+            let f = frame_to(dst, ethertype);
+            let what = format!("{dst:02x?} {ethertype:#06x}");
+            assert_eq!(
+                run_filter(&CONTROL_FILTER, &f) > 0,
+                control,
+                "control: {what}"
+            );
+            assert_eq!(
+                run_filter(&PROTOCOLS_FILTER, &f) > 0,
+                protocols,
+                "protocols: {what}"
+            );
+        }
+    }
 
     #[test]
     fn vlan_reinsert_moves_header_and_macs() {

@@ -436,6 +436,32 @@ impl Bridge {
         }
     }
 
+    /// Adds `c` to port `p`'s counters: what another engine (the kernel's)
+    /// counted on the port since it was last asked.
+    pub fn add_counts(&mut self, p: PortId, c: &PortCounters) {
+        if let Some(port) = self.ports.get_mut(p.0) {
+            port.counters.add(c);
+        }
+    }
+
+    /// The address table, to mirror another engine's into ([`Fdb::mirror`]).
+    pub fn fdb_mut(&mut self) -> &mut Fdb {
+        &mut self.fdb
+    }
+
+    /// The channels' ids, ascending (the order a kernel plan lists them in).
+    pub fn channel_ids(&self) -> impl Iterator<Item = ChannelId> + '_ {
+        self.channels.keys().copied()
+    }
+
+    /// Whether any port polices its traffic with storm control (which
+    /// only the userspace engine does).
+    pub fn polices_storms(&self) -> bool {
+        self.ports
+            .iter()
+            .any(|p| p.storm.iter().any(Option::is_some))
+    }
+
     /// `port-channel load-balance`.
     pub fn set_policy(&mut self, policy: Policy) {
         self.policy = policy;
@@ -555,6 +581,14 @@ impl Bridge {
         if let Some(port) = self.ports.get_mut(p.0) {
             port.learn = LearnLimiter::new(per_second);
         }
+    }
+
+    /// Whether port `p` is up and `frame` is for its control plane, as
+    /// [`Bridge::receive`] would judge it (an engine that forwards outside
+    /// the bridge hands the control plane only these).
+    pub fn takes_control(&self, p: PortId, frame: &[u8]) -> bool {
+        self.ports.get(p.0).is_some_and(|x| x.cfg.enabled)
+            && headers(frame).is_some_and(|h| h.dst == SLOW_PROTOCOLS || h.dst == CISCO_MULTICAST)
     }
 
     fn drop(&mut self, p: PortId, r: DropReason) -> Verdict {

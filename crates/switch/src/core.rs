@@ -757,6 +757,24 @@ impl Core {
     pub fn bridge(&self) -> &Bridge {
         &self.bridge
     }
+
+    /// Under an engine that forwards outside the core (the kernel's), what
+    /// it counted on port `p` since the last call: added to the port's
+    /// counters, which every `show` and the metrics read.
+    pub fn add_forwarded_counts(&mut self, p: PortId, c: &crate::bridge::PortCounters) {
+        self.bridge.add_counts(p, c);
+    }
+
+    /// Under such an engine, its address table and counts, copied into the
+    /// core's for `show mac address-table` ([`crate::fdb::Fdb::mirror`]).
+    pub fn mirror_addresses(
+        &mut self,
+        entries: impl IntoIterator<Item = (crate::VlanId, [u8; 6], crate::Logical, u64)>,
+        moves: u64,
+        refused: u64,
+    ) {
+        self.bridge.fdb_mut().mirror(entries, moves, refused);
+    }
     /// The port-channels as configured.
     pub fn channels(&self) -> &[ChannelSpec] {
         &self.channels

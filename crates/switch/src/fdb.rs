@@ -160,6 +160,33 @@ impl Fdb {
         self.entries.is_empty()
     }
 
+    /// How long an entry lives unseen.
+    pub fn aging_ns(&self) -> u64 {
+        self.aging_ns
+    }
+
+    /// Replaces every entry with `entries` ((VLAN, MAC, where, last seen
+    /// at)), and the moves and refusals counted so far with `moves` and
+    /// `refused`: the table another engine keeps (the kernel's, under the
+    /// BPF engine), copied here for `show mac address-table` and the
+    /// metrics. At most [`Fdb::limit`] entries are kept.
+    pub fn mirror(
+        &mut self,
+        entries: impl IntoIterator<Item = (VlanId, [u8; 6], Logical, u64)>,
+        moves: u64,
+        refused: u64,
+    ) {
+        self.entries.clear();
+        let mut oldest: Option<u64> = None;
+        for (vlan, mac, at, seen) in entries.into_iter().take(self.limit) {
+            oldest = Some(oldest.map_or(seen, |o| o.min(seen)));
+            self.entries.insert((vlan, mac), Entry { at, seen });
+        }
+        self.oldest = oldest;
+        self.moves = moves;
+        self.refused = refused;
+    }
+
     /// The most entries it holds.
     pub fn limit(&self) -> usize {
         self.limit
@@ -197,6 +224,28 @@ impl Fdb {
 mod tests {
     use super::*;
     use crate::{ChannelId, PortId};
+
+    #[test]
+    fn a_mirrored_table_replaces_the_entries_and_counts() {
+        let mut f = Fdb::new(1_000, 2);
+        f.learn(1, [2, 0, 0, 0, 0, 1], Logical::Port(PortId(0)), 0);
+        let ch = Logical::Channel(ChannelId(4));
+        let m = |i: u8| [2, 0, 0, 0, 0, i];
+        f.mirror(
+            [(10, m(7), ch, 500), (10, m(8), ch, 100), (1, m(9), ch, 0)],
+            3,
+            5,
+        );
+        assert_eq!(
+            (f.len(), f.moves(), f.refused()),
+            (2, 3, 5),
+            "cut to the limit"
+        );
+        assert_eq!(f.lookup(1, m(1), 600), None, "the old entry is gone");
+        assert_eq!(f.lookup(10, m(7), 1_400), Some(ch));
+        assert_eq!(f.lookup(10, m(8), 1_400), None, "aged by its own time");
+        assert_eq!(f.age(1_400), 1);
+    }
 
     const S: u64 = 1_000_000_000;
 

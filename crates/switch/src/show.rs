@@ -40,6 +40,7 @@ pub const SHOW_COMMANDS: &[&[&str]] = &[
     &["pagp", "internal"],
     &["running-config"],
     &["storm-control"],
+    &["platform", "forwarding"],
 ];
 
 /// The `test` commands: `<rest>` takes the remaining words as written.
@@ -641,6 +642,7 @@ mod tests {
             ("pag cou", "pagp counters"),
             ("int stat", "interfaces status"),
             ("run", "running-config"),
+            ("pl f", "platform forwarding"),
             ("etherchannel summary", "etherchannel summary"),
         ] {
             assert_eq!(show(short).as_deref(), Ok(full), "{short}");

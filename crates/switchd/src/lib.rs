@@ -8,6 +8,9 @@
 //!   `mode on` port-channels; `port`: each port's device (a packet socket
 //!   with virtio-net headers, so GSO frames cross whole) opened and set
 //!   up or down; `error`: why a switch could not start.
+//! - [`kernel`]: the BPF engine: the core's bridge published to the
+//!   kernel's switch program as plans, its counters and address table
+//!   copied back into the core.
 //! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
 //!   with the virtio-net header's offsets moved.
 //! - [`protocol`]: the control requests and answers, socket paths and the
@@ -23,6 +26,7 @@
 pub mod daemon;
 mod error;
 pub mod frames;
+pub mod kernel;
 pub mod metrics;
 mod port;
 pub mod protocol;

@@ -352,6 +352,46 @@ fn storm_control(sw: &Switch, now: u64) -> Response {
     }
 }
 
+/// `show platform forwarding`: the engine that moves data frames, why,
+/// and under the BPF engine what runs in the kernel.
+fn platform_forwarding(sw: &Switch) -> Response {
+    let (engine, why, kernel) = sw.engine();
+    let fdb = sw.core().bridge().fdb();
+    let facts = api::Forwarding {
+        switch: sw.core().name().to_string(),
+        engine,
+        why: why.to_string(),
+        kernel_ports: kernel.as_ref().map(|k| k.ports),
+        plans: kernel.as_ref().map(|k| k.plans),
+        addresses: kernel.as_ref().map_or(fdb.len(), |k| k.entries),
+        address_limit: fdb.limit(),
+    };
+    let mut text = format!(
+        "Forwarding engine: {engine} ({})\n",
+        match engine {
+            lagkit_api::status::EngineKind::Bpf =>
+                "tc BPF on every port's ingress; the daemon runs the control plane",
+            lagkit_api::status::EngineKind::Userspace =>
+                "the daemon's loop reads every frame from packet sockets",
+        }
+    );
+    text.push_str(&format!("  Chosen because: {why}\n"));
+    if let Some(k) = &kernel {
+        text.push_str(&format!(
+            "  Ports attached: {} (tcx ingress)\n  Plans published: {}\n",
+            k.ports, k.plans
+        ));
+    }
+    text.push_str(&format!(
+        "  MAC address table: {} of {} entries\n",
+        facts.addresses, facts.address_limit
+    ));
+    Response::Show {
+        text,
+        json: serde_json::to_value(&facts).unwrap_or(Value::Null),
+    }
+}
+
 /// The answer to `req` at `now`.
 pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
     match req {
@@ -375,6 +415,7 @@ pub(crate) fn answer(sw: &Switch, req: &Request, now: u64) -> Response {
         Request::RunningConfig => running_config(sw),
         Request::StormControl => storm_control(sw, now),
         Request::EtherchannelProtocol => report_lag::etherchannel_protocol(sw),
+        Request::PlatformForwarding => platform_forwarding(sw),
         Request::EtherchannelPortChannel { channel } => {
             report_lag::etherchannel_port_channel(sw, *channel, now)
         }

@@ -106,3 +106,36 @@ impl Switch {
         more
     }
 }
+
+impl Switch {
+    /// Under the BPF engine: the control frames the ready ports' sockets
+    /// hold (the kernel forwarded, and counted, everything else; a data
+    /// frame queued before the socket's filter was set is left alone).
+    pub(super) fn control_ready(&mut self, ready: &[usize], now: u64) {
+        for &i in ready {
+            for _ in 0..ROUNDS_PER_WAKE {
+                let Some(port) = self.ports.get(i) else {
+                    break;
+                };
+                self.batch.clear();
+                match port.sock.recv(&mut self.batch) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let name = self.core.port_name(PortId(i)).to_string();
+                for k in 0..self.batch.len() {
+                    let frame = self.batch.frame(k);
+                    if !self.core.bridge().takes_control(PortId(i), frame) {
+                        continue;
+                    }
+                    self.taps.frame(&name, Direction::In, frame, false);
+                    let f = frame.to_vec();
+                    self.core.handle_control(PortId(i), &f, now);
+                }
+                if !self.batch.is_full() {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -22,6 +22,10 @@ mod forward;
 
 use forward::Queued;
 
+use crate::kernel::Kernel;
+use lagkit_api::status::EngineKind;
+use lagkit_bondcfg::Engine;
+
 use crate::protocol::{Request, Response};
 use lagkit_api::capture::{CaptureStart, Direction, Taps};
 use lagkit_api::control::{BindError, ControlServer, Pending};
@@ -70,6 +74,12 @@ pub struct Switch {
     epoch: std::time::Instant,
     /// `lagkit capture` clients: copies of the frames sent and handled.
     taps: Taps,
+    /// The BPF engine, when the kernel forwards (`None`: this loop does).
+    kernel: Option<Kernel>,
+    /// Which engine forwards, and why.
+    engine: (EngineKind, String),
+    /// When the kernel's counters and table were last copied into the core.
+    refreshed: u64,
 }
 
 /// What `lagkit switch` was given: the configuration and the ports.
@@ -81,7 +91,14 @@ pub struct Options {
     pub ports: Vec<(String, String)>,
     /// The control socket; default [`crate::protocol::socket_path`].
     pub socket: Option<PathBuf>,
+    /// Who forwards the data frames: the kernel (`bpf`), this daemon's
+    /// loop (`userspace`), or the kernel where it can (`auto`).
+    pub engine: Engine,
 }
+
+/// How often, at most, the kernel's counters and address table are copied
+/// into the core when no request asks for them (the metrics read them).
+const REFRESH_EVERY_NS: u64 = 1_000_000_000;
 
 impl Switch {
     /// The name of the switch a configuration describes (`hostname`, or
@@ -136,8 +153,23 @@ impl Switch {
             },
         })?;
         let n = ports.len();
+        let core = Core::new(cfg, &infos, 0);
+        let epoch = std::time::Instant::now();
+        let devices: Vec<String> = ports.iter().map(|p| p.device.clone()).collect();
+        let (kernel, engine) = choose_engine(o.engine, &core, &devices)?;
+        if kernel.is_some() {
+            for p in &ports {
+                p.sock
+                    .receive_only_protocols()
+                    .map_err(|e| SwitchError::Port {
+                        port: p.device.clone(),
+                        device: p.device.clone(),
+                        why: e.to_string(),
+                    })?;
+            }
+        }
         let mut sw = Switch {
-            core: Core::new(cfg, &infos, 0),
+            core,
             ports,
             epoll,
             batch: RxBatch::new(RX_BATCH),
@@ -146,11 +178,14 @@ impl Switch {
             control: Some(control),
             run_dirs,
             requests,
-            epoch: std::time::Instant::now(),
+            epoch,
             taps: Taps::default(),
+            kernel,
+            engine,
+            refreshed: 0,
         };
         sw.send_control();
-        tracing::info!(switch = %sw.core.name(), ports = n, channels = sw.core.channels().len(), socket = %path.display(), "switch up");
+        tracing::info!(switch = %sw.core.name(), ports = n, channels = sw.core.channels().len(), socket = %path.display(), engine = %sw.engine.0, why = %sw.engine.1, "switch up");
         Ok(sw)
     }
 
@@ -186,11 +221,31 @@ impl Switch {
         };
         let now = self.now();
         let ready: Vec<usize> = events[..n].iter().map(|ev| ev.data() as usize).collect();
-        self.forward_ready(ready, now);
+        if self.kernel.is_some() {
+            self.control_ready(&ready, now);
+        } else {
+            self.forward_ready(ready, now);
+        }
         self.link_events(now);
         self.core.handle_timeout(now);
+        if let Some(k) = self.kernel.as_mut() {
+            // The core's decisions of this wake-up reach the kernel before
+            // it sleeps again.
+            k.publish(&self.core, now);
+            if now.saturating_sub(self.refreshed) >= REFRESH_EVERY_NS {
+                self.refresh(now);
+            }
+        }
         self.send_control();
         self.serve(now);
+    }
+
+    /// Copies the kernel's counters and address table into the core.
+    fn refresh(&mut self, now: u64) {
+        if let Some(k) = self.kernel.as_mut() {
+            k.refresh(&mut self.core);
+            self.refreshed = now;
+        }
     }
 
     /// Sends the control frames the core queued, each copied to the
@@ -243,7 +298,13 @@ impl Switch {
     /// Answers the requests the control server queued.
     fn serve(&mut self, now: u64) {
         self.taps.prune();
+        let mut refreshed = false;
         while let Ok(p) = self.requests.try_recv() {
+            if !refreshed {
+                // What the kernel counted up to this request.
+                self.refresh(now);
+                refreshed = true;
+            }
             if matches!(p.req, Request::Capture(_)) {
                 self.start_capture(p);
                 continue;
@@ -259,6 +320,10 @@ impl Switch {
         let Request::Capture(req) = &p.req else {
             return;
         };
+        if req.data && self.kernel.is_some() {
+            p.answer(Response::Error("this switch forwards data frames in the kernel (the BPF engine), where its loop never sees them: capture the control frames (leave out --data), capture the port's device with tcpdump, or run the switch with --engine userspace".into()));
+            return;
+        }
         match self.taps.open(req) {
             Err(e) => p.answer(Response::Error(e.to_string())),
             Ok(stream) => {
@@ -297,6 +362,14 @@ impl Switch {
     pub(crate) fn core(&self) -> &Core {
         &self.core
     }
+    /// The engine that forwards, why, and the kernel's facts under bpf.
+    pub fn engine(&self) -> (EngineKind, &str, Option<crate::kernel::KernelFacts>) {
+        (
+            self.engine.0,
+            &self.engine.1,
+            self.kernel.as_ref().map(Kernel::facts),
+        )
+    }
     pub(crate) fn device(&self, p: PortId) -> &str {
         self.ports.get(p.0).map_or("", |x| x.device.as_str())
     }
@@ -307,5 +380,45 @@ impl Switch {
             x.sock.refresh_counters();
             x.sock.counters().snapshot()
         })
+    }
+}
+
+/// The engine `want` asks for, for a switch with `core`'s configuration
+/// on `devices`: `bpf` that the kernel cannot run, or with storm control
+/// configured, is an error; `auto` then picks the userspace engine and
+/// says why.
+fn choose_engine(
+    want: Engine,
+    core: &Core,
+    devices: &[String],
+) -> Result<(Option<Kernel>, (EngineKind, String)), SwitchError> {
+    let userspace = |why: String| Ok((None, (EngineKind::Userspace, why)));
+    let storm = core.bridge().polices_storms();
+    let refuse = |why: String| SwitchError::System {
+        what: "the BPF engine".into(),
+        why,
+    };
+    match want {
+        Engine::Userspace => userspace("engine = userspace".into()),
+        Engine::Bpf if storm => Err(refuse("storm control is configured, which only the userspace engine polices: remove the storm-control lines or run --engine userspace".into())),
+        Engine::Bpf => Kernel::open(devices, core, 0)
+            .map(|k| (Some(k), (EngineKind::Bpf, "engine = bpf".to_string())))
+            .map_err(|e| refuse(format!("{e} (--engine userspace forwards without it)"))),
+        Engine::Auto if storm => userspace("auto: storm control is configured, which only the userspace engine polices".into()),
+        Engine::Auto => {
+            if let Some(off) = lagkit_bpf::jit_off() {
+                return userspace(format!("auto: {off}"));
+            }
+            match Kernel::open(devices, core, 0) {
+                Ok(k) => Ok((
+                    Some(k),
+                    (
+                        EngineKind::Bpf,
+                        "auto: the kernel runs lagkit's switch program".to_string(),
+                    ),
+                )),
+                Err(e) => userspace(format!("auto: the BPF engine cannot run here: {e}")),
+            }
+        }
     }
 }
