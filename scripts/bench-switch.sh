@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
-# bench-switch.sh — lagkit's switch against Open vSwitch's userspace switch,
-# side by side in one run, between the same two lagkit bonds: is the switch
-# ever the bottleneck? It checks the switch's targets (>= 0.99 x the links'
-# capacity at 1 Gbit/s per link; unshaped at least 5 x Open vSwitch) and
-# prints each as met / NOT met.
+# bench-switch.sh — lagkit's switch with each forwarding engine (`--engine
+# bpf`: a tc BPF program on every port's ingress forwards in the kernel;
+# `--engine userspace`: the daemon's loop over packet sockets), side by side
+# in one run with a bare veth and Open vSwitch's userspace switch, between
+# the same lagkit bonds: is the switch ever the bottleneck, and what does the
+# kernel engine buy? It checks the switch's targets and prints each as met /
+# NOT met.
 #
-# Topology (fresh network namespaces per case, removed after it):
+# Topology (fresh network namespaces per case, removed after it); K = 2
+# links per bond, K = 4 for the both-ways rows:
 #
-#   A [lagkit up: bond0 = eth1 eth2, 802.3ad fast, layer3+4]  10.66.0.1
-#       eth1 <-veth-> a1, eth2 <-veth-> a2     (S's ports Gi1/1, Gi1/2)
-#   S [the switch: channel 1 = a1 a2, channel 2 = b1 b2, LACP active fast]
-#       b1 <-veth-> eth1, b2 <-veth-> eth2     (S's ports Gi1/3, Gi1/4)
-#   B [lagkit up: bond0, the same]                           10.66.0.2
+#   A [lagkit up: bond0 = eth1..ethK, 802.3ad fast, layer3+4]  10.66.0.1
+#       eth1..ethK <-veth-> a1..aK     (S's ports Gi1/1 .. Gi1/K)
+#   S [the switch: channel 1 = a1..aK, channel 2 = b1..bK, LACP active fast]
+#       b1..bK <-veth-> eth1..ethK     (S's ports Gi1/K+1 .. Gi1/2K)
+#   B [lagkit up: bond0, the same]                             10.66.0.2
 #
 # Switches:
-#   lagkit: `lagkit switch`, `port-channel load-balance src-dst-port`
+#   lagkit: `lagkit switch --engine E`, `port-channel load-balance
+#           src-dst-port`. Once the bonds aggregate, `lagkit switch show
+#           platform forwarding --json` must name engine E, or the run stops.
 #   OVS:    ovsdb-server + ovs-vswitchd, br0 (netdev datapath) with two LACP
-#           bonds (lacp=active, balance-tcp, lacp-time=fast). A userspace
-#           switch that reads frames without virtio-net headers cannot take
-#           the hosts' 64 KB GSO frames or partial checksums, so for OVS both
-#           bonds run with `offloads = false` (lagkit turns off tx
-#           checksumming, TSO and GSO on the members; see docs/interop.md).
-#           lagkit's switch reads and writes virtio-net headers and takes the
-#           bonds as they are.
-#   bare:   one veth C <-> D, the reference link (shaped rows).
+#           bonds (lacp=active, balance-tcp, lacp-time=fast), K = 2. A
+#           userspace switch that reads frames without virtio-net headers
+#           cannot take the hosts' 64 KB GSO frames or partial checksums, so
+#           for OVS both bonds run with `offloads = false` (lagkit turns off
+#           tx checksumming, TSO and GSO on the members; see
+#           docs/interop.md). lagkit's switch (either engine) takes the bonds
+#           as they are.
+#   bare:   one veth C <-> D: the reference link, unshaped and shaped.
 #
 # "Shaped" puts `tbf rate 1gbit burst 256kb latency 50ms` on both ends of
 # every link (the hosts' members and the switch's ports; for OVS after the
@@ -31,32 +36,65 @@
 # that every tbf is still there and counted traffic (a WARNING otherwise).
 #
 # Client ports: Cisco's src-dst-port puts a flow in bucket (source port XOR
-# destination port) & 7, and a 2-link channel deals the buckets out
-# alternately (Load 0x55 / 0xAA). Linux's connect() takes ephemeral ports of
-# one parity, so every flow to iperf3's port 5201 lands in an odd bucket, on
-# one link: hash polarization, shown in its own row ("kernel ports"). The
+# destination port) & 7, and a channel deals the 8 buckets out over its
+# members (2 links: Load 0x55 / 0xAA). Linux's connect() takes ephemeral
+# ports of one parity, so every flow to iperf3's port 5201 lands in an odd
+# bucket: hash polarization, shown in its own row ("kernel ports"). The
 # capacity rows give iperf3 consecutive client ports (--cport 40000), which
 # fill the 8 buckets evenly, for OVS too.
 #
-# Rows: bare veth shaped (-X flows); per switch, unshaped (-P flows) and
-# shaped (-X flows); lagkit shaped again with the kernel's client ports. Measured: iperf3 A -> B, REPS runs, the median by
-# throughput; the switch's processes' CPU (utime+stime from /proc) per GB;
-# the whole machine's busy CPU per GB; what each of S's ports towards B
-# sent (kernel counters of b1, b2), so an uneven spread shows.
+# Rows (lagkit: one row per engine; --only picks the groups):
+#   unshaped  bare veth unshaped, -P flows (the reference); lagkit 2 x 2
+#             links unshaped, -P flows: ratio to the bare veth, and the
+#             whole machine's CPU per GB against the bare veth's
+#   shaped    bare veth shaped, -X flows (one link); lagkit 2 x 2 links
+#             shaped, -X flows: ratio to 2 x the bare shaped veth; and again
+#             with the kernel's client ports (no target)
+#   bidir     lagkit 4 x 4 links shaped, iperf3 --bidir with -X flows each
+#             way: ratio to 2 directions x 4 x the bare shaped veth
+#   rr        socketprocs: `lagkit load client --kind socketprocs --procs 4
+#             --size 4K` (4 processes x 4 server processes = 16 connections,
+#             one 4 KB request and its 4 KB reply in flight on each) through
+#             2 x 2 unshaped links, transactions/s; the bare veth the same,
+#             for reference
+#   ovs       OVS 2 x 2 links unshaped (-P flows) and shaped (-X flows)
+# The bare veth rows run whenever a group needs them.
+#
+# Targets (every ratio measured in this run):
+#   bpf unshaped >= 0.7 x the bare veth's Gbit/s; its whole-machine CPU-s/GB
+#     <= 1.5 x the bare veth's; >= 1.5 x the userspace engine's Gbit/s
+#   userspace unshaped >= 5 x Open vSwitch (bpf vs OVS printed, no target)
+#   2 x 2 shaped, each engine: >= 0.99 x the links (2 x bare shaped)
+#   4 x 4 shaped both ways, each engine: >= 0.97 x 2 x 4 x bare shaped
+#   socketprocs: bpf >= 3 x userspace transactions/s
+#
+# Measured: iperf3 A -> B (both ways: --bidir, received in both directions
+# added), REPS runs, the median by throughput; the switch process's CPU
+# (utime+stime from /proc) per GB: under the bpf engine the kernel forwards
+# (softirq, charged to no process), so compare engines by the whole
+# machine's busy CPU per GB (/proc/stat; includes iperf3, the bonds and
+# whatever else runs); iperf3's retransmits; what each of S's ports sent
+# (kernel counters: toward B, and toward A both ways), so an uneven spread
+# shows. socketprocs: transactions/s (the median run), the switch's CPU % of
+# one core, and the whole machine's busy CPU per transaction.
 #
 # Usage: sudo scripts/bench-switch.sh [-t SECS] [-r REPS] [-P FLOWS]
-#          [-X FLOWS] [--quick] [--no-ovs] [--no-build]
-#   -t SECS    iperf3 duration per run (default 8)
+#          [-X FLOWS] [--engines LIST] [--only GROUPS] [--quick] [--no-ovs]
+#          [--no-build]
+#   -t SECS    iperf3 and socketprocs duration per run (default 8)
 #   -r REPS    runs per case, the median reported (default 3)
 #   -P FLOWS   TCP flows of the unshaped rows (default 8)
-#   -X FLOWS   TCP flows of the shaped rows (default 32)
-#   --quick    -t 3 -r 1
+#   -X FLOWS   TCP flows of the shaped rows, each way both ways (default 32)
+#   --engines LIST  switch engines, comma-separated (default bpf,userspace)
+#   --only GROUPS   comma-separated subset of unshaped,shaped,bidir,rr,ovs
+#              (default all)
+#   --quick    -t 3 -r 1 (a later -t or -r still applies)
 #   --no-ovs   skip Open vSwitch (its target then reads "not measured")
 #   --no-build use the lagkit binary already built
-# Env: CARGO_TARGET_DIR (default <repo>/target). About 3 minutes with the
-# defaults, build excluded. Namespaces are named lkbs<PID>-*; a trap tears
-# everything down on exit, error or Ctrl-C; logs of a failed run stay in
-# /tmp/lkbs<PID>.
+# Env: CARGO_TARGET_DIR (default <repo>/target). About 8 minutes with the
+# defaults (both engines, OVS), build excluded; about 2 with --quick.
+# Namespaces are named lkbs<PID>-*; a trap tears everything down on exit,
+# error, Ctrl-C or SIGTERM; logs of a failed run stay in /tmp/lkbs<PID>.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,12 +104,16 @@ FLOWS=8
 XFLOWS=32
 OVS=1
 BUILD=1
+ENGINES=bpf,userspace
+ONLY=unshaped,shaped,bidir,rr,ovs
 while [ $# -gt 0 ]; do
   case "$1" in
-    -t) SECS=$2; shift 2 ;;
-    -r) REPS=$2; shift 2 ;;
-    -P) FLOWS=$2; shift 2 ;;
-    -X) XFLOWS=$2; shift 2 ;;
+    -t) SECS=${2:-}; shift; shift || true ;;
+    -r) REPS=${2:-}; shift; shift || true ;;
+    -P) FLOWS=${2:-}; shift; shift || true ;;
+    -X) XFLOWS=${2:-}; shift; shift || true ;;
+    --engines) ENGINES=${2:-}; shift; shift || true ;;
+    --only) ONLY=${2:-}; shift; shift || true ;;
     --quick) SECS=3; REPS=1; shift ;;
     --no-ovs) OVS=0; shift ;;
     --no-build) BUILD=0; shift ;;
@@ -82,6 +124,18 @@ done
 for v in "$SECS" "$REPS" "$FLOWS" "$XFLOWS"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-switch.sh: -t, -r, -P, -X take numbers >= 1, not '$v'" >&2; exit 2; }
 done
+IFS=, read -r -a ENGINE_LIST <<<"$ENGINES"
+[ ${#ENGINE_LIST[@]} -gt 0 ] || { echo "bench-switch.sh: --engines takes bpf and/or userspace" >&2; exit 2; }
+for e in "${ENGINE_LIST[@]}"; do
+  [[ $e == bpf || $e == userspace ]] || { echo "bench-switch.sh: --engines takes bpf and/or userspace, not '$e'" >&2; exit 2; }
+done
+IFS=, read -r -a GROUP_LIST <<<"$ONLY"
+[ ${#GROUP_LIST[@]} -gt 0 ] || { echo "bench-switch.sh: --only takes unshaped,shaped,bidir,rr,ovs" >&2; exit 2; }
+for g in "${GROUP_LIST[@]}"; do
+  [[ $g =~ ^(unshaped|shaped|bidir|rr|ovs)$ ]] || { echo "bench-switch.sh: --only takes unshaped,shaped,bidir,rr,ovs, not '$g'" >&2; exit 2; }
+done
+want() { [[ ,$ONLY, == *,$1,* ]]; }   # want GROUP: that group of rows was asked for
+[ "$OVS" = 1 ] && ! want ovs && OVS=0
 
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 LAGKIT=$TARGET/release/lagkit
@@ -93,125 +147,268 @@ HZ=$(getconf CLK_TCK)
 # The first client port of every switch row: consecutive ports fill Cisco's
 # 8 buckets evenly (see the header).
 CPORT=40000
+# socketprocs: client processes (each connects to every one of the server's
+# 4 processes, ports 7000..7003) and the request and reply size.
+SP_PROCS=4
+SP_SIZE=4K
 
+# shellcheck source=scripts/lib/bench.sh
 . "$ROOT/scripts/lib/bench.sh"
 
 tools=(ip tc iperf3 jq awk ss timeout)
 [ "$OVS" = 1 ] && tools+=(ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl)
 bench_start bench-switch.sh lkbs "iproute2 iperf3 jq openvswitch-switch" "${tools[@]}"
 
-# host NS ADDR OFFLOADS: `lagkit up` of bond0 over eth1, eth2 in NS.
+# --------------------------------------------------------------- testbed --
+# The current case's switch namespace and S's ports toward A (a1..aK) and
+# toward B (b1..bK); set by testbed.
+NA=; NS_=; NB=
+PORTS_A=(); PORTS_B=()
+
+# testbed K: namespaces A, S, B and K links A-S and K links S-B.
+testbed() {
+  local k=$1 i
+  new_ns a; NA=$NS; new_ns s; NS_=$NS; new_ns b; NB=$NS
+  PORTS_A=(); PORTS_B=()
+  for ((i = 1; i <= k; i++)); do
+    ip link add "eth$i" netns "$NA" type veth peer name "a$i" netns "$NS_"
+    ip link add "eth$i" netns "$NB" type veth peer name "b$i" netns "$NS_"
+    ip -n "$NS_" link set "a$i" up; ip -n "$NS_" link set "b$i" up
+    PORTS_A+=("a$i"); PORTS_B+=("b$i")
+  done
+}
+
+# members: the hosts' members of the current testbed, eth1..ethK.
+members() {
+  local i
+  for ((i = 1; i <= ${#PORTS_A[@]}; i++)); do echo "eth$i"; done
+}
+
+# host NS ADDR OFFLOADS: `lagkit up` of bond0 over eth1..ethK in NS.
 host() {
-  local ns=$1 cfg=$W/$1.toml
-  printf 'name = "bond0"\nmode = "802.3ad"\nmembers = ["eth1", "eth2"]\nlacp_rate = "fast"\nxmit_hash_policy = "layer3+4"\naddress = ["%s"]\noffloads = %s\n' "$2" "$3" >"$cfg"
+  local ns=$1 cfg=$W/$1.toml m
+  m=$(members | sed 's/.*/"&"/' | paste -sd, - | sed 's/,/, /g')
+  printf 'name = "bond0"\nmode = "802.3ad"\nmembers = [%s]\nlacp_rate = "fast"\nxmit_hash_policy = "layer3+4"\naddress = ["%s"]\noffloads = %s\n' "$m" "$2" "$3" >"$cfg"
   ip netns exec "$ns" "$LAGKIT" up "$cfg" >"$W/$ns-lagkit.log" 2>&1 &
   CASE_PIDS+=("$!:lagkit")
 }
 
-# ports_tx NS: what S's ports towards B (b1, b2) have sent, "BYTES BYTES".
-ports_tx() {
-  ip netns exec "$1" cat /sys/class/net/b1/statistics/tx_bytes /sys/class/net/b2/statistics/tx_bytes | tr '\n' ' '
-}
-
-# measure ID LABEL FLOWS NSA DST "PIDS" [NSS [CPORT]]: REPS iperf3 runs A -> B
-# (client ports CPORT, CPORT+1, ... when given, else the kernel's); the
-# median by throughput goes to $W/results as
-#   id|label|flows|gbps|cpu-s/GB|all-s/GB|runs|port Gbit/s
-measure() {
-  local id=$1 label=$2 flows=$3 nsa=$4 dst=$5 pids=$6 nss=${7:-} cport=${8:-} r out g c0 c1 s0 s1 p0 p1 runs="" extra=()
-  local -a pidv; read -r -a pidv <<<"$pids"
-  for r in $(seq 1 "$REPS"); do
-    # A run's client ports are in TIME_WAIT after it: the next run takes
-    # the next 64 (the same low bits, so the same buckets).
-    [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * 64))")
-    out=$W/$id.$r.json
-    c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=$([ -n "$nss" ] && ports_tx "$nss" || echo "0 0")
-    ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" ||
-      die "iperf3 ($id run $r) failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(cat "$W/$id.$r.err")"
-    c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); p1=$([ -n "$nss" ] && ports_tx "$nss" || echo "0 0")
-    jq -r --arg c "$(calc "$c1 - $c0")" --arg s "$(calc "$s1 - $s0")" --arg p "$p0 $p1" \
-      '[.end.sum_received.bits_per_second / 1e9, .end.sum_received.bytes, $c, $s, $p] | @tsv' "$out" >>"$W/$id.reps"
-    g=$(tail -1 "$W/$id.reps" | cut -f1)
-    runs="$runs $(printf '%.2f' "$g")"
-    log "  $label, run $r/$REPS: $(printf '%.3f' "$g") Gbit/s"
-  done
-  sort -t$'\t' -k1,1g "$W/$id.reps" | awk -F'\t' -v n="$REPS" -v id="$id" -v label="$label" -v flows="$flows" -v runs="$runs" -v secs="$SECS" '
-    NR == int((n + 1) / 2) {
-      gb = $2 / 1e9; split($5, p, " ")
-      printf "%s|%s|%d|%.3f|%.3f|%.3f|%s|%.2f/%.2f\n", id, label, flows, $1, (gb > 0 ? $3 / gb : 0), (gb > 0 ? $4 / gb : 0), runs,
-        (p[3] - p[1]) * 8 / 1e9 / secs, (p[4] - p[2]) * 8 / 1e9 / secs }' >>"$W/results"
-}
-
-case_bare() { # the reference: one shaped veth
-  local nc nd
-  log "case: bare veth, shaped"
-  new_ns c; nc=$NS; new_ns d; nd=$NS
-  ip link add c0 netns "$nc" type veth peer name d0 netns "$nd"
-  ip -n "$nc" addr add 10.67.0.1/24 dev c0; ip -n "$nd" addr add 10.67.0.2/24 dev d0
-  ip -n "$nc" link set c0 up; ip -n "$nd" link set d0 up
-  shape "$nc" c0; shape "$nd" d0
-  start_iperf_server "$nd"
-  wait_ping "$nc" 10.67.0.2
-  measure bare "bare veth, shaped (1 link)" "$XFLOWS" "$nc" 10.67.0.2 ""
-  teardown_case
-}
-
-# testbed SHAPED OFFLOADS: namespaces A, S, B and their links; sets NA NS_ NB.
-testbed() {
-  local i
-  new_ns a; NA=$NS; new_ns s; NS_=$NS; new_ns b; NB=$NS
-  for i in 1 2; do
-    ip link add "eth$i" netns "$NA" type veth peer name "a$i" netns "$NS_"
-    ip link add "eth$i" netns "$NB" type veth peer name "b$i" netns "$NS_"
-    ip -n "$NS_" link set "a$i" up; ip -n "$NS_" link set "b$i" up
-  done
-}
-
 shape_all() {
-  shape "$NA" eth1 eth2; shape "$NB" eth1 eth2; shape "$NS_" a1 a2 b1 b2
+  local -a m; mapfile -t m < <(members)
+  shape "$NA" "${m[@]}"; shape "$NB" "${m[@]}"; shape "$NS_" "${PORTS_A[@]}" "${PORTS_B[@]}"
 }
 
 check_shaping() { # check_shaping ID
-  local bad
-  bad="$(tbf_check "$NA" eth1 eth2)$(tbf_check "$NB" eth1 eth2)$(tbf_check "$NS_" a1 a2 b1 b2)"
-  [ -z "$bad" ] || echo "$1|WARNING: tbf missing or idle: $bad" >>"$W/warnings"
+  local bad; local -a m; mapfile -t m < <(members)
+  bad="$(tbf_check "$NA" "${m[@]}")$(tbf_check "$NB" "${m[@]}")$(tbf_check "$NS_" "${PORTS_A[@]}" "${PORTS_B[@]}")"
+  [ -z "$bad" ] || echo "$1|WARNING: tbf missing or idle ($1): $bad" >>"$W/warnings"
 }
 
-# bonds_ready: both hosts aggregate 2 ports (LACP through the switch).
+alive() { # alive PID: PID runs (and is not a zombie)
+  [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# bonds_ready SWITCHPID SWITCHLOG: both hosts aggregate K ports (LACP through
+# the switch), and the switch still runs.
 bonds_ready() {
-  local ns n i
+  local k=${#PORTS_A[@]} ns n i
   for i in $(seq 1 150); do
+    alive "$1" || die "the switch exited: $(tail -5 "$2")"
     n=0
     for ns in "$NA" "$NB"; do
-      [ "$(ip netns exec "$ns" "$LAGKIT" status --name bond0 --json 2>/dev/null | jq -r '.[0].lacp.number_of_ports // 0' 2>/dev/null || echo 0)" = 2 ] && n=$((n + 1))
+      [ "$(ip netns exec "$ns" "$LAGKIT" status --name bond0 --json 2>/dev/null | jq -r '.[0].lacp.number_of_ports // 0' 2>/dev/null || echo 0)" = "$k" ] && n=$((n + 1))
     done
     [ "$n" = 2 ] && return 0
     sleep 0.2
   done
-  die "the bonds did not aggregate 2 ports through the switch in 30 s (logs in $W)"
+  die "the bonds did not aggregate $k ports through the switch in 30 s (logs in $W)"
 }
 
-case_lagkit() { # case_lagkit SHAPED
-  local shaped=$1 tag id pid
+declare -A ENGINE_WHY=()
+# check_engine ENGINE LOG: the switch in NS_ must forward with ENGINE.
+check_engine() {
+  local j e why
+  j=$(ip netns exec "$NS_" "$LAGKIT" switch show platform forwarding --json 2>"$W/forwarding.err") ||
+    die "lagkit switch show platform forwarding in $NS_ failed: $(cat "$W/forwarding.err") (log: $2)"
+  e=$(jq -r '.engine // ""' <<<"$j" 2>/dev/null || true)
+  why=$(jq -r '.why // ""' <<<"$j" 2>/dev/null || true)
+  [ "$e" = "$1" ] ||
+    die "lagkit switch --engine $1 runs engine '${e:-none}' (${why:-no reason given}), not the '$1' asked for (show platform forwarding: $j; log: $2)"
+  ENGINE_WHY[$1]=$why
+}
+
+# ------------------------------------------------------------- measuring --
+port_bytes() { # port_bytes NS IF...: tx bytes of each, "N N ..."
+  local ns=$1 i; shift
+  for i in "$@"; do echo -n "$(ip netns exec "$ns" cat "/sys/class/net/$i/statistics/tx_bytes") "; done
+}
+
+# port_rates BEFORE AFTER NB: Gbit/s of each port over SECS, "x/x" for the
+# first NB (toward B), then "; to A x/x" for the rest.
+port_rates() {
+  awk -v a="$1" -v b="$2" -v nb="$3" -v s="$SECS" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " "); o = ""
+    for (i = 1; i <= n; i++) o = o (i == 1 ? "" : (i == nb + 1 ? "; to A " : "/")) sprintf("%.2f", (y[i] - x[i]) * 8 / 1e9 / s)
+    print (o == "" ? "-" : o) }'
+}
+
+# measure ID LABEL ENGINE SHAPED BIDIR FLOWS NSA DST "PIDS" [NSS [CPORT]]:
+# REPS iperf3 runs A -> B (--bidir if BIDIR=1: FLOWS flows each way; client
+# ports CPORT, CPORT+1, ... when given, else the kernel's); S's ports' tx
+# counters read in NSS (PORTS_B, and PORTS_A both ways). The median by
+# throughput goes to $W/results as
+#   id|label|engine|links|shaped|bidir|flows|gbps|A->B|B->A|cpu-s/GB|all-s/GB|retrans|runs|port Gbit/s
+measure() {
+  local id=$1 label=$2 engine=$3 shaped=$4 bidir=$5 flows=$6 nsa=$7 dst=$8 pids=$9 nss=${10:-} cport=${11:-}
+  local r out c0 c1 s0 s1 p0 p1 tries step links extra=() ports=() bx=()
+  local -a pidv; read -r -a pidv <<<"$pids"
+  [ "$bidir" = 1 ] && bx=(--bidir)
+  if [ -n "$nss" ]; then
+    ports=("${PORTS_B[@]}"); [ "$bidir" = 1 ] && ports+=("${PORTS_A[@]}")
+    links=${#PORTS_B[@]}
+  else links=1; fi
+  # A run's client ports are in TIME_WAIT after it: the next run takes the
+  # next ones, a multiple of 8 further on (the same low bits, so the same buckets).
+  step=$(( (flows * (bidir + 1) + 7) / 8 * 8 )); [ "$step" -lt 64 ] && step=64
+  [ -z "$cport" ] || [ $((cport + REPS * step)) -le 65535 ] ||
+    die "-r $REPS x $((flows * (bidir + 1))) client ports from $cport do not fit below 65536: fewer runs or flows"
+  : >"$W/$id.reps"
+  for ((r = 1; r <= REPS; r++)); do
+    [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * step))")
+    out=$W/$id.$r.json
+    tries=0
+    while :; do
+      c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=; [ -z "$nss" ] || p0=$(port_bytes "$nss" "${ports[@]}")
+      ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${bx[@]}" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" || true
+      c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); p1=; [ -z "$nss" ] || p1=$(port_bytes "$nss" "${ports[@]}")
+      if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received.bytes > 0' "$out" >/dev/null 2>&1; then
+        # the server may still be busy with the run before
+        if grep -q busy "$out" && [ $tries -lt 20 ]; then tries=$((tries + 1)); sleep 0.3; continue; fi
+        die "iperf3 ($id run $r) failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(cat "$W/$id.$r.err")"
+      fi
+      break
+    done
+    # with --bidir, .end.sum_received is A->B and .end.sum_received_bidir_reverse is B->A
+    if [ "$bidir" = 1 ] && ! jq -e '.end.sum_received_bidir_reverse.bytes > 0' "$out" >/dev/null 2>&1; then
+      die "iperf3 --bidir ($id run $r) reported nothing received B->A (.end.sum_received_bidir_reverse): see $out"
+    fi
+    jq -r --arg c "$(calc "$c1 - $c0")" --arg s "$(calc "$s1 - $s0")" --arg p "$(port_rates "$p0" "$p1" "$links")" '
+      .end.sum_received as $f | (.end.sum_received_bidir_reverse // {bits_per_second: 0, bytes: 0}) as $b |
+      [($f.bits_per_second + $b.bits_per_second) / 1e9, $f.bytes + $b.bytes, $c, $s,
+       (.end.sum_sent.retransmits // 0) + (.end.sum_sent_bidir_reverse.retransmits // 0),
+       $f.bits_per_second / 1e9, $b.bits_per_second / 1e9, $p] | @tsv' "$out" >>"$W/$id.reps"
+    log "  $label${engine:+ ($engine)}, $flows flows$([ "$bidir" = 1 ] && echo ' each way'), run $r/$REPS: $(awk -F'\t' '{
+      printf "%.3f Gbit/s%s, %d retransmits; ports %s", $1, ($7 > 0 ? sprintf(" (A->B %.3f + B->A %.3f)", $6, $7) : ""), $5, $8 }' <(tail -1 "$W/$id.reps"))"
+  done
+  sort -t$'\t' -k1,1g "$W/$id.reps" | awk -F'\t' -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
+    -v links="$links" -v shaped="$shaped" -v bidir="$bidir" -v flows="$flows" \
+    -v runs="$(awk -F'\t' '{printf "%s%.2f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")" '
+    NR == int((n + 1) / 2) {
+      gb = $2 / 1e9
+      printf "%s|%s|%s|%d|%d|%d|%d|%.3f|%.3f|%.3f|%.3f|%.3f|%d|%s|%s\n", id, label, engine, links, shaped, bidir, flows, $1, $6, $7,
+        (gb > 0 ? $3 / gb : 0), (gb > 0 ? $4 / gb : 0), $5, runs, $8 }' >>"$W/results"
+}
+
+start_sp_server() { # start_sp_server NS: `lagkit load server --kind socketprocs` (4 processes, ports 7000..7003)
+  start_server "$1" 7000 lagkit "$LAGKIT" load server --kind socketprocs --procs 4
+}
+
+# measure_sp ID LABEL ENGINE NSA DST "PIDS": `lagkit load client --kind
+# socketprocs` for SECS seconds, REPS times; the median run by
+# transactions/s goes to $W/sp as
+#   id|label|engine|trans/s|cpu-s|wall-s|all-s|transactions|runs
+measure_sp() {
+  local id=$1 label=$2 engine=$3 nsa=$4 dst=$5 pids=$6 r out c0 c1 s0 s1 t0 t1
+  local -a pidv; read -r -a pidv <<<"$pids"
+  : >"$W/$id.reps"
+  for ((r = 1; r <= REPS; r++)); do
+    out=$W/$id.$r.json
+    c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); t0=$(date +%s.%N)
+    ip netns exec "$nsa" timeout $((SECS + 60)) "$LAGKIT" load client --kind socketprocs --to "$dst" \
+      --procs "$SP_PROCS" --size "$SP_SIZE" --duration "${SECS}s" --json >"$out" 2>"$W/$id.$r.err" ||
+      die "lagkit load client --kind socketprocs ($id run $r) failed: $(tail -3 "$W/$id.$r.err")"
+    c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); t1=$(date +%s.%N)
+    jq -e '.transactions_per_s > 0 and .errors == 0' "$out" >/dev/null 2>&1 ||
+      die "socketprocs ($id run $r): no transactions or errors in $out: $(jq -c '{transactions, errors}' "$out" 2>/dev/null)"
+    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" \
+      '"\(.transactions_per_s) \($c) \($w) \($s) \(.transactions)"' "$out" >>"$W/$id.reps"
+    log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk '{printf "%.0f transactions/s, switch CPU %.2f s", $1, $2}' <(tail -1 "$W/$id.reps"))"
+  done
+  sort -g -k1,1 "$W/$id.reps" | awk -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
+    -v runs="$(awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")" '
+    NR == int((n + 1) / 2) { printf "%s|%s|%s|%s|%s|%s|%s|%s|%s\n", id, label, engine, $1, $2, $3, $4, $5, runs }' >>"$W/sp"
+}
+
+# --------------------------------------------------------------- the cases --
+case_bare() { # case_bare SHAPED: the reference veth (unshaped: also socketprocs when asked)
+  local shaped=$1 nc nd tag
   tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
-  id=lagkit-$tag
-  log "case: lagkit switch, $tag"
-  testbed
+  log "case: bare veth, $tag"
+  new_ns c; nc=$NS; new_ns d; nd=$NS
+  ip link add c0 netns "$nc" type veth peer name d0 netns "$nd"
+  ip -n "$nc" addr add 10.67.0.1/24 dev c0; ip -n "$nd" addr add 10.67.0.2/24 dev d0
+  ip -n "$nc" link set c0 up; ip -n "$nd" link set d0 up
+  [ "$shaped" = 1 ] && { shape "$nc" c0; shape "$nd" d0; }
+  start_iperf_server "$nd"
+  wait_ping "$nc" 10.67.0.2
+  if [ "$shaped" = 1 ]; then
+    measure bare-shaped "bare veth, shaped (1 link)" "" 1 0 "$XFLOWS" "$nc" 10.67.0.2 ""
+    local bad; bad="$(tbf_check "$nc" c0)$(tbf_check "$nd" d0)"
+    [ -z "$bad" ] || echo "bare-shaped|WARNING: bare veth shaping: $bad" >>"$W/warnings"
+  else
+    if want unshaped || [ "$OVS" = 1 ]; then
+      measure bare-unshaped "bare veth, unshaped (1 link)" "" 0 0 "$FLOWS" "$nc" 10.67.0.2 ""
+    fi
+    if want rr; then
+      start_sp_server "$nd"
+      measure_sp bare-sp "bare veth (1 link)" "" "$nc" 10.67.0.2 ""
+    fi
+  fi
+  teardown_case
+}
+
+# case_switch ENGINE K SHAPED ROW...: lagkit's switch with ENGINE between
+# two K-link bonds; ROW = tput (-P flows unshaped, -X shaped), kports (the
+# kernel's client ports), bidir (--bidir, -X flows each way) or sp
+# (socketprocs).
+case_switch() {
+  local engine=$1 k=$2 shaped=$3; shift 3
+  local tag id pid row flows i cfg log
+  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
+  flows=$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")
+  id=sw-$engine-$k-$tag
+  log "case: lagkit switch ($engine engine), $k x $k links, $tag: $*"
+  testbed "$k"
   [ "$shaped" = 1 ] && shape_all
-  printf 'hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface range gi1/3 - 4\n channel-group 2 mode active\n lacp rate fast\n' >"$W/switch.cfg"
-  ip netns exec "$NS_" "$LAGKIT" switch "$W/switch.cfg" --port Gi1/1=a1 --port Gi1/2=a2 --port Gi1/3=b1 --port Gi1/4=b2 >"$W/$id-switch.log" 2>&1 &
+  cfg=$W/$id-switch.cfg
+  printf 'hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - %d\n channel-group 1 mode active\n lacp rate fast\ninterface range gi1/%d - %d\n channel-group 2 mode active\n lacp rate fast\n' \
+    "$k" "$((k + 1))" "$((2 * k))" >"$cfg"
+  local -a pargs=()
+  for ((i = 1; i <= k; i++)); do pargs+=(--port "Gi1/$i=a$i"); done
+  for ((i = 1; i <= k; i++)); do pargs+=(--port "Gi1/$((k + i))=b$i"); done
+  log=$W/$id-switch.log
+  ip netns exec "$NS_" "$LAGKIT" switch "$cfg" "${pargs[@]}" --engine "$engine" >"$log" 2>&1 &
   pid=$!
   CASE_PIDS+=("$pid:lagkit")
   host "$NA" 10.66.0.1/24 true
   host "$NB" 10.66.0.2/24 true
-  bonds_ready
+  bonds_ready "$pid" "$log"
+  check_engine "$engine" "$log"
   start_iperf_server "$NB"
   wait_ping "$NA" 10.66.0.2
-  measure "$id" "lagkit switch, $tag" "$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")" "$NA" 10.66.0.2 "$pid" "$NS_" "$CPORT"
-  if [ "$shaped" = 1 ]; then
-    measure "$id-kernel-ports" "lagkit switch, shaped, kernel ports" "$XFLOWS" "$NA" 10.66.0.2 "$pid" "$NS_"
-  fi
+  for row in "$@"; do
+    case $row in
+      tput)   measure "$id" "lagkit switch, $k x $k links, $tag" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$pid" "$NS_" "$CPORT" ;;
+      kports) measure "$id-kports" "lagkit switch, $k x $k, $tag, kernel ports" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$pid" "$NS_" ;;
+      bidir)  measure "$id-bidir" "lagkit switch, $k x $k, $tag, both ways" "$engine" "$shaped" 1 "$XFLOWS" "$NA" 10.66.0.2 "$pid" "$NS_" "$CPORT" ;;
+      sp)     start_sp_server "$NB"
+              measure_sp "$id-sp" "lagkit switch, $k x $k links" "$engine" "$NA" 10.66.0.2 "$pid" ;;
+      *) die "case_switch: unknown row $row" ;;
+    esac
+  done
   ip netns exec "$NS_" "$LAGKIT" switch show etherchannel summary >"$W/$id-summary.txt" 2>&1 || true
+  ip netns exec "$NS_" "$LAGKIT" switch show platform forwarding >"$W/$id-forwarding.txt" 2>&1 || true
+  alive "$pid" || die "the switch ($engine) exited during the case: $(tail -5 "$log")"
   [ "$shaped" = 1 ] && check_shaping "$id"
   teardown_case
 }
@@ -220,12 +417,12 @@ case_ovs() { # case_ovs SHAPED
   local shaped=$1 tag id D i n pids
   tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
   id=ovs-$tag
-  log "case: Open vSwitch userspace switch, $tag"
-  testbed
+  log "case: Open vSwitch userspace switch, 2 x 2 links, $tag"
+  testbed 2
   D=$W/ovs-$id
   start_ovs "$NS_" "$D" 02:00:00:0c:ff:ff
   for n in 1 2; do
-    local m=$([ "$n" = 1 ] && echo a || echo b)
+    local m; m=$([ "$n" = 1 ] && echo a || echo b)
     ovs-vsctl --timeout=20 --db="unix:$D/db.sock" add-bond br0 "po$n" "${m}1" "${m}2" \
       lacp=active bond_mode=balance-tcp other_config:lacp-time=fast \
       other_config:bond-rebalance-interval=1000 \
@@ -234,56 +431,134 @@ case_ovs() { # case_ovs SHAPED
   if [ "$shaped" = 1 ]; then
     shape_all
     sleep 1
-    for i in a1 a2 b1 b2; do [[ $(tc -n "$NS_" qdisc show dev "$i" root) == *tbf* ]] || die "OVS removed the tbf on $i"; done
+    for i in "${PORTS_A[@]}" "${PORTS_B[@]}"; do [[ $(tc -n "$NS_" qdisc show dev "$i" root) == *tbf* ]] || die "OVS removed the tbf on $i"; done
   fi
   host "$NA" 10.66.0.1/24 false
   host "$NB" 10.66.0.2/24 false
-  bonds_ready
+  bonds_ready "$(cat "$D/ovs-vswitchd.pid")" "$D/ovs-vswitchd.log"
   start_iperf_server "$NB"
   wait_ping "$NA" 10.66.0.2
   pids="$(cat "$D/ovs-vswitchd.pid" "$D/ovsdb-server.pid" | tr '\n' ' ')"
-  measure "$id" "OVS userspace switch, $tag" "$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")" "$NA" 10.66.0.2 "$pids" "$NS_" "$CPORT"
+  measure "$id" "Open vSwitch, 2 x 2 links, $tag" "" "$shaped" 0 "$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")" "$NA" 10.66.0.2 "$pids" "$NS_" "$CPORT"
   [ "$shaped" = 1 ] && check_shaping "$id"
   teardown_case
 }
 
-: >"$W/results"; : >"$W/warnings"
+# --------------------------------------------------------------------- run --
+: >"$W/results"; : >"$W/sp"; : >"$W/warnings"
 START=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-case_bare
-case_lagkit 0
-case_lagkit 1
+log "bench-switch: -t $SECS, median of $REPS, -P $FLOWS unshaped, -X $XFLOWS shaped; engines $ENGINES; rows $ONLY; OVS $([ "$OVS" = 1 ] && echo yes || echo no)"
+if want unshaped || want rr || [ "$OVS" = 1 ]; then case_bare 0; fi
+if want shaped || want bidir || [ "$OVS" = 1 ]; then case_bare 1; fi
+for e in "${ENGINE_LIST[@]}"; do
+  rows=()
+  if want unshaped; then rows+=(tput); fi
+  if want rr; then rows+=(sp); fi
+  if [ ${#rows[@]} -gt 0 ]; then case_switch "$e" 2 0 "${rows[@]}"; fi
+  if want shaped; then case_switch "$e" 2 1 tput kports; fi
+  if want bidir; then case_switch "$e" 4 1 bidir; fi
+done
 if [ "$OVS" = 1 ]; then
   case_ovs 0
   case_ovs 1
 fi
 END=$(date +%s)
 
-echo "bench-switch: $("$LAGKIT" --version 2>/dev/null) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')); $([ "$OVS" = 1 ] && ovs-vswitchd --version | head -1 || echo "OVS skipped"); iperf3 $(iperf3 --version | head -1 | awk '{print $2}')"
+# ------------------------------------------------------------------- table --
+echo "bench-switch: $("$LAGKIT" --version 2>/dev/null) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')); $([ "$OVS" = 1 ] && ovs-vswitchd --version | head -1 || echo "OVS skipped"); iperf3 $(iperf3 --version | head -1 | awk '{print $2}')"
 echo "machine: $(nproc) CPUs, kernel $(uname -r); load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "iperf3 -t $SECS A -> B through the switch, -P $FLOWS unshaped, -P $XFLOWS shaped, median of $REPS run(s); hosts: lagkit bonds (802.3ad fast, layer3+4, engine auto), 2 links each"
+echo "iperf3 -t $SECS A -> B through the switch (both ways: --bidir), -P $FLOWS unshaped, -P $XFLOWS shaped (each way), median of $REPS run(s); hosts: lagkit bonds (802.3ad fast, layer3+4, engine auto)"
+for e in "${ENGINE_LIST[@]}"; do
+  [ -n "${ENGINE_WHY[$e]:-}" ] && echo "switch engine $e: as asked, verified in \`lagkit switch show platform forwarding --json\` (why: ${ENGINE_WHY[$e]})"
+done
 echo
+if [ -s "$W/results" ]; then
 awk -F'|' '
-  $2 ~ /^WARNING/ { next }
-  { id[NR] = $1; label[$1] = $2; flows[$1] = $3; g[$1] = $4; cpu[$1] = $5; all[$1] = $6; runs[$1] = $7; ports[$1] = $8; order[++n] = $1 }
+  { n++; id[n] = $1; lab[n] = $2; eng[n] = $3; k[n] = $4; sh[n] = $5; bd[n] = $6; fl[n] = $7; g[n] = $8
+    cpu[n] = $11; all[n] = $12; rt[n] = $13; runs[n] = $14; pt[n] = $15
+    if ($1 == "bare-shaped") one = $8
+    if ($1 == "bare-unshaped") { bare = $8; bareall = $12 }
+    if ($1 ~ /^ovs-/) og[$5] = $8 }
   END {
-    cap = 2 * g["bare"]
-    printf "%-36s %6s %8s %10s %10s %9s %9s  %-14s %s\n", "case", "flows", "Gbit/s", "ratio", "ratio to", "switch", "all", "toward B", "runs (Gbit/s)"
-    printf "%-36s %6s %8s %10s %10s %9s %9s  %-14s %s\n", "", "", "", "", "", "CPU-s/GB", "CPU-s/GB", "Gbit/s", ""
+    f = "%-42s %-9s %6s %8s %6s %-15s %9s %9s %6s %7s %6s  %-27s %s\n"
+    printf f, "case", "engine", "flows", "Gbit/s", "ratio", "ratio to", "switch", "all", "all x", "retrans", "x OVS", "S ports toward B Gbit/s", "runs (Gbit/s)"
+    printf f, "", "", "", "", "", "", "CPU-s/GB", "CPU-s/GB", "bare", "", "", "", ""
     for (i = 1; i <= n; i++) {
-      k = order[i]
-      if (k == "bare") { r = "1.000"; to = "1 link"; sw = "-"; pt = "-" }
-      else if (k ~ /-shaped/) { r = (cap > 0 ? sprintf("%.3f", g[k] / cap) : "-"); to = "2 x 1 link"; sw = sprintf("%.3f", cpu[k]); pt = ports[k] }
-      else { r = (g["ovs-unshaped"] > 0 && k != "ovs-unshaped" ? sprintf("%.2f", g[k] / g["ovs-unshaped"]) : "-"); to = (k == "ovs-unshaped" ? "-" : "x OVS"); sw = sprintf("%.3f", cpu[k]); pt = ports[k] }
-      printf "%-36s %6s %8.3f %10s %10s %9s %9.3f  %-14s%s\n", label[k], flows[k], g[k], r, to, sw, all[k], pt, runs[k]
+      if (sh[i]) { ref = (bd[i] ? 2 : 1) * k[i] * one; rl = (bd[i] ? "2 x " : "") (k[i] == 1 ? "1 link" : k[i] " x 1 link") }
+      else { ref = bare; rl = "bare veth" }
+      if (id[i] ~ /^bare-/) { r = "1.000"; rl = "-"; sw = "-" }
+      else { r = (ref > 0 ? sprintf("%.3f", g[i] / ref) : "-"); sw = sprintf("%.3f", cpu[i]) }
+      ax = (!sh[i] && bareall > 0 ? sprintf("%.2f", all[i] / bareall) : "-")
+      xo = (eng[i] != "-" && !bd[i] && id[i] !~ /kports/ && og[sh[i]] > 0 ? sprintf("%.2f", g[i] / og[sh[i]]) : "-")
+      printf "%-42s %-9s %6s %8.3f %6s %-15s %9s %9.3f %6s %7d %6s  %-27s %s\n", lab[i], eng[i], fl[i] (bd[i] ? "x2" : ""), g[i], r, rl, sw, all[i], ax, rt[i], xo, pt[i], runs[i]
     }
-    print ""
-    print "targets (ratios from this run):"
-    if ("lagkit-shaped" in g && cap > 0)
-      printf "  lagkit switch, 2 links shaped 1 Gbit/s, %d flows: %.3f x the links (>= 0.99): %s\n", flows["lagkit-shaped"], g["lagkit-shaped"] / cap, (g["lagkit-shaped"] / cap >= 0.99 ? "met" : "NOT met")
-    if ("ovs-unshaped" in g && g["ovs-unshaped"] > 0)
-      printf "  lagkit switch unshaped: %.2f x Open vSwitch (>= 5): %s\n", g["lagkit-unshaped"] / g["ovs-unshaped"], (g["lagkit-unshaped"] / g["ovs-unshaped"] >= 5 ? "met" : "NOT met")
-    else print "  lagkit switch unshaped vs Open vSwitch: not measured (--no-ovs)"
   }' "$W/results"
+fi
+if [ -s "$W/sp" ]; then
+  echo
+  echo "socketprocs: \`lagkit load client --kind socketprocs --procs $SP_PROCS --size $SP_SIZE\` A -> B ($((SP_PROCS * 4)) connections, one 4 KB request and 4 KB reply in flight on each), unshaped, -t $SECS, median of $REPS"
+  awk -F'|' '
+    { n++; lab[n] = $2; eng[n] = $3; t[n] = $4; c[n] = $5; w[n] = $6; s[n] = $7; tr[n] = $8; runs[n] = $9
+      if ($1 == "bare-sp") bare = $4; else if ($3 == "userspace") us = $4 }
+    END {
+      f = "%-42s %-9s %10s %8s %9s %7s %11s  %s\n"
+      printf f, "case", "engine", "trans/s", "x bare", "x user-", "switch", "all CPU", "runs (trans/s)"
+      printf f, "", "", "", "", "space", "CPU %", "us/trans", ""
+      for (i = 1; i <= n; i++)
+        printf f, lab[i], eng[i], sprintf("%.0f", t[i]), (bare > 0 ? sprintf("%.3f", t[i] / bare) : "-"), (eng[i] != "-" && us > 0 ? sprintf("%.2f", t[i] / us) : "-"),
+          (eng[i] == "-" ? "-" : sprintf("%.0f", 100 * c[i] / w[i])), sprintf("%.1f", 1e6 * s[i] / tr[i]), runs[i]
+    }' "$W/sp"
+fi
+
+# ----------------------------------------------------------------- targets --
+echo
+echo "targets (ratios from this run):"
+awk -F'|' -v ovs="$OVS" '
+  FILENAME ~ /results$/ { g[$1] = $8; all[$1] = $12; fl[$1] = $7; next }
+  FILENAME ~ /sp$/ { sp[$1] = $4; next }
+  function verdict(ok) { return ok ? "met" : "NOT met" }
+  function nm(what) { printf "  %s: not measured (see --engines, --only%s)\n", what, (what ~ /Open vSwitch/ ? ", --no-ovs" : "") }
+  function shaped(e,   key, cap) {
+    key = "sw-" e "-2-shaped"; cap = 2 * g["bare-shaped"]
+    if (!(key in g) || cap <= 0) { nm(sprintf("%-9s 2 x 2 links shaped", e)); return }
+    printf "  %-9s 2 x 2 links shaped 1 Gbit/s, %d flows: %.3f x the links (2 x bare shaped) (>= 0.99): %s\n", e, fl[key], g[key] / cap, verdict(g[key] / cap >= 0.99)
+  }
+  function bidir(e,   key, cap) {
+    key = "sw-" e "-4-shaped-bidir"; cap = 2 * 4 * g["bare-shaped"]
+    if (!(key in g) || cap <= 0) { nm(sprintf("%-9s 4 x 4 links shaped, both ways", e)); return }
+    printf "  %-9s 4 x 4 links shaped, both ways, %d flows each way: %.3f x 2 x 4 x bare shaped (>= 0.97): %s\n", e, fl[key], g[key] / cap, verdict(g[key] / cap >= 0.97)
+  }
+  END {
+    b = "sw-bpf-2-unshaped"; u = "sw-userspace-2-unshaped"; v = "bare-unshaped"; o = "ovs-unshaped"
+    if ((b in g) && g[v] > 0) {
+      printf "  bpf       2 x 2 links unshaped, %d flows: %.3f x the bare veth (%.3f of %.3f Gbit/s) (>= 0.7): %s\n", fl[b], g[b] / g[v], g[b], g[v], verdict(g[b] >= 0.7 * g[v])
+      printf "  bpf       2 x 2 links unshaped: whole-machine CPU %.3f s/GB = %.2f x the bare veth (%.3f s/GB) (<= 1.5): %s\n", all[b], all[b] / all[v], all[v], verdict(all[b] <= 1.5 * all[v])
+    } else nm("bpf       2 x 2 links unshaped vs bare veth")
+    if ((b in g) && (u in g) && g[u] > 0)
+      printf "  bpf       2 x 2 links unshaped: %.2f x the userspace engine (%.3f vs %.3f Gbit/s) (>= 1.5): %s\n", g[b] / g[u], g[b], g[u], verdict(g[b] >= 1.5 * g[u])
+    else nm("bpf vs userspace, 2 x 2 links unshaped")
+    if ((u in g) && (o in g) && g[o] > 0)
+      printf "  userspace 2 x 2 links unshaped: %.2f x Open vSwitch (%.3f vs %.3f Gbit/s) (>= 5): %s\n", g[u] / g[o], g[u], g[o], verdict(g[u] >= 5 * g[o])
+    else nm("userspace unshaped vs Open vSwitch")
+    shaped("bpf"); shaped("userspace")
+    bidir("bpf"); bidir("userspace")
+    b = "sw-bpf-2-unshaped-sp"; u = "sw-userspace-2-unshaped-sp"
+    if ((b in sp) && (u in sp) && sp[u] > 0)
+      printf "  socketprocs 4 KB: bpf %.0f/s = %.2f x userspace %.0f/s (>= 3): %s\n", sp[b], sp[b] / sp[u], sp[u], verdict(sp[b] >= 3 * sp[u])
+    else nm("socketprocs bpf vs userspace")
+    print ""
+    print "information (no target):"
+    shown = 0
+    b = "sw-bpf-2-unshaped"
+    if ((b in g) && (o in g) && g[o] > 0) { printf "  bpf       2 x 2 links unshaped: %.2f x Open vSwitch (%.3f vs %.3f Gbit/s)\n", g[b] / g[o], g[b], g[o]; shown++ }
+    if (("sw-bpf-2-unshaped-sp" in sp) && sp["bare-sp"] > 0) { printf "  socketprocs 4 KB: bpf %.3f x the bare veth (%.0f/s)\n", sp["sw-bpf-2-unshaped-sp"] / sp["bare-sp"], sp["bare-sp"]; shown++ }
+    if (("ovs-shaped" in g) && g["bare-shaped"] > 0) { printf "  OVS       2 x 2 links shaped: %.3f x the links\n", g["ovs-shaped"] / (2 * g["bare-shaped"]); shown++ }
+    if (!shown) print "  (none)"
+  }' "$W/results" "$W/sp"
 if [ -s "$W/warnings" ]; then echo; cut -d'|' -f2- "$W/warnings"; fi
+echo
+echo "ratio: unshaped rows / the bare veth unshaped; shaped rows / (k x the bare veth shaped); both ways (flows x2) / (2 x k x the bare veth shaped); all measured in this run"
+echo "switch CPU-s/GB: the switch's processes (lagkit switch; OVS: ovs-vswitchd + ovsdb-server), utime+stime; the bpf engine forwards in the kernel (softirq, charged to no process): compare engines by all CPU-s/GB, the whole machine's busy CPU (/proc/stat) per GB, iperf3 and the bonds included; all x bare: that / the bare unshaped veth's"
+echo "x OVS: / Open vSwitch with the same shaping; S ports: what each of S's ports toward B (b1..) sent in the median run, and toward A (a1..) both ways"
 echo "total time: $((END - START)) s"

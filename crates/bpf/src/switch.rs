@@ -24,6 +24,10 @@ const VLAN_WORDS: usize = 64;
 const DROPS: usize = 10;
 /// The address table's default size (`lagkit_switch::bridge::FDB_LIMIT`).
 pub const FDB_LIMIT: u32 = 16_384;
+/// New addresses a port may teach the table per second until
+/// [`SwitchPath::set_learn_rate`] says otherwise
+/// (`lagkit_switch::police::LEARN_PER_SECOND`).
+pub const LEARN_PER_SECOND: u32 = 1_000;
 const F_TRACE: u32 = 1;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/switch.bpf.o"));
@@ -145,10 +149,25 @@ pub struct PortCounts {
     pub tx_bcast: u64,
     /// Received frames dropped, in `lagkit_switch::DropReason::ALL`'s order.
     pub drops: [u64; DROPS],
+    /// New sources not learned: the port had spent its learning rate.
+    pub learn_limited: u64,
 }
 
-// SAFETY: repr(C), 24 u64s.
+// SAFETY: repr(C), 25 u64s.
 unsafe impl aya::Pod for PortCounts {}
+
+/// `struct lksw_learn`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LearnAbi {
+    credit: u64,
+    at: u64,
+    rate: u32,
+    reserved: u32,
+}
+
+// SAFETY: repr(C), 24 bytes without padding; every bit pattern is valid.
+unsafe impl aya::Pod for LearnAbi {}
 
 /// `struct lksw_egress`.
 #[repr(C)]
@@ -317,12 +336,17 @@ impl SwitchPath {
         SwitchPath::load_with_table(FDB_LIMIT)
     }
 
-    /// Loads the program with an address table of `limit` entries.
+    /// Loads the program with an address table of `limit` entries, every
+    /// port learning at most [`LEARN_PER_SECOND`] new addresses a second.
     pub fn load_with_table(limit: u32) -> Result<SwitchPath, Error> {
         let mut loader = aya::EbpfLoader::new();
         loader.map_max_entries("fdb", limit);
         let (ebpf, plans) = crate::load_object(&mut loader, OBJECT, &[PROGRAM])?;
-        Ok(SwitchPath { plans, ebpf })
+        let mut path = SwitchPath { plans, ebpf };
+        for port in 0..MAX_PORTS {
+            path.set_learn_rate(port, LEARN_PER_SECOND)?;
+        }
+        Ok(path)
     }
 
     /// Publishes `plan`, atomically as the program sees it: a frame meets
@@ -472,8 +496,28 @@ impl SwitchPath {
             for (a, b) in sum.drops.iter_mut().zip(c.drops) {
                 *a += b;
             }
+            sum.learn_limited += c.learn_limited;
         }
         Ok(sum)
+    }
+
+    /// Lets port `port` learn at most `per_second` new addresses a second
+    /// (`lagkit_switch`'s `LearnLimiter`), with a whole second's worth at
+    /// once to start with.
+    pub fn set_learn_rate(&mut self, port: usize, per_second: u32) -> Result<(), Error> {
+        let map = self
+            .ebpf
+            .map_mut("learn_budget")
+            .ok_or(Error::Missing("learn_budget"))?;
+        let mut budget = Array::<_, LearnAbi>::try_from(map)?;
+        let v = LearnAbi {
+            credit: u64::from(per_second) * 1_000_000_000,
+            at: 0,
+            rate: per_second,
+            reserved: 0,
+        };
+        budget.set(port as u32, v, 0)?;
+        Ok(())
     }
 }
 
@@ -491,7 +535,8 @@ mod tests {
             std::mem::size_of::<crate::abi::Plans<PlanAbi>>(),
             8 + 16 * 34336
         );
-        assert_eq!(std::mem::size_of::<PortCounts>(), 192);
+        assert_eq!(std::mem::size_of::<PortCounts>(), 200);
+        assert_eq!(std::mem::size_of::<LearnAbi>(), 24);
         assert_eq!(std::mem::size_of::<TraceAbi>(), 272);
         assert_eq!(std::mem::size_of::<FdbKey>(), 8);
         assert_eq!(std::mem::size_of::<FdbEntry>(), 16);

@@ -287,6 +287,52 @@ fn a_full_table_refuses_new_addresses_and_their_frames_flood() {
     .unwrap();
 }
 
+/// A port allowed 5 new addresses a second: of 10 new stations sending
+/// at once, 5 are learned and 5 refused and counted, in both, and frames
+/// to the refused ones flood. Another port learns as before.
+#[test]
+fn a_port_past_its_learning_rate_is_refused_new_addresses_in_both() {
+    let Some((_lab, ns)) = ports_in_netns("switch_learn_rate") else {
+        return;
+    };
+    netns::run_in(&ns, || {
+        let ifindex = ifindexes();
+        let mut b = bridge();
+        b.set_learn_rate(PortId(0), 5);
+        let mut sw = SwitchPath::load().unwrap_or_else(|e| panic!("{e}"));
+        sw.set_learn_rate(0, 5).unwrap();
+        sw.publish(&plan(&b, &ifindex)).unwrap();
+        let udp4 = |dst, src| {
+            let ip = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 17, 0, &udp(1, 2, b"x"));
+            eth(dst, src, 0x0800, &ip)
+        };
+        for i in 0..10 {
+            let f = udp4([0xff; 6], station(i));
+            let want = expected(&b.receive(PortId(0), &f, 0), &f);
+            assert_eq!(sw.test_run(&f, ifindex[0]).unwrap(), want);
+        }
+        let mut flooded = 0;
+        for i in 0..10 {
+            let f = udp4(station(i), station(11));
+            let want = expected(&b.receive(PortId(2), &f, 0), &f);
+            let got = sw.test_run(&f, ifindex[2]).unwrap();
+            assert_eq!(got, want, "to station {i}");
+            flooded += usize::from(matches!(got, Decision::Forward { flooded: true, .. }));
+        }
+        assert_eq!(flooded, 5, "frames to the 5 refused stations flood");
+        let c = sw.counters(0).unwrap();
+        let w = b.counters(PortId(0)).unwrap();
+        assert_eq!((c.learn_limited, w.learn_limited), (5, 5));
+        assert_eq!(sw.counters(2).unwrap().learn_limited, 0);
+        assert_eq!(
+            sw.addresses().unwrap().len(),
+            6,
+            "5 from port 0, 1 from port 2"
+        );
+    })
+    .unwrap();
+}
+
 #[test]
 fn the_program_decides_and_counts_as_the_bridge() {
     let Some((_lab, ns)) = ports_in_netns("switch_parity") else {
@@ -347,7 +393,7 @@ fn the_program_decides_and_counts_as_the_bridge() {
             let pair = |c: &lagkit_switch::PortCounters| {
                 (
                     [c.rx_frames, c.rx_bytes, c.tx_frames, c.tx_bytes],
-                    [c.control, c.flooded, c.tx_too_big, c.learn_full],
+                    [c.control, c.flooded, c.tx_too_big, c.learn_full, c.learn_limited],
                     [c.rx_cast.ucast, c.rx_cast.mcast, c.rx_cast.bcast],
                     [c.tx_cast.ucast, c.tx_cast.mcast, c.tx_cast.bcast],
                     c.drops,
@@ -355,7 +401,7 @@ fn the_program_decides_and_counts_as_the_bridge() {
             };
             let mine = (
                 [got.rx_frames, got.rx_bytes, got.tx_frames, got.tx_bytes],
-                [got.control, got.flooded, got.tx_too_big, got.learn_full],
+                [got.control, got.flooded, got.tx_too_big, got.learn_full, got.learn_limited],
                 [got.rx_ucast, got.rx_mcast, got.rx_bcast],
                 [got.tx_ucast, got.tx_mcast, got.tx_bcast],
                 got.drops,

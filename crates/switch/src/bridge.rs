@@ -454,6 +454,11 @@ impl Bridge {
         self.channels.keys().copied()
     }
 
+    /// How many new addresses port `p` may teach the table per second.
+    pub fn learn_rate(&self, p: PortId) -> u32 {
+        self.ports.get(p.0).map_or(0, |x| x.learn.rate())
+    }
+
     /// Whether any port polices its traffic with storm control (which
     /// only the userspace engine does).
     pub fn polices_storms(&self) -> bool {

@@ -19,10 +19,9 @@
 //! the same fields under both engines. The kernel's table is aged here,
 //! every [`lagkit_switch::core::AGE_EVERY_NS`].
 //!
-//! Not done by the kernel: storm control (a configuration with it runs
-//! the userspace engine) and the per-port learning rate limit, which only
-//! protects the userspace switch's own time (the kernel's table is bounded
-//! by its size and refuses new addresses when full, as the bridge does).
+//! Each port's learning rate is set in the kernel once at start, from the
+//! bridge's. Not done by the kernel: storm control (a configuration with
+//! it runs the userspace engine).
 
 use lagkit_bpf::switch::{
     kernel_now, PortCounts, PortVlans, SwitchPath, SwitchPlan, SwitchPort, TableEntry, CHANNEL,
@@ -117,6 +116,7 @@ fn counters_of(k: &PortCounts) -> PortCounters {
         tx_too_big: k.tx_too_big,
         drops: k.drops,
         learn_full: k.learn_full,
+        learn_limited: k.learn_limited,
         rx_cast: Cast {
             ucast: k.rx_ucast,
             mcast: k.rx_mcast,
@@ -147,6 +147,7 @@ fn since(new: &PortCounts, old: &PortCounts) -> PortCounts {
         flooded: d(new.flooded, old.flooded),
         tx_too_big: d(new.tx_too_big, old.tx_too_big),
         learn_full: d(new.learn_full, old.learn_full),
+        learn_limited: d(new.learn_limited, old.learn_limited),
         rx_ucast: d(new.rx_ucast, old.rx_ucast),
         rx_mcast: d(new.rx_mcast, old.rx_mcast),
         rx_bcast: d(new.rx_bcast, old.rx_bcast),
@@ -214,6 +215,9 @@ impl Kernel {
                 })
             })
             .collect::<Result<Vec<u32>, _>>()?;
+        for (p, _) in b.ports() {
+            path.set_learn_rate(p.0, b.learn_rate(p))?;
+        }
         let vlans = vlans_of(b);
         let published = plan_of(b, &ifindex, &vlans);
         path.publish(&published)?;
@@ -265,7 +269,7 @@ impl Kernel {
         }
         self.published = plan;
         self.plans += 1;
-        tracing::debug!(switch = %core.name(), plan = self.plans, "kernel plan published");
+        tracing::info!(switch = %core.name(), plan = self.plans, "kernel plan published");
         true
     }
 

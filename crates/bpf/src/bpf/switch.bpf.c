@@ -18,10 +18,12 @@
  * bond's own hash code); each copy leaves with the tag its port wants
  * (added, rewritten or removed; the priority bits kept when a tag stays).
  *
- * Not here yet: storm control and the learning rate limit (a switch
- * configured with either needs the userspace engine), and the daemon that
- * attaches this program to its ports (lagkit switch runs the userspace
- * engine). Under LKSW_F_TRACE each decision is left in `trace`, where
+ * A port learns new addresses at most at its rate (learn_budget, as the
+ * bridge's LearnLimiter), so one port sending from ever new sources
+ * cannot fill the table. Not here: storm control (a switch configured
+ * with it runs the userspace engine). lagkit switch's BPF engine
+ * (lagkit-switchd's kernel module) attaches this program to every port
+ * and publishes the plans. Under LKSW_F_TRACE each decision is left in `trace`, where
  * tests/switch_parity.rs reads it back after a BPF_PROG_TEST_RUN and
  * compares it with Bridge::receive's; the loops run under bpf_loop, whose
  * bodies the verifier checks once.
@@ -61,6 +63,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lksw_counters);
 } counters SEC(".maps");
+
+/* Each port's learning budget, its rate written by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LKSW_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct lksw_learn);
+} learn_budget SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -153,9 +163,37 @@ static __always_inline int drop(struct lksw_counters *c, struct lksw_plan *pl, _
 	return TC_ACT_SHOT;
 }
 
-/* Learns `src` in `vlan` at `at` (Fdb::learn). */
+#define LEARN_NS 1000000000ULL
+
+/* LearnLimiter::allow: whether port `port` may learn one more new address
+ * at `now`; spends it if so. */
+static __always_inline int learn_allowed(__u32 port, __u64 now)
+{
+	struct lksw_learn *l = bpf_map_lookup_elem(&learn_budget, &port);
+	__u64 cap, credit;
+
+	if (!l)
+		return 0;
+	cap = (__u64)l->rate * LEARN_NS;
+	credit = l->credit;
+	if (l->at) {
+		credit += (now - l->at) * l->rate;
+		if (credit > cap || credit < l->credit)
+			credit = cap;
+	}
+	l->at = now;
+	if (credit >= LEARN_NS) {
+		l->credit = credit - LEARN_NS;
+		return 1;
+	}
+	l->credit = credit;
+	return 0;
+}
+
+/* Learns `src` in `vlan` at `at` (Fdb::learn), a new address only while
+ * ingress port `port` has learning budget left (Bridge::receive). */
 static __always_inline void learn(struct lksw_plan *pl, struct lksw_counters *c, __u16 vlan,
-				  const __u8 *src, __u32 at, __u64 now)
+				  const __u8 *src, __u32 at, __u32 port, __u64 now)
 {
 	struct lksw_fdb_key key = { .vlan = vlan };
 	struct lksw_fdb_entry *e, fresh = { .at = at, .seen = now };
@@ -173,6 +211,10 @@ static __always_inline void learn(struct lksw_plan *pl, struct lksw_counters *c,
 		}
 		e->at = at;
 		e->seen = now;
+		return;
+	}
+	if (!learn_allowed(port, now)) {
+		c->learn_limited++;
 		return;
 	}
 	if (bpf_map_update_elem(&fdb, &key, &fresh, BPF_NOEXIST) == -7 /* -E2BIG */)
@@ -503,7 +545,7 @@ int lksw_ingress(struct __sk_buff *skb)
 	from = p->channel && !p->standalone ? LKSW_CHANNEL | (p->channel - 1) : in_port;
 	now = bpf_ktime_get_ns();
 	if (!(h[6] & 1))
-		learn(pl, c, vlan, h + 6, from, now);
+		learn(pl, c, vlan, h + 6, from, in_port, now);
 	known = !(h[0] & 1) ? lookup(pl, vlan, h, now) : -1;
 	if (known >= 0 && (__u32)known == from)
 		return drop(c, pl, LKSW_DROP_SAME_PORT);

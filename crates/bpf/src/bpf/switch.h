@@ -106,6 +106,20 @@ struct lksw_counters {
 	__u64 tx_mcast;
 	__u64 tx_bcast;
 	__u64 drops[LKSW_DROPS];
+	__u64 learn_limited; /* new sources not learned: the port's rate spent */
+};
+
+/* One port's learning budget (lagkit_switch::police::LearnLimiter): up to
+ * `rate` new addresses a second, `rate` at once after a quiet second.
+ * Credit is in address-nanoseconds: an address costs 10^9, and each
+ * nanosecond adds `rate`. Shared by the CPUs (not per-CPU): two CPUs
+ * learning on one port at once may both spend the same credit, which
+ * lets slightly more than the rate through, never fewer. */
+struct lksw_learn {
+	__u64 credit;
+	__u64 at;   /* bpf_ktime_get_ns() of the last try; 0: never */
+	__u32 rate; /* set by the daemon for each port */
+	__u32 reserved;
 };
 
 /* The global counters' indexes. */

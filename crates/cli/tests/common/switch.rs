@@ -28,10 +28,24 @@ pub fn start(ns: &str, args: &[&str], log: &Path) -> Daemon {
 /// Starts `lagkit switch` in `ns` with `config` and `ports` (NAME=DEVICE),
 /// and waits until it answers.
 pub fn start_switch(ns: &str, dir: &Path, config: &str, ports: &[&str]) -> Daemon {
+    start_switch_engine(ns, dir, config, ports, None)
+}
+
+/// As [`start_switch`], with `--engine ENGINE` when given.
+pub fn start_switch_engine(
+    ns: &str,
+    dir: &Path,
+    config: &str,
+    ports: &[&str],
+    engine: Option<&str>,
+) -> Daemon {
     let cfg = write(dir, "switch.cfg", config);
     let mut args = vec!["switch", cfg.to_str().unwrap()];
     for p in ports {
         args.extend(["--port", p]);
+    }
+    if let Some(e) = engine {
+        args.extend(["--engine", e]);
     }
     let d = start(ns, &args, &dir.join("switch.log"));
     wait_until("the switch answers", Duration::from_secs(10), || {
