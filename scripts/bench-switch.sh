@@ -91,8 +91,9 @@
 #   --quick    -t 3 -r 1 (a later -t or -r still applies)
 #   --no-ovs   skip Open vSwitch (its target then reads "not measured")
 #   --no-build use the lagkit binary already built
-# Env: CARGO_TARGET_DIR (default <repo>/target). About 8 minutes with the
-# defaults (both engines, OVS), build excluded; about 2 with --quick.
+# Env: CARGO_TARGET_DIR (default <repo>/target). About 7 minutes with the
+# defaults (14 rows x 3 runs x 8 s, both engines, OVS), build excluded;
+# about 1.5 with --quick.
 # Namespaces are named lkbs<PID>-*; a trap tears everything down on exit,
 # error, Ctrl-C or SIGTERM; logs of a failed run stay in /tmp/lkbs<PID>.
 set -euo pipefail
@@ -332,7 +333,7 @@ measure_sp() {
       die "socketprocs ($id run $r): no transactions or errors in $out: $(jq -c '{transactions, errors}' "$out" 2>/dev/null)"
     jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" \
       '"\(.transactions_per_s) \($c) \($w) \($s) \(.transactions)"' "$out" >>"$W/$id.reps"
-    log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk '{printf "%.0f transactions/s, switch CPU %.2f s", $1, $2}' <(tail -1 "$W/$id.reps"))"
+    log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk -v e="$engine" '{printf "%.0f transactions/s%s", $1, (e != "" ? sprintf(", switch CPU %.2f s", $2) : "")}' <(tail -1 "$W/$id.reps"))"
   done
   sort -g -k1,1 "$W/$id.reps" | awk -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
     -v runs="$(awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")" '
@@ -472,8 +473,8 @@ echo "iperf3 -t $SECS A -> B through the switch (both ways: --bidir), -P $FLOWS 
 for e in "${ENGINE_LIST[@]}"; do
   [ -n "${ENGINE_WHY[$e]:-}" ] && echo "switch engine $e: as asked, verified in \`lagkit switch show platform forwarding --json\` (why: ${ENGINE_WHY[$e]})"
 done
-echo
 if [ -s "$W/results" ]; then
+echo
 awk -F'|' '
   { n++; id[n] = $1; lab[n] = $2; eng[n] = $3; k[n] = $4; sh[n] = $5; bd[n] = $6; fl[n] = $7; g[n] = $8
     cpu[n] = $11; all[n] = $12; rt[n] = $13; runs[n] = $14; pt[n] = $15
@@ -561,4 +562,5 @@ echo
 echo "ratio: unshaped rows / the bare veth unshaped; shaped rows / (k x the bare veth shaped); both ways (flows x2) / (2 x k x the bare veth shaped); all measured in this run"
 echo "switch CPU-s/GB: the switch's processes (lagkit switch; OVS: ovs-vswitchd + ovsdb-server), utime+stime; the bpf engine forwards in the kernel (softirq, charged to no process): compare engines by all CPU-s/GB, the whole machine's busy CPU (/proc/stat) per GB, iperf3 and the bonds included; all x bare: that / the bare unshaped veth's"
 echo "x OVS: / Open vSwitch with the same shaping; S ports: what each of S's ports toward B (b1..) sent in the median run, and toward A (a1..) both ways"
+echo "shaped tbf qdiscs checked after each shaped case (present, and counted traffic): $([ -s "$W/warnings" ] && echo 'see the WARNING lines' || echo 'all present')"
 echo "total time: $((END - START)) s"

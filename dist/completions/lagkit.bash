@@ -1718,7 +1718,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch)
-            opts="-h --port --check --strict --socket --metrics-listen --help show sh test help"
+            opts="-h --port --check --strict --socket --metrics-listen --engine --help show sh test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1733,6 +1733,10 @@ _lagkit() {
                     return 0
                     ;;
                 --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -613,6 +613,7 @@ impl Lab {
         let log_path = self.state.dir.join(format!("{}-switch.log", sw.name));
         let mut args = vec!["switch".to_string(), cfg.to_string_lossy().into_owned()];
         args.extend(lagkit_switch::port_args(sw));
+        args.extend(["--engine".to_string(), sw.engine.to_string()]);
         let p = self.spawn_lagkit(&switch_what(&sw.name), &sw.name, &args, &log_path)?;
         let handle = LagkitSwitch::new(self.opts.lagkit.clone(), &ns, &sw.name);
         answers(
@@ -630,8 +631,12 @@ impl Lab {
                 }
             }
         }
+        let engine = handle.forwarding().map_or_else(
+            |e| format!("engine unknown: {e}"),
+            |f| format!("{} engine: {}", f.engine, f.why),
+        );
         self.say(&format!(
-            "switch {} (lagkit switch, port-channel load-balance {}) up",
+            "switch {} (lagkit switch, port-channel load-balance {}, {engine}) up",
             sw.name,
             lagkit_switch::method_of(sw)
         ));

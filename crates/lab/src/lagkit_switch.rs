@@ -103,7 +103,7 @@ pub fn ios_config(t: &Topology, sw: &Switch) -> String {
 /// `show interfaces counters` are `lagkit-api`'s types, written by the
 /// switch and read here.
 pub use lagkit_api::switch::{ChannelState, MemberState, PortCounters};
-use lagkit_api::switch::{EtherchannelSummary, InterfacesCounters, MacTable};
+use lagkit_api::switch::{EtherchannelSummary, Forwarding, InterfacesCounters, MacTable};
 
 /// A running `lagkit switch` of a lab, asked through its control socket.
 #[derive(Debug, Clone)]
@@ -151,6 +151,11 @@ impl LagkitSwitch {
     pub fn mac_moves(&self) -> Result<u64, QueryError> {
         let t: MacTable = self.show(&["mac", "address-table"])?;
         Ok(t.moves)
+    }
+
+    /// `show platform forwarding`: the engine that forwards, and why.
+    pub fn forwarding(&self) -> Result<Forwarding, QueryError> {
+        self.show(&["platform", "forwarding"])
     }
 
     /// `show interfaces counters`: every port's counters.

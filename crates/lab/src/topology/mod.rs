@@ -16,6 +16,7 @@
 //! [[switch]]
 //! name = "sw"
 //! kind = "lagkit"                     # lagkit (its own switch, the default) | ovs (Open vSwitch)
+//! engine = "auto"                     # lagkit's switch: auto (the kernel forwards where it can) | bpf | userspace
 //! [[switch.channel]]                  # a port-channel
 //! name = "po1"                        # poN: Port-channel N on lagkit's switch
 //! host = "h1"                         # every port linked to h1 (or: ports = ["p1", "p2"])

@@ -120,6 +120,9 @@ pub struct Switch {
     pub name: String,
     /// Implementation.
     pub kind: SwitchKind,
+    /// lagkit's switch: who forwards its data frames (`auto`, the
+    /// default: the kernel where it can).
+    pub engine: lagkit_bondcfg::Engine,
     /// Port-channels.
     pub channels: Vec<Channel>,
     /// All its ports, in file order (`p1`, `p2`, ...).

@@ -55,6 +55,7 @@ pub(super) struct RawHost {
 pub(super) struct RawSwitch {
     pub(super) name: Spanned<String>,
     pub(super) kind: Option<Spanned<String>>,
+    pub(super) engine: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) channel: Vec<RawChannel>,
 }

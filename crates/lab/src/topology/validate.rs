@@ -373,6 +373,16 @@ fn switches(
                 )
             })?,
         };
+        let engine = match &s.engine {
+            None => lagkit_bondcfg::Engine::default(),
+            Some(e) => match (kind, e.get_ref().parse::<lagkit_bondcfg::Engine>()) {
+                (SwitchKind::Lagkit, Ok(v)) => v,
+                (SwitchKind::Ovs, _) => {
+                    return Err(cx.at(e, "engine applies to lagkit's switch (kind = \"lagkit\"); Open vSwitch runs its own datapath".to_string()))
+                }
+                (_, Err(err)) => return Err(cx.at(e, err.to_string())),
+            },
+        };
         let ports = ifaces_of(&name);
         if ports.is_empty() {
             warnings.push(format!("switch '{name}' has no link"));
@@ -401,6 +411,7 @@ fn switches(
         switches.push(Switch {
             name,
             kind,
+            engine,
             channels,
             ports: ports.into_iter().map(|(p, _, _)| p).collect(),
         });
@@ -917,6 +928,25 @@ mod tests {
             assert_eq!(b.config.engine, engine);
             assert_eq!(b.engine, written);
         }
+    }
+
+    /// Two hosts, each on its own port of switch `sw`, with `line` in the
+    /// switch's table.
+    fn switched(line: &str) -> String {
+        format!("[[host]]\nname = \"h1\"\naddress = \"10.0.0.1/24\"\n[[host]]\nname = \"h2\"\naddress = \"10.0.0.2/24\"\n[[switch]]\nname = \"sw\"\n{line}\n[[link]]\nbetween = [\"h1\", \"sw\"]\n[[link]]\nbetween = [\"h2\", \"sw\"]\n")
+    }
+
+    #[test]
+    fn a_switchs_engine_is_read_and_checked() {
+        let t = parse(&switched("")).unwrap();
+        assert_eq!(t.switches[0].engine, Engine::Auto);
+        let t = parse(&switched(r#"engine = "userspace""#)).unwrap();
+        assert_eq!(t.switches[0].engine, Engine::Userspace);
+        let e = parse(&switched(r#"engine = "kernel""#)).unwrap_err();
+        assert_eq!(e.line, 9, "{e}");
+        assert!(e.message.contains("auto, bpf, userspace"), "{e}");
+        let e = parse(&switched("kind = \"ovs\"\nengine = \"bpf\"")).unwrap_err();
+        assert!(e.message.contains("lagkit's switch"), "{e}");
     }
 
     #[test]
