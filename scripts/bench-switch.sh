@@ -92,7 +92,7 @@
 #   --no-ovs   skip Open vSwitch (its target then reads "not measured")
 #   --no-build use the lagkit binary already built
 # Env: CARGO_TARGET_DIR (default <repo>/target). About 7 minutes with the
-# defaults (14 rows x 3 runs x 8 s, both engines, OVS), build excluded;
+# defaults (15 rows x 3 runs x 8 s, both engines, OVS), build excluded;
 # about 1.5 with --quick.
 # Namespaces are named lkbs<PID>-*; a trap tears everything down on exit,
 # error, Ctrl-C or SIGTERM; logs of a failed run stay in /tmp/lkbs<PID>.
