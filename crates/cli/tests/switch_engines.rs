@@ -98,6 +98,10 @@ impl Rig {
     }
 }
 
+/// Per port (in order): [unicast in, unicast out, octets in, octets out
+/// and group frames in] (the last two on Gi1/1 only).
+type Counts = Vec<(String, [u64; 4])>;
+
 fn flags_of(sw: &str) -> Vec<String> {
     common::switch::flags(sw, 1)
 }
@@ -105,7 +109,7 @@ fn flags_of(sw: &str) -> Vec<String> {
 /// Each port's unicast frames and octets in and out, and h1's port's
 /// multicast and broadcast frames: what the traffic below moves (LACPDUs
 /// are multicast on the channel's members, and time-dependent).
-fn unicast(sw: &str) -> Vec<(String, [u64; 4])> {
+fn unicast(sw: &str) -> Counts {
     let c = show(sw, &["interfaces", "counters"]).expect("counters");
     c["ports"]
         .as_array()
@@ -125,7 +129,7 @@ fn unicast(sw: &str) -> Vec<(String, [u64; 4])> {
         .collect()
 }
 
-fn delta(a: &[(String, [u64; 4])], b: &[(String, [u64; 4])]) -> Vec<(String, [u64; 4])> {
+fn delta(a: &Counts, b: &Counts) -> Counts {
     a.iter()
         .zip(b)
         .map(|((n, x), (_, y))| {
@@ -140,7 +144,7 @@ fn delta(a: &[(String, [u64; 4])], b: &[(String, [u64; 4])]) -> Vec<(String, [u6
 
 /// Runs 100 pings and 50 UDP datagrams from h1 to the bond under
 /// `engine`: what the counters moved, and `show etherchannel summary`.
-fn traffic_under(engine: &str, net: u8) -> Option<(Vec<(String, [u64; 4])>, Value)> {
+fn traffic_under(engine: &str, net: u8) -> Option<(Counts, Value)> {
     let rig = Rig::new(&format!("switch_engines_{engine}"), net, engine)?;
     let dst = format!("10.0.{net}.2");
     // ARP resolved both ways first: what follows is unicast only.
@@ -180,8 +184,8 @@ fn both_engines_forward_once_and_count_the_same_traffic_alike() {
     // counted alike; which member the bond sends its replies on is the
     // bond's choice (the order its members joined), so only their sum is
     // compared.
-    let switch_side = |c: &[(String, [u64; 4])]| {
-        let mut v: Vec<(String, [u64; 4])> = c.to_vec();
+    let switch_side = |c: &Counts| {
+        let mut v = c.clone();
         let rx: u64 = v[1..].iter().map(|(_, x)| x[0]).sum();
         for (_, x) in &mut v[1..] {
             x[0] = 0;

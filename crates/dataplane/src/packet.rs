@@ -102,66 +102,52 @@ impl PacketConfig {
     }
 }
 
+/// One classic BPF instruction.
+const fn op(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    }
+}
+const LDH: u32 = libc::BPF_LD | libc::BPF_H | libc::BPF_ABS;
+const LDW: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+const JEQ: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
+const RET: u32 = libc::BPF_RET | libc::BPF_K;
+
 /// Classic BPF: accept a frame (whole) if its EtherType is 0x8809 or 0x0806
 /// or its destination is 01-00-0C-CC-CC-CC, else drop it. Offsets count
 /// from the Ethernet header (a raw packet socket filters from there); an
 /// 802.1Q tag has already been moved into metadata.
-const CONTROL_FILTER: [libc::sock_filter; 9] = {
-    const fn op(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
-        libc::sock_filter {
-            code: code as u16,
-            jt,
-            jf,
-            k,
-        }
-    }
-    const LDH: u32 = libc::BPF_LD | libc::BPF_H | libc::BPF_ABS;
-    const LDW: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
-    const JEQ: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
-    const RET: u32 = libc::BPF_RET | libc::BPF_K;
-    // Jumps count from the next instruction: index 7 drops, 8 accepts.
-    [
-        op(LDH, 0, 0, 12),
-        op(JEQ, 6, 0, 0x8809),
-        op(JEQ, 5, 0, 0x0806),
-        op(LDW, 0, 0, 0),
-        op(JEQ, 0, 2, 0x0100_0ccc),
-        op(LDH, 0, 0, 4),
-        op(JEQ, 1, 0, 0xcccc),
-        op(RET, 0, 0, 0),
-        // Up to 256 KiB: all of any frame.
-        op(RET, 0, 0, 0x40000),
-    ]
-};
+/// Jumps count from the next instruction: index 7 drops, 8 accepts.
+const CONTROL_FILTER: [libc::sock_filter; 9] = [
+    op(LDH, 0, 0, 12),
+    op(JEQ, 6, 0, 0x8809),
+    op(JEQ, 5, 0, 0x0806),
+    op(LDW, 0, 0, 0),
+    op(JEQ, 0, 2, 0x0100_0ccc),
+    op(LDH, 0, 0, 4),
+    op(JEQ, 1, 0, 0xcccc),
+    op(RET, 0, 0, 0),
+    // Up to 256 KiB: all of any frame.
+    op(RET, 0, 0, 0x40000),
+];
 
 /// Classic BPF: accept a frame (whole) if its destination is
 /// 01-80-C2-00-00-02 or 01-00-0C-CC-CC-CC, else drop it.
-const PROTOCOLS_FILTER: [libc::sock_filter; 9] = {
-    const fn op(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
-        libc::sock_filter {
-            code: code as u16,
-            jt,
-            jf,
-            k,
-        }
-    }
-    const LDH: u32 = libc::BPF_LD | libc::BPF_H | libc::BPF_ABS;
-    const LDW: u32 = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
-    const JEQ: u32 = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
-    const RET: u32 = libc::BPF_RET | libc::BPF_K;
-    // Jumps count from the next instruction: index 7 drops, 8 accepts.
-    [
-        op(LDW, 0, 0, 0),
-        op(JEQ, 3, 0, 0x0180_c200),
-        op(JEQ, 0, 4, 0x0100_0ccc),
-        op(LDH, 0, 0, 4),
-        op(JEQ, 3, 2, 0xcccc),
-        op(LDH, 0, 0, 4),
-        op(JEQ, 1, 0, 0x0002),
-        op(RET, 0, 0, 0),
-        op(RET, 0, 0, 0x40000),
-    ]
-};
+/// Jumps count from the next instruction: index 7 drops, 8 accepts.
+const PROTOCOLS_FILTER: [libc::sock_filter; 9] = [
+    op(LDW, 0, 0, 0),
+    op(JEQ, 3, 0, 0x0180_c200),
+    op(JEQ, 0, 4, 0x0100_0ccc),
+    op(LDH, 0, 0, 4),
+    op(JEQ, 3, 2, 0xcccc),
+    op(LDH, 0, 0, 4),
+    op(JEQ, 1, 0, 0x0002),
+    op(RET, 0, 0, 0),
+    op(RET, 0, 0, 0x40000),
+];
 
 /// An AF_PACKET socket bound to one member interface.
 #[derive(Debug)]
