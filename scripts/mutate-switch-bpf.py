@@ -2,7 +2,8 @@
 """Breaks the switch's BPF program on purpose, one mutation at a time, and
 says which ones tests/switch_parity.rs catches (a mutant the verifier or
 clang refuses is "not viable"). Run from the repository's root, as root:
-    python3 scripts/mutate-switch-bpf.py
+    python3 scripts/mutate-switch-bpf.py [WORD]
+(WORD: only the mutations whose name contains it, e.g. `learning`).
 The program is restored afterwards, also when interrupted."""
 import subprocess, sys, signal
 p='crates/bpf/src/bpf/switch.bpf.c'
@@ -28,7 +29,12 @@ muts=[
  ("rx bytes of an offloaded tag", "len = skb->len + (skb->vlan_present ? 4 : 0);\n	__builtin_memset", "len = skb->len;\n	__builtin_memset"),
  ("a full table counted", "BPF_NOEXIST) == -7", "BPF_NOEXIST) == -8"),
  ("refreshed entries move", "e->at != at && now", "e->at == at && now"),
+ ("no learning budget", "	if (!learn_allowed(port, now)) {", "	if (0 && !learn_allowed(port, now)) {"),
+ ("learning budget off by one", "	if (credit >= LEARN_NS) {", "	if (credit + LEARN_NS >= LEARN_NS) {"),
+ ("refused sources not counted", "		c->learn_limited++;\n		return;", "		return;"),
 ]
+if len(sys.argv) > 1:
+    muts=[m for m in muts if sys.argv[1] in m[0]]
 caught=0
 def restore(*_):
     open(p,'w').write(orig)

@@ -30,3 +30,7 @@ phase clippy cargo clippy --workspace --all-targets -q -- -D warnings
 phase test-build cargo test --workspace --no-run -q
 export LAGKIT_BIN="$PWD/target/debug/lagkit"
 phase tests cargo test --workspace --no-fail-fast
+# The switch's tests ran under its default engine (the kernel's, where it
+# runs); once more under the daemon's own forwarding loop, which stays.
+LAGKIT_TEST_SWITCH_ENGINE=userspace phase switch-userspace \
+  cargo test -p lagkit --test switch --test switch_more --test switch_flood

@@ -26,9 +26,12 @@ pub fn start(ns: &str, args: &[&str], log: &Path) -> Daemon {
 }
 
 /// Starts `lagkit switch` in `ns` with `config` and `ports` (NAME=DEVICE),
-/// and waits until it answers.
+/// and waits until it answers. Its engine is `auto` (the kernel's, where
+/// it runs), or `$LAGKIT_TEST_SWITCH_ENGINE` when set: the test suite runs
+/// the switch tests once more with `userspace`.
 pub fn start_switch(ns: &str, dir: &Path, config: &str, ports: &[&str]) -> Daemon {
-    start_switch_engine(ns, dir, config, ports, None)
+    let engine = std::env::var("LAGKIT_TEST_SWITCH_ENGINE").ok();
+    start_switch_engine(ns, dir, config, ports, engine.as_deref())
 }
 
 /// As [`start_switch`], with `--engine ENGINE` when given.
