@@ -14,7 +14,9 @@
 
 mod common;
 
-use common::switch::{bond_ports, flags, start, start_switch, switch_ports, tmpdir, write, BIN};
+use common::switch::{
+    bond_ports, flags, start, start_switch_engine, switch_ports, tmpdir, write, BIN,
+};
 use common::TmpDir;
 use lagkit_sys::proc::Signal;
 use lagkit_testnet::{wait_until, Lab};
@@ -198,8 +200,9 @@ fn assert_matches(what: &str, counts: &Counts, delta: &Counts, gaps: f64, busy: 
 }
 
 /// A bond (namespace `a`, members eth1 and eth2) cabled to a lagkit
-/// switch (namespace `sw`, ports Gi1/1 and Gi1/2), both started with the
-/// configurations given; everything goes on drop.
+/// switch (namespace `sw`, ports Gi1/1 and Gi1/2, `--engine ENGINE` when
+/// given), both started with the configurations given; everything goes
+/// on drop.
 struct Rig {
     // Dropped in this order: the daemons, the files, the namespaces.
     _daemons: (common::Daemon, common::Daemon),
@@ -210,7 +213,7 @@ struct Rig {
 }
 
 impl Rig {
-    fn new(tag: &str, switch: &str, bond: &str) -> Option<Rig> {
+    fn new(tag: &str, switch: &str, bond: &str, engine: Option<&str>) -> Option<Rig> {
         let mut lab = Lab::new(tag)?;
         assert!(
             Command::new("tshark").arg("--version").output().is_ok(),
@@ -221,7 +224,7 @@ impl Rig {
         lab.veth(&a, "eth2", &sw, "a2");
         switch_ports(&lab, &sw, &["a1", "a2"], None);
         let dir = TmpDir(tmpdir(tag));
-        let s = start_switch(&sw, &dir.0, switch, &["Gi1/1=a1", "Gi1/2=a2"]);
+        let s = start_switch_engine(&sw, &dir.0, switch, &["Gi1/1=a1", "Gi1/2=a2"], engine);
         let bond = write(&dir.0, "a.toml", bond);
         let b = start(&a, &["up", bond.to_str().unwrap()], &dir.0.join("a.log"));
         Some(Rig {
@@ -240,6 +243,9 @@ fn a_bond_and_its_switch_captured_while_running_read_cleanly_in_tshark() {
         "capture_lacp",
         "hostname cap\ninterface range gi1/1 - 2\n channel-group 1 mode active\n lacp rate fast\ninterface port-channel 1\n",
         "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eth1\", \"eth2\"]\nlacp_rate = \"fast\"\naddress = [\"10.0.31.1/24\"]\n",
+        // The switch's `--data` capture below needs the daemon's own
+        // forwarding loop (the kernel engine's frames never reach it).
+        Some("userspace"),
     ) else {
         return;
     };
@@ -564,9 +570,26 @@ fn a_pagp_bond_captured_while_running_holds_its_hellos() {
         "capture_pagp",
         "hostname capp\ninterface range gi1/1 - 2\n channel-group 5 mode desirable non-silent\n",
         "name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\npagp = \"desirable\"\npagp_rate = \"fast\"\naddress = [\"10.0.32.1/24\"]\n",
+        Some("bpf"),
     ) else {
         return;
     };
+    // Under the kernel engine a data capture is refused, saying why and
+    // what works instead.
+    let refused = Command::new("ip")
+        .args([
+            "netns", "exec", &r.sw, BIN, "capture", "--switch", "capp", "--data",
+        ])
+        .args(["-w", "/dev/null", "--duration", "1s"])
+        .output()
+        .unwrap();
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success()
+            && why.contains("forwards data frames in the kernel")
+            && why.contains("--engine userspace"),
+        "{refused:?}"
+    );
     let (sw, a, dir) = (r.sw.clone(), r.a.clone(), &r.dir);
     wait_until(
         "both members in the PAgP channel, on both sides",

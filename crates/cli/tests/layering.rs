@@ -58,17 +58,22 @@ fn readers_of_the_control_socket_build_without_the_bond_or_bpf() {
         "lagkit-lab",
         "lagkit-planner",
         "lagkit-check",
-        "lagkit-switchd",
         "lagkit-bondcore",
     ]);
     let deps = names(&deps);
     assert!(deps.contains("lagkit-api"), "{deps:?}");
-    for banned in ["lagkit-bond", "lagkit-bpf"] {
+    for banned in ["lagkit-bond", "lagkit-bpf", "lagkit-switchd"] {
         assert!(
             !deps.contains(banned),
-            "{banned} is built for the lab, planner, check or switchd: {deps:?}"
+            "{banned} is built for the lab, planner, check or bondcore: {deps:?}"
         );
     }
+    // The switch's daemon runs the switch's BPF engine, but never the
+    // bond's daemon.
+    let switchd = built_from(&["lagkit-switchd"]);
+    let switchd = names(&switchd);
+    assert!(switchd.contains("lagkit-bpf"), "{switchd:?}");
+    assert!(!switchd.contains("lagkit-bond"), "{switchd:?}");
 }
 
 #[test]
