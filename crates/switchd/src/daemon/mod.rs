@@ -17,6 +17,10 @@
 //! frame and written to each egress port with one `sendmmsg` before the
 //! next batch is read: nothing is held back between batches (`forward`,
 //! the userspace forwarding loop).
+//!
+//! Under the BPF engine ([`crate::kernel`]) the kernel forwards: the
+//! ports' sockets carry only control frames, and each wake-up ends by
+//! publishing what the core decided to the kernel's program.
 
 mod forward;
 
@@ -158,11 +162,11 @@ impl Switch {
         let devices: Vec<String> = ports.iter().map(|p| p.device.clone()).collect();
         let (kernel, engine) = choose_engine(o.engine, &core, &devices)?;
         if kernel.is_some() {
-            for p in &ports {
+            for (i, p) in ports.iter().enumerate() {
                 p.sock
                     .receive_only_protocols()
                     .map_err(|e| SwitchError::Port {
-                        port: p.device.clone(),
+                        port: core.port_name(PortId(i)).to_string(),
                         device: p.device.clone(),
                         why: e.to_string(),
                     })?;
