@@ -505,10 +505,21 @@ fn silent_failure(test: &str, mode: &str) {
         )
     };
     let a = bed.up("a", &extra);
-    let _b = lacp.then(|| bed.up("b", &extra));
-    wait_until("eth2 carries", Duration::from_secs(20), || {
-        a.member_carries("eth2")
-    });
+    let b = lacp.then(|| bed.up("b", &extra));
+    // Under LACP both ends aggregate both links before the load starts
+    // (a's eth2 alone can be distributing while b still waits on eth1).
+    wait_until(
+        "eth2 carries (under LACP: every member of both bonds)",
+        Duration::from_secs(20),
+        || {
+            a.member_carries("eth2")
+                && b.as_ref().is_none_or(|b| {
+                    ["eth1", "eth2"]
+                        .iter()
+                        .all(|m| a.member_carries(m) && b.member_carries(m))
+                })
+        },
+    );
     let r0 = bed.retrans(&bed.a);
     let load = Load::start(&bed, 7201, 4);
     std::thread::sleep(Duration::from_millis(500));
