@@ -341,7 +341,10 @@ impl MemberSender {
     }
 }
 
-type Selector<M> = dyn Fn(&mut [u8], &M) -> Target + Send + Sync;
+/// Picks a frame's member: the frame (without its virtio-net header), how
+/// many wire frames it stands for (a GSO super-frame's segments, else 1),
+/// and the map.
+type Selector<M> = dyn Fn(&mut [u8], u32, &M) -> Target + Send + Sync;
 type AcceptFn<M> = dyn Fn(usize, &mut [u8], &M) -> Accept + Send + Sync;
 
 /// What happens to a frame received on a member.
@@ -364,7 +367,10 @@ pub enum Accept {
 /// may rewrite frames in place (source MAC per member, ARP replies).
 pub trait Distribution: Members + Send + Sync + 'static {
     /// Where a frame from the upper device goes; may rewrite it.
-    fn select(&self, frame: &mut [u8]) -> Target;
+    /// `segments` is how many frames it becomes on the wire (a GSO
+    /// super-frame's segment count, else 1), for selectors that deal by
+    /// frames (round-robin).
+    fn select(&self, frame: &mut [u8], segments: u32) -> Target;
     /// What to do with a frame received on `member`; may rewrite it.
     fn accept(&self, member: usize, frame: &mut [u8]) -> Accept;
 }
@@ -478,7 +484,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
             upper,
             members,
             initial,
-            Arc::new(move |f: &mut [u8], m: &M| selector(f, m).into()),
+            Arc::new(move |f: &mut [u8], _: u32, m: &M| selector(f, m).into()),
             Arc::new(move |i, _: &mut [u8], m: &M| {
                 if accept(i, m) {
                     Accept::Up
@@ -504,7 +510,7 @@ impl<M: Send + Sync + 'static> Engine<M> {
             upper,
             members,
             initial,
-            Arc::new(|f: &mut [u8], m: &M| m.select(f)),
+            Arc::new(|f: &mut [u8], segs: u32, m: &M| m.select(f, segs)),
             Arc::new(|i, f: &mut [u8], m: &M| m.accept(i, f)),
             cfg,
         )
@@ -734,11 +740,12 @@ impl<M: Members> Down<M> {
     fn distribute(&self, batch: &mut RxBatch, per_member: &mut [Vec<usize>]) {
         let map = self.publisher.cell.load();
         for i in 0..batch.len() {
+            let segs = batch.vnet(i).segments(batch.frame(i));
             let frame = batch.frame_mut(i);
             match ethertype(frame) {
                 None => self.shared.count_drop(EngineDrop::Malformed, 1),
                 Some(ETHERTYPE_SLOW) => self.shared.count_drop(EngineDrop::SlowFromUpper, 1),
-                Some(_) => match (self.selector)(frame, &map) {
+                Some(_) => match (self.selector)(frame, segs, &map) {
                     Target::One(m) if m < per_member.len() => per_member[m].push(i),
                     Target::All => {
                         let mut any = false;

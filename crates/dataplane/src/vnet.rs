@@ -229,6 +229,32 @@ impl<T: AsRef<[u8]>> VnetHeader<T> {
     pub fn csum_offset(&self) -> u16 {
         self.u16_at(field::CSUM_OFFSET)
     }
+    /// How many frames `frame` (the Ethernet frame this header precedes)
+    /// becomes on the wire: 1 for an ordinary frame; for a GSO super-frame,
+    /// its payload over `gso_size`, the headers found from `csum_start`
+    /// (where the transport header begins: GSO frames always need their
+    /// checksum) and the TCP data offset or UDP's 8 bytes. `hdr_len` is not
+    /// used: the kernel may report the whole linear part there. A header
+    /// that does not fit the frame counts the frame over `gso_size` alone.
+    pub fn segments(&self, frame: &[u8]) -> u32 {
+        let size = usize::from(self.gso_size());
+        if !self.is_gso() || size == 0 {
+            return 1;
+        }
+        let l4 = usize::from(self.csum_start());
+        let l4_len = match self.gso_type() {
+            GsoType::TcpV4 | GsoType::TcpV6 => frame.get(l4 + 12).map(|b| usize::from(b >> 4) * 4),
+            GsoType::Udp | GsoType::UdpL4 => Some(8),
+            _ => None,
+        };
+        let headers = l4_len
+            .map(|n| l4 + n)
+            .filter(|&h| h >= 14 && h <= frame.len())
+            .unwrap_or(0);
+        let n = (frame.len() - headers).div_ceil(size);
+        u32::try_from(n).unwrap_or(u32::MAX).max(1)
+    }
+
     /// True if this is a GSO super-frame (`gso_type` other than NONE).
     pub fn is_gso(&self) -> bool {
         self.gso_type() != GsoType::None
@@ -464,6 +490,34 @@ mod tests {
         assert_eq!(r.csum_offset, 16);
         assert!(r.is_gso());
         assert_eq!(r.to_bytes(), TSO4);
+    }
+
+    #[test]
+    fn segments_of_a_super_frame_count_its_payload_over_the_mss() {
+        let h = VnetHeader::new_checked(&TSO4[..]).unwrap();
+        // 14 + 20 + 32 (TCP with timestamps: data offset 8) + 10 MSS + 1 byte.
+        let mut f = vec![0u8; 66 + 10 * 1448 + 1];
+        f[34 + 12] = 8 << 4;
+        assert_eq!(h.segments(&f), 11);
+        f.truncate(66 + 3 * 1448);
+        assert_eq!(h.segments(&f), 3);
+        // An ordinary frame is one segment, whatever its size (jumbo).
+        let plain = VnetRepr::PLAIN.to_bytes();
+        let p = VnetHeader::new_checked(&plain[..]).unwrap();
+        assert_eq!(p.segments(&[0u8; 9014]), 1);
+        // Headers that do not fit (csum_start past the frame): the whole
+        // frame over the MSS, at least one.
+        assert_eq!(h.segments(&[0u8; 20]), 1);
+        let mut bad = TSO4;
+        bad[6] = 0xff;
+        let b = VnetHeader::new_checked(&bad[..]).unwrap();
+        assert_eq!(b.segments(&vec![0u8; 3 * 1448]), 3);
+        // gso_size 0 never divides.
+        let mut zero = TSO4;
+        zero[4] = 0;
+        zero[5] = 0;
+        let z = VnetHeader::new_checked(&zero[..]).unwrap();
+        assert_eq!(z.segments(&f), 1);
     }
 
     #[test]
