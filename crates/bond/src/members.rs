@@ -9,6 +9,7 @@
 //! it), gives it back as it was, keeps the state file current, and says
 //! what the status report needs to know of each device.
 
+use crate::core::TakeSpec;
 use crate::datapath::MemberDevice;
 use crate::journal::{self, RunDir};
 use crate::member::{self, MemberError, Saved, Want};
@@ -34,15 +35,6 @@ pub struct Took {
     pub mac: MacAddr,
     /// Its kernel ifindex (PAgP sends it as the port's ifindex).
     pub ifindex: Option<u32>,
-}
-
-/// How one member is taken.
-#[derive(Debug, Clone, Copy)]
-pub struct TakeSpec {
-    /// What the bond sets on it.
-    pub want: Want,
-    /// The probability of dropping each frame it sends (`--fault-loss`).
-    pub loss: Option<f64>,
 }
 
 /// The members' devices, by the core's index, and the run directory
@@ -112,16 +104,18 @@ impl Members {
         (self.held.iter()).find_map(|h| Some((h.name.clone(), Members::owner(run, &h.name)?)))
     }
 
-    /// Takes member `i` for bond `bond`: `Ok(None)` if its interface does
-    /// not exist (yet) or the bond is shutting down, an error if another
-    /// live bond holds it or it cannot be used (it is then left as it
-    /// was). `between` runs after its originals are recorded and before it
-    /// is changed (a test seam).
+    /// Takes member `i` for bond `bond` as the core's `spec` says (`kernel`:
+    /// the BPF engine moves its data frames): `Ok(None)` if its interface
+    /// does not exist (yet) or the bond is shutting down, an error if
+    /// another live bond holds it or it cannot be used (it is then left as
+    /// it was). `between` runs after its originals are recorded and before
+    /// it is changed (a test seam).
     pub fn take(
         &mut self,
         i: usize,
         bond: &str,
         spec: TakeSpec,
+        kernel: bool,
         between: &mut dyn FnMut(&str),
     ) -> Result<Option<Took>, MemberError> {
         let (Some(h), Some(run)) = (self.held.get(i), self.run.as_mut()) else {
@@ -137,7 +131,13 @@ impl Members {
                 ),
             });
         }
-        let t = match member::take_with(name, spec.want, run, between) {
+        let want = Want {
+            mtu: spec.mtu,
+            keep_offloads: spec.keep_offloads,
+            kernel,
+            snoop: spec.snoop,
+        };
+        let t = match member::take_with(name, want, run, between) {
             Ok(t) => t,
             Err(MemberError::Missing(_)) => {
                 tracing::warn!(bond = %bond, member = %name, "member missing; waiting for it to appear");
@@ -349,15 +349,13 @@ mod tests {
         assert!(devs.iter().all(|d| d.dev.is_none()));
         // No run directory: nothing can be taken, nothing is given back.
         let spec = TakeSpec {
-            want: Want {
-                mtu: None,
-                keep_offloads: true,
-                kernel: false,
-                snoop: false,
-            },
+            mtu: None,
+            keep_offloads: true,
+            snoop: false,
             loss: None,
         };
-        assert!(matches!(m.take(0, "bond0", spec, &mut |_| {}), Ok(None)));
+        let take = m.take(0, "bond0", spec, false, &mut |_| {});
+        assert!(matches!(take, Ok(None)));
         m.gone(0);
         m.gone(9);
         assert!(!m.release(), "nothing to release");

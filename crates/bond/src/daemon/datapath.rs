@@ -13,9 +13,7 @@ impl Bond {
     /// plan at the next publish) and the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         let bond = self.s().name.clone();
-        let faults: Vec<(usize, f64)> = (self.s().faults.iter())
-            .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
-            .collect();
+        let faults = self.core.faults();
         let map = self.build_map();
         let members = self.members.devices();
         if let Err(e) = self.datapath.restart(&bond, &members, &faults, map) {
@@ -53,10 +51,8 @@ impl Bond {
     /// The distribution map for the current state: the core's plan.
     pub(super) fn build_map(&mut self) -> BondMap {
         let plan = self.core.build_plan(self.now());
-        let (s, slots) = (self.core.settings(), &self.core.plan_state().slots);
-        let snoop = (s.snoops_arp(), self.core.pagp().is_some());
-        let generation = self.core.generation();
-        self.datapath.map(plan, generation, slots, snoop.0, snoop.1)
+        let (core, generation) = (&self.core, self.core.generation());
+        (self.datapath).map(plan, generation, &core.plan_state().slots, core.snoop())
     }
 
     /// adaptive, tlb, alb: a bucket table the balancer moved becomes the

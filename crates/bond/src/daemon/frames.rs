@@ -45,7 +45,8 @@ impl Bond {
 
     /// Sends what the core queued (once an engine runs: until then the
     /// frames wait in the core) and acts on what it reports: a carrier
-    /// change is timed until its plan is published.
+    /// change is timed until its plan is published; announcements, MAC
+    /// moves and a reload's changes on the host are carried out.
     pub(super) fn after_core(&mut self) {
         if self.datapath.running() {
             while let Some(tx) = self.core.poll_transmit() {
@@ -65,6 +66,15 @@ impl Bond {
                 }
                 CoreEvent::Announce { member } => self.announce(member),
                 CoreEvent::MoveMacs(moves) => self.move_macs(moves),
+                CoreEvent::Offloads => {
+                    let s = self.core.settings();
+                    (self.members).apply_offloads(&s.name, |n| s.keeps_offloads(n));
+                }
+                CoreEvent::Addresses { old, new } => self.change_addresses(&old, &new),
+                CoreEvent::MetricsListen(listen) => {
+                    self.control.set_metrics(&self.core.settings().name, listen)
+                }
+                CoreEvent::Rebalancing(config) => self.datapath.set_rebalancing(config),
                 _ => {}
             }
         }

@@ -45,7 +45,7 @@ use crate::journal::RunDir;
 use crate::map::BondMap;
 use crate::members::Members;
 use crate::settings::{BondMode, Settings};
-use crate::status::{self, BondStats, BondStatus, CarrierLog};
+use crate::status::{BondStats, BondStatus, CarrierLog};
 use crate::upper::Upper;
 use lagkit_api::protocol::{Request, Response};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
@@ -91,11 +91,6 @@ impl Bond {
         self.core.members().get(i).map_or("", |m| m.name())
     }
 
-    /// Whether member `i`'s interface exists and the bond holds it.
-    fn present(&self, i: usize) -> bool {
-        self.members.present(i)
-    }
-
     /// Runs until `stop` is set.
     pub fn run(&mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
@@ -123,7 +118,7 @@ impl Bond {
         }
         self.handle_slow();
         self.handle_timers();
-        self.finish_leaving(false);
+        self.finish_leaving();
         self.rebalance();
         if self.core.needs_plan() {
             self.publish();

@@ -79,29 +79,17 @@ impl Bond {
         }
         if bond.datapath.is_adopting() {
             let links = CarrierWatcher::dump().unwrap_or_default();
-            // Members whose link is up now count as up at once (not after
-            // `updelay`), as the killed daemon had them, so the first plan
-            // is the one in force.
-            for l in links.iter().filter(|l| l.present && l.usable()) {
-                match bond.core.member_index(&l.name) {
-                    Some(i) if bond.present(i) => bond.core.adopt_carrier(i),
-                    _ => {}
-                }
-            }
+            let usable = links
+                .iter()
+                .map(|l| (l.name.as_str(), l.present && l.usable()));
+            bond.core.adopt_links(usable);
         }
         let mac = bond.core.choose_mac();
         bond.core.set_mac(mac);
         let s = bond.core.settings();
         (bond.datapath.upper()).bring_up(&name, mac, s.mtu, &s.addresses)?;
         bond.core.set_ipv4(ipv4_of(&s.addresses));
-        let group_ifindex = bond
-            .datapath
-            .upper()
-            .link()
-            .ifindex()
-            .ok()
-            .filter(|&i| i != 0)
-            .unwrap_or(crate::core::FALLBACK_GROUP_IFINDEX);
+        let group_ifindex = bond.datapath.upper().link().ifindex().unwrap_or(0);
         let now = bond.now();
         bond.core.start(mac, group_ifindex, &resume, now);
         // Link events queued while the members were being set up describe
