@@ -6,12 +6,15 @@
 //! members to run on and which plan to publish; it decides nothing about
 //! the protocols.
 
+use crate::adopt::Adoption;
 use crate::core::Snoop;
+use crate::error::BondError;
 use crate::journal::{KernelRecord, PartnerRecord};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::plan::{Plan, Slots};
 use crate::rebalance::Rebalancer;
+use crate::settings::Settings;
 use crate::status::{AddEngine, MemberStats};
 use crate::upper::{EngineInfo, Upper};
 use lagkit_bondcore::report::{BondFacts, MemberFacts};
@@ -74,9 +77,35 @@ pub(crate) struct DataPath {
 }
 
 impl DataPath {
+    /// Bond `s.name`'s data path: a killed daemon's, when the start adopts
+    /// it (with each member's LACP partner there, to resume), else a new
+    /// logical interface for the engine `s` chooses.
+    pub(crate) fn open(
+        s: &Settings,
+        adoption: Option<Adoption>,
+    ) -> Result<(DataPath, Vec<Option<PartnerRecord>>), BondError> {
+        let bond = &s.name;
+        let (upper, info, adopted, resume) = match adoption {
+            Some(a) => {
+                tracing::info!(bond = %bond, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
+                (a.upper, a.info, Some(a.pinned), a.lacp)
+            }
+            None => {
+                let (u, i) = Upper::open(bond, s.engine).map_err(|e| BondError::Engine {
+                    bond: bond.clone(),
+                    why: e.to_string(),
+                })?;
+                (u, i, None, Vec::new())
+            }
+        };
+        tracing::info!(bond = %bond, engine = %info.kind, why = %info.why, "data path chosen");
+        let rebalancing = s.rebalances().then(|| s.adaptive_config());
+        Ok((DataPath::new(upper, info, adopted, rebalancing), resume))
+    }
+
     /// A data path on logical interface `upper` (the engine chosen, and
     /// why), taking over `adopted` once it runs.
-    pub(crate) fn new(
+    fn new(
         upper: Upper,
         info: EngineInfo,
         adopted: Option<lagkit_bpf::Adopted>,

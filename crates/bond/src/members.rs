@@ -11,7 +11,8 @@
 
 use crate::core::TakeSpec;
 use crate::datapath::MemberDevice;
-use crate::journal::{self, RunDir};
+use crate::error::BondError;
+use crate::journal::{self, KernelRecord, RunDir};
 use crate::member::{self, MemberError, Saved, Want};
 use crate::status::MemberOffloads;
 use lagkit_bondcore::report::MemberFacts;
@@ -70,11 +71,6 @@ impl Members {
         self.run.as_ref()
     }
 
-    /// The run directory, while the bond holds it.
-    pub fn run_mut(&mut self) -> Option<&mut RunDir> {
-        self.run.as_mut()
-    }
-
     /// How many members there are (taken or not).
     pub fn len(&self) -> usize {
         self.held.len()
@@ -97,11 +93,37 @@ impl Members {
         journal::member_owner(&ns_dir, name, run.dir())
     }
 
-    /// The first member another live bond holds, with that bond and its
-    /// daemon's pid: a start checks before it touches anything.
-    pub fn held_elsewhere(&self) -> Option<(String, (String, u32))> {
-        let run = self.run.as_ref()?;
-        (self.held.iter()).find_map(|h| Some((h.name.clone(), Members::owner(run, &h.name)?)))
+    /// Refuses bond `bond` the members when another live bond holds one
+    /// (the error names that bond and its daemon's pid): a start checks
+    /// before it touches anything.
+    pub fn ensure_free(&self, bond: &str) -> Result<(), BondError> {
+        let Some(run) = self.run.as_ref() else {
+            return Ok(());
+        };
+        let held = (self.held.iter()).find_map(|h| Some((&h.name, Members::owner(run, &h.name)?)));
+        match held {
+            Some((member, (owner, pid))) => Err(BondError::InUse {
+                bond: bond.to_string(),
+                member: member.clone(),
+                owner,
+                pid,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes what a daemon adopting the pinned data path needs (`rec`)
+    /// to the state file, when it changed.
+    pub fn record_kernel(&mut self, bond: &str, rec: Option<KernelRecord>) {
+        if let Some(Err(e)) = self.run.as_mut().map(|run| run.set_kernel(rec)) {
+            tracing::warn!(bond = %bond, error = %e, "state file not updated");
+        }
+    }
+
+    /// The members as the state file's pinned data path numbers them (an
+    /// adopted one's, until this daemon's own is recorded).
+    pub fn kernel_numbering(&self) -> Option<Vec<String>> {
+        Some(self.run.as_ref()?.kernel()?.members.clone())
     }
 
     /// Takes member `i` for bond `bond` as the core's `spec` says (`kernel`:
@@ -358,6 +380,45 @@ mod tests {
         assert!(matches!(take, Ok(None)));
         m.gone(0);
         m.gone(9);
+        assert!(m.ensure_free("bond0").is_ok(), "no run directory, no owner");
+        assert_eq!(m.kernel_numbering(), None);
         assert!(!m.release(), "nothing to release");
+    }
+
+    /// A member another live bond has recorded is refused, named with
+    /// that bond and its daemon's pid; the bond's own records are not
+    /// another's.
+    #[test]
+    fn a_member_another_live_bond_holds_is_refused_before_anything_is_touched() {
+        let ns = std::env::temp_dir().join(format!("lk-members-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&ns);
+        let (mut other, _) = RunDir::acquire(ns.join("bondA"), "bondA").expect("bondA");
+        let record = |name: &str| journal::MemberRecord {
+            name: name.into(),
+            saved: Saved::for_test(1500),
+            tc_filter: None,
+        };
+        other.record(record("lkm-x")).expect("record");
+        let (mut own, _) = RunDir::acquire(ns.join("bondB"), "bondB").expect("bondB");
+        own.record(record("lkm-y")).expect("record");
+        let names = ["lkm-y", "lkm-x"].map(String::from);
+        let m = Members::new(names, Some(own));
+        match m.ensure_free("bondB") {
+            Err(BondError::InUse {
+                bond,
+                member,
+                owner,
+                pid,
+            }) => {
+                assert_eq!((bond.as_str(), member.as_str()), ("bondB", "lkm-x"));
+                assert_eq!((owner.as_str(), pid), ("bondA", std::process::id()));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut free = Members::new(["lkm-y".to_string()], m.run);
+        assert!(free.ensure_free("bondB").is_ok(), "its own record");
+        assert!(free.release());
+        other.release();
+        assert!(!ns.exists());
     }
 }

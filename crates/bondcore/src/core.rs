@@ -813,10 +813,23 @@ impl Core {
     /// Whether miimon's re-read of every member's carrier is due (once per
     /// `miimon` interval, from [`Core::handle_timeout`]; never with
     /// `miimon = 0`): the shell then reads each member's carrier as it is
-    /// now and reports a difference with [`Core::handle_carrier`]. The
-    /// carrier events between re-reads come from netlink.
+    /// now and reports it with [`Core::handle_miimon`]. The carrier events
+    /// between re-reads come from netlink.
     pub fn take_miimon(&mut self) -> bool {
         std::mem::take(&mut self.miimon_due)
+    }
+
+    /// miimon's re-read of member `i`'s carrier: `raw` counts only where it
+    /// differs from the debounced carrier (a change netlink did not
+    /// report).
+    pub fn handle_miimon(&mut self, i: usize, raw: bool, now: u64) {
+        if self
+            .members
+            .get(i)
+            .is_some_and(|m| m.carrier.is_up() != raw)
+        {
+            self.handle_carrier(i, raw, now);
+        }
     }
 
     /// The next frame to send.
@@ -1568,6 +1581,27 @@ pub(crate) mod tests {
         assert_eq!(c.poll_timeout(), None);
         c.handle_timeout(10_000 * MS);
         assert!(!c.take_miimon());
+    }
+
+    /// miimon's re-read counts only where it differs from the debounced
+    /// carrier: one that agrees leaves a pending change as it is.
+    #[test]
+    fn a_miimon_read_counts_only_where_it_differs_from_the_debounced_carrier() {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::BalanceXor);
+        s.downdelay = Duration::from_millis(200);
+        let mut c = running(s);
+        // netlink: a1 down, held for downdelay; miimon then reads it up,
+        // as the debounced carrier has it, and a2 down, which netlink
+        // did not report.
+        c.handle_carrier(0, false, 0);
+        c.handle_miimon(0, true, 50 * MS);
+        c.handle_miimon(1, false, 50 * MS);
+        c.handle_timeout(200 * MS);
+        assert!(!c.members()[0].carrier_up(), "a1's downdelay ran on");
+        assert!(c.members()[1].carrier_up(), "a2's started at 50 ms");
+        c.handle_timeout(250 * MS);
+        assert!(!c.members()[1].carrier_up());
+        c.handle_miimon(7, false, 300 * MS);
     }
 
     #[test]

@@ -23,10 +23,7 @@ impl Bond {
             let why = e.to_string();
             return Err(BondError::Engine { bond, why });
         }
-        let numbered = (self.members.run())
-            .and_then(|r| r.kernel())
-            .map(|k| k.members.clone());
-        self.datapath.take_over_and_pin(&bond, numbered);
+        (self.datapath).take_over_and_pin(&bond, self.members.kernel_numbering());
         if self.datapath.has_programs() {
             self.record_kernel();
         }
@@ -41,11 +38,7 @@ impl Bond {
         let core = &self.core;
         let mode = core.settings().mode.linux_name();
         let rec = (self.datapath).kernel_record(mode, |name| core.aggregated_partner(name));
-        if let Some(run) = self.members.run_mut() {
-            if let Err(e) = run.set_kernel(rec) {
-                tracing::warn!(bond = %self.core.settings().name, error = %e, "state file not updated");
-            }
-        }
+        self.members.record_kernel(&core.settings().name, rec);
     }
 
     /// The distribution map for the current state: the core's plan.

@@ -32,11 +32,8 @@ impl Bond {
         self.core.handle_timeout(now);
         if self.core.take_miimon() {
             for i in 0..self.members.len() {
-                let m = &self.core.members()[i];
-                if let Some(c) = poll_carrier(m.name()) {
-                    if c != m.carrier_up() {
-                        self.core.handle_carrier(i, c, now);
-                    }
+                if let Some(c) = poll_carrier(self.name(i)) {
+                    self.core.handle_miimon(i, c, now);
                 }
             }
         }

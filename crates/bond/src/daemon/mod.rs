@@ -46,7 +46,6 @@ use crate::map::BondMap;
 use crate::members::Members;
 use crate::settings::{BondMode, Settings};
 use crate::status::{BondStats, BondStatus, CarrierLog};
-use crate::upper::Upper;
 use lagkit_api::protocol::{Request, Response};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use std::sync::atomic::{AtomicBool, Ordering};

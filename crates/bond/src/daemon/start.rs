@@ -32,39 +32,18 @@ impl Bond {
             .collect();
         let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
         let members = Members::new(names, Some(run));
-        if let Some((member, (owner, pid))) = members.held_elsewhere() {
-            return Err(BondError::InUse {
-                bond: name,
-                member,
-                owner,
-                pid,
-            });
-        }
+        members.ensure_free(&name)?;
         let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
             bond: name.clone(),
             why: e.to_string(),
         })?;
-        let (upper, engine_info, adopted, resume) = match adoption {
-            Some(a) => {
-                tracing::info!(bond = %name, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
-                (a.upper, a.info, Some(a.pinned), a.lacp)
-            }
-            None => {
-                let (u, i) = Upper::open(&name, s.engine).map_err(|e| BondError::Engine {
-                    bond: name.clone(),
-                    why: e.to_string(),
-                })?;
-                (u, i, None, Vec::new())
-            }
-        };
-        tracing::info!(bond = %name, engine = %engine_info.kind, why = %engine_info.why, "data path chosen");
+        let (datapath, resume) = DataPath::open(&s, adoption)?;
         let control = Control::open(&s)?;
-        let rebalancing = s.rebalances().then(|| s.adaptive_config());
         let mut bond = Bond {
             members,
             core: Core::new(s),
             epoch: std::time::Instant::now(),
-            datapath: DataPath::new(upper, engine_info, adopted, rebalancing),
+            datapath,
             carrier,
             control,
             seen_ns: 0,
@@ -96,11 +75,7 @@ impl Bond {
         // states that are already gone (a member before it was brought up
         // would count as a link failure): discard them, then read the
         // current carrier of every present member.
-        while bond
-            .carrier
-            .recv(Duration::ZERO)
-            .is_ok_and(|v| !v.is_empty())
-        {}
+        bond.carrier.discard_queued();
         bond.relink();
         bond.restart_engine()?;
         tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
