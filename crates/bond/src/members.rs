@@ -251,6 +251,18 @@ impl Members {
         }
     }
 
+    /// Sets member `i`'s MAC (one of `fail_over_mac`'s moves); a failure
+    /// is logged, and the member keeps the MAC it has.
+    pub fn set_mac(&self, bond: &str, i: usize, mac: MacAddr) {
+        let Some(h) = self.held.get(i) else {
+            return;
+        };
+        let link = lagkit_dataplane::Link::open(&h.name).map_err(|e| e.to_string());
+        if let Err(e) = link.and_then(|l| l.set_mac(mac.0).map_err(|e| e.to_string())) {
+            tracing::warn!(bond = %bond, member = %h.name, %mac, error = %e, "fail_over_mac: MAC not moved");
+        }
+    }
+
     /// Each member's device for the data path, by name in the core's order.
     pub fn devices(&self) -> Vec<MemberDevice> {
         (self.held.iter())

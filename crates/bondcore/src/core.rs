@@ -5,7 +5,9 @@
 //!   ([`Core::member_present`], [`Core::member_gone`]), its raw carrier
 //!   ([`Core::handle_carrier`]), a control frame received on it (LACP, PAgP
 //!   or ARP: [`Core::handle_frame`]), passing time ([`Core::handle_timeout`])
-//!   and new settings ([`Core::reconfigure`], member changes).
+//!   and new settings ([`Core::reload`]). What the shell does with its
+//!   devices is answered here too (`host`: [`Core::take_spec`],
+//!   [`Core::handle_link`], [`Core::snoop`], [`Core::faults`]).
 //! - **Inside**: each member's carrier debounce and link watchers' verdicts,
 //!   the LACP system (802.3ad) or the PAgP driver (a static bond with
 //!   `pagp`), the ARP monitor, balance-alb's clients and the mode's

@@ -43,9 +43,7 @@ impl Bond {
             }
         }
         for (i, mac) in moves.members {
-            if let Ok(l) = lagkit_dataplane::Link::open(self.name(i)) {
-                let _ = l.set_mac(mac.0);
-            }
+            self.members.set_mac(&self.core.settings().name, i, mac);
         }
     }
 

@@ -13,21 +13,26 @@
 //! This module is the I/O shell around the bond's sans-IO [`Core`], which
 //! holds every decision (LACP, PAgP, carrier debounce and miimon's
 //! schedule, the ARP monitor, balance-alb's clients, the announcements
-//! after a failover, fail_over_mac's moves, the plan): the shell feeds the
-//! core link events, control frames and the time, sends the frames it
-//! queues, and carries out its verdicts through the objects that own the
-//! resources: [`Members`] (the member interfaces: sockets, originals,
-//! isolation; the run directory and its state file), [`DataPath`] (the
-//! logical interface, the engine, the BPF programs) and the control
-//! socket ([`Control`]).
+//! after a failover, fail_over_mac's moves, the plan; and what the shell
+//! does with its devices: how a member is taken, what a link event asks
+//! for, which frames are snooped, whether a reload restarts the bond and
+//! what it changes on the host, all in `lagkit_bondcore`'s `core::host`):
+//! the shell feeds the core link events, control frames and the time,
+//! sends the frames it queues, and carries out its verdicts and events
+//! through the objects that own the resources: [`Members`] (the member
+//! interfaces: sockets, originals, isolation, MACs; the run directory and
+//! its state file), [`DataPath`] (the logical interface, made or adopted,
+//! the engine, the BPF programs, the rebalancer) and the control socket
+//! ([`Control`]).
 //! This file holds the state, the loop and the shutdown; each other
 //! concern has a file of its own: `start` (the start sequence, adopting a
 //! killed daemon's data path when [`crate::adopt`] says it fits),
-//! `members` (members taken and given back, link events), `datapath`
-//! (each plan published), `frames` (control frames in and out, timers),
-//! `reload` (settings applied in place, the member list the core changed),
-//! and `report` (status, stats, flow, capture, metrics; the sockets are
-//! [`Control`]'s).
+//! `members` (members taken and given back as the core says, MAC moves),
+//! `datapath` (each plan published, the engine restarted), `frames`
+//! (control frames in and out, timers, the core's events carried out),
+//! `reload` (settings applied in place as [`Core::reload`] decides, the
+//! members it forgot given back), and `report` (status, stats, flow,
+//! capture, metrics; the sockets are [`Control`]'s).
 
 pub use crate::error::BondError;
 
