@@ -64,9 +64,6 @@ impl Bond {
         if self.datapath.has_programs() {
             self.record_kernel();
         }
-        if self.carriers.pending() {
-            self.carriers
-                .published(lagkit_dataplane::monotonic_now_ns());
-        }
+        self.carriers.published_now();
     }
 }

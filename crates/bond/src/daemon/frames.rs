@@ -53,13 +53,8 @@ impl Bond {
         while let Some((_, ev)) = self.core.poll_event() {
             match ev {
                 CoreEvent::Carrier { member, up } => {
-                    // A change found by a timer (debounce, miimon) was seen now.
-                    let seen = match self.seen_ns {
-                        0 => lagkit_dataplane::monotonic_now_ns(),
-                        t => t,
-                    };
                     let name = self.name(member).to_string();
-                    self.carriers.seen(&name, up, seen);
+                    self.carriers.seen(&name, up, self.seen_ns);
                 }
                 CoreEvent::Announce { member } => self.announce(member),
                 CoreEvent::MoveMacs(moves) => self.move_macs(moves),

@@ -69,8 +69,9 @@ pub struct Bond {
     carrier: CarrierWatcher,
     /// The control socket, capture clients, the metrics endpoint.
     control: Control,
-    /// When the link events being handled were read (CLOCK_MONOTONIC ns).
-    seen_ns: u64,
+    /// When the link events being handled were read (CLOCK_MONOTONIC ns;
+    /// `None` outside them: a change a timer found is seen when found).
+    seen_ns: Option<u64>,
     /// Carrier changes, timed until their plan is published.
     carriers: CarrierLog,
 }
@@ -114,11 +115,11 @@ impl Bond {
         deadline(self.core.poll_timeout());
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
-            self.seen_ns = lagkit_dataplane::monotonic_now_ns();
+            self.seen_ns = Some(lagkit_dataplane::monotonic_now_ns());
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
                 self.link_events(events);
             }
-            self.seen_ns = 0;
+            self.seen_ns = None;
         }
         self.handle_slow();
         self.handle_timers();

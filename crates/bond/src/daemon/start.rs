@@ -46,7 +46,7 @@ impl Bond {
             datapath,
             carrier,
             control,
-            seen_ns: 0,
+            seen_ns: None,
             carriers: CarrierLog::default(),
         };
         // From here on, an error drops `bond`, which gives back whatever
