@@ -6,13 +6,18 @@
 //! members to run on and which plan to publish; it decides nothing about
 //! the protocols.
 
+use crate::adopt::Adoption;
+use crate::core::Snoop;
+use crate::error::BondError;
 use crate::journal::{KernelRecord, PartnerRecord};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::plan::{Plan, Slots};
 use crate::rebalance::Rebalancer;
-use crate::status::{AddEngine, DatapathStatus, MemberStats};
+use crate::settings::Settings;
+use crate::status::{AddEngine, MemberStats};
 use crate::upper::{EngineInfo, Upper};
+use lagkit_bondcore::report::{BondFacts, MemberFacts};
 use lagkit_dataplane::forward::{
     Engine, EngineConfig, EngineDrop, EngineSnapshot, MemberSender, MemberSnapshot, SlowFrame,
     SlowQueues,
@@ -72,9 +77,35 @@ pub(crate) struct DataPath {
 }
 
 impl DataPath {
+    /// Bond `s.name`'s data path: a killed daemon's, when the start adopts
+    /// it (with each member's LACP partner there, to resume), else a new
+    /// logical interface for the engine `s` chooses.
+    pub(crate) fn open(
+        s: &Settings,
+        adoption: Option<Adoption>,
+    ) -> Result<(DataPath, Vec<Option<PartnerRecord>>), BondError> {
+        let bond = &s.name;
+        let (upper, info, adopted, resume) = match adoption {
+            Some(a) => {
+                tracing::info!(bond = %bond, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
+                (a.upper, a.info, Some(a.pinned), a.lacp)
+            }
+            None => {
+                let (u, i) = Upper::open(bond, s.engine).map_err(|e| BondError::Engine {
+                    bond: bond.clone(),
+                    why: e.to_string(),
+                })?;
+                (u, i, None, Vec::new())
+            }
+        };
+        tracing::info!(bond = %bond, engine = %info.kind, why = %info.why, "data path chosen");
+        let rebalancing = s.rebalances().then(|| s.adaptive_config());
+        Ok((DataPath::new(upper, info, adopted, rebalancing), resume))
+    }
+
     /// A data path on logical interface `upper` (the engine chosen, and
     /// why), taking over `adopted` once it runs.
-    pub(crate) fn new(
+    fn new(
         upper: Upper,
         info: EngineInfo,
         adopted: Option<lagkit_bpf::Adopted>,
@@ -98,14 +129,14 @@ impl DataPath {
     }
 
     /// The map for the core's new `plan` (number `generation`, over the
-    /// bucket table `slots`), which the rebalancer follows.
+    /// bucket table `slots`, handing up what `snoop` says), which the
+    /// rebalancer follows.
     pub(crate) fn map(
         &mut self,
         plan: Plan,
         generation: u64,
         slots: &Slots,
-        snoop_arp: bool,
-        snoop_pagp: bool,
+        snoop: Snoop,
     ) -> BondMap {
         if let Some(r) = self.rebalancer.as_mut() {
             r.follow(slots, coarse_now_ns());
@@ -113,9 +144,9 @@ impl DataPath {
         BondMap {
             generation,
             plan,
-            snoop_arp,
+            snoop_arp: snoop.arp,
             control_only: self.is_kernel(),
-            snoop_pagp,
+            snoop_pagp: snoop.pagp,
             shared: self.shared.clone(),
         }
     }
@@ -150,11 +181,6 @@ impl DataPath {
     /// The logical interface.
     pub(crate) fn upper(&self) -> &Upper {
         &self.upper
-    }
-
-    /// Which engine runs, and why.
-    pub(crate) fn info(&self) -> &EngineInfo {
-        &self.info
     }
 
     /// Whether the BPF programs forward (the engine's threads carry only
@@ -392,13 +418,23 @@ impl DataPath {
         format!("capture --data: bond {bond} forwards data frames in {place} ({kind}), not on the thread that runs the protocols, so it cannot copy them: ask for control frames only (`lagkit capture --data` reads the data frames off the members itself)")
     }
 
-    /// The programs and hooks, for `lagkit status` ([`KernelPath::status`]).
-    pub(crate) fn status<'a>(
+    /// What `lagkit status` says of the data path of bond `bond`: the
+    /// engine and why, the logical interface's MTU, the programs and hooks
+    /// on the `present` members ([`KernelPath::status`]), and the members'
+    /// devices as `members` has them.
+    pub(crate) fn facts<'a>(
         &self,
         bond: &str,
-        members: impl IntoIterator<Item = &'a str>,
-    ) -> Option<DatapathStatus> {
-        Some(self.kernel.as_ref()?.status(bond, members))
+        present: impl IntoIterator<Item = &'a str>,
+        members: Vec<MemberFacts>,
+    ) -> BondFacts {
+        BondFacts {
+            engine: self.info.kind,
+            engine_reason: self.info.why.clone(),
+            mtu: self.upper.link().mtu().unwrap_or(0),
+            datapath: (self.kernel.as_ref()).map(|k| k.status(bond, present)),
+            members,
+        }
     }
 
     /// The counters now: of the engine, the programs and the past.
@@ -452,8 +488,9 @@ pub(crate) struct Counts<'a> {
 impl Counts<'_> {
     /// Member `name`'s frames and bytes: what replaced engines and programs
     /// counted, and what the running ones count (each numbers the members
-    /// as they were when it started).
-    pub(crate) fn member(&self, name: &str) -> MemberStats {
+    /// as they were when it started); `socket_drops`: what its socket
+    /// dropped, when the bond holds it.
+    pub(crate) fn member(&self, name: &str, socket_drops: Option<u64>) -> MemberStats {
         let number = |list: &[String]| list.iter().position(|n| n == name);
         let mut s = self.dp.past.get(name).cloned().unwrap_or_default();
         s.name = name.to_string();
@@ -464,6 +501,9 @@ impl Counts<'_> {
         }
         if let (Some(c), Some(i)) = (&self.kernel, number(&self.dp.kernel_members)) {
             s.add_engine(&kernel_snapshot(c, i));
+        }
+        if let Some(drops) = socket_drops {
+            s.drops = drops;
         }
         s
     }

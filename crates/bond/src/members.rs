@@ -9,8 +9,10 @@
 //! it), gives it back as it was, keeps the state file current, and says
 //! what the status report needs to know of each device.
 
+use crate::core::TakeSpec;
 use crate::datapath::MemberDevice;
-use crate::journal::{self, RunDir};
+use crate::error::BondError;
+use crate::journal::{self, KernelRecord, RunDir};
 use crate::member::{self, MemberError, Saved, Want};
 use crate::status::MemberOffloads;
 use lagkit_bondcore::report::MemberFacts;
@@ -34,15 +36,6 @@ pub struct Took {
     pub mac: MacAddr,
     /// Its kernel ifindex (PAgP sends it as the port's ifindex).
     pub ifindex: Option<u32>,
-}
-
-/// How one member is taken.
-#[derive(Debug, Clone, Copy)]
-pub struct TakeSpec {
-    /// What the bond sets on it.
-    pub want: Want,
-    /// The probability of dropping each frame it sends (`--fault-loss`).
-    pub loss: Option<f64>,
 }
 
 /// The members' devices, by the core's index, and the run directory
@@ -78,11 +71,6 @@ impl Members {
         self.run.as_ref()
     }
 
-    /// The run directory, while the bond holds it.
-    pub fn run_mut(&mut self) -> Option<&mut RunDir> {
-        self.run.as_mut()
-    }
-
     /// How many members there are (taken or not).
     pub fn len(&self) -> usize {
         self.held.len()
@@ -105,23 +93,51 @@ impl Members {
         journal::member_owner(&ns_dir, name, run.dir())
     }
 
-    /// The first member another live bond holds, with that bond and its
-    /// daemon's pid: a start checks before it touches anything.
-    pub fn held_elsewhere(&self) -> Option<(String, (String, u32))> {
-        let run = self.run.as_ref()?;
-        (self.held.iter()).find_map(|h| Some((h.name.clone(), Members::owner(run, &h.name)?)))
+    /// Refuses bond `bond` the members when another live bond holds one
+    /// (the error names that bond and its daemon's pid): a start checks
+    /// before it touches anything.
+    pub fn ensure_free(&self, bond: &str) -> Result<(), BondError> {
+        let Some(run) = self.run.as_ref() else {
+            return Ok(());
+        };
+        let held = (self.held.iter()).find_map(|h| Some((&h.name, Members::owner(run, &h.name)?)));
+        match held {
+            Some((member, (owner, pid))) => Err(BondError::InUse {
+                bond: bond.to_string(),
+                member: member.clone(),
+                owner,
+                pid,
+            }),
+            None => Ok(()),
+        }
     }
 
-    /// Takes member `i` for bond `bond`: `Ok(None)` if its interface does
-    /// not exist (yet) or the bond is shutting down, an error if another
-    /// live bond holds it or it cannot be used (it is then left as it
-    /// was). `between` runs after its originals are recorded and before it
-    /// is changed (a test seam).
+    /// Writes what a daemon adopting the pinned data path needs (`rec`)
+    /// to the state file, when it changed.
+    pub fn record_kernel(&mut self, bond: &str, rec: Option<KernelRecord>) {
+        if let Some(Err(e)) = self.run.as_mut().map(|run| run.set_kernel(rec)) {
+            tracing::warn!(bond = %bond, error = %e, "state file not updated");
+        }
+    }
+
+    /// The members as the state file's pinned data path numbers them (an
+    /// adopted one's, until this daemon's own is recorded).
+    pub fn kernel_numbering(&self) -> Option<Vec<String>> {
+        Some(self.run.as_ref()?.kernel()?.members.clone())
+    }
+
+    /// Takes member `i` for bond `bond` as the core's `spec` says (`kernel`:
+    /// the BPF engine moves its data frames): `Ok(None)` if its interface
+    /// does not exist (yet) or the bond is shutting down, an error if
+    /// another live bond holds it or it cannot be used (it is then left as
+    /// it was). `between` runs after its originals are recorded and before
+    /// it is changed (a test seam).
     pub fn take(
         &mut self,
         i: usize,
         bond: &str,
         spec: TakeSpec,
+        kernel: bool,
         between: &mut dyn FnMut(&str),
     ) -> Result<Option<Took>, MemberError> {
         let (Some(h), Some(run)) = (self.held.get(i), self.run.as_mut()) else {
@@ -137,7 +153,13 @@ impl Members {
                 ),
             });
         }
-        let t = match member::take_with(name, spec.want, run, between) {
+        let want = Want {
+            mtu: spec.mtu,
+            keep_offloads: spec.keep_offloads,
+            kernel,
+            snoop: spec.snoop,
+        };
+        let t = match member::take_with(name, want, run, between) {
             Ok(t) => t,
             Err(MemberError::Missing(_)) => {
                 tracing::warn!(bond = %bond, member = %name, "member missing; waiting for it to appear");
@@ -226,6 +248,18 @@ impl Members {
                 }
                 Err(e) => tracing::error!(bond = %bond, error = %e, "offloads unchanged"),
             }
+        }
+    }
+
+    /// Sets member `i`'s MAC (one of `fail_over_mac`'s moves); a failure
+    /// is logged, and the member keeps the MAC it has.
+    pub fn set_mac(&self, bond: &str, i: usize, mac: MacAddr) {
+        let Some(h) = self.held.get(i) else {
+            return;
+        };
+        let link = lagkit_dataplane::Link::open(&h.name).map_err(|e| e.to_string());
+        if let Err(e) = link.and_then(|l| l.set_mac(mac.0).map_err(|e| e.to_string())) {
+            tracing::warn!(bond = %bond, member = %h.name, %mac, error = %e, "fail_over_mac: MAC not moved");
         }
     }
 
@@ -349,17 +383,54 @@ mod tests {
         assert!(devs.iter().all(|d| d.dev.is_none()));
         // No run directory: nothing can be taken, nothing is given back.
         let spec = TakeSpec {
-            want: Want {
-                mtu: None,
-                keep_offloads: true,
-                kernel: false,
-                snoop: false,
-            },
+            mtu: None,
+            keep_offloads: true,
+            snoop: false,
             loss: None,
         };
-        assert!(matches!(m.take(0, "bond0", spec, &mut |_| {}), Ok(None)));
+        let take = m.take(0, "bond0", spec, false, &mut |_| {});
+        assert!(matches!(take, Ok(None)));
         m.gone(0);
         m.gone(9);
+        assert!(m.ensure_free("bond0").is_ok(), "no run directory, no owner");
+        assert_eq!(m.kernel_numbering(), None);
         assert!(!m.release(), "nothing to release");
+    }
+
+    /// A member another live bond has recorded is refused, named with
+    /// that bond and its daemon's pid; the bond's own records are not
+    /// another's.
+    #[test]
+    fn a_member_another_live_bond_holds_is_refused_before_anything_is_touched() {
+        let ns = std::env::temp_dir().join(format!("lk-members-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&ns);
+        let (mut other, _) = RunDir::acquire(ns.join("bondA"), "bondA").expect("bondA");
+        let record = |name: &str| journal::MemberRecord {
+            name: name.into(),
+            saved: Saved::for_test(1500),
+            tc_filter: None,
+        };
+        other.record(record("lkm-x")).expect("record");
+        let (mut own, _) = RunDir::acquire(ns.join("bondB"), "bondB").expect("bondB");
+        own.record(record("lkm-y")).expect("record");
+        let names = ["lkm-y", "lkm-x"].map(String::from);
+        let m = Members::new(names, Some(own));
+        match m.ensure_free("bondB") {
+            Err(BondError::InUse {
+                bond,
+                member,
+                owner,
+                pid,
+            }) => {
+                assert_eq!((bond.as_str(), member.as_str()), ("bondB", "lkm-x"));
+                assert_eq!((owner.as_str(), pid), ("bondA", std::process::id()));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut free = Members::new(["lkm-y".to_string()], m.run);
+        assert!(free.ensure_free("bondB").is_ok(), "its own record");
+        assert!(free.release());
+        other.release();
+        assert!(!ns.exists());
     }
 }

@@ -37,9 +37,19 @@ impl CarrierLog {
     pub const KEEP: usize = 256;
 
     /// Member `member`'s carrier went `up` (or down), seen at `seen_ns`
-    /// (CLOCK_MONOTONIC).
-    pub fn seen(&mut self, member: &str, up: bool, seen_ns: u64) {
+    /// (CLOCK_MONOTONIC: when the link event was read), or now when `None`
+    /// (a change a timer found: debounce, miimon).
+    pub fn seen(&mut self, member: &str, up: bool, seen_ns: Option<u64>) {
+        let seen_ns = seen_ns.unwrap_or_else(lagkit_dataplane::monotonic_now_ns);
         self.unpublished.push((member.to_string(), up, seen_ns));
+    }
+
+    /// A plan was published now: [`CarrierLog::published`], the clock read
+    /// only when changes wait for it.
+    pub fn published_now(&mut self) {
+        if self.pending() {
+            self.published(lagkit_dataplane::monotonic_now_ns());
+        }
     }
 
     /// A plan was published at `published_ns`: every change seen before
@@ -78,8 +88,8 @@ mod tests {
         let mut log = CarrierLog::default();
         log.published(5);
         assert!(log.events().is_empty(), "no change, no event");
-        log.seen("eth1", false, 10);
-        log.seen("eth2", true, 12);
+        log.seen("eth1", false, Some(10));
+        log.seen("eth2", true, Some(12));
         assert!(log.pending());
         assert!(log.events().is_empty(), "not in force before the plan");
         log.published(20);
@@ -100,7 +110,7 @@ mod tests {
             ("eth2", true, 12)
         );
         for t in 0..CarrierLog::KEEP as u64 {
-            log.seen("eth3", t % 2 == 0, 100 + t);
+            log.seen("eth3", t % 2 == 0, Some(100 + t));
             log.published(200 + t);
         }
         let e = log.events();
@@ -113,6 +123,16 @@ mod tests {
             e.last().map(|x| x.published_ns),
             Some(200 + CarrierLog::KEEP as u64 - 1)
         );
+        // A change a timer found is seen now, and the plan after it
+        // published later still.
+        let mut log = CarrierLog::default();
+        log.published_now();
+        assert!(log.events().is_empty(), "no change, no event");
+        let before = lagkit_dataplane::monotonic_now_ns();
+        log.seen("eth1", true, None);
+        log.published_now();
+        let e = log.events();
+        assert!(before <= e[0].seen_ns && e[0].seen_ns <= e[0].published_ns);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //!   ([`Core::member_present`], [`Core::member_gone`]), its raw carrier
 //!   ([`Core::handle_carrier`]), a control frame received on it (LACP, PAgP
 //!   or ARP: [`Core::handle_frame`]), passing time ([`Core::handle_timeout`])
-//!   and new settings ([`Core::reconfigure`], member changes).
+//!   and new settings ([`Core::reload`]). What the shell does with its
+//!   devices is answered here too (`host`: [`Core::take_spec`],
+//!   [`Core::handle_link`], [`Core::snoop`], [`Core::faults`]).
 //! - **Inside**: each member's carrier debounce and link watchers' verdicts,
 //!   the LACP system (802.3ad) or the PAgP driver (a static bond with
 //!   `pagp`), the ARP monitor, balance-alb's clients and the mode's
@@ -34,6 +36,9 @@ use lagkit_proto::{pagp, Instant};
 use lagkit_wire::{ArpOp, ArpRepr, MacAddr, SystemId};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
+
+mod host;
+pub use host::{LinkAction, Reload, Snoop, TakeSpec};
 
 /// The group ifindex sent when the logical interface's is not known: any
 /// non-zero value says "in a channel".
@@ -65,6 +70,9 @@ pub struct Member {
     /// Added by a reload: its protocol ports open once its device is
     /// taken and its MAC known ([`Core::member_present`]).
     joining: bool,
+    /// The carrier a link event had while it was absent, applied once it
+    /// is present ([`Core::handle_link`]).
+    link: Option<bool>,
 }
 
 /// Where a removed member is in leaving.
@@ -92,6 +100,7 @@ impl Member {
             pagp: None,
             leaving: None,
             joining: false,
+            link: None,
         }
     }
 
@@ -212,6 +221,23 @@ pub enum Event {
     /// in order), and tells the core the bond's new MAC
     /// ([`Core::set_mac`]) once it holds.
     MoveMacs(MacMoves),
+    /// A reload changed which members keep their transmit offloads
+    /// ([`Settings::keeps_offloads`]): the shell turns them off or gives
+    /// them back.
+    Offloads,
+    /// A reload changed the logical interface's addresses: the shell
+    /// removes `old`'s and adds `new`'s, and tells the core the IPv4
+    /// addresses that hold ([`Core::set_ipv4`]).
+    Addresses {
+        /// Before.
+        old: Vec<lagkit_bondcfg::Cidr>,
+        /// After.
+        new: Vec<lagkit_bondcfg::Cidr>,
+    },
+    /// A reload moved the metrics endpoint (or removed it: `None`).
+    MetricsListen(Option<std::net::SocketAddr>),
+    /// A reload changed the rebalancer's interval or idle gap.
+    Rebalancing(lagkit_hash::AdaptiveConfig),
 }
 
 /// The MACs `fail_over_mac` moves on a change of active member
@@ -363,7 +389,8 @@ impl Core {
     /// Starts the protocols with the bond's MAC: LACP (resuming, for each
     /// member whose entry in `resume` is set and which is usable now, the
     /// partner a previous daemon had), PAgP with `group_ifindex` as the
-    /// logical interface's ifindex, and the ARP monitor.
+    /// logical interface's ifindex ([`FALLBACK_GROUP_IFINDEX`] when it is
+    /// 0, not known), and the ARP monitor.
     pub fn start(
         &mut self,
         mac: MacAddr,
@@ -372,7 +399,10 @@ impl Core {
         now: u64,
     ) {
         self.mac = mac;
-        self.group_ifindex = group_ifindex;
+        self.group_ifindex = match group_ifindex {
+            0 => FALLBACK_GROUP_IFINDEX,
+            i => i,
+        };
         self.setup_lacp(resume, now);
         self.setup_pagp(now);
         self.arp = self
@@ -452,12 +482,16 @@ impl Core {
         m.present = true;
         m.mac = mac;
         m.ifindex = ifindex;
+        let link = m.link.take();
         if std::mem::take(&mut m.joining) {
             self.open_ports(i, now);
         } else if m.pagp.is_some() {
             self.add_pagp_port(i, now);
         }
         self.dirty = true;
+        if let Some(usable) = link {
+            self.handle_carrier(i, usable, now);
+        }
     }
 
     /// Member `i`'s interface is gone.
@@ -470,8 +504,8 @@ impl Core {
 
     /// A start that adopts a forwarding data path: member `i`'s link is up
     /// now and counts as up at once (not after `updelay`), as the killed
-    /// daemon had it.
-    pub fn adopt_carrier(&mut self, i: usize) {
+    /// daemon had it ([`Core::adopt_links`]).
+    fn adopt_carrier(&mut self, i: usize) {
         let (up, down) = (self.s.updelay, self.s.member_downdelay());
         if let Some(m) = self.members.get_mut(i) {
             m.carrier = Debounce::new(true, up, down);
@@ -781,10 +815,23 @@ impl Core {
     /// Whether miimon's re-read of every member's carrier is due (once per
     /// `miimon` interval, from [`Core::handle_timeout`]; never with
     /// `miimon = 0`): the shell then reads each member's carrier as it is
-    /// now and reports a difference with [`Core::handle_carrier`]. The
-    /// carrier events between re-reads come from netlink.
+    /// now and reports it with [`Core::handle_miimon`]. The carrier events
+    /// between re-reads come from netlink.
     pub fn take_miimon(&mut self) -> bool {
         std::mem::take(&mut self.miimon_due)
+    }
+
+    /// miimon's re-read of member `i`'s carrier: `raw` counts only where it
+    /// differs from the debounced carrier (a change netlink did not
+    /// report).
+    pub fn handle_miimon(&mut self, i: usize, raw: bool, now: u64) {
+        if self
+            .members
+            .get(i)
+            .is_some_and(|m| m.carrier.is_up() != raw)
+        {
+            self.handle_carrier(i, raw, now);
+        }
     }
 
     /// The next frame to send.
@@ -1030,13 +1077,17 @@ impl Core {
     /// Applies new settings in place: LACP's rate, activity, key, System
     /// ID and bundle limits; PAgP's mode, silence and rate (and the
     /// primary's port priority); carrier delays; the ARP monitor's
-    /// targets and interval; the learning interval. The member list is not
-    /// changed here ([`Core::add_member`], [`Core::remove_member`],
-    /// [`Core::set_member_list`]): the core keeps its own.
+    /// targets and interval; the learning interval. What the shell
+    /// changes on the host comes out as events ([`Event::Offloads`],
+    /// [`Event::Addresses`], [`Event::MetricsListen`],
+    /// [`Event::Rebalancing`]). The member list is not changed here
+    /// ([`Core::change_members`]): the core keeps its own. A reload goes
+    /// through [`Core::reload`], which does both.
     pub fn reconfigure(&mut self, new: Settings, now: u64) {
         let mut new = new.normalised();
         new.members = self.s.members.clone();
         let old = std::mem::replace(&mut self.s, new);
+        self.host_changes(&old, now);
         if self.s.lacp != old.lacp {
             self.apply_lacp(&old.lacp, now);
         }
@@ -1532,6 +1583,27 @@ pub(crate) mod tests {
         assert_eq!(c.poll_timeout(), None);
         c.handle_timeout(10_000 * MS);
         assert!(!c.take_miimon());
+    }
+
+    /// miimon's re-read counts only where it differs from the debounced
+    /// carrier: one that agrees leaves a pending change as it is.
+    #[test]
+    fn a_miimon_read_counts_only_where_it_differs_from_the_debounced_carrier() {
+        let mut s = Settings::new("bond0", &["a1", "a2"], BondMode::BalanceXor);
+        s.downdelay = Duration::from_millis(200);
+        let mut c = running(s);
+        // netlink: a1 down, held for downdelay; miimon then reads it up,
+        // as the debounced carrier has it, and a2 down, which netlink
+        // did not report.
+        c.handle_carrier(0, false, 0);
+        c.handle_miimon(0, true, 50 * MS);
+        c.handle_miimon(1, false, 50 * MS);
+        c.handle_timeout(200 * MS);
+        assert!(!c.members()[0].carrier_up(), "a1's downdelay ran on");
+        assert!(c.members()[1].carrier_up(), "a2's started at 50 ms");
+        c.handle_timeout(250 * MS);
+        assert!(!c.members()[1].carrier_up());
+        c.handle_miimon(7, false, 300 * MS);
     }
 
     #[test]

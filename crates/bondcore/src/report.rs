@@ -154,6 +154,18 @@ impl Core {
         })
     }
 
+    /// The metrics page's facts about the bond as a whole: its mode and
+    /// hash policy, the plans built, and `rebalances` (the data path's
+    /// rebalancing passes that moved buckets).
+    pub fn metrics_facts(&self, rebalances: u64) -> lagkit_api::metrics::BondFacts {
+        lagkit_api::metrics::BondFacts {
+            mode: self.settings().mode.name().to_string(),
+            policy: self.settings().policy.name().to_string(),
+            plans_published: self.generation(),
+            rebalances,
+        }
+    }
+
     /// The counters: each member's as the data path counted them
     /// (`counted(i, name)`) with its LACP port's, the engine's drops and
     /// the carrier changes with their failover latencies.
@@ -222,6 +234,19 @@ mod tests {
         assert_eq!(members_of_flows(&mut c).len(), 1);
         let mut c = up_xor("layer3+4");
         assert_eq!(members_of_flows(&mut c).len(), 2);
+    }
+
+    #[test]
+    fn the_metrics_facts_name_the_mode_and_policy_and_count_the_plans() {
+        let mut c = up_xor("layer3+4");
+        c.build_plan(0);
+        c.build_plan(1);
+        let f = c.metrics_facts(7);
+        assert_eq!(
+            (f.mode.as_str(), f.policy.as_str()),
+            ("balance-xor", "layer3+4")
+        );
+        assert_eq!((f.plans_published, f.rebalances), (2, 7));
     }
 
     #[test]

@@ -204,6 +204,12 @@ impl CarrierWatcher {
         matches!(poll(&mut fds, PollTimeout::from(ms)), Ok(n) if n > 0)
     }
 
+    /// Discards the events queued now: they describe states already gone
+    /// (a bond's start discards those of its own changes to its members).
+    pub fn discard_queued(&mut self) {
+        while self.recv(Duration::ZERO).is_ok_and(|v| !v.is_empty()) {}
+    }
+
     /// The descriptor, for an event loop.
     pub fn as_raw_fd(&self) -> i32 {
         self.events.as_raw_fd()

@@ -13,9 +13,7 @@ impl Bond {
     /// plan at the next publish) and the error comes back.
     pub(super) fn restart_engine(&mut self) -> Result<(), BondError> {
         let bond = self.s().name.clone();
-        let faults: Vec<(usize, f64)> = (self.s().faults.iter())
-            .filter_map(|(n, p)| Some((self.core.member_index(n)?, *p)))
-            .collect();
+        let faults = self.core.faults();
         let map = self.build_map();
         let members = self.members.devices();
         if let Err(e) = self.datapath.restart(&bond, &members, &faults, map) {
@@ -25,10 +23,7 @@ impl Bond {
             let why = e.to_string();
             return Err(BondError::Engine { bond, why });
         }
-        let numbered = (self.members.run())
-            .and_then(|r| r.kernel())
-            .map(|k| k.members.clone());
-        self.datapath.take_over_and_pin(&bond, numbered);
+        (self.datapath).take_over_and_pin(&bond, self.members.kernel_numbering());
         if self.datapath.has_programs() {
             self.record_kernel();
         }
@@ -43,20 +38,14 @@ impl Bond {
         let core = &self.core;
         let mode = core.settings().mode.linux_name();
         let rec = (self.datapath).kernel_record(mode, |name| core.aggregated_partner(name));
-        if let Some(run) = self.members.run_mut() {
-            if let Err(e) = run.set_kernel(rec) {
-                tracing::warn!(bond = %self.core.settings().name, error = %e, "state file not updated");
-            }
-        }
+        self.members.record_kernel(&core.settings().name, rec);
     }
 
     /// The distribution map for the current state: the core's plan.
     pub(super) fn build_map(&mut self) -> BondMap {
         let plan = self.core.build_plan(self.now());
-        let (s, slots) = (self.core.settings(), &self.core.plan_state().slots);
-        let snoop = (s.snoops_arp(), self.core.pagp().is_some());
-        let generation = self.core.generation();
-        self.datapath.map(plan, generation, slots, snoop.0, snoop.1)
+        let (core, generation) = (&self.core, self.core.generation());
+        (self.datapath).map(plan, generation, &core.plan_state().slots, core.snoop())
     }
 
     /// adaptive, tlb, alb: a bucket table the balancer moved becomes the
@@ -75,9 +64,6 @@ impl Bond {
         if self.datapath.has_programs() {
             self.record_kernel();
         }
-        if self.carriers.pending() {
-            self.carriers
-                .published(lagkit_dataplane::monotonic_now_ns());
-        }
+        self.carriers.published_now();
     }
 }

@@ -32,11 +32,8 @@ impl Bond {
         self.core.handle_timeout(now);
         if self.core.take_miimon() {
             for i in 0..self.members.len() {
-                let m = &self.core.members()[i];
-                if let Some(c) = poll_carrier(m.name()) {
-                    if c != m.carrier_up() {
-                        self.core.handle_carrier(i, c, now);
-                    }
+                if let Some(c) = poll_carrier(self.name(i)) {
+                    self.core.handle_miimon(i, c, now);
                 }
             }
         }
@@ -45,7 +42,8 @@ impl Bond {
 
     /// Sends what the core queued (once an engine runs: until then the
     /// frames wait in the core) and acts on what it reports: a carrier
-    /// change is timed until its plan is published.
+    /// change is timed until its plan is published; announcements, MAC
+    /// moves and a reload's changes on the host are carried out.
     pub(super) fn after_core(&mut self) {
         if self.datapath.running() {
             while let Some(tx) = self.core.poll_transmit() {
@@ -55,16 +53,20 @@ impl Bond {
         while let Some((_, ev)) = self.core.poll_event() {
             match ev {
                 CoreEvent::Carrier { member, up } => {
-                    // A change found by a timer (debounce, miimon) was seen now.
-                    let seen = match self.seen_ns {
-                        0 => lagkit_dataplane::monotonic_now_ns(),
-                        t => t,
-                    };
                     let name = self.name(member).to_string();
-                    self.carriers.seen(&name, up, seen);
+                    self.carriers.seen(&name, up, self.seen_ns);
                 }
                 CoreEvent::Announce { member } => self.announce(member),
                 CoreEvent::MoveMacs(moves) => self.move_macs(moves),
+                CoreEvent::Offloads => {
+                    let s = self.core.settings();
+                    (self.members).apply_offloads(&s.name, |n| s.keeps_offloads(n));
+                }
+                CoreEvent::Addresses { old, new } => self.change_addresses(&old, &new),
+                CoreEvent::MetricsListen(listen) => {
+                    self.control.set_metrics(&self.core.settings().name, listen)
+                }
+                CoreEvent::Rebalancing(config) => self.datapath.set_rebalancing(config),
                 _ => {}
             }
         }

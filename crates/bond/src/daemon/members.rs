@@ -2,9 +2,8 @@
 //! events, failover MAC moves).
 
 use super::*;
-use crate::core::MacMoves;
-use crate::member::{MemberError, Want};
-use crate::members::TakeSpec;
+use crate::core::{LinkAction, MacMoves};
+use crate::member::MemberError;
 
 impl Bond {
     /// [`Bond::restart_engine`] on a member change, its error logged (the
@@ -15,31 +14,20 @@ impl Bond {
         }
     }
 
-    /// Takes member `i` if its interface exists now: `Ok(true)` if it is
-    /// held, `Ok(false)` if it does not exist (yet), an error if it exists
-    /// but cannot be used (it is then left as it was). `between` is
-    /// [`Members::take`]'s test seam.
+    /// Takes member `i` as the core says ([`Core::take_spec`]) if its
+    /// interface exists now: `Ok(true)` if it is held, `Ok(false)` if it
+    /// does not exist (yet), an error if it exists but cannot be used (it
+    /// is then left as it was). `between` is [`Members::take`]'s test seam.
     pub(super) fn take(
         &mut self,
         i: usize,
         between: &mut dyn FnMut(&str),
     ) -> Result<bool, MemberError> {
-        if self.present(i) {
-            return Ok(true);
-        }
-        let (s, name) = (self.core.settings(), self.name(i));
-        let spec = TakeSpec {
-            want: Want {
-                mtu: s.mtu,
-                keep_offloads: s.keeps_offloads(name),
-                kernel: self.datapath.is_kernel(),
-                // ARP, and PAgP (an 802.3 frame, not a slow protocol).
-                snoop: s.snoops_arp() || s.pagp.is_some(),
-            },
-            loss: s.faults.iter().find(|(n, _)| n == name).map(|f| f.1),
+        let Some(spec) = self.core.take_spec(i) else {
+            return Ok(self.members.present(i));
         };
-        let bond = s.name.clone();
-        let Some(took) = self.members.take(i, &bond, spec, between)? else {
+        let (bond, kernel) = (self.s().name.clone(), self.datapath.is_kernel());
+        let Some(took) = self.members.take(i, &bond, spec, kernel, between)? else {
             return Ok(false);
         };
         let now = self.now();
@@ -55,9 +43,7 @@ impl Bond {
             }
         }
         for (i, mac) in moves.members {
-            if let Ok(l) = lagkit_dataplane::Link::open(self.name(i)) {
-                let _ = l.set_mac(mac.0);
-            }
+            self.members.set_mac(&self.core.settings().name, i, mac);
         }
     }
 
@@ -68,35 +54,27 @@ impl Bond {
         }
     }
 
-    /// Netlink link events (or a dump): a member whose interface appeared
-    /// is taken, one whose interface vanished is given back, and each
-    /// member's raw carrier goes to the core. The engine restarts once if
-    /// a member was taken or lost.
+    /// Netlink link events (or a dump), carried out as the core says
+    /// ([`Core::handle_link`]): a member is taken, or given back. The
+    /// engine restarts once if a member was taken or lost.
     pub(super) fn link_events(&mut self, links: Vec<LinkState>) {
         let mut changed = false;
         for l in links {
-            let Some(i) = self.core.member_index(&l.name) else {
-                continue;
-            };
             let now = self.now();
-            if !l.present {
-                if self.present(i) {
-                    tracing::warn!(bond = %self.s().name, member = %l.name, "member removed from the system");
-                    self.members.gone(i);
-                    self.core.member_gone(i, now);
-                    changed = true;
-                }
-                continue;
-            }
-            if !self.present(i) {
-                match self.take(i, &mut |_| {}) {
+            match self.core.handle_link(&l.name, l.present, l.usable(), now) {
+                Some(LinkAction::Take(i)) => match self.take(i, &mut |_| {}) {
                     Ok(taken) => changed |= taken,
                     Err(e) => {
                         tracing::error!(bond = %self.s().name, error = %e, "member cannot be used")
                     }
+                },
+                Some(LinkAction::GiveBack(i)) => {
+                    tracing::warn!(bond = %self.s().name, member = %l.name, "member removed from the system");
+                    self.members.gone(i);
+                    changed = true;
                 }
+                None => {}
             }
-            self.core.handle_carrier(i, l.usable(), now);
         }
         self.after_core();
         if changed {

@@ -13,21 +13,26 @@
 //! This module is the I/O shell around the bond's sans-IO [`Core`], which
 //! holds every decision (LACP, PAgP, carrier debounce and miimon's
 //! schedule, the ARP monitor, balance-alb's clients, the announcements
-//! after a failover, fail_over_mac's moves, the plan): the shell feeds the
-//! core link events, control frames and the time, sends the frames it
-//! queues, and carries out its verdicts through the objects that own the
-//! resources: [`Members`] (the member interfaces: sockets, originals,
-//! isolation; the run directory and its state file), [`DataPath`] (the
-//! logical interface, the engine, the BPF programs) and the control
-//! socket ([`Control`]).
+//! after a failover, fail_over_mac's moves, the plan; and what the shell
+//! does with its devices: how a member is taken, what a link event asks
+//! for, which frames are snooped, whether a reload restarts the bond and
+//! what it changes on the host, all in `lagkit_bondcore`'s `core::host`):
+//! the shell feeds the core link events, control frames and the time,
+//! sends the frames it queues, and carries out its verdicts and events
+//! through the objects that own the resources: [`Members`] (the member
+//! interfaces: sockets, originals, isolation, MACs; the run directory and
+//! its state file), [`DataPath`] (the logical interface, made or adopted,
+//! the engine, the BPF programs, the rebalancer) and the control socket
+//! ([`Control`]).
 //! This file holds the state, the loop and the shutdown; each other
 //! concern has a file of its own: `start` (the start sequence, adopting a
 //! killed daemon's data path when [`crate::adopt`] says it fits),
-//! `members` (members taken and given back, link events), `datapath`
-//! (each plan published), `frames` (control frames in and out, timers),
-//! `reload` (settings applied in place, the member list the core changed),
-//! and `report` (status, stats, flow, capture, metrics; the sockets are
-//! [`Control`]'s).
+//! `members` (members taken and given back as the core says, MAC moves),
+//! `datapath` (each plan published, the engine restarted), `frames`
+//! (control frames in and out, timers, the core's events carried out),
+//! `reload` (settings applied in place as [`Core::reload`] decides, the
+//! members it forgot given back), and `report` (status, stats, flow,
+//! capture, metrics; the sockets are [`Control`]'s).
 
 pub use crate::error::BondError;
 
@@ -45,8 +50,7 @@ use crate::journal::RunDir;
 use crate::map::BondMap;
 use crate::members::Members;
 use crate::settings::{BondMode, Settings};
-use crate::status::{self, BondStats, BondStatus, CarrierLog};
-use crate::upper::Upper;
+use crate::status::{BondStats, BondStatus, CarrierLog};
 use lagkit_api::protocol::{Request, Response};
 use lagkit_monitor::carrier::{poll_carrier, CarrierWatcher, LinkState};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,8 +69,9 @@ pub struct Bond {
     carrier: CarrierWatcher,
     /// The control socket, capture clients, the metrics endpoint.
     control: Control,
-    /// When the link events being handled were read (CLOCK_MONOTONIC ns).
-    seen_ns: u64,
+    /// When the link events being handled were read (CLOCK_MONOTONIC ns;
+    /// `None` outside them: a change a timer found is seen when found).
+    seen_ns: Option<u64>,
     /// Carrier changes, timed until their plan is published.
     carriers: CarrierLog,
 }
@@ -91,11 +96,6 @@ impl Bond {
         self.core.members().get(i).map_or("", |m| m.name())
     }
 
-    /// Whether member `i`'s interface exists and the bond holds it.
-    fn present(&self, i: usize) -> bool {
-        self.members.present(i)
-    }
-
     /// Runs until `stop` is set.
     pub fn run(&mut self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
@@ -115,15 +115,15 @@ impl Bond {
         deadline(self.core.poll_timeout());
         let ms = u16::try_from(wait.as_millis()).unwrap_or(10);
         if self.carrier.wait(ms) {
-            self.seen_ns = lagkit_dataplane::monotonic_now_ns();
+            self.seen_ns = Some(lagkit_dataplane::monotonic_now_ns());
             if let Ok(events) = self.carrier.recv(Duration::ZERO) {
                 self.link_events(events);
             }
-            self.seen_ns = 0;
+            self.seen_ns = None;
         }
         self.handle_slow();
         self.handle_timers();
-        self.finish_leaving(false);
+        self.finish_leaving();
         self.rebalance();
         if self.core.needs_plan() {
             self.publish();

@@ -2,7 +2,6 @@
 //! and the metrics page.
 
 use super::*;
-use lagkit_bondcore::report::BondFacts;
 
 impl Bond {
     /// Re-renders the metrics text at most once a second.
@@ -11,12 +10,7 @@ impl Bond {
         if !self.control.metrics_due(now) {
             return;
         }
-        let facts = lagkit_api::metrics::BondFacts {
-            mode: self.s().mode.name().to_string(),
-            policy: self.s().policy.name().to_string(),
-            plans_published: self.core.generation(),
-            rebalances: self.datapath.rebalances(),
-        };
+        let facts = self.core.metrics_facts(self.datapath.rebalances());
         let text = lagkit_api::metrics::render(&self.status(), &self.stats(), &facts);
         self.control.publish_metrics(text, now);
     }
@@ -46,40 +40,21 @@ impl Bond {
         }
     }
 
-    /// The bond's status: the core's report over what this shell knows of
-    /// the devices.
+    /// The bond's status: the core's report over what the data path and
+    /// the members know of the devices.
     pub fn status(&self) -> BondStatus {
+        let members = self.members.facts(self.datapath.is_kernel());
+        let present = (self.core.members().iter()).filter(|m| m.present());
+        let facts = (self.datapath).facts(&self.s().name, present.map(|m| m.name()), members);
         let map = self.datapath.current();
-        let kernel = self.datapath.is_kernel();
-        let members = self.members.facts(kernel);
-        let facts = BondFacts {
-            engine: self.datapath.info().kind,
-            engine_reason: self.datapath.info().why.clone(),
-            mtu: self.datapath.upper().link().mtu().unwrap_or(0),
-            datapath: self.datapath_status(),
-            members,
-        };
         self.core.status(map.as_ref().map(|m| &m.plan), facts)
-    }
-
-    /// The BPF engine's programs and hooks.
-    fn datapath_status(&self) -> Option<status::DatapathStatus> {
-        let members = self.core.members().iter().filter(|m| m.present());
-        self.datapath
-            .status(&self.s().name, members.map(|m| m.name()))
     }
 
     /// The bond's counters: the engine's and the members' sockets', and
     /// each LACP port's.
     pub fn stats(&self) -> BondStats {
         let counts = self.datapath.counts();
-        let counted = |i: usize, name: &str| {
-            let mut s = counts.member(name);
-            if let Some(drops) = self.members.drops(i) {
-                s.drops = drops;
-            }
-            s
-        };
+        let counted = |i: usize, name: &str| counts.member(name, self.members.drops(i));
         let broadcast = self.s().mode == BondMode::Broadcast;
         (self.core).stats(counted, counts.drops(broadcast), self.carriers.events())
     }

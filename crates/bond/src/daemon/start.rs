@@ -32,42 +32,21 @@ impl Bond {
             .collect();
         let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
         let members = Members::new(names, Some(run));
-        if let Some((member, (owner, pid))) = members.held_elsewhere() {
-            return Err(BondError::InUse {
-                bond: name,
-                member,
-                owner,
-                pid,
-            });
-        }
+        members.ensure_free(&name)?;
         let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
             bond: name.clone(),
             why: e.to_string(),
         })?;
-        let (upper, engine_info, adopted, resume) = match adoption {
-            Some(a) => {
-                tracing::info!(bond = %name, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
-                (a.upper, a.info, Some(a.pinned), a.lacp)
-            }
-            None => {
-                let (u, i) = Upper::open(&name, s.engine).map_err(|e| BondError::Engine {
-                    bond: name.clone(),
-                    why: e.to_string(),
-                })?;
-                (u, i, None, Vec::new())
-            }
-        };
-        tracing::info!(bond = %name, engine = %engine_info.kind, why = %engine_info.why, "data path chosen");
+        let (datapath, resume) = DataPath::open(&s, adoption)?;
         let control = Control::open(&s)?;
-        let rebalancing = s.rebalances().then(|| s.adaptive_config());
         let mut bond = Bond {
             members,
             core: Core::new(s),
             epoch: std::time::Instant::now(),
-            datapath: DataPath::new(upper, engine_info, adopted, rebalancing),
+            datapath,
             carrier,
             control,
-            seen_ns: 0,
+            seen_ns: None,
             carriers: CarrierLog::default(),
         };
         // From here on, an error drops `bond`, which gives back whatever
@@ -79,40 +58,24 @@ impl Bond {
         }
         if bond.datapath.is_adopting() {
             let links = CarrierWatcher::dump().unwrap_or_default();
-            // Members whose link is up now count as up at once (not after
-            // `updelay`), as the killed daemon had them, so the first plan
-            // is the one in force.
-            for l in links.iter().filter(|l| l.present && l.usable()) {
-                match bond.core.member_index(&l.name) {
-                    Some(i) if bond.present(i) => bond.core.adopt_carrier(i),
-                    _ => {}
-                }
-            }
+            let usable = links
+                .iter()
+                .map(|l| (l.name.as_str(), l.present && l.usable()));
+            bond.core.adopt_links(usable);
         }
         let mac = bond.core.choose_mac();
         bond.core.set_mac(mac);
         let s = bond.core.settings();
         (bond.datapath.upper()).bring_up(&name, mac, s.mtu, &s.addresses)?;
         bond.core.set_ipv4(ipv4_of(&s.addresses));
-        let group_ifindex = bond
-            .datapath
-            .upper()
-            .link()
-            .ifindex()
-            .ok()
-            .filter(|&i| i != 0)
-            .unwrap_or(crate::core::FALLBACK_GROUP_IFINDEX);
+        let group_ifindex = bond.datapath.upper().link().ifindex().unwrap_or(0);
         let now = bond.now();
         bond.core.start(mac, group_ifindex, &resume, now);
         // Link events queued while the members were being set up describe
         // states that are already gone (a member before it was brought up
         // would count as a link failure): discard them, then read the
         // current carrier of every present member.
-        while bond
-            .carrier
-            .recv(Duration::ZERO)
-            .is_ok_and(|v| !v.is_empty())
-        {}
+        bond.carrier.discard_queued();
         bond.relink();
         bond.restart_engine()?;
         tracing::info!(bond = %name, mode = bond.s().mode.linux_name(), members = ?bond.s().members, "bond up");
