@@ -411,7 +411,7 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
         println!("  Run 1: address hashing (switch src-dst-ip, servers layer2+3).");
         println!("  Run 2: port hashing (switch src-dst-port, servers layer3+4).");
     }
-    println!("  {}", lagkit_lab::scenario::IBM_6513_SCALE);
+    println!("  {}", lagkit_lab::scenario::ibm_6513_scale(kind).note);
     let mut o = options(true)?;
     o.verbose = false;
     let t0 = std::time::Instant::now();

@@ -178,8 +178,23 @@ fn mbit_text(bits: f64) -> String {
 // ---------------------------------------------------------------------
 // Topology text, piece by piece.
 
-fn scale_toml(note: &str, factor: f64) -> String {
-    format!("[scale]\nnote = \"{note}\"\nfactor = {factor}\n\n")
+/// A scenario's link rate, the factor by which the original's links were
+/// faster, and why the lab runs at this rate (the reports' scale note).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// Every shaped link's rate (tc's notation).
+    pub rate: &'static str,
+    /// The original's link rate over `rate`.
+    pub factor: f64,
+    /// What the rate stands for, and why it is not the original's.
+    pub note: &'static str,
+}
+
+fn scale_toml(scale: &Scale) -> String {
+    format!(
+        "[scale]\nnote = \"{}\"\nfactor = {}\n\n",
+        scale.note, scale.factor
+    )
 }
 
 fn host_toml(name: &str, address: &str, bond: Option<&str>) -> String {
@@ -276,10 +291,21 @@ fn config(scenario: &str, key: &str, label: &str, text: String) -> Config {
 /// against ~170).
 pub const IBM_6513_PROCS: u32 = 6;
 
-/// Rate of the scaled links, and what it stands for.
-pub const IBM_6513_RATE: &str = "100mbit";
-/// The scale note of ibm-6513's reports.
-pub const IBM_6513_SCALE: &str = "100 Mbit/s links stand for the original's 1 Gbit/s ones (factor 10): lagkit's switch forwards in one thread and socketprocs' 4 KB messages make it the bottleneck near 1.3-1.6 Gbit/s in all on 2 cores, so at the original measurements' rate (--rate 1gbit) it, not the links, sets the rate; at 100 Mbit/s it uses under half a core";
+/// ibm-6513's links on `kind` of switch: what they stand for and why.
+pub fn ibm_6513_scale(kind: SwitchKind) -> Scale {
+    match kind {
+        SwitchKind::Lagkit => Scale {
+            rate: "250mbit",
+            factor: 4.0,
+            note: "250 Mbit/s links stand for the original's 1 Gbit/s ones (factor 4): socketprocs' L4 rows keep the 2 cores 66% busy at 250 Mbit/s, 87% at 350 and 98% at 500; at 1 Gbit/s (--rate 1gbit) every finding holds but those rows are CPU-bound (the hosts' TCP stacks and both bonds; lagkit's switch forwards in the kernel)",
+        },
+        SwitchKind::Ovs => Scale {
+            rate: "100mbit",
+            factor: 10.0,
+            note: "100 Mbit/s links stand for the original's 1 Gbit/s ones (factor 10): Open vSwitch's userspace datapath forwards about 1.7 Gbit/s on 2 cores, so at the original's rate it, not the links, would set the L4 rows' rate",
+        },
+    }
+}
 
 /// One ibm-6513 configuration.
 struct Ibm {
@@ -656,12 +682,13 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Confi
     } else {
         format!("[{}, {}]", v.mtu.0, v.mtu.1)
     };
+    let scale = ibm_6513_scale(kind);
     let mut t = String::from("name = \"ibm-6513\"\n\n");
-    t += &scale_toml(IBM_6513_SCALE, 10.0);
+    t += &scale_toml(&scale);
     t += &host_toml("cli", "10.65.13.1/24", Some(v.bond));
     t += &host_toml("srv", "10.65.13.2/24", Some(v.bond));
     if v.direct {
-        t += &link_toml("cli", "srv", 2, IBM_6513_RATE, &mtu);
+        t += &link_toml("cli", "srv", 2, scale.rate, &mtu);
     } else {
         t += &switch_toml(
             "c6513",
@@ -671,8 +698,8 @@ fn ibm_6513_config(v: &Ibm, procs: u32, seconds: u32, kind: SwitchKind) -> Confi
                 ("po4", "srv", v.protocol, lb),
             ],
         );
-        t += &link_toml("cli", "c6513", 2, IBM_6513_RATE, &mtu);
-        t += &link_toml("srv", "c6513", 2, IBM_6513_RATE, &mtu);
+        t += &link_toml("cli", "c6513", 2, scale.rate, &mtu);
+        t += &link_toml("srv", "c6513", 2, scale.rate, &mtu);
     }
     t += &if v.direct {
         // Bulk streams: socketprocs' one message in flight per connection
@@ -721,10 +748,21 @@ pub fn ibm_6513(short: bool, kind: SwitchKind) -> Scenario {
 // ---------------------------------------------------------------------
 // hp-apa
 
-/// hp-apa's link rate: 8 links each way plus 8 clients must stay within
-/// what Open vSwitch's userspace datapath forwards on 2 cores.
-pub const HP_APA_RATE: &str = "25mbit";
-const HP_APA_SCALE: &str = "25 Mbit/s links stand for the original's 1 Gbit/s ones (factor 40), so that 8 links in both directions stay within 2 cores";
+/// hp-apa's links on `kind` of switch: 8 links each way plus 8 clients.
+pub fn hp_apa_scale(kind: SwitchKind) -> Scale {
+    match kind {
+        SwitchKind::Lagkit => Scale {
+            rate: "250mbit",
+            factor: 4.0,
+            note: "250 Mbit/s links stand for the original's 1 Gbit/s ones (factor 4): with 8 links both ways the 2 cores are 81% busy at 250 Mbit/s and CPU-bound (96%) at 500; at 1 Gbit/s (--rate 1gbit) 2 and 4 links reach the links both ways, 8 do not",
+        },
+        SwitchKind::Ovs => Scale {
+            rate: "25mbit",
+            factor: 40.0,
+            note: "25 Mbit/s links stand for the original's 1 Gbit/s ones (factor 40), so that 8 links in both directions stay within what Open vSwitch's userspace datapath forwards on 2 cores",
+        },
+    }
+}
 /// Clients (the seed's eight single-link clients).
 pub const HP_APA_CLIENTS: usize = 8;
 
@@ -744,8 +782,9 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config
             _ => "transmits and receives",
         }
     );
+    let scale = hp_apa_scale(kind);
     let mut t = String::from("name = \"hp-apa\"\n\n");
-    t += &scale_toml(HP_APA_SCALE, 40.0);
+    t += &scale_toml(&scale);
     // APA's default distribution is by MAC (LB_MAC); the lab's
     // consecutive client MACs spread evenly under Linux's layer2 hash.
     let (hosts, clients) = star_toml(
@@ -755,7 +794,7 @@ fn hp_apa_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config
         &[("apa", "srv", "lacp-active", "l2")],
         k,
         HP_APA_CLIENTS,
-        HP_APA_RATE,
+        scale.rate,
     );
     t += &hosts;
     let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
@@ -818,19 +857,23 @@ pub const LPM_MODES: [(&str, &str); 5] = [
 /// Parallel migrations (control+data pairs).
 pub const LPM_MIGRATIONS: u32 = 4;
 
+/// lpm's links (back to back, no switch).
+pub const LPM_SCALE: Scale = Scale {
+    rate: "1gbit",
+    factor: 10.0,
+    note: "1 Gbit/s links stand for the original's 10 Gbit/s adapters (factor 10); what matters is which link the data takes",
+};
+
 fn lpm_config(key: &str, bond: &str, seconds: u32) -> Config {
     let mut t = String::from("name = \"lpm\"\n\n");
-    t += &scale_toml(
-        "100 Mbit/s links stand for the original's 10 Gbit/s adapters; what matters is which link the data takes",
-        100.0,
-    );
+    t += &scale_toml(&LPM_SCALE);
     t += &host_toml("src", "10.0.2.1/24", Some(bond));
     t += &host_toml(
         "dst",
         "10.0.2.2/24",
         Some(r#"mode = "balance-xor", xmit_hash_policy = "layer3+4""#),
     );
-    t += &link_toml("src", "dst", 2, "100mbit", "1500");
+    t += &link_toml("src", "dst", 2, LPM_SCALE.rate, "1500");
     t += &load_toml(
         "lpm",
         &["src"],
@@ -858,6 +901,13 @@ pub fn lpm(short: bool) -> Scenario {
 // ---------------------------------------------------------------------
 // zvm
 
+/// zvm's links (back to back, no switch).
+pub const ZVM_SCALE: Scale = Scale {
+    rate: "100mbit",
+    factor: 10.0,
+    note: "100 Mbit/s links stand for the original's 1 Gbit/s OSA adapters (factor 10): at 1 Gbit/s (--rate 1gbit) the stream rows reach the links too, but request/response with 10 and 50 connections keeps the 2 cores 100% busy at either rate, and with one connection 2 links gave 0.84 of one at 1 Gbit/s against 1.00 at 100 Mbit/s",
+};
+
 fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
     let key = format!("k{k}-{load}-{conns}");
     let label = format!(
@@ -867,13 +917,10 @@ fn zvm_config(k: usize, load: &str, conns: u32, seconds: u32) -> Config {
     );
     let bond = r#"mode = "802.3ad", lacp_rate = "fast", xmit_hash_policy = "layer3+4""#;
     let mut t = String::from("name = \"zvm\"\n\n");
-    t += &scale_toml(
-        "100 Mbit/s links stand for the original's 1 Gbit/s OSA adapters (factor 10)",
-        10.0,
-    );
+    t += &scale_toml(&ZVM_SCALE);
     t += &host_toml("guest", "10.0.3.1/24", Some(bond));
     t += &host_toml("peer", "10.0.3.2/24", Some(bond));
-    t += &link_toml("guest", "peer", k, "100mbit", "1500");
+    t += &link_toml("guest", "peer", k, ZVM_SCALE.rate, "1500");
     t += &load_toml(
         load,
         &["guest"],
@@ -911,7 +958,21 @@ pub fn zvm(short: bool) -> Scenario {
 // ---------------------------------------------------------------------
 // linux-alb
 
-const ALB_RATE: &str = "50mbit";
+/// linux-alb's links on `kind` of switch.
+pub fn alb_scale(kind: SwitchKind) -> Scale {
+    match kind {
+        SwitchKind::Lagkit => Scale {
+            rate: "1gbit",
+            factor: 1.0,
+            note: "1 Gbit/s links, the original's own rate (factor 1)",
+        },
+        SwitchKind::Ovs => Scale {
+            rate: "50mbit",
+            factor: 20.0,
+            note: "50 Mbit/s links stand for the original's 1 Gbit/s adapters (factor 20), so that 4 links stay within what Open vSwitch's userspace datapath forwards on 2 cores",
+        },
+    }
+}
 
 fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
     let dir = if load == "stream" { "rx" } else { "tx" };
@@ -922,11 +983,9 @@ fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
         plural(k, "client"),
         if dir == "rx" { "receives" } else { "transmits" }
     );
+    let scale = alb_scale(kind);
     let mut t = String::from("name = \"linux-alb\"\n\n");
-    t += &scale_toml(
-        "50 Mbit/s links stand for the original's 1 Gbit/s adapters (factor 20)",
-        20.0,
-    );
+    t += &scale_toml(&scale);
     let (hosts, clients) = star_toml(
         "10.0.4",
         kind,
@@ -934,7 +993,7 @@ fn alb_config(k: usize, load: &str, seconds: u32, kind: SwitchKind) -> Config {
         &[],
         k,
         k,
-        ALB_RATE,
+        scale.rate,
     );
     t += &hosts;
     let cl: Vec<&str> = clients.iter().map(String::as_str).collect();
@@ -1233,7 +1292,7 @@ mod tests {
                 .links
                 .iter()
                 .all(|l| l.rate.as_ref().unwrap().bits == 1_000_000_000));
-            assert!(c.text.contains("rate = \"1gbit\"") && !c.text.contains("100mbit\""));
+            assert!(c.text.contains("rate = \"1gbit\"") && !c.text.contains("250mbit\""));
             let s = c.topo.scale.as_ref().unwrap();
             assert_eq!(s.factor, Some(1.0), "{}", c.key);
             assert!(
@@ -1247,6 +1306,44 @@ mod tests {
             .at_rate(&crate::topology::Rate::parse("250mbit").unwrap());
         let s = hp.configs[0].topo.scale.as_ref().unwrap();
         assert_eq!(s.factor, Some(4.0));
+    }
+
+    #[test]
+    fn each_scenario_runs_at_its_scale_and_open_vswitch_keeps_the_slower_one() {
+        let rates = |sc: &Scenario| -> Vec<(u64, f64)> {
+            let c = &sc.configs[0];
+            let f = c.topo.scale.as_ref().and_then(|s| s.factor).unwrap();
+            let mut v: Vec<(u64, f64)> = (c.topo.links.iter())
+                .map(|l| (l.rate.as_ref().unwrap().bits, f))
+                .collect();
+            v.dedup();
+            v
+        };
+        let bits = |r: &str| crate::topology::Rate::parse(r).unwrap().bits;
+        for kind in [SwitchKind::Lagkit, SwitchKind::Ovs] {
+            for (sc, scale) in [
+                (ibm_6513(false, kind), ibm_6513_scale(kind)),
+                (hp_apa(false, kind), hp_apa_scale(kind)),
+                (linux_alb(false, kind), alb_scale(kind)),
+            ] {
+                assert_eq!(
+                    rates(&sc),
+                    [(bits(scale.rate), scale.factor)],
+                    "{}",
+                    sc.name
+                );
+                // Every link of the original ran at 1 Gbit/s.
+                assert_eq!(bits(scale.rate) as f64 * scale.factor, 1e9, "{}", sc.name);
+            }
+        }
+        // lagkit's switch forwards in the kernel: the lab runs faster
+        // through it than through Open vSwitch's userspace datapath.
+        for f in [ibm_6513_scale, hp_apa_scale, alb_scale] {
+            assert!(bits(f(SwitchKind::Lagkit).rate) > bits(f(SwitchKind::Ovs).rate));
+        }
+        assert_eq!(alb_scale(SwitchKind::Lagkit).rate, "1gbit");
+        assert_eq!(rates(&lpm(false)), [(bits("1gbit"), 10.0)]);
+        assert_eq!(rates(&zvm(false)), [(bits("100mbit"), 10.0)]);
     }
 
     #[test]
