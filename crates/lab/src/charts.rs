@@ -233,7 +233,7 @@ mod tests {
     fn a_sweep_over_link_counts_is_drawn_as_series_by_links() {
         let c = mbps(&recorded("hp-apa"));
         let labels: Vec<&str> = c.groups.iter().map(|g| g.label.as_str()).collect();
-        assert_eq!(labels, ["1x25M", "2x25M", "4x25M", "8x25M"]);
+        assert_eq!(labels, ["1x250M", "2x250M", "4x250M", "8x250M"]);
         assert_eq!(
             c.series,
             [
@@ -242,8 +242,8 @@ mod tests {
                 "both: server transmits and receives"
             ]
         );
-        // Every bar has its capacity: 8 links both ways, 400 Mbit/s.
-        assert_eq!(c.groups[3].bars[2].reference, Some(400.0));
+        // Every bar has its capacity: 8 links of 250 Mbit/s both ways.
+        assert_eq!(c.groups[3].bars[2].reference, Some(4000.0));
         assert!(c
             .groups
             .iter()
@@ -267,6 +267,6 @@ mod tests {
                 g.label
             );
         }
-        assert!(c.note.as_deref().unwrap().contains("factor 10"));
+        assert!(c.note.as_deref().unwrap().contains("factor 4"));
     }
 }
