@@ -49,7 +49,7 @@ fn lpm_configurations_become_flows_and_ends() {
     let p = src[0];
     assert_eq!(p.flows.iter().filter(|f| f.dir == Dir::Out).count(), 8);
     assert_eq!(p.out.links, 2);
-    assert_eq!(p.out.rate_bps, 1e8);
+    assert_eq!(p.out.rate_bps, 1e9);
     assert!(
         p.into_by.contains("back to back"),
         "the peer's bond spreads what src receives: {}",
