@@ -29,6 +29,9 @@ pub const FDB_LIMIT: u32 = 16_384;
 /// (`lagkit_switch::police::LEARN_PER_SECOND`).
 pub const LEARN_PER_SECOND: u32 = 1_000;
 const F_TRACE: u32 = 1;
+/// `LKSW_PORT_SLOTS` and `LKSW_PORT_SEARCH` (`PlanAbi::port_at`).
+const PORT_SLOTS: usize = 256;
+const PORT_SEARCH: u8 = 0xff;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/switch.bpf.o"));
 const PROGRAM: &str = "lksw_ingress";
@@ -45,7 +48,7 @@ struct PortAbi {
     channel: u8,
     standalone: u8,
     bundled: u8,
-    reserved: u8,
+    direct: u8,
     allowed: [u64; VLAN_WORDS],
 }
 
@@ -61,6 +64,7 @@ struct PlanAbi {
     seed: u64,
     port: [PortAbi; MAX_PORTS],
     channel: [[u8; BUCKETS]; MAX_CHANNELS],
+    port_at: [u8; PORT_SLOTS],
 }
 
 /// `LKSW_CHANNEL`: where an address lives is a channel's index with this
@@ -226,6 +230,12 @@ pub struct SwitchPort {
     pub standalone: bool,
     /// A member its channel sends and takes on.
     pub bundled: bool,
+    /// Its device is a veth with its peer in another namespace and no
+    /// queueing discipline: the last copy of a frame it sends is handed
+    /// straight to the peer's receive path (`bpf_redirect_peer`), without
+    /// the veth's transmit and the peer's backlog queue. The veth's own
+    /// packet counters do not count such frames; the switch's do.
+    pub direct: bool,
 }
 
 /// What the switch's core publishes to the kernel.
@@ -282,7 +292,7 @@ impl SwitchPlan {
             channel: 0,
             standalone: 0,
             bundled: 0,
-            reserved: 0,
+            direct: 0,
             allowed: [0; VLAN_WORDS],
         };
         let mut abi = PlanAbi {
@@ -294,6 +304,7 @@ impl SwitchPlan {
             seed: 0,
             port: [zero; MAX_PORTS],
             channel: [[0; BUCKETS]; MAX_CHANNELS],
+            port_at: port_slots(self.ports.iter().map(|p| p.ifindex)),
         };
         for (a, p) in abi.port.iter_mut().zip(&self.ports) {
             a.ifindex = p.ifindex;
@@ -302,6 +313,7 @@ impl SwitchPlan {
             a.channel = p.channel.map_or(0, |c| c as u8 + 1);
             a.standalone = p.standalone.into();
             a.bundled = p.bundled.into();
+            a.direct = p.direct.into();
             match &p.vlans {
                 PortVlans::Access(v) => a.vlan = *v,
                 PortVlans::Trunk { native, allowed } => {
@@ -320,6 +332,31 @@ impl SwitchPlan {
         }
         Ok(abi)
     }
+}
+
+/// `PlanAbi::port_at` of the ports on interfaces `ifindex` (in port
+/// order): each slot 1 + the one port whose interface falls in it, 0 for
+/// none, [`PORT_SEARCH`] for two or more (or a port index beyond what a
+/// slot holds).
+fn port_slots(ifindex: impl Iterator<Item = u32>) -> [u8; PORT_SLOTS] {
+    let mut at = [0u8; PORT_SLOTS];
+    for (i, x) in ifindex.enumerate() {
+        let slot = &mut at[x as usize % PORT_SLOTS];
+        *slot = match (*slot, u8::try_from(i + 1)) {
+            (0, Ok(p)) if p != PORT_SEARCH => p,
+            _ => PORT_SEARCH,
+        };
+    }
+    at
+}
+
+/// Whether a tcx program runs on the egress of interface `ifname` (of the
+/// calling thread's namespace): a frame handed straight to the veth's peer
+/// would skip it.
+pub fn egress_programs(ifname: &str) -> Result<bool, Error> {
+    SchedClassifier::query_tcx(ifname, TcAttachType::Egress)
+        .map(|(_, programs)| !programs.is_empty())
+        .map_err(Error::Program)
 }
 
 /// The switch's program, loaded (not attached).
@@ -526,14 +563,24 @@ mod tests {
     use super::*;
 
     /// The sizes the C side has (the loader refuses a map whose value size
-    /// differs; the verifier printed `vs=34336` for the plan).
+    /// differs; the verifier printed `vs=34592` for the plan).
+    #[test]
+    fn a_port_is_found_by_its_interfaces_slot_and_a_shared_slot_is_searched() {
+        let at = port_slots([7, 300, 8, 263].into_iter());
+        assert_eq!(at[7], PORT_SEARCH, "7 and 263 share a slot");
+        assert_eq!(at[300 % PORT_SLOTS], 2);
+        assert_eq!(at[8], 3);
+        assert_eq!(at.iter().filter(|&&x| x != 0).count(), 3);
+        assert!(port_slots(std::iter::empty()).iter().all(|&x| x == 0));
+    }
+
     #[test]
     fn the_abi_has_the_c_sides_sizes() {
         assert_eq!(std::mem::size_of::<PortAbi>(), 528);
-        assert_eq!(std::mem::size_of::<PlanAbi>(), 34336);
+        assert_eq!(std::mem::size_of::<PlanAbi>(), 34592);
         assert_eq!(
             std::mem::size_of::<crate::abi::Plans<PlanAbi>>(),
-            8 + 16 * 34336
+            8 + 16 * 34592
         );
         assert_eq!(std::mem::size_of::<PortCounts>(), 200);
         assert_eq!(std::mem::size_of::<LearnAbi>(), 24);
@@ -552,6 +599,7 @@ mod tests {
             channel,
             standalone: false,
             bundled: true,
+            direct: false,
         };
         let plan = SwitchPlan {
             ports: vec![

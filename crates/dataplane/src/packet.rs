@@ -20,9 +20,9 @@
 //! - [`Receive`]: when the kernel moves the data frames (lagkit's BPF
 //!   engine), the socket takes only what the control plane reads, so data
 //!   frames are never copied to user space: bound to EtherType 0x8809 when
-//!   slow protocols are all it needs (other frames never visit it), or to
-//!   every frame with a filter (`SO_ATTACH_FILTER`) when it also reads ARP
-//!   or Cisco's multicast.
+//!   slow protocols are all it needs (other frames never visit it), to the
+//!   kernel's 802.2 protocol for Cisco's multicast, or to every frame with
+//!   a filter (`SO_ATTACH_FILTER`) when it also reads ARP.
 //!
 //! Batching uses `recvmmsg`/`sendmmsg`; [`PacketConfig::batched`] = false
 //! makes one system call per frame, to measure what batching is worth.
@@ -80,12 +80,34 @@ pub enum Receive {
     /// Slow-protocol frames only (EtherType 0x8809). The socket is bound to
     /// that EtherType, so the kernel never hands it anything else.
     Slow,
-    /// What a switch's control plane takes: frames to the slow-protocols
-    /// address 01-80-C2-00-00-02 (LACP, Marker) or to Cisco's multicast
-    /// 01-00-0C-CC-CC-CC (PAgP, CDP), as `lagkit_switch::Bridge` tells
-    /// control frames from data. A filter drops the rest, so a switch port
-    /// whose data frames the kernel forwards hands the daemon none of them.
-    Protocols,
+    /// 802.2 frames (a length field where the EtherType would be: the
+    /// kernel's `ETH_P_802_2`) to Cisco's multicast 01-00-0C-CC-CC-CC:
+    /// PAgP, CDP. The socket is bound to that protocol and a filter drops
+    /// 802.2 frames to other addresses (STP's, say), so no data frame ever
+    /// visits it. With [`Receive::Slow`] beside it on the same interface:
+    /// what a switch port whose data frames the kernel forwards hands its
+    /// control plane.
+    Cisco,
+}
+
+impl Receive {
+    /// The classic BPF filter the socket gets, if any.
+    fn filter(self) -> Option<&'static [libc::sock_filter]> {
+        match self {
+            Receive::Control => Some(&CONTROL_FILTER),
+            Receive::Cisco => Some(&CISCO_FILTER),
+            Receive::All | Receive::Slow => None,
+        }
+    }
+
+    /// The protocol the socket is bound to (host order).
+    fn protocol(self) -> u16 {
+        match self {
+            Receive::All | Receive::Control => libc::ETH_P_ALL as u16,
+            Receive::Slow => libc::ETH_P_SLOW as u16,
+            Receive::Cisco => libc::ETH_P_802_2 as u16,
+        }
+    }
 }
 
 impl PacketConfig {
@@ -135,16 +157,13 @@ const CONTROL_FILTER: [libc::sock_filter; 9] = [
 ];
 
 /// Classic BPF: accept a frame (whole) if its destination is
-/// 01-80-C2-00-00-02 or 01-00-0C-CC-CC-CC, else drop it.
-/// Jumps count from the next instruction: index 7 drops, 8 accepts.
-const PROTOCOLS_FILTER: [libc::sock_filter; 9] = [
+/// 01-00-0C-CC-CC-CC, else drop it.
+/// Jumps count from the next instruction: index 4 drops, 5 accepts.
+const CISCO_FILTER: [libc::sock_filter; 6] = [
     op(LDW, 0, 0, 0),
-    op(JEQ, 3, 0, 0x0180_c200),
-    op(JEQ, 0, 4, 0x0100_0ccc),
+    op(JEQ, 0, 2, 0x0100_0ccc),
     op(LDH, 0, 0, 4),
-    op(JEQ, 3, 2, 0xcccc),
-    op(LDH, 0, 0, 4),
-    op(JEQ, 1, 0, 0x0002),
+    op(JEQ, 1, 0, 0xcccc),
     op(RET, 0, 0, 0),
     op(RET, 0, 0, 0x40000),
 ];
@@ -226,12 +245,7 @@ impl PacketSocket {
             1,
             "setsockopt(PACKET_IGNORE_OUTGOING)",
         )?;
-        let filter: Option<&[libc::sock_filter]> = match cfg.receive {
-            Receive::Control => Some(&CONTROL_FILTER),
-            Receive::Protocols => Some(&PROTOCOLS_FILTER),
-            Receive::All | Receive::Slow => None,
-        };
-        if let Some(filter) = filter {
+        if let Some(filter) = cfg.receive.filter() {
             // Before bind: no data frame is ever queued.
             sys_packet::attach_filter(fd.as_fd(), filter)
                 .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))?;
@@ -251,11 +265,8 @@ impl PacketSocket {
             "setsockopt(SO_SNDBUFFORCE)",
         )?;
 
-        let protocol = match cfg.receive {
-            Receive::All | Receive::Control | Receive::Protocols => libc::ETH_P_ALL as u16,
-            Receive::Slow => libc::ETH_P_SLOW as u16,
-        };
-        bind_packet(&fd, ifindex, protocol).map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
+        bind_packet(&fd, ifindex, cfg.receive.protocol())
+            .map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
 
         if cfg.promisc {
             sys_packet::add_membership(fd.as_fd(), ifindex, libc::PACKET_MR_PROMISC as u16)
@@ -270,12 +281,18 @@ impl PacketSocket {
         })
     }
 
-    /// From now on, reads only what [`Receive::Protocols`] takes (frames
-    /// already queued stay: a reader that must not see data frames checks
-    /// each frame's destination too).
-    pub fn receive_only_protocols(&self) -> Result<(), SysError> {
-        sys_packet::attach_filter(self.fd.as_fd(), &PROTOCOLS_FILTER)
-            .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))
+    /// From now on, reads only what `what` takes: its filter first, then
+    /// bound to its protocol, so the kernel stops handing the socket
+    /// anything else (frames already queued stay: a reader that must not
+    /// see data frames checks each frame too). Bound to one protocol, the
+    /// socket is no longer visited by the frames of any other, which a
+    /// socket for every protocol is, filter or not.
+    pub fn receive_only(&self, what: Receive) -> Result<(), SysError> {
+        if let Some(filter) = what.filter() {
+            sys_packet::attach_filter(self.fd.as_fd(), filter)
+                .map_err(|e| SysError::new("setsockopt(SO_ATTACH_FILTER)", e))?;
+        }
+        bind_packet(&self.fd, self.ifindex, what.protocol())
     }
 
     /// The member interface: MAC, MTU, carrier, up/down.
@@ -543,7 +560,7 @@ mod tests {
         let slow = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x02];
         let cisco = [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc];
         let cases = [
-            (slow, 0x8809, true, true),
+            (slow, 0x8809, true, false),
             (cisco, 0x0032, true, true),
             ([0xff; 6], 0x0806, true, false),
             ([0xff; 6], 0x0800, false, false),
@@ -554,7 +571,7 @@ mod tests {
             ([0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcd], 0x0032, false, false),
             ([0x01, 0x00, 0x0c, 0xcc, 0x00, 0x02], 0x0800, false, false),
         ];
-        for (dst, ethertype, control, protocols) in cases {
+        for (dst, ethertype, control, cisco) in cases {
             let f = frame_to(dst, ethertype);
             let what = format!("{dst:02x?} {ethertype:#06x}");
             assert_eq!(
@@ -562,11 +579,7 @@ mod tests {
                 control,
                 "control: {what}"
             );
-            assert_eq!(
-                run_filter(&PROTOCOLS_FILTER, &f) > 0,
-                protocols,
-                "protocols: {what}"
-            );
+            assert_eq!(run_filter(&CISCO_FILTER, &f) > 0, cisco, "cisco: {what}");
         }
     }
 

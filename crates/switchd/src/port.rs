@@ -2,7 +2,7 @@
 //! its configuration says, and watched by the loop's epoll.
 
 use crate::error::{sys, SwitchError};
-use lagkit_dataplane::{Device, PacketConfig, PacketSocket};
+use lagkit_dataplane::{Device, PacketConfig, PacketSocket, Receive};
 use lagkit_switch::config::SwitchConfig;
 use lagkit_switch::core::PortInfo;
 use lagkit_switch::PortId;
@@ -12,8 +12,16 @@ use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags};
 /// One port: the device that carries it and its socket.
 pub(crate) struct Port {
     pub device: String,
+    /// Sends everything; reads every frame, or (the kernel forwarding)
+    /// slow-protocol frames only.
     pub sock: PacketSocket,
+    /// The kernel forwarding: reads Cisco's multicast (PAgP, CDP).
+    pub cisco: Option<PacketSocket>,
 }
+
+/// The epoll data of a port's [`Port::cisco`] socket: this bit and the
+/// port's index.
+pub(crate) const CISCO_SOCKET: u64 = 1 << 32;
 
 impl Port {
     /// Opens port `p` on `device`, sets the device administratively up
@@ -62,7 +70,37 @@ impl Port {
         let port = Port {
             device: device.to_string(),
             sock,
+            cisco: None,
         };
         Ok((port, PortInfo { mac, carrier }))
+    }
+
+    /// The kernel forwards the data frames: the port's socket is bound to
+    /// the slow protocols and a second one, added to `epoll` as port `p`'s
+    /// [`CISCO_SOCKET`], to Cisco's multicast. Two sockets bound to their
+    /// protocols, rather than one for every frame with a filter: a socket
+    /// for every frame is visited by each data frame the port receives,
+    /// before the kernel forwards it (about 0.1 µs a frame on a veth).
+    pub fn receive_control_only(&mut self, p: PortId, epoll: &Epoll) -> Result<(), String> {
+        self.sock
+            .receive_only(Receive::Slow)
+            .map_err(|e| e.to_string())?;
+        let cisco = PacketSocket::open(&PacketConfig {
+            // The port's socket made the device promiscuous already.
+            promisc: false,
+            rcvbuf: 1 << 20,
+            sndbuf: 1 << 16,
+            receive: Receive::Cisco,
+            ..PacketConfig::new(&self.device)
+        })
+        .map_err(|e| e.to_string())?;
+        epoll
+            .add(
+                cisco.poll_fd(),
+                EpollEvent::new(EpollFlags::EPOLLIN, CISCO_SOCKET | p.0 as u64),
+            )
+            .map_err(|e| format!("epoll_ctl: {e}"))?;
+        self.cisco = Some(cisco);
+        Ok(())
     }
 }

@@ -203,14 +203,22 @@ static __always_inline void learn(struct lksw_plan *pl, struct lksw_counters *c,
 	__builtin_memcpy(key.mac, src, 6);
 	e = bpf_map_lookup_elem(&fdb, &key);
 	if (e) {
-		/* Gone and back elsewhere is a new entry, not a move. */
-		if (e->at != at && now - e->seen <= pl->aging_ns) {
-			moves = bpf_map_lookup_elem(&globals, &zero);
-			if (moves)
-				(*moves)++;
+		if (e->at != at) {
+			/* Gone and back elsewhere is a new entry, not a move. */
+			if (now - e->seen <= pl->aging_ns) {
+				moves = bpf_map_lookup_elem(&globals, &zero);
+				if (moves)
+					(*moves)++;
+			}
+			e->at = at;
+			e->seen = now;
+		} else if (now - e->seen > (pl->aging_ns >> LKSW_SEEN_SHIFT)) {
+			/* An address that stays put is refreshed at most once per
+			 * 1/1024 of the aging time: a write on every frame would
+			 * move the entry's cache line to this CPU each time, and
+			 * the other direction's frames read it on the other one. */
+			e->seen = now;
 		}
-		e->at = at;
-		e->seen = now;
 		return;
 	}
 	if (!learn_allowed(port, now)) {
@@ -387,7 +395,7 @@ __noinline int add_copy(struct __sk_buff *skb, __u32 i, __u32 vlan, __u32 payloa
  * function, checked once for any arguments. */
 __noinline int send_copy(struct __sk_buff *skb, __u32 i)
 {
-	__u32 zero = 0, ifindex;
+	__u32 zero = 0, ifindex, port, direct;
 	struct sw_scratch *s = bpf_map_lookup_elem(&sw_scratch, &zero);
 	struct lksw_plan *pl = plan_of(s);
 	struct lksw_egress *e;
@@ -395,13 +403,24 @@ __noinline int send_copy(struct __sk_buff *skb, __u32 i)
 	if (!pl || !s || !skb)
 		return TC_ACT_SHOT;
 	e = &s->out.egress[i & (LKSW_MAX_PORTS - 1)];
-	if (e->port >= LKSW_MAX_PORTS)
+	/* Read once, before any helper: the port's fields then need no
+	 * second bounds check. */
+	port = e->port;
+	if (port >= LKSW_MAX_PORTS)
 		return 0;
-	ifindex = pl->port[e->port].ifindex;
+	port &= LKSW_MAX_PORTS - 1;
+	ifindex = pl->port[port].ifindex;
+	direct = pl->port[port].direct;
 	if (e->tagged && bpf_skb_vlan_push(skb, bpf_htons(TPID), e->vlan))
 		return 0;
-	if (i + 1 >= s->out.egresses)
+	if (i + 1 >= s->out.egresses) {
+		/* A veth with its peer in another namespace and no qdisc
+		 * (lksw_port.direct): into the peer's receive path at once,
+		 * not through the veth and its peer's backlog queue. */
+		if (direct)
+			return bpf_redirect_peer(ifindex, 0);
 		return bpf_redirect(ifindex, 0);
+	}
 	bpf_clone_redirect(skb, ifindex, 0);
 	if (e->tagged && bpf_skb_vlan_pop(skb))
 		return TC_ACT_SHOT;
@@ -458,7 +477,7 @@ int lksw_ingress(struct __sk_buff *skb)
 	struct flood_ctx flood = {};
 	struct copy_ctx cc = {};
 	struct lksw_plans *all;
-	__u32 active;
+	__u32 active, at;
 
 	/* The plan in force, read once: every step below reads this slot. */
 	all = bpf_map_lookup_elem(&plans, &zero);
@@ -469,14 +488,22 @@ int lksw_ingress(struct __sk_buff *skb)
 	if (active == 0 || active > LKSW_PLAN_SLOTS)
 		return TC_ACT_OK; /* no plan yet */
 	s->slot = active - 1;
-	bpf_loop(LKSW_MAX_PORTS, find_one, &fc, 0);
-	port = fc.port;
-	if (port < 0 || port >= LKSW_MAX_PORTS)
+	pl = plan_of(s);
+	if (!pl)
+		return TC_ACT_OK;
+	at = pl->port_at[skb->ifindex & (LKSW_PORT_SLOTS - 1)];
+	if (at == LKSW_PORT_SEARCH) {
+		bpf_loop(LKSW_MAX_PORTS, find_one, &fc, 0);
+		port = fc.port;
+	} else {
+		port = (int)at - 1;
+	}
+	if (port < 0 || port >= LKSW_MAX_PORTS || port >= pl->ports ||
+	    pl->port[port].ifindex != skb->ifindex)
 		return TC_ACT_OK; /* not a port of this switch */
 	in_port = port;
-	pl = plan_of(s);
 	c = bpf_map_lookup_elem(&counters, &in_port);
-	if (!pl || !c)
+	if (!c)
 		return TC_ACT_SHOT;
 	p = &pl->port[in_port & (LKSW_MAX_PORTS - 1)];
 	/* The frame as it was on the wire: an offloaded tag is 4 bytes of it. */
@@ -570,7 +597,11 @@ int lksw_ingress(struct __sk_buff *skb)
 	cc.payload = payload;
 	cc.bits = bits;
 	cc.n = n;
-	bpf_loop(LKSW_MAX_PORTS + LKSW_MAX_CHANNELS, copy_one, &cc, 0);
+	/* A known destination (one target) needs no loop. */
+	if (n == 1)
+		add_copy(skb, 0, vlan, payload, bits);
+	else
+		bpf_loop(LKSW_MAX_PORTS + LKSW_MAX_CHANNELS, copy_one, &cc, 0);
 	n = s->out.egresses;
 	if (!n)
 		return drop(c, pl, LKSW_DROP_NO_PATH);
@@ -589,7 +620,10 @@ int lksw_ingress(struct __sk_buff *skb)
 		return TC_ACT_SHOT;
 	cc.n = n;
 	s->ret = 0;
-	bpf_loop(LKSW_MAX_PORTS, send_one, &cc, 0);
+	if (n == 1)
+		s->ret = send_copy(skb, 0);
+	else
+		bpf_loop(LKSW_MAX_PORTS, send_one, &cc, 0);
 	return s->ret ? s->ret : TC_ACT_SHOT;
 control:
 	if (pl->flags & LKSW_F_TRACE) {
@@ -599,6 +633,7 @@ control:
 			t->egresses = 0;
 		}
 	}
-	/* The daemon's packet socket has its copy; the host stack gets none. */
-	return TC_ACT_SHOT;
+	/* On to the daemon's packet sockets, bound to these frames'
+	 * protocols (slow protocols, 802.2 LLC): they see no other frame. */
+	return TC_ACT_OK;
 }

@@ -43,7 +43,7 @@ struct lksw_port {
 	__u8 channel;    /* 0: none; else the channel's index + 1 */
 	__u8 standalone; /* a channel member forwarding on its own */
 	__u8 bundled;    /* a channel member its channel sends and takes on */
-	__u8 reserved;
+	__u8 direct;     /* frames go straight to its veth peer (below) */
 	__u64 allowed[LKSW_VLAN_WORDS]; /* trunk: the VLANs it carries */
 };
 
@@ -51,6 +51,14 @@ struct lksw_port {
 struct lksw_channel {
 	__u8 bucket[LKSW_BUCKETS];
 };
+
+/* struct lksw_plan.port_at: a frame's port found by its interface in one
+ * step, not a search of port[] on every frame. port_at[ifindex %
+ * LKSW_PORT_SLOTS] is 1 + the port on that interface, 0 for none, or
+ * LKSW_PORT_SEARCH where two ports' interfaces share the slot (port[] is
+ * searched then). */
+#define LKSW_PORT_SLOTS 256
+#define LKSW_PORT_SEARCH 0xff
 
 /* Everything the program decides by. */
 struct lksw_plan {
@@ -62,6 +70,7 @@ struct lksw_plan {
 	__u64 seed;     /* strong's seed */
 	struct lksw_port port[LKSW_MAX_PORTS];
 	struct lksw_channel channel[LKSW_MAX_CHANNELS];
+	__u8 port_at[LKSW_PORT_SLOTS];
 };
 
 /* The plans the core publishes, as the bond's (lagkit.bpf.c `plans`): the
@@ -85,8 +94,13 @@ struct lksw_fdb_key {
 struct lksw_fdb_entry {
 	__u32 at; /* a port index, or LKSW_CHANNEL | channel index */
 	__u32 reserved;
-	__u64 seen; /* bpf_ktime_get_ns() */
+	__u64 seen; /* bpf_ktime_get_ns(), refreshed in steps (below) */
 };
+
+/* `seen` of an address that stays on its port is refreshed once it is
+ * older than aging_ns >> LKSW_SEEN_SHIFT (0.29 s of the default 300 s),
+ * so an entry may age out up to that much before the bridge's would. */
+#define LKSW_SEEN_SHIFT 10
 
 /* Per-CPU counters of one port (lagkit_switch::PortCounters' fields that
  * forwarding counts). */

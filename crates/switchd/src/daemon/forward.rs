@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::frames::{retag, segment_payload, tag_of};
+use crate::port::CISCO_SOCKET;
 use lagkit_dataplane::vnet::VnetRepr;
 use lagkit_switch::Verdict;
 
@@ -108,17 +109,28 @@ impl Switch {
 }
 
 impl Switch {
-    /// Under the BPF engine: the control frames the ready ports' sockets
-    /// hold (the kernel forwarded, and counted, everything else; a data
-    /// frame queued before the socket's filter was set is left alone).
-    pub(super) fn control_ready(&mut self, ready: &[usize], now: u64) {
-        for &i in ready {
+    /// Under the BPF engine: the control frames the ready sockets hold
+    /// (epoll data: the port's index, with [`CISCO_SOCKET`] for its Cisco
+    /// socket); the kernel forwarded, and counted, everything else; a
+    /// data frame queued before the socket was bound to its protocol is
+    /// left alone.
+    pub(super) fn control_ready(&mut self, ready: &[u64], now: u64) {
+        for &data in ready {
+            let i = (data & !CISCO_SOCKET) as usize;
             for _ in 0..ROUNDS_PER_WAKE {
                 let Some(port) = self.ports.get(i) else {
                     break;
                 };
+                let sock = if data & CISCO_SOCKET != 0 {
+                    match &port.cisco {
+                        Some(s) => s,
+                        None => break,
+                    }
+                } else {
+                    &port.sock
+                };
                 self.batch.clear();
-                match port.sock.recv(&mut self.batch) {
+                match sock.recv(&mut self.batch) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {}
                 }
