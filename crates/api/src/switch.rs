@@ -115,10 +115,6 @@ pub struct Forwarding {
     pub kernel_ports: Option<usize>,
     /// Under the BPF engine: the plans published to it since start.
     pub plans: Option<u64>,
-    /// Under the BPF engine: the ports that hand what they send straight
-    /// to their veth peer (no qdisc on them).
-    #[serde(default)]
-    pub direct_ports: Option<usize>,
     /// Entries in the address table of the engine that forwards.
     pub addresses: usize,
     /// The most it holds.

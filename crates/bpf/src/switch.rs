@@ -48,7 +48,7 @@ struct PortAbi {
     channel: u8,
     standalone: u8,
     bundled: u8,
-    direct: u8,
+    reserved: u8,
     allowed: [u64; VLAN_WORDS],
 }
 
@@ -88,8 +88,9 @@ pub struct TableEntry {
     pub seen: u64,
 }
 
-/// The kernel's monotonic clock in nanoseconds, which the program's
-/// `bpf_ktime_get_ns` reads: the time base of [`TableEntry::seen`].
+/// The kernel's monotonic clock in nanoseconds: the time base of
+/// [`TableEntry::seen`] (the program reads its coarse form, up to a tick
+/// behind).
 pub fn kernel_now() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
         .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
@@ -230,12 +231,6 @@ pub struct SwitchPort {
     pub standalone: bool,
     /// A member its channel sends and takes on.
     pub bundled: bool,
-    /// Its device is a veth with its peer in another namespace and no
-    /// queueing discipline: the last copy of a frame it sends is handed
-    /// straight to the peer's receive path (`bpf_redirect_peer`), without
-    /// the veth's transmit and the peer's backlog queue. The veth's own
-    /// packet counters do not count such frames; the switch's do.
-    pub direct: bool,
 }
 
 /// What the switch's core publishes to the kernel.
@@ -292,7 +287,7 @@ impl SwitchPlan {
             channel: 0,
             standalone: 0,
             bundled: 0,
-            direct: 0,
+            reserved: 0,
             allowed: [0; VLAN_WORDS],
         };
         let mut abi = PlanAbi {
@@ -313,7 +308,6 @@ impl SwitchPlan {
             a.channel = p.channel.map_or(0, |c| c as u8 + 1);
             a.standalone = p.standalone.into();
             a.bundled = p.bundled.into();
-            a.direct = p.direct.into();
             match &p.vlans {
                 PortVlans::Access(v) => a.vlan = *v,
                 PortVlans::Trunk { native, allowed } => {
@@ -348,15 +342,6 @@ fn port_slots(ifindex: impl Iterator<Item = u32>) -> [u8; PORT_SLOTS] {
         };
     }
     at
-}
-
-/// Whether a tcx program runs on the egress of interface `ifname` (of the
-/// calling thread's namespace): a frame handed straight to the veth's peer
-/// would skip it.
-pub fn egress_programs(ifname: &str) -> Result<bool, Error> {
-    SchedClassifier::query_tcx(ifname, TcAttachType::Egress)
-        .map(|(_, programs)| !programs.is_empty())
-        .map_err(Error::Program)
 }
 
 /// The switch's program, loaded (not attached).
@@ -599,7 +584,6 @@ mod tests {
             channel,
             standalone: false,
             bundled: true,
-            direct: false,
         };
         let plan = SwitchPlan {
             ports: vec![

@@ -185,7 +185,6 @@ fn plan(b: &Bridge, ifindex: &[u32]) -> SwitchPlan {
             channel: (i >= 6).then_some(0),
             standalone: b.is_standalone(PortId(i)),
             bundled: ch.is_bundled(PortId(i)),
-            direct: false,
         })
         .collect();
     SwitchPlan {
@@ -469,7 +468,6 @@ fn a_frame_meets_one_whole_plan_while_plans_change() {
                     channel: None,
                     standalone: false,
                     bundled: false,
-                    direct: false,
                 })
                 .collect(),
             channels: Vec::new(),

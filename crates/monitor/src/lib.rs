@@ -18,7 +18,6 @@ pub mod carrier;
 pub mod combine;
 pub mod debounce;
 pub mod ethtool;
-pub mod qdisc;
 
 pub use combine::{Combine, Watchers};
 pub use debounce::Debounce;

@@ -22,15 +22,6 @@
 //! Each port's learning rate is set in the kernel once at start, from the
 //! bridge's. Not done by the kernel: storm control (a configuration with
 //! it runs the userspace engine).
-//!
-//! A port whose device is a veth with its peer in another namespace and no
-//! queueing discipline is `direct` in the plan: the kernel hands what it
-//! sends straight to the peer (a frame crosses the switch with one pass
-//! through a backlog queue instead of two). Which ports are is the
-//! kernel's to say (links and qdiscs listed over rtnetlink,
-//! [`Kernel::recheck_paths`]); the shell asks again whenever a qdisc
-//! changes and at every refresh, so a port shaped after the switch started
-//! sends through its shaping from then on.
 
 use lagkit_bpf::switch::{
     kernel_now, PortCounts, PortVlans, SwitchPath, SwitchPlan, SwitchPort, TableEntry, CHANNEL,
@@ -54,16 +45,14 @@ pub fn vlans_of(b: &Bridge) -> Vec<PortVlans> {
 }
 
 /// The plan the kernel forwards by, as the core's bridge stands: port `i`
-/// is device `ifindex[i]` with VLANs `vlans[i]`, sending straight to its
-/// peer if `direct[i]`; channels in ascending number, each bucket naming
-/// the port that sends it.
-pub fn plan_of(b: &Bridge, ifindex: &[u32], direct: &[bool], vlans: &[PortVlans]) -> SwitchPlan {
+/// is device `ifindex[i]` with VLANs `vlans[i]`; channels in ascending
+/// number, each bucket naming the port that sends it.
+pub fn plan_of(b: &Bridge, ifindex: &[u32], vlans: &[PortVlans]) -> SwitchPlan {
     let channels: Vec<ChannelId> = b.channel_ids().collect();
     let ports = b
         .ports()
         .zip(ifindex.iter().zip(vlans))
-        .enumerate()
-        .map(|(i, ((p, c), (&ifindex, vlans)))| {
+        .map(|((p, c), (&ifindex, vlans))| {
             let channel = channels
                 .iter()
                 .position(|&id| b.channel(id).is_some_and(|ch| ch.has(p)));
@@ -77,7 +66,6 @@ pub fn plan_of(b: &Bridge, ifindex: &[u32], direct: &[bool], vlans: &[PortVlans]
                 bundled: channel
                     .and_then(|k| b.channel(channels[k]))
                     .is_some_and(|ch| ch.is_bundled(p)),
-                direct: direct.get(i).copied().unwrap_or(false),
             }
         })
         .collect();
@@ -114,57 +102,6 @@ pub fn forgotten(old: &SwitchPlan, new: &SwitchPlan) -> Vec<u32> {
         }
     }
     out
-}
-
-/// Which of the ports on devices `ifindex` may send straight to their
-/// peer: veths with the peer in another namespace (`veths`) that nothing
-/// on their transmit path would miss: no qdisc but `noqueue`
-/// (`queueing`), no packet socket tapping every protocol on them or on
-/// every interface (`taps`, 0 for every interface), no tcx program on
-/// their egress (`egress`).
-pub fn direct_of(
-    ifindex: &[u32],
-    veths: &[u32],
-    queueing: &[u32],
-    taps: &[u32],
-    egress: &[bool],
-) -> Vec<bool> {
-    let tapped_everywhere = taps.contains(&0);
-    ifindex
-        .iter()
-        .enumerate()
-        .map(|(k, i)| {
-            veths.contains(i)
-                && !queueing.contains(i)
-                && !tapped_everywhere
-                && !taps.contains(i)
-                && !egress.get(k).copied().unwrap_or(true)
-        })
-        .collect()
-}
-
-/// [`direct_of`] for `devices` (with indexes `ifindex`) as the kernel
-/// lists this namespace's links, qdiscs, packet sockets and tcx programs
-/// now; every port sends through its transmit path if a list fails.
-fn direct_now(devices: &[String], ifindex: &[u32]) -> Vec<bool> {
-    let egress: Result<Vec<bool>, String> = devices
-        .iter()
-        .map(|d| lagkit_bpf::switch::egress_programs(d).map_err(|e| e.to_string()))
-        .collect();
-    match (
-        lagkit_sys::link::veths_with_peer_elsewhere().map_err(|e| e.to_string()),
-        lagkit_sys::tc::queueing().map_err(|e| e.to_string()),
-        lagkit_sys::packet::packet_taps().map_err(|e| format!("/proc/net/packet: {e}")),
-        egress,
-    ) {
-        (Ok(veths), Ok(queueing), Ok(taps), Ok(egress)) => {
-            direct_of(ifindex, &veths, &queueing, &taps, &egress)
-        }
-        (Err(e), ..) | (_, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => {
-            tracing::warn!("every port sends through its transmit path: {e}");
-            vec![false; ifindex.len()]
-        }
-    }
 }
 
 /// What the kernel counted, as the bridge counts it.
@@ -235,10 +172,7 @@ fn logical_of(at: u32, channels: &[ChannelId]) -> Option<Logical> {
 /// publishes to it and reads back.
 pub struct Kernel {
     path: SwitchPath,
-    devices: Vec<String>,
     ifindex: Vec<u32>,
-    /// Per port: whether it sends straight to its veth peer.
-    direct: Vec<bool>,
     vlans: Vec<PortVlans>,
     /// The plan in force.
     published: SwitchPlan,
@@ -261,8 +195,6 @@ pub struct KernelFacts {
     pub plans: u64,
     /// Entries in the kernel's address table.
     pub entries: usize,
-    /// Ports sending straight to their veth peer.
-    pub direct: usize,
 }
 
 impl Kernel {
@@ -287,8 +219,7 @@ impl Kernel {
             path.set_learn_rate(p.0, b.learn_rate(p))?;
         }
         let vlans = vlans_of(b);
-        let direct = direct_now(devices, &ifindex);
-        let published = plan_of(b, &ifindex, &direct, &vlans);
+        let published = plan_of(b, &ifindex, &vlans);
         path.publish(&published)?;
         for d in devices {
             path.attach(d)?;
@@ -296,9 +227,7 @@ impl Kernel {
         Ok(Kernel {
             path,
             counted: vec![PortCounts::default(); ifindex.len()],
-            devices: devices.to_vec(),
             ifindex,
-            direct,
             vlans,
             published,
             plans: 1,
@@ -319,7 +248,7 @@ impl Kernel {
                 tracing::warn!(switch = %core.name(), "aging the kernel's address table: {e}");
             }
         }
-        let plan = plan_of(core.bridge(), &self.ifindex, &self.direct, &self.vlans);
+        let plan = plan_of(core.bridge(), &self.ifindex, &self.vlans);
         if plan == self.published {
             return false;
         }
@@ -375,32 +304,12 @@ impl Kernel {
         );
     }
 
-    /// Asks the kernel again which ports may send straight to their peer
-    /// (the next [`Kernel::publish`] publishes a change); logs each port
-    /// that changed.
-    pub fn recheck_paths(&mut self, core: &Core) {
-        let now = direct_now(&self.devices, &self.ifindex);
-        for (i, (&was, &is)) in self.direct.iter().zip(&now).enumerate() {
-            if was != is {
-                tracing::info!(switch = %core.name(), port = %core.port_name(PortId(i)),
-                    "{}", if is { "sends straight to its veth peer (nothing on its transmit path)" } else { "sends through its transmit path (a qdisc, a capture or a tc program there)" });
-            }
-        }
-        self.direct = now;
-    }
-
-    /// Ports that send straight to their veth peer.
-    fn direct_ports(&self) -> usize {
-        self.direct.iter().filter(|&&d| d).count()
-    }
-
     /// What `show platform forwarding` says of it.
     pub fn facts(&self) -> KernelFacts {
         KernelFacts {
             ports: self.ifindex.len(),
             plans: self.plans,
             entries: self.path.table().map_or(0, |t| t.len()),
-            direct: self.direct_ports(),
         }
     }
 }
@@ -447,12 +356,7 @@ mod tests {
         let mut b = bridge();
         b.set_bundled(PortId(2), true);
         b.set_bundled(PortId(3), true);
-        let plan = plan_of(
-            &b,
-            &[11, 12, 13, 14],
-            &[false, true, false, false],
-            &vlans_of(&b),
-        );
+        let plan = plan_of(&b, &[11, 12, 13, 14], &vlans_of(&b));
         assert_eq!(plan.ports[0].vlans, PortVlans::Access(10));
         assert_eq!(
             plan.ports[1].vlans,
@@ -481,33 +385,6 @@ mod tests {
         assert_eq!(plan.channels, vec![ch]);
         assert!(ch.contains(&Some(2)) && ch.contains(&Some(3)));
         assert_eq!(plan.aging_ns, lagkit_switch::fdb::DEFAULT_AGING_NS);
-        assert_eq!(
-            plan.ports.iter().map(|p| p.direct).collect::<Vec<_>>(),
-            [false, true, false, false]
-        );
-    }
-
-    #[test]
-    fn only_a_veth_with_its_peer_elsewhere_and_no_queueing_sends_direct() {
-        // 11: such a veth; 12: shaped (tbf); 13: its peer here, or not a
-        // veth; 14: a veth with a clsact qdisc (filters).
-        let no = [false; 4];
-        assert_eq!(
-            direct_of(&[11, 12, 13, 14], &[11, 12, 14], &[12, 14, 99], &[], &no),
-            [true, false, false, false]
-        );
-        assert_eq!(direct_of(&[5], &[], &[], &[], &[false]), [false]);
-        // A capture on 11, a tcx program on 12's egress, a capture on
-        // every interface.
-        let veths = [11, 12, 13];
-        assert_eq!(
-            direct_of(&[11, 12, 13], &veths, &[], &[11], &[false, true, false]),
-            [false, false, true]
-        );
-        assert_eq!(
-            direct_of(&[11, 12, 13], &veths, &[], &[0], &[false; 3]),
-            [false; 3]
-        );
     }
 
     #[test]
@@ -516,9 +393,9 @@ mod tests {
         let v = vlans_of(&b);
         b.set_bundled(PortId(2), true);
         b.set_bundled(PortId(3), true);
-        let both = plan_of(&b, &[1, 2, 3, 4], &[false; 4], &v);
+        let both = plan_of(&b, &[1, 2, 3, 4], &v);
         b.set_bundled(PortId(3), false);
-        let one = plan_of(&b, &[1, 2, 3, 4], &[false; 4], &v);
+        let one = plan_of(&b, &[1, 2, 3, 4], &v);
         assert_eq!(
             one.channels[0],
             [Some(2); 8],
@@ -529,13 +406,13 @@ mod tests {
             "the channel still has a member"
         );
         b.set_bundled(PortId(2), false);
-        let none = plan_of(&b, &[1, 2, 3, 4], &[false; 4], &v);
+        let none = plan_of(&b, &[1, 2, 3, 4], &v);
         assert_eq!(forgotten(&one, &none), vec![CHANNEL]);
         b.set_standalone(PortId(2), true);
-        let alone = plan_of(&b, &[1, 2, 3, 4], &[false; 4], &v);
+        let alone = plan_of(&b, &[1, 2, 3, 4], &v);
         assert_eq!(forgotten(&none, &alone), vec![2]);
         b.set_enabled(PortId(0), false);
-        let shut = plan_of(&b, &[1, 2, 3, 4], &[false; 4], &v);
+        let shut = plan_of(&b, &[1, 2, 3, 4], &v);
         assert_eq!(forgotten(&alone, &shut), vec![0]);
         assert_eq!(forgotten(&shut, &shut), Vec::<u32>::new());
     }

@@ -363,7 +363,6 @@ fn platform_forwarding(sw: &Switch) -> Response {
         why: why.to_string(),
         kernel_ports: kernel.as_ref().map(|k| k.ports),
         plans: kernel.as_ref().map(|k| k.plans),
-        direct_ports: kernel.as_ref().map(|k| k.direct),
         addresses: kernel.as_ref().map_or(fdb.len(), |k| k.entries),
         address_limit: fdb.limit(),
     };
@@ -381,10 +380,6 @@ fn platform_forwarding(sw: &Switch) -> Response {
         text.push_str(&format!(
             "  Ports attached: {} (tcx ingress)\n  Plans published: {}\n",
             k.ports, k.plans
-        ));
-        text.push_str(&format!(
-            "  Sending straight to their veth peer: {} of {} ports (no qdisc on them; their veths' own counters miss these frames)\n",
-            k.direct, k.ports
         ));
     }
     text.push_str(&format!(

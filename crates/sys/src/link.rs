@@ -11,7 +11,7 @@ use netlink_packet_route::link::{
 };
 use netlink_packet_route::RouteNetlinkMessage;
 
-use crate::netlink::{call, listed, CREATE, EXCL};
+use crate::netlink::{call, CREATE, EXCL};
 use crate::Error;
 
 /// What [`set`] changes on a link; `None` leaves a property as it is.
@@ -133,43 +133,6 @@ fn link_call(
     )
 }
 
-/// The interfaces of the calling thread's namespace that are veths with
-/// their peer in another namespace (`IFLA_LINK_NETNSID` is present only
-/// then): where a frame may be handed straight to the peer.
-pub fn veths_with_peer_elsewhere() -> Result<Vec<u32>, Error> {
-    let links = listed(
-        RouteNetlinkMessage::GetLink(LinkMessage::default()),
-        |errno| Error::Link {
-            op: "list",
-            name: "every".into(),
-            errno,
-        },
-        |source| Error::Socket {
-            op: "list",
-            object: "links".into(),
-            source,
-        },
-    )?;
-    Ok(links.iter().filter_map(veth_with_peer_elsewhere).collect())
-}
-
-/// A link message's interface index if it describes a veth whose peer is
-/// in another namespace.
-fn veth_with_peer_elsewhere(m: &RouteNetlinkMessage) -> Option<u32> {
-    let RouteNetlinkMessage::NewLink(l) = m else {
-        return None;
-    };
-    let veth = l.attributes.iter().any(|a| {
-        matches!(a, LinkAttribute::LinkInfo(infos)
-            if infos.iter().any(|i| matches!(i, LinkInfo::Kind(InfoKind::Veth))))
-    });
-    let elsewhere = l
-        .attributes
-        .iter()
-        .any(|a| matches!(a, LinkAttribute::LinkNetNsId(_)));
-    (veth && elsewhere).then_some(l.header.index)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,38 +221,5 @@ mod tests {
         assert_eq!(&got[40..48], &[8, 0, 4, 0, 0x28, 0x23, 0, 0]);
         assert_eq!(&got[48..60], &[10, 0, 1, 0, 2, 0, 0, 0, 0, 1, 0, 0]);
         assert_eq!(got.len(), 60);
-    }
-
-    #[test]
-    fn a_veth_counts_only_with_its_peer_in_another_namespace() {
-        let link = |index: u32, kind: Option<InfoKind>, netns: bool| {
-            let mut l = LinkMessage::default();
-            l.header.index = index;
-            if let Some(k) = kind {
-                l.attributes
-                    .push(LinkAttribute::LinkInfo(vec![LinkInfo::Kind(k)]));
-            }
-            if netns {
-                l.attributes.push(LinkAttribute::LinkNetNsId(0));
-            }
-            RouteNetlinkMessage::NewLink(l)
-        };
-        assert_eq!(
-            veth_with_peer_elsewhere(&link(4, Some(InfoKind::Veth), true)),
-            Some(4)
-        );
-        assert_eq!(
-            veth_with_peer_elsewhere(&link(5, Some(InfoKind::Veth), false)),
-            None
-        );
-        assert_eq!(
-            veth_with_peer_elsewhere(&link(6, Some(InfoKind::Dummy), true)),
-            None
-        );
-        assert_eq!(veth_with_peer_elsewhere(&link(7, None, true)), None);
-        assert_eq!(
-            veth_with_peer_elsewhere(&RouteNetlinkMessage::DelLink(LinkMessage::default())),
-            None
-        );
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_REQUEST,
 };
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
@@ -92,86 +92,6 @@ pub fn exchange(msg: &[u8], seq: u32) -> Result<(), Failure> {
             None => {}
         }
     }
-}
-
-/// Asks for a dump of what `msg` names (`NLM_F_DUMP`) and returns the
-/// kernel's messages, in its order.
-pub fn dump(msg: RouteNetlinkMessage) -> Result<Vec<RouteNetlinkMessage>, Failure> {
-    let seq = next_seq();
-    let mut req = NetlinkMessage::new(NetlinkHeader::default(), NetlinkPayload::from(msg));
-    req.header.flags = NLM_F_REQUEST | NLM_F_DUMP;
-    req.header.sequence_number = seq;
-    req.finalize();
-    let mut bytes = vec![0; req.buffer_len()];
-    req.serialize(&mut bytes);
-    let mut sock = Socket::new(NETLINK_ROUTE).map_err(Failure::Socket)?;
-    sock.bind_auto().map_err(Failure::Socket)?;
-    sock.connect(&SocketAddr::new(0, 0))
-        .map_err(Failure::Socket)?;
-    sock.send(&bytes, 0).map_err(Failure::Socket)?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut out = Vec::new();
-    loop {
-        let n = sock.recv(&mut &mut buf[..], 0).map_err(Failure::Socket)?;
-        if n == 0 {
-            return Err(Failure::Socket(std::io::ErrorKind::UnexpectedEof.into()));
-        }
-        if let Some(end) = dumped(&buf[..n], seq, &mut out) {
-            return end.map(|()| out).map_err(Failure::Refused);
-        }
-    }
-}
-
-/// Adds the messages of one datagram of dump `seq` to `out`; `Some` once
-/// the dump ended (`Ok`) or was refused.
-fn dumped(buf: &[u8], seq: u32, out: &mut Vec<RouteNetlinkMessage>) -> Option<Result<(), Errno>> {
-    let mut off = 0;
-    while off < buf.len() {
-        let Ok(msg) = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&buf[off..]) else {
-            // A message this crate cannot read ends the datagram, not the
-            // dump: its length still says where the next one starts.
-            let len = buf
-                .get(off..off + 4)
-                .map_or(0, |b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize);
-            if len == 0 {
-                return None;
-            }
-            off += (len + 3) & !3;
-            continue;
-        };
-        let len = msg.header.length as usize;
-        if msg.header.sequence_number == seq {
-            match msg.payload {
-                NetlinkPayload::Done(_) => return Some(Ok(())),
-                NetlinkPayload::Error(e) => {
-                    return Some(match e.code {
-                        None => Ok(()),
-                        Some(c) => Err(Errno::from_raw(c.get().saturating_neg())),
-                    })
-                }
-                NetlinkPayload::InnerMessage(m) => out.push(m),
-                _ => {}
-            }
-        }
-        if len == 0 {
-            return None;
-        }
-        off += (len + 3) & !3;
-    }
-    None
-}
-
-/// [`dump`], a failure turned into the caller's error with `refused` (for
-/// an errno) or `socket`.
-pub(crate) fn listed(
-    msg: RouteNetlinkMessage,
-    refused: impl FnOnce(Errno) -> crate::Error,
-    socket: impl FnOnce(std::io::Error) -> crate::Error,
-) -> Result<Vec<RouteNetlinkMessage>, crate::Error> {
-    dump(msg).map_err(|f| match f {
-        Failure::Refused(errno) => refused(errno),
-        Failure::Socket(e) => socket(e),
-    })
 }
 
 /// Builds `msg` with `flags`, sends it and turns a failure into the

@@ -406,44 +406,8 @@ unsafe fn timestamp_ns(msg: &libc::msghdr) -> Option<u64> {
     None
 }
 
-/// The interfaces that packet sockets of the calling thread's namespace
-/// tap for every protocol (`ETH_P_ALL`, running), from
-/// `/proc/net/packet`: 0 stands for a socket on every interface
-/// (`tcpdump -i any`). Such a socket sees what an interface sends only if
-/// the frame goes through the interface's transmit path.
-pub fn packet_taps() -> io::Result<Vec<u32>> {
-    Ok(taps_in(&std::fs::read_to_string("/proc/net/packet")?))
-}
-
-/// [`packet_taps`] of a `/proc/net/packet` text: its columns are `sk
-/// RefCnt Type Proto Iface R Rmem User Inode`, Proto in hex.
-fn taps_in(text: &str) -> Vec<u32> {
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let proto = u16::from_str_radix(f.get(3)?, 16).ok()?;
-            let iface = f.get(4)?.parse::<u32>().ok()?;
-            let running = *f.get(5)? == "1";
-            (running && proto == libc::ETH_P_ALL as u16).then_some(iface)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn taps_are_running_sockets_for_every_protocol() {
-        let text = "sk               RefCnt Type Proto  Iface R Rmem   User   Inode\n\
-ffff8c0d01a2b000 3      3    0003   7      1 0      0      1001\n\
-ffff8c0d01a2b800 3      3    8809   7      1 0      0      1002\n\
-ffff8c0d01a2c000 3      3    0003   0      1 0      0      1003\n\
-ffff8c0d01a2c800 3      3    0003   9      0 0      0      1004\n\
-garbage\n";
-        assert_eq!(taps_in(text), [7, 0]);
-        assert!(taps_in("").is_empty());
-    }
-
     use super::*;
 
     #[test]

@@ -17,7 +17,7 @@ use netlink_packet_route::tc::{
 use netlink_packet_route::RouteNetlinkMessage;
 use nix::errno::Errno;
 
-use crate::netlink::{call, listed, CREATE, EXCL};
+use crate::netlink::{call, CREATE, EXCL};
 use crate::Error;
 
 /// Which clsact hook a filter sits on.
@@ -165,40 +165,6 @@ pub fn delete_filter(dev: &str, direction: Direction, pref: u16) -> Result<(), E
     )
 }
 
-/// The interfaces of the calling thread's namespace with a qdisc other
-/// than `noqueue` (the veth's own default): a root that queues (and may
-/// shape), or `clsact`/`ingress` with classic filters. A frame handed
-/// around an interface's transmit path would skip them.
-pub fn queueing() -> Result<Vec<u32>, Error> {
-    let qdiscs = listed(
-        RouteNetlinkMessage::GetQueueDiscipline(TcMessage::default()),
-        |errno| Error::Tc {
-            op: "list qdiscs",
-            dev: "every interface".into(),
-            errno,
-        },
-        |source| Error::Socket {
-            op: "list",
-            object: "qdiscs".into(),
-            source,
-        },
-    )?;
-    Ok(qdiscs.iter().filter_map(queueing_root).collect())
-}
-
-/// A qdisc message's interface index unless the qdisc is `noqueue`.
-fn queueing_root(m: &RouteNetlinkMessage) -> Option<u32> {
-    let RouteNetlinkMessage::NewQueueDiscipline(q) = m else {
-        return None;
-    };
-    let noqueue = q
-        .attributes
-        .iter()
-        .any(|a| matches!(a, TcAttribute::Kind(k) if k == "noqueue"));
-    // An interface index is a positive int.
-    (!noqueue).then_some(q.header.index as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,25 +232,5 @@ mod tests {
             0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0xf2, 0xff, 0xff, 0xff, 0, 0, 0x03, 0xc1,
         ];
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn every_qdisc_but_noqueue_counts() {
-        let qdisc = |index: i32, parent: TcHandle, kind: &str| {
-            let mut m = on(index as u32);
-            m.header.parent = parent;
-            m.attributes.push(TcAttribute::Kind(kind.into()));
-            RouteNetlinkMessage::NewQueueDiscipline(m)
-        };
-        assert_eq!(queueing_root(&qdisc(3, TcHandle::ROOT, "tbf")), Some(3));
-        assert_eq!(queueing_root(&qdisc(3, TcHandle::ROOT, "noqueue")), None);
-        assert_eq!(
-            queueing_root(&qdisc(3, TcHandle::CLSACT, "clsact")),
-            Some(3)
-        );
-        assert_eq!(
-            queueing_root(&qdisc(9, TcHandle::ROOT, "fq_codel")),
-            Some(9)
-        );
     }
 }

@@ -165,6 +165,13 @@ static __always_inline int drop(struct lksw_counters *c, struct lksw_plan *pl, _
 
 #define LEARN_NS 1000000000ULL
 
+/* How long ago `then` was at `now`: 0 if another CPU wrote a later time
+ * than this run read. */
+static __always_inline __u64 since(__u64 now, __u64 then)
+{
+	return now > then ? now - then : 0;
+}
+
 /* LearnLimiter::allow: whether port `port` may learn one more new address
  * at `now`; spends it if so. */
 static __always_inline int learn_allowed(__u32 port, __u64 now)
@@ -177,7 +184,7 @@ static __always_inline int learn_allowed(__u32 port, __u64 now)
 	cap = (__u64)l->rate * LEARN_NS;
 	credit = l->credit;
 	if (l->at) {
-		credit += (now - l->at) * l->rate;
+		credit += since(now, l->at) * l->rate;
 		if (credit > cap || credit < l->credit)
 			credit = cap;
 	}
@@ -205,14 +212,14 @@ static __always_inline void learn(struct lksw_plan *pl, struct lksw_counters *c,
 	if (e) {
 		if (e->at != at) {
 			/* Gone and back elsewhere is a new entry, not a move. */
-			if (now - e->seen <= pl->aging_ns) {
+			if (since(now, e->seen) <= pl->aging_ns) {
 				moves = bpf_map_lookup_elem(&globals, &zero);
 				if (moves)
 					(*moves)++;
 			}
 			e->at = at;
 			e->seen = now;
-		} else if (now - e->seen > (pl->aging_ns >> LKSW_SEEN_SHIFT)) {
+		} else if (since(now, e->seen) > (pl->aging_ns >> LKSW_SEEN_SHIFT)) {
 			/* An address that stays put is refreshed at most once per
 			 * 1/1024 of the aging time: a write on every frame would
 			 * move the entry's cache line to this CPU each time, and
@@ -237,7 +244,7 @@ static __always_inline long lookup(struct lksw_plan *pl, __u16 vlan, const __u8 
 
 	__builtin_memcpy(key.mac, dst, 6);
 	e = bpf_map_lookup_elem(&fdb, &key);
-	if (!e || now - e->seen > pl->aging_ns)
+	if (!e || since(now, e->seen) > pl->aging_ns)
 		return -1;
 	return e->at;
 }
@@ -395,7 +402,7 @@ __noinline int add_copy(struct __sk_buff *skb, __u32 i, __u32 vlan, __u32 payloa
  * function, checked once for any arguments. */
 __noinline int send_copy(struct __sk_buff *skb, __u32 i)
 {
-	__u32 zero = 0, ifindex, port, direct;
+	__u32 zero = 0, ifindex, port;
 	struct sw_scratch *s = bpf_map_lookup_elem(&sw_scratch, &zero);
 	struct lksw_plan *pl = plan_of(s);
 	struct lksw_egress *e;
@@ -403,24 +410,14 @@ __noinline int send_copy(struct __sk_buff *skb, __u32 i)
 	if (!pl || !s || !skb)
 		return TC_ACT_SHOT;
 	e = &s->out.egress[i & (LKSW_MAX_PORTS - 1)];
-	/* Read once, before any helper: the port's fields then need no
-	 * second bounds check. */
 	port = e->port;
 	if (port >= LKSW_MAX_PORTS)
 		return 0;
-	port &= LKSW_MAX_PORTS - 1;
-	ifindex = pl->port[port].ifindex;
-	direct = pl->port[port].direct;
+	ifindex = pl->port[port & (LKSW_MAX_PORTS - 1)].ifindex;
 	if (e->tagged && bpf_skb_vlan_push(skb, bpf_htons(TPID), e->vlan))
 		return 0;
-	if (i + 1 >= s->out.egresses) {
-		/* A veth with its peer in another namespace and no qdisc
-		 * (lksw_port.direct): into the peer's receive path at once,
-		 * not through the veth and its peer's backlog queue. */
-		if (direct)
-			return bpf_redirect_peer(ifindex, 0);
+	if (i + 1 >= s->out.egresses)
 		return bpf_redirect(ifindex, 0);
-	}
 	bpf_clone_redirect(skb, ifindex, 0);
 	if (e->tagged && bpf_skb_vlan_pop(skb))
 		return TC_ACT_SHOT;
@@ -570,7 +567,11 @@ int lksw_ingress(struct __sk_buff *skb)
 	if (payload > p->mtu)
 		return drop(c, pl, LKSW_DROP_GIANT);
 	from = p->channel && !p->standalone ? LKSW_CHANNEL | (p->channel - 1) : in_port;
-	now = bpf_ktime_get_ns();
+	/* The clock of the last tick (CLOCK_MONOTONIC_COARSE, the
+	 * daemon's CLOCK_MONOTONIC a few ms behind): ample for ages in
+	 * seconds and a learning rate per second, and no clock read per
+	 * frame. */
+	now = bpf_ktime_get_coarse_ns();
 	if (!(h[6] & 1))
 		learn(pl, c, vlan, h + 6, from, in_port, now);
 	known = !(h[0] & 1) ? lookup(pl, vlan, h, now) : -1;

@@ -43,7 +43,7 @@ struct lksw_port {
 	__u8 channel;    /* 0: none; else the channel's index + 1 */
 	__u8 standalone; /* a channel member forwarding on its own */
 	__u8 bundled;    /* a channel member its channel sends and takes on */
-	__u8 direct;     /* frames go straight to its veth peer (below) */
+	__u8 reserved;
 	__u64 allowed[LKSW_VLAN_WORDS]; /* trunk: the VLANs it carries */
 };
 
@@ -94,7 +94,7 @@ struct lksw_fdb_key {
 struct lksw_fdb_entry {
 	__u32 at; /* a port index, or LKSW_CHANNEL | channel index */
 	__u32 reserved;
-	__u64 seen; /* bpf_ktime_get_ns(), refreshed in steps (below) */
+	__u64 seen; /* bpf_ktime_get_coarse_ns(), refreshed in steps (below) */
 };
 
 /* `seen` of an address that stays on its port is refreshed once it is
@@ -131,7 +131,7 @@ struct lksw_counters {
  * lets slightly more than the rate through, never fewer. */
 struct lksw_learn {
 	__u64 credit;
-	__u64 at;   /* bpf_ktime_get_ns() of the last try; 0: never */
+	__u64 at;   /* bpf_ktime_get_coarse_ns() of the last try; 0: never */
 	__u32 rate; /* set by the daemon for each port */
 	__u32 reserved;
 };

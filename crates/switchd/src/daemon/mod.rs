@@ -35,7 +35,6 @@ use lagkit_api::capture::{CaptureStart, Direction, Taps};
 use lagkit_api::control::{BindError, ControlServer, Pending};
 use lagkit_dataplane::{Device, RxBatch};
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
-use lagkit_monitor::qdisc::QdiscWatcher;
 use lagkit_switch::config::SwitchConfig;
 use lagkit_switch::core::Transmit;
 use lagkit_switch::{Core, PortId};
@@ -81,16 +80,10 @@ pub struct Switch {
     taps: Taps,
     /// The BPF engine, when the kernel forwards (`None`: this loop does).
     kernel: Option<Kernel>,
-    /// With the BPF engine: qdiscs changing (a port may have to send
-    /// through a qdisc, not straight to its veth peer).
-    qdiscs: Option<QdiscWatcher>,
     /// Which engine forwards, and why.
     engine: (EngineKind, String),
     /// When the kernel's counters and table were last copied into the core.
     refreshed: u64,
-    /// When the kernel was last asked which ports may send straight to
-    /// their veth peer.
-    repathed: u64,
 }
 
 /// What `lagkit switch` was given: the configuration and the ports.
@@ -110,11 +103,6 @@ pub struct Options {
 /// How often, at most, the kernel's counters and address table are copied
 /// into the core when no request asks for them (the metrics read them).
 const REFRESH_EVERY_NS: u64 = 1_000_000_000;
-
-/// How often, at most, the kernel is asked which ports may send straight
-/// to their veth peer without a qdisc event: how long a capture or a tc
-/// program newly on a port's egress may miss frames.
-const REPATH_EVERY_NS: u64 = 100_000_000;
 
 impl Switch {
     /// The name of the switch a configuration describes (`hostname`, or
@@ -183,15 +171,6 @@ impl Switch {
                     })?;
             }
         }
-        // Opened before the ports' paths are known, so no change between
-        // the two goes unseen.
-        let qdiscs = match kernel {
-            Some(_) => Some(QdiscWatcher::open().map_err(|e| SwitchError::System {
-                what: "a netlink socket for qdisc events".into(),
-                why: e.to_string(),
-            })?),
-            None => None,
-        };
         let mut sw = Switch {
             core,
             ports,
@@ -205,10 +184,8 @@ impl Switch {
             epoch,
             taps: Taps::default(),
             kernel,
-            qdiscs,
             engine,
             refreshed: 0,
-            repathed: 0,
         };
         sw.send_control();
         tracing::info!(switch = %sw.core.name(), ports = n, channels = sw.core.channels().len(), socket = %path.display(), engine = %sw.engine.0, why = %sw.engine.1, "switch up");
@@ -256,13 +233,6 @@ impl Switch {
         self.link_events(now);
         self.core.handle_timeout(now);
         if let Some(k) = self.kernel.as_mut() {
-            // A qdisc is known at once; a capture or a tc program on a
-            // port's egress (no event tells of those) within REPATH_EVERY_NS.
-            let qdisc = self.qdiscs.as_mut().is_some_and(|q| q.changed());
-            if qdisc || now.saturating_sub(self.repathed) >= REPATH_EVERY_NS {
-                k.recheck_paths(&self.core);
-                self.repathed = now;
-            }
             // The core's decisions of this wake-up reach the kernel before
             // it sleeps again.
             k.publish(&self.core, now);
