@@ -9,8 +9,8 @@
  * counted; dropped if the port is shut, the frame a runt, an IEEE
  * link-local frame, from a channel member that is not bundled, of a VLAN
  * the port does not carry, or larger than its MTU; slow-protocol and
- * Cisco-multicast frames are counted as control and left to the daemon's
- * packet socket (which saw them before this program ran); the source is
+ * Cisco-multicast frames are counted as control and passed on to the
+ * daemon's packet sockets (bound to those protocols alone); the source is
  * learned into the address table (per VLAN, aged, moves counted, refused
  * when full); the destination is sent to the port or channel it was
  * learned on, or flooded within the VLAN to every other port and channel;
