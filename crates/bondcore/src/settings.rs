@@ -546,9 +546,7 @@ impl PagpSettings {
         let mut cfg = pagp::SystemConfig::new(name, bond_mac);
         cfg.group_ifindex = ifindex;
         cfg.max_ports = self.max_ports;
-        if self.fast {
-            cfg.timers.slow_hello = cfg.timers.fast_hello;
-        }
+        cfg.timers.fast_rate = self.fast;
         cfg
     }
 
@@ -783,7 +781,10 @@ mod tests {
         assert_eq!(sys.timers, pagp::Timers::default());
         p.fast = true;
         let t = p.system_config("b", bond, 7).timers;
-        assert_eq!(t.slow_hello, t.fast_hello);
+        assert_eq!(t.hello_interval(true), t.fast_hello);
+        assert!(!t.sends_slow(true));
+        // A partner's slow hellos still age by the slow interval.
+        assert_eq!(t.slow_hello, pagp::Timers::default().slow_hello);
         let pc = p.port_config("eth1", 3, bond, false);
         assert_eq!(
             (pc.mode, pc.silence, pc.ifindex, pc.port_priority),

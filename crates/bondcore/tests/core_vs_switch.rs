@@ -317,9 +317,22 @@ fn a_pagp_silent_failure_takes_the_member_out_after_the_hold_time() {
     );
     forms_within(&mut sim, 10);
     fault(&mut sim, 1, Fault::Blackhole);
-    // Fast hellos (1 s): the partner is declared gone after 3.5 of them.
+    // The bond's fast hellos (1 s): the switch declares it gone after 3.5
+    // of them.
     run(&mut sim, 5.0);
-    assert_eq!(carries(&sim), [true, false]);
+    assert_ne!(flags(&sim)[1], MemberFlag::Bundled);
+    // The switch's hellos are slow (30 s) and say so: the bond keeps what
+    // it heard 3.5 of those, whatever its own rate, and sends into the
+    // hole until then (PAgP's timers are per direction).
+    assert_eq!(carries(&sim), [true, true]);
+    run(&mut sim, 60.0);
+    assert_eq!(carries(&sim), [true, true]);
+    run(&mut sim, 50.0);
+    assert_eq!(
+        carries(&sim),
+        [true, false],
+        "105 s after the last slow hello"
+    );
     assert!(!host(&sim).members()[1].usable());
     fault(&mut sim, 1, Fault::Clear);
     forms_within(&mut sim, 10);

@@ -100,10 +100,11 @@ fn mbps(r: &Report, key: &str) -> f64 {
 /// or the run shows why the model does not apply (see
 /// `Accuracy::agrees_or_explained`: the placement holds with the bytes
 /// each connection carried, so only TCP's rates differ; a race for a MAC
-/// at a switch without a channel; or, in a run where TCP retransmitted 1%
-/// or more of its segments, a spreader that follows measured load, or
-/// members that are not the bottleneck). At least `agreeing` rows agree
-/// outright.
+/// at a switch without a channel; a rebalancing bond whose run is short
+/// enough to include its hash's first placement, within the bound that
+/// start allows; or, in a run where TCP retransmitted 1% or more of its
+/// segments, a spreader that follows measured load, or members that are
+/// not the bottleneck). At least `agreeing` rows agree outright.
 fn assert_plan_agrees(name: &str, r: &Report, agreeing: usize) {
     let acc = lagkit_planner::lab::compare(name, true, r).expect("compare");
     for a in &acc {

@@ -491,13 +491,9 @@ fn pagp_local(sw: &Switch, spec: &ChannelSpec, p: PortId) -> PagpLocal {
     );
     let (flags, state, hello_s, partners, priority) = match &st {
         Some(st) => {
-            let slow = st.state.is_up();
             let timers = sys.map(|s| s.config().timers).unwrap_or_default();
-            let hello = if slow {
-                timers.slow_hello
-            } else {
-                timers.fast_hello
-            };
+            let slow = timers.sends_slow(st.state.is_up());
+            let hello = timers.hello_interval(st.state.is_up());
             let f: String = [
                 (slow, 'S'),
                 (st.consistent, 'C'),

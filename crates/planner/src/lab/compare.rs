@@ -68,6 +68,64 @@ pub struct Accuracy {
     /// The run was CPU-bound (the machine, or a switch's forwarding
     /// thread).
     pub cpu_bound: bool,
+    /// A lagkit bond's rebalancer spreads this direction, and the run was
+    /// short enough for its first placement to show (see [`Settling`]).
+    pub settling: Option<Settling>,
+}
+
+/// How far a run's counters may sit from the rebalancer's steady state
+/// because the run includes the time before its first move: the hash's
+/// first placement may put every flow on one member, and a saturating flow
+/// moves only after the rebalancer's patience (`busy_patience + 1`
+/// intervals). The bound assumes that worst start: one member carries
+/// everything, at its link's rate, for `seconds`, then the plan holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Settling {
+    /// Seconds until the rebalancer's first move of a busy bucket.
+    pub seconds: f64,
+    /// The run's seconds.
+    pub run_seconds: f64,
+    /// The largest share difference that start can cause, percentage points.
+    pub max_pp: f64,
+    /// The largest rate error (predicted over measured, minus 1) it can cause.
+    pub max_rate_error: f64,
+}
+
+impl Settling {
+    /// The bound for a direction whose plan gives `predicted` shares of
+    /// `total_bps` over links of `link_bps` each, in a run of `run_seconds`
+    /// whose rebalancer first moves a busy bucket after `settle_s`.
+    pub fn bound(
+        settle_s: f64,
+        run_seconds: f64,
+        predicted: &[f64],
+        total_bps: f64,
+        link_bps: f64,
+    ) -> Option<Settling> {
+        if !(run_seconds > 0.0 && settle_s > 0.0 && total_bps > 0.0 && link_bps > 0.0) {
+            return None;
+        }
+        let d = run_seconds;
+        let t = settle_s.min(d);
+        // Everything on one member: it carries what it can of the total.
+        let first = t * link_bps.min(total_bps);
+        let after = (d - t) * total_bps;
+        let bytes = first + after;
+        let mut max_pp = 0.0f64;
+        for i in 0..predicted.len() {
+            for (j, &p) in predicted.iter().enumerate() {
+                let on_j = if i == j { first } else { 0.0 };
+                let share = (on_j + after * p) / bytes;
+                max_pp = max_pp.max((share - p).abs() * 100.0);
+            }
+        }
+        Some(Settling {
+            seconds: t,
+            run_seconds: d,
+            max_pp,
+            max_rate_error: total_bps * d / bytes - 1.0,
+        })
+    }
 }
 
 impl Accuracy {
@@ -89,6 +147,18 @@ impl Accuracy {
             || self.placement_holds()
             || (self.lossy.is_some() && (self.rebalanced || !self.bottleneck))
             || (self.cpu_bound && self.rebalanced)
+            || self.settling_explains()
+    }
+
+    /// The shares and the rate are within what the rebalancer's first
+    /// placement can cause before its first move ([`Settling`]), and the
+    /// rate is otherwise within the usual 10%.
+    pub fn settling_explains(&self) -> bool {
+        self.settling.as_ref().is_some_and(|s| {
+            self.max_diff_pp <= s.max_pp
+                && (self.rate_not_compared.is_some()
+                    || (self.rate_error >= -0.10 && self.rate_error <= s.max_rate_error + 0.10))
+        })
     }
 
     /// The shares differ, but only by the rates TCP gave the flows: with
@@ -126,6 +196,15 @@ impl Accuracy {
                 "the run was CPU-bound, and the spreader moves flows by the load it measured, which a starved CPU skews"
                     .into(),
             );
+        }
+        if let Some(s) = self.settling.as_ref().filter(|_| self.settling_explains()) {
+            return Some(format!(
+                "the rebalancer moves a saturating flow only after {:.1} s, so this {:.0} s run may include its first placement, every flow on one member until then: that shifts shares by up to {:.1} pp and the rate by up to {:.0}%",
+                s.seconds,
+                s.run_seconds,
+                s.max_pp,
+                s.max_rate_error * 100.0
+            ));
         }
         let lossy = self.lossy.as_ref()?;
         if self.rebalanced {
@@ -241,20 +320,22 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                 .as_ref()
                 .is_some_and(|b| b.config.mode == Mode::BalanceRr)
         });
-        for (host, out_end, into_end, into_by) in &routed.ends {
+        for e in &routed.ends {
+            let (host, out_end, into_end, into_by) = (&e.host, &e.out, &e.into, &e.into_by);
             let Some(bond) = meas.bonds.iter().find(|b| &b.host == host) else {
                 continue;
             };
             let Some(hb) = t.host(host).and_then(|h| h.bond.as_ref()) else {
                 continue;
             };
-            for (dir, wires, end, by, counter) in [
+            for (dir, wires, end, by, counter, settle_s) in [
                 (
                     "sends",
                     lab.wires_out(host),
                     out_end,
                     format!("{host}'s bond ({})", hb.mode),
                     Counter::TxBytes,
+                    e.out_settle_s,
                 ),
                 (
                     "receives",
@@ -262,6 +343,7 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                     into_end,
                     into_by.clone(),
                     Counter::RxBytes,
+                    e.into_settle_s,
                 ),
             ] {
                 // Only directions with data (not just acknowledgements).
@@ -277,6 +359,8 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                     continue;
                 }
                 let mut predicted: Vec<f64> = wires.iter().map(|w| load[w.index()]).collect();
+                let predicted_wire_bps: f64 = predicted.iter().sum();
+                let link_bps = wires.iter().map(|w| caps[w.index()]).fold(0.0, f64::max);
                 let read = |counter: Counter| -> Vec<f64> {
                     hb.members
                         .iter()
@@ -380,6 +464,11 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                     .unwrap_or((1.0, 1.0));
                 let predicted_mbps = predicted_bps * per_wire / 1e6;
                 let run_seconds = run.workload.as_ref().map_or(0.0, |w| w.seconds);
+                let settling = settle_s
+                    .filter(|_| matches!(end.spread, Spread::Adaptive(_)))
+                    .and_then(|t| {
+                        Settling::bound(t, run_seconds, &predicted, predicted_wire_bps, link_bps)
+                    });
                 let measured_mbps = if carried > 0 && run_seconds > 0.0 {
                     carried as f64 * 8.0 / run_seconds / 1e6
                 } else {
@@ -440,6 +529,7 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                         None
                     },
                     lossy: lossy.clone(),
+                    settling,
                 });
             }
         }

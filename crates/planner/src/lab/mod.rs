@@ -33,7 +33,7 @@ mod model;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{compare, Accuracy};
+pub use compare::{compare, Accuracy, Settling};
 
 use crate::flow::{Dir, Flow};
 use crate::predict::{EndConfig, Spread, DEFAULT_STRONG};
@@ -73,6 +73,22 @@ pub fn spread_of(b: &BondConfig) -> Spread {
         // The lab runs each bond with the default seed unless it names one.
         _ => Spread::Hash(b.hash_policy(DEFAULT_STRONG.seed)),
     }
+}
+
+/// How long a lagkit bond's rebalancer may leave flows where the hash
+/// first put them, in seconds, or `None` for a bond that does not
+/// rebalance. A saturating TCP flow never pauses for the idle gap, so a
+/// busy bucket moves only once `busy_patience` passes in a row were
+/// refused: the first move comes `busy_patience + 1` intervals after the
+/// bond began to rebalance.
+pub fn rebalancer_settle_s(b: &BondConfig) -> Option<f64> {
+    let s = lagkit_bondcore::config::settings_from(b, Vec::new()).ok()?;
+    let s = s.normalised();
+    if !s.rebalances() {
+        return None;
+    }
+    let c = s.adaptive_config();
+    Some(f64::from(c.busy_patience.saturating_add(1)) * c.interval_ns as f64 / 1e9)
 }
 
 /// One bonded host of one configuration, planned.
@@ -148,6 +164,7 @@ pub fn plan_topology(
     let plans: Vec<LabPlan> = routed
         .ends
         .into_iter()
+        .map(|e| (e.host, e.out, e.into, e.into_by))
         .map(|(host, out, into, into_by)| LabPlan {
             key: key.to_string(),
             label: label.to_string(),

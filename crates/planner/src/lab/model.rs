@@ -2,7 +2,7 @@
 //! who spreads over which cables, and each flow's path through them.
 
 use super::flows::{KeyFields, LabFlow};
-use super::spread_of;
+use super::{rebalancer_settle_s, spread_of};
 use crate::flow::{Dir, Flow};
 use crate::predict::{Chooser, EndConfig, Spread, DEFAULT_STRONG, EVERY_LINK};
 use lagkit_bondcfg::Mode;
@@ -199,8 +199,27 @@ pub(super) fn forms_with(t: &Topology, c: &lagkit_lab::topology::Channel, host: 
 pub(super) struct Routed {
     /// Per flow: the wires it crosses, with the fraction of its rate.
     pub(super) paths: Vec<Vec<(Wire, f64)>>,
-    /// Per bonded host: (its bond, who spreads into it).
-    pub(super) ends: Vec<(String, EndConfig, EndConfig, String)>,
+    /// Per bonded host: its bond, and who spreads into it.
+    pub(super) ends: Vec<RoutedEnd>,
+}
+
+/// One bonded host's two directions, as [`route`] found them.
+pub(super) struct RoutedEnd {
+    /// The host.
+    pub(super) host: String,
+    /// How its bond spreads what it sends.
+    pub(super) out: EndConfig,
+    /// How what it receives is spread.
+    pub(super) into: EndConfig,
+    /// Who spreads what it receives, in words.
+    pub(super) into_by: String,
+    /// Seconds the lagkit bond spreading what it sends may take to move
+    /// its first busy bucket ([`super::rebalancer_settle_s`]); `None` when
+    /// nothing rebalances it.
+    pub(super) out_settle_s: Option<f64>,
+    /// The same for what it receives, when a lagkit bond back to back
+    /// spreads it.
+    pub(super) into_settle_s: Option<f64>,
 }
 
 pub(super) fn route(lab: &Lab, flows: &[LabFlow]) -> Routed {
@@ -304,8 +323,8 @@ pub(super) fn route(lab: &Lab, flows: &[LabFlow]) -> Routed {
             .wires_out(&h.name)
             .first()
             .map(|w| lab.far(w.cable, w.a_to_b).to_string());
-        let (into, by) = match stages.get(&(false, h.name.clone())) {
-            Some(s) => (s.0, into_by.get(&h.name).cloned().unwrap_or_default()),
+        let (into, by, into_settle_s) = match stages.get(&(false, h.name.clone())) {
+            Some(s) => (s.0, into_by.get(&h.name).cloned().unwrap_or_default(), None),
             None => match peer.as_deref().and_then(|p| Some((p, bonded(p)?))) {
                 Some((p, pb)) => (
                     EndConfig {
@@ -313,11 +332,19 @@ pub(super) fn route(lab: &Lab, flows: &[LabFlow]) -> Routed {
                         ..out
                     },
                     format!("{p}'s bond ({}), back to back", pb.mode),
+                    rebalancer_settle_s(&pb.config),
                 ),
-                None => (out, "nothing: no traffic into it".into()),
+                None => (out, "nothing: no traffic into it".into(), None),
             },
         };
-        ends.push((h.name.clone(), out, into, by));
+        ends.push(RoutedEnd {
+            host: h.name.clone(),
+            out,
+            into,
+            into_by: by,
+            out_settle_s: rebalancer_settle_s(&b.config),
+            into_settle_s,
+        });
     }
     Routed { paths, ends }
 }

@@ -37,8 +37,15 @@ pub enum Silence {
 pub struct Timers {
     /// Hello interval while a port is being detected, 1 s.
     pub fast_hello: Duration,
-    /// Hello interval once a port is up in the channel, 30 s.
+    /// Hello interval once a port is up in the channel, 30 s. Also how
+    /// long a partner whose hellos carry the slow flag waits between them,
+    /// whatever this end sends: its information ages by this interval.
     pub slow_hello: Duration,
+    /// `pagp rate fast`: this end keeps sending hellos at the fast
+    /// interval once up, without the slow flag, so that its partner ages
+    /// it out in 3.5 s. What this end receives still ages by the rate the
+    /// partner announces.
+    pub fast_rate: bool,
     /// Received information ages out after this many tenths of the
     /// partner's hello interval: 35 (3.5 hellos).
     pub aging_tenths: u32,
@@ -60,6 +67,7 @@ impl Default for Timers {
         Timers {
             fast_hello: Duration::from_secs(1),
             slow_hello: Duration::from_secs(30),
+            fast_rate: false,
             aging_tenths: 35,
             silent_wait: Duration::from_secs(15),
             flush_timeout: Duration::from_secs(1),
@@ -69,6 +77,21 @@ impl Default for Timers {
 }
 
 impl Timers {
+    /// Whether a port in state `up` (in or ready for the channel) sends
+    /// slow hellos, and says so with the slow flag.
+    pub fn sends_slow(&self, up: bool) -> bool {
+        up && !self.fast_rate && self.slow_hello > self.fast_hello
+    }
+
+    /// The interval between the hellos of a port in state `up`.
+    pub fn hello_interval(&self, up: bool) -> Duration {
+        if self.sends_slow(up) {
+            self.slow_hello
+        } else {
+            self.fast_hello
+        }
+    }
+
     /// The time information sent at `hello` intervals stays valid.
     pub fn aging(&self, hello: Duration) -> Duration {
         hello * self.aging_tenths / 10

@@ -686,11 +686,7 @@ impl System {
         }
         // Reference: "hello 1 s while a port is being detected, 30 s once it
         // is up (slow hello)".
-        let interval: Duration = if p.state.is_up() {
-            t.slow_hello
-        } else {
-            t.fast_hello
-        };
+        let interval: Duration = t.hello_interval(p.state.is_up());
         p.need_tx = false;
         p.set_timer(Timer::Hello, Some(now + interval));
         p.counters.info_tx += 1;
@@ -705,10 +701,7 @@ impl System {
         // so it is set only when hellos really go out at the slow rate.
         let t = self.cfg.timers;
         let flags = Flags(0)
-            .with(
-                Flags::SLOW_HELLO,
-                p.state.is_up() && t.slow_hello > t.fast_hello,
-            )
+            .with(Flags::SLOW_HELLO, t.sends_slow(p.state.is_up()))
             .with(Flags::AUTO, p.cfg.mode == Mode::Auto)
             .with(Flags::CONSISTENT, p.consistent);
         let group_ifindex = if p.state == PortState::UpPagp {
@@ -941,8 +934,8 @@ mod tests {
         // Both ends hello every second even once up: no slow flag, so each
         // keeps the other's information 3.5 s, not 105 s.
         let (mut a, mut b) = cfgs();
-        a.timers.slow_hello = a.timers.fast_hello;
-        b.timers.slow_hello = b.timers.fast_hello;
+        a.timers.fast_rate = true;
+        b.timers.fast_rate = true;
         let mut p = Pair::new(a, b, &ports(1, |_| {}, |_| {}));
         p.run_until(Instant::from_secs(5));
         assert_eq!(p.states(0), [PortState::UpPagp]);
@@ -950,6 +943,24 @@ mod tests {
         p.run_until(Instant::from_secs(9));
         assert_eq!(p.states(0), [PortState::Up]);
         assert_eq!(p.states(1), [PortState::Up]);
+    }
+
+    #[test]
+    fn a_fast_end_keeps_its_slow_partner_between_slow_hellos() {
+        // `a` sends fast (pagp rate fast), `b` at the standard rate: once
+        // up, `b` says slow and hellos every 30 s, so `a` must keep what
+        // it heard 105 s, not the 3.5 s of its own rate; `b` keeps `a`'s
+        // fast hellos 3.5 s and notices a silent `a` that soon.
+        let (mut a, b) = cfgs();
+        a.timers.fast_rate = true;
+        let mut p = Pair::new(a, b, &ports(1, |_| {}, |_| {}));
+        p.run_until(Instant::from_secs(100));
+        assert_eq!(p.states(0), [PortState::UpPagp]);
+        assert_eq!(p.states(1), [PortState::UpPagp]);
+        p.up[0] = false;
+        p.run_until(Instant::from_secs(105));
+        assert_eq!(p.states(1), [PortState::Up], "b aged a out");
+        assert_eq!(p.states(0), [PortState::UpPagp], "a keeps b 105 s");
     }
 
     #[test]
