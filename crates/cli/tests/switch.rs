@@ -510,6 +510,29 @@ fn a_silent_failure_leaves_a_pagp_channel() {
         Some(1),
         "the host took eth2 out as well: {st}"
     );
+    // The bond hellos fast, the switch slow once bundled: what the bond
+    // heard on eth1 stays valid 105 s, not the 3.5 s of its own rate, so
+    // the healthy member stays in, and quiet, well past 3.5 s after the
+    // switch's last hello on it. (Aged out, it would leave and rejoin
+    // within a few hellos each time, which a sample of the channel misses
+    // but the hellos the switch then sends on eth1 show.)
+    let eth1_hellos = |st: &Value| {
+        st["members"]
+            .as_array()?
+            .iter()
+            .find(|m| m["name"] == "eth1")?["pagp"]["hellos_rx"]
+            .as_u64()
+    };
+    let heard = eth1_hellos(&st);
+    assert!(heard.is_some(), "no PAgP counters for eth1: {st}");
+    lagkit_testnet::holds_for(
+        "eth1 in the bond's channel, the switch silent on it",
+        Duration::from_secs(5),
+        || {
+            let st = bond_status(&a);
+            st["pagp"]["members_in_channel"].as_u64() == Some(1) && eth1_hellos(&st) == heard
+        },
+    );
     drop(hole);
 }
 

@@ -256,6 +256,20 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
     }
 }
 
+/// Polls `cond` for `duration` and panics with `what` the first time it
+/// does not hold: a condition that must stay true, such as a member that
+/// must not leave.
+pub fn holds_for(what: &str, duration: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    loop {
+        assert!(cond(), "{what} stopped holding after {:?}", start.elapsed());
+        if start.elapsed() >= duration {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Why a TCP connection of [`tcp_until`] was lost.
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
