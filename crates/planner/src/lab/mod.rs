@@ -164,24 +164,23 @@ pub fn plan_topology(
     let plans: Vec<LabPlan> = routed
         .ends
         .into_iter()
-        .map(|e| (e.host, e.out, e.into, e.into_by))
-        .map(|(host, out, into, into_by)| LabPlan {
+        .map(|e| LabPlan {
             key: key.to_string(),
             label: label.to_string(),
             flows: flows
                 .iter()
-                .filter(|f| f.from == host || f.to == host)
+                .filter(|f| f.from == e.host || f.to == e.host)
                 .map(|f| Flow {
                     key: f.key,
-                    dir: if f.from == host { Dir::Out } else { Dir::In },
+                    dir: if f.from == e.host { Dir::Out } else { Dir::In },
                     bytes: f.bytes,
                     demand_bps: None,
                 })
                 .collect(),
-            host,
-            out,
-            into,
-            into_by,
+            host: e.host,
+            out: e.out,
+            into: e.into,
+            into_by: e.into_by,
             ports_from_run: from_run,
         })
         .collect();
