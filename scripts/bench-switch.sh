@@ -76,7 +76,9 @@
 # whatever else runs); iperf3's retransmits; what each of S's ports sent
 # (kernel counters: toward B, and toward A both ways), so an uneven spread
 # shows. socketprocs: transactions/s (the median run), the switch's CPU % of
-# one core, and the whole machine's busy CPU per transaction.
+# one core, and the whole machine's busy CPU per transaction. Printed as
+# information: the busy cores of each unshaped case (GB/s x CPU-s/GB), which
+# shows when a case is bound by one pipeline stage rather than by the CPUs.
 #
 # Usage: sudo scripts/bench-switch.sh [-t SECS] [-r REPS] [-P FLOWS]
 #          [-X FLOWS] [--engines LIST] [--only GROUPS] [--quick] [--no-ovs]
@@ -515,7 +517,7 @@ fi
 # ----------------------------------------------------------------- targets --
 echo
 echo "targets (ratios from this run):"
-awk -F'|' -v ovs="$OVS" '
+awk -F'|' -v ovs="$OVS" -v ncpu="$(nproc)" '
   FILENAME ~ /results$/ { g[$1] = $8; all[$1] = $12; fl[$1] = $7; next }
   FILENAME ~ /sp$/ { sp[$1] = $4; next }
   function verdict(ok) { return ok ? "met" : "NOT met" }
@@ -554,6 +556,17 @@ awk -F'|' -v ovs="$OVS" '
     b = "sw-bpf-2-unshaped"
     if ((b in g) && (o in g) && g[o] > 0) { printf "  bpf       2 x 2 links unshaped: %.2f x Open vSwitch (%.3f vs %.3f Gbit/s)\n", g[b] / g[o], g[b], g[o]; shown++ }
     if (("sw-bpf-2-unshaped-sp" in sp) && sp["bare-sp"] > 0) { printf "  socketprocs 4 KB: bpf %.3f x the bare veth (%.0f/s)\n", sp["sw-bpf-2-unshaped-sp"] / sp["bare-sp"], sp["bare-sp"]; shown++ }
+    # Busy cores = GB/s x CPU-s/GB: how much of the machine each unshaped
+    # case kept at work. The bare veth and the bpf engine do all the work
+    # of a frame in the softirq of the sending CPU; the thread of the
+    # userspace engine adds a second stage on another core.
+    cs = ""
+    split("bare-unshaped:bare veth|sw-bpf-2-unshaped:bpf|sw-userspace-2-unshaped:userspace", kk, "|")
+    for (j = 1; j <= 3; j++) {
+      split(kk[j], kv, ":")
+      if ((kv[1] in g) && all[kv[1]] > 0) cs = cs sprintf("%s%s %.2f", (cs == "" ? "" : ", "), kv[2], g[kv[1]] / 8 * all[kv[1]])
+    }
+    if (cs != "") { printf "  2 x 2 links unshaped, busy cores (whole machine, of %d): %s\n", ncpu, cs; shown++ }
     if (("ovs-shaped" in g) && g["bare-shaped"] > 0) { printf "  OVS       2 x 2 links shaped: %.3f x the links\n", g["ovs-shaped"] / (2 * g["bare-shaped"]); shown++ }
     if (!shown) print "  (none)"
   }' "$W/results" "$W/sp"
