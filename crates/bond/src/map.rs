@@ -58,6 +58,12 @@ pub struct Shared {
 /// with IP ID and TCP sequence numbers make it unique in practice); a
 /// sender's genuine retransmission comes after an RTT or a timeout, and
 /// through the same member as well as the others, so it is never mistaken.
+///
+/// The table is set-associative, [`Dedup::WAYS`] entries a set, the oldest
+/// replaced: the up thread reads each member a batch at a time, so up to a
+/// batch of other frames comes up between a frame's two copies, and with one
+/// entry a set about one frame in 64 (a batch of 64 over 4096 entries) had
+/// its first copy's entry taken by one of them and went up twice.
 #[derive(Debug)]
 pub struct Dedup {
     slots: std::sync::Mutex<Vec<(u64, usize, u64)>>,
@@ -67,14 +73,16 @@ pub struct Dedup {
 impl Default for Dedup {
     fn default() -> Self {
         Dedup {
-            slots: std::sync::Mutex::new(vec![(0, usize::MAX, 0); Dedup::SLOTS]),
+            slots: std::sync::Mutex::new(vec![(0, usize::MAX, 0); Dedup::SETS * Dedup::WAYS]),
             copies: AtomicU64::new(0),
         }
     }
 }
 
 impl Dedup {
-    const SLOTS: usize = 4096;
+    const SETS: usize = 4096;
+    /// Entries a set.
+    pub const WAYS: usize = 4;
     /// How long a frame's first copy is remembered.
     pub const WINDOW_NS: u64 = 50_000_000;
 
@@ -86,12 +94,27 @@ impl Dedup {
         let Ok(mut slots) = self.slots.lock() else {
             return false;
         };
-        let slot = &mut slots[(h as usize) & (Dedup::SLOTS - 1)];
-        if slot.0 == h && slot.1 != m && now.saturating_sub(slot.2) <= Dedup::WINDOW_NS {
-            self.copies.fetch_add(1, Ordering::Relaxed);
-            return true;
+        let set = (h as usize) & (Dedup::SETS - 1);
+        let ways = &mut slots[set * Dedup::WAYS..(set + 1) * Dedup::WAYS];
+        let fresh = |e: &(u64, usize, u64)| now.saturating_sub(e.2) <= Dedup::WINDOW_NS;
+        if let Some(e) = ways.iter_mut().find(|e| e.0 == h && e.1 != usize::MAX) {
+            if e.1 != m && fresh(e) {
+                self.copies.fetch_add(1, Ordering::Relaxed);
+                return true;
+            }
+            // The same frame again on its own member, or after the
+            // window: a new first copy.
+            *e = (h, m, now);
+            return false;
         }
-        *slot = (h, m, now);
+        // A new frame takes the oldest entry of its set (an empty one
+        // holds time 0).
+        if let Some(e) = ways
+            .iter_mut()
+            .min_by_key(|e| if e.1 == usize::MAX { 0 } else { e.2.max(1) })
+        {
+            *e = (h, m, now);
+        }
         false
     }
 
@@ -469,6 +492,28 @@ mod tests {
         assert!(!d.is_copy(0, &f(3), 0));
         assert!(!d.is_copy(0, &f(3), 10), "same member: a new frame");
         assert_eq!(d.copies(), 2);
+    }
+
+    #[test]
+    fn broadcast_copies_a_batch_apart_are_all_recognised() {
+        // The up thread reads one member's batch, then the other's: a
+        // frame's second copy comes up after many other frames. With one
+        // entry a set, some of 1024 frames lost their entry to another
+        // frame before the copy came (204 here) and went up twice.
+        let d = Dedup::default();
+        let f = |seq: u32| {
+            let mut v = vec![0u8; 1514];
+            v[38..42].copy_from_slice(&seq.to_be_bytes());
+            v
+        };
+        for seq in 0..1024 {
+            assert!(!d.is_copy(0, &f(seq), u64::from(seq)));
+        }
+        let missed = (0..1024)
+            .filter(|&seq| !d.is_copy(1, &f(seq), 2_000 + u64::from(seq)))
+            .count();
+        assert_eq!(missed, 0, "second copies taken for new frames");
+        assert_eq!(d.copies(), 1024);
     }
 
     #[test]
