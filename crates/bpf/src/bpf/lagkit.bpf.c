@@ -97,9 +97,13 @@ struct {
 	__type(value, __u32);
 } faults SEC(".maps");
 
-/* LAGKIT_F_DEDUP's memory of recent frames: a direct-mapped table, as the
- * userspace engine's (crates/bond map.rs `Dedup`), shared by all CPUs.
- * Two CPUs writing one slot at once can at worst let one copy through. */
+/* LAGKIT_F_DEDUP's memory of recent frames: a direct-mapped table shared
+ * by all CPUs. Two CPUs writing one slot at once can at worst let one copy
+ * through. The userspace engine's (crates/bond map.rs `Dedup`) is 4-way,
+ * because its thread reads the members a batch at a time, so a frame's
+ * copies come up a batch apart. Here the sender's two copies come up one
+ * after the other from its CPU's backlog (`once_broadcast`: no duplicate
+ * SACK). */
 #define DEDUP_SLOTS 4096
 #define DEDUP_WINDOW_NS 50000000ULL
 struct dedup_slot {
