@@ -96,9 +96,8 @@ impl Dedup {
         };
         let set = (h as usize) & (Dedup::SETS - 1);
         let ways = &mut slots[set * Dedup::WAYS..(set + 1) * Dedup::WAYS];
-        let fresh = |e: &(u64, usize, u64)| now.saturating_sub(e.2) <= Dedup::WINDOW_NS;
         if let Some(e) = ways.iter_mut().find(|e| e.0 == h && e.1 != usize::MAX) {
-            if e.1 != m && fresh(e) {
+            if e.1 != m && now.saturating_sub(e.2) <= Dedup::WINDOW_NS {
                 self.copies.fetch_add(1, Ordering::Relaxed);
                 return true;
             }
@@ -107,12 +106,8 @@ impl Dedup {
             *e = (h, m, now);
             return false;
         }
-        // A new frame takes the oldest entry of its set (an empty one
-        // holds time 0).
-        if let Some(e) = ways
-            .iter_mut()
-            .min_by_key(|e| if e.1 == usize::MAX { 0 } else { e.2.max(1) })
-        {
+        // A new frame takes an empty entry of its set, else the oldest.
+        if let Some(e) = ways.iter_mut().min_by_key(|e| (e.1 != usize::MAX, e.2)) {
             *e = (h, m, now);
         }
         false
