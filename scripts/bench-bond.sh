@@ -239,19 +239,10 @@ start_rr_server() { # start_rr_server NS: `lagkit load server --kind rr` (port 1
 #   id|label|k|engine|tps|cpu|wall|allcpu|transactions|runs
 run_rr() {
   local id=$1 label=$2 k=$3 engine=$4 nsa=$5 dst=$6 pids=$7
-  local r out c0 c1 s0 s1 t0 t1 runs
-  local -a pidv; read -r -a pidv <<<"$pids"
+  local r runs
   : >"$W/$id.reps"
   for ((r = 1; r <= REPS; r++)); do
-    out=$W/$id.$r.json
-    c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); t0=$(date +%s.%N)
-    ip netns exec "$nsa" "$LAGKIT" load client --kind rr --to "$dst" --size 1 --reply 1 --duration "${SECS}s" --json >"$out" 2>"$W/$id.$r.err" ||
-      die "lagkit load client --kind rr ($id run $r) failed: $(tail -3 "$W/$id.$r.err")"
-    c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); t1=$(date +%s.%N)
-    jq -e '.transactions_per_s > 0 and .errors == 0' "$out" >/dev/null 2>&1 ||
-      die "rr ($id run $r): no transactions or errors in $out: $(jq -c '{transactions, errors}' "$out" 2>/dev/null)"
-    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" \
-      '"\(.transactions_per_s) \($c) \($w) \($s) \(.transactions)"' "$out" >>"$W/$id.reps"
+    load_run "$id" "$r" "$nsa" "$pids" rr --to "$dst" --size 1 --reply 1
     log "  $label${engine:+ ($engine)}, rr, run $r/$REPS: $(awk '{printf "%.0f transactions/s (%.1f us each), process CPU %.2f s", $1, 1e6 / $1, $2}' <(tail -1 "$W/$id.reps"))"
   done
   runs=$(awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")

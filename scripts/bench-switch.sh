@@ -8,7 +8,9 @@
 # NOT met.
 #
 # Topology (fresh network namespaces per case, removed after it); K = 2
-# links per bond, K = 4 for the both-ways rows:
+# links per bond, K = 4 for the both-ways rows. The unshaped cases (the bare
+# veth and each engine's 2 x 2 testbed, bulk and socketprocs) are up at once
+# and measured in rounds, each case once a round (see Measured):
 #
 #   A [lagkit up: bond0 = eth1..ethK, 802.3ad fast, layer3+4]  10.66.0.1
 #       eth1..ethK <-veth-> a1..aK     (S's ports Gi1/1 .. Gi1/K)
@@ -69,7 +71,11 @@
 #   socketprocs: bpf >= 3 x userspace transactions/s
 #
 # Measured: iperf3 A -> B (both ways: --bidir, received in both directions
-# added), REPS runs, the median by throughput; the switch process's CPU
+# added), REPS runs, the median by throughput. The unshaped cases' runs are
+# interleaved: round r runs the bare veth and each engine once, in an order
+# rotated by one each round, so that a shared machine whose speed drifts
+# over minutes moves every case alike; each round's ratios are printed as
+# information, to show the noise. The switch process's CPU
 # (utime+stime from /proc) per GB: under the bpf engine the kernel forwards
 # (softirq, charged to no process), so compare engines by the whole
 # machine's busy CPU per GB (/proc/stat; includes iperf3, the bonds and
@@ -168,10 +174,11 @@ bench_start bench-switch.sh lkbs "iproute2 iperf3 jq openvswitch-switch" "${tool
 NA=; NS_=; NB=
 PORTS_A=(); PORTS_B=()
 
-# testbed K: namespaces A, S, B and K links A-S and K links S-B.
+# testbed K [SUFFIX]: namespaces A, S, B (named a, s, b with SUFFIX) and K
+# links A-S and K links S-B.
 testbed() {
-  local k=$1 i
-  new_ns a; NA=$NS; new_ns s; NS_=$NS; new_ns b; NB=$NS
+  local k=$1 x=${2:-} i
+  new_ns "a$x"; NA=$NS; new_ns "s$x"; NS_=$NS; new_ns "b$x"; NB=$NS
   PORTS_A=(); PORTS_B=()
   for ((i = 1; i <= k; i++)); do
     ip link add "eth$i" netns "$NA" type veth peer name "a$i" netns "$NS_"
@@ -262,8 +269,16 @@ port_rates() {
 # throughput goes to $W/results as
 #   id|label|engine|links|shaped|bidir|flows|gbps|A->B|B->A|cpu-s/GB|all-s/GB|retrans|runs|port Gbit/s
 measure() {
-  local id=$1 label=$2 engine=$3 shaped=$4 bidir=$5 flows=$6 nsa=$7 dst=$8 pids=$9 nss=${10:-} cport=${11:-}
-  local r out c0 c1 s0 s1 p0 p1 tries step links extra=() ports=() bx=()
+  local r
+  for ((r = 1; r <= REPS; r++)); do measure_run "$r" "$@"; done
+  measure_row "$@"
+}
+
+# measure_run R ID LABEL ENGINE SHAPED BIDIR FLOWS NSA DST "PIDS" [NSS
+# [CPORT]]: run R of measure's, appended to $W/ID.reps.
+measure_run() {
+  local r=$1 id=$2 label=$3 engine=$4 bidir=$6 flows=$7 nsa=$8 dst=$9 pids=${10} nss=${11:-} cport=${12:-}
+  local out c0 c1 s0 s1 p0 p1 tries step links extra=() ports=() bx=()
   local -a pidv; read -r -a pidv <<<"$pids"
   [ "$bidir" = 1 ] && bx=(--bidir)
   if [ -n "$nss" ]; then
@@ -275,34 +290,39 @@ measure() {
   step=$(( (flows * (bidir + 1) + 7) / 8 * 8 )); [ "$step" -lt 64 ] && step=64
   [ -z "$cport" ] || [ $((cport + REPS * step)) -le 65535 ] ||
     die "-r $REPS x $((flows * (bidir + 1))) client ports from $cport do not fit below 65536: fewer runs or flows"
-  : >"$W/$id.reps"
-  for ((r = 1; r <= REPS; r++)); do
-    [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * step))")
-    out=$W/$id.$r.json
-    tries=0
-    while :; do
-      c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=; [ -z "$nss" ] || p0=$(port_bytes "$nss" "${ports[@]}")
-      ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${bx[@]}" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" || true
-      c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); p1=; [ -z "$nss" ] || p1=$(port_bytes "$nss" "${ports[@]}")
-      if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received.bytes > 0' "$out" >/dev/null 2>&1; then
-        # the server may still be busy with the run before
-        if grep -q busy "$out" && [ $tries -lt 20 ]; then tries=$((tries + 1)); sleep 0.3; continue; fi
-        die "iperf3 ($id run $r) failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(cat "$W/$id.$r.err")"
-      fi
-      break
-    done
-    # with --bidir, .end.sum_received is A->B and .end.sum_received_bidir_reverse is B->A
-    if [ "$bidir" = 1 ] && ! jq -e '.end.sum_received_bidir_reverse.bytes > 0' "$out" >/dev/null 2>&1; then
-      die "iperf3 --bidir ($id run $r) reported nothing received B->A (.end.sum_received_bidir_reverse): see $out"
+  [ "$r" = 1 ] && : >"$W/$id.reps"
+  [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * step))")
+  out=$W/$id.$r.json
+  tries=0
+  while :; do
+    c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=; [ -z "$nss" ] || p0=$(port_bytes "$nss" "${ports[@]}")
+    ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${bx[@]}" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" || true
+    c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); p1=; [ -z "$nss" ] || p1=$(port_bytes "$nss" "${ports[@]}")
+    if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received.bytes > 0' "$out" >/dev/null 2>&1; then
+      # the server may still be busy with the run before
+      if grep -q busy "$out" && [ $tries -lt 20 ]; then tries=$((tries + 1)); sleep 0.3; continue; fi
+      die "iperf3 ($id run $r) failed: $(jq -r '.error // empty' "$out" 2>/dev/null) $(cat "$W/$id.$r.err")"
     fi
-    jq -r --arg c "$(calc "$c1 - $c0")" --arg s "$(calc "$s1 - $s0")" --arg p "$(port_rates "$p0" "$p1" "$links")" '
-      .end.sum_received as $f | (.end.sum_received_bidir_reverse // {bits_per_second: 0, bytes: 0}) as $b |
-      [($f.bits_per_second + $b.bits_per_second) / 1e9, $f.bytes + $b.bytes, $c, $s,
-       (.end.sum_sent.retransmits // 0) + (.end.sum_sent_bidir_reverse.retransmits // 0),
-       $f.bits_per_second / 1e9, $b.bits_per_second / 1e9, $p] | @tsv' "$out" >>"$W/$id.reps"
-    log "  $label${engine:+ ($engine)}, $flows flows$([ "$bidir" = 1 ] && echo ' each way'), run $r/$REPS: $(awk -F'\t' '{
-      printf "%.3f Gbit/s%s, %d retransmits; ports %s", $1, ($7 > 0 ? sprintf(" (A->B %.3f + B->A %.3f)", $6, $7) : ""), $5, $8 }' <(tail -1 "$W/$id.reps"))"
+    break
   done
+  # with --bidir, .end.sum_received is A->B and .end.sum_received_bidir_reverse is B->A
+  if [ "$bidir" = 1 ] && ! jq -e '.end.sum_received_bidir_reverse.bytes > 0' "$out" >/dev/null 2>&1; then
+    die "iperf3 --bidir ($id run $r) reported nothing received B->A (.end.sum_received_bidir_reverse): see $out"
+  fi
+  jq -r --arg c "$(calc "$c1 - $c0")" --arg s "$(calc "$s1 - $s0")" --arg p "$(port_rates "$p0" "$p1" "$links")" '
+    .end.sum_received as $f | (.end.sum_received_bidir_reverse // {bits_per_second: 0, bytes: 0}) as $b |
+    [($f.bits_per_second + $b.bits_per_second) / 1e9, $f.bytes + $b.bytes, $c, $s,
+     (.end.sum_sent.retransmits // 0) + (.end.sum_sent_bidir_reverse.retransmits // 0),
+     $f.bits_per_second / 1e9, $b.bits_per_second / 1e9, $p] | @tsv' "$out" >>"$W/$id.reps"
+  log "  $label${engine:+ ($engine)}, $flows flows$([ "$bidir" = 1 ] && echo ' each way'), run $r/$REPS: $(awk -F'\t' '{
+    printf "%.3f Gbit/s%s, %d retransmits; ports %s", $1, ($7 > 0 ? sprintf(" (A->B %.3f + B->A %.3f)", $6, $7) : ""), $5, $8 }' <(tail -1 "$W/$id.reps"))"
+}
+
+# measure_row ID LABEL ENGINE SHAPED BIDIR FLOWS NSA DST "PIDS" [NSS]: the
+# median of $W/ID.reps to $W/results.
+measure_row() {
+  local id=$1 label=$2 engine=$3 shaped=$4 bidir=$5 flows=$6 nss=${10:-} links=1
+  [ -n "$nss" ] && links=${#PORTS_B[@]}
   sort -t$'\t' -k1,1g "$W/$id.reps" | awk -F'\t' -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
     -v links="$links" -v shaped="$shaped" -v bidir="$bidir" -v flows="$flows" \
     -v runs="$(awk -F'\t' '{printf "%s%.2f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")" '
@@ -321,98 +341,170 @@ start_sp_server() { # start_sp_server NS: `lagkit load server --kind socketprocs
 # transactions/s goes to $W/sp as
 #   id|label|engine|trans/s|cpu-s|wall-s|all-s|transactions|runs
 measure_sp() {
-  local id=$1 label=$2 engine=$3 nsa=$4 dst=$5 pids=$6 r out c0 c1 s0 s1 t0 t1
-  local -a pidv; read -r -a pidv <<<"$pids"
-  : >"$W/$id.reps"
-  for ((r = 1; r <= REPS; r++)); do
-    out=$W/$id.$r.json
-    c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); t0=$(date +%s.%N)
-    ip netns exec "$nsa" timeout $((SECS + 60)) "$LAGKIT" load client --kind socketprocs --to "$dst" \
-      --procs "$SP_PROCS" --size "$SP_SIZE" --duration "${SECS}s" --json >"$out" 2>"$W/$id.$r.err" ||
-      die "lagkit load client --kind socketprocs ($id run $r) failed: $(tail -3 "$W/$id.$r.err")"
-    c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); t1=$(date +%s.%N)
-    jq -e '.transactions_per_s > 0 and .errors == 0' "$out" >/dev/null 2>&1 ||
-      die "socketprocs ($id run $r): no transactions or errors in $out: $(jq -c '{transactions, errors}' "$out" 2>/dev/null)"
-    jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" \
-      '"\(.transactions_per_s) \($c) \($w) \($s) \(.transactions)"' "$out" >>"$W/$id.reps"
-    log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk -v e="$engine" '{printf "%.0f transactions/s%s", $1, (e != "" ? sprintf(", switch CPU %.2f s", $2) : "")}' <(tail -1 "$W/$id.reps"))"
-  done
+  local r
+  for ((r = 1; r <= REPS; r++)); do measure_sp_run "$r" "$@"; done
+  measure_sp_row "$@"
+}
+
+# measure_sp_run R ID LABEL ENGINE NSA DST "PIDS": run R of measure_sp's,
+# appended to $W/ID.reps.
+measure_sp_run() {
+  local r=$1 id=$2 label=$3 engine=$4 nsa=$5 dst=$6 pids=$7
+  [ "$r" = 1 ] && : >"$W/$id.reps"
+  load_run "$id" "$r" "$nsa" "$pids" socketprocs --to "$dst" --procs "$SP_PROCS" --size "$SP_SIZE"
+  log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk -v e="$engine" '{printf "%.0f transactions/s%s", $1, (e != "" ? sprintf(", switch CPU %.2f s", $2) : "")}' <(tail -1 "$W/$id.reps"))"
+}
+
+# measure_sp_row ID LABEL ENGINE: the median of $W/ID.reps to $W/sp.
+measure_sp_row() {
+  local id=$1 label=$2 engine=$3
   sort -g -k1,1 "$W/$id.reps" | awk -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
     -v runs="$(awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}' "$W/$id.reps")" '
     NR == int((n + 1) / 2) { printf "%s|%s|%s|%s|%s|%s|%s|%s|%s\n", id, label, engine, $1, $2, $3, $4, $5, runs }' >>"$W/sp"
 }
 
 # --------------------------------------------------------------- the cases --
-case_bare() { # case_bare SHAPED: the reference veth (unshaped: also socketprocs when asked)
-  local shaped=$1 nc nd tag
-  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
-  log "case: bare veth, $tag"
-  new_ns c; nc=$NS; new_ns d; nd=$NS
-  ip link add c0 netns "$nc" type veth peer name d0 netns "$nd"
-  ip -n "$nc" addr add 10.67.0.1/24 dev c0; ip -n "$nd" addr add 10.67.0.2/24 dev d0
-  ip -n "$nc" link set c0 up; ip -n "$nd" link set d0 up
-  [ "$shaped" = 1 ] && { shape "$nc" c0; shape "$nd" d0; }
-  start_iperf_server "$nd"
-  wait_ping "$nc" 10.67.0.2
-  if [ "$shaped" = 1 ]; then
-    measure bare-shaped "bare veth, shaped (1 link)" "" 1 0 "$XFLOWS" "$nc" 10.67.0.2 ""
-    local bad; bad="$(tbf_check "$nc" c0)$(tbf_check "$nd" d0)"
-    [ -z "$bad" ] || echo "bare-shaped|WARNING: bare veth shaping: $bad" >>"$W/warnings"
-  else
-    if want unshaped || [ "$OVS" = 1 ]; then
-      measure bare-unshaped "bare veth, unshaped (1 link)" "" 0 0 "$FLOWS" "$nc" 10.67.0.2 ""
-    fi
-    if want rr; then
-      start_sp_server "$nd"
-      measure_sp bare-sp "bare veth (1 link)" "" "$nc" 10.67.0.2 ""
-    fi
-  fi
+# bare_up SHAPED: the reference veth C <-> D (10.67.0.1 -> 10.67.0.2) with
+# an iperf3 server in D; sets BARE_NC and BARE_ND.
+BARE_NC=; BARE_ND=
+bare_up() {
+  local shaped=$1 x=
+  [ "$shaped" = 1 ] && x=-shaped
+  new_ns "c$x"; BARE_NC=$NS; new_ns "d$x"; BARE_ND=$NS
+  ip link add c0 netns "$BARE_NC" type veth peer name d0 netns "$BARE_ND"
+  ip -n "$BARE_NC" addr add 10.67.0.1/24 dev c0; ip -n "$BARE_ND" addr add 10.67.0.2/24 dev d0
+  ip -n "$BARE_NC" link set c0 up; ip -n "$BARE_ND" link set d0 up
+  [ "$shaped" = 1 ] && { shape "$BARE_NC" c0; shape "$BARE_ND" d0; }
+  start_iperf_server "$BARE_ND"
+  wait_ping "$BARE_NC" 10.67.0.2
+}
+
+case_bare_shaped() { # the reference veth, shaped
+  log "case: bare veth, shaped"
+  bare_up 1
+  measure bare-shaped "bare veth, shaped (1 link)" "" 1 0 "$XFLOWS" "$BARE_NC" 10.67.0.2 ""
+  local bad; bad="$(tbf_check "$BARE_NC" c0)$(tbf_check "$BARE_ND" d0)"
+  [ -z "$bad" ] || echo "bare-shaped|WARNING: bare veth shaping: $bad" >>"$W/warnings"
   teardown_case
 }
 
-# case_switch ENGINE K SHAPED ROW...: lagkit's switch with ENGINE between
-# two K-link bonds; ROW = tput (-P flows unshaped, -X shaped), kports (the
-# kernel's client ports), bidir (--bidir, -X flows each way) or sp
-# (socketprocs).
-case_switch() {
-  local engine=$1 k=$2 shaped=$3; shift 3
-  local tag id pid row flows i cfg log
+# switch_up ENGINE K SHAPED [SUFFIX]: a testbed of two K-link bonds through
+# lagkit's switch with ENGINE, up until both bonds aggregate K ports and B
+# answers A; sets SW_ID (the case's id), SW_PID (the switch) and SW_LOG.
+SW_ID=; SW_PID=; SW_LOG=
+switch_up() {
+  local engine=$1 k=$2 shaped=$3 x=${4:-} tag cfg i
   tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
-  flows=$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")
-  id=sw-$engine-$k-$tag
-  log "case: lagkit switch ($engine engine), $k x $k links, $tag: $*"
-  testbed "$k"
+  SW_ID=sw-$engine-$k-$tag
+  testbed "$k" "$x"
   [ "$shaped" = 1 ] && shape_all
-  cfg=$W/$id-switch.cfg
+  cfg=$W/$SW_ID-switch.cfg
   printf 'hostname core\nport-channel load-balance src-dst-port\ninterface range gi1/1 - %d\n channel-group 1 mode active\n lacp rate fast\ninterface range gi1/%d - %d\n channel-group 2 mode active\n lacp rate fast\n' \
     "$k" "$((k + 1))" "$((2 * k))" >"$cfg"
   local -a pargs=()
   for ((i = 1; i <= k; i++)); do pargs+=(--port "Gi1/$i=a$i"); done
   for ((i = 1; i <= k; i++)); do pargs+=(--port "Gi1/$((k + i))=b$i"); done
-  log=$W/$id-switch.log
-  ip netns exec "$NS_" "$LAGKIT" switch "$cfg" "${pargs[@]}" --engine "$engine" >"$log" 2>&1 &
-  pid=$!
-  CASE_PIDS+=("$pid:lagkit")
+  SW_LOG=$W/$SW_ID-switch.log
+  ip netns exec "$NS_" "$LAGKIT" switch "$cfg" "${pargs[@]}" --engine "$engine" >"$SW_LOG" 2>&1 &
+  SW_PID=$!
+  CASE_PIDS+=("$SW_PID:lagkit")
   host "$NA" 10.66.0.1/24 true
   host "$NB" 10.66.0.2/24 true
-  bonds_ready "$pid" "$log"
-  check_engine "$engine" "$log"
+  bonds_ready "$SW_PID" "$SW_LOG"
+  check_engine "$engine" "$SW_LOG"
   start_iperf_server "$NB"
   wait_ping "$NA" 10.66.0.2
+}
+
+switch_done() { # switch_done ENGINE: the switch's show output kept; it must still run
+  ip netns exec "$NS_" "$LAGKIT" switch show etherchannel summary >"$W/$SW_ID-summary.txt" 2>&1 || true
+  ip netns exec "$NS_" "$LAGKIT" switch show platform forwarding >"$W/$SW_ID-forwarding.txt" 2>&1 || true
+  alive "$SW_PID" || die "the switch ($1) exited during the case: $(tail -5 "$SW_LOG")"
+}
+
+# case_switch ENGINE K SHAPED ROW...: lagkit's switch with ENGINE between
+# two K-link bonds; ROW = tput (-X flows, shaped), kports (the kernel's
+# client ports) or bidir (--bidir, -X flows each way).
+case_switch() {
+  local engine=$1 k=$2 shaped=$3 row flows tag; shift 3
+  flows=$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")
+  tag=$([ "$shaped" = 1 ] && echo shaped || echo unshaped)
+  log "case: lagkit switch ($engine engine), $k x $k links, $tag: $*"
+  switch_up "$engine" "$k" "$shaped"
   for row in "$@"; do
     case $row in
-      tput)   measure "$id" "lagkit switch, $k x $k links, $tag" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$pid" "$NS_" "$CPORT" ;;
-      kports) measure "$id-kports" "lagkit switch, $k x $k, $tag, kernel ports" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$pid" "$NS_" ;;
-      bidir)  measure "$id-bidir" "lagkit switch, $k x $k, $tag, both ways" "$engine" "$shaped" 1 "$XFLOWS" "$NA" 10.66.0.2 "$pid" "$NS_" "$CPORT" ;;
-      sp)     start_sp_server "$NB"
-              measure_sp "$id-sp" "lagkit switch, $k x $k links" "$engine" "$NA" 10.66.0.2 "$pid" ;;
+      tput)   measure "$SW_ID" "lagkit switch, $k x $k links, $tag" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$SW_PID" "$NS_" "$CPORT" ;;
+      kports) measure "$SW_ID-kports" "lagkit switch, $k x $k, $tag, kernel ports" "$engine" "$shaped" 0 "$flows" "$NA" 10.66.0.2 "$SW_PID" "$NS_" ;;
+      bidir)  measure "$SW_ID-bidir" "lagkit switch, $k x $k, $tag, both ways" "$engine" "$shaped" 1 "$XFLOWS" "$NA" 10.66.0.2 "$SW_PID" "$NS_" "$CPORT" ;;
       *) die "case_switch: unknown row $row" ;;
     esac
   done
-  ip netns exec "$NS_" "$LAGKIT" switch show etherchannel summary >"$W/$id-summary.txt" 2>&1 || true
-  ip netns exec "$NS_" "$LAGKIT" switch show platform forwarding >"$W/$id-forwarding.txt" 2>&1 || true
-  alive "$pid" || die "the switch ($engine) exited during the case: $(tail -5 "$log")"
-  [ "$shaped" = 1 ] && check_shaping "$id"
+  switch_done "$engine"
+  [ "$shaped" = 1 ] && check_shaping "$SW_ID"
+  teardown_case
+}
+
+# case_side_by_side: the unshaped rows, bulk (-P flows) and socketprocs, of
+# the bare veth and of each engine's 2 x 2 testbed. All are up at once and
+# measured in rounds: round R runs each case once, in an order that rotates
+# by one from round to round, so a machine whose speed drifts over minutes
+# (a shared one does) moves every case alike and their ratios stay side by
+# side. The median of each case's runs is its row.
+declare -A SBS_NA=() SBS_NB=() SBS_NS=() SBS_PID=() SBS_ID=()
+case_side_by_side() {
+  local e c r i n
+  local -a bulk=() sp=() engines=()
+  log "case: side by side, unshaped: the bare veth$(want unshaped || want rr && echo " and lagkit's switch (${ENGINE_LIST[*]}), 2 x 2 links")"
+  bare_up 0
+  { want unshaped || [ "$OVS" = 1 ]; } && bulk+=(bare)
+  want rr && sp+=(bare)
+  if want unshaped || want rr; then
+    for e in "${ENGINE_LIST[@]}"; do
+      log "  lagkit switch ($e engine), 2 x 2 links, unshaped"
+      switch_up "$e" 2 0 "-$e"
+      SBS_NA[$e]=$NA; SBS_NB[$e]=$NB; SBS_NS[$e]=$NS_; SBS_PID[$e]=$SW_PID; SBS_ID[$e]=$SW_ID
+      engines+=("$e")
+      want unshaped && bulk+=("$e")
+      want rr && sp+=("$e")
+    done
+  fi
+  # PORTS_A/PORTS_B: a1 a2 / b1 b2 in every switch namespace
+  n=${#bulk[@]}
+  for ((r = 1; r <= REPS && n > 0; r++)); do
+    for ((i = 0; i < n; i++)); do
+      c=${bulk[$(((i + r - 1) % n))]}
+      if [ "$c" = bare ]; then measure_run "$r" bare-unshaped "bare veth, unshaped (1 link)" "" 0 0 "$FLOWS" "$BARE_NC" 10.67.0.2 ""
+      else measure_run "$r" "${SBS_ID[$c]}" "lagkit switch, 2 x 2 links, unshaped" "$c" 0 0 "$FLOWS" "${SBS_NA[$c]}" 10.66.0.2 "${SBS_PID[$c]}" "${SBS_NS[$c]}" "$CPORT"
+      fi
+    done
+  done
+  for c in "${bulk[@]}"; do
+    if [ "$c" = bare ]; then measure_row bare-unshaped "bare veth, unshaped (1 link)" "" 0 0 "$FLOWS" "" "" ""
+    else measure_row "${SBS_ID[$c]}" "lagkit switch, 2 x 2 links, unshaped" "$c" 0 0 "$FLOWS" "" "" "" "${SBS_NS[$c]}"
+    fi
+  done
+  n=${#sp[@]}
+  if [ "$n" -gt 0 ]; then
+    start_sp_server "$BARE_ND"
+    for e in "${engines[@]}"; do start_sp_server "${SBS_NB[$e]}"; done
+  fi
+  for ((r = 1; r <= REPS && n > 0; r++)); do
+    for ((i = 0; i < n; i++)); do
+      c=${sp[$(((i + r - 1) % n))]}
+      if [ "$c" = bare ]; then measure_sp_run "$r" bare-sp "bare veth (1 link)" "" "$BARE_NC" 10.67.0.2 ""
+      else measure_sp_run "$r" "${SBS_ID[$c]}-sp" "lagkit switch, 2 x 2 links" "$c" "${SBS_NA[$c]}" 10.66.0.2 "${SBS_PID[$c]}"
+      fi
+    done
+  done
+  for c in "${sp[@]}"; do
+    if [ "$c" = bare ]; then measure_sp_row bare-sp "bare veth (1 link)" ""
+    else measure_sp_row "${SBS_ID[$c]}-sp" "lagkit switch, 2 x 2 links" "$c"
+    fi
+  done
+  for e in "${engines[@]}"; do
+    NS_=${SBS_NS[$e]}; SW_ID=${SBS_ID[$e]}; SW_PID=${SBS_PID[$e]}; SW_LOG=$W/$SW_ID-switch.log
+    switch_done "$e"
+  done
   teardown_case
 }
 
@@ -452,13 +544,9 @@ case_ovs() { # case_ovs SHAPED
 START=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 log "bench-switch: -t $SECS, median of $REPS, -P $FLOWS unshaped, -X $XFLOWS shaped; engines $ENGINES; rows $ONLY; OVS $([ "$OVS" = 1 ] && echo yes || echo no)"
-if want unshaped || want rr || [ "$OVS" = 1 ]; then case_bare 0; fi
-if want shaped || want bidir || [ "$OVS" = 1 ]; then case_bare 1; fi
+if want unshaped || want rr || [ "$OVS" = 1 ]; then case_side_by_side; fi
+if want shaped || want bidir || [ "$OVS" = 1 ]; then case_bare_shaped; fi
 for e in "${ENGINE_LIST[@]}"; do
-  rows=()
-  if want unshaped; then rows+=(tput); fi
-  if want rr; then rows+=(sp); fi
-  if [ ${#rows[@]} -gt 0 ]; then case_switch "$e" 2 0 "${rows[@]}"; fi
   if want shaped; then case_switch "$e" 2 1 tput kports; fi
   if want bidir; then case_switch "$e" 4 1 bidir; fi
 done
@@ -518,8 +606,14 @@ fi
 echo
 echo "targets (ratios from this run):"
 awk -F'|' -v ovs="$OVS" -v ncpu="$(nproc)" '
-  FILENAME ~ /results$/ { g[$1] = $8; all[$1] = $12; fl[$1] = $7; next }
-  FILENAME ~ /sp$/ { sp[$1] = $4; next }
+  FILENAME ~ /results$/ { g[$1] = $8; all[$1] = $12; fl[$1] = $7; runs[$1] = $14; next }
+  FILENAME ~ /sp$/ { sp[$1] = $4; sruns[$1] = $9; next }
+  # rounds(A, B): run r of A / run r of B for each round r ("-" if either is missing)
+  function rounds(a, b,   x, y, n, i, o) {
+    n = split(a, x, " "); split(b, y, " "); o = ""
+    for (i = 1; i <= n; i++) o = o (i > 1 ? " " : "") (y[i] > 0 ? sprintf("%.2f", x[i] / y[i]) : "-")
+    return o
+  }
   function verdict(ok) { return ok ? "met" : "NOT met" }
   function nm(what) { printf "  %s: not measured (see --engines, --only%s)\n", what, (what ~ /Open vSwitch/ ? ", --no-ovs" : "") }
   function shaped(e,   key, cap) {
@@ -556,6 +650,11 @@ awk -F'|' -v ovs="$OVS" -v ncpu="$(nproc)" '
     b = "sw-bpf-2-unshaped"
     if ((b in g) && (o in g) && g[o] > 0) { printf "  bpf       2 x 2 links unshaped: %.2f x Open vSwitch (%.3f vs %.3f Gbit/s)\n", g[b] / g[o], g[b], g[o]; shown++ }
     if (("sw-bpf-2-unshaped-sp" in sp) && sp["bare-sp"] > 0) { printf "  socketprocs 4 KB: bpf %.3f x the bare veth (%.0f/s)\n", sp["sw-bpf-2-unshaped-sp"] / sp["bare-sp"], sp["bare-sp"]; shown++ }
+    # The unshaped cases ran in rounds, each case once a round: the
+    # ratio of each round shows how much of a ratio is noise.
+    if ((b in g) && ("bare-unshaped" in g)) { printf "  each round (side by side), 2 x 2 links unshaped: bpf / bare veth %s\n", rounds(runs[b], runs["bare-unshaped"]); shown++ }
+    if ((b in g) && ("sw-userspace-2-unshaped" in g)) { printf "  each round (side by side), 2 x 2 links unshaped: bpf / userspace %s\n", rounds(runs[b], runs["sw-userspace-2-unshaped"]); shown++ }
+    if (("sw-bpf-2-unshaped-sp" in sp) && ("sw-userspace-2-unshaped-sp" in sp)) { printf "  each round (side by side), socketprocs: bpf / userspace %s\n", rounds(sruns["sw-bpf-2-unshaped-sp"], sruns["sw-userspace-2-unshaped-sp"]); shown++ }
     # Busy cores = GB/s x CPU-s/GB: how much of the machine each unshaped
     # case kept at work. The bare veth and the bpf engine do all the work
     # of a frame in the softirq of the sending CPU; the thread of the

@@ -164,6 +164,25 @@ start_server() {
   die "$name server in $ns did not start: $(cat "$W/$name-server-$ns.log")"
 }
 
+# load_run ID R NSA "PIDS" KIND ARG...: run R of `lagkit load client --kind
+# KIND ARG... --duration SECS --json` in NSA, its JSON in $W/ID.R.json; it
+# must report transactions and no errors. Appends "transactions/s cpu-s
+# wall-s all-s transactions" to $W/ID.reps (cpu-s: of PIDS; all-s: the
+# whole machine's busy CPU).
+load_run() {
+  local id=$1 r=$2 nsa=$3 pids=$4 kind=$5 out c0 c1 s0 s1 t0 t1; shift 5
+  local -a pidv; read -r -a pidv <<<"$pids"
+  out=$W/$id.$r.json
+  c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); t0=$(date +%s.%N)
+  ip netns exec "$nsa" timeout $((SECS + 60)) "$LAGKIT" load client --kind "$kind" "$@" --duration "${SECS}s" --json >"$out" 2>"$W/$id.$r.err" ||
+    die "lagkit load client --kind $kind ($id run $r) failed: $(tail -3 "$W/$id.$r.err")"
+  c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); t1=$(date +%s.%N)
+  jq -e '.transactions_per_s > 0 and .errors == 0' "$out" >/dev/null 2>&1 ||
+    die "$kind ($id run $r): no transactions or errors in $out: $(jq -c '{transactions, errors}' "$out" 2>/dev/null)"
+  jq -r --arg c "$(calc "$c1 - $c0")" --arg w "$(calc "$t1 - $t0")" --arg s "$(calc "$s1 - $s0")" \
+    '"\(.transactions_per_s) \($c) \($w) \($s) \(.transactions)"' "$out" >>"$W/$id.reps"
+}
+
 start_iperf_server() { # start_iperf_server NS
   start_server "$1" 5201 iperf3 iperf3 -s
 }
