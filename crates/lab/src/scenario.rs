@@ -297,7 +297,7 @@ pub fn ibm_6513_scale(kind: SwitchKind) -> Scale {
         SwitchKind::Lagkit => Scale {
             rate: "250mbit",
             factor: 4.0,
-            note: "250 Mbit/s links stand for the original's 1 Gbit/s ones (factor 4): socketprocs' L4 rows keep the 2 cores 66% busy at 250 Mbit/s, 87% at 350 and 98% at 500; at 1 Gbit/s (--rate 1gbit) every finding holds but those rows are CPU-bound (the hosts' TCP stacks and both bonds; lagkit's switch forwards in the kernel)",
+            note: "250 Mbit/s links stand for the original's 1 Gbit/s ones (factor 4): socketprocs' L4 rows keep the 2 cores 66% busy at 250 Mbit/s, 87% at 350 and 98% at 500; at 1 Gbit/s (--rate 1gbit) those rows are CPU-bound (98-99% busy: the hosts' TCP stacks and both bonds; lagkit's switch forwards in the kernel), so L3 against L4 still holds but the findings that compare one channel's throughput with LACP's within 0.9 can fail",
         },
         SwitchKind::Ovs => Scale {
             rate: "100mbit",
