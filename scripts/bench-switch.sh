@@ -336,18 +336,8 @@ start_sp_server() { # start_sp_server NS: `lagkit load server --kind socketprocs
   start_server "$1" 7000 lagkit "$LAGKIT" load server --kind socketprocs --procs 4
 }
 
-# measure_sp ID LABEL ENGINE NSA DST "PIDS": `lagkit load client --kind
-# socketprocs` for SECS seconds, REPS times; the median run by
-# transactions/s goes to $W/sp as
-#   id|label|engine|trans/s|cpu-s|wall-s|all-s|transactions|runs
-measure_sp() {
-  local r
-  for ((r = 1; r <= REPS; r++)); do measure_sp_run "$r" "$@"; done
-  measure_sp_row "$@"
-}
-
-# measure_sp_run R ID LABEL ENGINE NSA DST "PIDS": run R of measure_sp's,
-# appended to $W/ID.reps.
+# measure_sp_run R ID LABEL ENGINE NSA DST "PIDS": run R of `lagkit load
+# client --kind socketprocs` for SECS seconds, appended to $W/ID.reps.
 measure_sp_run() {
   local r=$1 id=$2 label=$3 engine=$4 nsa=$5 dst=$6 pids=$7
   [ "$r" = 1 ] && : >"$W/$id.reps"
@@ -355,7 +345,9 @@ measure_sp_run() {
   log "  $label${engine:+ ($engine)}, socketprocs, run $r/$REPS: $(awk -v e="$engine" '{printf "%.0f transactions/s%s", $1, (e != "" ? sprintf(", switch CPU %.2f s", $2) : "")}' <(tail -1 "$W/$id.reps"))"
 }
 
-# measure_sp_row ID LABEL ENGINE: the median of $W/ID.reps to $W/sp.
+# measure_sp_row ID LABEL ENGINE: the median run by transactions/s of
+# $W/ID.reps to $W/sp as
+#   id|label|engine|trans/s|cpu-s|wall-s|all-s|transactions|runs
 measure_sp_row() {
   local id=$1 label=$2 engine=$3
   sort -g -k1,1 "$W/$id.reps" | awk -v n="$REPS" -v id="$id" -v label="$label" -v engine="${engine:--}" \
