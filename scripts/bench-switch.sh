@@ -84,7 +84,13 @@
 # shows. socketprocs: transactions/s (the median run), the switch's CPU % of
 # one core, and the whole machine's busy CPU per transaction. Printed as
 # information: the busy cores of each unshaped case (GB/s x CPU-s/GB), which
-# shows when a case is bound by one pipeline stage rather than by the CPUs.
+# shows when a case is bound by one pipeline stage rather than by the CPUs;
+# and the ceilings of the two targets against the userspace engine: what
+# the bpf engine (and for socketprocs a bare veth) would carry with every
+# core busy at the cost per GB or per transaction it had in this run. A
+# target above its ceiling needs the path to cost less per unit than it
+# did; a case that did not fill the cores may cost less when fuller, so
+# its ceiling is an estimate.
 #
 # Usage: sudo scripts/bench-switch.sh [-t SECS] [-r REPS] [-P FLOWS]
 #          [-X FLOWS] [--engines LIST] [--only GROUPS] [--quick] [--no-ovs]
@@ -599,7 +605,7 @@ echo
 echo "targets (ratios from this run):"
 awk -F'|' -v ovs="$OVS" -v ncpu="$(nproc)" '
   FILENAME ~ /results$/ { g[$1] = $8; all[$1] = $12; fl[$1] = $7; runs[$1] = $14; next }
-  FILENAME ~ /sp$/ { sp[$1] = $4; sruns[$1] = $9; next }
+  FILENAME ~ /sp$/ { sp[$1] = $4; sruns[$1] = $9; spc[$1] = ($8 > 0 ? $7 / $8 : 0); next }
   # rounds(A, B): run r of A / run r of B for each round r ("-" if either is missing)
   function rounds(a, b,   x, y, n, i, o) {
     n = split(a, x, " "); split(b, y, " "); o = ""
@@ -658,6 +664,26 @@ awk -F'|' -v ovs="$OVS" -v ncpu="$(nproc)" '
       if ((kv[1] in g) && all[kv[1]] > 0) cs = cs sprintf("%s%s %.2f", (cs == "" ? "" : ", "), kv[2], g[kv[1]] / 8 * all[kv[1]])
     }
     if (cs != "") { printf "  2 x 2 links unshaped, busy cores (whole machine, of %d): %s\n", ncpu, cs; shown++ }
+    # Ceilings: what a case would carry with every core busy at the cost
+    # per unit (whole-machine CPU per GB, per transaction) it had in this
+    # run, against the target that compares the bpf engine with the
+    # userspace one. A case that already kept every core busy was measured
+    # at its ceiling; one that did not may cost less per unit when fuller,
+    # so its ceiling is an estimate. A ceiling below the target means that
+    # the target needs the path to cost less per unit than it did here.
+    b = "sw-bpf-2-unshaped"; u = "sw-userspace-2-unshaped"
+    if ((b in g) && (u in g) && all[b] > 0) {
+      printf "  ceiling, 2 x 2 links unshaped: bpf with %d busy cores at its %.3f CPU-s/GB: %.2f Gbit/s (busy here: %.2f); the target, 1.5 x userspace: %.2f Gbit/s%s\n", ncpu, all[b], ncpu / all[b] * 8, g[b] / 8 * all[b], 1.5 * g[u], (ncpu / all[b] * 8 < 1.5 * g[u] ? ": beyond the ceiling" : "")
+      shown++
+    }
+    b = "sw-bpf-2-unshaped-sp"; u = "sw-userspace-2-unshaped-sp"
+    if ((b in sp) && (u in sp) && spc[b] > 0) {
+      cb = ncpu / spc[b]; cv = (spc["bare-sp"] > 0 ? ncpu / spc["bare-sp"] : 0)
+      printf "  ceiling, socketprocs: bpf with %d busy cores at its %.1f us/transaction: %.0f/s (busy here: %.2f)%s; the target, 3 x userspace: %.0f/s%s\n", ncpu, 1e6 * spc[b], cb, sp[b] * spc[b],
+        (cv > 0 ? sprintf("; a bare veth at its %.1f us: %.0f/s (busy here: %.2f)", 1e6 * spc["bare-sp"], cv, sp["bare-sp"] * spc["bare-sp"]) : ""), 3 * sp[u],
+        (cb < 3 * sp[u] ? (cv > 0 && cv < 3 * sp[u] ? ": beyond both ceilings" : ": beyond the ceiling") : "")
+      shown++
+    }
     if (("ovs-shaped" in g) && g["bare-shaped"] > 0) { printf "  OVS       2 x 2 links shaped: %.3f x the links\n", g["ovs-shaped"] / (2 * g["bare-shaped"]); shown++ }
     if (!shown) print "  (none)"
   }' "$W/results" "$W/sp"
