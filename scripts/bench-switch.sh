@@ -71,7 +71,14 @@
 #   socketprocs: bpf >= 3 x userspace transactions/s
 #
 # Measured: iperf3 A -> B (both ways: --bidir, received in both directions
-# added), REPS runs, the median by throughput. The unshaped cases' runs are
+# added), REPS runs, the median by throughput. An unshaped row's flows come
+# from SENDERS iperf3 processes at once (-S; one per CPU by default), each
+# to a server of its own: iperf3 before 3.16 sends all of a process's
+# flows from one thread, and a veth delivers to the receiving host's stack
+# in the sending CPU's softirq, so with one process a path is bound by
+# that thread and the second core idles (where the userspace engine's
+# thread then runs for free). Shaped rows, which carry 1 Gbit/s per link,
+# keep one process. The unshaped cases' runs are
 # interleaved: round r runs the bare veth and each engine once, in an order
 # rotated by one each round, so that a shared machine whose speed drifts
 # over minutes moves every case alike; each round's ratios are printed as
@@ -93,12 +100,14 @@
 # its ceiling is an estimate.
 #
 # Usage: sudo scripts/bench-switch.sh [-t SECS] [-r REPS] [-P FLOWS]
-#          [-X FLOWS] [--engines LIST] [--only GROUPS] [--quick] [--no-ovs]
-#          [--no-build]
+#          [-X FLOWS] [-S SENDERS] [--engines LIST] [--only GROUPS] [--quick]
+#          [--no-ovs] [--no-build]
 #   -t SECS    iperf3 and socketprocs duration per run (default 8)
 #   -r REPS    runs per case, the median reported (default 3)
 #   -P FLOWS   TCP flows of the unshaped rows (default 8)
 #   -X FLOWS   TCP flows of the shaped rows, each way both ways (default 32)
+#   -S SENDERS iperf3 processes of an unshaped row, its flows split among
+#              them, each to a server of its own (default: one per CPU)
 #   --engines LIST  switch engines, comma-separated (default bpf,userspace)
 #   --only GROUPS   comma-separated subset of unshaped,shaped,bidir,rr,ovs
 #              (default all)
@@ -117,6 +126,7 @@ SECS=8
 REPS=3
 FLOWS=8
 XFLOWS=32
+SENDERS=$(nproc)
 OVS=1
 BUILD=1
 ENGINES=bpf,userspace
@@ -127,6 +137,7 @@ while [ $# -gt 0 ]; do
     -r) REPS=${2:-}; shift; shift || true ;;
     -P) FLOWS=${2:-}; shift; shift || true ;;
     -X) XFLOWS=${2:-}; shift; shift || true ;;
+    -S) SENDERS=${2:-}; shift; shift || true ;;
     --engines) ENGINES=${2:-}; shift; shift || true ;;
     --only) ONLY=${2:-}; shift; shift || true ;;
     --quick) SECS=3; REPS=1; shift ;;
@@ -136,9 +147,10 @@ while [ $# -gt 0 ]; do
     *) echo "bench-switch.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for v in "$SECS" "$REPS" "$FLOWS" "$XFLOWS"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-switch.sh: -t, -r, -P, -X take numbers >= 1, not '$v'" >&2; exit 2; }
+for v in "$SECS" "$REPS" "$FLOWS" "$XFLOWS" "$SENDERS"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-switch.sh: -t, -r, -P, -X, -S take numbers >= 1, not '$v'" >&2; exit 2; }
 done
+[ "$SENDERS" -le "$FLOWS" ] || SENDERS=$FLOWS
 IFS=, read -r -a ENGINE_LIST <<<"$ENGINES"
 [ ${#ENGINE_LIST[@]} -gt 0 ] || { echo "bench-switch.sh: --engines takes bpf and/or userspace" >&2; exit 2; }
 for e in "${ENGINE_LIST[@]}"; do
@@ -173,6 +185,53 @@ SP_SIZE=4K
 tools=(ip tc iperf3 jq awk ss timeout)
 [ "$OVS" = 1 ] && tools+=(ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-appctl)
 bench_start bench-switch.sh lkbs "iproute2 iperf3 jq openvswitch-switch" "${tools[@]}"
+
+# start_iperf_servers NS: the iperf3 servers of SENDERS clients in NS, on
+# ports 5201, 5209, 5217, ...: 8 apart, so that every server port has the
+# same low 3 bits and a flow's bucket under Cisco's src-dst-port (source
+# XOR destination port, & 7) and the bonds' layer3+4 parity depend on its
+# client port alone, as with one server.
+start_iperf_servers() {
+  local q
+  start_iperf_server "$1"
+  for ((q = 1; q < SENDERS; q++)); do
+    start_server "$1" $((5201 + 8 * q)) iperf3 iperf3 -s -p $((5201 + 8 * q))
+  done
+}
+
+# iperf_clients NSA DST FLOWS N OUT ERR CPORT [ARG...]: FLOWS flows from N
+# iperf3 clients at once in NSA (client q to server port 5201 + 8q, its
+# share of the flows on consecutive client ports from CPORT on, unless
+# CPORT is empty), their JSON results merged into OUT as one run's: bits/s,
+# bytes and retransmits added, every client's error joined. One iperf3
+# process before 3.16 sends all of its flows from one thread; an unshaped
+# path can carry more than that thread sends.
+iperf_clients() {
+  local nsa=$1 dst=$2 flows=$3 n=$4 out=$5 err=$6 cport=$7 q per off=0 pid
+  local -a pids=() cx
+  shift 7
+  if [ "$n" -le 1 ]; then
+    cx=(); [ -n "$cport" ] && cx=(--cport "$cport")
+    ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "$@" "${cx[@]}" -J >"$out" 2>"$err" || true
+    return 0
+  fi
+  : >"$err"
+  for ((q = 0; q < n; q++)); do
+    per=$((flows / n + (q < flows % n ? 1 : 0)))
+    cx=(); [ -n "$cport" ] && cx=(--cport "$((cport + off))")
+    ip netns exec "$nsa" iperf3 -c "$dst" -p $((5201 + 8 * q)) -P "$per" -t "$SECS" "$@" "${cx[@]}" -J >"$out.$q" 2>>"$err" &
+    pids+=($!)
+    off=$((off + per))
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || true; done
+  local -a parts=()
+  for ((q = 0; q < n; q++)); do parts+=("$out.$q"); done
+  jq -s '([.[] | .error // empty] | if length > 0 then {error: join("; ")} else {} end) +
+    {end: {sum_received: {bits_per_second: (map(.end.sum_received.bits_per_second // 0) | add),
+                          bytes: (map(.end.sum_received.bytes // 0) | add)},
+           sum_sent: {retransmits: (map(.end.sum_sent.retransmits // 0) | add)}}}' "${parts[@]}" >"$out" 2>>"$err" || : >"$out"
+  rm -f "${parts[@]}"
+}
 
 # --------------------------------------------------------------- testbed --
 # The current case's switch namespace and S's ports toward A (a1..aK) and
@@ -284,7 +343,7 @@ measure() {
 # [CPORT]]: run R of measure's, appended to $W/ID.reps.
 measure_run() {
   local r=$1 id=$2 label=$3 engine=$4 bidir=$6 flows=$7 nsa=$8 dst=$9 pids=${10} nss=${11:-} cport=${12:-}
-  local out c0 c1 s0 s1 p0 p1 tries step links extra=() ports=() bx=()
+  local out c0 c1 s0 s1 p0 p1 tries step links senders=1 cp= ports=() bx=()
   local -a pidv; read -r -a pidv <<<"$pids"
   [ "$bidir" = 1 ] && bx=(--bidir)
   if [ -n "$nss" ]; then
@@ -297,12 +356,14 @@ measure_run() {
   [ -z "$cport" ] || [ $((cport + REPS * step)) -le 65535 ] ||
     die "-r $REPS x $((flows * (bidir + 1))) client ports from $cport do not fit below 65536: fewer runs or flows"
   [ "$r" = 1 ] && : >"$W/$id.reps"
-  [ -n "$cport" ] && extra=(--cport "$((cport + (r - 1) * step))")
+  [ -n "$cport" ] && cp=$((cport + (r - 1) * step))
+  # an unshaped row's flows come from SENDERS processes
+  [ "$5" = 0 ] && [ "$bidir" = 0 ] && senders=$SENDERS
   out=$W/$id.$r.json
   tries=0
   while :; do
     c0=$(cpu_of "${pidv[@]}"); s0=$(sys_busy); p0=; [ -z "$nss" ] || p0=$(port_bytes "$nss" "${ports[@]}")
-    ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "${bx[@]}" "${extra[@]}" -J >"$out" 2>"$W/$id.$r.err" || true
+    iperf_clients "$nsa" "$dst" "$flows" "$senders" "$out" "$W/$id.$r.err" "$cp" "${bx[@]}"
     c1=$(cpu_of "${pidv[@]}"); s1=$(sys_busy); p1=; [ -z "$nss" ] || p1=$(port_bytes "$nss" "${ports[@]}")
     if jq -e '.error' "$out" >/dev/null 2>&1 || ! jq -e '.end.sum_received.bytes > 0' "$out" >/dev/null 2>&1; then
       # the server may still be busy with the run before
@@ -373,7 +434,7 @@ bare_up() {
   ip -n "$BARE_NC" addr add 10.67.0.1/24 dev c0; ip -n "$BARE_ND" addr add 10.67.0.2/24 dev d0
   ip -n "$BARE_NC" link set c0 up; ip -n "$BARE_ND" link set d0 up
   [ "$shaped" = 1 ] && { shape "$BARE_NC" c0; shape "$BARE_ND" d0; }
-  start_iperf_server "$BARE_ND"
+  start_iperf_servers "$BARE_ND"
   wait_ping "$BARE_NC" 10.67.0.2
 }
 
@@ -410,7 +471,7 @@ switch_up() {
   host "$NB" 10.66.0.2/24 true
   bonds_ready "$SW_PID" "$SW_LOG"
   check_engine "$engine" "$SW_LOG"
-  start_iperf_server "$NB"
+  start_iperf_servers "$NB"
   wait_ping "$NA" 10.66.0.2
 }
 
@@ -529,7 +590,7 @@ case_ovs() { # case_ovs SHAPED
   host "$NA" 10.66.0.1/24 false
   host "$NB" 10.66.0.2/24 false
   bonds_ready "$(cat "$D/ovs-vswitchd.pid")" "$D/ovs-vswitchd.log"
-  start_iperf_server "$NB"
+  start_iperf_servers "$NB"
   wait_ping "$NA" 10.66.0.2
   pids="$(cat "$D/ovs-vswitchd.pid" "$D/ovsdb-server.pid" | tr '\n' ' ')"
   measure "$id" "Open vSwitch, 2 x 2 links, $tag" "" "$shaped" 0 "$([ "$shaped" = 1 ] && echo "$XFLOWS" || echo "$FLOWS")" "$NA" 10.66.0.2 "$pids" "$NS_" "$CPORT"
@@ -541,7 +602,7 @@ case_ovs() { # case_ovs SHAPED
 : >"$W/results"; : >"$W/sp"; : >"$W/warnings"
 START=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-log "bench-switch: -t $SECS, median of $REPS, -P $FLOWS unshaped, -X $XFLOWS shaped; engines $ENGINES; rows $ONLY; OVS $([ "$OVS" = 1 ] && echo yes || echo no)"
+log "bench-switch: -t $SECS, median of $REPS, -P $FLOWS unshaped from $SENDERS sender(s), -X $XFLOWS shaped; engines $ENGINES; rows $ONLY; OVS $([ "$OVS" = 1 ] && echo yes || echo no)"
 if want unshaped || want rr || [ "$OVS" = 1 ]; then case_side_by_side; fi
 if want shaped || want bidir || [ "$OVS" = 1 ]; then case_bare_shaped; fi
 for e in "${ENGINE_LIST[@]}"; do
@@ -557,7 +618,7 @@ END=$(date +%s)
 # ------------------------------------------------------------------- table --
 echo "bench-switch: $("$LAGKIT" --version 2>/dev/null) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')); $([ "$OVS" = 1 ] && ovs-vswitchd --version | head -1 || echo "OVS skipped"); iperf3 $(iperf3 --version | head -1 | awk '{print $2}')"
 echo "machine: $(nproc) CPUs, kernel $(uname -r); load average at start $LOAD0, at end $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "iperf3 -t $SECS A -> B through the switch (both ways: --bidir), -P $FLOWS unshaped, -P $XFLOWS shaped (each way), median of $REPS run(s); hosts: lagkit bonds (802.3ad fast, layer3+4, engine auto)"
+echo "iperf3 -t $SECS A -> B through the switch (both ways: --bidir), -P $FLOWS unshaped ($([ "$SENDERS" = 1 ] && echo "one iperf3 process" || echo "from $SENDERS iperf3 processes at once")), -P $XFLOWS shaped (each way, one process), median of $REPS run(s); hosts: lagkit bonds (802.3ad fast, layer3+4, engine auto)"
 for e in "${ENGINE_LIST[@]}"; do
   [ -n "${ENGINE_WHY[$e]:-}" ] && echo "switch engine $e: as asked, verified in \`lagkit switch show platform forwarding --json\` (why: ${ENGINE_WHY[$e]})"
 done

@@ -154,14 +154,14 @@ tbf_check() {
 # as NAME) and waits until it listens on TCP PORT.
 start_server() {
   local ns=$1 port=$2 name=$3 pid i; shift 3
-  ip netns exec "$ns" "$@" >"$W/$name-server-$ns.log" 2>&1 &
+  ip netns exec "$ns" "$@" >"$W/$name-server-$ns-$port.log" 2>&1 &
   pid=$!
   CASE_PIDS+=("$pid:$name")
   for i in $(seq 1 50); do
     [ -n "$(ip netns exec "$ns" ss -Hltn "sport = :$port")" ] && return 0
     sleep 0.1
   done
-  die "$name server in $ns did not start: $(cat "$W/$name-server-$ns.log")"
+  die "$name server in $ns did not start: $(cat "$W/$name-server-$ns-$port.log")"
 }
 
 # load_run ID R NSA "PIDS" KIND ARG...: run R of `lagkit load client --kind
