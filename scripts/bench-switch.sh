@@ -210,6 +210,7 @@ iperf_clients() {
   local nsa=$1 dst=$2 flows=$3 n=$4 out=$5 err=$6 cport=$7 q per off=0 pid
   local -a pids=() cx
   shift 7
+  # One client: its JSON as iperf3 wrote it (--bidir's reverse sums too).
   if [ "$n" -le 1 ]; then
     cx=(); [ -n "$cport" ] && cx=(--cport "$cport")
     ip netns exec "$nsa" iperf3 -c "$dst" -P "$flows" -t "$SECS" "$@" "${cx[@]}" -J >"$out" 2>"$err" || true
@@ -342,7 +343,7 @@ measure() {
 # measure_run R ID LABEL ENGINE SHAPED BIDIR FLOWS NSA DST "PIDS" [NSS
 # [CPORT]]: run R of measure's, appended to $W/ID.reps.
 measure_run() {
-  local r=$1 id=$2 label=$3 engine=$4 bidir=$6 flows=$7 nsa=$8 dst=$9 pids=${10} nss=${11:-} cport=${12:-}
+  local r=$1 id=$2 label=$3 engine=$4 shaped=$5 bidir=$6 flows=$7 nsa=$8 dst=$9 pids=${10} nss=${11:-} cport=${12:-}
   local out c0 c1 s0 s1 p0 p1 tries step links senders=1 cp= ports=() bx=()
   local -a pidv; read -r -a pidv <<<"$pids"
   [ "$bidir" = 1 ] && bx=(--bidir)
@@ -358,7 +359,7 @@ measure_run() {
   [ "$r" = 1 ] && : >"$W/$id.reps"
   [ -n "$cport" ] && cp=$((cport + (r - 1) * step))
   # an unshaped row's flows come from SENDERS processes
-  [ "$5" = 0 ] && [ "$bidir" = 0 ] && senders=$SENDERS
+  [ "$shaped" = 0 ] && [ "$bidir" = 0 ] && senders=$SENDERS
   out=$W/$id.$r.json
   tries=0
   while :; do
