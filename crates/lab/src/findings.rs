@@ -418,6 +418,8 @@ pub fn hp_apa(r: &Report) -> Vec<Finding> {
             let q = mbps(x) / (k as f64 * one).max(1e-9);
             let cpu = if x.flags.iter().any(|g| g.starts_with("CPU-bound")) {
                 " (CPU-bound)"
+            } else if x.flags.iter().any(|g| g.starts_with("starved")) {
+                " (starved: steal)"
             } else {
                 ""
             };

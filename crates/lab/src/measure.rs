@@ -17,6 +17,13 @@ use std::time::Instant;
 /// Busy share of the machine above which a run counts as CPU-bound.
 pub const CPU_BOUND_PCT: f64 = 90.0;
 
+/// Share of the machine's time the hypervisor kept its CPUs from running
+/// (steal) at or above which a run counts as starved: a shaped veth link
+/// sends only while a CPU runs its queue, so steal takes link time away
+/// too. 10%, the planner's tolerance for a rate: less steal than that
+/// cannot by itself move a rate out of it.
+pub const STEAL_PCT: f64 = 10.0;
+
 /// Aggregate CPU times from `/proc/stat` (clock ticks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuTimes {
@@ -75,6 +82,13 @@ pub struct CpuUse {
     pub cores: usize,
     /// busy ≥ [`CPU_BOUND_PCT`]: the CPU, not the links, may have limited the run.
     pub cpu_bound: bool,
+    /// Steal %: time the hypervisor kept the CPUs from running (part of busy).
+    #[serde(default)]
+    pub steal_pct: f64,
+    /// steal ≥ [`STEAL_PCT`]: the machine's host, not the links, may have
+    /// limited the run.
+    #[serde(default)]
+    pub starved: bool,
 }
 
 impl CpuUse {
@@ -96,6 +110,8 @@ impl CpuUse {
             headroom_pct: 100.0 - busy,
             cores: b.cores,
             cpu_bound: busy >= CPU_BOUND_PCT,
+            steal_pct: 100.0 * o / total,
+            starved: 100.0 * o / total >= STEAL_PCT,
         }
     }
 }
@@ -507,6 +523,38 @@ mod tests {
         assert!((u.sys_pct - 40.0).abs() < 1e-9);
         assert!((u.busy_pct - 80.0).abs() < 1e-9);
         assert!(!u.cpu_bound);
+        assert!(u.steal_pct.abs() < 1e-9 && !u.starved, "{u:?}");
+    }
+
+    /// The steal column (the 8th) counts as busy, and a run whose steal
+    /// reaches STEAL_PCT is starved; guest time is already in user.
+    #[test]
+    fn steal_is_busy_and_starves_a_run_from_ten_percent() {
+        let at = |steal: u64| {
+            CpuTimes::parse(&format!(
+                "cpu  100 0 100 700 0 0 0 {steal} 30 0\ncpu0 1\ncpu1 1\n"
+            ))
+        };
+        let zero = at(0);
+        // 300 ticks of work, 600 idle, 100 stolen of 1000.
+        let starved = CpuUse::between(&zero, &{
+            let mut b = at(100);
+            b.user += 100;
+            b.sys += 200;
+            b.idle += 600;
+            b
+        });
+        assert!((starved.steal_pct - 10.0).abs() < 1e-9, "{starved:?}");
+        assert!((starved.busy_pct - 40.0).abs() < 1e-9, "{starved:?}");
+        assert!(starved.starved && !starved.cpu_bound, "{starved:?}");
+        let fed = CpuUse::between(&zero, &{
+            let mut b = at(99);
+            b.user += 100;
+            b.sys += 200;
+            b.idle += 601;
+            b
+        });
+        assert!(!fed.starved, "{fed:?}");
     }
 
     #[test]

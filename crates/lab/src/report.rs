@@ -325,6 +325,12 @@ impl RunRecord {
                     m.cpu.busy_pct
                 ));
             }
+            if m.cpu.starved {
+                f.push(format!(
+                    "starved ({:.0}% steal: the hypervisor kept the CPUs from running): the machine's host, not the links, may have set the rate",
+                    m.cpu.steal_pct
+                ));
+            }
             for sw in &m.switch_cpu {
                 if sw.cores >= crate::measure::SWITCH_BOUND_CORES {
                     f.push(format!(
@@ -437,10 +443,11 @@ impl Report {
     /// "machine: ..." — where the runs ran, and what CPU-bound means.
     pub fn machine_line(&self) -> String {
         format!(
-            "machine: {} cores, kernel {}; CPU is the whole machine's (all hosts and switches share it); a run at ≥ {:.0}% busy is flagged CPU-bound",
+            "machine: {} cores, kernel {}; CPU is the whole machine's (all hosts and switches share it); a run at ≥ {:.0}% busy is flagged CPU-bound, one whose CPUs the hypervisor held back ≥ {:.0}% of the time (steal) starved",
             self.machine.cores,
             self.machine.kernel,
-            crate::measure::CPU_BOUND_PCT
+            crate::measure::CPU_BOUND_PCT,
+            crate::measure::STEAL_PCT
         )
     }
 
@@ -690,6 +697,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ConfigCode::of(&none, None).engine, "-");
+    }
+
+    /// A run the hypervisor starved says so, with its steal; one it did
+    /// not starve has no such flag. The flag is read back by the planner
+    /// (its rate is not compared) and by hp-apa's findings.
+    #[test]
+    fn a_starved_run_is_flagged_with_its_steal() {
+        let t = topo(r#"mode = "802.3ad", xmit_hash_policy = "layer3+4""#);
+        let mut r = RunRecord::new(1, &t, ConfigCode::of(&t, None));
+        r.measurement = Some(crate::measure::Measurement {
+            cpu: crate::measure::CpuUse {
+                busy_pct: 66.0,
+                steal_pct: 36.2,
+                starved: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        r.derive_flags();
+        assert_eq!(r.flags.len(), 1, "{:?}", r.flags);
+        assert!(
+            r.flags[0].starts_with("starved (36% steal"),
+            "{:?}",
+            r.flags
+        );
+        r.measurement.as_mut().unwrap().cpu.starved = false;
+        r.derive_flags();
+        assert!(r.flags.is_empty(), "{:?}", r.flags);
     }
 
     #[test]

@@ -292,6 +292,15 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
         let meas = run.measurement.as_ref().unwrap_or(&none);
         let seconds = meas.seconds;
         let cpu_bound = meas.cpu.cpu_bound || run.flags.iter().any(|s| s.contains("CPU"));
+        // A shaped veth sends only while a CPU runs its queue: time the
+        // hypervisor took from the CPUs is time the links did not send.
+        let starved = (meas.cpu.starved || run.flags.iter().any(|s| s.starts_with("starved")))
+            .then(|| {
+                format!(
+                    "the hypervisor kept the CPUs from running {:.0}% of the run (steal): the machine's host, not the links, set the rate",
+                    meas.cpu.steal_pct
+                )
+            });
         // Open vSwitch forwards on one thread: near a whole core, it sets
         // the rate of what crosses it.
         let switch_bound = meas
@@ -494,6 +503,8 @@ pub fn compare(name: &str, short: bool, report: &Report) -> Result<Vec<Accuracy>
                     Some("unshaped links: the CPU sets the rate".to_string())
                 } else if cpu_bound {
                     Some("the run was CPU-bound".to_string())
+                } else if starved.is_some() {
+                    starved.clone()
                 } else if through_switch {
                     switch_bound.clone()
                 } else {

@@ -220,6 +220,41 @@ fn the_model_spreads_over_the_whole_lab() {
     assert!(a.rate_not_compared.as_deref().unwrap().contains("CPU"));
 }
 
+/// A run the hypervisor starved (steal ≥ 10% of the machine's time): the
+/// shares are still held to the plan, the rate is not, and the row says
+/// why. Without the steal the same slow rate disagrees.
+#[test]
+fn a_starved_run_keeps_its_shares_to_the_plan_but_not_its_rate() {
+    use lagkit_lab::measure::CpuUse;
+    let conns = streams_into_srv();
+    // Both links even, at 85% of what they carry full.
+    let slow = 0.85 * 25e6 * 10.0 / 8.0 * 1514.0 / 1538.0;
+    let mut r = report(
+        "k2-rx",
+        &[("e1", 3e5, slow), ("e2", 3e5, slow)],
+        &[],
+        &conns,
+    );
+    let a = &compare("hp-apa", true, &r).unwrap()[0];
+    assert!(a.max_diff_pp < 1.5 && a.rate_error > 0.10, "{a:?}");
+    assert!(!a.agrees() && !a.agrees_or_explained(), "{a:?}");
+    r.runs[0].measurement.as_mut().unwrap().cpu = CpuUse {
+        busy_pct: 66.0,
+        steal_pct: 36.0,
+        starved: true,
+        ..CpuUse::default()
+    };
+    let a = &compare("hp-apa", true, &r).unwrap()[0];
+    let why = a.rate_not_compared.as_deref().unwrap_or_default();
+    assert!(why.contains("36% of the run (steal)"), "{a:?}");
+    assert!(a.agrees(), "{a:?}");
+    // One link carrying it all still disagrees, starved or not.
+    let m = r.runs[0].measurement.as_mut().unwrap();
+    m.bonds[0].members[1].rx_bytes = 0;
+    let a = &compare("hp-apa", true, &r).unwrap()[0];
+    assert!(a.max_diff_pp > 40.0 && !a.agrees(), "{a:?}");
+}
+
 #[test]
 fn a_lagkit_switch_deals_its_eight_buckets_like_the_switch() {
     // hp-apa k2-rx through lagkit's switch (its runs record the kind):
