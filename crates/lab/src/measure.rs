@@ -103,6 +103,7 @@ impl CpuUse {
         );
         let total = (u + s + i + o).max(1.0);
         let busy = 100.0 * (u + s + o) / total;
+        let steal = 100.0 * o / total;
         CpuUse {
             user_pct: 100.0 * u / total,
             sys_pct: 100.0 * s / total,
@@ -110,8 +111,8 @@ impl CpuUse {
             headroom_pct: 100.0 - busy,
             cores: b.cores,
             cpu_bound: busy >= CPU_BOUND_PCT,
-            steal_pct: 100.0 * o / total,
-            starved: 100.0 * o / total >= STEAL_PCT,
+            steal_pct: steal,
+            starved: steal >= STEAL_PCT,
         }
     }
 }
