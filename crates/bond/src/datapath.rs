@@ -12,7 +12,7 @@ use crate::error::BondError;
 use crate::journal::{KernelRecord, PartnerRecord};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
-use crate::plan::{Plan, Slots};
+use crate::plan::{LogicalLink, Plan, Slots};
 use crate::rebalance::Rebalancer;
 use crate::settings::Settings;
 use crate::status::{AddEngine, MemberStats};
@@ -74,6 +74,9 @@ pub(crate) struct DataPath {
     past: HashMap<String, MemberStats>,
     /// adaptive, tlb, alb: moves buckets by the load counted here.
     rebalancer: Option<Rebalancer>,
+    /// What the logical interface shows the host now (`None`: not set by
+    /// this daemon yet, as after adopting a killed one's).
+    shown: Option<LogicalLink>,
 }
 
 impl DataPath {
@@ -125,6 +128,7 @@ impl DataPath {
             placeholders: HashMap::new(),
             past: HashMap::new(),
             rebalancer: rebalancing.map(|c| Rebalancer::new(c, coarse_now_ns())),
+            shown: None,
         }
     }
 
@@ -375,6 +379,25 @@ impl DataPath {
         }
         if let Some(p) = &self.publisher {
             p.publish(map);
+        }
+    }
+
+    /// Shows the host `link` on the logical interface when it differs from
+    /// what it shows (carrier, speed), and logs a change of carrier.
+    pub(crate) fn show_link(&mut self, bond: &str, link: LogicalLink) {
+        if self.shown == Some(link) {
+            return;
+        }
+        match self.upper.show_link(bond, link) {
+            Ok(()) => {
+                if self.shown.map(|s| s.carrier) != Some(link.carrier) {
+                    tracing::info!(bond = %bond, carrier = link.carrier, speed_mbps = ?link.speed_mbps, "logical interface carrier {}", if link.carrier { "on" } else { "off" });
+                }
+                self.shown = Some(link);
+            }
+            Err(e) => {
+                tracing::error!(bond = %bond, error = %e, "the logical interface's carrier and speed were not set")
+            }
         }
     }
 

@@ -410,6 +410,13 @@ impl KernelPath {
     }
 }
 
+/// Sets the carrier of bond `bond`'s veth end: a veth has carrier while
+/// its peer is up, so the idle peer is brought up or down. The kernel keeps
+/// it as set when the daemon is gone, as it keeps the pinned programs.
+pub fn set_carrier(bond: &str, on: bool) -> Result<(), lagkit_sys::Error> {
+    lagkit_sys::link::set(&peer_name(bond), &lagkit_sys::link::LinkChange::up(on))
+}
+
 /// The logical interface of a BPF bond: a veth end named as the bond, its
 /// peer idle.
 pub fn create_logical(bond: &str) -> Result<Logical, lagkit_bpf::Error> {

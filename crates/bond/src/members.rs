@@ -287,6 +287,15 @@ impl Members {
             .collect()
     }
 
+    /// Member `i`'s speed in Mbit/s and full duplex, where its driver says
+    /// (nothing for a member the bond does not hold).
+    pub fn link_of(&self, i: usize) -> (Option<u32>, Option<bool>) {
+        match self.held.get(i) {
+            Some(h) if h.dev.is_some() => lagkit_monitor::ethtool::speed_duplex(&h.name),
+            _ => (None, None),
+        }
+    }
+
     fn facts_of(h: &Held, kernel: bool) -> MemberFacts {
         let name = h.name.as_str();
         let present = h.dev.is_some();

@@ -14,6 +14,7 @@ use crate::error::BondError;
 use crate::kernel::{self, EngineChoice, KernelPath};
 use lagkit_api::status::EngineKind;
 use lagkit_bondcfg::Cidr;
+use lagkit_bondcore::plan::LogicalLink;
 use lagkit_bpf::Logical;
 use lagkit_dataplane::{Device, Link, PairDevice, Tap, TapConfig};
 use lagkit_sys::addr::Op;
@@ -93,6 +94,11 @@ impl Upper {
                 name: name.to_string(),
                 why: e.to_string(),
             })?;
+            // No member carries traffic yet: the first plan says when one does.
+            tap.set_carrier(false).map_err(|e| UpperError::Tap {
+                name: name.to_string(),
+                why: e.to_string(),
+            })?;
             Ok((
                 Upper::Tap(Arc::new(tap)),
                 EngineInfo {
@@ -158,6 +164,8 @@ impl Upper {
     fn logical(name: &str) -> Result<Upper, UpperError> {
         // Dropped on error, which deletes the pair again.
         let logical = kernel::create_logical(name).map_err(step(name, "create the veth end"))?;
+        // No member carries traffic yet: the first plan says when one does.
+        kernel::set_carrier(name, false).map_err(step(name, "set the carrier off"))?;
         let probe = KernelPath::load(name).map_err(step(name, "load the programs"))?;
         let link = Link::open(name).map_err(step(name, "open the veth end"))?;
         let (a, b) = PairDevice::pair(name, "idle").map_err(step(name, "idle device"))?;
@@ -190,6 +198,23 @@ impl Upper {
         match self {
             Upper::Logical { probe, .. } => probe.take().map(|k| *k),
             Upper::Tap(_) => None,
+        }
+    }
+
+    /// Shows the host `link`, the aggregate's carrier and speed: a TAP
+    /// takes both (`TUNSETCARRIER`, ethtool's settings); the veth end takes
+    /// the carrier from its idle peer's state (down: `NO-CARRIER`,
+    /// operstate `LOWERLAYERDOWN`), and its speed stays veth's fixed
+    /// 10000 Mb/s (docs/bond.md says why the BPF engine keeps a veth).
+    pub fn show_link(&self, bond: &str, link: LogicalLink) -> Result<(), String> {
+        match self {
+            Upper::Tap(t) => {
+                t.set_carrier(link.carrier).map_err(|e| e.to_string())?;
+                (t.link().set_speed(link.speed_mbps, link.full_duplex)).map_err(|e| e.to_string())
+            }
+            Upper::Logical { .. } => {
+                kernel::set_carrier(bond, link.carrier).map_err(|e| e.to_string())
+            }
         }
     }
 

@@ -843,6 +843,162 @@ fn tcp_through_a_user_space_wire_needs_offloads_false() {
     drop(wire);
 }
 
+/// `ip link show DEV` in `ns`: its flags (`<...>`) and its `state`.
+fn link_flags(lab: &Lab, ns: &str, dev: &str) -> (String, String) {
+    let out = lab.sh(&["ip", "-n", ns, "-o", "link", "show", dev]);
+    let flags = out
+        .split_once('<')
+        .and_then(|(_, r)| r.split_once('>'))
+        .map_or(String::new(), |(f, _)| f.to_string());
+    let state = out
+        .split_whitespace()
+        .skip_while(|w| *w != "state")
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
+    (flags, state)
+}
+
+/// `/sys/class/net/DEV/FILE` in `ns`, trimmed.
+fn sysfs(lab: &Lab, ns: &str, dev: &str, file: &str) -> String {
+    let path = format!("/sys/class/net/{dev}/{file}");
+    lab.nsexec(ns, &["cat", &path]).trim().to_string()
+}
+
+/// The logical interface's carrier, operstate and speed as the host reads
+/// them (`ip link`, sysfs): what routing daemons, keepalived and
+/// wait-online follow.
+fn host_view(lab: &Lab, ns: &str) -> (bool, String, String) {
+    // ip link and sysfs are read one after the other: a snapshot counts
+    // when ip link reads the same before and after sysfs.
+    loop {
+        let (flags, state) = link_flags(lab, ns, "bond0");
+        let carrier_file = sysfs(lab, ns, "bond0", "carrier");
+        let operstate = sysfs(lab, ns, "bond0", "operstate");
+        let speed = sysfs(lab, ns, "bond0", "speed");
+        if link_flags(lab, ns, "bond0") != (flags.clone(), state.clone()) {
+            continue;
+        }
+        let lower_up = flags.split(',').any(|f| f == "LOWER_UP");
+        assert_eq!(
+            lower_up,
+            carrier_file == "1",
+            "ip link's flags <{flags}> and sysfs carrier {carrier_file} agree"
+        );
+        assert_eq!(state.to_lowercase(), operstate);
+        return (lower_up, state, speed);
+    }
+}
+
+fn the_bond_carrier_and_speed_follow_its_members_in_every_mode() {
+    let Some(mut lab) = Lab::new("carrier_every_mode") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    let members = ["eth1", "eth2", "eth3"];
+    for m in members {
+        lab.veth(&a, m, &b, m);
+        lab.prep_member(&b, m, 1500);
+    }
+    let engine = ENGINE.with(|e| e.get());
+    let dir = tmpdir("carrier");
+    // Each veth member says 10000 Mb/s. The userspace engine's TAP shows
+    // the aggregate's speed; the BPF engine's veth end keeps veth's fixed
+    // 10000 (docs/bond.md says why it stays a veth).
+    let speed = |n: usize, mode: &str| -> String {
+        if engine == "bpf" {
+            return "10000".into();
+        }
+        match mode {
+            "active-backup" | "broadcast" => 10_000,
+            _ => 10_000 * n,
+        }
+        .to_string()
+    };
+    for mode in [
+        "802.3ad",
+        "balance-rr",
+        "active-backup",
+        "balance-xor",
+        "broadcast",
+        "balance-tlb",
+        "balance-alb",
+        "adaptive",
+    ] {
+        let text = format!(
+            "name = \"bond0\"\nmode = \"{mode}\"\nmembers = [\"eth1\", \"eth2\", \"eth3\"]\nlacp_rate = \"fast\"\naddress = [\"10.0.9.1/24\"]\n"
+        );
+        let ca = dir.join(format!("a-{mode}.toml"));
+        std::fs::write(&ca, &text).unwrap();
+        let cb = dir.join(format!("b-{mode}.toml"));
+        std::fs::write(&cb, text.replace("10.0.9.1", "10.0.9.2")).unwrap();
+        let mut pa = up(&a, &ca);
+        // 802.3ad needs an LACP partner; the other modes carry traffic
+        // over any link with carrier.
+        let mut pb = (mode == "802.3ad").then(|| up(&b, &cb));
+        wait_until(
+            &format!("{mode}: bond0 has carrier"),
+            Duration::from_secs(20),
+            || status(&a).is_some() && host_view(&lab, &a).0,
+        );
+        let (_, state, s) = host_view(&lab, &a);
+        assert_eq!(
+            (state.as_str(), s),
+            ("UP", speed(3, mode)),
+            "{mode}: all up"
+        );
+        // Cables pulled one by one at the far end: carrier stays while a
+        // member carries traffic, and goes with the last.
+        for (pulled, m) in members.iter().enumerate() {
+            lab.sh(&["ip", "-n", &b, "link", "set", m, "down"]);
+            let left = members.len() - pulled - 1;
+            if left > 0 {
+                let want = speed(left, mode);
+                wait_until(
+                    &format!("{mode}: {left} members left, speed {want}"),
+                    Duration::from_secs(5),
+                    || {
+                        let (up, _, s) = host_view(&lab, &a);
+                        up && s == want
+                    },
+                );
+            } else {
+                wait_until(
+                    &format!("{mode}: every member down, so bond0 has no carrier"),
+                    Duration::from_secs(5),
+                    || !host_view(&lab, &a).0,
+                );
+                let (flags, state) = link_flags(&lab, &a, "bond0");
+                assert!(flags.contains("NO-CARRIER"), "{mode}: <{flags}>");
+                assert!(
+                    state == "DOWN" || state == "LOWERLAYERDOWN",
+                    "{mode}: operstate {state}"
+                );
+                let st = status(&a).unwrap();
+                assert_eq!(st.mii_status, lagkit_api::status::MiiStatus::Down);
+            }
+        }
+        // One cable back: carrier again.
+        lab.sh(&["ip", "-n", &b, "link", "set", "eth2", "up"]);
+        wait_until(
+            &format!("{mode}: carrier back with eth2"),
+            Duration::from_secs(20),
+            || {
+                let (up, state, s) = host_view(&lab, &a);
+                up && state == "UP" && s == speed(1, mode)
+            },
+        );
+        pa.stop();
+        if let Some(p) = pb.as_mut() {
+            p.stop();
+        }
+        for m in members {
+            lab.sh(&["ip", "-n", &b, "link", "set", m, "up"]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A `bpf::NAME` and a `userspace::NAME` test for each test function.
 macro_rules! engines {
     ($($name:ident),* $(,)?) => {
@@ -875,4 +1031,5 @@ engines!(
     check_warns_about_a_missing_member_and_up_waits_for_it,
     offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back,
     tcp_through_a_user_space_wire_needs_offloads_false,
+    the_bond_carrier_and_speed_follow_its_members_in_every_mode,
 );

@@ -234,6 +234,19 @@ impl Link {
         };
         (speed, duplex)
     }
+
+    /// Makes the interface report `speed_mbps` and duplex (`None`:
+    /// unknown) to `ethtool` and `/sys/class/net/*/speed`, where its driver
+    /// keeps what it is told (a TAP does; a veth refuses with
+    /// `EOPNOTSUPP`).
+    pub fn set_speed(
+        &self,
+        speed_mbps: Option<u32>,
+        full_duplex: Option<bool>,
+    ) -> Result<(), SysError> {
+        ioctl::ethtool_set_speed(self.ctl.as_fd(), &self.name, speed_mbps, full_duplex)
+            .map_err(|e| SysError::new("ioctl(SIOCETHTOOL, ETHTOOL_SSET)", e))
+    }
 }
 
 // Device features (`ethtool -k`/`-K`), by `SIOCETHTOOL` (see the module

@@ -128,6 +128,14 @@ impl Tap {
         &self.link
     }
 
+    /// Sets the interface's carrier (`TUNSETCARRIER`): off, the host sees
+    /// the interface as a NIC without link (`NO-CARRIER`, operstate
+    /// `DOWN`) until it is set on again.
+    pub fn set_carrier(&self, on: bool) -> Result<(), SysError> {
+        sys_tap::set_carrier(self.fd.as_fd(), on)
+            .map_err(|e| SysError::new("ioctl(TUNSETCARRIER)", e))
+    }
+
     /// The counters, shareable with reporting threads.
     pub fn counters_arc(&self) -> Arc<Counters> {
         self.counters.clone()

@@ -160,6 +160,7 @@ pub fn set_flags(fd: BorrowedFd<'_>, name: &str, flags: libc::c_short) -> Result
 /// `SIOCETHTOOL` (`<linux/sockios.h>`).
 const SIOCETHTOOL: libc::Ioctl = 0x8946 as libc::Ioctl;
 const ETHTOOL_GSET: u32 = 0x01;
+const ETHTOOL_SSET: u32 = 0x02;
 const ETHTOOL_GLINK: u32 = 0x0a;
 const ETHTOOL_GSTRINGS: u32 = 0x1b;
 const ETHTOOL_GSSET_INFO: u32 = 0x37;
@@ -244,6 +245,37 @@ pub fn ethtool_settings(fd: BorrowedFd<'_>, name: &str) -> Result<EthtoolSetting
         speed: u32::from(c.speed) | (u32::from(c.speed_hi) << 16),
         duplex: c.duplex,
     })
+}
+
+/// Sets the speed and duplex `name` reports (`ETHTOOL_GSET`, then
+/// `ETHTOOL_SSET` with the rest as read): for a device that keeps what it
+/// is told, such as a TAP, whose `ethtool` and `/sys/class/net/*/speed`
+/// then show it. `None` sets the speed (or duplex) unknown.
+pub fn ethtool_set_speed(
+    fd: BorrowedFd<'_>,
+    name: &str,
+    speed_mbps: Option<u32>,
+    full_duplex: Option<bool>,
+) -> Result<(), Errno> {
+    let mut cmd = [EthtoolCmd {
+        cmd: ETHTOOL_GSET,
+        ..EthtoolCmd::default()
+    }];
+    // SAFETY: as in `ethtool_settings`: one struct ethtool_cmd.
+    unsafe { ethtool(fd, name, &mut cmd)? };
+    // SPEED_UNKNOWN is -1: 0xffff in both halves.
+    let speed = speed_mbps.unwrap_or(u32::MAX);
+    cmd[0].cmd = ETHTOOL_SSET;
+    cmd[0].speed = (speed & 0xffff) as u16;
+    cmd[0].speed_hi = (speed >> 16) as u16;
+    cmd[0].duplex = match full_duplex {
+        Some(true) => 1,
+        Some(false) => 0,
+        None => 0xff,
+    };
+    // SAFETY: ETHTOOL_SSET reads one struct ethtool_cmd, `cmd`.
+    unsafe { ethtool(fd, name, &mut cmd)? };
+    Ok(())
 }
 
 /// `struct ethtool_sset_info` asking for one string set.

@@ -1,6 +1,7 @@
 //! The TUN/TAP ioctls on a descriptor of `/dev/net/tun`: attaching it to
 //! an interface (`TUNSETIFF`), the virtio-net header (`TUNSETVNETHDRSZ`,
-//! `TUNSETVNETLE`) and the offloads (`TUNSETOFFLOAD`).
+//! `TUNSETVNETLE`), the offloads (`TUNSETOFFLOAD`) and the carrier
+//! (`TUNSETCARRIER`).
 //!
 //! `nix` declares no TUN requests, and its ioctl macros generate `unsafe`
 //! functions, so each one is written here once as a safe function. Open
@@ -36,7 +37,8 @@ pub fn set_iff(fd: BorrowedFd<'_>, name: &str, flags: libc::c_short) -> Result<S
 /// Issues a TUN ioctl whose argument points to one `c_int` the kernel reads.
 fn ioctl_int_ptr(fd: BorrowedFd<'_>, req: libc::Ioctl, val: libc::c_int) -> Result<(), Errno> {
     // SAFETY: `val` lives across the call; the requests passed here
-    // (TUNSETVNETHDRSZ, TUNSETVNETLE) read one int through the pointer.
+    // (TUNSETVNETHDRSZ, TUNSETVNETLE, TUNSETCARRIER) read one int through
+    // the pointer.
     let r = unsafe { libc::ioctl(fd.as_raw_fd(), req, &val as *const libc::c_int) };
     Errno::result(r).map(drop)
 }
@@ -65,6 +67,18 @@ pub fn set_offload(fd: BorrowedFd<'_>, offloads: u32) -> Result<(), Errno> {
         )
     };
     Errno::result(r).map(drop)
+}
+
+/// `TUNSETCARRIER`, `_IOW('T', 226, int)` (`<linux/if_tun.h>`; `libc`
+/// does not declare it).
+const TUNSETCARRIER: libc::Ioctl = 0x4004_54e2;
+
+/// Sets the interface's carrier (`TUNSETCARRIER`, Linux 4.20 and newer):
+/// with it off the interface shows `NO-CARRIER` and its operstate is
+/// `DOWN`, as a NIC without link. The kernel turns it off by itself when
+/// the last descriptor attached to the device closes.
+pub fn set_carrier(fd: BorrowedFd<'_>, on: bool) -> Result<(), Errno> {
+    ioctl_int_ptr(fd, TUNSETCARRIER, libc::c_int::from(on))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ impl Bond {
         let bond = self.s().name.clone();
         let faults = self.core.faults();
         let map = self.build_map();
+        let link = self.logical_link(&map.plan);
         let members = self.members.devices();
         if let Err(e) = self.datapath.restart(&bond, &members, &faults, map) {
             if matches!(e, RestartError::Programs(_)) {
@@ -24,6 +25,7 @@ impl Bond {
             return Err(BondError::Engine { bond, why });
         }
         (self.datapath).take_over_and_pin(&bond, self.members.kernel_numbering());
+        self.datapath.show_link(&bond, link);
         if self.datapath.has_programs() {
             self.record_kernel();
         }
@@ -48,6 +50,12 @@ impl Bond {
         (self.datapath).map(plan, generation, &core.plan_state().slots, core.snoop())
     }
 
+    /// What the logical interface shows the host under `plan`.
+    fn logical_link(&self, plan: &crate::plan::Plan) -> crate::plan::LogicalLink {
+        let members = &self.members;
+        plan.logical_link(self.s().lacp.min_links, |i| members.link_of(i))
+    }
+
     /// adaptive, tlb, alb: a bucket table the balancer moved becomes the
     /// core's next plan.
     pub(super) fn rebalance(&mut self) {
@@ -60,7 +68,9 @@ impl Bond {
         let map = self.build_map();
         tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         let bond = self.s().name.clone();
+        let link = self.logical_link(&map.plan);
         self.datapath.publish(&bond, map);
+        self.datapath.show_link(&bond, link);
         if self.datapath.has_programs() {
             self.record_kernel();
         }

@@ -279,11 +279,103 @@ impl Plan {
         }
         (member, e)
     }
+
+    /// What the logical interface shows the host under this plan, as the
+    /// bonding driver's carrier (`bond_set_carrier`) and ethtool speed
+    /// (`bond_ethtool_get_link_ksettings`) do: carrier while at least
+    /// `max(min_links, 1)` members transmit (802.3ad's selection already
+    /// keeps an aggregate shorter than `min_links` from distributing), and
+    /// the speed of the members that transmit: their sum, broadcast's
+    /// slowest (every frame crosses every member), active-backup's active.
+    /// `link_of(i)`: member `i`'s speed in Mbit/s and full duplex, where its
+    /// driver says.
+    pub fn logical_link(
+        &self,
+        min_links: usize,
+        link_of: impl Fn(usize) -> (Option<u32>, Option<bool>),
+    ) -> LogicalLink {
+        let tx = self.transmitting();
+        let links: Vec<(Option<u32>, Option<bool>)> = tx.iter().map(|&i| link_of(i)).collect();
+        let speeds = links.iter().filter_map(|l| l.0);
+        let speed_mbps = match self {
+            Plan::Broadcast { .. } => speeds.min(),
+            _ => speeds.reduce(|a, b| a.saturating_add(b)),
+        };
+        let duplexes: Vec<bool> = links.iter().filter_map(|l| l.1).collect();
+        let carrier = !tx.is_empty() && tx.len() >= min_links;
+        LogicalLink {
+            carrier,
+            speed_mbps: speed_mbps.filter(|_| carrier),
+            full_duplex: (carrier && !duplexes.is_empty()).then(|| duplexes.iter().all(|&f| f)),
+        }
+    }
+}
+
+/// The logical interface's link as the host sees it: what the shell sets
+/// on the device (`NO-CARRIER`, operstate, `ethtool`'s speed) after each
+/// plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogicalLink {
+    /// Enough members carry traffic.
+    pub carrier: bool,
+    /// What they carry together, in Mbit/s; `None` without carrier or when
+    /// no member's driver says.
+    pub speed_mbps: Option<u32>,
+    /// Every member that says is full duplex; `None` when none says.
+    pub full_duplex: Option<bool>,
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn the_logical_link_follows_the_members_that_transmit() {
+        let hash = |members: &[usize]| Plan::RoundRobin {
+            members: members.to_vec(),
+            packets_per_member: 1,
+        };
+        let gig = |_| (Some(1000), Some(true));
+        // Every mode sums what transmits; none transmitting is no carrier.
+        let l = hash(&[0, 1, 2]).logical_link(0, gig);
+        assert_eq!(
+            l,
+            LogicalLink {
+                carrier: true,
+                speed_mbps: Some(3000),
+                full_duplex: Some(true)
+            }
+        );
+        assert_eq!(hash(&[]).logical_link(0, gig), LogicalLink::default());
+        // min_links: fewer members than it is no carrier (0 and 1 alike).
+        assert!(!hash(&[0]).logical_link(2, gig).carrier);
+        assert!(hash(&[0, 2]).logical_link(2, gig).carrier);
+        assert!(hash(&[0]).logical_link(1, gig).carrier);
+        // active-backup: the active member's speed alone.
+        let ab = Plan::ActiveBackup { active: Some(1) };
+        let speeds = |i: usize| (Some([1000, 10_000, 100][i]), Some(i != 2));
+        assert_eq!(ab.logical_link(0, speeds).speed_mbps, Some(10_000));
+        assert!(
+            !Plan::ActiveBackup { active: None }
+                .logical_link(0, speeds)
+                .carrier
+        );
+        // broadcast: the slowest, since every frame crosses every member.
+        let b = Plan::Broadcast {
+            members: vec![0, 1, 2],
+        };
+        let l = b.logical_link(0, speeds);
+        assert_eq!((l.speed_mbps, l.full_duplex), (Some(100), Some(false)));
+        // Unknown speeds are left out; none known is unknown.
+        let some = |i: usize| ([Some(1000), None, Some(100)][i], None);
+        let l = hash(&[0, 1, 2]).logical_link(0, some);
+        assert_eq!(
+            (l.carrier, l.speed_mbps, l.full_duplex),
+            (true, Some(1100), None)
+        );
+        let none = hash(&[1]).logical_link(0, |_| (None, None));
+        assert_eq!((none.carrier, none.speed_mbps), (true, None));
+    }
 
     pub use super::views as view;
 
