@@ -121,6 +121,77 @@ pub struct Forwarding {
     pub address_limit: usize,
 }
 
+/// A member's state, as `show etherchannel summary` flags it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemberFlag {
+    /// `P`: bundled in the port-channel.
+    Bundled,
+    /// `s`: suspended (its settings differ from the channel's, or its
+    /// partner does not match).
+    Suspended,
+    /// `I`: stand-alone (no protocol partner; forwards on its own).
+    Individual,
+    /// `D`: down.
+    #[default]
+    Down,
+    /// `H`: hot standby (LACP, beyond max-bundle).
+    HotStandby,
+    /// `w`: waiting to be aggregated.
+    Waiting,
+}
+
+impl MemberFlag {
+    /// The flag's letter in `show etherchannel summary`.
+    pub fn letter(self) -> char {
+        match self {
+            MemberFlag::Bundled => 'P',
+            MemberFlag::Suspended => 's',
+            MemberFlag::Individual => 'I',
+            MemberFlag::Down => 'D',
+            MemberFlag::HotStandby => 'H',
+            MemberFlag::Waiting => 'w',
+        }
+    }
+}
+
+impl std::fmt::Display for MemberFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.letter())
+    }
+}
+
+impl std::str::FromStr for MemberFlag {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MemberFlag, String> {
+        [
+            MemberFlag::Bundled,
+            MemberFlag::Suspended,
+            MemberFlag::Individual,
+            MemberFlag::Down,
+            MemberFlag::HotStandby,
+            MemberFlag::Waiting,
+        ]
+        .into_iter()
+        .find(|f| s.len() == 1 && s.starts_with(f.letter()))
+        .ok_or_else(|| format!("'{s}' is not a port-channel member flag (P, s, I, D, H, w)"))
+    }
+}
+
+/// Written as its letter, as `show etherchannel summary` shows it.
+impl Serialize for MemberFlag {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for MemberFlag {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MemberFlag, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// `show etherchannel summary`'s facts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EtherchannelSummary {
@@ -146,7 +217,7 @@ pub struct ChannelState {
 impl ChannelState {
     /// Every member bundled (`P`).
     pub fn all_bundled(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|m| m.flag == "P")
+        !self.members.is_empty() && self.members.iter().all(|m| m.flag == MemberFlag::Bundled)
     }
 }
 
@@ -160,7 +231,7 @@ pub struct MemberState {
     /// Its channel-group mode (`active`, `desirable non-silent`, `on`).
     pub mode: String,
     /// Cisco's flag: `P` bundled, `I` stand-alone, `s` suspended, ...
-    pub flag: String,
+    pub flag: MemberFlag,
     /// Why it has that flag.
     pub why: String,
     /// The partner speaks a protocol this port does not run, in words.
@@ -197,7 +268,7 @@ pub struct MemberDetail {
     /// Its channel-group mode.
     pub mode: String,
     /// Cisco's flag.
-    pub flag: String,
+    pub flag: MemberFlag,
     /// Why it has that flag.
     pub why: String,
     /// The partner speaks a protocol this port does not run, in words.
@@ -413,7 +484,7 @@ mod tests {
                 members: vec![
                     MemberDetail {
                         port: "GigabitEthernet1/1".into(),
-                        flag: "P".into(),
+                        flag: MemberFlag::Bundled,
                         load: 0x0f,
                         buckets: vec![0, 1, 2, 3],
                         partner: Some(Partner::Lacp {
@@ -425,7 +496,7 @@ mod tests {
                     },
                     MemberDetail {
                         port: "GigabitEthernet1/2".into(),
-                        flag: "D".into(),
+                        flag: MemberFlag::Down,
                         ..MemberDetail::default()
                     },
                 ],

@@ -69,6 +69,8 @@ pub struct BondConfig {
     /// LACP system MAC; `None`: the bond's MAC.
     #[serde(serialize_with = "display_opt")]
     pub ad_actor_system: Option<MacAddr>,
+    /// LACP port priorities: one for every member, or one per member named.
+    pub ad_actor_port_prio: PortPriorities,
     /// Upper 10 bits of the LACP port key.
     pub ad_user_port_key: u16,
     /// Aggregator selection.
@@ -145,6 +147,44 @@ fn display<T: core::fmt::Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S
     s.collect_str(v)
 }
 
+/// `ad_actor_port_prio`: one priority for every member, or a table of
+/// members (the others keep Linux's default, 255).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortPriorities {
+    /// `ad_actor_port_prio = 100`.
+    All(u16),
+    /// `ad_actor_port_prio = { eth1 = 100 }`: (member, priority).
+    Each(Vec<(String, u16)>),
+}
+
+impl PortPriorities {
+    /// Member `name`'s priority.
+    pub fn of(&self, name: &str) -> u16 {
+        match self {
+            PortPriorities::All(p) => *p,
+            PortPriorities::Each(list) => (list.iter())
+                .find(|(m, _)| m == name)
+                .map_or(255, |(_, p)| *p),
+        }
+    }
+}
+
+impl Serialize for PortPriorities {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            PortPriorities::All(p) => s.serialize_u16(*p),
+            PortPriorities::Each(list) => {
+                let mut m = s.serialize_map(Some(list.len()))?;
+                for (name, p) in list {
+                    m.serialize_entry(name, p)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
 /// `offloads_off` as the table the file may hold: `{ member = false, ... }`.
 fn offloads_table<S: Serializer>(off: &[String], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
@@ -188,6 +228,7 @@ impl BondConfig {
             lacp_active: true,
             ad_actor_sys_prio: 65535,
             ad_actor_system: None,
+            ad_actor_port_prio: PortPriorities::All(255),
             ad_user_port_key: 0,
             ad_select: AdSelect::Stable,
             min_links: 0,

@@ -385,8 +385,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "0",
             "In Linux, the delay between peer notifications (gratuitous ARPs, unsolicited NAs) after a \
              failover (rounded like `updelay`). \
-             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
-            NotUsed,
+             lagkit reads it and shows it in status (`lagkit status --format proc` as Linux does); \
+             its bond sends its `num_grat_arp` announcements one link-monitor interval apart.",
+            InPlace,
         ),
         Key::LacpRate => (
             "string or Linux number",
@@ -416,6 +417,15 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
              but the aggregate forms again: the LAG ID changes, so both ends select anew.",
             InPlace,
         ),
+        Key::AdActorPortPrio => (
+            "integer, 1 to 65535, or a table of member = integer",
+            "255",
+            "LACP port priority of every member, or of each member named in a table \
+             (`{ eth1 = 100 }`; the others keep 255, Linux's default). Lower is preferred \
+             when `max_bundle` (or the partner's limit) leaves ports in standby. A reload \
+             applies a change in place: the member whose priority changed selects again.",
+            InPlace,
+        ),
         Key::AdUserPortKey => (
             "integer, 0 to 1023",
             "0",
@@ -426,9 +436,10 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::AdSelect => (
             "string or Linux number",
             "\"stable\"",
-            "In Linux, how the active aggregator is chosen when members form several. \
-             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
-            NotUsed,
+            "In Linux, how the active aggregator is chosen when members form several \
+             (stable, bandwidth, count). lagkit's bond carries one aggregator, kept while \
+             it has a port, as `stable` does; the value is shown in status.",
+            InPlace,
         ),
         Key::MinLinks => (
             "integer, 0 to 2147483647",
@@ -527,8 +538,9 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
             "list of IPv6 addresses (at most 16)",
             "[]",
             "In Linux, addresses the monitor probes with neighbour solicitations. \
-             Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
-            NotUsed,
+             lagkit reads them and shows them in status (`lagkit status --format proc` as Linux \
+             does); its probe monitor asks the IPv4 targets only.",
+            InPlace,
         ),
         Key::ArpValidate => (
             "string or Linux number",

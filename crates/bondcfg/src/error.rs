@@ -341,6 +341,16 @@ pub enum ErrorKind {
         /// The members (and backup adapter), comma-separated.
         members: String,
     },
+    /// A per-member table (`ad_actor_port_prio = { ... }`) names an
+    /// interface that is not a member.
+    NotAMember {
+        /// The key.
+        key: &'static str,
+        /// The interface named.
+        name: String,
+        /// The members, comma-separated.
+        members: String,
+    },
     /// `backup_adapter` is also a member.
     BackupIsMember {
         /// The adapter.
@@ -658,6 +668,13 @@ impl fmt::Display for ErrorKind {
                 f,
                 "{name_q} is not a member of this bond; name one of {members} \
                  (offloads = {{ {first} = false }}), or write offloads = false for every member",
+                name_q = Quoted(name),
+                first = members.split(", ").next().unwrap_or("eth1")
+            ),
+            ErrorKind::NotAMember { key, name, members } => write!(
+                f,
+                "{name_q} is not a member of this bond; name one of {members} \
+                 ({key} = {{ {first} = 100 }})",
                 name_q = Quoted(name),
                 first = members.split(", ").next().unwrap_or("eth1")
             ),

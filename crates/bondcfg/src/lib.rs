@@ -119,7 +119,9 @@ mod value;
 
 use std::path::Path;
 
-pub use bond::{BondConfig, ConfigChange, OptionChange, Probe, Reload, REBUILD_KEYS};
+pub use bond::{
+    BondConfig, ConfigChange, OptionChange, PortPriorities, Probe, Reload, REBUILD_KEYS,
+};
 pub use cidr::Cidr;
 pub use docs::{key_docs, Alias, KeyDoc, ReloadEffect, ValueDoc};
 pub use enums::{

@@ -27,7 +27,7 @@ use lagkit_wire::MacAddr;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use crate::bond::BondConfig;
+use crate::bond::{BondConfig, PortPriorities};
 use crate::cidr::Cidr;
 use crate::enums::{fold, Mode, Pagp, ParseEnumError};
 use crate::error::{
@@ -341,6 +341,9 @@ struct Seen {
     members: Vec<(String, usize)>,
     /// `offloads` as given, resolved once the members are known.
     offloads: Option<OffloadsGiven>,
+    /// `ad_actor_port_prio` as a table: (member, priority, span of its
+    /// name), checked against the members once they are known.
+    port_prios: Vec<(String, u16, core::ops::Range<usize>)>,
 }
 
 /// The two forms of `offloads`.
@@ -560,6 +563,31 @@ fn build(
         };
     }
 
+    if let (Some((name, _, span)), Some(f)) = (
+        (seen.port_prios.iter()).find(|(n, _, _)| !cfg.members.contains(n)),
+        get(Key::AdActorPortPrio),
+    ) {
+        return Err(ctx.fault(
+            Fault {
+                span: span.clone(),
+                kind: ErrorKind::NotAMember {
+                    key: "ad_actor_port_prio",
+                    name: name.clone(),
+                    members: cfg.members.join(", "),
+                },
+            },
+            &f,
+            Some(bond),
+        ));
+    }
+    if !seen.port_prios.is_empty() {
+        cfg.ad_actor_port_prio = PortPriorities::Each(
+            (seen.port_prios.iter())
+                .map(|(n, p, _)| (n.clone(), *p))
+                .collect(),
+        );
+    }
+
     if let (Some(b), Some(f)) = (&cfg.backup_adapter, get(Key::BackupAdapter)) {
         if *b == cfg.name {
             return Err(ctx.at_key(&f, bond, ErrorKind::MemberIsBond { name: b.clone() }));
@@ -739,6 +767,7 @@ pub(crate) fn mode_scope(key: Key) -> Option<ModeScope> {
         | Key::LacpActive
         | Key::AdActorSysPrio
         | Key::AdActorSystem
+        | Key::AdActorPortPrio
         | Key::AdUserPortKey
         | Key::AdSelect
         | Key::MinLinks
@@ -907,6 +936,13 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
             cfg.ad_actor_sys_prio = u16::try_from(f.uint(1, 65535, ex)?).unwrap_or(u16::MAX);
         }
         Key::AdActorSystem => cfg.ad_actor_system = Some(mac(f, ex)?),
+        Key::AdActorPortPrio => match f.value.get_ref() {
+            DeValue::Table(_) => seen.port_prios = port_prios(ctx, f)?,
+            _ => {
+                let p = u16::try_from(f.uint(1, 65535, ex)?).unwrap_or(255);
+                cfg.ad_actor_port_prio = PortPriorities::All(p);
+            }
+        },
         Key::AdUserPortKey => {
             cfg.ad_user_port_key = u16::try_from(f.uint(0, 1023, ex)?).unwrap_or(0);
         }
@@ -1001,7 +1037,36 @@ fn offloads(ctx: &Ctx<'_>, f: &Field<'_, '_>, example: &str) -> Res<OffloadsGive
         }
         _ => return f.boolean(example).map(OffloadsGiven::All),
     };
-    let mut each: Vec<(String, bool, core::ops::Range<usize>)> = Vec::new();
+    let each = per_member(ctx, f, table, |entry, name| {
+        entry.boolean(&format!("offloads = {{ {name} = false }}"))
+    })?;
+    Ok(OffloadsGiven::Each(each))
+}
+
+/// `ad_actor_port_prio = { eth1 = 100, eth2 = 200 }`: each member's.
+fn port_prios(
+    ctx: &Ctx<'_>,
+    f: &Field<'_, '_>,
+) -> Res<Vec<(String, u16, core::ops::Range<usize>)>> {
+    let DeValue::Table(table) = f.value.get_ref() else {
+        return Ok(Vec::new());
+    };
+    per_member(ctx, f, table, |entry, name| {
+        let example = format!("ad_actor_port_prio = {{ {name} = 100 }}");
+        Ok(u16::try_from(entry.uint(1, 65535, &example)?).unwrap_or(255))
+    })
+}
+
+/// The entries of a per-member table (`{ eth1 = ..., eth2 = ... }`), each
+/// value read by `value`: (member, value, span of its name), a name given
+/// twice refused.
+fn per_member<T>(
+    ctx: &Ctx<'_>,
+    f: &Field<'_, '_>,
+    table: &DeTable<'_>,
+    mut value: impl FnMut(&Field<'_, '_>, &str) -> Res<T>,
+) -> Res<Vec<(String, T, core::ops::Range<usize>)>> {
+    let mut each: Vec<(String, T, core::ops::Range<usize>)> = Vec::new();
     for (k, v) in sorted(table) {
         let name = k.get_ref().trim().to_string();
         let entry = Field {
@@ -1009,16 +1074,16 @@ fn offloads(ctx: &Ctx<'_>, f: &Field<'_, '_>, example: &str) -> Res<OffloadsGive
             key_span: (k.span().start, k.span().end),
             value: v,
         };
-        let on = entry.boolean(&format!("offloads = {{ {name} = false }}"))?;
+        let got = value(&entry, &name)?;
         if let Some((_, _, first)) = each.iter().find(|(n, _, _)| *n == name) {
             return Err(entry.fault(ErrorKind::Duplicate {
                 value: name,
                 first_line: ctx.line(first.start),
             }));
         }
-        each.push((name, on, k.span()));
+        each.push((name, got, k.span()));
     }
-    Ok(OffloadsGiven::Each(each))
+    Ok(each)
 }
 
 fn mac(f: &Field<'_, '_>, example: &str) -> Res<MacAddr> {

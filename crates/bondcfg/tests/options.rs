@@ -250,6 +250,12 @@ fn cases() -> Vec<Case> {
         case("ad_actor_system", "\"02:aa:bb:cc:dd:ee\"", LACP, |b| {
             b.ad_actor_system == mac("02:aa:bb:cc:dd:ee")
         }),
+        case("ad_actor_port_prio", "100", LACP, |b| {
+            b.ad_actor_port_prio == lagkit_bondcfg::PortPriorities::All(100)
+        }),
+        case("ad_actor_port_prio", "{ eth2 = 7 }", LACP, |b| {
+            b.ad_actor_port_prio.of("eth2") == 7 && b.ad_actor_port_prio.of("eth1") == 255
+        }),
         case("ad_user_port_key", "1023", LACP, |b| {
             b.ad_user_port_key == 1023
         }),

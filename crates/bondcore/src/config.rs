@@ -2,8 +2,10 @@
 //! [`Settings`].
 
 use crate::settings::{LacpSettings, PagpSettings, Settings};
+use lagkit_api::status::AdSelect;
 use lagkit_bondcfg::{
     default_control_socket, ArpAllTargets, ArpValidate, BondConfig, LacpRate, Pagp, PagpRate,
+    PortPriorities,
 };
 use lagkit_hash::{Policy, Strong};
 use lagkit_monitor::arp::ArpConfig;
@@ -80,7 +82,22 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
             lagkit_bondcfg::NoPartner::Suspend => NoPartner::Suspend,
         },
         coupled: c.coupled_control,
+        ad_select: match c.ad_select {
+            lagkit_bondcfg::AdSelect::Stable => AdSelect::Stable,
+            lagkit_bondcfg::AdSelect::Bandwidth => AdSelect::Bandwidth,
+            lagkit_bondcfg::AdSelect::Count => AdSelect::Count,
+        },
+        port_priority: match &c.ad_actor_port_prio {
+            PortPriorities::All(p) => *p,
+            PortPriorities::Each(_) => 255,
+        },
+        port_priorities: match &c.ad_actor_port_prio {
+            PortPriorities::All(_) => Vec::new(),
+            PortPriorities::Each(list) => list.clone(),
+        },
     };
+    s.peer_notif_delay = Duration::from_millis(c.peer_notif_delay.into());
+    s.ns_targets = c.ns_ip6_target.clone();
     if c.pagp != Pagp::Off && !mode.allows_pagp() {
         return Err(SettingsError::PagpMode {
             bond: c.name.clone(),

@@ -128,6 +128,18 @@ impl Member {
     pub fn carrier_up(&self) -> bool {
         self.carrier.is_up()
     }
+    /// Its link as `/proc/net/bonding` shows it: up or down, or going
+    /// down or back while a change waits out `downdelay` or `updelay`.
+    pub fn mii_status(&self) -> lagkit_api::status::MiiStatus {
+        use lagkit_api::status::MiiStatus;
+        match (self.present, self.carrier.is_up(), self.carrier.pending()) {
+            (false, _, _) => MiiStatus::Missing,
+            (true, true, Some(false)) => MiiStatus::GoingDown,
+            (true, true, _) => MiiStatus::Up,
+            (true, false, Some(true)) => MiiStatus::GoingBack,
+            (true, false, _) => MiiStatus::Down,
+        }
+    }
     /// How often its carrier went down.
     pub fn link_failures(&self) -> u64 {
         self.carrier.failures
@@ -1133,7 +1145,9 @@ impl Core {
         sys.set_bundle_limits(new.max_bundle, new.min_links, t(now));
         for m in &mut self.members {
             let Some(p) = m.port else { continue };
-            if old.key != new.key {
+            // A new key or port priority is a new port for the partner.
+            let prio = old.port_priority_of(&m.name) != new.port_priority_of(&m.name);
+            if old.key != new.key || prio {
                 let number = sys.port_status(p).map_or(0, |st| st.actor.port);
                 sys.remove_port(p, t(now));
                 let np = sys.add_port(new.port_config(&m.name, number, m.mac), t(now));

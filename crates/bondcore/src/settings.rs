@@ -51,6 +51,14 @@ pub struct LacpSettings {
     pub no_partner: NoPartner,
     /// Coupled collecting/distributing.
     pub coupled: bool,
+    /// `ad_select`: how the active aggregator is chosen (shown; a host
+    /// bond carries one aggregator, kept while it has a port: `stable`).
+    pub ad_select: lagkit_api::status::AdSelect,
+    /// `ad_actor_port_prio`: every member's port priority, unless
+    /// `port_priorities` names it.
+    pub port_priority: u16,
+    /// Per-member port priorities (`ad_actor_port_prio = { eth1 = 100 }`).
+    pub port_priorities: Vec<(String, u16)>,
 }
 
 /// PAgP settings of a static bond (balance-xor, active-backup): each
@@ -104,6 +112,8 @@ pub struct Settings {
     /// Carrier loss must hold this long before a member is dropped
     /// (not for 802.3ad, where a port leaves distribution at once).
     pub downdelay: Duration,
+    /// `peer_notif_delay` (shown; announcements follow `num_grat_arp`).
+    pub peer_notif_delay: Duration,
     /// 802.3ad settings.
     pub lacp: LacpSettings,
     /// PAgP towards the switch (balance-xor, active-backup), if it runs.
@@ -114,6 +124,8 @@ pub struct Settings {
     pub primary_reselect: Reselect,
     /// ARP/ping probe monitor.
     pub arp: Option<ArpConfig>,
+    /// `ns_ip6_target` (shown; the probe monitor asks IPv4 targets).
+    pub ns_targets: Vec<std::net::Ipv6Addr>,
     /// Gratuitous ARPs after a failover.
     pub num_grat_arp: u8,
     /// MAC handling on failover.
@@ -164,11 +176,13 @@ impl Settings {
             miimon: Duration::ZERO,
             updelay: Duration::ZERO,
             downdelay: Duration::ZERO,
+            peer_notif_delay: Duration::ZERO,
             lacp: LacpSettings::default(),
             pagp: None,
             primary: None,
             primary_reselect: Reselect::Always,
             arp: None,
+            ns_targets: Vec::new(),
             num_grat_arp: 1,
             fail_over_mac: FailOverMac::None,
             packets_per_slave: 1,
@@ -279,11 +293,13 @@ impl Settings {
             miimon,
             updelay,
             downdelay,
+            peer_notif_delay,
             lacp,
             pagp,
             primary,
             primary_reselect,
             arp,
+            ns_targets,
             num_grat_arp,
             fail_over_mac,
             packets_per_slave,
@@ -374,6 +390,16 @@ impl Settings {
             InPlace,
         );
         key("ad_user_port_key", lacp.key != new.lacp.key, InPlace);
+        let port_prio = lacp.port_priority != new.lacp.port_priority
+            || lacp.port_priorities != new.lacp.port_priorities;
+        key("ad_actor_port_prio", port_prio, InPlace);
+        key("ad_select", lacp.ad_select != new.lacp.ad_select, InPlace);
+        key(
+            "peer_notif_delay",
+            *peer_notif_delay != new.peer_notif_delay,
+            InPlace,
+        );
+        key("ns_ip6_target", *ns_targets != new.ns_targets, InPlace);
         key("min_links", lacp.min_links != new.lacp.min_links, InPlace);
         key(
             "max_bundle",
@@ -501,6 +527,9 @@ impl Default for LacpSettings {
             max_bundle: None,
             no_partner: NoPartner::Individual,
             coupled: true,
+            ad_select: lagkit_api::status::AdSelect::Stable,
+            port_priority: 255,
+            port_priorities: Vec::new(),
         }
     }
 }
@@ -535,7 +564,15 @@ impl LacpSettings {
         };
         pc.rate = if self.fast { Rate::Fast } else { Rate::Slow };
         pc.key = self.key;
+        pc.port_priority = self.port_priority_of(name);
         pc
+    }
+
+    /// Member `name`'s port priority.
+    pub fn port_priority_of(&self, name: &str) -> u16 {
+        (self.port_priorities.iter())
+            .find(|(m, _)| m == name)
+            .map_or(self.port_priority, |(_, p)| *p)
     }
 }
 

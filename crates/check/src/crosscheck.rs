@@ -822,13 +822,13 @@ mod tests {
         }
         // A bad mode in the third bond names its own `mode` line.
         let modes: Vec<usize> = (text.lines().enumerate())
-            .filter(|(_, l)| l.contains("\"mode\": \"IEEE"))
+            .filter(|(_, l)| l.contains("\"mode\": \"802.3ad"))
             .map(|(i, _)| i + 1)
             .collect();
         let bad = (text.lines().enumerate())
             .map(|(i, l)| {
                 if i + 1 == modes[2] {
-                    l.replace("IEEE", "XIEEE")
+                    l.replace("802.3ad", "X802.3ad")
                 } else {
                     l.to_string()
                 }
@@ -847,20 +847,32 @@ mod tests {
     const STATUS: &str = r#"[
   {
     "name": "bond0",
-    "mode": "IEEE 802.3ad Dynamic link aggregation",
+    "mode": "802.3ad",
     "xmit_hash_policy": "layer3+4",
+    "xmit_hash_number": 1,
+    "hash_seed": null,
+    "hash_symmetric": false,
+    "uses_xmit_hash": true,
     "engine": "userspace",
     "engine_reason": "engine = userspace",
     "mii_status": "up",
+    "speed_mbps": 2000,
     "mac": "02:5a:00:00:0b:01",
     "mtu": 1500,
     "miimon_ms": 100,
     "updelay_ms": 0,
     "downdelay_ms": 0,
+    "peer_notif_delay_ms": 0,
+    "arp": null,
+    "fail_over_mac": "none",
+    "primary": null,
+    "primary_reselect": "always",
     "active_member": null,
     "lacp": {
       "lacp_rate": "fast",
       "lacp_activity": "on",
+      "min_links": 0,
+      "ad_select": "stable",
       "system_priority": 65535,
       "system_mac": "02:5a:00:00:0b:01",
       "aggregator_id": 1,
@@ -875,10 +887,11 @@ mod tests {
       {
         "name": "eno1",
         "mii_status": "up",
-        "speed": "1000 Mbps",
-        "duplex": "full",
+        "speed_mbps": 1000,
+        "full_duplex": true,
         "link_failure_count": 0,
         "permanent_hw_addr": "3c:ec:ef:10:00:01",
+        "queue_id": 0,
         "transmitting": true,
         "collecting": true,
         "leaving": false,
@@ -895,12 +908,19 @@ mod tests {
           "rx_state": "CURRENT",
           "mux_state": "COLLECTING_DISTRIBUTING",
           "selected": "SELECTED",
-          "actor_churn_state": "NO_ACTOR_CHURN",
-          "partner_churn_state": "NO_PARTNER_CHURN",
+          "actor_churn_state": "none",
+          "partner_churn_state": "none",
+          "actor_churned_count": 0,
+          "partner_churned_count": 0,
+          "actor_system_priority": 65535,
+          "actor_system_mac": "02:5a:00:00:0b:01",
+          "actor_port_priority": 255,
           "actor_port": 1,
           "actor_key": 9,
           "actor_state": 63,
+          "partner_system_priority": 32768,
           "partner_mac": "00:1b:54:c2:7a:80",
+          "partner_port_priority": 32768,
           "partner_port": 304,
           "partner_key": 10,
           "partner_state": 63,
@@ -911,10 +931,11 @@ mod tests {
       {
         "name": "eno2",
         "mii_status": "up",
-        "speed": "1000 Mbps",
-        "duplex": "full",
+        "speed_mbps": 1000,
+        "full_duplex": true,
         "link_failure_count": 0,
         "permanent_hw_addr": "3c:ec:ef:10:00:02",
+        "queue_id": 0,
         "transmitting": false,
         "collecting": false,
         "leaving": false,
@@ -931,12 +952,19 @@ mod tests {
           "rx_state": "CURRENT",
           "mux_state": "WAITING",
           "selected": "SELECTED",
-          "actor_churn_state": "NO_ACTOR_CHURN",
-          "partner_churn_state": "NO_PARTNER_CHURN",
+          "actor_churn_state": "none",
+          "partner_churn_state": "none",
+          "actor_churned_count": 0,
+          "partner_churned_count": 0,
+          "actor_system_priority": 65535,
+          "actor_system_mac": "02:5a:00:00:0b:01",
+          "actor_port_priority": 255,
           "actor_port": 2,
           "actor_key": 9,
           "actor_state": 7,
+          "partner_system_priority": 32768,
           "partner_mac": "00:1b:54:c2:7a:80",
+          "partner_port_priority": 32768,
           "partner_port": 305,
           "partner_key": 10,
           "partner_state": 63,
@@ -945,7 +973,8 @@ mod tests {
         "pagp": null
       }
     ],
-    "problems": []
+    "problems": [],
+    "details_withheld": false
   }
 ]"#;
 
@@ -957,17 +986,23 @@ mod tests {
         let h = read("status.json", STATUS).unwrap();
         let End::Hosts(hs) = &h else { panic!("{h:?}") };
         let r = hs[0].running.as_ref().unwrap();
+        let line_of = |needle: &str| {
+            let i = STATUS.lines().position(|l| l.contains(needle)).unwrap();
+            format!("status.json:{}", i + 1)
+        };
         assert_eq!(
             r.system.as_ref().map(|s| s.1.to_string()),
-            Some("status.json:19".into())
+            Some(line_of("\"system_mac\""))
         );
-        assert_eq!(r.members[1].loc.to_string(), "status.json:66");
+        let eno2 = line_of("\"name\": \"eno2\"");
+        assert_eq!(r.members[1].loc.to_string(), eno2);
         let f = check(&[read("show.txt", SESSION).unwrap(), h], None);
         let m = with(&f, "member-bundled-one-end");
         assert_eq!(m.len(), 1, "{f:#?}");
         assert!(
-            m[0].reason
-                .contains("eno2 at the other end (status.json:66): partner not in sync"),
+            m[0].reason.contains(&format!(
+                "eno2 at the other end ({eno2}): partner not in sync"
+            )),
             "{}",
             m[0]
         );
@@ -977,6 +1012,33 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("status.json:1:"), "{e}");
+    }
+
+    /// `lagkit status --format proc` is read as the kernel's file is, and
+    /// against the switch whose session it saw, it agrees.
+    #[test]
+    fn lagkit_status_in_the_proc_layout_reads_as_the_kernels_file() {
+        let typed: Vec<lagkit_api::status::BondStatus> = serde_json::from_str(STATUS).unwrap();
+        let mut both_up = typed[0].clone();
+        for m in &mut both_up.members {
+            let l = m.lacp.as_mut().unwrap();
+            l.mux_state = "COLLECTING_DISTRIBUTING".into();
+            l.actor_state = 0x3f;
+            l.not_bundled = None;
+            m.transmitting = true;
+            m.collecting = true;
+        }
+        both_up.lacp.as_mut().unwrap().number_of_ports = 2;
+        let text = both_up.render_proc("6.8.0-90-generic");
+        let End::Hosts(hs) = read("bond0", &text).unwrap() else {
+            panic!("{text}")
+        };
+        let r = hs[0].running.as_ref().expect("the LACP lines are read");
+        assert_eq!(r.members.len(), 2);
+        assert_eq!(r.members[1].partner_port, Some(305));
+        assert_eq!(r.members[0].actor_state, Some(0x3f));
+        let alone = check(&[End::Hosts(hs.clone())], None);
+        assert!(alone.is_empty(), "{alone:#?}");
     }
 
     #[test]
@@ -1005,6 +1067,14 @@ mod tests {
         );
         // A rate the daemon never writes is an error at its line.
         let e = read("status.json", &one.replace(r#""fast""#, r#""medium""#)).unwrap_err();
-        assert!(e.to_string().starts_with("status.json:16:"), "{e}");
+        let rate = one
+            .lines()
+            .position(|l| l.contains("\"lacp_rate\""))
+            .unwrap()
+            + 1;
+        assert!(
+            e.to_string().starts_with(&format!("status.json:{rate}:")),
+            "{e}"
+        );
     }
 }

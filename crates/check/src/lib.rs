@@ -42,6 +42,7 @@ pub mod fleet;
 pub mod lacpdus;
 pub mod live;
 pub mod netplan;
+pub mod procfs;
 pub mod rules;
 pub mod running;
 pub mod show;

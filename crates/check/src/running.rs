@@ -10,7 +10,7 @@
 
 use crate::facts::{Host, HostMode, HostPort, ReadError};
 use crate::Loc;
-use lagkit_api::status::{BondStatus, LacpRate};
+use lagkit_api::status::{BondStatus, LacpActivity, LacpRate};
 use serde::Serialize;
 
 /// A running bond's LACP (or PAgP) state.
@@ -228,18 +228,19 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
     let mut out = Vec::new();
     let mut member_from = 0usize;
     for (i, b) in bonds.into_iter().enumerate() {
-        let mode = lagkit_bondcfg::Mode::from_status(&b.mode).map_err(|e| ReadError::Bad {
-            file: file.into(),
-            line: names.get(i).copied().unwrap_or(1),
-            why: format!("{e}"),
-        })?;
+        let mode =
+            lagkit_bondcfg::Mode::from_status(b.mode.as_str()).map_err(|e| ReadError::Bad {
+                file: file.into(),
+                line: names.get(i).copied().unwrap_or(1),
+                why: format!("{e}"),
+            })?;
         let at_line =
             |v: &[usize], pick: &dyn Fn(usize) -> bool| v.iter().copied().find(|l| pick(*l));
         let bond_line = names.get(i).copied();
         let after = |l: usize| bond_line.is_none_or(|b| l >= b);
         let mut mode_of = HostMode::of(
             mode,
-            b.lacp.as_ref().is_none_or(|l| !l.is_passive()),
+            (b.lacp.as_ref()).is_none_or(|l| l.lacp_activity == LacpActivity::Active),
             b.lacp
                 .as_ref()
                 .is_some_and(|l| l.lacp_rate == LacpRate::Fast),
@@ -280,11 +281,10 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
                 member_from = l;
             }
             let mut hp = HostPort::named(&m.name);
-            hp.speed = m
-                .speed
-                .as_deref()
-                .and_then(|s| s.split_whitespace().next()?.parse().ok());
-            hp.duplex.clone_from(&m.duplex);
+            hp.speed = m.speed_mbps;
+            hp.duplex = m
+                .full_duplex
+                .map(|f| if f { "full" } else { "half" }.to_string());
             members.push(hp);
             let lp = m.lacp.as_ref();
             running.members.push(RunningPort {

@@ -215,12 +215,28 @@ pub struct QueryArgs {
     /// The bond (default: every bond running in this network namespace).
     #[command(flatten)]
     bond: BondName,
-    /// Print JSON instead of text.
+    /// Print JSON instead of text (the same as --format json).
     #[arg(long)]
     json: bool,
+    /// How to print: lagkit's own layout (`text`), the kernel's
+    /// /proc/net/bonding/<bond> layout field for field (`proc`, status
+    /// only), or `json`.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// The control socket (default: derived from the bond name and this network namespace).
     #[arg(long)]
     socket: Option<PathBuf>,
+}
+
+/// `lagkit status --format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// lagkit's own layout.
+    Text,
+    /// The kernel's /proc/net/bonding/<bond> layout.
+    Proc,
+    /// JSON.
+    Json,
 }
 
 /// Options of `lagkit flow`.
@@ -426,7 +442,7 @@ fn query<T: serde::Serialize>(
     for s in sockets(a.bond.get(), a.socket.as_ref())? {
         all.extend(pick(ask(&s, req)?));
     }
-    if a.json {
+    if a.json || a.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
     } else {
         let text: Vec<String> = all.iter().map(render).collect();
@@ -435,8 +451,18 @@ fn query<T: serde::Serialize>(
     Ok(())
 }
 
+/// The running kernel's release, as `/proc/net/bonding` names it in its
+/// first line.
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// `lagkit status`.
 pub fn status(a: QueryArgs) -> Result<(), Failure> {
+    let release = kernel_release();
+    let proc = a.format == Format::Proc;
     query(
         &a,
         &Request::Status,
@@ -444,12 +470,20 @@ pub fn status(a: QueryArgs) -> Result<(), Failure> {
             Response::Status(s) => Some(*s),
             _ => None,
         },
-        |s| s.render(),
+        |s| match proc {
+            true => s.render_proc(&release),
+            false => s.render(),
+        },
     )
 }
 
 /// `lagkit stats`.
 pub fn stats(a: QueryArgs) -> Result<(), Failure> {
+    if a.format == Format::Proc {
+        return Err(Failure::Usage(
+            "stats has no /proc/net/bonding layout: use --format text or json (lagkit status --format proc shows the bond)".into(),
+        ));
+    }
     query(
         &a,
         &Request::Stats,

@@ -304,7 +304,7 @@ fn sample_bond(sock: &Path, v: &mut View, events: &mut Vec<(u64, String)>) -> Re
     let Response::Stats(stats) = request(sock, &Request::Stats)? else {
         return Err("unexpected answer to stats".into());
     };
-    v.header.push(st.mode.clone());
+    v.header.push(st.mode.description().to_string());
     let mut h = format!(
         "policy {}  engine {}  link {}",
         st.xmit_hash_policy, st.engine, st.mii_status
@@ -335,7 +335,7 @@ fn sample_bond(sock: &Path, v: &mut View, events: &mut Vec<(u64, String)>) -> Re
                 ),
             ),
             (_, Some(p)) => (
-                p.state.clone(),
+                p.state.to_string(),
                 p.partner_device_id.clone().unwrap_or_else(|| "-".into()),
             ),
             _ => (
@@ -389,7 +389,9 @@ fn sample_switch(sock: &Path, v: &mut View) -> Result<(), String> {
     let mut members: BTreeMap<String, (String, String, String)> = BTreeMap::new();
     let mut channels = Vec::new();
     for c in &detail.channels {
-        let bundled = c.members.iter().filter(|m| m.flag == "P").count();
+        let bundled = (c.members.iter())
+            .filter(|m| m.flag == lagkit_api::switch::MemberFlag::Bundled)
+            .count();
         channels.push(format!(
             "Po{} {} {}/{} bundled",
             c.channel,

@@ -537,8 +537,8 @@ fn lagkit_status_json_is_the_host_side() {
     let member = |name: &str, port: u16, partner_port: u16, in_use: bool| MemberStatus {
         name: name.into(),
         mii_status: lagkit_api::status::MiiStatus::Up,
-        speed: Some("1000 Mbps".into()),
-        duplex: Some("full".into()),
+        speed_mbps: Some(1000),
+        full_duplex: Some(true),
         link_failure_count: 0,
         permanent_hw_addr: "02:5a:00:00:0b:01".into(),
         transmitting: in_use,
@@ -557,8 +557,6 @@ fn lagkit_status_json_is_the_host_side() {
             }
             .into(),
             selected: "SELECTED".into(),
-            actor_churn_state: "none".into(),
-            partner_churn_state: "none".into(),
             actor_port: port,
             actor_key: 9,
             actor_state: if in_use { 0x3f } else { 0x0f },
@@ -567,12 +565,13 @@ fn lagkit_status_json_is_the_host_side() {
             partner_key: 10,
             partner_state: 0x3f,
             not_bundled: (!in_use).then(|| "waiting for the partner to sync".to_string()),
+            ..Default::default()
         }),
-        pagp: None,
+        ..Default::default()
     };
     let status = |in_use: bool| BondStatus {
         name: "bond0".into(),
-        mode: lagkit_bondcfg::Mode::Lacp.linux_name().into(), // as the daemon writes it
+        mode: lagkit_api::status::BondMode::Lacp,
         xmit_hash_policy: "layer3+4".into(),
         engine: lagkit_api::status::EngineKind::Userspace,
         engine_reason: "configured".into(),
@@ -594,11 +593,13 @@ fn lagkit_status_json_is_the_host_side() {
             partner_key: Some(10),
             partner_mac: Some("00:1b:54:c2:7a:80".into()),
             partner_priority: Some(32768),
+            ..Default::default()
         }),
         pagp: None,
         members: vec![member("a1", 1, 304, true), member("a2", 2, 305, in_use)],
         problems: vec![],
         datapath: None,
+        ..Default::default()
     };
     let dir = std::env::temp_dir().join(format!("lkt-check-status-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

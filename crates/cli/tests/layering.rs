@@ -76,6 +76,38 @@ fn readers_of_the_control_socket_build_without_the_bond_or_bpf() {
     assert!(!switchd.contains("lagkit-bond"), "{switchd:?}");
 }
 
+/// The API crate is a typed leaf: enums and structs the daemons fill and
+/// their readers read. It knows no protocol machine, configuration or hash
+/// (the bond's core builds its values from those), so a reader of the
+/// control socket never compiles them for it, and no decision can creep
+/// into it.
+#[test]
+fn the_api_is_a_typed_leaf() {
+    let deps = built_from(&["lagkit-api"]);
+    let deps = names(&deps);
+    let allowed = ["lagkit-api", "lagkit-wire", "lagkit-input"];
+    let extra: Vec<&&str> = deps.iter().filter(|d| !allowed.contains(d)).collect();
+    assert!(extra.is_empty(), "lagkit-api is built from {extra:?}");
+    // Its sources compare no state by its name.
+    let mut files = Vec::new();
+    walk(&root().join("crates/api/src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for needle in [
+            "== \"P\"",
+            "== \"portUp\"",
+            "== \"DEFAULTED\"",
+            "== \"auto\"",
+        ] {
+            assert!(
+                !text.contains(needle),
+                "{} compares a state by name ({needle}): use its enum",
+                f.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn the_daemons_crates_run_neither_ip_nor_tc() {
     let deps = built_from(&["lagkit-bond", "lagkit-switchd"]);

@@ -841,9 +841,75 @@ fn descend(outer: &Layer<'_>) -> Option<InnerKey> {
     inner
 }
 
+/// Why a `lagkit flow` request names no flow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlowKeyError {
+    /// An address is not IP:PORT.
+    #[error("flow: '{src}' and '{dst}' must be IP:PORT (e.g. 10.0.0.1:40000)")]
+    NotAddresses {
+        /// The source given.
+        src: String,
+        /// The destination given.
+        dst: String,
+    },
+    /// Not tcp/udp, or an IPv4 and an IPv6 address.
+    #[error("flow: --proto must be tcp or udp, and both addresses of one family")]
+    ProtoOrFamily,
+}
+
+/// The flow a `lagkit flow` request (or the switch's `test etherchannel
+/// load-balance`) names: `proto` tcp or udp, `src` and `dst` as IP:PORT;
+/// its MACs are the caller's.
+pub fn flow_key(proto: &str, src: &str, dst: &str) -> Result<FlowKey, FlowKeyError> {
+    let parse = |s: &str| s.parse::<std::net::SocketAddr>();
+    let (Ok(a), Ok(b)) = (parse(src), parse(dst)) else {
+        return Err(FlowKeyError::NotAddresses {
+            src: src.into(),
+            dst: dst.into(),
+        });
+    };
+    let key = match (proto, a, b) {
+        ("tcp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+            FlowKey::tcp4(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("udp", std::net::SocketAddr::V4(a), std::net::SocketAddr::V4(b)) => {
+            FlowKey::udp4(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("tcp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+            FlowKey::tcp6(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        ("udp", std::net::SocketAddr::V6(a), std::net::SocketAddr::V6(b)) => {
+            FlowKey::udp6(*a.ip(), a.port(), *b.ip(), b.port())
+        }
+        _ => return Err(FlowKeyError::ProtoOrFamily),
+    };
+    Ok(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_keys_from_addresses() {
+        let k = flow_key("tcp", "10.0.0.1:40000", "10.0.0.2:5201").unwrap();
+        assert_eq!(
+            k,
+            FlowKey::tcp4(
+                "10.0.0.1".parse().unwrap(),
+                40000,
+                "10.0.0.2".parse().unwrap(),
+                5201
+            )
+        );
+        assert!(flow_key("udp", "[::1]:1", "[::2]:2").is_ok());
+        let bad = flow_key("tcp", "10.0.0.1", "10.0.0.2:1").unwrap_err();
+        assert!(bad.to_string().contains("must be IP:PORT"), "{bad}");
+        let mixed = flow_key("tcp", "10.0.0.1:1", "[::2]:2").unwrap_err();
+        assert_eq!(mixed, FlowKeyError::ProtoOrFamily);
+        assert!(mixed.to_string().contains("one family"), "{mixed}");
+        assert!(flow_key("sctp", "10.0.0.1:1", "10.0.0.2:2").is_err());
+    }
 
     #[test]
     fn flow_key_stays_small_and_copy() {

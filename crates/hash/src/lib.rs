@@ -45,8 +45,8 @@ pub use adaptive::{AdaptiveBalancer, AdaptiveConfig, AdaptiveStats};
 pub use buckets::{BucketMap, BucketMapError, BUCKETS, MAX_MEMBERS};
 pub use cisco::CISCO_BUCKETS;
 pub use key::{
-    ethertype, ip_proto, FlowKey, InnerKey, InnerL2, IpFlow, Quoted, Tunnel, L4, MAX_TUNNEL_DEPTH,
-    VXLAN_PORT,
+    ethertype, flow_key, ip_proto, FlowKey, FlowKeyError, InnerKey, InnerL2, IpFlow, Quoted,
+    Tunnel, L4, MAX_TUNNEL_DEPTH, VXLAN_PORT,
 };
 pub use policy::{Explain, ParsePolicyError, Policy, Vendor};
 pub use strong::Strong;

@@ -321,7 +321,7 @@ fn lagkit_channels(lab: &Lab, sw: &Switch) -> Vec<ChannelView> {
                         for m in &s.members {
                             let name = m.device.clone().or(m.port.clone()).unwrap_or_default();
                             let state = if m.why.is_empty() {
-                                m.flag.clone()
+                                m.flag.to_string()
                             } else {
                                 format!("{} ({})", m.flag, m.why)
                             };

@@ -300,7 +300,7 @@ between = ["h3", "c6513"]
             port: Some("GigabitEthernet1/1".into()),
             device: Some("p1".into()),
             mode: "active".into(),
-            flag: flag.into(),
+            flag: flag.parse().unwrap(),
             why: why.into(),
             mismatch: None,
         };

@@ -62,6 +62,12 @@ impl Debounce {
         None
     }
 
+    /// The change waiting out its delay, if any: `Some(false)` for a link
+    /// going down (inside `downdelay`), `Some(true)` for one coming back.
+    pub fn pending(&self) -> Option<bool> {
+        self.pending.map(|(raw, _)| raw)
+    }
+
     /// When [`Debounce::observe`] must be called again to let a pending
     /// change take effect, if one is pending.
     pub fn deadline(&self) -> Option<u64> {

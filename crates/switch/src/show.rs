@@ -314,37 +314,7 @@ impl Filter {
     }
 }
 
-/// A member's state, as `show etherchannel summary` flags it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemberFlag {
-    /// `P`: bundled in the port-channel.
-    Bundled,
-    /// `s`: suspended (its settings differ from the channel's, or its
-    /// partner does not match).
-    Suspended,
-    /// `I`: stand-alone (no protocol partner; forwards on its own).
-    Individual,
-    /// `D`: down.
-    Down,
-    /// `H`: hot standby (LACP, beyond max-bundle).
-    HotStandby,
-    /// `w`: waiting to be aggregated.
-    Waiting,
-}
-
-impl MemberFlag {
-    /// The flag's letter in `show etherchannel summary`.
-    pub fn letter(self) -> char {
-        match self {
-            MemberFlag::Bundled => 'P',
-            MemberFlag::Suspended => 's',
-            MemberFlag::Individual => 'I',
-            MemberFlag::Down => 'D',
-            MemberFlag::HotStandby => 'H',
-            MemberFlag::Waiting => 'w',
-        }
-    }
-}
+pub use lagkit_api::switch::MemberFlag;
 
 /// `GigabitEthernet8/4` as IOS abbreviates it in tables: `Gi8/4`.
 pub fn short_name(name: &str) -> String {

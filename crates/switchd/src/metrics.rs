@@ -31,8 +31,8 @@ pub struct MemberSnapshot {
     /// LACP: the actor's and the partner's state octets, the partner's
     /// system MAC, key and port.
     pub lacp: Option<(u8, u8, String, u16, u16)>,
-    /// PAgP: its state's MIB name.
-    pub pagp: Option<String>,
+    /// PAgP: its state.
+    pub pagp: Option<lagkit_api::status::PagpState>,
 }
 
 /// One port.
@@ -126,7 +126,8 @@ impl Switch {
                 let pagp = self
                     .core()
                     .pagp_status(*p)
-                    .map(|st| st.state.name().to_string());
+                    // The MIB's names are both enums' spellings.
+                    .and_then(|st| st.state.name().parse().ok());
                 member.insert(
                     p.0,
                     MemberSnapshot {
@@ -372,7 +373,7 @@ pub fn render(s: &Snapshot) -> String {
             m_partner_info.get_or_create(&x).set(1);
         }
         if let Some(st) = &m.pagp {
-            set_pagp_state(&m_pagp, &ml, st);
+            set_pagp_state(&m_pagp, &ml, *st);
         }
     }
     for ch in &s.channels {
@@ -512,7 +513,7 @@ mod tests {
             mode: if lacp { "active" } else { "desirable" }.into(),
             flag,
             lacp: lacp.then(|| (0x3d, 0x3f, "02:00:00:00:00:01".into(), 9, 1)),
-            pagp: (!lacp).then(|| "upPagp".into()),
+            pagp: (!lacp).then_some(lagkit_api::status::PagpState::UpPagp),
         };
         let mut socket = CounterSnapshot::default();
         socket.drops[0] = 4;

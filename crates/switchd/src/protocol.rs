@@ -82,7 +82,7 @@ pub fn test_key(kind: &str, src: &str, dst: &str) -> Result<FlowKey, TestKeyErro
                 Err(TestKeyError::NotMacs(a, b))
             }
         },
-        "port" => lagkit_api::protocol::flow_key("tcp", src, dst).map_err(|_| {
+        "port" => lagkit_hash::flow_key("tcp", src, dst).map_err(|_| {
             let (a, b) = pair();
             TestKeyError::NotPorts(a, b)
         }),

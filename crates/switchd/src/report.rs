@@ -47,7 +47,7 @@ fn summary(sw: &Switch) -> Response {
                 port: b.port(*p).map(|c| c.name.clone()),
                 device: Some(sw.device(*p).to_string()),
                 mode: mode.to_string(),
-                flag: flag.letter().to_string(),
+                flag: *flag,
                 why: why.clone(),
                 mismatch: sw.core().mismatch(*p),
             })

@@ -711,7 +711,7 @@ pub(crate) fn etherchannel_detail(sw: &Switch, only: Option<u32>, now: u64) -> R
             members.push(MemberDetail {
                 port: name,
                 mode: mode.to_string(),
-                flag: flag.letter().to_string(),
+                flag: *flag,
                 why: why.clone(),
                 mismatch: sw.core().mismatch(*p),
                 load: mask,

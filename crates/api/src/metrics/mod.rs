@@ -11,9 +11,9 @@
 
 pub mod exporter;
 
+use crate::status::PagpState;
 use crate::status::{BondStats, BondStatus};
 pub use exporter::{labels, loopback, snake, Exporter, Labels, Page};
-use lagkit_proto::pagp::PortState as PagpState;
 
 /// The LACP state bits (IEEE 802.1AX-2020 6.4.2.3, Actor_State), in bit
 /// order, as the `bit` label spells them.
@@ -30,31 +30,7 @@ pub const LACP_BITS: [&str; 8] = [
 
 /// Every PAgP port state, as the `state` label spells it (the MIB's
 /// names).
-pub const PAGP_STATES: [PagpState; 8] = [
-    PagpState::Down,
-    PagpState::Up,
-    PagpState::UpData,
-    PagpState::PagpReceived,
-    PagpState::BiDirectional,
-    PagpState::UpPagp,
-    PagpState::HotStandby,
-    PagpState::UpMult,
-];
-
-/// A new PAgP state must join [`PAGP_STATES`]: this match stops compiling
-/// until it is considered.
-const fn _every_pagp_state_listed(s: PagpState) {
-    match s {
-        PagpState::Down
-        | PagpState::Up
-        | PagpState::UpData
-        | PagpState::PagpReceived
-        | PagpState::BiDirectional
-        | PagpState::UpPagp
-        | PagpState::HotStandby
-        | PagpState::UpMult => {}
-    }
-}
+pub const PAGP_STATES: &[PagpState] = PagpState::ALL;
 
 /// Sets one series per LACP state bit of `state` (1 set, 0 clear).
 pub fn set_lacp_bits(
@@ -72,22 +48,19 @@ pub fn set_lacp_bits(
     }
 }
 
-/// Sets one series per PAgP state, 1 for `current` (by its MIB name) and
-/// 0 for the others.
+/// Sets one series per PAgP state, 1 for `current` and 0 for the others.
 pub fn set_pagp_state(
     family: &prometheus_client::metrics::family::Family<
         Labels,
         prometheus_client::metrics::gauge::Gauge,
     >,
     base: &Labels,
-    current: &str,
+    current: PagpState,
 ) {
-    for st in PAGP_STATES {
+    for &st in PAGP_STATES {
         let mut l = base.clone();
-        l.push(("state".into(), st.name().into()));
-        family
-            .get_or_create(&l)
-            .set(i64::from(st.name() == current));
+        l.push(("state".into(), st.as_str().into()));
+        family.get_or_create(&l).set(i64::from(st == current));
     }
 }
 
@@ -202,7 +175,7 @@ pub fn render(status: &BondStatus, stats: &BondStats, facts: &BondFacts) -> Stri
             partner_info.get_or_create(&pl).set(1);
         }
         if let Some(pg) = &m.pagp {
-            set_pagp_state(&pagp_state, &l, &pg.state);
+            set_pagp_state(&pagp_state, &l, pg.state);
             pagp_rx.get_or_create(&l).inc_by(pg.hellos_rx);
             pagp_tx.get_or_create(&l).inc_by(pg.hellos_tx);
             pagp_bad.get_or_create(&l).inc_by(pg.bad_rx);
@@ -247,7 +220,7 @@ mod tests {
     /// A one-member 802.3ad bond, enough for every series to appear.
     fn scrape() -> String {
         let status: BondStatus = serde_json::from_value(serde_json::json!({
-            "name": "bond0", "mode": "IEEE 802.3ad Dynamic link aggregation",
+            "name": "bond0", "mode": "802.3ad",
             "xmit_hash_policy": "layer3+4", "engine": "userspace", "mii_status": "up",
             "mac": "02:00:00:00:00:01",
             "mtu": 1500, "miimon_ms": 0, "updelay_ms": 0, "downdelay_ms": 0,

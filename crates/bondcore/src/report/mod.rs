@@ -3,13 +3,18 @@
 //! of each device. Pure, so every verdict it prints (a member transmitting
 //! or not, the problems found) is tested without root.
 
+pub mod build;
+
 use crate::core::Core;
 use crate::plan::Plan;
-use lagkit_api::protocol::{flow_key, FlowAnswer, Response};
+use crate::settings::{BondMode, Settings};
+use build::Seen;
+use lagkit_api::protocol::{FlowAnswer, Response};
 use lagkit_api::status::{
-    self, BondStats, BondStatus, CarrierEvent, DatapathStatus, EngineKind, LacpInfo, MemberLacp,
-    MemberOffloads, MemberPagp, MemberStats, MemberStatus, MiiStatus, PagpInfo,
+    self, ArpMonitor, BondStats, BondStatus, CarrierEvent, DatapathStatus, EngineKind,
+    MemberOffloads, MemberStats, MemberStatus, MiiStatus,
 };
+use lagkit_hash::{flow_key, Policy};
 use lagkit_wire::MacAddr;
 
 /// What the shell knows of one member's device.
@@ -42,6 +47,74 @@ pub struct BondFacts {
     pub members: Vec<MemberFacts>,
 }
 
+/// The API's name for a mode.
+pub fn api_mode(m: BondMode) -> status::BondMode {
+    match m {
+        BondMode::BalanceRr => status::BondMode::BalanceRr,
+        BondMode::ActiveBackup => status::BondMode::ActiveBackup,
+        BondMode::BalanceXor => status::BondMode::BalanceXor,
+        BondMode::Broadcast => status::BondMode::Broadcast,
+        BondMode::Lacp => status::BondMode::Lacp,
+        BondMode::BalanceTlb => status::BondMode::BalanceTlb,
+        BondMode::BalanceAlb => status::BondMode::BalanceAlb,
+        BondMode::Adaptive => status::BondMode::Adaptive,
+    }
+}
+
+/// The API's name for a `fail_over_mac`.
+fn api_fail_over_mac(f: crate::settings::FailOverMac) -> status::FailOverMac {
+    use crate::settings::FailOverMac as F;
+    match f {
+        F::None => status::FailOverMac::None,
+        F::Active => status::FailOverMac::Active,
+        F::Follow => status::FailOverMac::Follow,
+    }
+}
+
+/// The API's name for a `primary_reselect`.
+fn api_reselect(r: crate::settings::Reselect) -> status::PrimaryReselect {
+    use crate::settings::Reselect as R;
+    match r {
+        R::Always => status::PrimaryReselect::Always,
+        R::Better => status::PrimaryReselect::Better,
+        R::Failure => status::PrimaryReselect::Failure,
+    }
+}
+
+/// A hash policy's Linux number (`xmit_hash_policy`'s), for Linux's own.
+pub fn linux_policy_number(p: &Policy) -> Option<u8> {
+    match p {
+        Policy::Layer2 => Some(0),
+        Policy::Layer34 => Some(1),
+        Policy::Layer23 => Some(2),
+        Policy::Encap23 => Some(3),
+        Policy::Encap34 => Some(4),
+        Policy::VlanSrcMac => Some(5),
+        _ => None,
+    }
+}
+
+impl Settings {
+    /// A hash picks each flow's member (Linux prints the policy then).
+    pub fn uses_xmit_hash(&self) -> bool {
+        match self.mode {
+            BondMode::Lacp | BondMode::BalanceXor | BondMode::Adaptive => true,
+            BondMode::BalanceTlb | BondMode::BalanceAlb => !self.tlb_dynamic_lb,
+            BondMode::BalanceRr | BondMode::ActiveBackup | BondMode::Broadcast => false,
+        }
+    }
+
+    fn arp_monitor(&self) -> Option<ArpMonitor> {
+        let a = self.arp.as_ref()?;
+        Some(ArpMonitor {
+            interval_ms: a.interval.as_millis() as u64,
+            missed_max: a.missed_max,
+            targets: a.targets.iter().map(|t| t.to_string()).collect(),
+            ns_targets: self.ns_targets.iter().map(|t| t.to_string()).collect(),
+        })
+    }
+}
+
 impl Core {
     /// The status report: the members as `plan` (the one the data path
     /// runs) carries them, each protocol's state, and the problems seen.
@@ -49,6 +122,18 @@ impl Core {
         let s = self.settings();
         let tx = |i: usize| plan.is_some_and(|p| p.transmitting().contains(&i));
         let rx = |i: usize| plan.is_some_and(|p| p.collects(i));
+        let link = plan.map(|p| {
+            let f = &facts.members;
+            p.logical_link(s.lacp.min_links, |i| {
+                f.get(i).map_or((None, None), |m| (m.speed, m.duplex))
+            })
+        });
+        let ports: Vec<_> = (0..self.members().len())
+            .map(|i| self.lacp_status(i))
+            .collect();
+        let pagp_ports: Vec<_> = (0..self.members().len())
+            .map(|i| self.pagp_status(i))
+            .collect();
         let members: Vec<MemberStatus> = self
             .members()
             .iter()
@@ -56,19 +141,16 @@ impl Core {
             .enumerate()
             .map(|(i, (m, f))| MemberStatus {
                 name: m.name().to_string(),
-                mii_status: if !f.present {
-                    MiiStatus::Missing
-                } else if m.carrier_up() {
-                    MiiStatus::Up
+                mii_status: if f.present {
+                    m.mii_status()
                 } else {
-                    MiiStatus::Down
+                    MiiStatus::Missing
                 },
-                speed: f.speed.map(|s| format!("{s} Mbps")),
-                duplex: f
-                    .duplex
-                    .map(|full| if full { "full" } else { "half" }.to_string()),
+                speed_mbps: f.speed,
+                full_duplex: f.duplex,
                 link_failure_count: m.link_failures(),
                 permanent_hw_addr: m.mac().to_string(),
+                queue_id: 0,
                 transmitting: tx(i),
                 collecting: rx(i),
                 leaving: m.is_leaving(),
@@ -80,40 +162,52 @@ impl Core {
                     .collect(),
                 isolation: f.isolation,
                 offloads: f.offloads,
-                lacp: self.lacp_status(i).map(|p| MemberLacp::from_port(&p)),
-                pagp: self.pagp_status(i).map(|p| MemberPagp::from_port(&p)),
+                lacp: ports[i].as_ref().map(build::member_lacp),
+                pagp: pagp_ports[i].as_ref().map(build::member_pagp),
             })
             .collect();
-        let lacp = self
-            .lacp()
-            .map(|sys| LacpInfo::of(sys, s.lacp.fast, s.lacp.active));
-        let mut problems =
-            status::problems(&s.warnings, &members, lacp.as_ref(), s.lacp.no_partner);
+        let seen: Vec<Seen<'_>> = (members.iter().enumerate())
+            .map(|(i, m)| Seen::new(m, ports[i].as_ref(), pagp_ports[i].as_ref()))
+            .collect();
+        let lacp = self.lacp().map(|sys| build::lacp_info(sys, &s.lacp));
+        let mut problems = build::problems(&s.warnings, &seen, lacp.as_ref(), s.lacp.no_partner);
         let pagp = s.pagp.filter(|_| self.pagp().is_some()).map(|ps| {
-            let ports: Vec<MemberPagp> = members.iter().filter_map(|m| m.pagp.clone()).collect();
+            problems.extend(build::pagp_problems(&seen, &ps));
             let device = self.pagp().map_or(self.mac(), |s| s.config().device_id);
-            PagpInfo::of(ps.mode, ps.silence, ps.fast, device, &ports)
+            let held: Vec<_> = pagp_ports.iter().flatten().cloned().collect();
+            build::pagp_info(&ps, device, &held)
         });
-        if let Some(p) = &pagp {
-            problems.extend(status::pagp_problems(&members, p));
-        }
-        let any_up = members.iter().any(|m| m.transmitting);
+        let (hash_seed, hash_symmetric) = match &s.policy {
+            Policy::Strong(st) => (Some(st.seed), st.symmetric),
+            _ => (None, false),
+        };
+        let carrier = link.is_some_and(|l| l.carrier);
         BondStatus {
             name: s.name.clone(),
-            mode: s.mode.linux_name().into(),
-            xmit_hash_policy: s.policy.to_string(),
+            mode: api_mode(s.mode),
+            xmit_hash_policy: s.policy.name().to_string(),
+            xmit_hash_number: linux_policy_number(&s.policy),
+            hash_seed,
+            hash_symmetric,
+            uses_xmit_hash: s.uses_xmit_hash(),
             engine: facts.engine,
             engine_reason: facts.engine_reason,
-            mii_status: if any_up {
+            mii_status: if carrier {
                 MiiStatus::Up
             } else {
                 MiiStatus::Down
             },
+            speed_mbps: link.and_then(|l| l.speed_mbps),
             mac: self.mac().to_string(),
             mtu: facts.mtu,
             miimon_ms: s.miimon.as_millis() as u64,
             updelay_ms: s.updelay.as_millis() as u64,
             downdelay_ms: s.downdelay.as_millis() as u64,
+            peer_notif_delay_ms: s.peer_notif_delay.as_millis() as u64,
+            arp: s.arp_monitor(),
+            fail_over_mac: api_fail_over_mac(s.fail_over_mac),
+            primary: s.primary.clone(),
+            primary_reselect: api_reselect(s.primary_reselect),
             active_member: self
                 .plan_state()
                 .active
@@ -124,6 +218,7 @@ impl Core {
             members,
             problems,
             datapath: facts.datapath,
+            details_withheld: false,
         }
     }
 }
@@ -179,7 +274,7 @@ impl Core {
             .map(|(i, m)| {
                 let mut s = counted(i, m.name());
                 if let Some(p) = self.lacp_status(i) {
-                    s.set_lacp(&p);
+                    build::lacp_counts(&mut s, &p);
                 }
                 s
             })
