@@ -17,7 +17,9 @@
 #            softflowd and pmacct (independent NetFlow v9, IPFIX and
 #            sFlow exporters for the planner's tests), promtool
 #            (prometheus: the metrics pages are
-#            checked with it); and for the benchmark scripts GNU time
+#            checked with it), node_exporter (prometheus-node-exporter:
+#            its bonding series beside the bond's); and for the benchmark
+#            scripts GNU time
 #            (resident memory) and xxd
 #   package  building and checking the Debian package: cargo-deb (from
 #            crates.io, when missing), systemd-analyze, man, dpkg-deb
@@ -39,7 +41,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus chromium softflowd pmacct"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus prometheus-node-exporter chromium softflowd pmacct"
 pkgs_package="systemd man-db dpkg"
 pkgs_parsers="python3 python3-venv"
 # The parsers' venv: these pins, written to its marker file once installed.

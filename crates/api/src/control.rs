@@ -13,6 +13,15 @@
 //! [`Pending`]; that thread answers it between two protocol steps without
 //! ever touching a socket, and the server writes the answer.
 //!
+//! Any local user may connect, as any user may read `/proc/net/bonding`:
+//! the socket is mode 0666 in a directory of mode 0755. What a request may
+//! do is decided per request ([`Guarded::needs_admin`]): reading status,
+//! counters and flows is open to everybody; capturing frames (and reading
+//! the switch's configuration) needs root or CAP_NET_ADMIN, read from the
+//! peer's credentials (`SO_PEERCRED`) when it connects. The answer a
+//! request gets says who asked ([`Pending::admin`]), so a daemon can
+//! withhold what the kernel withholds from an unprivileged reader.
+//!
 //! An answer may come with a [`Stream`] (`lagkit capture`): the client
 //! then stays connected, without a deadline, and the server writes the
 //! lines the daemon queues, plus a `{"dropped":N}` line when the
@@ -58,11 +67,26 @@ impl Answer for Response {
     }
 }
 
+/// What a request may do, and so who may ask it.
+pub trait Guarded {
+    /// Only root or a process with CAP_NET_ADMIN may ask it.
+    fn needs_admin(&self) -> bool;
+}
+
+impl Guarded for Request {
+    /// `lagkit capture` copies frames; status, stats and flow only read.
+    fn needs_admin(&self) -> bool {
+        matches!(self, Request::Capture(_))
+    }
+}
+
 /// A request waiting for the daemon's answer.
 #[derive(Debug)]
 pub struct Pending<Q = Request, R = Response> {
     /// What the client asked.
     pub req: Q,
+    /// The client is root or has CAP_NET_ADMIN.
+    pub admin: bool,
     reply: SyncSender<(R, Option<Stream>)>,
 }
 
@@ -119,6 +143,8 @@ pub struct ControlServer {
 
 struct Client<R> {
     stream: UnixStream,
+    /// Root or CAP_NET_ADMIN, from its credentials when it connected.
+    admin: bool,
     input: Vec<u8>,
     output: Vec<u8>,
     waiting: Option<Receiver<(R, Option<Stream>)>>,
@@ -209,18 +235,23 @@ pub enum BindError {
     },
 }
 
-/// Binds a daemon's control socket at `path`, readable and writable by
-/// its owner only (mode 0600): its directory is created if missing, and a
-/// socket file nobody answers on (left by a killed daemon) is replaced;
-/// one that answers is [`BindError::Live`] and is left alone.
+/// Binds a daemon's control socket at `path`, open to every local user
+/// (mode 0666; see the module doc for what each may ask) in a directory
+/// every user may enter (made 0755 if missing), and a socket file nobody
+/// answers on (left by a killed daemon) is replaced; one that answers is
+/// [`BindError::Live`] and is left alone.
 pub fn bind_socket(path: &Path) -> Result<UnixListener, BindError> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     let io = |what, path: &Path| {
         let path = path.to_path_buf();
         move |source| BindError::Io { what, path, source }
     };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(io("create", dir))?;
     }
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
@@ -229,7 +260,7 @@ pub fn bind_socket(path: &Path) -> Result<UnixListener, BindError> {
         let _ = std::fs::remove_file(path);
     }
     let listener = UnixListener::bind(path).map_err(io("bind", path))?;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666));
     Ok(listener)
 }
 
@@ -241,7 +272,7 @@ impl ControlServer {
         name: &str,
     ) -> Result<(ControlServer, Receiver<Pending<Q, R>>), BindError>
     where
-        Q: DeserializeOwned + Send + 'static,
+        Q: DeserializeOwned + Guarded + Send + 'static,
         R: Answer,
     {
         let listener = bind_socket(path)?;
@@ -260,7 +291,7 @@ impl ControlServer {
         bond: &str,
     ) -> std::io::Result<(ControlServer, Receiver<Pending<Q, R>>)>
     where
-        Q: DeserializeOwned + Send + 'static,
+        Q: DeserializeOwned + Guarded + Send + 'static,
         R: Answer,
     {
         listener.set_nonblocking(true)?;
@@ -299,7 +330,28 @@ fn line<R: Answer>(r: &R) -> Vec<u8> {
     v
 }
 
-fn serve<Q: DeserializeOwned, R: Answer>(
+/// Whether the process at the other end of `stream` is root or has
+/// CAP_NET_ADMIN in its effective set (bit 12 of `CapEff` in
+/// `/proc/PID/status`).
+fn peer_is_admin(stream: &UnixStream) -> bool {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let Ok(cred) = getsockopt(stream, PeerCredentials) else {
+        return false;
+    };
+    if cred.uid() == 0 {
+        return true;
+    }
+    const CAP_NET_ADMIN: u32 = 12;
+    let status = std::fs::read_to_string(format!("/proc/{}/status", cred.pid()));
+    status.ok().is_some_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|caps| caps >> CAP_NET_ADMIN & 1 == 1)
+    })
+}
+
+fn serve<Q: DeserializeOwned + Guarded, R: Answer>(
     listener: UnixListener,
     to_bond: SyncSender<Pending<Q, R>>,
     stop: &AtomicBool,
@@ -388,6 +440,7 @@ fn serve<Q: DeserializeOwned, R: Answer>(
                             continue;
                         }
                         clients.push(Client {
+                            admin: peer_is_admin(&stream),
                             stream,
                             input: Vec::new(),
                             output: Vec::new(),
@@ -407,7 +460,7 @@ fn serve<Q: DeserializeOwned, R: Answer>(
 
 /// Reads what a client sent, hands a complete request to the bond, and
 /// writes what is pending.
-fn pump<Q: DeserializeOwned, R: Answer>(
+fn pump<Q: DeserializeOwned + Guarded, R: Answer>(
     c: &mut Client<R>,
     to_bond: &SyncSender<Pending<Q, R>>,
     counters: &ControlCounters,
@@ -468,9 +521,21 @@ fn pump<Q: DeserializeOwned, R: Answer>(
     };
     match serde_json::from_str::<Q>(text.trim()) {
         Err(e) => answer(c, R::error(format!("bad request: {e}"))),
+        Ok(req) if req.needs_admin() && !c.admin => answer(
+            c,
+            R::error(
+                "permission denied: this request needs root or CAP_NET_ADMIN (status, stats and flow are open to every user)"
+                    .into(),
+            ),
+        ),
         Ok(req) => {
             let (tx, rx) = mpsc::sync_channel(1);
-            match to_bond.try_send(Pending { req, reply: tx }) {
+            let admin = c.admin;
+            match to_bond.try_send(Pending {
+                req,
+                admin,
+                reply: tx,
+            }) {
                 Ok(()) => c.waiting = Some(rx),
                 Err(TrySendError::Full(_)) => answer(
                     c,
@@ -517,15 +582,21 @@ mod tests {
     }
 
     #[test]
-    fn a_socket_is_bound_private_replacing_a_dead_one_and_never_a_live_one() {
+    fn a_socket_is_bound_open_replacing_a_dead_one_and_never_a_live_one() {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!("lk-ctl-{}-bind", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("sub/b.sock");
-        // The directory is made; the socket is the owner's only.
+        // The directory is made, for everybody to enter; the socket is
+        // open to every local user (each request says who may ask it).
         let l = bind_socket(&path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(mode & 0o777, 0o666);
+        let dir_mode = std::fs::metadata(path.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o755, 0o755);
         // It answers: a second daemon is refused and the socket stays.
         match bind_socket(&path) {
             Err(BindError::Live(p)) => assert_eq!(p, path),

@@ -96,6 +96,15 @@ pub enum Response {
     Error(String),
 }
 
+impl crate::control::Guarded for Request {
+    /// Capturing frames and reading the configuration need privilege (as
+    /// IOS keeps `show running-config` at level 15); the other `show`
+    /// commands are open to every local user.
+    fn needs_admin(&self) -> bool {
+        matches!(self, Request::Capture(_) | Request::RunningConfig)
+    }
+}
+
 impl crate::control::Answer for Response {
     fn error(why: String) -> Response {
         Response::Error(why)

@@ -35,6 +35,10 @@ pub struct Saved {
     /// before lagkit had the option have no such field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     offloads: Option<Vec<String>>,
+    /// Its alias (`ip link set NAME alias TEXT`) before the bond gave it
+    /// its own; `None`: it had none. Older state files have no field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    alias: Option<String>,
 }
 
 impl Saved {
@@ -47,6 +51,7 @@ impl Saved {
             noarp: false,
             disable_ipv6: Some("0\n".into()),
             offloads: None,
+            alias: None,
         }
     }
 
@@ -105,8 +110,10 @@ pub enum MemberError {
 }
 
 /// What the bond sets on a member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Want {
+    /// Its alias while the bond holds it (`member of lagkit bond bond0`).
+    pub alias: String,
     /// Its MTU (unchanged when `None`).
     pub mtu: Option<u32>,
     /// Leave its transmit offloads alone (false: `offloads = false`, turn them off).
@@ -178,6 +185,10 @@ pub fn take_with(
                 noarp: flags.0 & libc::IFF_NOARP as u32 != 0,
                 disable_ipv6: fs::read_to_string(ipv6_path(name)).ok(),
                 offloads,
+                alias: lagkit_sys::link::facts(name)
+                    .ok()
+                    .flatten()
+                    .and_then(|f| f.alias),
             };
             journal
                 .record(MemberRecord {
@@ -190,7 +201,7 @@ pub fn take_with(
         }
     };
     between(name);
-    match change(&link, name, want, &saved, journal) {
+    match change(&link, name, &want, &saved, journal) {
         Ok((sock, isolation)) => Ok(Taken {
             sock,
             mac: saved.mac,
@@ -214,7 +225,7 @@ pub fn take_with(
 fn change(
     link: &Link,
     name: &str,
-    want: Want,
+    want: &Want,
     saved: &Saved,
     journal: &mut RunDir,
 ) -> Result<(PacketSocket, Option<Isolation>), MemberError> {
@@ -243,6 +254,7 @@ fn change(
     }
     link.set_up(true)
         .map_err(|e| err(format!("cannot bring it up: {e}")))?;
+    set_alias(name, &want.alias);
     let sock = PacketSocket::open(&PacketConfig {
         ifname: name.to_string(),
         rcvbuf: 32 << 20,
@@ -269,6 +281,18 @@ fn change(
     Ok((sock, Some(isolation)))
 }
 
+/// Sets `name`'s alias (empty removes it); a kernel that refuses leaves
+/// the member as good as taken, with a log line.
+fn set_alias(name: &str, alias: &str) {
+    let change = lagkit_sys::link::LinkChange {
+        alias: Some(alias.to_string()),
+        ..Default::default()
+    };
+    if let Err(e) = lagkit_sys::link::set(name, &change) {
+        tracing::warn!(member = %name, error = %e, "alias not set");
+    }
+}
+
 /// Gives a member back with the settings it had (best effort: it may be gone).
 pub fn restore(name: &str, saved: &Saved) {
     let Ok(link) = Link::open(name) else { return };
@@ -283,6 +307,7 @@ pub fn restore(name: &str, saved: &Saved) {
     if let Some(features) = &saved.offloads {
         let _ = offloads::set(&link, features, true);
     }
+    set_alias(name, saved.alias.as_deref().unwrap_or(""));
     let _ = link.set_up(saved.up);
 }
 

@@ -154,6 +154,7 @@ impl Members {
             });
         }
         let want = Want {
+            alias: crate::upper::member_alias(bond),
             mtu: spec.mtu,
             keep_offloads: spec.keep_offloads,
             kernel,

@@ -22,40 +22,54 @@ impl AddEngine for MemberStats {
     }
 }
 
-/// Carrier changes, each timed from when it was seen to when the plan that
-/// follows it was published: `lagkit stats`' failover latencies. Keeps
-/// the latest [`CarrierLog::KEEP`].
+/// Carrier changes, each timed from when it was seen to when the data path
+/// had the plan it caused: for a link going down, the first plan without
+/// the member (the failover time); for one coming up, the first with it
+/// carrying traffic (which in 802.3ad waits for LACP to agree).
+/// `lagkit stats`' latencies; keeps the latest [`CarrierLog::KEEP`].
 #[derive(Debug, Default)]
 pub struct CarrierLog {
-    /// Seen, but their plan is not published yet: (member, up, seen).
+    /// Seen, and not yet in a plan: (member, up, seen).
     unpublished: Vec<(String, bool, u64)>,
     events: std::collections::VecDeque<CarrierEvent>,
 }
 
 impl CarrierLog {
-    /// How many events are kept.
+    /// How many events are kept (and waiting, at most).
     pub const KEEP: usize = 256;
 
     /// Member `member`'s carrier went `up` (or down), seen at `seen_ns`
     /// (CLOCK_MONOTONIC: when the link event was read), or now when `None`
-    /// (a change a timer found: debounce, miimon).
+    /// (a change a timer found: debounce, miimon). An earlier change of
+    /// the same member still waiting for its plan is dropped: the link
+    /// changed again before any plan followed it.
     pub fn seen(&mut self, member: &str, up: bool, seen_ns: Option<u64>) {
         let seen_ns = seen_ns.unwrap_or_else(lagkit_dataplane::monotonic_now_ns);
+        self.unpublished.retain(|(m, _, _)| m != member);
+        if self.unpublished.len() == Self::KEEP {
+            self.unpublished.remove(0);
+        }
         self.unpublished.push((member.to_string(), up, seen_ns));
     }
 
-    /// A plan was published now: [`CarrierLog::published`], the clock read
-    /// only when changes wait for it.
-    pub fn published_now(&mut self) {
+    /// A plan in which `transmits(member)` says who carries traffic was
+    /// published now: [`CarrierLog::published`], the clock read only when
+    /// changes wait for it.
+    pub fn published_now(&mut self, transmits: impl Fn(&str) -> bool) {
         if self.pending() {
-            self.published(lagkit_dataplane::monotonic_now_ns());
+            self.published(lagkit_dataplane::monotonic_now_ns(), transmits);
         }
     }
 
-    /// A plan was published at `published_ns`: every change seen before
-    /// it is now in force.
-    pub fn published(&mut self, published_ns: u64) {
-        for (member, up, seen_ns) in self.unpublished.drain(..) {
+    /// A plan was published at `published_ns`: each change it carries out
+    /// (a member that went down is out of it, one that came up carries
+    /// traffic in it) is timed; the others wait for a later plan.
+    pub fn published(&mut self, published_ns: u64, transmits: impl Fn(&str) -> bool) {
+        let (done, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.unpublished)
+            .into_iter()
+            .partition(|(m, up, _)| transmits(m) == *up);
+        self.unpublished = waiting;
+        for (member, up, seen_ns) in done {
             if self.events.len() == Self::KEEP {
                 self.events.pop_front();
             }
@@ -84,18 +98,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn carrier_changes_are_timed_to_their_plan_and_the_latest_kept() {
+    fn each_carrier_change_is_timed_to_the_plan_it_caused() {
         let mut log = CarrierLog::default();
-        log.published(5);
+        let none = |_: &str| false;
+        log.published(5, none);
         assert!(log.events().is_empty(), "no change, no event");
         log.seen("eth1", false, Some(10));
         log.seen("eth2", true, Some(12));
         assert!(log.pending());
-        assert!(log.events().is_empty(), "not in force before the plan");
-        log.published(20);
-        assert!(!log.pending());
+        // eth1 is out of this plan; eth2 does not carry traffic yet (LACP
+        // has not agreed): only eth1's change is done.
+        log.published(20, none);
         let e = log.events();
-        assert_eq!(e.len(), 2);
+        assert_eq!(e.len(), 1);
         assert_eq!(
             (
                 e[0].member.as_str(),
@@ -105,13 +120,24 @@ mod tests {
             ),
             ("eth1", false, 10, 20)
         );
+        assert!(log.pending());
+        log.published(2_000, |m| m == "eth2");
+        let e = log.events();
         assert_eq!(
-            (e[1].member.as_str(), e[1].up, e[1].seen_ns),
-            ("eth2", true, 12)
+            (e[1].member.as_str(), e[1].up, e[1].published_ns),
+            ("eth2", true, 2_000)
         );
+        assert!(!log.pending());
+        // A link that comes back before any plan followed its loss is
+        // timed from its return only.
+        log.seen("eth1", false, Some(3_000));
+        log.seen("eth1", true, Some(3_010));
+        log.published(3_050, |_| true);
+        let e = log.events();
+        assert_eq!((e.len(), e[2].up, e[2].seen_ns), (3, true, 3_010));
         for t in 0..CarrierLog::KEEP as u64 {
             log.seen("eth3", t % 2 == 0, Some(100 + t));
-            log.published(200 + t);
+            log.published(200 + t, |_| t % 2 == 0);
         }
         let e = log.events();
         assert_eq!(e.len(), CarrierLog::KEEP);
@@ -119,18 +145,14 @@ mod tests {
             e.iter().all(|x| x.member == "eth3"),
             "the oldest went first"
         );
-        assert_eq!(
-            e.last().map(|x| x.published_ns),
-            Some(200 + CarrierLog::KEEP as u64 - 1)
-        );
         // A change a timer found is seen now, and the plan after it
         // published later still.
         let mut log = CarrierLog::default();
-        log.published_now();
+        log.published_now(none);
         assert!(log.events().is_empty(), "no change, no event");
         let before = lagkit_dataplane::monotonic_now_ns();
         log.seen("eth1", true, None);
-        log.published_now();
+        log.published_now(|_| true);
         let e = log.events();
         assert!(before <= e[0].seen_ns && e[0].seen_ns <= e[0].published_ns);
     }

@@ -245,12 +245,14 @@ impl Upper {
 }
 
 impl Upper {
-    /// Gives logical interface `bond` its MAC and MTU (when set), brings it
-    /// up and adds `addresses` (over rtnetlink, through `lagkit-sys`). An
-    /// adopted interface that already has the MAC keeps it untouched.
+    /// Gives logical interface `bond` its MAC and MTU (when set) and the
+    /// alias `ip link` shows ([`logical_alias`]), brings it up and adds
+    /// `addresses` (over rtnetlink, through `lagkit-sys`). An adopted
+    /// interface that already has the MAC keeps it untouched.
     pub fn bring_up(
         &self,
         bond: &str,
+        mode: &str,
         mac: MacAddr,
         mtu: Option<u32>,
         addresses: &[Cidr],
@@ -267,6 +269,13 @@ impl Upper {
         if let Some(mtu) = mtu {
             link.set_mtu(mtu)
                 .map_err(|e| tap_err(format!("set MTU {mtu}: {e}")))?;
+        }
+        let alias = lagkit_sys::link::LinkChange {
+            alias: Some(logical_alias(bond, mode)),
+            ..Default::default()
+        };
+        if let Err(e) = lagkit_sys::link::set(bond, &alias) {
+            tracing::warn!(bond = %bond, error = %e, "no interface alias");
         }
         link.set_up(true)
             .map_err(|e| tap_err(format!("bring up: {e}")))?;
@@ -295,6 +304,21 @@ impl Upper {
         }
         held
     }
+}
+
+/// The alias (`ip link` shows it) of bond `bond`'s logical interface:
+/// `lagkit bond bond0 (802.3ad)`. A would-be member with such an alias is
+/// another bond's logical interface, and is refused.
+pub fn logical_alias(bond: &str, mode: &str) -> String {
+    format!("{LOGICAL_ALIAS}{bond} ({mode})")
+}
+
+/// What every logical interface's alias starts with.
+pub const LOGICAL_ALIAS: &str = "lagkit bond ";
+
+/// The alias of a member of bond `bond`: `member of lagkit bond bond0`.
+pub fn member_alias(bond: &str) -> String {
+    format!("member of lagkit bond {bond}")
 }
 
 /// `ip addr replace|del A dev BOND`, over rtnetlink.

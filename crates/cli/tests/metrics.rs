@@ -30,7 +30,11 @@ fn scrape_with(ns: &str, addr: &str, accept: Option<&str>) -> String {
         lagkit_dataplane::netns::enter(&ns).ok()?;
         let mut s = std::net::TcpStream::connect(&addr).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n{accept}\r\n").ok()?;
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{accept}\r\n"
+        )
+        .ok()?;
         let mut out = String::new();
         s.read_to_string(&mut out).ok()?;
         Some(out)
@@ -352,6 +356,44 @@ fn both_ends_export_counters_that_move_and_lacp_collecting_distributing() {
         text.contains("Content-Type: text/plain; version=0.0.4"),
         "{text}"
     );
+    // A thousand connections held open (half of them with half a request)
+    // on each endpoint delay neither's scrape.
+    for (ns, addr) in [(a, BOND_ADDR), (sw, SWITCH_ADDR)] {
+        let held = hold(ns, addr, 1000);
+        assert_eq!(held.len(), 1000, "{addr}: every connection was accepted");
+        let t = std::time::Instant::now();
+        let page = scrape(ns, addr);
+        assert!(page.contains("# TYPE lagkit_"), "{addr}: {page}");
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "{addr}: a scrape under 1000 held connections took {:?}",
+            t.elapsed()
+        );
+    }
+}
+
+/// `n` connections to `addr` in `ns`, each held open, every other one
+/// after half a request.
+fn hold(ns: &str, addr: &str, n: usize) -> Vec<std::net::TcpStream> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, soft.max(4096).min(hard), hard);
+    }
+    let (ns, addr) = (ns.to_string(), addr.to_string());
+    std::thread::spawn(move || {
+        lagkit_dataplane::netns::enter(&ns).expect("enter the namespace");
+        (0..n)
+            .filter_map(|i| {
+                let mut s = std::net::TcpStream::connect(&addr).ok()?;
+                if i % 2 == 0 {
+                    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHo");
+                }
+                Some(s)
+            })
+            .collect()
+    })
+    .join()
+    .expect("connections")
 }
 
 /// A balance-xor bond with `pagp = "desirable"` facing a `mode auto`
@@ -439,4 +481,115 @@ fn pagp_state_on_both_ends() {
         Some(1.0),
         "{sp}"
     );
+}
+
+/// node_exporter's bonding series as the real node_exporter writes them for
+/// a bond of `slaves` members, `active` of them up: it is run (Debian's
+/// prometheus-node-exporter, only its bonding collector) inside `ns` on a
+/// sysfs tree laid out as the kernel's, and scraped there.
+fn node_exporter_says(ns: &str, dir: &std::path::Path, slaves: usize, active: usize) -> String {
+    let net = dir.join("sys/class/net");
+    let bond = net.join("bond0");
+    std::fs::create_dir_all(bond.join("bonding")).unwrap();
+    let names: Vec<String> = (0..slaves).map(|i| format!("eth{}", i + 1)).collect();
+    std::fs::write(net.join("bonding_masters"), "bond0\n").unwrap();
+    std::fs::write(
+        bond.join("bonding/slaves"),
+        format!("{}\n", names.join(" ")),
+    )
+    .unwrap();
+    for (i, n) in names.iter().enumerate() {
+        let d = net.join(n).join("bonding_slave");
+        std::fs::create_dir_all(&d).unwrap();
+        let st = if i < active { "up" } else { "down" };
+        std::fs::write(d.join("mii_status"), format!("{st}\n")).unwrap();
+        let _ = std::os::unix::fs::symlink(format!("../{n}"), bond.join(format!("lower_{n}")));
+    }
+    let addr = "127.0.0.1:9467";
+    let sys = dir.join("sys");
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns, "prometheus-node-exporter"])
+        .args(["--collector.disable-defaults", "--collector.bonding"])
+        .arg(format!("--path.sysfs={}", sys.display()))
+        .arg(format!("--path.procfs={}", dir.join("noproc").display()))
+        .arg(format!("--web.listen-address={addr}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| lagkit_dataplane::tools::spawn_error("prometheus-node-exporter", &e))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _stop = common::Reap(child);
+    let mut page = String::new();
+    wait_until("node_exporter answers", Duration::from_secs(10), || {
+        page = scrape(ns, addr);
+        page.contains("node_scrape_collector_success{collector=\"bonding\"} 1")
+    });
+    bonding_lines(&page)
+}
+
+/// The `node_bonding_*` lines of a page, with their HELP and TYPE.
+fn bonding_lines(page: &str) -> String {
+    page.lines()
+        .filter(|l| {
+            let l = l
+                .strip_prefix("# HELP ")
+                .or_else(|| l.strip_prefix("# TYPE "))
+                .unwrap_or(l);
+            l.starts_with("node_bonding_")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The bond's page carries node_exporter's own bonding series, line for
+/// line as the real node_exporter writes them for a kernel bond in the
+/// same state (names, HELP, TYPE, the `master` label, the values), so
+/// dashboards and the degraded-bond alert on their difference read it
+/// unchanged; promtool takes them.
+#[test]
+fn node_exporters_bonding_series_as_node_exporter_writes_them() {
+    let Some(mut lab) = Lab::new("node_exporter_names") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for m in ["eth1", "eth2"] {
+        lab.veth(&a, m, &b, m);
+        lab.prep_member(&b, m, 1500);
+    }
+    let dir = TmpDir(tmpdir("node_exporter_names"));
+    let toml = write(
+        &dir.0,
+        "bond.toml",
+        &format!("name = \"bond0\"\nmode = \"balance-xor\"\nmembers = [\"eth1\", \"eth2\"]\naddress = [\"10.0.37.1/24\"]\nmetrics_listen = \"{BOND_ADDR}\"\n"),
+    );
+    let _bond = start(&a, &["up", toml.to_str().unwrap()], &dir.0.join("bond.log"));
+    let ours = |want_active: usize| {
+        let mut lines = String::new();
+        wait_until(
+            &format!("the bond's page says {want_active} active"),
+            Duration::from_secs(10),
+            || {
+                lines = bonding_lines(&scrape(&a, BOND_ADDR));
+                lines.contains(&format!(
+                    "node_bonding_active{{master=\"bond0\"}} {want_active}\n"
+                ))
+            },
+        );
+        lines
+    };
+    let healthy = ours(2);
+    lab.sh(&["ip", "-n", &b, "link", "set", "eth2", "down"]);
+    let degraded = ours(1);
+    let theirs = node_exporter_says(&a, &dir.0.join("ne"), 2, 1);
+    assert_eq!(
+        degraded, theirs,
+        "the bond's node_bonding_* lines and node_exporter's"
+    );
+    assert!(
+        healthy.contains("node_bonding_slaves{master=\"bond0\"} 2\n"),
+        "{healthy}"
+    );
+    if let Err(e) = promtool(&degraded) {
+        panic!("{e}\n{degraded}");
+    }
 }

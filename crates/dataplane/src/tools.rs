@@ -73,6 +73,12 @@ pub const TOOLS: &[Tool] = &[
     t("systemd-analyze", "systemd", "package", "verifying the systemd units (tests)"),
     t("setpriv", "util-linux", "test", "running commands without privileges (tests)"),
     t("promtool", "prometheus", "test", "checking the metrics pages (tests)"),
+    t(
+        "prometheus-node-exporter",
+        "prometheus-node-exporter",
+        "test",
+        "node_exporter's own bonding series, side by side with the bond's (tests)",
+    ),
 ];
 
 /// The entry for `name`, if lagkit knows it.

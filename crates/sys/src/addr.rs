@@ -96,6 +96,53 @@ pub fn delete(dev: &str, addr: IpAddr, prefix: u8) -> Result<(), Error> {
     change(Op::Delete, dev, addr, prefix)
 }
 
+/// The addresses interface `ifindex` holds (`ip addr show dev D`),
+/// link-local IPv6 (`fe80::/10`, which every IPv6 interface has) left out.
+pub fn list(ifindex: u32) -> Result<Vec<(IpAddr, u8)>, Error> {
+    let msgs = crate::netlink::query(
+        RouteNetlinkMessage::GetAddress(AddressMessage::default()),
+        true,
+    )
+    .map_err(|f| match f {
+        crate::netlink::Failure::Refused(errno) => Error::Address {
+            op: "list",
+            addr: "every address".into(),
+            dev: format!("interface {ifindex}"),
+            errno,
+        },
+        crate::netlink::Failure::Socket(source) => Error::Socket {
+            op: "list",
+            object: "addresses".into(),
+            source,
+        },
+    })?;
+    let mut out = Vec::new();
+    for m in msgs {
+        let RouteNetlinkMessage::NewAddress(a) = m else {
+            continue;
+        };
+        if a.header.index != ifindex {
+            continue;
+        }
+        let addr = a.attributes.iter().find_map(|x| match x {
+            AddressAttribute::Local(ip) => Some(*ip),
+            _ => None,
+        });
+        let addr = addr.or_else(|| {
+            a.attributes.iter().find_map(|x| match x {
+                AddressAttribute::Address(ip) => Some(*ip),
+                _ => None,
+            })
+        });
+        match addr {
+            Some(IpAddr::V6(v6)) if v6.segments()[0] & 0xffc0 == 0xfe80 => {}
+            Some(ip) => out.push((ip, a.header.prefix_len)),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,7 @@ pub mod netlink;
 pub mod packet;
 pub mod packet_drop;
 pub mod proc;
+pub mod route;
 pub mod sock;
 pub mod tap;
 pub mod tc;

@@ -15,7 +15,7 @@ use crate::netlink::{call, CREATE, EXCL};
 use crate::Error;
 
 /// What [`set`] changes on a link; `None` leaves a property as it is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkChange {
     /// Administratively up (`Some(true)`) or down.
     pub up: Option<bool>,
@@ -25,6 +25,8 @@ pub struct LinkChange {
     pub mtu: Option<u32>,
     /// The MAC address.
     pub address: Option<[u8; 6]>,
+    /// The interface alias (`ip link set NAME alias TEXT`; empty removes it).
+    pub alias: Option<String>,
 }
 
 impl LinkChange {
@@ -102,6 +104,9 @@ pub fn set_request(name: &str, change: &LinkChange) -> RouteNetlinkMessage {
     if let Some(mac) = change.address {
         m.attributes.push(LinkAttribute::Address(mac.to_vec()));
     }
+    if let Some(alias) = &change.alias {
+        m.attributes.push(LinkAttribute::IfAlias(alias.clone()));
+    }
     RouteNetlinkMessage::SetLink(m)
 }
 
@@ -109,6 +114,77 @@ pub fn set_request(name: &str, change: &LinkChange) -> RouteNetlinkMessage {
 /// request.
 pub fn set(name: &str, change: &LinkChange) -> Result<(), Error> {
     link_call("set", name, set_request(name, change), 0)
+}
+
+/// What `ip -d link show` says of an interface that matters to whoever
+/// would take it over: its index, its kind, its master and its alias.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkFacts {
+    /// The interface's index.
+    pub ifindex: u32,
+    /// Its name.
+    pub name: String,
+    /// Its kind (`veth`, `bridge`, `tun`, ...; `None` for a plain NIC).
+    pub kind: Option<String>,
+    /// The index of the bridge, bond, team or VRF it is enslaved to.
+    pub master: Option<u32>,
+    /// Its alias (`ip link set NAME alias TEXT`).
+    pub alias: Option<String>,
+}
+
+impl LinkFacts {
+    fn of(m: &LinkMessage) -> LinkFacts {
+        let mut f = LinkFacts {
+            ifindex: m.header.index,
+            ..LinkFacts::default()
+        };
+        for a in &m.attributes {
+            match a {
+                LinkAttribute::IfName(n) => f.name = n.clone(),
+                LinkAttribute::Controller(i) => f.master = Some(*i),
+                LinkAttribute::IfAlias(s) if !s.is_empty() => f.alias = Some(s.clone()),
+                LinkAttribute::LinkInfo(infos) => {
+                    for i in infos {
+                        if let LinkInfo::Kind(k) = i {
+                            f.kind = Some(k.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// Every interface of the calling thread's network namespace (`ip -d link
+/// show`).
+pub fn all() -> Result<Vec<LinkFacts>, Error> {
+    let msgs = crate::netlink::query(RouteNetlinkMessage::GetLink(LinkMessage::default()), true)
+        .map_err(|f| match f {
+            crate::netlink::Failure::Refused(errno) => Error::Link {
+                op: "list",
+                name: "every".into(),
+                errno,
+            },
+            crate::netlink::Failure::Socket(source) => Error::Socket {
+                op: "list",
+                object: "links".into(),
+                source,
+            },
+        })?;
+    Ok(msgs
+        .iter()
+        .filter_map(|m| match m {
+            RouteNetlinkMessage::NewLink(l) => Some(LinkFacts::of(l)),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Interface `name` (`ip -d link show NAME`); `Ok(None)` if there is none.
+pub fn facts(name: &str) -> Result<Option<LinkFacts>, Error> {
+    Ok(all()?.into_iter().find(|l| l.name == name))
 }
 
 fn link_call(
@@ -210,6 +286,7 @@ mod tests {
             arp: Some(true),
             mtu: Some(9000),
             address: Some([2, 0, 0, 0, 0, 1]),
+            alias: None,
         };
         let got = frame(set_request("v1", &change), 0, 5);
         assert_eq!(
@@ -221,5 +298,20 @@ mod tests {
         assert_eq!(&got[40..48], &[8, 0, 4, 0, 0x28, 0x23, 0, 0]);
         assert_eq!(&got[48..60], &[10, 0, 1, 0, 2, 0, 0, 0, 0, 1, 0, 0]);
         assert_eq!(got.len(), 60);
+    }
+
+    #[test]
+    fn an_alias_is_ifla_ifalias_as_ip_link_sends_it() {
+        // `ip link set v1 alias "lagkit bond0"`: IFLA_IFALIAS (20), the
+        // text with its NUL, padded to four bytes.
+        let change = LinkChange {
+            alias: Some("lagkit bond0".into()),
+            ..LinkChange::default()
+        };
+        let got = frame(set_request("v1", &change), 0, 5);
+        let mut want = vec![17, 0, 20, 0];
+        want.extend_from_slice(b"lagkit bond0\0");
+        want.extend_from_slice(&[0, 0, 0]);
+        assert_eq!(&got[40..], &want[..]);
     }
 }

@@ -1,11 +1,13 @@
 #![forbid(unsafe_code)]
 //! One rtnetlink request and its answer: framing (pure, tested here) and
-//! the exchange on a socket of the calling thread's network namespace.
+//! the exchange on a socket of the calling thread's network namespace; and
+//! one query (`ip link show`, `ip addr`, `ip route`) and the objects it
+//! answers with.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_REQUEST,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
 };
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
@@ -90,6 +92,77 @@ pub fn exchange(msg: &[u8], seq: u32) -> Result<(), Failure> {
             Some(Ok(())) => return Ok(()),
             Some(Err(errno)) => return Err(Failure::Refused(errno)),
             None => {}
+        }
+    }
+}
+
+/// The objects a datagram from the kernel holds for query `seq`, and
+/// whether the answer is complete (`NLMSG_DONE`, or the one answer to a
+/// query that is not a dump); an error answer is the errno.
+pub fn objects(
+    buf: &[u8],
+    seq: u32,
+    dump: bool,
+) -> Result<(Vec<RouteNetlinkMessage>, bool), Errno> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off < buf.len() {
+        let Ok(msg) = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&buf[off..]) else {
+            break;
+        };
+        let len = msg.header.length as usize;
+        if msg.header.sequence_number == seq {
+            match msg.payload {
+                NetlinkPayload::Error(e) => {
+                    return match e.code {
+                        None => Ok((out, true)),
+                        Some(c) => Err(Errno::from_raw(c.get().saturating_neg())),
+                    }
+                }
+                NetlinkPayload::Done(_) => return Ok((out, true)),
+                NetlinkPayload::InnerMessage(m) => {
+                    out.push(m);
+                    if !dump {
+                        return Ok((out, true));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if len == 0 {
+            break;
+        }
+        off += (len + 3) & !3;
+    }
+    Ok((out, false))
+}
+
+/// Sends query `msg` (`dump`: every object of its kind, `NLM_F_DUMP`;
+/// else the one it names) and collects what the kernel answers.
+pub fn query(msg: RouteNetlinkMessage, dump: bool) -> Result<Vec<RouteNetlinkMessage>, Failure> {
+    let seq = next_seq();
+    let mut m = NetlinkMessage::new(NetlinkHeader::default(), NetlinkPayload::from(msg));
+    m.header.flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
+    m.header.sequence_number = seq;
+    m.finalize();
+    let mut bytes = vec![0; m.buffer_len()];
+    m.serialize(&mut bytes);
+    let mut sock = Socket::new(NETLINK_ROUTE).map_err(Failure::Socket)?;
+    sock.bind_auto().map_err(Failure::Socket)?;
+    sock.connect(&SocketAddr::new(0, 0))
+        .map_err(Failure::Socket)?;
+    sock.send(&bytes, 0).map_err(Failure::Socket)?;
+    let mut all = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = sock.recv(&mut &mut buf[..], 0).map_err(Failure::Socket)?;
+        if n == 0 {
+            return Err(Failure::Socket(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        let (got, done) = objects(&buf[..n], seq, dump).map_err(Failure::Refused)?;
+        all.extend(got);
+        if done {
+            return Ok(all);
         }
     }
 }

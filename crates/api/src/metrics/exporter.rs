@@ -1,6 +1,7 @@
 //! The HTTP side of a metrics endpoint, shared by the bond and the switch:
-//! a listener thread that hands the latest rendered page to every scrape,
-//! in the format the scraper asks for.
+//! a listener thread (hyper's HTTP/1 server on a one-thread tokio runtime)
+//! that hands the latest rendered page to every scrape, in the format the
+//! scraper asks for, whatever other clients hold connections open.
 //!
 //! The owner (the bond's control thread, the switch's loop) renders the
 //! page at most once a second with `prometheus-client`, which writes
@@ -11,17 +12,18 @@
 //! any other the text format. The thread never waits on the owner, and the
 //! owner never waits on a scraper.
 
+use bytes::Bytes;
+use http_body_util::Full;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A series' labels, in order.
 pub type Labels = Vec<(String, String)>;
@@ -62,9 +64,12 @@ pub fn snake(name: &str) -> String {
     out
 }
 
-/// One page being built: a registry under the `lagkit` prefix.
+/// One page being built: a registry under the `lagkit` prefix, and one
+/// for series that keep another exporter's names (node_exporter's bonding
+/// series), so that its dashboards and alerts read them unchanged.
 pub struct Page {
     reg: Registry,
+    foreign: Registry,
 }
 
 impl Default for Page {
@@ -78,6 +83,7 @@ impl Page {
     pub fn new() -> Page {
         Page {
             reg: Registry::with_prefix("lagkit"),
+            foreign: Registry::default(),
         }
     }
 
@@ -95,11 +101,25 @@ impl Page {
         f
     }
 
+    /// A gauge family named `name` exactly, without the `lagkit` prefix:
+    /// another exporter's series, under its own name and help text (give
+    /// the help without its final period; the encoder adds one).
+    pub fn foreign_gauge(&mut self, name: &str, help: &str) -> Family<Labels, Gauge> {
+        let f = Family::<Labels, Gauge>::default();
+        self.foreign.register(name, help, f.clone());
+        f
+    }
+
     /// The page in OpenMetrics, each family's series sorted (the
     /// registry keeps them in hash order), so two scrapes read alike.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.foreign);
+        // One `# EOF`, at the end of the whole page.
+        if let Some(body) = out.strip_suffix("# EOF\n") {
+            out.truncate(body.len());
+        }
         let _ = encode(&mut out, &self.reg);
         sort_series(&out)
     }
@@ -166,20 +186,38 @@ pub fn to_text_format(openmetrics: &str) -> String {
     out
 }
 
-/// The page in both formats.
+/// The page in both formats (each a cheap, shared copy per scrape).
 #[derive(Default)]
 struct Texts {
-    openmetrics: String,
-    text: String,
+    openmetrics: Bytes,
+    text: Bytes,
 }
+
+/// Connections served at once; one more is closed as it arrives (counted
+/// in [`Exporter::refused`]). A scraper needs one; the bound is far above
+/// what any number of Prometheus servers keep open, and far below what
+/// the process may hold (its descriptor limit is raised to fit).
+pub const MAX_CONNECTIONS: usize = 4096;
+/// How long a connection may take to send a request's head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection may stay open at all (a scraper that keeps it
+/// alive between scrapes connects again after this).
+pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 
 /// A metrics endpoint: the listener thread and the page it serves. The
 /// thread stops, and the address is free again, when this is dropped.
+///
+/// The thread runs hyper's HTTP/1 server on a single-threaded tokio
+/// runtime: each connection is a task, so idle or slow clients (however
+/// many, up to [`MAX_CONNECTIONS`]) cost memory, not the scrapes of
+/// others; each has [`HEAD_TIMEOUT`] to ask and lives at most
+/// [`CONNECTION_LIFETIME`].
 pub struct Exporter {
     texts: Arc<Mutex<Texts>>,
-    stop: Arc<AtomicBool>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     addr: SocketAddr,
+    refused: Arc<AtomicU64>,
     /// When the page was last rendered (ns of the owner's clock; 0 = never).
     last: u64,
 }
@@ -191,17 +229,24 @@ impl Exporter {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
+        raise_descriptor_limit(MAX_CONNECTIONS as u64 + 1024);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()?;
         let texts = Arc::new(Mutex::new(Texts::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (t, s) = (texts.clone(), stop.clone());
+        let refused = Arc::new(AtomicU64::new(0));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let (t, r) = (texts.clone(), refused.clone());
         let thread = std::thread::Builder::new()
             .name("lagkit-metrics".into())
-            .spawn(move || accept_loop(&listener, &t, &s))?;
+            .spawn(move || runtime.block_on(serve(listener, t, r, stopped)))?;
         Ok(Exporter {
             texts,
-            stop,
+            stop: Some(stop),
             thread: Some(thread),
             addr,
+            refused,
             last: 0,
         })
     }
@@ -209,6 +254,11 @@ impl Exporter {
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Connections closed on arrival because [`MAX_CONNECTIONS`] were open.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
     }
 
     /// Whether the page should be rendered again at `now` (at most once a
@@ -221,7 +271,10 @@ impl Exporter {
     pub fn publish(&mut self, openmetrics: String, now: u64) {
         let text = to_text_format(&openmetrics);
         if let Ok(mut t) = self.texts.lock() {
-            *t = Texts { openmetrics, text };
+            *t = Texts {
+                openmetrics: Bytes::from(openmetrics),
+                text: Bytes::from(text),
+            };
         }
         self.last = now.max(1);
     }
@@ -229,47 +282,81 @@ impl Exporter {
 
 impl Drop for Exporter {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-fn accept_loop(listener: &TcpListener, texts: &Mutex<Texts>, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((s, _)) => answer(s, texts),
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+/// Raises this process's soft limit of open descriptors towards `want`
+/// (never above the hard limit): each held connection is one.
+fn raise_descriptor_limit(want: u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let target = want.min(hard);
+        if soft < target {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, target, hard);
         }
     }
 }
 
-/// Reads one request (its head, within half a second) and answers it with
-/// the page; the connection closes after.
-fn answer(mut s: TcpStream, texts: &Mutex<Texts>) {
-    let _ = s.set_nonblocking(false);
-    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
-    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
-    let deadline = Instant::now() + Duration::from_millis(500);
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while head.len() < 16 * 1024 && Instant::now() < deadline {
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                head.extend_from_slice(&buf[..n]);
-                if head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    break;
-                }
+/// Accepts connections until `stopped`, each served on a task of its own.
+async fn serve(
+    listener: TcpListener,
+    texts: Arc<Mutex<Texts>>,
+    refused: Arc<AtomicU64>,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut stopped => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of descriptors, say: wait a little rather than spin.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                };
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                let texts = texts.clone();
+                tasks.spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let texts = texts.clone();
+                        async move { Ok::<_, std::convert::Infallible>(answer(&req, &texts)) }
+                    });
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(HEAD_TIMEOUT)
+                        .title_case_headers(true)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                    let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
+                    drop(slot);
+                });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
         }
     }
-    let head = String::from_utf8_lossy(&head);
-    let head_only = head.starts_with("HEAD ");
-    let om = wants_openmetrics(&head);
+    tasks.shutdown().await;
+}
+
+/// The page, in the format the request's `Accept` header asks for (no
+/// body for `HEAD`, which hyper leaves out).
+fn answer<B>(req: &hyper::Request<B>, texts: &Mutex<Texts>) -> hyper::Response<Full<Bytes>> {
+    let accept = (req.headers().get_all(hyper::header::ACCEPT).iter())
+        .filter_map(|v| v.to_str().ok())
+        .map(|v| format!("Accept: {v}\r\n"))
+        .collect::<String>();
+    let om = wants_openmetrics(&accept);
     let body = texts
         .lock()
         .map(|t| {
@@ -280,15 +367,13 @@ fn answer(mut s: TcpStream, texts: &Mutex<Texts>) {
             }
         })
         .unwrap_or_default();
-    let reply = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        if om { OPENMETRICS } else { TEXT },
-        body.len()
+    let mut r = hyper::Response::new(Full::new(body));
+    let ty = if om { OPENMETRICS } else { TEXT };
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(ty),
     );
-    let _ = s.write_all(reply.as_bytes());
-    if !head_only {
-        let _ = s.write_all(body.as_bytes());
-    }
+    r
 }
 
 /// Whether a request's `Accept` header asks for OpenMetrics.
@@ -443,12 +528,47 @@ mod tests {
     }
 
     fn get(addr: SocketAddr, accept: Option<&str>) -> String {
-        let mut s = TcpStream::connect(addr).unwrap();
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
         let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
-        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n{accept}\r\n").unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{accept}\r\n"
+        )
+        .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
+    }
+
+    /// A thousand clients that connect and send nothing (or half a
+    /// request) hold no scrape up: each is a task, not the server's turn.
+    #[test]
+    fn a_scrape_is_answered_while_a_thousand_connections_are_held() {
+        raise_descriptor_limit(4096);
+        let mut e = Exporter::start(loopback(0)).unwrap();
+        let addr = e.local_addr();
+        let mut p = Page::new();
+        p.gauge("up", "Up")
+            .get_or_create(&labels(&[("bond", "b")]))
+            .set(1);
+        e.publish(p.encode(), 1);
+        let held: Vec<std::net::TcpStream> = (0..1000)
+            .map(|i| {
+                let mut s = std::net::TcpStream::connect(addr).unwrap();
+                if i % 2 == 0 {
+                    use std::io::Write;
+                    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHo");
+                }
+                s
+            })
+            .collect();
+        let t = std::time::Instant::now();
+        let page = get(addr, None);
+        assert!(page.ends_with("lagkit_up{bond=\"b\"} 1\n"), "{page}");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!(e.refused(), 0);
+        drop(held);
     }
 
     #[test]

@@ -148,6 +148,24 @@ pub fn render(status: &BondStatus, stats: &BondStats, facts: &BondFacts) -> Stri
         "bond_engine_drops",
         "Frames the data path dropped, by reason",
     );
+    // node_exporter's bonding collector's own series: what its dashboards
+    // and the usual alert on their difference read. Slaves are the
+    // configured members (one that is missing is a degraded bond); active,
+    // those whose MII status is up, as node_exporter reads sysfs.
+    let active = p.foreign_gauge(
+        "node_bonding_active",
+        "Number of active slaves per bonding interface",
+    );
+    let slaves = p.foreign_gauge(
+        "node_bonding_slaves",
+        "Number of configured slaves per bonding interface",
+    );
+    let master = labels(&[("master", &status.name)]);
+    slaves
+        .get_or_create(&master)
+        .set(status.members.len() as i64);
+    let up_count = status.members.iter().filter(|m| m.mii_status.is_up());
+    active.get_or_create(&master).set(up_count.count() as i64);
     let bond = labels(&[("bond", &status.name)]);
     for (m, s) in status.members.iter().zip(&stats.members) {
         let l = labels(&[("bond", &status.name), ("member", &m.name)]);

@@ -16,6 +16,7 @@ impl Bond {
         let faults = self.core.faults();
         let map = self.build_map();
         let link = self.logical_link(&map.plan);
+        let transmitting = self.transmitting(&map.plan);
         let members = self.members.devices();
         if let Err(e) = self.datapath.restart(&bond, &members, &faults, map) {
             if matches!(e, RestartError::Programs(_)) {
@@ -26,6 +27,8 @@ impl Bond {
         }
         (self.datapath).take_over_and_pin(&bond, self.members.kernel_numbering());
         self.datapath.show_link(&bond, link);
+        self.carriers
+            .published_now(|m| transmitting.iter().any(|t| t == m));
         if self.datapath.has_programs() {
             self.record_kernel();
         }
@@ -50,6 +53,14 @@ impl Bond {
         (self.datapath).map(plan, generation, &core.plan_state().slots, core.snoop())
     }
 
+    /// The members that transmit under `plan`, by name.
+    fn transmitting(&self, plan: &crate::plan::Plan) -> Vec<String> {
+        let names = self.core.members();
+        (plan.transmitting().iter())
+            .filter_map(|&i| Some(names.get(i)?.name().to_string()))
+            .collect()
+    }
+
     /// What the logical interface shows the host under `plan`.
     fn logical_link(&self, plan: &crate::plan::Plan) -> crate::plan::LogicalLink {
         let members = &self.members;
@@ -69,11 +80,13 @@ impl Bond {
         tracing::debug!(bond = %self.s().name, tx = ?map.plan.transmitting(), generation = map.generation, "map published");
         let bond = self.s().name.clone();
         let link = self.logical_link(&map.plan);
+        let transmitting = self.transmitting(&map.plan);
         self.datapath.publish(&bond, map);
         self.datapath.show_link(&bond, link);
         if self.datapath.has_programs() {
             self.record_kernel();
         }
-        self.carriers.published_now();
+        self.carriers
+            .published_now(|m| transmitting.iter().any(|t| t == m));
     }
 }

@@ -20,6 +20,11 @@ impl Bond {
     pub(super) fn serve_requests(&mut self) {
         for p in self.control.requests() {
             let r = match &p.req {
+                // As /proc/net/bonding does for a reader without
+                // CAP_NET_ADMIN: no LACP system, aggregator or PDU details.
+                Request::Status if !p.admin => {
+                    Response::Status(Box::new(self.status().withhold_details()))
+                }
                 Request::Status => Response::Status(Box::new(self.status())),
                 Request::Stats => Response::Stats(self.stats()),
                 Request::Flow { proto, src, dst } => {

@@ -66,7 +66,8 @@ impl Bond {
         let mac = bond.core.choose_mac();
         bond.core.set_mac(mac);
         let s = bond.core.settings();
-        (bond.datapath.upper()).bring_up(&name, mac, s.mtu, &s.addresses)?;
+        let mode = s.mode.name();
+        (bond.datapath.upper()).bring_up(&name, mode, mac, s.mtu, &s.addresses)?;
         bond.core.set_ipv4(ipv4_of(&s.addresses));
         let group_ifindex = bond.datapath.upper().link().ifindex().unwrap_or(0);
         let now = bond.now();

@@ -178,6 +178,16 @@ impl Drop for Daemon {
 /// A scratch directory removed on drop.
 pub struct TmpDir(pub std::path::PathBuf);
 
+/// A child process killed and reaped on drop (also when a test fails).
+pub struct Reap(pub std::process::Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 impl Drop for TmpDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
