@@ -801,6 +801,28 @@ awk -F'|' -v order="${AVAIL[*]}" -v base="${AVAIL[0]}" '
     }
   }' "$W/runs"
 echo
+echo "per-round ratios to ${AVAIL[0]}, sorted (A->B Gbit/s | A->B CPU-s/GB | B->A Gbit/s | B->A CPU-s/GB | rr/s):"
+awk -F'|' -v order="${AVAIL[*]}" -v base="${AVAIL[0]}" '
+  function srt(s,   a, n, i, j, t, o) {
+    n = split(s, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    for (i = 1; i <= n; i++) o = o sprintf("%s%.2f", (i > 1 ? " " : ""), a[i]); return o
+  }
+  { v[$1, $2, $3] = $4; g[$1, $2, $3] = ($3 == "rr" ? 0 : $6 / ($5 / 1e9)); rounds[$1] = 1 }
+  END {
+    n = split(order, o, " ")
+    for (k = 2; k <= n; k++) {
+      c = o[k]; line = ""
+      split("fwd rev rr", ds, " ")
+      for (j = 1; j <= 3; j++) {
+        d = ds[j]; sr = ""; sx = ""
+        for (r in rounds) { sr = sr " " v[r, c, d] / v[r, base, d]; if (d != "rr") sx = sx " " g[r, c, d] / g[r, base, d] }
+        line = line (j > 1 ? " | " : "") srt(sr) (d != "rr" ? " | " srt(sx) : "")
+      }
+      printf "  %-10s %s\n", c, line
+    }
+  }' "$W/runs"
+echo
 echo "every run (Gbit/s A->B | B->A | rr/s, by round):"
 awk -F'|' -v order="${AVAIL[*]}" '
   { v[$2, $3] = v[$2, $3] sprintf("%s%.2f", (v[$2, $3] == "" ? "" : " "), $4) }

@@ -60,6 +60,15 @@ pub enum BondError {
         /// The daemon running that bond.
         pid: u32,
     },
+    /// A member the host still uses (an address, a route) or that belongs
+    /// to something else (a bridge, another bond), not in `force_members`.
+    #[error("bond {bond}: {why}")]
+    MemberInUse {
+        /// This bond.
+        bond: String,
+        /// Which member, what uses it, and the key that overrides.
+        why: String,
+    },
     /// An address could not be set.
     #[error("bond {bond}: address {addr}: {why}")]
     Address {

@@ -15,6 +15,7 @@ mod control;
 pub mod daemon;
 mod datapath;
 pub mod error;
+pub mod guard;
 pub mod journal;
 pub mod kernel;
 pub mod map;

@@ -99,6 +99,15 @@ pub enum MemberError {
     /// The interface does not exist (yet).
     #[error("member {0} does not exist")]
     Missing(String),
+    /// The host still uses it (or it belongs to something else), and
+    /// `force_members` does not list it.
+    #[error("{what}")]
+    Refused {
+        /// Interface name.
+        name: String,
+        /// Why, and the key that overrides.
+        what: String,
+    },
     /// A setting could not be applied.
     #[error("member {name}: {what}")]
     Setup {

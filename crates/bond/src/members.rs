@@ -27,6 +27,8 @@ struct Held {
     dev: Option<Arc<dyn Device>>,
     saved: Option<Saved>,
     isolation: Option<Isolation>,
+    /// Why it was not taken: the host still uses it.
+    refused: Option<String>,
 }
 
 /// A member just taken: what the core needs to know of it.
@@ -53,6 +55,7 @@ impl Held {
             dev: None,
             saved: None,
             isolation: None,
+            refused: None,
         }
     }
 }
@@ -94,12 +97,24 @@ impl Members {
     }
 
     /// Refuses bond `bond` the members when another live bond holds one
-    /// (the error names that bond and its daemon's pid): a start checks
-    /// before it touches anything.
-    pub fn ensure_free(&self, bond: &str) -> Result<(), BondError> {
+    /// (the error names that bond and its daemon's pid), or when the host
+    /// still uses one that `force` does not list
+    /// ([`crate::guard::check`]): a start checks before it touches
+    /// anything. A member a killed daemon left recorded in the state file
+    /// is this bond's already.
+    pub fn ensure_free(&self, bond: &str, force: &[String]) -> Result<(), BondError> {
         let Some(run) = self.run.as_ref() else {
             return Ok(());
         };
+        for h in &self.held {
+            if run.members().iter().any(|m| m.name == h.name) {
+                continue;
+            }
+            crate::guard::check(&h.name, force).map_err(|why| BondError::MemberInUse {
+                bond: bond.to_string(),
+                why,
+            })?;
+        }
         let held = (self.held.iter()).find_map(|h| Some((&h.name, Members::owner(run, &h.name)?)));
         match held {
             Some((member, (owner, pid))) => Err(BondError::InUse {
@@ -153,6 +168,18 @@ impl Members {
                 ),
             });
         }
+        let recorded = run.members().iter().any(|m| m.name == name);
+        if !recorded {
+            let verdict = crate::guard::check(name, &spec.force);
+            self.held[i].refused = verdict.as_ref().err().cloned();
+            verdict.map_err(|what| MemberError::Refused {
+                name: name.to_string(),
+                what,
+            })?;
+        }
+        let Some(run) = self.run.as_mut() else {
+            return Ok(None);
+        };
         let want = Want {
             alias: crate::upper::member_alias(bond),
             mtu: spec.mtu,
@@ -308,6 +335,7 @@ impl Members {
         };
         MemberFacts {
             present,
+            refused: h.and_then(|h| h.refused.clone()),
             speed,
             duplex,
             isolation: match h.and_then(|h| h.isolation.as_ref()) {
@@ -397,12 +425,16 @@ mod tests {
             keep_offloads: true,
             snoop: false,
             loss: None,
+            force: Vec::new(),
         };
         let take = m.take(0, "bond0", spec, false, &mut |_| {});
         assert!(matches!(take, Ok(None)));
         m.gone(0);
         m.gone(9);
-        assert!(m.ensure_free("bond0").is_ok(), "no run directory, no owner");
+        assert!(
+            m.ensure_free("bond0", &[]).is_ok(),
+            "no run directory, no owner"
+        );
         assert_eq!(m.kernel_numbering(), None);
         assert!(!m.release(), "nothing to release");
     }
@@ -425,7 +457,7 @@ mod tests {
         own.record(record("lkm-y")).expect("record");
         let names = ["lkm-y", "lkm-x"].map(String::from);
         let m = Members::new(names, Some(own));
-        match m.ensure_free("bondB") {
+        match m.ensure_free("bondB", &[]) {
             Err(BondError::InUse {
                 bond,
                 member,
@@ -438,7 +470,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let mut free = Members::new(["lkm-y".to_string()], m.run);
-        assert!(free.ensure_free("bondB").is_ok(), "its own record");
+        assert!(free.ensure_free("bondB", &[]).is_ok(), "its own record");
         assert!(free.release());
         other.release();
         assert!(!ns.exists());

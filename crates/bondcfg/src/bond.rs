@@ -124,6 +124,8 @@ pub struct BondConfig {
     pub resend_igmp: u8,
     /// AIX backup adapter: used only when every member has failed; not a member.
     pub backup_adapter: Option<String>,
+    /// Members taken even though the host still uses them (`force_members`).
+    pub force_members: Vec<String>,
     /// Return from the backup adapter when a member recovers (AIX).
     pub auto_recovery: bool,
     /// Address to ping to decide that the members are cut off (AIX).
@@ -255,6 +257,7 @@ impl BondConfig {
             all_slaves_active: false,
             resend_igmp: 1,
             backup_adapter: None,
+            force_members: Vec::new(),
             auto_recovery: true,
             netaddr: None,
             num_retries: 3,

@@ -603,6 +603,16 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
              Accepted so that Linux configurations load; lagkit's bond does not act on it yet.",
             NotUsed,
         ),
+        Key::ForceMembers => (
+            "list of interface names (members)",
+            "[]",
+            "Members to take even though the host still uses them. `lagkit up` refuses a member \
+             that holds an IP address, has routes (the default route above all) through it, is a \
+             port of a bridge, bond, team or VRF, or is another lagkit bond's logical interface, \
+             and names why: on a server that is often the management NIC and the SSH session. \
+             Listed here, it is taken anyway (what used it stops working while the bond holds it).",
+            InPlace,
+        ),
         Key::BackupAdapter => (
             "string, an interface name (not a member)",
             "unset (no backup adapter)",

@@ -17,6 +17,7 @@ use crate::enums::fold;
 pub(crate) enum Key {
     Name,
     Members,
+    ForceMembers,
     Mode,
     XmitHashPolicy,
     HashSeed,
@@ -136,6 +137,7 @@ pub(crate) const KEYS: &[(Key, &str, &[&str])] = &[
     (Key::AllSlavesActive, "all_slaves_active", &[]),
     (Key::ResendIgmp, "resend_igmp", &[]),
     (Key::BackupAdapter, "backup_adapter", &[]),
+    (Key::ForceMembers, "force_members", &[]),
     (Key::AutoRecovery, "auto_recovery", &[]),
     (Key::Netaddr, "netaddr", &[]),
     (Key::NumRetries, "num_retries", &[]),
@@ -225,6 +227,7 @@ impl Key {
             Key::AllSlavesActive => "all_slaves_active = false",
             Key::ResendIgmp => "resend_igmp = 1",
             Key::BackupAdapter => "backup_adapter = \"eth3\"",
+            Key::ForceMembers => "force_members = [\"eth0\"]",
             Key::AutoRecovery => "auto_recovery = \"yes\"",
             Key::Netaddr => "netaddr = \"192.0.2.1\"",
             Key::NumRetries => "num_retries = 3",

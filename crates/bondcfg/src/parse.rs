@@ -989,6 +989,11 @@ fn apply(ctx: &Ctx<'_>, cfg: &mut BondConfig, seen: &mut Seen, e: &Entry<'_, '_>
             cfg.resend_igmp = u8::try_from(f.uint(0, 255, ex)?).unwrap_or(u8::MAX);
         }
         Key::BackupAdapter => cfg.backup_adapter = Some(ifname(f, ex)?),
+        Key::ForceMembers => {
+            cfg.force_members = (f.list(ex)?.into_iter())
+                .map(|(m, _)| m.trim().to_string())
+                .collect()
+        }
         Key::AutoRecovery => cfg.auto_recovery = f.boolean(ex)?,
         Key::Netaddr => {
             let s = f.string(ex)?;

@@ -57,6 +57,7 @@ pub fn settings_from(c: &BondConfig, warnings: Vec<String>) -> Result<Settings, 
         p => p,
     };
     s.backup = c.backup_adapter.clone();
+    s.force_members = c.force_members.clone();
     s.auto_recovery = c.auto_recovery;
     s.mtu = Some(u32::from(c.mtu));
     s.offloads_off = c.offloads_off.clone();

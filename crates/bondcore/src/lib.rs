@@ -14,6 +14,7 @@
 pub mod alb;
 pub mod config;
 pub mod core;
+pub mod guard;
 pub mod plan;
 pub mod report;
 pub mod settings;

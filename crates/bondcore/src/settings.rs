@@ -88,6 +88,8 @@ pub struct Settings {
     pub members: Vec<String>,
     /// AIX `backup_adapter`: used only when no member can carry traffic.
     pub backup: Option<String>,
+    /// Members taken even though the host still uses them.
+    pub force_members: Vec<String>,
     /// AIX `auto_recovery`: leave the backup adapter when a member recovers.
     pub auto_recovery: bool,
     /// Mode.
@@ -165,6 +167,7 @@ impl Settings {
             name: name.to_string(),
             members: members.iter().map(|s| s.to_string()).collect(),
             backup: None,
+            force_members: Vec::new(),
             auto_recovery: true,
             mode,
             policy: Policy::Strong(lagkit_hash::Strong::new(0x6c61_676b_6974)),
@@ -282,6 +285,7 @@ impl Settings {
             name,
             members,
             backup,
+            force_members,
             auto_recovery,
             mode,
             policy,
@@ -368,6 +372,11 @@ impl Settings {
             Restart,
         );
         key("members", *members != new.members, InPlace);
+        key(
+            "force_members",
+            *force_members != new.force_members,
+            InPlace,
+        );
         key("offloads", *offloads_off != new.offloads_off, InPlace);
         key("address", *addresses != new.addresses, InPlace);
         match (policy, &new.policy) {

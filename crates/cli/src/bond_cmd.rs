@@ -299,6 +299,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
         )));
     }
     if args.check {
+        let mut refused = Vec::new();
         for s in &settings {
             println!(
                 "bond {}: mode {}, members {}, policy {}, engine {}, control socket {}",
@@ -314,8 +315,18 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
                     println!(
                         "  warning: member {m} does not exist in this network namespace; `lagkit up` starts without it and takes it when it appears"
                     );
+                } else if let Err(why) = lagkit_bond::guard::check(m, &s.force_members) {
+                    println!("  error: {why}");
+                    refused.push(m.clone());
                 }
             }
+        }
+        if !refused.is_empty() {
+            return Err(Failure::Runtime(format!(
+                "`lagkit up` would refuse {}: the host still uses {} (see above)",
+                refused.join(", "),
+                if refused.len() == 1 { "it" } else { "them" }
+            )));
         }
         return Ok(());
     }

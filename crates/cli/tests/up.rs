@@ -1056,6 +1056,93 @@ fn the_bond_carrier_and_speed_follow_its_members_in_every_mode() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A member the host still uses is refused, naming why and the key that
+/// overrides, before anything is touched: an address and the default route
+/// through it (the management NIC of a server), a bridge port. `up
+/// --check` says the same; `force_members` takes it anyway.
+fn a_member_the_host_uses_is_refused_and_force_members_takes_it() {
+    let Some(mut lab) = Lab::new("member_in_use") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for m in ["eth1", "eth2", "eth3"] {
+        lab.veth(&a, m, &b, m);
+        lab.prep_member(&b, m, 1500);
+    }
+    lab.sh(&[
+        "ip",
+        "-n",
+        &a,
+        "addr",
+        "add",
+        "192.168.77.1/24",
+        "dev",
+        "eth1",
+    ]);
+    lab.sh(&["ip", "-n", &a, "link", "set", "eth1", "up"]);
+    lab.sh(&[
+        "ip",
+        "-n",
+        &a,
+        "route",
+        "add",
+        "default",
+        "via",
+        "192.168.77.254",
+    ]);
+    lab.bridge(&a, "br0", &["eth3".to_string()]);
+    let dir = tmpdir("in_use");
+    let cfg = config(&dir, "mgmt", &["eth1", "eth2"], "10.0.0.1/24");
+    let before = links(&lab, &a);
+    let (code, text) = run(&a, &["up", "--check", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    for part in [
+        "member eth1 is in use: it holds 192.168.77.1/24",
+        "the default route goes through it (default via 192.168.77.254)",
+        "force_members = [\"eth1\"]",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    let (code, text) = run(&a, &["up", cfg.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("member eth1 is in use"), "{text}");
+    assert_eq!(links(&lab, &a), before, "nothing was touched");
+    let addrs = lab.sh(&["ip", "-n", &a, "-o", "addr", "show", "dev", "eth1"]);
+    assert!(addrs.contains("192.168.77.1/24"), "{addrs}");
+    // A bridge port is refused too.
+    let cfg3 = config(&dir, "port", &["eth3", "eth2"], "10.0.0.1/24");
+    let (code, text) = run(&a, &["up", "--check", cfg3.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("member eth3 is in use: it is a port of bridge br0"),
+        "{text}"
+    );
+    // Listed in force_members, it is taken.
+    let forced = dir.join("forced.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap() + "force_members = [\"eth1\"]\n";
+    std::fs::write(&forced, text).unwrap();
+    let (code, text) = run(&a, &["up", "--check", forced.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}");
+    let mut d = up(&a, &forced);
+    wait_until("the forced bond runs", Duration::from_secs(10), || {
+        status(&a).is_some_and(|s| s.members.iter().all(|m| m.mii_status.is_up()))
+    });
+    let alias = lab.sh(&["ip", "-n", &a, "-o", "link", "show", "eth1"]);
+    assert!(
+        alias.contains("alias member of lagkit bond bond0"),
+        "{alias}"
+    );
+    let logical = lab.sh(&["ip", "-n", &a, "-o", "link", "show", "bond0"]);
+    assert!(
+        logical.contains("alias lagkit bond bond0 (802.3ad)"),
+        "{logical}"
+    );
+    assert!(d.stop().success());
+    let alias = lab.sh(&["ip", "-n", &a, "-o", "link", "show", "eth1"]);
+    assert!(!alias.contains("alias"), "the alias is given back: {alias}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A `bpf::NAME` and a `userspace::NAME` test for each test function.
 macro_rules! engines {
     ($($name:ident),* $(,)?) => {
@@ -1089,4 +1176,5 @@ engines!(
     offloads_false_turns_tx_tso_gso_off_and_every_exit_gives_them_back,
     tcp_through_a_user_space_wire_needs_offloads_false,
     the_bond_carrier_and_speed_follow_its_members_in_every_mode,
+    a_member_the_host_uses_is_refused_and_force_members_takes_it,
 );

@@ -32,7 +32,7 @@ impl Bond {
             .collect();
         let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
         let members = Members::new(names, Some(run));
-        members.ensure_free(&name)?;
+        members.ensure_free(&name, &s.force_members)?;
         let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
             bond: name.clone(),
             why: e.to_string(),

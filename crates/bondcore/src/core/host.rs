@@ -10,7 +10,7 @@ use super::*;
 use crate::settings::describe_changes;
 
 /// How the shell takes a member's device ([`Core::take_spec`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TakeSpec {
     /// The MTU the bond sets on it (unchanged when `None`).
     pub mtu: Option<u32>,
@@ -21,6 +21,8 @@ pub struct TakeSpec {
     pub snoop: bool,
     /// The probability of dropping each frame it sends (`--fault-loss`).
     pub loss: Option<f64>,
+    /// `force_members`: the members taken even though the host uses them.
+    pub force: Vec<String>,
 }
 
 /// The frames the data path hands up besides the slow protocols.
@@ -80,6 +82,7 @@ impl Core {
             keep_offloads: s.keeps_offloads(&m.name),
             snoop: self.snoop().any(),
             loss: s.faults.iter().find(|(n, _)| *n == m.name).map(|f| f.1),
+            force: s.force_members.clone(),
         })
     }
 
@@ -230,7 +233,8 @@ mod tests {
                 mtu: Some(9000),
                 keep_offloads: true,
                 snoop: false,
-                loss: None
+                loss: None,
+                force: Vec::new(),
             }
         );
         let a2 = c.take_spec(1).expect("absent, so to take");

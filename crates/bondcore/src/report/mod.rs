@@ -22,6 +22,8 @@ use lagkit_wire::MacAddr;
 pub struct MemberFacts {
     /// The bond holds its device.
     pub present: bool,
+    /// It exists but was not taken: why (the host still uses it).
+    pub refused: Option<String>,
     /// Link speed in Mbit/s, if the driver says.
     pub speed: Option<u32>,
     /// Full duplex (true) or half, if the driver says.
@@ -128,6 +130,9 @@ impl Core {
                 f.get(i).map_or((None, None), |m| (m.speed, m.duplex))
             })
         });
+        let refused: Vec<String> = (facts.members.iter())
+            .filter_map(|f| f.refused.clone())
+            .collect();
         let ports: Vec<_> = (0..self.members().len())
             .map(|i| self.lacp_status(i))
             .collect();
@@ -141,10 +146,11 @@ impl Core {
             .enumerate()
             .map(|(i, (m, f))| MemberStatus {
                 name: m.name().to_string(),
-                mii_status: if f.present {
-                    m.mii_status()
-                } else {
-                    MiiStatus::Missing
+                mii_status: match (f.present, &f.refused) {
+                    (true, _) => m.mii_status(),
+                    // It exists; the bond left it to the host.
+                    (false, Some(_)) => MiiStatus::Down,
+                    (false, None) => MiiStatus::Missing,
                 },
                 speed_mbps: f.speed,
                 full_duplex: f.duplex,
@@ -171,6 +177,7 @@ impl Core {
             .collect();
         let lacp = self.lacp().map(|sys| build::lacp_info(sys, &s.lacp));
         let mut problems = build::problems(&s.warnings, &seen, lacp.as_ref(), s.lacp.no_partner);
+        problems.extend(refused);
         let pagp = s.pagp.filter(|_| self.pagp().is_some()).map(|ps| {
             problems.extend(build::pagp_problems(&seen, &ps));
             let device = self.pagp().map_or(self.mac(), |s| s.config().device_id);
