@@ -1666,7 +1666,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__stats)
-            opts="-n -h --name --json --socket --help"
+            opts="-n -h --name --json --format --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1678,6 +1678,10 @@ _lagkit() {
                     ;;
                 -n)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text proc json" -- "${cur}"))
                     return 0
                     ;;
                 --socket)
@@ -1692,7 +1696,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__status)
-            opts="-n -h --name --json --socket --help"
+            opts="-n -h --name --json --format --socket --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1704,6 +1708,10 @@ _lagkit() {
                     ;;
                 -n)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text proc json" -- "${cur}"))
                     return 0
                     ;;
                 --socket)

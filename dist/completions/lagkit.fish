@@ -48,13 +48,19 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand up" -s h -l help -d 'Print
 complete -c lagkit -n "__fish_lagkit_using_subcommand down" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand down" -s h -l help -d 'Print help'
 complete -c lagkit -n "__fish_lagkit_using_subcommand status" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l format -d 'How to print: lagkit\'s own layout (`text`), the kernel\'s /proc/net/bonding/<bond> layout field for field (`proc`, status only), or `json`' -r -f -a "text\t'lagkit\'s own layout'
+proc\t'The kernel\'s /proc/net/bonding/<bond> layout'
+json\t'JSON'"
 complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l socket -d 'The control socket (default: derived from the bond name and this network namespace)' -r -F
-complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l json -d 'Print JSON instead of text'
-complete -c lagkit -n "__fish_lagkit_using_subcommand status" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand status" -l json -d 'Print JSON instead of text (the same as --format json)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l format -d 'How to print: lagkit\'s own layout (`text`), the kernel\'s /proc/net/bonding/<bond> layout field for field (`proc`, status only), or `json`' -r -f -a "text\t'lagkit\'s own layout'
+proc\t'The kernel\'s /proc/net/bonding/<bond> layout'
+json\t'JSON'"
 complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l socket -d 'The control socket (default: derived from the bond name and this network namespace)' -r -F
-complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l json -d 'Print JSON instead of text'
-complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -l json -d 'Print JSON instead of text (the same as --format json)'
+complete -c lagkit -n "__fish_lagkit_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -s n -l name -d 'The bond, as named in its configuration (e.g. bond0)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -l proto -d 'tcp or udp' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand flow" -l src -d 'Source IP:PORT' -r
