@@ -22,6 +22,9 @@ _lagkit() {
             lagkit,check)
                 cmd="lagkit__subcmd__check"
                 ;;
+            lagkit,convert)
+                cmd="lagkit__subcmd__convert"
+                ;;
             lagkit,demo)
                 cmd="lagkit__subcmd__demo"
                 ;;
@@ -66,6 +69,9 @@ _lagkit() {
                 ;;
             lagkit__subcmd__help,check)
                 cmd="lagkit__subcmd__help__subcmd__check"
+                ;;
+            lagkit__subcmd__help,convert)
+                cmd="lagkit__subcmd__help__subcmd__convert"
                 ;;
             lagkit__subcmd__help,demo)
                 cmd="lagkit__subcmd__help__subcmd__demo"
@@ -266,7 +272,7 @@ _lagkit() {
 
     case "${cmd}" in
         lagkit)
-            opts="-h -V --help --version up down status stats flow capture load lab demo plan check switch top sim help"
+            opts="-h -V --help --version up convert down status stats flow capture load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -340,6 +346,20 @@ _lagkit() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__convert)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -430,7 +450,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help)
-            opts="up down status stats flow capture load lab demo plan check switch top sim help"
+            opts="up convert down status stats flow capture load lab demo plan check switch top sim help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,6 +478,20 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__help__subcmd__convert)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1890,7 +1924,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__up)
-            opts="-h --check --fault-loss --engine --help"
+            opts="-h --drop-unsupported --check --fault-loss --engine --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

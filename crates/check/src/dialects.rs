@@ -139,7 +139,7 @@ pub fn sniff(text: &str) -> Option<Reader> {
 }
 
 /// INI sections: (section, key, value, line).
-fn ini(text: &str) -> Vec<(String, String, String, usize)> {
+pub(crate) fn ini(text: &str) -> Vec<(String, String, String, usize)> {
     let mut section = String::new();
     let mut out = Vec::new();
     for (i, l) in text.lines().enumerate() {

@@ -35,6 +35,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod convert;
 pub mod crosscheck;
 pub mod dialects;
 pub mod facts;

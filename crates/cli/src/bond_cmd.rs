@@ -114,8 +114,17 @@ pub const UP_EXAMPLE: &str = up_example!();
      LAGKIT_LOG sets the log filter (default: info), e.g. LAGKIT_LOG=debug."
 ))]
 pub struct UpArgs {
-    /// The bond configuration (TOML; Linux bonding option names, AIX and Cisco aliases).
+    /// The bond configuration: lagkit's TOML (Linux bonding option names,
+    /// AIX and Cisco aliases), or the bond as the host already defines it:
+    /// a netplan YAML file, a systemd-networkd directory (or .netdev file),
+    /// a NetworkManager keyfile directory (or keyfile), an ifupdown
+    /// interfaces file, a teamd JSON file (see `lagkit convert`).
     config: PathBuf,
+    /// Run a bond converted from another dialect even though some of its
+    /// settings cannot be carried (`lagkit convert` lists them); without
+    /// it, such a file is refused.
+    #[arg(long)]
+    drop_unsupported: bool,
     /// Only check the configuration, print what would run, and exit.
     #[arg(long)]
     check: bool,
@@ -262,9 +271,74 @@ pub struct FlowArgs {
     socket: Option<PathBuf>,
 }
 
-fn load(path: &Path) -> Result<Vec<Settings>, Failure> {
-    let (cfgs, warnings) = lagkit_bondcfg::parse_file_with_warnings(path)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+/// Options of `lagkit convert`.
+#[derive(clap::Args, Debug)]
+pub struct ConvertArgs {
+    /// The bond definitions: a netplan YAML file, systemd-networkd
+    /// .netdev/.network files or their directory, NetworkManager keyfiles
+    /// or their directory, an ifupdown interfaces file, a teamd JSON file.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+/// `lagkit convert FILE...`: the bonds in lagkit's TOML, on stdout.
+pub fn convert(a: ConvertArgs) -> Result<(), Failure> {
+    let c = lagkit_check::convert::convert(&a.files).map_err(|e| Failure::Usage(e.to_string()))?;
+    let text = c.to_toml();
+    print!("{text}");
+    // What it wrote must read back as a configuration lagkit runs; what
+    // does not is said after it.
+    match lagkit_bondcfg::parse_str(&text, "converted") {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Failure::Usage(format!(
+            "lagkit cannot run this as it is: {}",
+            converted_error(&text, &e.to_string())
+        ))),
+    }
+}
+
+/// A configuration error about converted TOML, with the source the
+/// offending line came from (its comment).
+fn converted_error(text: &str, e: &str) -> String {
+    let line = e
+        .strip_prefix("converted:")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    let from = line
+        .and_then(|l| text.lines().nth(l - 1))
+        .and_then(|l| l.split_once("  # ").map(|(_, c)| c.to_string()));
+    match from {
+        Some(f) => format!("{e} (converted from {f})"),
+        None => e.to_string(),
+    }
+}
+
+fn load(path: &Path, drop_unsupported: bool) -> Result<Vec<Settings>, Failure> {
+    let parsed = if lagkit_check::convert::is_foreign(path) {
+        let c = lagkit_check::convert::convert(&[path.to_path_buf()])
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        let dropped = c.dropped();
+        if !dropped.is_empty() && !drop_unsupported {
+            let list: Vec<String> = dropped
+                .iter()
+                .map(|d| format!("  {}: {}: {}", d.at, d.setting, d.why))
+                .collect();
+            return Err(Failure::Usage(format!(
+                "{} ({}) has settings lagkit cannot carry:\n{}\nrun it anyway with --drop-unsupported, or see `lagkit convert {}`",
+                path.display(),
+                c.dialect,
+                list.join("\n"),
+                path.display()
+            )));
+        }
+        let text = c.to_toml();
+        tracing::info!(file = %path.display(), dialect = c.dialect, "converted to lagkit's configuration");
+        lagkit_bondcfg::parse_str(&text, "converted")
+            .map_err(|e| Failure::Usage(converted_error(&text, &e.to_string())))
+    } else {
+        lagkit_bondcfg::parse_file_with_warnings(path).map_err(|e| Failure::Usage(e.to_string()))
+    };
+    let (cfgs, warnings) = parsed?;
     let mut out = Vec::new();
     for c in &cfgs {
         let w: Vec<String> = warnings
@@ -287,7 +361,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     if !args.check {
         require("lagkit up", Need::Bond { bpf: false })?;
     }
-    let settings = with_overrides(load(&args.config)?, &args);
+    let settings = with_overrides(load(&args.config, args.drop_unsupported)?, &args);
     if let Some((m, _)) = args
         .fault_loss
         .iter()
@@ -357,7 +431,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
         if reload.swap(false, Ordering::Relaxed) {
             tracing::info!(config = %args.config.display(), "SIGHUP: reloading");
             crate::notify::reloading();
-            match load(&args.config) {
+            match load(&args.config, args.drop_unsupported) {
                 Err(e) => {
                     tracing::error!("reload refused, keeping the running configuration: {e}")
                 }

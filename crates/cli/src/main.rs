@@ -50,6 +50,11 @@ struct Cli {
 enum Command {
     /// Run the bond(s) a configuration file describes, in the foreground.
     Up(bond_cmd::UpArgs),
+    /// Print lagkit's configuration of the bond(s) a host already has
+    /// (netplan YAML, a systemd-networkd directory or .netdev/.network
+    /// files, NetworkManager keyfiles, ifupdown interfaces, teamd JSON),
+    /// with a comment for every setting it cannot carry.
+    Convert(bond_cmd::ConvertArgs),
     /// Give back what a bond (--name NAME) that is not running left changed
     /// (after a crash or SIGKILL): members' MAC, MTU, ARP, IPv6 and filters,
     /// from its state file.
@@ -168,6 +173,7 @@ fn main() -> ExitCode {
         Command::Down(a) => bond_cmd::down(a),
         Command::Status(a) => bond_cmd::status(a),
         Command::Stats(a) => bond_cmd::stats(a),
+        Command::Convert(a) => bond_cmd::convert(a),
         Command::Flow(a) => bond_cmd::flow(a),
         Command::Capture(a) => capture_cmd::run(a),
         Command::Lab { what } => lab_cmd::run(what),

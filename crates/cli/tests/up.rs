@@ -1143,6 +1143,127 @@ fn a_member_the_host_uses_is_refused_and_force_members_takes_it() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `lagkit up` runs the bond a host already defines, in its own dialect:
+/// a netplan file, a systemd-networkd directory and NetworkManager
+/// keyfiles each come up with their mode, members, addresses and MTU; a
+/// setting lagkit cannot carry (a default route) is refused until
+/// `--drop-unsupported`, and `lagkit convert` prints what it would run.
+#[test]
+fn up_runs_a_bond_written_in_another_dialect() {
+    let Some(mut lab) = Lab::new("up_dialects") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for m in ["eth1", "eth2"] {
+        lab.veth(&a, m, &b, m);
+        lab.prep_member(&b, m, 1400);
+    }
+    let dir = tmpdir("dialects");
+    let netplan = dir.join("01-bond.yaml");
+    std::fs::write(
+        &netplan,
+        "network:\n  version: 2\n  ethernets:\n    eth1: {}\n    eth2: {}\n  bonds:\n    bond0:\n      interfaces: [eth1, eth2]\n      mtu: 1400\n      addresses: [10.0.61.1/24]\n      routes:\n        - to: default\n          via: 10.0.61.254\n      parameters:\n        mode: balance-xor\n        transmit-hash-policy: layer3+4\n        mii-monitor-interval: 100\n",
+    )
+    .unwrap();
+    let networkd = dir.join("networkd");
+    std::fs::create_dir_all(&networkd).unwrap();
+    std::fs::write(networkd.join("25-bond0.netdev"), "[NetDev]\nName=bond0\nKind=bond\nMTUBytes=1400\n\n[Bond]\nMode=active-backup\nMIIMonitorSec=0.1\nPrimaryReselectPolicy=always\n").unwrap();
+    std::fs::write(
+        networkd.join("25-bond0.network"),
+        "[Match]\nName=bond0\n\n[Network]\nAddress=10.0.62.1/24\n",
+    )
+    .unwrap();
+    std::fs::write(
+        networkd.join("25-eth1.network"),
+        "[Match]\nName=eth1\n\n[Network]\nBond=bond0\nPrimarySlave=yes\n",
+    )
+    .unwrap();
+    std::fs::write(
+        networkd.join("25-eth2.network"),
+        "[Match]\nName=eth2\n\n[Network]\nBond=bond0\n",
+    )
+    .unwrap();
+    let nm = dir.join("nm");
+    std::fs::create_dir_all(&nm).unwrap();
+    std::fs::write(nm.join("bond0.nmconnection"), "[connection]\nid=bond0\nuuid=5d2a1c40-9b1e-4c7e-8f3a-0c9d2e6b7a11\ntype=bond\ninterface-name=bond0\n\n[ethernet]\nmtu=1400\n\n[bond]\nmiimon=100\nmode=balance-xor\nxmit_hash_policy=layer2+3\n\n[ipv4]\naddress1=10.0.63.1/24\nmethod=manual\n\n[ipv6]\nmethod=disabled\n").unwrap();
+    for m in ["eth1", "eth2"] {
+        // One port names the bond by its UUID, as NetworkManager may.
+        let controller = if m == "eth1" {
+            "bond0"
+        } else {
+            "5d2a1c40-9b1e-4c7e-8f3a-0c9d2e6b7a11"
+        };
+        std::fs::write(nm.join(format!("bond0-{m}.nmconnection")), format!("[connection]\nid=bond0-{m}\ntype=ethernet\ninterface-name={m}\ncontroller={controller}\nport-type=bond\n")).unwrap();
+    }
+    // A default route is not carried: refused until told to drop it.
+    let (code, text) = run(&a, &["up", netplan.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("routes: lagkit sets the bond's addresses, not routes"),
+        "{text}"
+    );
+    assert!(text.contains("--drop-unsupported"), "{text}");
+    let (code, text) = run(&a, &["convert", netplan.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("mode = \"balance-xor\"") && text.contains("# not carried: routes"),
+        "{text}"
+    );
+    for (what, path, extra, mode, addr) in [
+        (
+            "netplan",
+            &netplan,
+            Some("--drop-unsupported"),
+            lagkit_api::status::BondMode::BalanceXor,
+            "10.0.61.1/24",
+        ),
+        (
+            "networkd",
+            &networkd,
+            None,
+            lagkit_api::status::BondMode::ActiveBackup,
+            "10.0.62.1/24",
+        ),
+        (
+            "NetworkManager",
+            &nm,
+            None,
+            lagkit_api::status::BondMode::BalanceXor,
+            "10.0.63.1/24",
+        ),
+    ] {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &a, BIN, "up"]).arg(path);
+        if let Some(e) = extra {
+            cmd.arg(e);
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut d = Daemon(child);
+        wait_until(
+            &format!("the {what} bond runs"),
+            Duration::from_secs(10),
+            || status(&a).is_some_and(|s| s.members.iter().all(|m| m.mii_status.is_up())),
+        );
+        let st = status(&a).unwrap();
+        assert_eq!(st.mode, mode, "{what}");
+        let members: Vec<&str> = st.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(members, ["eth1", "eth2"], "{what}");
+        assert_eq!(st.mtu, 1400, "{what}");
+        let ip = lab.sh(&["ip", "-n", &a, "-o", "addr", "show", "dev", "bond0"]);
+        assert!(ip.contains(addr), "{what}: {ip}");
+        if what == "networkd" {
+            assert_eq!(st.primary.as_deref(), Some("eth1"), "PrimarySlave=yes");
+            assert_eq!(st.miimon_ms, 100, "MIIMonitorSec=0.1 is 100 ms");
+        }
+        assert!(d.stop().success(), "{what}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A `bpf::NAME` and a `userspace::NAME` test for each test function.
 macro_rules! engines {
     ($($name:ident),* $(,)?) => {
