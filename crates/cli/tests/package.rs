@@ -321,14 +321,39 @@ fn exec_start(s: &[(String, String)], instance: &str, etc: &Path, env: &[(&str, 
         .split_whitespace()
         .map(|c| format!("+{}", c.trim_start_matches("CAP_").to_lowercase()))
         .collect();
+    // The unit's own Environment= defaults, then `env` (its
+    // EnvironmentFile's); an unset variable expands to nothing, as in
+    // systemd.
+    let defaults: Vec<(String, String)> = (s.iter())
+        .filter(|(k, _)| k == "Environment")
+        .filter_map(|(_, v)| {
+            let (k, v) = v.split_once('=')?;
+            Some((k.to_string(), v.replace("%i", instance)))
+        })
+        .collect();
+    let value = |var: &str| -> String {
+        (env.iter()
+            .find(|(k, _)| *k == var)
+            .map(|(_, v)| v.to_string()))
+        .or_else(|| {
+            defaults
+                .iter()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| v.clone())
+        })
+        .unwrap_or_default()
+    };
     let mut words = Vec::new();
     for w in setting(s, "ExecStart").split_whitespace() {
-        if let Some(var) = w.strip_prefix('$') {
-            let (_, v) = env
-                .iter()
-                .find(|(k, _)| *k == var)
-                .unwrap_or_else(|| panic!("${var} is set"));
-            words.extend(v.split_whitespace().map(String::from));
+        let braced = w.strip_prefix("${").and_then(|v| v.strip_suffix('}'));
+        if let Some(var) = braced.or_else(|| w.strip_prefix('$')) {
+            for v in value(var).split_whitespace() {
+                let v = match v.strip_prefix("/etc/lagkit/") {
+                    Some(rest) => etc.join(rest).to_string_lossy().into_owned(),
+                    None => v.to_string(),
+                };
+                words.push(v);
+            }
             continue;
         }
         let w = w.replace("%i", instance);
@@ -536,6 +561,33 @@ fn the_bond_units_exec_start_forms_a_bond_and_notifies_once_members_are_attached
         "the bond's interface removed: {links}"
     );
     assert!(!links.contains("NOARP"), "members given back: {links}");
+
+    // The same unit runs a bond the host defines in netplan, named in its
+    // environment file (LAGKIT_CONFIG, LAGKIT_UP_OPTIONS).
+    let netplan = dir.0.join("01-bond.yaml");
+    std::fs::write(
+        &netplan,
+        "network:\n  version: 2\n  bonds:\n    bond0:\n      interfaces: [eth1, eth2]\n      addresses: [10.0.0.1/24]\n      dhcp6: true\n      parameters:\n        mode: 802.3ad\n        lacp-rate: fast\n        transmit-hash-policy: layer3+4\n",
+    )
+    .unwrap();
+    let config = netplan.to_string_lossy().into_owned();
+    let env = [
+        ("LAGKIT_CONFIG", config.as_str()),
+        ("LAGKIT_UP_OPTIONS", "--drop-unsupported"),
+    ];
+    let cmd = exec_start(&unit, "uplink", &etc, &env);
+    let mut daemon = Daemon::start(&a, &cmd, Some(&notify.path));
+    notify.until("READY=1", Duration::from_secs(20));
+    wait_until(
+        "the netplan bond forms with its peer",
+        Duration::from_secs(20),
+        || ports(&a) == 2 && ports(&b) == 2,
+    );
+    let st = status(&a).expect("the netplan bond answers");
+    assert_eq!(st.mode, lagkit_api::status::BondMode::Lacp);
+    assert_eq!(st.xmit_hash_policy, "layer3+4");
+    daemon.signal(Signal::SIGTERM);
+    assert!(daemon.0.wait().unwrap().success());
 }
 
 #[test]
