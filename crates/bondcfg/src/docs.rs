@@ -436,9 +436,11 @@ fn text(key: Key) -> (&'static str, &'static str, &'static str, ReloadEffect) {
         Key::AdSelect => (
             "string or Linux number",
             "\"stable\"",
-            "In Linux, how the active aggregator is chosen when members form several \
-             (stable, bandwidth, count). lagkit's bond carries one aggregator, kept while \
-             it has a port, as `stable` does; the value is shown in status.",
+            "Which aggregate the bond carries when its members form several (they face \
+             different partners), as in Linux: `stable` (default) gives the free aggregator \
+             to the one with the most bandwidth and keeps it while it has a port up; \
+             `bandwidth` and `count` move it to an aggregate with more bandwidth or more \
+             ports as soon as one has them. A reload applies a change in place.",
             InPlace,
         ),
         Key::MinLinks => (

@@ -787,6 +787,23 @@ members = [\"e2\"]
 }
 
 #[test]
+fn port_priorities_name_members() {
+    let inv = fails(
+        &with("ad_actor_port_prio = { eth1 = 100, eth3 = 7 }"),
+        4,
+        Some("ad_actor_port_prio"),
+        "'eth3' is not a member of this bond; name one of eth1, eth2 (ad_actor_port_prio = { eth1 = 100 })",
+    );
+    assert!(matches!(inv.kind, ErrorKind::NotAMember { .. }));
+    fails(
+        &with("ad_actor_port_prio = { eth1 = 0 }"),
+        4,
+        Some("ad_actor_port_prio"),
+        "1 to 65535",
+    );
+}
+
+#[test]
 fn offloads_name_members_and_take_yes_no() {
     let inv = fails(
         &with("offloads = { eth1 = false, eth3 = false }"),

@@ -364,6 +364,9 @@ fn cases() -> Vec<Case> {
         case("tlb_dynamic_lb", "0", "balance-tlb", |b| !b.tlb_dynamic_lb),
         case("all_slaves_active", "1", AB, |b| b.all_slaves_active),
         case("resend_igmp", "0", AB, |b| b.resend_igmp == 0),
+        case("force_members", "[\"eth1\"]", LACP, |b| {
+            b.force_members == ["eth1"]
+        }),
         case("backup_adapter", "\"eth9\"", LACP, |b| {
             b.backup_adapter.as_deref() == Some("eth9")
         }),

@@ -485,6 +485,17 @@ impl Core {
         self.dirty = true;
     }
 
+    /// Member `i`'s link speed in Mbit/s (0: unknown), as the shell reads
+    /// it: `ad_select = bandwidth` weighs aggregates by it.
+    pub fn set_member_speed(&mut self, i: usize, speed_mbps: u32, now: u64) {
+        let Some(p) = self.members.get(i).and_then(|m| m.port) else {
+            return;
+        };
+        if let Some(sys) = self.lacp.as_mut() {
+            sys.set_port_speed(p, speed_mbps, t(now));
+        }
+    }
+
     /// Member `i`'s interface exists and the bond holds it, with this MAC
     /// and ifindex. A PAgP port it has speaks with them from now on.
     pub fn member_present(&mut self, i: usize, mac: MacAddr, ifindex: Option<u32>, now: u64) {
@@ -1143,6 +1154,7 @@ impl Core {
         let id = SystemId::new(new.system_priority, new.system_mac.unwrap_or(self.mac));
         sys.set_system_id(id, t(now));
         sys.set_bundle_limits(new.max_bundle, new.min_links, t(now));
+        sys.set_ad_select(new.system_config(&self.s.name, self.mac).ad_select, t(now));
         for m in &mut self.members {
             let Some(p) = m.port else { continue };
             // A new key or port priority is a new port for the partner.

@@ -51,8 +51,8 @@ pub struct LacpSettings {
     pub no_partner: NoPartner,
     /// Coupled collecting/distributing.
     pub coupled: bool,
-    /// `ad_select`: how the active aggregator is chosen (shown; a host
-    /// bond carries one aggregator, kept while it has a port: `stable`).
+    /// `ad_select`: which aggregate has the bond's one aggregator when
+    /// members face several partners.
     pub ad_select: lagkit_api::status::AdSelect,
     /// `ad_actor_port_prio`: every member's port priority, unless
     /// `port_priorities` names it.
@@ -555,6 +555,11 @@ impl LacpSettings {
         cfg.max_bundle = self.max_bundle;
         cfg.min_links = self.min_links;
         cfg.no_partner = self.no_partner;
+        cfg.ad_select = match self.ad_select {
+            lagkit_api::status::AdSelect::Stable => lagkit_proto::lacp::AdSelect::Stable,
+            lagkit_api::status::AdSelect::Bandwidth => lagkit_proto::lacp::AdSelect::Bandwidth,
+            lagkit_api::status::AdSelect::Count => lagkit_proto::lacp::AdSelect::Count,
+        };
         cfg.mux_control = if self.coupled {
             MuxControl::Coupled
         } else {
@@ -619,6 +624,32 @@ impl PagpSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ad_select_and_port_priorities_reach_the_lacp_system_and_ports() {
+        let mut l = LacpSettings {
+            ad_select: lagkit_api::status::AdSelect::Count,
+            port_priority: 200,
+            port_priorities: vec![("eth2".into(), 7)],
+            ..LacpSettings::default()
+        };
+        let cfg = l.system_config("bond0", MacAddr([2, 0, 0, 0, 0, 1]));
+        assert_eq!(cfg.ad_select, lagkit_proto::lacp::AdSelect::Count);
+        assert_eq!(cfg.aggregators, 1, "a host bond carries one aggregate");
+        let mac = MacAddr([2, 0, 0, 0, 0, 2]);
+        assert_eq!(l.port_config("eth1", 1, mac).port_priority, 200);
+        assert_eq!(l.port_config("eth2", 2, mac).port_priority, 7);
+        l.ad_select = lagkit_api::status::AdSelect::Bandwidth;
+        let cfg = l.system_config("bond0", mac);
+        assert_eq!(cfg.ad_select, lagkit_proto::lacp::AdSelect::Bandwidth);
+        assert_eq!(
+            LacpSettings::default()
+                .port_config("eth1", 1, mac)
+                .port_priority,
+            255,
+            "Linux's default"
+        );
+    }
 
     #[test]
     fn adaptive_modes_get_strong_once_with_a_warning() {

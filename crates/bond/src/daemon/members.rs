@@ -75,6 +75,14 @@ impl Bond {
                 }
                 None => {}
             }
+            // The speed a link comes up with weighs its aggregate
+            // (`ad_select = bandwidth`).
+            if l.usable() {
+                if let Some(i) = (self.core.members().iter()).position(|m| m.name() == l.name) {
+                    let speed = self.members.link_of(i).0.unwrap_or(0);
+                    self.core.set_member_speed(i, speed, now);
+                }
+            }
         }
         self.after_core();
         if changed {

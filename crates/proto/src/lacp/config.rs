@@ -107,6 +107,24 @@ impl Default for Timers {
     }
 }
 
+/// Which aggregate gets an aggregator when there are fewer aggregators
+/// than aggregates (a host bond has one; its members may face two
+/// partners): Linux bonding's `ad_select`. Not in 802.1AX, which leaves
+/// the choice to the system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AdSelect {
+    /// The aggregate with the most bandwidth takes a free aggregator, and
+    /// keeps it until none of its ports can carry traffic.
+    #[default]
+    Stable,
+    /// The aggregate with the most bandwidth has it, and takes it from
+    /// another that has less.
+    Bandwidth,
+    /// The aggregate with the most ports has it, and takes it from another
+    /// that has fewer.
+    Count,
+}
+
 /// Settings of a whole LACP system (a bond, or a switch).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SystemConfig {
@@ -125,6 +143,8 @@ pub struct SystemConfig {
     pub min_links: usize,
     /// Behaviour of ports whose partner never speaks LACP.
     pub no_partner: NoPartner,
+    /// Which aggregate gets an aggregator when they are fewer (`ad_select`).
+    pub ad_select: AdSelect,
     /// Coupled or independent collecting/distributing.
     pub mux_control: MuxControl,
     /// CollectorMaxDelay sent in LACPDUs, in tens of microseconds.
@@ -145,6 +165,7 @@ impl SystemConfig {
             max_bundle: None,
             min_links: 0,
             no_partner: NoPartner::Individual,
+            ad_select: AdSelect::Stable,
             mux_control: MuxControl::Coupled,
             collector_max_delay: 0,
             timers: Timers::default(),
@@ -173,6 +194,8 @@ pub struct PortConfig {
     pub aggregatable: bool,
     /// LACP_Enabled: false for a port that is not full-duplex point-to-point.
     pub lacp_enabled: bool,
+    /// The link's speed in Mbit/s (0: unknown), for `ad_select = bandwidth`.
+    pub speed_mbps: u32,
 }
 
 impl PortConfig {
@@ -188,6 +211,7 @@ impl PortConfig {
             rate: Rate::Fast,
             aggregatable: true,
             lacp_enabled: true,
+            speed_mbps: 0,
         }
     }
 }

@@ -25,7 +25,9 @@ mod testkit;
 mod transmit;
 
 pub use churn::ChurnState;
-pub use config::{Activity, MuxControl, NoPartner, PortConfig, Rate, SystemConfig, Timers};
+pub use config::{
+    Activity, AdSelect, MuxControl, NoPartner, PortConfig, Rate, SystemConfig, Timers,
+};
 pub use mux::MuxState;
 pub use periodic::PeriodicState;
 pub use port::{PortCounters, Selected};

@@ -15,7 +15,7 @@
 //! value of Selected, so the Mux machine keeps such ports WAITING and out of
 //! sync, and the partner stops sending on them too.
 
-use super::config::{NoPartner, SystemConfig};
+use super::config::{AdSelect, NoPartner, SystemConfig};
 use super::mux::{self, MuxState};
 use super::port::{Port, Selected};
 use super::receive::RxState;
@@ -123,8 +123,28 @@ pub(crate) fn run(
         }
     }
 
-    // 2. Choose an aggregator for each unselected, detached port.
-    for i in 0..ports.len() {
+    // 1b. ad_select (Linux bonding, not 802.1AX): with fewer aggregators
+    // than aggregates, `bandwidth` and `count` take an aggregator from an
+    // aggregate that a waiting one beats; the ports of the one that lost
+    // it detach and wait.
+    if cfg.ad_select != AdSelect::Stable {
+        changed |= reselect(ports, aggs, cfg);
+    }
+
+    // 2. Choose an aggregator for each unselected, detached port, the
+    // ports of the best aggregates first (`ad_select`: most bandwidth, or
+    // most ports; even `stable` chooses by bandwidth, as Linux does).
+    let mut order: Vec<usize> = (0..ports.len()).collect();
+    let scores = lag_scores(ports, cfg);
+    order.sort_by_key(|&i| {
+        let lag = ports[i].as_ref().map(|p| lag_id(p, i, system));
+        let score = scores
+            .iter()
+            .find(|(l, _)| Some(*l) == lag)
+            .map_or(0, |s| s.1);
+        std::cmp::Reverse(score)
+    });
+    for i in order {
         let Some(p) = ports[i].as_ref() else { continue };
         let can = p.selected == Selected::Unselected
             && p.mux == MuxState::Detached
@@ -216,6 +236,75 @@ pub(crate) fn run(
     changed
 }
 
+/// A port that could carry traffic in an aggregate now.
+fn candidate(p: &Port) -> bool {
+    p.port_enabled && p.lacp_enabled() && matches!(p.rx, RxState::Current | RxState::Defaulted)
+}
+
+/// Each aggregate the candidate ports form, with its score under
+/// `ad_select`: its ports' total speed (`stable`, `bandwidth`; unknown
+/// speeds count 1 Mbit/s, so that more ports still win), or its ports
+/// (`count`).
+fn lag_scores(ports: &[Option<Port>], cfg: &SystemConfig) -> Vec<(LagId, u64)> {
+    let mut scores: Vec<(LagId, u64)> = Vec::new();
+    for (i, p) in ports.iter().enumerate() {
+        let Some(p) = p.as_ref().filter(|p| candidate(p)) else {
+            continue;
+        };
+        let lag = lag_id(p, i, cfg.system);
+        let add = match cfg.ad_select {
+            AdSelect::Count => 1,
+            AdSelect::Stable | AdSelect::Bandwidth => u64::from(p.cfg.speed_mbps.max(1)),
+        };
+        match scores.iter_mut().find(|(l, _)| *l == lag) {
+            Some((_, s)) => *s += add,
+            None => scores.push((lag, add)),
+        }
+    }
+    scores
+}
+
+/// `ad_select` `bandwidth` or `count`: when no aggregator is free and an
+/// aggregate that has none beats (strictly) the weakest that has one,
+/// that one's ports are unselected, so their muxes detach and the
+/// aggregator goes to the better aggregate. Returns true if anything
+/// changed.
+fn reselect(ports: &mut [Option<Port>], aggs: &mut [Aggregator], cfg: &SystemConfig) -> bool {
+    let scores = lag_scores(ports, cfg);
+    let score = |lag: &LagId| scores.iter().find(|(l, _)| l == lag).map_or(0, |s| s.1);
+    let served: Vec<LagId> = aggs.iter().filter_map(|a| a.lag).collect();
+    if aggs.iter().any(|a| a.lag.is_none()) {
+        return false;
+    }
+    let Some(best_waiting) = scores
+        .iter()
+        .filter(|(l, _)| !served.contains(l))
+        .map(|(_, s)| *s)
+        .max()
+    else {
+        return false;
+    };
+    let Some((weakest, _)) = aggs
+        .iter()
+        .enumerate()
+        .filter_map(|(a, agg)| Some((a, score(agg.lag.as_ref()?))))
+        .min_by_key(|(_, s)| *s)
+        .filter(|(_, s)| *s < best_waiting)
+    else {
+        return false;
+    };
+    let mut changed = false;
+    for i in std::mem::take(&mut aggs[weakest].members) {
+        if let Some(p) = ports[i].as_mut() {
+            changed |= p.set_selected(Selected::Unselected);
+        }
+    }
+    if changed {
+        tracing::info!(target: "lagkit::lacp", system = %cfg.name, aggregator = weakest + 1, policy = ?cfg.ad_select, "ad_select: an aggregate with more {} takes the aggregator", if cfg.ad_select == AdSelect::Count { "ports" } else { "bandwidth" });
+    }
+    changed
+}
+
 /// Ranking of ports inside an aggregate (6.7.1): the port priorities and
 /// numbers of whichever system has the better (lower) System ID decide,
 /// so both ends pick the same active ports.
@@ -257,6 +346,103 @@ mod tests {
             .flatten()
             .map(|p| (p.selected, p.aggregator))
             .collect()
+    }
+
+    /// Members facing two partners, one aggregator (a host bond): ports 1
+    /// and 2 face system A, ports 3, 4 and 5 system B, each port's speed
+    /// `speeds[n - 1]`; ports `up` have current partner information.
+    fn two_partners(cfg: &SystemConfig, speeds: [u32; 5], up: &[u16]) -> Vec<Option<Port>> {
+        (1..=5u16)
+            .map(|n| {
+                let mut p = current(cfg, n, n + 10)?;
+                p.cfg.speed_mbps = speeds[usize::from(n) - 1];
+                if n >= 3 {
+                    p.partner_oper.system.mac = MacAddr([2, 0, 0, 0, 3, 0]);
+                }
+                if !up.contains(&n) {
+                    p.rx = RxState::PortDisabled;
+                    p.port_enabled = false;
+                }
+                Some(p)
+            })
+            .collect()
+    }
+
+    /// The ports that have the aggregator, once what lost it has detached.
+    fn holders(ports: &mut [Option<Port>], a: &mut [Aggregator], cfg: &SystemConfig) -> Vec<u16> {
+        for _ in 0..4 {
+            run(ports, a, cfg, ms(0));
+            // The muxes of unselected ports detach (the Mux machine's part).
+            for p in ports.iter_mut().flatten() {
+                if p.selected == Selected::Unselected {
+                    p.mux = MuxState::Detached;
+                    p.attached = None;
+                }
+            }
+        }
+        (ports.iter().flatten())
+            .filter(|p| p.selected == Selected::Selected)
+            .map(|p| p.cfg.port_number)
+            .collect()
+    }
+
+    /// Not in 802.1AX (Linux `ad_select`): with one aggregator and two
+    /// partners, `stable` keeps the aggregate that has it, `count` moves it
+    /// to the one with more ports, `bandwidth` to the one with more speed.
+    #[test]
+    fn sel_ad_select_moves_the_aggregator_to_the_better_aggregate() {
+        let gig = [1000; 5];
+        for (policy, speeds, want) in [
+            (AdSelect::Stable, gig, vec![1, 2]),
+            (AdSelect::Count, gig, vec![3, 4, 5]),
+            // Two 10G ports beat three 1G ones on bandwidth, not on count.
+            (
+                AdSelect::Bandwidth,
+                [10_000, 10_000, 1000, 1000, 1000],
+                vec![1, 2],
+            ),
+            (
+                AdSelect::Count,
+                [10_000, 10_000, 1000, 1000, 1000],
+                vec![3, 4, 5],
+            ),
+            (AdSelect::Bandwidth, gig, vec![3, 4, 5]),
+        ] {
+            let mut cfg = cfg();
+            cfg.aggregators = 1;
+            cfg.ad_select = policy;
+            // A's two ports come first and take the only aggregator.
+            let mut ports = two_partners(&cfg, speeds, &[1, 2]);
+            let mut a = aggs(1);
+            assert_eq!(holders(&mut ports, &mut a, &cfg), [1, 2], "{policy:?}");
+            // B's three ports come up.
+            for p in ports
+                .iter_mut()
+                .flatten()
+                .filter(|p| p.cfg.port_number >= 3)
+            {
+                p.port_enabled = true;
+                p.rx = RxState::Current;
+            }
+            assert_eq!(
+                holders(&mut ports, &mut a, &cfg),
+                want,
+                "{policy:?} {speeds:?}"
+            );
+            // Nothing changed: it stays (no flapping between equals).
+            assert_eq!(
+                holders(&mut ports, &mut a, &cfg),
+                want,
+                "{policy:?} settles"
+            );
+        }
+        // With both present from the start, even stable picks the aggregate
+        // with the most bandwidth, as Linux does.
+        let mut cfg = cfg();
+        cfg.aggregators = 1;
+        let mut ports = two_partners(&cfg, [1000; 5], &[1, 2, 3, 4, 5]);
+        let mut a = aggs(1);
+        assert_eq!(holders(&mut ports, &mut a, &cfg), [3, 4, 5]);
     }
 
     /// 802.1AX-2020 6.4.14.1: ports with the same LAG ID (actor key,

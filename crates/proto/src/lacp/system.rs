@@ -510,6 +510,31 @@ impl System {
         self.settle();
     }
 
+    /// The link speed of port `id` (for `ad_select = bandwidth`), as the
+    /// host learns it; the Selection Logic runs again when it changes.
+    pub fn set_port_speed(&mut self, id: PortId, speed_mbps: u32, now: Instant) {
+        self.advance(now);
+        self.catch_up();
+        let Some(p) = self.port_mut(id) else { return };
+        if p.cfg.speed_mbps == speed_mbps {
+            return;
+        }
+        p.cfg.speed_mbps = speed_mbps;
+        self.settle();
+    }
+
+    /// Changes `ad_select` in place: the Selection Logic runs again.
+    pub fn set_ad_select(&mut self, ad_select: super::AdSelect, now: Instant) {
+        self.advance(now);
+        self.catch_up();
+        if self.cfg.ad_select == ad_select {
+            return;
+        }
+        tracing::info!(target: "lagkit::lacp", system = %self.cfg.name, ?ad_select, "ad_select changed in place");
+        self.cfg.ad_select = ad_select;
+        self.settle();
+    }
+
     /// Changes `max_bundle` and `min_links` in place: the Selection Logic
     /// runs again with them, so only the ports that must move to or from
     /// STANDBY change.
