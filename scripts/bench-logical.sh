@@ -19,9 +19,10 @@
 # matchall. With --redirect bpf the rounds use, instead of tc's filters,
 # what lagkit's programs do: a 4-instruction tcx program per hook calling
 # bpf_redirect(m1, 0) / bpf_redirect(bond0, BPF_F_INGRESS), hand-assembled
-# and attached by python3 (Linux 6.6+; nothing to build). A sends on m1 only (a hash split would make B's bridge relearn
-# A's MAC on every frame); B->A arrives on m1 (m2 sees B's broadcasts), so
-# both hooks run as under lagkit. The members get bond0's MAC, as a bond's
+# and attached by python3 (Linux 6.6+; nothing to build). A sends on m1
+# only (a hash split would make B's bridge relearn A's MAC on every frame);
+# B->A arrives on m1 (m2 sees B's broadcasts), so both hooks run as under
+# lagkit. The members get bond0's MAC, as a bond's
 # members do: tc's ingress redirect, unlike bpf_redirect(BPF_F_INGRESS),
 # does not recompute the frame's packet type for bond0.
 #
@@ -60,27 +61,28 @@
 # A mismatch prints a WARNING.
 #
 # Then, per candidate, in fresh namespaces with IPv6 DAD on (--no-behaviour
-# skips it; the carrier flap and the TAP kill run -k times each, with tc's
-# redirect and, where the kernel takes tcx programs, with the BPF one: tc's
-# mirred refuses to deliver into a device without carrier ("tc mirred to
-# Houston: device bond0 is down"), bpf_redirect does not, so only the [bpf]
-# lines show what lagkit's data path does): `ip -d link`, `ethtool` (speed, duplex, link detected), `ethtool
-# -k` (checksumming, TSO, GSO), /sys/class/net/bond0/{carrier,operstate,
-# speed}; whether `ethtool -s bond0 speed 20000 duplex full autoneg off`
-# works; how the carrier is set and whether that needs a process; a carrier
-# flap (off for 0.2 s under a 5 ms IPv4 and IPv6 ping: replies lost, the
-# longest gap, whether the IPv4 neighbour is flushed, whether the IPv6
-# address goes tentative again and for how long). For the TAP: its holder
-# SIGKILLed under the same pings and started again 0.2 s later, both as a
-# plain TAP (the kernel deletes it with its addresses and filters; the new
-# holder's TAP is configured again, as a restarted daemon would) and as a
-# persistent one (TUNSETPERSIST: the device stays, its carrier drops).
+# skips it): `ip -d link`, `ethtool` (speed, duplex, link detected),
+# `ethtool -k` (checksumming, TSO, GSO), /sys/class/net/bond0/{carrier,
+# operstate,speed}; whether `ethtool -s bond0 speed 20000 duplex full
+# autoneg off` works; how the carrier is set and whether that needs a
+# process; a carrier flap (off for 0.2 s under 5 ms IPv4 and IPv6 pings:
+# replies lost, the longest time without a reply, the IPv4 neighbour's
+# state, whether the IPv6 address goes tentative again and for how long).
+# For the TAP: its holder SIGKILLed under the same pings (6 s of them) and
+# started again 0.2 s later, both as a plain TAP (the kernel deletes it with
+# its addresses and filters; the new holder's TAP is configured again, as a
+# restarted daemon would) and as a persistent one (TUNSETPERSIST: the
+# device stays, its carrier drops). The flap and the kill run -k times
+# each, with tc's redirect and, where the kernel takes tcx programs, with
+# the BPF one: tc's mirred refuses to deliver into a device without carrier
+# ("tc mirred to Houston: device bond0 is down"), bpf_redirect does not, so
+# only the [bpf] lines show what lagkit's data path does.
 #
 # Usage: sudo scripts/bench-logical.sh [-t SECS] [-r ROUNDS] [-P FLOWS]
 #          [-k N] [--candidates LIST] [--redirect tc|bpf] [--quiet PCT]
 #          [--no-behaviour] [--keep DIR]
 #   -t SECS     duration of each iperf3 and rr run (default 4)
-#   -r ROUNDS   rounds (default 5)
+#   -r ROUNDS   rounds (default 5; 0: only the behaviour)
 #   -P FLOWS    iperf3 parallel TCP streams (default 4)
 #   -k N        repetitions of each carrier flap and TAP kill (default 3)
 #   --candidates LIST  comma-separated, the first is the baseline (default
@@ -94,8 +96,9 @@
 #   --no-behaviour     only the rounds
 #   --keep DIR  copy every raw output (iperf3 JSON, ping output, ip/ethtool
 #               dumps) to DIR at the end
-# Takes about 9 minutes with the defaults where 3 candidates can be made
-# (veth, tap, tap-plain): 3.5 for the rounds, 5.5 for the behaviour.
+# Takes about 10 minutes with the defaults where 3 candidates can be made
+# (veth, tap, tap-plain) on a quiet machine: 3.5 for the rounds, 6.5 for
+# the behaviour.
 #
 # Only processes this script starts are stopped (by PID); namespaces are
 # named lkbl<PID>-*; a trap tears everything down on exit, error, Ctrl-C or
@@ -131,8 +134,9 @@ done
 if ! [[ $QUIET =~ ^[0-9]+$ ]] || [ "$QUIET" -gt 100 ]; then
   echo "bench-logical.sh: --quiet takes a share 0-100, not '$QUIET'" >&2; exit 2
 fi
-for v in "$SECS" "$ROUNDS" "$FLOWS" "$REPEATS"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-logical.sh: -t, -r, -P and -k take a number >= 1, not '$v'" >&2; exit 2; }
+[[ $ROUNDS =~ ^[0-9]+$ ]] || { echo "bench-logical.sh: -r takes a number, not '$ROUNDS'" >&2; exit 2; }
+for v in "$SECS" "$FLOWS" "$REPEATS"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench-logical.sh: -t, -P and -k take a number >= 1, not '$v'" >&2; exit 2; }
 done
 [[ $REDIRECT =~ ^(tc|bpf)$ ]] || { echo "bench-logical.sh: --redirect takes tc or bpf, not '$REDIRECT'" >&2; exit 2; }
 RK=$REDIRECT   # the redirect kind of what is set up next
@@ -575,12 +579,16 @@ pings() {
   PING6=$!; CASE_PIDS+=("$PING6:ping")
 }
 
-# loss FILE: "N sent, M lost, longest gap G ms" (between replies; a sender
-# blocked behind an unresolved neighbour sends less and loses less)
+# loss FILE: "N sent, M lost, longest gap G ms": the longest time without a
+# reply, between replies or from the last one to the ping's end (its first
+# reply's time + its running time); a sender blocked behind an unresolved
+# neighbour sends less and loses less
 loss() {
-  awk '/bytes from/ { t = substr($1, 2, length($1) - 2) + 0; if (p && t - p > g) g = t - p; p = t }
-       /packets transmitted/ { s = $1; r = $4 }
-       END { printf "%d sent, %d lost, longest gap %.0f ms", s, s - r, g * 1000 }' "$1"
+  awk '/bytes from/ { t = substr($1, 2, length($1) - 2) + 0; if (!f) f = t; if (p && t - p > g) g = t - p; p = t }
+       /packets transmitted/ { s = $1; r = $4; for (i = 1; i <= NF; i++) if ($i == "time") ms = $(i + 1) + 0 }
+       END { if (!p) { printf "%d sent, %d lost, no reply", s, s - r; exit }
+             if (f + ms / 1000 - p > g) g = f + ms / 1000 - p
+             printf "%d sent, %d lost, longest gap %.0f ms", s, s - r, g * 1000 }' "$1"
 }
 
 resolve() { # resolve NS: IPv4 and IPv6 neighbours of B resolved
@@ -643,7 +651,7 @@ holder_death() {
   ns=${NSA[$c]}
   wait_dad "$ns" >/dev/null
   resolve "$ns"
-  pings "$ns" 4 "$tag"
+  pings "$ns" 6 "$tag"
   pause 1
   t0=$(date +%s.%N)
   kill -KILL "${HOLDER[$c]}"; wait "${HOLDER[$c]}" 2>/dev/null || true
@@ -767,6 +775,7 @@ echo "topology: A's bond0 egress -> m1, m1 and m2 ingress -> bond0 ingress: $(FI
 echo "runs: iperf3 -P $FLOWS -t $SECS A->B and -R (B->A); ping -f -w $SECS (rr); $ROUNDS rounds, each candidate once a round, order rotated"
 for c in "${AVAIL[@]}"; do echo "  $c: ${WHY[$c]}"; done
 for c in "${CAND_LIST[@]}"; do [ -n "${UNAVAIL[$c]:-}" ] && echo "  $c: not measured: not available on this kernel: ${UNAVAIL[$c]}"; done
+if [ -s "$W/runs" ]; then
 echo
 cat "$W/rounds"
 echo
@@ -827,6 +836,7 @@ echo "every run (Gbit/s A->B | B->A | rr/s, by round):"
 awk -F'|' -v order="${AVAIL[*]}" '
   { v[$2, $3] = v[$2, $3] sprintf("%s%.2f", (v[$2, $3] == "" ? "" : " "), $4) }
   END { n = split(order, o, " "); for (k = 1; k <= n; k++) printf "  %-10s %s | %s | %s\n", o[k], v[o[k], "fwd"], v[o[k], "rev"], v[o[k], "rr"] }' "$W/runs"
+fi
 if [ "$BEHAVIOUR" = 1 ]; then
   echo
   echo "behaviour (fresh namespaces, IPv6 with DAD; ip/ethtool dumps in props-*.txt); [tc]: $(FILTER=$FILTER_ROUNDS redirects tc)$([ "$BPF_OK" = 1 ] && echo "; [bpf]: $(redirects bpf)")"

@@ -34,6 +34,7 @@ pub fn in_use(name: &str) -> Option<InUse> {
         routes,
         master,
         lagkit_bond,
+        loopback: me.loopback,
     })
 }
 

@@ -24,6 +24,8 @@ pub struct InUse {
     pub master: Option<(String, Option<String>)>,
     /// It is lagkit bond NAME's logical interface.
     pub lagkit_bond: Option<String>,
+    /// It is the loopback interface, which no bond can take.
+    pub loopback: bool,
 }
 
 impl InUse {
@@ -63,6 +65,12 @@ impl InUse {
     /// in `force_members`), else what to tell the operator: the reasons,
     /// what taking it would break, and the key that overrides.
     pub fn verdict(&self, forced: bool) -> Result<(), String> {
+        if self.loopback {
+            return Err(format!(
+                "member {} is the loopback interface; bond members must be Ethernet interfaces (veth, NICs)",
+                self.name
+            ));
+        }
         let why = self.reasons();
         if why.is_empty() || forced {
             return Ok(());
@@ -128,5 +136,16 @@ mod tests {
             .verdict(false)
             .unwrap_err()
             .contains("it is lagkit bond bond1's logical interface"));
+        let lo = InUse {
+            name: "lo".into(),
+            addresses: vec!["127.0.0.1/8".into()],
+            loopback: true,
+            ..InUse::default()
+        };
+        let e = lo.verdict(true).unwrap_err();
+        assert!(
+            e.contains("is the loopback interface"),
+            "not even forced: {e}"
+        );
     }
 }

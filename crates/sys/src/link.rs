@@ -130,12 +130,15 @@ pub struct LinkFacts {
     pub master: Option<u32>,
     /// Its alias (`ip link set NAME alias TEXT`).
     pub alias: Option<String>,
+    /// It is a loopback interface (`IFF_LOOPBACK`).
+    pub loopback: bool,
 }
 
 impl LinkFacts {
     fn of(m: &LinkMessage) -> LinkFacts {
         let mut f = LinkFacts {
             ifindex: m.header.index,
+            loopback: m.header.flags.contains(LinkFlags::Loopback),
             ..LinkFacts::default()
         };
         for a in &m.attributes {
