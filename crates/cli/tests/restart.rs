@@ -319,6 +319,74 @@ fn a_handoff_on_sigusr2_then_an_upgrade_loses_no_ping() {
     restart_loses_nothing("restart_handoff", true, true);
 }
 
+/// A chain of twenty restarts, SIGKILL and SIGUSR2 in turn, each new
+/// daemon started at once and given a moment to settle: every one adopts
+/// the data path its predecessor left and resumes LACP from what that one
+/// recorded, so no ping is lost. (A daemon that adopted used to record no
+/// partner, so the second restart in a row could not resume and lost the
+/// aggregate for good.)
+#[test]
+fn twenty_restarts_in_a_row_lose_no_ping() {
+    let Some(mut r) = Rig::new("restart_chain") else {
+        return;
+    };
+    let ping = Pinger::start(&r.b, "10.0.0.1");
+    let b_before = log(&r.path("b.log")).len();
+    for n in 0..20 {
+        if n % 2 == 0 {
+            r.da.signal(Signal::SIGKILL);
+            let _ = r.da.0.wait();
+        } else {
+            r.da.signal(Signal::SIGUSR2);
+            let st = r.da.0.wait().expect("wait");
+            assert_eq!(st.code(), Some(75), "restart {n}: {st:?}");
+        }
+        r.restart_a(n % 4 == 1);
+        wait_until(
+            &format!("restart {n}: the new daemon records both partners"),
+            Duration::from_secs(5),
+            || {
+                let text = std::fs::read_to_string(run_state(&r.a)).unwrap_or_default();
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                (v["kernel"]["lacp"].as_array())
+                    .is_some_and(|l| l.len() == 2 && l.iter().all(|p| !p.is_null()))
+            },
+        );
+        wait_from(Instant::now(), Duration::from_millis(300), "settle");
+    }
+    let ping = ping.finish();
+    let b_log = log(&r.path("b.log"));
+    let down = interruptions(&b_log[b_before..]);
+    assert!(down.is_empty(), "the partner took a port out: {down:#?}");
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "twenty restarts: ping {} sent, {lost} lost",
+        ping.transmitted
+    );
+    assert!(ping.transmitted > 500, "{ping:?}");
+    assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
+    assert_eq!(ports(&r.a), 2);
+}
+
+/// The state file of bond0 in namespace `ns`.
+fn run_state(ns: &str) -> PathBuf {
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            "stat",
+            "-L",
+            "-c",
+            "%i",
+            "/proc/self/ns/net",
+        ])
+        .output()
+        .expect("stat");
+    let ino = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    PathBuf::from(format!("/run/lagkit/{ino}/bond0/state.json"))
+}
+
 /// Away longer than the partner's timeout (3 s at the fast rate): the
 /// kernel forwards on with the last plan, the partner takes the ports out
 /// when its LACP information expires (802.1AX), and the new daemon's
@@ -342,6 +410,15 @@ fn away_past_the_partners_timeout_the_aggregate_re_forms() {
     );
     let restarted = Instant::now();
     r.restart_a(false);
+    // The partner, which expired us, forms the aggregate again too, and
+    // its bond has carrier again: its host then resolves our address anew
+    // (the kernel flushed its neighbours when the carrier went, as for a
+    // kernel bond). Only then does everything cross.
+    wait_until(
+        "the partner aggregates both ports again and reaches us",
+        Duration::from_secs(6),
+        || ports(&r.b) == 2 && lagkit_testnet::ping(&r.b, "10.0.0.1", 1).received == 1,
+    );
     let formed = restarted.elapsed();
     let p = lagkit_testnet::ping(&r.b, "10.0.0.1", 20);
     let ping = ping.finish();

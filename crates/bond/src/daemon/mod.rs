@@ -74,6 +74,9 @@ pub struct Bond {
     seen_ns: Option<u64>,
     /// Carrier changes, timed until their plan is published.
     carriers: CarrierLog,
+    /// When the pinned data path's record was last brought up to date
+    /// (the core's clock, ns).
+    recorded_ns: u64,
 }
 
 fn now_ns(epoch: std::time::Instant) -> u64 {
@@ -129,8 +132,21 @@ impl Bond {
             self.publish();
         }
         self.after_core();
+        self.keep_record(now);
         self.serve_requests();
         self.update_metrics();
+    }
+
+    /// Keeps the state file's record of the pinned data path current
+    /// (written only when it changed): LACP's partners change without a
+    /// new plan, as when a daemon that adopted resumes LACP, and a daemon
+    /// killed next must find them to resume in turn.
+    fn keep_record(&mut self, now: u64) {
+        const EVERY_NS: u64 = 200_000_000;
+        if self.datapath.has_programs() && now.saturating_sub(self.recorded_ns) >= EVERY_NS {
+            self.recorded_ns = now;
+            self.record_kernel();
+        }
     }
 
     /// Stops forwarding, gives every member back as it was, removes the TAP

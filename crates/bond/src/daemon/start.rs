@@ -48,6 +48,7 @@ impl Bond {
             control,
             seen_ns: None,
             carriers: CarrierLog::default(),
+            recorded_ns: 0,
         };
         // From here on, an error drops `bond`, which gives back whatever
         // was taken.
