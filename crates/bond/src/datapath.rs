@@ -322,7 +322,8 @@ impl DataPath {
 
     /// Once this daemon's programs forward with its plan: releases a
     /// killed daemon's pinned programs (which forwarded until now; their
-    /// counts, numbered as `numbered` says, are kept), then pins this
+    /// counts, numbered as `numbered` says, are kept), detaches any lagkit
+    /// program still on the hooks that no daemon holds, then pins this
     /// daemon's own so they in turn outlive it.
     pub(crate) fn take_over_and_pin(&mut self, bond: &str, numbered: Option<Vec<String>>) {
         if let Some(a) = self.adopted.take() {
@@ -344,6 +345,19 @@ impl DataPath {
         let Some(k) = self.kernel.as_mut() else {
             return;
         };
+        match k.clear_strays() {
+            Ok(found) => {
+                for s in found.iter().filter(|s| s.detached) {
+                    tracing::warn!(bond = %bond, hook = %s.hook, program = s.program_id, name = %s.name, "detached a lagkit program that no daemon held (its pins were moved or lost): it ran before this daemon's and would have dropped the bond's frames");
+                }
+                for s in found.iter().filter(|s| !s.detached) {
+                    tracing::warn!(bond = %bond, hook = %s.hook, program = s.program_id, name = %s.name, "another tool's program runs on this hook too; lagkit leaves it attached");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(bond = %bond, error = %e, "could not look for programs no daemon holds on the bond's hooks")
+            }
+        }
         if !k.is_pinned() {
             let pinned = crate::kernel::pin_dir(bond)
                 .map_err(|e| e.to_string())

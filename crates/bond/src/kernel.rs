@@ -343,6 +343,13 @@ impl KernelPath {
             .pin(&bond_dir.join(format!("{}-{n}", std::process::id())))
     }
 
+    /// Detaches lagkit programs on this path's hooks that no daemon holds
+    /// and reports other tools' programs there (see
+    /// [`lagkit_bpf::Datapath::clear_strays`]).
+    pub fn clear_strays(&self) -> Result<Vec<lagkit_bpf::Stray>, lagkit_bpf::Error> {
+        self.dp.clear_strays()
+    }
+
     /// Whether the links are pinned.
     pub fn is_pinned(&self) -> bool {
         self.dp.pinned().is_some()

@@ -45,11 +45,13 @@ mod abi;
 mod logical;
 mod pin;
 mod plan;
+mod stray;
 pub mod switch;
 
 pub use logical::Logical;
 pub use pin::{base as pin_base, Adopted, NoBpffs};
 pub use plan::{Distribution, Publisher, Spread, Tlb};
+pub use stray::Stray;
 
 use abi::{read_cb, IFINDEX, SKB_CTX_LEN};
 

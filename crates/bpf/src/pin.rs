@@ -49,26 +49,74 @@ fn is_bpffs(path: &Path) -> bool {
 /// either it is an error that says what to do: lagkit does not mount one
 /// itself, as a mount made in a daemon's own mount namespace (a service's,
 /// or `ip netns exec`'s) would end with that namespace, pins and all.
+///
+/// `lagkit/` is made owned by this process's user, mode 0700, and one that
+/// exists is trusted only if it is that: a bpffs is often mounted
+/// world-writable (mode 1777), and a directory another user made there
+/// could be renamed under lagkit, hiding pinned programs that then go on
+/// forwarding (or dropping) behind the next daemon's back.
 pub fn base() -> Result<PathBuf, NoBpffs> {
     for root in ["/sys/fs/bpf", "/run/lagkit/bpffs"] {
         if is_bpffs(Path::new(root)) {
-            return Ok(Path::new(root).join("lagkit"));
+            let dir = Path::new(root).join("lagkit");
+            own_dir(&dir, nix::unistd::geteuid().as_raw()).map_err(|why| NoBpffs(Some(why)))?;
+            return Ok(dir);
         }
     }
-    Err(NoBpffs)
+    Err(NoBpffs(None))
 }
 
-/// No bpffs is mounted where lagkit pins; the message says how to mount one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoBpffs;
+/// Makes `dir` (mode 0700), or checks that the one there is a directory
+/// (not a link) owned by `uid` that no one else may write to; else says
+/// what is wrong and what to do.
+pub fn own_dir(dir: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot make {}: {e}", dir.display())),
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let fix = format!(
+        "lagkit will not pin there; remove it as root (rm -r {}) and start again, and mount bpffs with -o mode=0700",
+        dir.display()
+    );
+    if !m.file_type().is_dir() {
+        return Err(format!("{} is not a directory: {fix}", dir.display()));
+    }
+    if m.uid() != uid {
+        return Err(format!(
+            "{} belongs to uid {}, not to lagkit's uid {uid} (another user made it): {fix}",
+            dir.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is writable by other users (mode {:o}): {fix}",
+            dir.display(),
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// No bpffs is mounted where lagkit pins, or the directory lagkit would
+/// pin in is not one it can trust; the message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoBpffs(pub Option<String>);
 
 impl std::fmt::Display for NoBpffs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(
-            "no bpffs at /sys/fs/bpf or /run/lagkit/bpffs (mount one in the host's mount \
-             namespace: `mount -t bpf bpf /sys/fs/bpf`, or for bonds started with `ip netns \
-             exec`: `mkdir -p /run/lagkit/bpffs && mount -t bpf bpf /run/lagkit/bpffs`)",
-        )
+        match &self.0 {
+            Some(why) => f.write_str(why),
+            None => f.write_str(
+                "no bpffs at /sys/fs/bpf or /run/lagkit/bpffs (mount one in the host's mount \
+                 namespace: `mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, or for bonds started \
+                 with `ip netns exec`: `mkdir -p /run/lagkit/bpffs && mount -t bpf -o mode=0700 \
+                 bpf /run/lagkit/bpffs`)",
+            ),
+        }
     }
 }
 
@@ -247,5 +295,39 @@ impl Adopted {
             let _ = std::fs::remove_dir(&dir);
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The pin directory is made the caller's, 0700; one another user made,
+    /// one others may write to, or a link, is refused with what to do.
+    #[test]
+    fn only_a_pin_directory_of_our_own_is_trusted() {
+        let me = nix::unistd::geteuid().as_raw();
+        let root = std::env::temp_dir().join(format!("lk-pin-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let dir = root.join("lagkit");
+        assert_eq!(own_dir(&dir, me), Ok(()));
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(own_dir(&dir, me), Ok(()), "ours, again");
+        let e = own_dir(&dir, me + 1).unwrap_err();
+        assert!(
+            e.contains("another user made it") && e.contains("rm -r"),
+            "{e}"
+        );
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = own_dir(&dir, me).unwrap_err();
+        assert!(e.contains("writable by other users (mode 777)"), "{e}");
+        let link = root.join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(own_dir(&link, me)
+            .unwrap_err()
+            .contains("is not a directory"));
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -368,6 +368,45 @@ fn twenty_restarts_in_a_row_lose_no_ping() {
     assert_eq!(ports(&r.a), 2);
 }
 
+/// A killed daemon's pins moved where lagkit does not look (as a user
+/// could once do in a world-writable bpffs): its programs stay attached
+/// with nothing holding them, first on every hook. The next daemon starts
+/// afresh and must detach them, or they drop every data frame the members
+/// receive. One program on each hook, its own, and no ping lost once it
+/// aggregates.
+#[test]
+fn programs_whose_pins_were_moved_away_are_detached_at_the_next_start() {
+    let Some(mut r) = Rig::new("restart_hidden") else {
+        return;
+    };
+    let (before, pins) = programs_in_force(&r.a);
+    let bond_dir = Path::new(&pins).parent().expect("bond0's pin directory");
+    let root = bond_dir.ancestors().nth(3).expect("the bpffs root");
+    let hidden = TmpDir(root.join(format!("hidden-{}", std::process::id())));
+    std::fs::rename(bond_dir, &hidden.0).expect("move the pins away");
+    r.da.signal(Signal::SIGKILL);
+    let _ = r.da.0.wait();
+    r.restart_a(false);
+    let (after, _) = programs_in_force(&r.a);
+    let old: Vec<u32> = before.iter().map(|p| p.0).collect();
+    assert!(
+        after.iter().all(|p| !old.contains(&p.0)),
+        "{before:?} {after:?}"
+    );
+    let a_log = log(&r.path("a.log"));
+    assert!(
+        a_log.contains("detached a lagkit program that no daemon held"),
+        "{a_log}"
+    );
+    wait_until(
+        "b reaches a across the bond",
+        Duration::from_secs(5),
+        || lagkit_testnet::ping(&r.b, "10.0.0.1", 1).received == 1,
+    );
+    let p = lagkit_testnet::ping(&r.b, "10.0.0.1", 50);
+    assert_eq!((p.received, p.duplicates), (50, 0), "{p:?}");
+}
+
 /// The state file of bond0 in namespace `ns`.
 fn run_state(ns: &str) -> PathBuf {
     let out = Command::new("ip")
