@@ -193,6 +193,23 @@ fn the_package_ships_installs_renders_verifies_and_purges_cleanly() {
         let section = name.rsplit('.').next().unwrap();
         shipped(&files, &format!("/usr/share/man/man{section}/{name}"));
     }
+    // The maintainer scripts: an upgrade restarts running instances (a
+    // restart hands a bond over), only a removal stops them.
+    let scripts = dir.0.join("control");
+    run(Command::new("dpkg-deb").arg("-e").arg(&deb).arg(&scripts));
+    for s in ["postinst", "prerm", "postrm"] {
+        run(Command::new("sh").arg("-n").arg(scripts.join(s)));
+    }
+    let postinst = std::fs::read_to_string(scripts.join("postinst")).unwrap();
+    assert!(
+        postinst.contains("systemctl try-restart 'lagkit@*.service'"),
+        "{postinst}"
+    );
+    let prerm = std::fs::read_to_string(scripts.join("prerm")).unwrap();
+    assert!(
+        prerm.contains("\"$1\" = remove") && prerm.contains("systemctl stop"),
+        "{prerm}"
+    );
     let control = run(Command::new("dpkg-deb").arg("-f").arg(&deb).arg("Depends"));
     for dep in ["iproute2", "ethtool", "procps"] {
         assert!(control.contains(dep), "Depends names {dep}: {control}");
@@ -219,6 +236,9 @@ fn the_package_ships_installs_renders_verifies_and_purges_cleanly() {
         assert!(Path::new(f).exists(), "{f} installed");
     }
     assert!(run(Command::new("/usr/bin/lagkit").arg("--version")).contains("lagkit"));
+    // Installed again: an upgrade, through prerm upgrade and postinst
+    // configure <version>.
+    run(Command::new("dpkg").arg("-i").arg(&deb));
 
     for page in [
         shipped(&files, "/usr/share/man/man1/lagkit.1"),
