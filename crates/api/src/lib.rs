@@ -16,5 +16,6 @@ pub mod capture;
 pub mod control;
 pub mod metrics;
 pub mod protocol;
+pub mod resume;
 pub mod status;
 pub mod switch;

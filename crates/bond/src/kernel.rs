@@ -55,16 +55,7 @@ pub fn pin_dir(bond: &str) -> Result<std::path::PathBuf, lagkit_bpf::NoBpffs> {
 /// forwards until then); returns how many links it had. For `lagkit
 /// down` and for a start that does not adopt it.
 pub fn release_pins(bond: &str) -> usize {
-    let Ok(dir) = pin_dir(bond) else { return 0 };
-    let n = match lagkit_bpf::Adopted::open(&dir) {
-        Ok(Some(a)) => a.release(),
-        _ => 0,
-    };
-    let _ = std::fs::remove_dir(&dir);
-    if let Some(parent) = dir.parent() {
-        let _ = std::fs::remove_dir(parent);
-    }
-    n
+    pin_dir(bond).map_or(0, |dir| lagkit_bpf::release_all(&dir))
 }
 
 /// How egress spreads, with the data it borrows kept in [`Parts`].

@@ -296,49 +296,7 @@ pub struct Core {
     events: VecDeque<(u64, Event)>,
 }
 
-/// An LACP partner as a port's Partner_Oper variables had it: what a
-/// daemon records of each aggregated port for the one that adopts its data
-/// path, and what [`Core::start`] resumes from.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct PartnerRecord {
-    /// System priority.
-    pub system_priority: u16,
-    /// System MAC.
-    pub system_mac: [u8; 6],
-    /// Key.
-    pub key: u16,
-    /// Port priority.
-    pub port_priority: u16,
-    /// Port number.
-    pub port: u16,
-    /// State octet.
-    pub state: u8,
-}
-
-impl PartnerRecord {
-    /// The record of `p`.
-    pub fn of(p: &lagkit_wire::PortInfo) -> PartnerRecord {
-        PartnerRecord {
-            system_priority: p.system.priority,
-            system_mac: p.system.mac.0,
-            key: p.key,
-            port_priority: p.port_priority,
-            port: p.port,
-            state: p.state.0,
-        }
-    }
-
-    /// The partner information it records.
-    pub fn info(&self) -> lagkit_wire::PortInfo {
-        lagkit_wire::PortInfo {
-            system: SystemId::new(self.system_priority, MacAddr(self.system_mac)),
-            key: self.key,
-            port_priority: self.port_priority,
-            port: self.port,
-            state: lagkit_wire::PortState(self.state),
-        }
-    }
-}
+pub use lagkit_api::resume::PartnerRecord;
 
 /// The members a bond's settings name, in order: `(name, is_backup)`; the
 /// AIX backup adapter last, unless it is also a member.
@@ -1071,7 +1029,10 @@ impl Core {
     /// adopting this one's data path resumes from ([`Core::start`]).
     pub fn aggregated_partner(&self, name: &str) -> Option<PartnerRecord> {
         let st = self.lacp_status(self.member_index(name)?)?;
-        let heard = !st.actor.state.defaulted();
+        // Heard from: current information (a resumed port's is current
+        // from its first moment, so a daemon killed right after adopting
+        // still leaves its partners recorded).
+        let heard = st.rx == lacp::RxState::Current;
         (st.distributing && st.partner.state.in_sync() && heard)
             .then(|| PartnerRecord::of(&st.partner))
     }

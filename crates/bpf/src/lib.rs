@@ -49,7 +49,7 @@ mod stray;
 pub mod switch;
 
 pub use logical::Logical;
-pub use pin::{base as pin_base, Adopted, NoBpffs};
+pub use pin::{base as pin_base, release_all, Adopted, NoBpffs};
 pub use plan::{Distribution, Publisher, Spread, Tlb};
 pub use stray::Stray;
 

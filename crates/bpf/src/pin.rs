@@ -298,6 +298,21 @@ impl Adopted {
     }
 }
 
+/// Detaches every link pinned under `dir` (a bond's or a switch's pin
+/// directory: what a killed daemon left forwarding) and removes `dir` and
+/// its parent if they are then empty. How many links were released.
+pub fn release_all(dir: &Path) -> usize {
+    let n = match Adopted::open(dir) {
+        Ok(Some(a)) => a.release(),
+        _ => 0,
+    };
+    let _ = std::fs::remove_dir(dir);
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::remove_dir(parent);
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,15 +21,19 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use aya::programs::links::LinkType;
 use aya::programs::{loaded_links, SchedClassifier, TcAttachType};
 
+use crate::pin::Links;
+use crate::switch::SwitchPath;
 use crate::{Datapath, Error};
 
 /// `enum bpf_cmd` values (include/uapi/linux/bpf.h).
 const BPF_LINK_GET_FD_BY_ID: libc::c_long = 30;
 const BPF_LINK_DETACH: libc::c_long = 34;
 
-/// The prefix of the bond object's program names (the switch's are `lksw_`,
-/// and never run on a bond's hooks).
-const OURS: &str = "lagkit_";
+/// The prefix of the bond object's program names.
+const BOND: &str = "lagkit_";
+/// The prefix of the switch object's program names (a bond's never run on
+/// a switch's ports, nor the switch's on a bond's members).
+const SWITCH: &str = "lksw_";
 
 /// A program found on one of a data path's hooks that is not its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,57 +55,71 @@ impl Datapath {
     /// other tool's programs found there. Call it once this data path
     /// forwards and any adopted one has been released.
     pub fn clear_strays(&self) -> Result<Vec<Stray>, Error> {
-        let ours = self.program_ids()?;
-        let mut found = Vec::new();
-        for (name, _) in &self.links.links {
-            let Some((side, ifindex)) = name.split_once('-') else {
-                continue;
-            };
-            let Ok(ifindex) = ifindex.parse::<u32>() else {
-                continue;
-            };
-            let Ok(ifname) = nix::net::if_::if_indextoname(ifindex) else {
-                continue;
-            };
-            let ifname = ifname.to_string_lossy().into_owned();
-            let at = if side == "egress" {
-                TcAttachType::Egress
-            } else {
-                TcAttachType::Ingress
-            };
-            let (_, progs) = SchedClassifier::query_tcx(&ifname, at)?;
-            for p in progs {
-                if ours.contains(&p.id()) {
-                    continue;
-                }
-                let pname = p.name_as_str().unwrap_or("").to_string();
-                found.push(Stray {
-                    hook: format!("{side} of {ifname}"),
-                    program_id: p.id(),
-                    detached: pname.starts_with(OURS),
-                    name: pname,
-                });
-            }
-        }
-        let doomed: BTreeSet<u32> = found
-            .iter()
-            .filter(|s| s.detached)
-            .map(|s| s.program_id)
-            .collect();
-        if doomed.is_empty() {
-            return Ok(found);
-        }
-        for link in loaded_links() {
-            let Ok(link) = link else { continue };
-            if link.link_type().ok() == Some(LinkType::Tcx) && doomed.contains(&link.program_id()) {
-                detach_link(link.id()).map_err(|source| Error::Io {
-                    what: "detaching a stray lagkit program",
-                    source,
-                })?;
-            }
-        }
-        Ok(found)
+        clear(&self.links, &self.program_ids()?, BOND)
     }
+}
+
+impl SwitchPath {
+    /// As [`Datapath::clear_strays`], for the switch's ports: a killed
+    /// switch's program whose pins were lost would otherwise run first on
+    /// every port, under a plan nothing updates any more.
+    pub fn clear_strays(&self) -> Result<Vec<Stray>, Error> {
+        clear(self.links(), &[self.program_id()?], SWITCH)
+    }
+}
+
+/// What both clear: on each hook of `links`, programs not in `ours`;
+/// those named `prefix*` are detached.
+fn clear(links: &Links, ours: &[u32], prefix: &str) -> Result<Vec<Stray>, Error> {
+    let mut found = Vec::new();
+    for (name, _) in &links.links {
+        let Some((side, ifindex)) = name.split_once('-') else {
+            continue;
+        };
+        let Ok(ifindex) = ifindex.parse::<u32>() else {
+            continue;
+        };
+        let Ok(ifname) = nix::net::if_::if_indextoname(ifindex) else {
+            continue;
+        };
+        let ifname = ifname.to_string_lossy().into_owned();
+        let at = if side == "egress" {
+            TcAttachType::Egress
+        } else {
+            TcAttachType::Ingress
+        };
+        let (_, progs) = SchedClassifier::query_tcx(&ifname, at)?;
+        for p in progs {
+            if ours.contains(&p.id()) {
+                continue;
+            }
+            let pname = p.name_as_str().unwrap_or("").to_string();
+            found.push(Stray {
+                hook: format!("{side} of {ifname}"),
+                program_id: p.id(),
+                detached: pname.starts_with(prefix),
+                name: pname,
+            });
+        }
+    }
+    let doomed: BTreeSet<u32> = found
+        .iter()
+        .filter(|s| s.detached)
+        .map(|s| s.program_id)
+        .collect();
+    if doomed.is_empty() {
+        return Ok(found);
+    }
+    for link in loaded_links() {
+        let Ok(link) = link else { continue };
+        if link.link_type().ok() == Some(LinkType::Tcx) && doomed.contains(&link.program_id()) {
+            detach_link(link.id()).map_err(|source| Error::Io {
+                what: "detaching a stray lagkit program",
+                source,
+            })?;
+        }
+    }
+    Ok(found)
 }
 
 /// Detaches link `id`, whoever holds it: its program stops running on its

@@ -9,8 +9,11 @@ use crate::abi::{policy_code, IFINDEX, SKB_CTX_LEN};
 use crate::plan::Mapped;
 use crate::Error;
 use aya::maps::{Array, PerCpuArray};
+use aya::programs::links::FdLink;
 use aya::programs::tc::TcAttachOptions;
-use aya::programs::{LinkOrder, SchedClassifier, TcAttachType, TestRun, TestRunOptions};
+use aya::programs::{
+    LinkOrder, ProgramError, SchedClassifier, TcAttachType, TestRun, TestRunOptions,
+};
 use aya::Ebpf;
 use lagkit_hash::Policy;
 
@@ -344,11 +347,22 @@ fn port_slots(ifindex: impl Iterator<Item = u32>) -> [u8; PORT_SLOTS] {
     at
 }
 
-/// The switch's program, loaded (not attached).
+/// The switch's program, loaded, and its tcx links once attached.
 pub struct SwitchPath {
     /// The `plans` map, mapped: plans are published as the bond's are.
     plans: Mapped<PlanAbi>,
+    /// The tcx links, held here (not by `ebpf`) so they can be pinned.
+    links: crate::pin::Links,
     ebpf: Ebpf,
+}
+
+impl Drop for SwitchPath {
+    /// A clean end: the pins go, so the links detach with this process's
+    /// descriptors (a killed switch never gets here: its pins keep the
+    /// ports forwarding until the next switch adopts them).
+    fn drop(&mut self) {
+        self.links.unpin();
+    }
 }
 
 impl SwitchPath {
@@ -364,7 +378,11 @@ impl SwitchPath {
         let mut loader = aya::EbpfLoader::new();
         loader.map_max_entries("fdb", limit);
         let (ebpf, plans) = crate::load_object(&mut loader, OBJECT, &[PROGRAM])?;
-        let mut path = SwitchPath { plans, ebpf };
+        let mut path = SwitchPath {
+            plans,
+            links: crate::pin::Links::default(),
+            ebpf,
+        };
         for port in 0..MAX_PORTS {
             path.set_learn_rate(port, LEARN_PER_SECOND)?;
         }
@@ -413,8 +431,10 @@ impl SwitchPath {
     }
 
     /// Attaches the program to the tcx ingress of `ifname` (a switch
-    /// port), behind any program already there; it stays attached until
-    /// this value is dropped. Returns the interface's index.
+    /// port), behind any program already there (a killed switch's, still
+    /// pinned, runs first until released); it stays attached until this
+    /// value is dropped, or, once pinned, until a switch adopts it.
+    /// Returns the interface's index.
     pub fn attach(&mut self, ifname: &str) -> Result<u32, Error> {
         let ifindex = nix::net::if_::if_nametoindex(ifname).map_err(|_| Error::NoInterface {
             ifname: ifname.to_string(),
@@ -424,12 +444,56 @@ impl SwitchPath {
             .program_mut(PROGRAM)
             .ok_or(Error::Missing("program"))?
             .try_into()?;
-        prog.attach_with_options(
+        let id = prog.attach_with_options(
             ifname,
             TcAttachType::Ingress,
             TcAttachOptions::TcxOrder(LinkOrder::default()),
         )?;
+        let link = FdLink::try_from(prog.take_link(id)?).map_err(|e| {
+            Error::Program(ProgramError::IOError(std::io::Error::other(e.to_string())))
+        })?;
+        self.links
+            .links
+            .push((format!("ingress-{ifindex}"), crate::pin::Held::Fd(link)));
         Ok(ifindex)
+    }
+
+    /// Pins every link attached so far into `dir` (on bpffs; created
+    /// here, and it must not hold pins already): from now on the ports
+    /// keep forwarding with the last plan if this process dies, until a
+    /// switch adopts them ([`crate::Adopted`]). Dropping the path removes
+    /// the pins.
+    pub fn pin(&mut self, dir: &std::path::Path) -> Result<(), Error> {
+        let r = self.links.pin(dir, &[]);
+        if r.is_err() {
+            self.links.unpin();
+        }
+        r
+    }
+
+    /// Ends this process's hold on a pinned path and leaves the pins: the
+    /// ports go on forwarding with the last plan until a switch adopts
+    /// them. (A path that is not pinned just detaches, as on drop.)
+    pub fn leave_pinned(mut self) {
+        if self.links.dir.take().is_some() {
+            // Closing a pinned link's descriptor leaves the link.
+            self.links.links.clear();
+        }
+    }
+
+    /// The links attached so far.
+    pub(crate) fn links(&self) -> &crate::pin::Links {
+        &self.links
+    }
+
+    /// The kernel's id of the program (as `bpftool prog` shows it).
+    pub fn program_id(&self) -> Result<u32, Error> {
+        let prog: &SchedClassifier = self
+            .ebpf
+            .program(PROGRAM)
+            .ok_or(Error::Missing("program"))?
+            .try_into()?;
+        Ok(prog.info()?.id())
     }
 
     /// The address table with each entry's last sighting.

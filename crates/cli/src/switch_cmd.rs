@@ -73,6 +73,19 @@ enum Sub {
     /// `test etherchannel load-balance interface port-channel N ip|mac|port
     /// SRC DST`: which member a flow takes, and why.
     Test(Query),
+    /// Clears what a killed switch left: the BPF engine's programs, which
+    /// keep its ports forwarding with its last plan until a switch of the
+    /// same name adopts them, their pins, its state file and control
+    /// socket (default: every switch of this network namespace that left
+    /// any and does not run).
+    Down(DownArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct DownArgs {
+    /// The switch (its hostname).
+    #[arg(long, short = 'n', value_name = "NAME")]
+    name: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -127,8 +140,46 @@ pub fn run(a: Args) -> Result<(), Failure> {
     match a.what {
         Some(Sub::Show(q)) => show(q),
         Some(Sub::Test(q)) => test(q),
+        Some(Sub::Down(d)) => down(d),
         None => daemon(a),
     }
+}
+
+/// `lagkit switch down [--name NAME]`.
+fn down(d: DownArgs) -> Result<(), Failure> {
+    crate::privilege::require("lagkit switch down", crate::privilege::Need::NetAdmin)?;
+    let ns = lagkit_bondcfg::paths::netns_id();
+    let names: Vec<String> = match d.name {
+        Some(n) => vec![n],
+        None => std::fs::read_dir(socket_dir(ns))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let f = e.file_name().to_string_lossy().into_owned();
+                f.strip_suffix(".state.json").map(str::to_string)
+            })
+            .collect(),
+    };
+    let mut cleared = 0;
+    for name in &names {
+        let sock = socket_path(ns, name);
+        if std::os::unix::net::UnixStream::connect(&sock).is_ok() {
+            return Err(Failure::Runtime(format!(
+                "switch {name} is running: stop it (SIGTERM, or `systemctl stop lagkit-switch@...`), which removes everything it made"
+            )));
+        }
+        let _ = std::fs::remove_file(&sock);
+        let links = lagkit_switchd::state::release(ns, name);
+        if links > 0 {
+            println!("{name}: detached the programs a killed switch left on {links} port(s)");
+            cleared += 1;
+        }
+    }
+    if cleared == 0 {
+        println!("nothing to clear: no killed switch left programs in this network namespace");
+    }
+    Ok(())
 }
 
 fn config_error(path: &Path, e: &lagkit_switch::config::ConfigError) -> Failure {
@@ -221,10 +272,15 @@ fn daemon(a: Args) -> Result<(), Failure> {
     crate::privilege::require("lagkit switch", crate::privilege::Need::Switch)?;
     let stop = Arc::new(AtomicBool::new(false));
     let reload = Arc::new(AtomicBool::new(false));
+    let handoff = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     }
+    // SIGUSR2: exit leaving the ports forwarding in the kernel, for the
+    // next switch to adopt (a service restart, a package upgrade).
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, handoff.clone())
+        .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     // The endpoint outlives a SIGHUP's new switch: scrapes go on.
@@ -262,6 +318,16 @@ fn daemon(a: Args) -> Result<(), Failure> {
         let next = loop {
             if stop.load(Ordering::Relaxed) {
                 break None;
+            }
+            if handoff.load(Ordering::Relaxed) {
+                tracing::info!(switch = %name, "SIGUSR2: handing off to the next lagkit switch (the kernel keeps forwarding)");
+                crate::notify::stopping("handing off: the ports keep forwarding");
+                if sw.handoff() {
+                    // EX_TEMPFAIL, as `lagkit up`: the unit starts the next
+                    // switch, which adopts.
+                    std::process::exit(crate::bond_cmd::HANDOFF_EXIT);
+                }
+                return Ok(());
             }
             if reload.swap(false, Ordering::Relaxed) {
                 tracing::info!(config = %path.display(), "SIGHUP: reloading");

@@ -250,7 +250,15 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
     let (after, pins_after) = programs_in_force(&r.a);
     let b_log = log(&r.path("b.log"));
     let down = interruptions(&b_log[b_before..]);
-    assert!(down.is_empty(), "the partner took a port out: {down:#?}");
+    assert!(
+        down.is_empty(),
+        "the partner took a port out: {down:#?}\nA: {}",
+        log(&r.path("a.log"))
+            .lines()
+            .filter(|l| !l.contains("lagkit::lacp") || l.contains("mux"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     let a_log = log(&r.path("a.log"));
     assert!(a_log.contains("adopting the data path"), "{a_log}");
     assert!(a_log.contains("resuming LACP"), "{a_log}");
@@ -553,4 +561,244 @@ fn lab_down_after_a_killed_bond_leaves_no_pins() {
     assert!(!pins.exists(), "{} left behind", pins.display());
     assert!(!run.exists(), "{} left behind", run.display());
     assert!(!Path::new(&format!("/run/netns/{ns}")).exists());
+}
+
+/// The switch's side: a `lagkit up` bond (a) on Port-channel 1 of a
+/// `lagkit switch --engine bpf` (Gi1/1-2 on p1, p2), a host (b, 10.0.0.2)
+/// on access port Gi1/3 (p3).
+struct SwitchRig {
+    lab: Lab,
+    _bpffs: Bpffs,
+    dir: TmpDir,
+    b: String,
+    sw: String,
+    _da: Daemon,
+    switch: Option<Daemon>,
+    starts: usize,
+}
+
+const SW_PORTS: [&str; 3] = ["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3"];
+
+impl SwitchRig {
+    /// `bond`: the bond's protocol lines; `channel`: the switch members'
+    /// `channel-group` and rate lines.
+    fn new(test: &str, bond: &str, channel: &str) -> Option<SwitchRig> {
+        let mut lab = Lab::alone(test)?;
+        let bpffs = Bpffs::take();
+        let (a, b, sw) = (lab.netns(), lab.netns(), lab.netns());
+        lab.veth(&a, "eth1", &sw, "p1");
+        lab.veth(&a, "eth2", &sw, "p2");
+        lab.veth(&b, "eth0", &sw, "p3");
+        for ns in [&a, &b] {
+            lab.nsexec(ns, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+        }
+        lab.host(&b, "eth0", "10.0.0.2/24");
+        common::switch::switch_ports(&lab, &sw, &["p1", "p2", "p3"], None);
+        let dir = TmpDir(std::env::temp_dir().join(format!("lkt-{test}-{}", std::process::id())));
+        std::fs::create_dir_all(&dir.0).unwrap();
+        std::fs::write(
+            dir.0.join("a.toml"),
+            format!("name = \"bond0\"\nmembers = [\"eth1\", \"eth2\"]\naddress = [\"10.0.0.1/24\"]\n{bond}"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.0.join("switch.cfg"),
+            format!("hostname sw\ninterface range gigabitethernet 1/1 - 2\n{channel}interface gigabitethernet 1/3\n switchport access vlan 1\n"),
+        )
+        .unwrap();
+        let da = start_bond(&a, &dir.0.join("a.toml"), &dir.0.join("a.log"), false);
+        let mut r = SwitchRig {
+            lab,
+            _bpffs: bpffs,
+            dir,
+            b,
+            sw,
+            _da: da,
+            switch: None,
+            starts: 0,
+        };
+        r.start_switch();
+        wait_until("Po1 bundles both members", Duration::from_secs(40), || {
+            r.bundled()
+        });
+        wait_until("the bond reaches the host", Duration::from_secs(10), || {
+            lagkit_testnet::ping(&r.b, "10.0.0.1", 1).received == 1
+        });
+        Some(r)
+    }
+
+    fn bundled(&self) -> bool {
+        common::switch::flags(&self.sw, 1) == ["P", "P"]
+    }
+
+    /// Starts the switch (log `sw-N.log`) and waits until it answers.
+    fn start_switch(&mut self) {
+        self.starts += 1;
+        let log = self.dir.0.join(format!("sw-{}.log", self.starts));
+        let cfg = self.dir.0.join("switch.cfg");
+        let mut args = vec!["switch", cfg.to_str().unwrap(), "--engine", "bpf"];
+        for p in SW_PORTS {
+            args.extend(["--port", p]);
+        }
+        self.switch = Some(common::switch::start(&self.sw, &args, &log));
+        wait_until("the switch answers", Duration::from_secs(10), || {
+            common::switch::show(&self.sw, &["etherchannel", "load-balance"]).is_some()
+        });
+    }
+
+    fn switch_log(&self) -> String {
+        log(&self.dir.0.join(format!("sw-{}.log", self.starts)))
+    }
+}
+
+impl Drop for SwitchRig {
+    fn drop(&mut self) {
+        // A switch left pinned would forward on after the test.
+        self.switch.take();
+        let _ = Command::new("ip")
+            .args(["netns", "exec", &self.sw, BIN, "switch", "down"])
+            .output();
+        let _ = &self.lab;
+    }
+}
+
+/// The switch survives its daemon: killed (SIGKILL) and started again 1 s
+/// later, or handed over on SIGUSR2 (exit 75, what `systemctl restart`
+/// sends), its program stays pinned and forwards meanwhile, and the next
+/// switch adopts it and resumes the channel from the recorded partners:
+/// no ping from the host to the bond is lost, the bond never takes a port
+/// out, for LACP (fast) and PAgP. After a kill, `lagkit switch down`
+/// detaches what the dead switch left (nothing forwards any more).
+fn switch_survives(test: &str, bond: &str, channel: &str, resumed: &str, out_of: &str) {
+    let Some(mut r) = SwitchRig::new(test, bond, channel) else {
+        return;
+    };
+    let a_before = log(&r.dir.0.join("a.log")).len();
+    let ping = Pinger::start(&r.b, "10.0.0.1");
+    wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
+    for round in 0..4 {
+        let mut old = r.switch.take().expect("the switch runs");
+        let handoff = round % 2 == 1;
+        if handoff {
+            old.signal(Signal::SIGUSR2);
+            let st = old.0.wait().expect("wait");
+            assert_eq!(st.code(), Some(75), "a handoff exits with 75: {st:?}");
+        } else {
+            old.signal(Signal::SIGKILL);
+            let _ = old.0.wait();
+        }
+        let away = Instant::now();
+        if !handoff {
+            wait_from(away, Duration::from_secs(1), "1 s without a switch");
+        }
+        r.start_switch();
+        wait_until(
+            "Po1 bundled in the new switch",
+            Duration::from_secs(10),
+            || r.bundled(),
+        );
+        let sw_log = r.switch_log();
+        assert!(sw_log.contains("adopting the ports"), "{sw_log}");
+        assert!(sw_log.contains(resumed), "{sw_log}");
+        assert!(sw_log.contains("took over the ports"), "{sw_log}");
+        wait_from(Instant::now(), Duration::from_millis(500), "traffic after");
+    }
+    let ping = ping.finish();
+    let a_log = log(&r.dir.0.join("a.log"));
+    let out: Vec<&str> = a_log[a_before..]
+        .lines()
+        .filter(|l| l.contains(out_of))
+        .collect();
+    assert!(out.is_empty(), "the bond took a port out: {out:#?}");
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "{test}: 4 switch restarts (SIGKILL + 1 s, SIGUSR2 in turn): ping {} sent, {lost} lost, {} duplicates",
+        ping.transmitted, ping.duplicates
+    );
+    assert!(ping.transmitted > 300, "{ping:?}");
+    assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
+
+    // Killed and cleared: nothing forwards any more.
+    let mut last = r.switch.take().expect("the switch runs");
+    last.signal(Signal::SIGKILL);
+    let _ = last.0.wait();
+    assert_eq!(
+        lagkit_testnet::ping(&r.b, "10.0.0.1", 3).received,
+        3,
+        "the kernel forwards while no switch runs"
+    );
+    let out = Command::new("ip")
+        .args(["netns", "exec", &r.sw, BIN, "switch", "down"])
+        .output()
+        .expect("lagkit switch down");
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("detached the programs a killed switch left on 3 port(s)"),
+        "{said}"
+    );
+    assert_eq!(
+        lagkit_testnet::ping(&r.b, "10.0.0.1", 3).received,
+        0,
+        "nothing forwards after `lagkit switch down`"
+    );
+}
+
+#[test]
+fn the_switch_survives_its_daemon_lacp() {
+    switch_survives(
+        "sw_survives_lacp",
+        "mode = \"802.3ad\"\nlacp_rate = \"fast\"\nxmit_hash_policy = \"layer3+4\"\n",
+        " channel-group 1 mode active\n lacp rate fast\n",
+        "resuming LACP",
+        "mux: COLLECTING_DISTRIBUTING (",
+    );
+}
+
+#[test]
+fn the_switch_survives_its_daemon_pagp() {
+    switch_survives(
+        "sw_survives_pagp",
+        "mode = \"balance-xor\"\npagp = \"desirable\"\nxmit_hash_policy = \"layer3+4\"\n",
+        " channel-group 1 mode desirable\n",
+        "resuming PAgP",
+        "pagp: upPagp (",
+    );
+}
+
+/// `systemctl restart lagkit@bond0` under a real systemd (the host's own,
+/// as PID 1 of namespaces of its own: `scripts/systemd-restart.sh`), with
+/// the packaged unit: each restart sends SIGUSR2 (RestartKillSignal), the
+/// daemon exits 75 and the next one adopts, so no 5 ms probe is lost; a
+/// `systemctl stop` leaves no program, pin or daemon. Skips where no
+/// systemd is installed.
+#[test]
+fn systemctl_restart_under_a_real_systemd_loses_no_probe() {
+    if !Path::new("/lib/systemd/systemd").exists() {
+        eprintln!("skipped: no /lib/systemd/systemd");
+        return;
+    }
+    let Some(_lab) = Lab::alone("systemd_restart") else {
+        return;
+    };
+    let _bpffs = Bpffs::take();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/systemd-restart.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(["-n", "3", "--no-settle"])
+        .env("LAGKIT", BIN)
+        .output()
+        .expect("bash runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("systemd-restart:"))
+        .unwrap_or_else(|| panic!("no summary: {text}"));
+    eprintln!("{summary}");
+    assert!(summary.contains(": 0 of "), "{summary}");
 }

@@ -26,6 +26,7 @@ use crate::config::{ChannelSpec, SwitchConfig};
 use crate::foreign::{Foreign, Protocol};
 use crate::show::MemberFlag;
 use crate::{Bridge, ChannelId, PortId, Verdict};
+use lagkit_api::resume::{PagpRecord, PartnerRecord, PortRecord};
 use lagkit_ios::ChannelMode;
 use lagkit_proto::lacp::{self, Activity, Event, Rate, System};
 use lagkit_proto::pagp;
@@ -158,6 +159,16 @@ impl Core {
     /// are `ports`, started at `now`: LACP and PAgP run on the members of
     /// their channels, and each port's carrier is applied.
     pub fn new(cfg: SwitchConfig, ports: &[PortInfo], now: u64) -> Core {
+        Core::resume(cfg, ports, now, &[])
+    }
+
+    /// As [`Core::new`], for a switch that takes over the ports a previous
+    /// run left forwarding: a port whose entry in `resume` records the LACP
+    /// or PAgP partner it was bundled with, and whose carrier is up, carries
+    /// on from there (in its channel at once, its first PDU the same as
+    /// the last one before) instead of negotiating afresh, which the
+    /// partner would see as the port leaving its channel.
+    pub fn resume(cfg: SwitchConfig, ports: &[PortInfo], now: u64, resume: &[PortRecord]) -> Core {
         let name = Core::name_of(&cfg);
         let running = crate::running::running_config(&cfg);
         let suspended: BTreeMap<PortId, String> = cfg
@@ -211,13 +222,47 @@ impl Core {
             ios: cfg.ios,
             transmit: VecDeque::new(),
         };
-        core.setup_lacp(now);
-        core.setup_pagp(now);
+        core.setup_lacp(resume, now);
+        core.setup_pagp(resume, now);
         for i in 0..core.ports.len() {
             let up = core.ports[i].carrier;
             core.apply_carrier(i, up, now);
         }
+        if resume.iter().any(|r| r.lacp.is_some() || r.pagp.is_some()) {
+            // The resumed ports are bundled before the first plan.
+            core.drain();
+        }
         core
+    }
+
+    /// What a switch taking over this one's ports resumes from
+    /// ([`Core::resume`]): per port, the LACP partner it is bundled with
+    /// (collecting and distributing, the partner in sync and heard from),
+    /// or the PAgP partner of a port in its channel.
+    pub fn records(&self) -> Vec<PortRecord> {
+        (0..self.ports.len())
+            .map(|i| {
+                let p = &self.ports[i];
+                let lacp = p.lacp.and_then(|(s, id)| {
+                    let st = self.lacp.get(s)?.1.port_status(id)?;
+                    // Heard from: current information (a resumed port's
+                    // is current from its first moment, before the
+                    // partner's next LACPDU clears Defaulted).
+                    let heard = st.rx == lacp::RxState::Current;
+                    (st.distributing && st.partner.state.in_sync() && heard)
+                        .then(|| PartnerRecord::of(&st.partner))
+                });
+                let pagp = p.pagp.and_then(|(s, id)| {
+                    let sys = self.pagp.get(s)?.1.system();
+                    let st = sys.port_status(id)?;
+                    if !st.state.in_channel() {
+                        return None;
+                    }
+                    PagpRecord::of(sys.partner_info(id)?)
+                });
+                PortRecord { lacp, pagp }
+            })
+            .collect()
     }
 
     /// The first port's MAC: the switch's LACP system and PAgP device id.
@@ -228,7 +273,7 @@ impl Core {
     /// One LACP system per LACP channel (the switch's system id in each;
     /// the channel's max-bundle and min-links), one port per member, the
     /// channel number as its key.
-    fn setup_lacp(&mut self, now: u64) {
+    fn setup_lacp(&mut self, resume: &[PortRecord], now: u64) {
         let mac = self.system_mac();
         for spec in self.channels.iter().filter(|c| c.mode.protocol() == "lacp") {
             let mut cfg = lacp::SystemConfig::new(&self.name, mac);
@@ -258,7 +303,14 @@ impl Core {
                 {
                     pc.port_priority = v.value;
                 }
-                self.ports[i].lacp = Some((s, sys.add_port(pc, t(now))));
+                let id = match resume.get(i).and_then(|r| r.lacp) {
+                    Some(r) if port.carrier => {
+                        tracing::info!(switch = %self.name, port = %port.name, partner = %r.info().system, "resuming LACP where the previous switch left it");
+                        sys.resume_port(pc, r.info(), t(now))
+                    }
+                    _ => sys.add_port(pc, t(now)),
+                };
+                self.ports[i].lacp = Some((s, id));
             }
             self.lacp.push((spec.id, sys));
         }
@@ -267,7 +319,7 @@ impl Core {
     /// One PAgP system per channel with PAgP members (the switch's device
     /// id in each; the channel number as its group ifindex), one port per
     /// member, in the member's mode.
-    fn setup_pagp(&mut self, now: u64) {
+    fn setup_pagp(&mut self, resume: &[PortRecord], now: u64) {
         let device = self.system_mac();
         let mut ids: Vec<ChannelId> = Vec::new();
         for p in &self.ports {
@@ -308,7 +360,14 @@ impl Core {
                 {
                     pc.port_priority = u8::try_from(v.value).unwrap_or(u8::MAX);
                 }
-                let id = driver.system_mut().add_port(pc, t(now));
+                let recorded = resume.get(i).and_then(|r| r.pagp.as_ref()?.info());
+                let id = match recorded {
+                    Some(info) if p.carrier => {
+                        tracing::info!(switch = %self.name, port = %p.name, partner = %info.local.device_id, "resuming PAgP where the previous switch left it");
+                        driver.system_mut().resume_port(pc, info, t(now))
+                    }
+                    _ => driver.system_mut().add_port(pc, t(now)),
+                };
                 self.ports[i].pagp = Some((s, id));
             }
             self.pagp.push((ch, driver));

@@ -4,6 +4,7 @@
 //! clock. Each test reads the switch's own configuration text and judges
 //! it by the flags `show etherchannel summary` would print.
 
+use lagkit_api::resume::PortRecord;
 use lagkit_proto::{lacp, pagp, Instant, PortId as ProtoPort};
 use lagkit_sim::{End, Fault, LinkSpec, Sim};
 use lagkit_switch::core::PortInfo;
@@ -27,17 +28,7 @@ const HOST: usize = 1;
 /// A switch configured by `ios` (its ports gi1/0/1 and gi1/0/2) cabled to
 /// `host` by two links, started at time zero.
 fn testbed(ios: &str, host: Host) -> Sim<Peer> {
-    let names: Vec<(String, String)> = (1..=LINKS)
-        .map(|i| (format!("GigabitEthernet1/0/{i}"), format!("sw{i}")))
-        .collect();
-    let cfg = lagkit_switch::config::from_ios(ios, &names).expect("configuration");
-    let ports: Vec<PortInfo> = (0..LINKS)
-        .map(|i| PortInfo {
-            mac: MacAddr([2, 0, 0, 0, 1, i as u8 + 1]),
-            carrier: false,
-        })
-        .collect();
-    let switch = Core::new(cfg, &ports, 0);
+    let switch = switch_core(ios, false, 0, &[]);
     let host_mac = |i: usize| MacAddr([2, 0, 0, 0, 2, i as u8 + 1]);
     let host = match host {
         Host::Lacp { active } => {
@@ -87,6 +78,22 @@ fn testbed(ios: &str, host: Host) -> Sim<Peer> {
         );
     }
     sim
+}
+
+/// The switch of `ios` (ports gi1/0/1-2, carrier `carrier`) started at
+/// `now`, resuming from `resume`.
+fn switch_core(ios: &str, carrier: bool, now: u64, resume: &[PortRecord]) -> Core {
+    let names: Vec<(String, String)> = (1..=LINKS)
+        .map(|i| (format!("GigabitEthernet1/0/{i}"), format!("sw{i}")))
+        .collect();
+    let cfg = lagkit_switch::config::from_ios(ios, &names).expect("configuration");
+    let ports: Vec<PortInfo> = (0..LINKS)
+        .map(|i| PortInfo {
+            mac: MacAddr([2, 0, 0, 0, 1, i as u8 + 1]),
+            carrier,
+        })
+        .collect();
+    Core::resume(cfg, &ports, now, resume)
 }
 
 fn core(sim: &Sim<Peer>) -> &Core {
@@ -150,6 +157,113 @@ fn channel(mode: &str) -> String {
     format!(
         "hostname sw\ninterface range GigabitEthernet1/0/1 - 2\n channel-group 1 mode {mode}\n lacp rate fast\n"
     )
+}
+
+/// Whether the host's ports are in the channel with the switch as its
+/// partner has it: LACP, the partner (the switch) in sync, collecting and
+/// distributing; PAgP, in the channel.
+fn host_sees_switch_carrying(sim: &Sim<Peer>) -> Vec<bool> {
+    match sim.system(HOST) {
+        Peer::Lacp(s) => s
+            .port_ids()
+            .into_iter()
+            .map(|p| {
+                s.port_status(p).is_some_and(|st| {
+                    let ps = st.partner.state;
+                    st.distributing && ps.in_sync() && ps.collecting() && ps.distributing()
+                })
+            })
+            .collect(),
+        _ => host_carries(sim),
+    }
+}
+
+/// A switch replaced by a new run of itself that resumes from what the
+/// old one recorded (as a `lagkit switch` adopting the kernel data path a
+/// killed or handed-over one left) is never seen to restart: sampled
+/// every 5 ms for two minutes after, every host port stays in the channel
+/// with the switch in sync, collecting and distributing, and every switch
+/// member stays bundled, for LACP (either end active) and PAgP (either
+/// end desirable). Without the records the host's ports leave the
+/// channel.
+#[test]
+fn a_resumed_switch_is_not_seen_to_restart_by_lacp_or_pagp_hosts() {
+    let cases = [
+        ("active", Host::Lacp { active: true }),
+        ("passive", Host::Lacp { active: true }),
+        ("active", Host::Lacp { active: false }),
+        ("desirable", Host::Pagp { desirable: false }),
+        ("auto", Host::Pagp { desirable: true }),
+        ("desirable", Host::Pagp { desirable: true }),
+    ];
+    for (mode, host) in cases {
+        for resumed in [true, false] {
+            let ios = channel(mode);
+            let mut sim = testbed(&ios, host_copy(&host));
+            forms_within(&mut sim, 60);
+            run(&mut sim, 45.0);
+            let records = core(&sim).records();
+            if resumed {
+                assert!(
+                    records.iter().all(|r| r.lacp.is_some() || r.pagp.is_some()),
+                    "{mode}: {records:?}"
+                );
+            }
+            let resume = if resumed { records } else { Vec::new() };
+            sim.update(SWITCH, |n, now| {
+                *n = Peer::Switch(Box::new(switch_core(&ios, true, now.as_nanos(), &resume)))
+            });
+            if resumed {
+                // What it records at once, should it be replaced again.
+                assert_eq!(core(&sim).records(), resume, "{mode}: recorded at start");
+            }
+            let from = sim.timeline().len();
+            let mut seen = Vec::new();
+            for _ in 0..(120_000 / 5) {
+                sim.run_for(Duration::from_millis(5));
+                let host = host_sees_switch_carrying(&sim);
+                let sw = flags(&sim);
+                if host != [true; LINKS] || sw != [MemberFlag::Bundled; LINKS] {
+                    seen.push(format!(
+                        "at {:?} the host sees {host:?}, the switch {sw:?}",
+                        sim.now()
+                    ));
+                    break;
+                }
+            }
+            // What the host's protocol reported after the switch restarted.
+            seen.extend(
+                sim.timeline()[from..]
+                    .iter()
+                    .filter(|e| e.system == HOST)
+                    .map(|e| format!("{:?}: {}", e.at, e.event)),
+            );
+            if resumed {
+                assert!(seen.is_empty(), "{mode}: {seen:#?}");
+                // And it records as much for the next one.
+                assert_eq!(
+                    core(&sim).records(),
+                    resume,
+                    "{mode}: the resumed switch's record"
+                );
+            } else {
+                assert!(
+                    !seen.is_empty(),
+                    "{mode}: a switch started afresh is seen to restart"
+                );
+            }
+        }
+    }
+}
+
+fn host_copy(h: &Host) -> Host {
+    match h {
+        Host::Lacp { active } => Host::Lacp { active: *active },
+        Host::Pagp { desirable } => Host::Pagp {
+            desirable: *desirable,
+        },
+        Host::Quiet => Host::Quiet,
+    }
 }
 
 #[test]

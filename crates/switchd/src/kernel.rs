@@ -304,6 +304,30 @@ impl Kernel {
         );
     }
 
+    /// Pins the ports' links into `dir` (see [`crate::state`]): from now
+    /// on the kernel keeps forwarding if this process dies.
+    pub fn pin(&mut self, dir: &std::path::Path) -> Result<(), lagkit_bpf::Error> {
+        self.path.pin(dir)
+    }
+
+    /// Ends this process's hold and leaves the pins: the ports forward
+    /// with the last plan until a switch adopts them.
+    pub fn leave_pinned(self) {
+        self.path.leave_pinned();
+    }
+
+    /// Detaches the switch programs on the ports that are not this one's
+    /// (a killed switch's whose pins were lost), once any adopted ones are
+    /// released; returns what it found.
+    pub fn clear_strays(&self) -> Result<Vec<lagkit_bpf::Stray>, lagkit_bpf::Error> {
+        self.path.clear_strays()
+    }
+
+    /// The interfaces' indexes, in port order.
+    pub fn ifindex(&self) -> &[u32] {
+        &self.ifindex
+    }
+
     /// What `show platform forwarding` says of it.
     pub fn facts(&self) -> KernelFacts {
         KernelFacts {

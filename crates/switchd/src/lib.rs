@@ -13,6 +13,8 @@
 //!   copied back into the core.
 //! - [`frames`]: the MTU a GSO frame is judged by, and VLAN tags rewritten
 //!   with the virtio-net header's offsets moved.
+//! - [`state`]: what a switch whose ports keep forwarding without it
+//!   leaves for the next one (its pins, and each port's partner).
 //! - [`protocol`]: the control requests and answers, socket paths and the
 //!   client; the server is `lagkit-api`'s, generic over both daemons.
 //! - [`metrics`]: the Prometheus page (a snapshot of the counters taken
@@ -32,5 +34,6 @@ mod port;
 pub mod protocol;
 mod report;
 mod report_lag;
+pub mod state;
 
 pub use daemon::{Options, Switch, SwitchError};

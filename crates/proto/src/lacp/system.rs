@@ -342,8 +342,12 @@ impl System {
         if let Some(p) = self.port_mut(id) {
             p.port_enabled = true;
             p.partner_oper = partner;
-            // RX: CURRENT, as if `partner` had just been received.
+            // RX: CURRENT, as if `partner` had just been received, with
+            // what recordPDU does to the actor's state: not Defaulted (its
+            // LACPDUs would otherwise carry a Defaulted bit that the last
+            // ones before the restart did not, a change the partner sees).
             receive::enter(p, RxState::Current, &ctx(false), None);
+            p.actor_state.set(lagkit_wire::PortState::DEFAULTED, false);
             churn::enter(p, ChurnState::Monitor, &ctx(false), false);
             churn::enter(p, ChurnState::Monitor, &ctx(false), true);
         }
@@ -1260,6 +1264,7 @@ mod tests {
                 .collect();
             // Discard whatever the old system still had queued.
             while pair.sys[0].poll_transmit().is_some() {}
+            let last_before = pair.sent[0].last().expect("LACPDUs before").1;
             pair.sys[0] = fresh;
             pair.ports[0] = ports;
             assert_eq!(pair.distributing(0), 2, "distributing from the start");
@@ -1270,6 +1275,12 @@ mod tests {
             assert!(first
                 .iter()
                 .all(|(t, st)| *t == back && st.in_sync() && st.collecting() && st.distributing()));
+            // Bit for bit the state the last LACPDU before said (not
+            // Defaulted either, as a port starting afresh would be).
+            assert!(
+                first.iter().all(|(_, st)| *st == last_before),
+                "{first:?} after {last_before:?}"
+            );
             let mut min = (2, 2);
             pair.run(back + Duration::from_secs(200), |pr| {
                 min = (min.0.min(pr.distributing(0)), min.1.min(pr.distributing(1)));

@@ -155,6 +155,75 @@ impl System {
         PortId(self.ports.len() - 1)
     }
 
+    /// Adds a port that a previous run of this system had in the channel,
+    /// as a daemon restarting over a data path that kept forwarding does:
+    /// the port starts with carrier and with `partner` (the partner's last
+    /// Information PDU that run recorded) as if just received, and, when
+    /// the channel selection puts it in the channel at once (the partner
+    /// names it and the pair may bundle), it is in the channel with a
+    /// hello saying so queued, reported as `Joined` with no Flush.
+    ///
+    /// Not in the reference, where a port starts from portDown and goes
+    /// through portUp and biDirectional, sending hellos with the
+    /// consistent flag clear and no group ifindex, which takes the port
+    /// out of the partner's channel until the pair agrees again. What
+    /// stays as ever: the partner's information ages out 3.5 hellos from
+    /// now unless it speaks again, and a hello from it that no longer
+    /// names this port moves the machine as any other would.
+    pub fn resume_port(&mut self, cfg: PortConfig, partner: InfoRepr, now: Instant) -> PortId {
+        let id = self.add_port(cfg, now);
+        let before = self.membership();
+        let device = self.cfg.device_id;
+        let timers = self.cfg.timers;
+        let p = &mut self.ports[id.0];
+        let hello = if partner.flags.has(Flags::SLOW_HELLO) {
+            timers.slow_hello
+        } else {
+            timers.fast_hello
+        };
+        p.enabled = true;
+        p.set_timer(Timer::Aging, Some(now + timers.aging(hello)));
+        let names_us =
+            partner.partner.device_id == device && partner.partner.ifindex == p.cfg.ifindex;
+        p.partner = Some(partner);
+        // Entered directly, not through `goto`: no transition happened on
+        // the wire. The selection below places it.
+        p.state = if names_us {
+            PortState::BiDirectional
+        } else {
+            PortState::PagpReceived
+        };
+        p.need_tx = true;
+        self.select();
+        // In the channel before the restart, with the data path forwarding
+        // on it throughout: its joining moves no flow, so it asks for no
+        // Flush on the others; the caller still learns that it carries.
+        let p = &self.ports[id.0];
+        tracing::info!(target: "lagkit::pagp", "{} {} pagp: resumed as {} from the previous run's partner", self.cfg.name, p.cfg.name, p.state);
+        let mut before = before;
+        if p.state.in_channel() {
+            before[id.0] = true;
+            let ev = Event::Joined {
+                port: id,
+                partner: p.partner.as_ref().map(|r| r.local.device_id),
+                partner_learn: p.partner.as_ref().map(|r| r.local.learn),
+            };
+            self.events.push_back((now, ev));
+        }
+        self.settle(before);
+        id
+    }
+
+    /// The partner's last Information PDU on port `id`, while it is held:
+    /// what a daemon records for the next one to resume from.
+    pub fn partner_info(&self, id: PortId) -> Option<&InfoRepr> {
+        self.ports
+            .get(id.0)
+            .filter(|p| !p.removed)?
+            .partner
+            .as_ref()
+    }
+
     /// Every port's id (removed ports excluded).
     pub fn port_ids(&self) -> Vec<PortId> {
         (0..self.ports.len())
@@ -869,6 +938,108 @@ mod tests {
         let after = p.sys[0].port_status(PortId(0)).unwrap().counters.info_tx;
         assert!((6..=8).contains(&(after - before)), "{before} -> {after}");
         assert_eq!(p.states(0), [PortState::UpPagp; 2]);
+    }
+
+    /// A system rebuilt from what its previous run recorded (each channel
+    /// port's partner PDU) carries on: its partner sees no transition, no
+    /// Flush and no hello that differs from the last one before, and the
+    /// resumed ports are in the channel at once. A partner that no longer
+    /// names the port takes it out as ever.
+    #[test]
+    fn a_resumed_system_is_not_seen_to_restart() {
+        for auto_b in [false, true] {
+            let (a, b) = cfgs();
+            let mut p = Pair::new(
+                a.clone(),
+                b,
+                &ports(
+                    2,
+                    |_| {},
+                    |pb| {
+                        if auto_b {
+                            pb.mode = Mode::Auto
+                        }
+                    },
+                ),
+            );
+            p.run_until(Instant::from_secs(40));
+            assert_eq!(p.states(0), [PortState::UpPagp; 2]);
+            assert_eq!(p.states(1), [PortState::UpPagp; 2]);
+            let last_hello = |sys: &mut System, at: Instant| {
+                sys.handle_timeout(at);
+                let mut v = Vec::new();
+                while let Some(t) = sys.poll_transmit() {
+                    v.push(PagpRepr::parse_frame(&t.frame).unwrap());
+                }
+                v
+            };
+            let recorded: Vec<InfoRepr> = (0..2)
+                .map(|i| p.sys[0].partner_info(PortId(i)).unwrap().clone())
+                .collect();
+            let before: Vec<InfoRepr> = (0..2).map(|i| p.sys[0].info(i)).collect();
+            // The previous run is gone; a new one resumes 1 s later.
+            let now = p.now + Duration::from_secs(1);
+            let mut fresh = System::new(a.clone());
+            for (i, (pa, _)) in ports(2, |_| {}, |_| {}).into_iter().enumerate() {
+                assert_eq!(fresh.resume_port(pa, recorded[i].clone(), now), PortId(i));
+            }
+            let sent = last_hello(&mut fresh, now);
+            assert_eq!(sent.len(), 2, "one hello per port at once: {sent:#?}");
+            for (i, pdu) in sent.iter().enumerate() {
+                assert_eq!(*pdu, PagpRepr::Info(before[i].clone()), "port {i}");
+            }
+            let mut events = Vec::new();
+            while let Some((_, e)) = fresh.poll_event() {
+                events.push(e);
+            }
+            let joined = events
+                .iter()
+                .filter(|e| matches!(e, Event::Joined { .. }))
+                .count();
+            assert!(
+                joined == 2
+                    && events
+                        .iter()
+                        .all(|e| !matches!(e, Event::FlushStarted { .. } | Event::Left { .. })),
+                "{events:?}"
+            );
+            p.sys[0] = fresh;
+            p.events.clear();
+            p.now = now;
+            p.run_until(now + Duration::from_secs(120));
+            assert_eq!(p.states(0), [PortState::UpPagp; 2]);
+            assert_eq!(p.states(1), [PortState::UpPagp; 2]);
+            assert!(
+                p.events.iter().all(|(s, _)| *s == 0),
+                "the partner saw: {:?}",
+                p.events
+            );
+            assert!(p
+                .events
+                .iter()
+                .all(|(_, e)| !matches!(e, Event::FlushStarted { .. } | Event::Left { .. })));
+        }
+        // A recorded partner that does not name the port (it was another
+        // partner's, or the cabling changed) is not in the channel.
+        let (a, _) = cfgs();
+        let mut sys = System::new(a);
+        let mut info = InfoRepr {
+            flags: Flags(0).with(Flags::CONSISTENT, true),
+            local: PortInfo {
+                device_id: mac(3, 0),
+                ifindex: 7,
+                group_ifindex: 5,
+                ..PortInfo::default()
+            },
+            partner: PortInfo::default(),
+            partner_count: 1,
+            tlvs: Vec::new(),
+        };
+        info.partner.device_id = mac(9, 9);
+        let (pa, _) = ports(1, |_| {}, |_| {}).remove(0);
+        let id = sys.resume_port(pa, info, Instant::from_secs(1));
+        assert_eq!(sys.port_status(id).unwrap().state, PortState::PagpReceived);
+        assert!(sys.channel_ports().is_empty());
     }
 
     #[test]

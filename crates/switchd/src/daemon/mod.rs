@@ -27,6 +27,7 @@ mod forward;
 use forward::Queued;
 
 use crate::kernel::Kernel;
+use crate::state;
 use lagkit_api::status::EngineKind;
 use lagkit_bondcfg::Engine;
 
@@ -84,6 +85,16 @@ pub struct Switch {
     engine: (EngineKind, String),
     /// When the kernel's counters and table were last copied into the core.
     refreshed: u64,
+    /// A killed (or handed-over) switch's pinned programs, forwarding
+    /// until this one's have their first plan (then released).
+    adopted: Option<lagkit_bpf::Adopted>,
+    /// Where this switch's state is kept while its ports are pinned (the
+    /// file, and the ports' partners last written there).
+    record: Option<(PathBuf, Vec<lagkit_api::resume::PortRecord>)>,
+    /// When the record was last brought up to date.
+    recorded: u64,
+    /// The switch's network namespace (for its state and pin paths).
+    ns: Option<u64>,
 }
 
 /// What `lagkit switch` was given: the configuration and the ports.
@@ -157,10 +168,24 @@ impl Switch {
             },
         })?;
         let n = ports.len();
-        let core = Core::new(cfg, &infos, 0);
-        let epoch = std::time::Instant::now();
         let devices: Vec<String> = ports.iter().map(|p| p.device.clone()).collect();
-        let (kernel, engine) = choose_engine(o.engine, &core, &devices)?;
+        // The control socket is ours: no other switch of this name runs
+        // here, so what a previous one left is for this start to take.
+        let (adopted, resume) = adopt(ns, &name, &devices, o.engine);
+        let core = Core::resume(cfg, &infos, 0, &resume);
+        let epoch = std::time::Instant::now();
+        let (mut kernel, engine) = choose_engine(o.engine, &core, &devices)?;
+        let adopted = match (adopted, &kernel) {
+            (Some(a), Some(_)) => Some(a),
+            (Some(a), None) => {
+                // This loop forwards now: the old programs must go.
+                a.release();
+                let _ = std::fs::remove_file(state::path(ns, &name));
+                None
+            }
+            (None, _) => None,
+        };
+        let record = kernel.as_mut().and_then(|k| pin(k, ns, &name));
         if kernel.is_some() {
             for (i, p) in ports.iter_mut().enumerate() {
                 p.receive_control_only(PortId(i), &epoll)
@@ -186,7 +211,12 @@ impl Switch {
             kernel,
             engine,
             refreshed: 0,
+            adopted,
+            record,
+            recorded: 0,
+            ns,
         };
+        sw.write_record(true);
         sw.send_control();
         tracing::info!(switch = %sw.core.name(), ports = n, channels = sw.core.channels().len(), socket = %path.display(), engine = %sw.engine.0, why = %sw.engine.1, "switch up");
         Ok(sw)
@@ -240,8 +270,85 @@ impl Switch {
                 self.refresh(now);
             }
         }
+        self.take_over();
+        if now.saturating_sub(self.recorded) >= RECORD_EVERY_NS {
+            self.recorded = now;
+            self.write_record(false);
+        }
         self.send_control();
         self.serve(now);
+    }
+
+    /// Once this switch's programs have their plan: releases the adopted
+    /// ones (until now they ran first and forwarded every frame), then
+    /// detaches switch programs on the ports that no switch holds.
+    fn take_over(&mut self) {
+        let (Some(a), Some(k)) = (self.adopted.take(), self.kernel.as_ref()) else {
+            return;
+        };
+        let n = a.release();
+        tracing::info!(switch = %self.core.name(), links = n, "took over the ports from the previous switch's programs");
+        match k.clear_strays() {
+            Ok(found) => {
+                for s in found {
+                    if s.detached {
+                        tracing::warn!(switch = %self.core.name(), hook = %s.hook, program = s.program_id, "detached a lagkit switch program no switch held (its pins were lost)");
+                    } else {
+                        tracing::info!(switch = %self.core.name(), hook = %s.hook, program = s.program_id, name = %s.name, "another tool's program runs on this port; left as it is");
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(switch = %self.core.name(), "looking for stray programs on the ports: {e}")
+            }
+        }
+    }
+
+    /// Brings the state file up to date (`force`: write it even if the
+    /// ports' partners did not change), while the ports are pinned.
+    fn write_record(&mut self, force: bool) {
+        let Some((path, last)) = self.record.as_mut() else {
+            return;
+        };
+        let ports = self.core.records();
+        if !force && ports == *last {
+            return;
+        }
+        let st = state::SwitchState {
+            switch: self.core.name().to_string(),
+            pid: std::process::id(),
+            devices: self.ports.iter().map(|p| p.device.clone()).collect(),
+            ifindex: self
+                .kernel
+                .as_ref()
+                .map_or_else(Vec::new, |k| k.ifindex().to_vec()),
+            ports: ports.clone(),
+        };
+        match state::write(path, &st) {
+            Ok(()) => *last = ports,
+            Err(e) => {
+                tracing::warn!(switch = %self.core.name(), file = %path.display(), "cannot keep the switch's state ({e}): a switch started after this one dies renegotiates its channels")
+            }
+        }
+    }
+
+    /// Exits leaving the ports forwarding in the kernel with the last
+    /// plan, for the next switch (of this build or another) to adopt: the
+    /// state file says which partners to resume from. A switch whose
+    /// ports are not pinned (the userspace engine, or no bpffs) stops as
+    /// a drop does. Whether the ports were left forwarding.
+    pub fn handoff(mut self) -> bool {
+        if self.record.is_none() {
+            tracing::warn!(switch = %self.core.name(), "handoff asked, but the ports are not pinned: stopping");
+            return false;
+        }
+        self.write_record(true);
+        self.record = None;
+        if let Some(k) = self.kernel.take() {
+            k.leave_pinned();
+        }
+        tracing::info!(switch = %self.core.name(), "handed off: the kernel forwards with the last plan until a new lagkit switch adopts it");
+        true
     }
 
     /// Copies the kernel's counters and address table into the core.
@@ -352,6 +459,19 @@ impl Drop for Switch {
     /// (they are shared with other switches and bonds).
     fn drop(&mut self) {
         self.control = None;
+        // A clean stop: the kernel's programs go (unpinned with the
+        // kernel path), and so does what would have told a next switch to
+        // adopt them.
+        if let Some((path, _)) = self.record.take() {
+            let _ = std::fs::remove_file(path);
+            self.kernel = None;
+            if let Ok(dir) = state::pin_dir(self.ns, self.core.name()) {
+                let _ = std::fs::remove_dir(&dir);
+                if let Some(parent) = dir.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+        }
         for d in &self.run_dirs {
             if std::fs::remove_dir(d).is_err() {
                 break;
@@ -385,6 +505,80 @@ impl Switch {
             x.sock.counters().snapshot()
         })
     }
+}
+
+/// How often, at most, the state file is brought up to date.
+const RECORD_EVERY_NS: u64 = 200_000_000;
+
+/// What a start of switch `name` on `devices` takes over from a previous
+/// switch of that name that left its ports forwarding: its pinned
+/// programs and each port's recorded partner, when the same devices are
+/// still there and the engine may be BPF. Otherwise what it left is
+/// detached and forgotten, and the start begins afresh.
+fn adopt(
+    ns: Option<u64>,
+    name: &str,
+    devices: &[String],
+    want: Engine,
+) -> (
+    Option<lagkit_bpf::Adopted>,
+    Vec<lagkit_api::resume::PortRecord>,
+) {
+    let afresh = |why: Option<String>| {
+        let n = state::release(ns, name);
+        if let Some(why) = why {
+            tracing::warn!(switch = %name, "not adopting the ports a previous switch left forwarding ({why}); starting afresh");
+        } else if n > 0 {
+            tracing::warn!(switch = %name, links = n, "detached the programs a previous switch left pinned");
+        }
+        (None, Vec::new())
+    };
+    let Some(left) = state::read(&state::path(ns, name)) else {
+        return afresh(None);
+    };
+    if want == Engine::Userspace {
+        return afresh(Some("engine = userspace".into()));
+    }
+    if let Err(why) = state::fits(&left, devices) {
+        return afresh(Some(why));
+    }
+    let dir = match state::pin_dir(ns, name) {
+        Ok(d) => d,
+        Err(e) => return afresh(Some(e.to_string())),
+    };
+    match lagkit_bpf::Adopted::open(&dir) {
+        Ok(Some(a)) if a.links() > 0 => {
+            tracing::info!(switch = %name, pid = left.pid, links = a.links(), "adopting the ports a previous lagkit switch left forwarding");
+            (Some(a), left.ports)
+        }
+        Ok(_) => afresh(Some(format!("no pinned links in {}", dir.display()))),
+        Err(e) => afresh(Some(format!("its pins: {e}"))),
+    }
+}
+
+/// Pins `k`'s links for switch `name` (a directory of this daemon's
+/// own): from then on the ports keep forwarding if it dies. The state
+/// file to keep current, or `None` (logged) when they cannot be pinned.
+fn pin(
+    k: &mut Kernel,
+    ns: Option<u64>,
+    name: &str,
+) -> Option<(PathBuf, Vec<lagkit_api::resume::PortRecord>)> {
+    let pinned = state::pin_dir(ns, name)
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            k.pin(&d.join(std::process::id().to_string()))
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = pinned {
+        tracing::warn!(switch = %name, "ports not pinned: {e}; they stop forwarding whenever this switch stops");
+        return None;
+    }
+    let path = state::path(ns, name);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    Some((path, Vec::new()))
 }
 
 /// The engine `want` asks for, for a switch with `core`'s configuration
