@@ -20,8 +20,8 @@ pub(crate) struct Adoption {
     pub upper: Upper,
     /// The engine, and why (adopted).
     pub info: EngineInfo,
-    /// Per member, the LACP partner it was aggregated with.
-    pub lacp: Vec<Option<journal::PartnerRecord>>,
+    /// Per member, the LACP or PAgP partner it was bundled with.
+    pub resume: Vec<journal::PortRecord>,
 }
 
 /// Whether a data path recorded as `k` was made for a bond configured as
@@ -104,13 +104,17 @@ impl Adoption {
             Err(e) => return Err(NotAdopted::Pins(e.to_string())),
         };
         let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
-        let mut lacp = k.lacp.clone();
-        lacp.resize(names.len(), None);
+        let resume = (0..names.len())
+            .map(|i| journal::PortRecord {
+                lacp: k.lacp.get(i).copied().flatten(),
+                pagp: k.pagp.get(i).cloned().flatten(),
+            })
+            .collect();
         Ok(Adoption {
             pinned,
             upper,
             info,
-            lacp,
+            resume,
         })
     }
 }
@@ -147,6 +151,7 @@ mod tests {
             members: members.iter().map(|m| m.to_string()).collect(),
             mode: mode.into(),
             lacp: Vec::new(),
+            pagp: Vec::new(),
         }
     }
 

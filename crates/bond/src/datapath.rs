@@ -9,7 +9,7 @@
 use crate::adopt::Adoption;
 use crate::core::Snoop;
 use crate::error::BondError;
-use crate::journal::{KernelRecord, PartnerRecord};
+use crate::journal::{KernelRecord, PagpRecord, PartnerRecord, PortRecord};
 use crate::kernel::KernelPath;
 use crate::map::{coarse_now_ns, BondMap, Shared};
 use crate::plan::{LogicalLink, Plan, Slots};
@@ -86,12 +86,12 @@ impl DataPath {
     pub(crate) fn open(
         s: &Settings,
         adoption: Option<Adoption>,
-    ) -> Result<(DataPath, Vec<Option<PartnerRecord>>), BondError> {
+    ) -> Result<(DataPath, Vec<PortRecord>), BondError> {
         let bond = &s.name;
         let (upper, info, adopted, resume) = match adoption {
             Some(a) => {
                 tracing::info!(bond = %bond, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
-                (a.upper, a.info, Some(a.pinned), a.lacp)
+                (a.upper, a.info, Some(a.pinned), a.resume)
             }
             None => {
                 let (u, i) = Upper::open(bond, s.engine).map_err(|e| BondError::Engine {
@@ -423,6 +423,7 @@ impl DataPath {
         &self,
         mode: &str,
         lacp: impl Fn(&str) -> Option<PartnerRecord>,
+        pagp: impl Fn(&str) -> Option<PagpRecord>,
     ) -> Option<KernelRecord> {
         self.kernel.as_ref().filter(|k| k.is_pinned())?;
         Some(KernelRecord {
@@ -430,6 +431,7 @@ impl DataPath {
             members: self.kernel_members.clone(),
             mode: mode.to_string(),
             lacp: self.kernel_members.iter().map(|n| lacp(n)).collect(),
+            pagp: self.kernel_members.iter().map(|n| pagp(n)).collect(),
         })
     }
 

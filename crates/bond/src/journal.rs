@@ -67,9 +67,13 @@ pub struct KernelRecord {
     /// Per member (same order): the LACP partner it was aggregated with,
     /// if it was collecting and distributing.
     pub lacp: Vec<Option<PartnerRecord>>,
+    /// Per member (same order): the PAgP partner of a member in the
+    /// channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pagp: Vec<Option<PagpRecord>>,
 }
 
-pub use lagkit_bondcore::core::PartnerRecord;
+pub use lagkit_bondcore::core::{PagpRecord, PartnerRecord, PortRecord};
 
 /// Why the run directory could not be taken.
 #[derive(Debug, thiserror::Error)]
@@ -515,6 +519,7 @@ mod tests {
                 members: vec!["lkj-nonexistent".into()],
                 mode: "IEEE 802.3ad Dynamic link aggregation".into(),
                 lacp: vec![Some(PartnerRecord::of(&partner))],
+                pagp: Vec::new(),
             }),
         };
         fs::write(dir.join("state.json"), serde_json::to_vec(&old).unwrap()).unwrap();

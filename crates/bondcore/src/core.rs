@@ -296,7 +296,7 @@ pub struct Core {
     events: VecDeque<(u64, Event)>,
 }
 
-pub use lagkit_api::resume::PartnerRecord;
+pub use lagkit_api::resume::{PagpRecord, PartnerRecord, PortRecord};
 
 /// The members a bond's settings name, in order: `(name, is_backup)`; the
 /// AIX backup adapter last, unless it is also a member.
@@ -361,20 +361,14 @@ impl Core {
     /// partner a previous daemon had), PAgP with `group_ifindex` as the
     /// logical interface's ifindex ([`FALLBACK_GROUP_IFINDEX`] when it is
     /// 0, not known), and the ARP monitor.
-    pub fn start(
-        &mut self,
-        mac: MacAddr,
-        group_ifindex: u32,
-        resume: &[Option<PartnerRecord>],
-        now: u64,
-    ) {
+    pub fn start(&mut self, mac: MacAddr, group_ifindex: u32, resume: &[PortRecord], now: u64) {
         self.mac = mac;
         self.group_ifindex = match group_ifindex {
             0 => FALLBACK_GROUP_IFINDEX,
             i => i,
         };
         self.setup_lacp(resume, now);
-        self.setup_pagp(now);
+        self.setup_pagp(resume, now);
         self.arp = self
             .s
             .arp
@@ -383,7 +377,7 @@ impl Core {
         self.drain(now);
     }
 
-    fn setup_lacp(&mut self, resume: &[Option<PartnerRecord>], now: u64) {
+    fn setup_lacp(&mut self, resume: &[PortRecord], now: u64) {
         if self.s.mode != BondMode::Lacp {
             return;
         }
@@ -392,7 +386,7 @@ impl Core {
         for (i, m) in self.members.iter_mut().enumerate() {
             let cfg = l.port_config(&m.name, (i + 1) as u16, m.mac);
             let usable = m.present && m.watchers.up();
-            m.port = Some(match resume.get(i).copied().flatten() {
+            m.port = Some(match resume.get(i).and_then(|r| r.lacp) {
                 // A port of an adopted data path that was aggregated and is
                 // still up carries on from where the killed daemon left it.
                 Some(p) if usable => {
@@ -407,7 +401,7 @@ impl Core {
 
     /// Builds the PAgP driver when the settings ask for one, a port per
     /// member.
-    fn setup_pagp(&mut self, now: u64) {
+    fn setup_pagp(&mut self, resume: &[PortRecord], now: u64) {
         self.pagp = None;
         let Some(ps) = self.s.pagp else {
             return;
@@ -419,13 +413,16 @@ impl Core {
         )));
         for i in 0..self.members.len() {
             self.members[i].pagp = None;
-            self.add_pagp_port(i, now);
+            let recorded = resume.get(i).and_then(|r| r.pagp.as_ref()?.info());
+            self.add_pagp_port(i, now, recorded);
         }
     }
 
     /// Gives member `i` a PAgP port (out of the channel, so not yet
     /// usable), enabled if its carrier is up; a port it had is removed.
-    fn add_pagp_port(&mut self, i: usize, now: u64) {
+    /// With `resume` (the partner a previous daemon's port in the channel
+    /// heard) and its carrier up, the port carries on in the channel.
+    fn add_pagp_port(&mut self, i: usize, now: u64, resume: Option<lagkit_wire::pagp::InfoRepr>) {
         let (Some(ps), Some(driver)) = (self.s.pagp, self.pagp.as_mut()) else {
             return;
         };
@@ -437,8 +434,19 @@ impl Core {
         m.watchers.set("pagp", false);
         let primary = self.s.primary.as_ref() == Some(&m.name);
         let ifindex = m.ifindex.unwrap_or(0x8000_0000 | i as u32);
-        let port = sys.add_port(ps.port_config(&m.name, ifindex, m.mac, primary), t(now));
-        sys.set_port_enabled(port, m.carrier.is_up() && m.present, t(now));
+        let cfg = ps.port_config(&m.name, ifindex, m.mac, primary);
+        let up = m.carrier.is_up() && m.present;
+        let port = match resume {
+            Some(info) if up => {
+                tracing::info!(bond = %self.s.name, member = %m.name, partner = %info.local.device_id, "resuming PAgP where the previous lagkit left it");
+                sys.resume_port(cfg, info, t(now))
+            }
+            _ => {
+                let port = sys.add_port(cfg, t(now));
+                sys.set_port_enabled(port, up, t(now));
+                port
+            }
+        };
         m.pagp = Some(port);
         self.dirty = true;
     }
@@ -467,7 +475,7 @@ impl Core {
         if std::mem::take(&mut m.joining) {
             self.open_ports(i, now);
         } else if m.pagp.is_some() {
-            self.add_pagp_port(i, now);
+            self.add_pagp_port(i, now, None);
         }
         self.dirty = true;
         if let Some(usable) = link {
@@ -1037,6 +1045,18 @@ impl Core {
             .then(|| PartnerRecord::of(&st.partner))
     }
 
+    /// Member `name`'s PAgP partner, if its port is in the channel: what a
+    /// daemon adopting this one's data path resumes from.
+    pub fn channel_partner(&self, name: &str) -> Option<PagpRecord> {
+        let i = self.member_index(name)?;
+        let port = self.members.get(i)?.pagp?;
+        let sys = self.pagp()?;
+        if !sys.port_status(port)?.state.in_channel() {
+            return None;
+        }
+        PagpRecord::of(sys.partner_info(port)?)
+    }
+
     /// The PAgP system of a static bond with `pagp`.
     pub fn pagp(&self) -> Option<&pagp::System> {
         self.pagp.as_ref().map(|d| d.system())
@@ -1076,7 +1096,7 @@ impl Core {
             self.apply_lacp(&old.lacp, now);
         }
         if self.s.pagp != old.pagp || (self.s.pagp.is_some() && self.s.primary != old.primary) {
-            self.setup_pagp(now);
+            self.setup_pagp(&[], now);
             tracing::info!(bond = %self.s.name, settings = ?self.s.pagp, "PAgP settings changed in place; members rejoin the channel");
         }
         let delays = (self.s.updelay, self.s.member_downdelay());
@@ -1191,7 +1211,7 @@ impl Core {
             let pc = self.s.lacp.port_config(&m.name, next, m.mac);
             self.members[i].port = Some(sys.add_port(pc, t(now)));
         }
-        self.add_pagp_port(i, now);
+        self.add_pagp_port(i, now, None);
         self.drain(now);
     }
 

@@ -570,9 +570,10 @@ struct SwitchRig {
     lab: Lab,
     _bpffs: Bpffs,
     dir: TmpDir,
+    a: String,
     b: String,
     sw: String,
-    _da: Daemon,
+    da: Daemon,
     switch: Option<Daemon>,
     starts: usize,
 }
@@ -611,9 +612,10 @@ impl SwitchRig {
             lab,
             _bpffs: bpffs,
             dir,
+            a,
             b,
             sw,
-            _da: da,
+            da,
             switch: None,
             starts: 0,
         };
@@ -801,4 +803,65 @@ fn systemctl_restart_under_a_real_systemd_loses_no_probe() {
         .unwrap_or_else(|| panic!("no summary: {text}"));
     eprintln!("{summary}");
     assert!(summary.contains(": 0 of "), "{summary}");
+}
+
+/// The bond's side of PAgP: a `lagkit up` balance-xor bond speaking PAgP
+/// (desirable) to the switch, its daemon killed (SIGKILL, started again
+/// 1 s later) or handed over (SIGUSR2), four times: each new daemon
+/// adopts the data path and resumes PAgP from the recorded partner, so
+/// the switch never takes a member out of its channel and no ping is
+/// lost.
+#[test]
+fn a_pagp_bond_restarts_unseen_by_its_switch() {
+    let Some(mut r) = SwitchRig::new(
+        "bond_pagp_restart",
+        "mode = \"balance-xor\"\npagp = \"desirable\"\nxmit_hash_policy = \"layer3+4\"\n",
+        " channel-group 1 mode desirable\n",
+    ) else {
+        return;
+    };
+    let sw_before = r.switch_log().len();
+    let ping = Pinger::start(&r.b, "10.0.0.1");
+    wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
+    let a_toml = r.dir.0.join("a.toml");
+    let a_log = r.dir.0.join("a.log");
+    for round in 0..4 {
+        let handoff = round % 2 == 1;
+        if handoff {
+            r.da.signal(Signal::SIGUSR2);
+            let st = r.da.0.wait().expect("wait");
+            assert_eq!(st.code(), Some(75), "a handoff exits with 75: {st:?}");
+        } else {
+            r.da.signal(Signal::SIGKILL);
+            let _ = r.da.0.wait();
+            wait_from(
+                Instant::now(),
+                Duration::from_secs(1),
+                "1 s without a daemon",
+            );
+        }
+        let before = log(&a_log).len();
+        r.da = start_bond(&r.a, &a_toml, &a_log, false);
+        wait_until(
+            "the new daemon resumes PAgP on both members",
+            Duration::from_secs(10),
+            || log(&a_log)[before..].matches("resuming PAgP").count() == 2,
+        );
+        wait_from(Instant::now(), Duration::from_millis(700), "traffic after");
+    }
+    let ping = ping.finish();
+    let sw_log = r.switch_log();
+    let out: Vec<&str> = sw_log[sw_before..]
+        .lines()
+        .filter(|l| l.contains("pagp: upPagp ("))
+        .collect();
+    assert!(out.is_empty(), "the switch took a member out: {out:#?}");
+    assert!(r.bundled());
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "bond_pagp_restart: 4 bond restarts (SIGKILL + 1 s, SIGUSR2 in turn): ping {} sent, {lost} lost, {} duplicates",
+        ping.transmitted, ping.duplicates
+    );
+    assert!(ping.transmitted > 300, "{ping:?}");
+    assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
 }

@@ -42,7 +42,11 @@ impl Bond {
     pub(super) fn record_kernel(&mut self) {
         let core = &self.core;
         let mode = core.settings().mode.linux_name();
-        let rec = (self.datapath).kernel_record(mode, |name| core.aggregated_partner(name));
+        let rec = (self.datapath).kernel_record(
+            mode,
+            |name| core.aggregated_partner(name),
+            |name| core.channel_partner(name),
+        );
         self.members.record_kernel(&core.settings().name, rec);
     }
 
