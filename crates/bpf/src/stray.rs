@@ -22,7 +22,6 @@ use aya::programs::links::LinkType;
 use aya::programs::{loaded_links, SchedClassifier, TcAttachType};
 
 use crate::pin::Links;
-use crate::switch::SwitchPath;
 use crate::{Datapath, Error};
 
 /// `enum bpf_cmd` values (include/uapi/linux/bpf.h).
@@ -31,9 +30,6 @@ const BPF_LINK_DETACH: libc::c_long = 34;
 
 /// The prefix of the bond object's program names.
 const BOND: &str = "lagkit_";
-/// The prefix of the switch object's program names (a bond's never run on
-/// a switch's ports, nor the switch's on a bond's members).
-const SWITCH: &str = "lksw_";
 
 /// A program found on one of a data path's hooks that is not its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,15 +52,6 @@ impl Datapath {
     /// forwards and any adopted one has been released.
     pub fn clear_strays(&self) -> Result<Vec<Stray>, Error> {
         clear(&self.links, &self.program_ids()?, BOND)
-    }
-}
-
-impl SwitchPath {
-    /// As [`Datapath::clear_strays`], for the switch's ports: a killed
-    /// switch's program whose pins were lost would otherwise run first on
-    /// every port, under a plan nothing updates any more.
-    pub fn clear_strays(&self) -> Result<Vec<Stray>, Error> {
-        clear(self.links(), &[self.program_id()?], SWITCH)
     }
 }
 

@@ -481,11 +481,6 @@ impl SwitchPath {
         }
     }
 
-    /// The links attached so far.
-    pub(crate) fn links(&self) -> &crate::pin::Links {
-        &self.links
-    }
-
     /// The kernel's id of the program (as `bpftool prog` shows it).
     pub fn program_id(&self) -> Result<u32, Error> {
         let prog: &SchedClassifier = self

@@ -214,6 +214,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
     let (before, pins_before) = programs_in_force(&r.a);
     let stop = Arc::new(AtomicBool::new(false));
     let tcp = tcp_until(&r.b, "10.0.0.2:6600", &r.a, 4, stop.clone());
+    let wire = WireWatch::start(&r.b, "eth1", r.path("a-frames.pcap"));
     let ping = Pinger::start(&r.b, "10.0.0.1");
     let b_before = log(&r.path("b.log")).len();
     wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
@@ -246,6 +247,7 @@ fn restart_loses_nothing(test: &str, handoff: bool, variant: bool) {
     let ping = ping.finish();
     stop.store(true, Ordering::Relaxed);
     let flows = tcp.join().expect("TCP threads");
+    wire.judge("a's LACPDUs on b's eth1", 2);
 
     let (after, pins_after) = programs_in_force(&r.a);
     let b_log = log(&r.path("b.log"));
@@ -338,6 +340,7 @@ fn twenty_restarts_in_a_row_lose_no_ping() {
     let Some(mut r) = Rig::new("restart_chain") else {
         return;
     };
+    let wire = WireWatch::start(&r.b, "eth1", r.path("a-frames.pcap"));
     let ping = Pinger::start(&r.b, "10.0.0.1");
     let b_before = log(&r.path("b.log")).len();
     for n in 0..20 {
@@ -363,6 +366,7 @@ fn twenty_restarts_in_a_row_lose_no_ping() {
         wait_from(Instant::now(), Duration::from_millis(300), "settle");
     }
     let ping = ping.finish();
+    wire.judge("a's LACPDUs on b's eth1", 20);
     let b_log = log(&r.path("b.log"));
     let down = interruptions(&b_log[b_before..]);
     assert!(down.is_empty(), "the partner took a port out: {down:#?}");
@@ -676,6 +680,7 @@ fn switch_survives(test: &str, bond: &str, channel: &str, resumed: &str, out_of:
         return;
     };
     let a_before = log(&r.dir.0.join("a.log")).len();
+    let wire = WireWatch::start(&r.a, "eth1", r.dir.0.join("switch-frames.pcap"));
     let ping = Pinger::start(&r.b, "10.0.0.1");
     wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
     for round in 0..4 {
@@ -706,6 +711,7 @@ fn switch_survives(test: &str, bond: &str, channel: &str, resumed: &str, out_of:
         wait_from(Instant::now(), Duration::from_millis(500), "traffic after");
     }
     let ping = ping.finish();
+    wire.judge("the switch's control frames on the bond's eth1", 4);
     let a_log = log(&r.dir.0.join("a.log"));
     let out: Vec<&str> = a_log[a_before..]
         .lines()
@@ -821,6 +827,7 @@ fn a_pagp_bond_restarts_unseen_by_its_switch() {
         return;
     };
     let sw_before = r.switch_log().len();
+    let wire = WireWatch::start(&r.sw, "p1", r.dir.0.join("bond-frames.pcap"));
     let ping = Pinger::start(&r.b, "10.0.0.1");
     wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
     let a_toml = r.dir.0.join("a.toml");
@@ -850,6 +857,8 @@ fn a_pagp_bond_restarts_unseen_by_its_switch() {
         wait_from(Instant::now(), Duration::from_millis(700), "traffic after");
     }
     let ping = ping.finish();
+    // One hello at each resume (slow hellos are 30 s apart).
+    wire.judge("the bond's PAgP hellos on the switch's p1", 2);
     let sw_log = r.switch_log();
     let out: Vec<&str> = sw_log[sw_before..]
         .lines()
@@ -864,4 +873,129 @@ fn a_pagp_bond_restarts_unseen_by_its_switch() {
     );
     assert!(ping.transmitted > 300, "{ping:?}");
     assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
+}
+
+/// The control frames one end receives on a member (`tcpdump -Q in`),
+/// checked for what the sender's partner would see change: every LACPDU's
+/// actor in sync, collecting and distributing, with one system, key and
+/// port number throughout; every PAgP hello consistent and in a channel
+/// (group ifindex set), with one device id, port and group throughout.
+struct WireWatch {
+    tcpdump: Option<std::process::Child>,
+    file: PathBuf,
+}
+
+impl WireWatch {
+    fn start(ns: &str, dev: &str, file: PathBuf) -> WireWatch {
+        let tcpdump = Command::new("ip")
+            .args([
+                "netns", "exec", ns, "tcpdump", "-Q", "in", "-U", "-s", "256", "-i", dev, "-w",
+            ])
+            .arg(&file)
+            .args(["ether proto 0x8809 or ether dst 01:00:0c:cc:cc:cc"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tcpdump runs");
+        let w = WireWatch {
+            tcpdump: Some(tcpdump),
+            file,
+        };
+        wait_until("tcpdump writes its file", Duration::from_secs(5), || {
+            std::fs::metadata(&w.file).is_ok_and(|m| m.len() >= 24)
+        });
+        w
+    }
+
+    /// Stops the capture; the control frames received, and the
+    /// partner-visible changes found among them from the first frame that
+    /// shows the port in its aggregate (the capture may start while the
+    /// sender's mux is still on its way there).
+    fn finish(mut self) -> (usize, Vec<String>) {
+        if let Some(mut c) = self.tcpdump.take() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(c.id() as i32),
+                nix::sys::signal::Signal::SIGINT,
+            );
+            let _ = c.wait();
+        }
+        let data = std::fs::read(&self.file).expect("capture file");
+        let mut r = pcap_file::pcap::PcapReader::new(&data[..]).expect("a pcap file");
+        let (mut n, mut changes) = (0, Vec::new());
+        let mut lacp_id = None;
+        let mut pagp_id = None;
+        while let Some(p) = r.next_packet() {
+            let p = p.expect("a whole packet");
+            let f = &p.data[..];
+            if f.len() > 15 && f[12..14] == [0x88, 0x09] && f[14] == 1 {
+                let pdu = lagkit_wire::LacpduRepr::parse(&f[14..]).expect("an LACPDU");
+                n += 1;
+                let a = pdu.actor;
+                let id = (a.system, a.key, a.port);
+                let carrying = a.state.in_sync() && a.state.collecting() && a.state.distributing();
+                if lacp_id.is_none() && !carrying {
+                    continue;
+                }
+                if *lacp_id.get_or_insert(id) != id {
+                    changes.push(format!("{:?}: actor now {id:?}", p.timestamp));
+                }
+                if !carrying {
+                    changes.push(format!("{:?}: actor state {:?}", p.timestamp, a.state));
+                }
+            } else if let Ok(lagkit_wire::PagpRepr::Info(i)) = lagkit_wire::PagpRepr::parse_frame(f)
+            {
+                n += 1;
+                let id = (i.local.device_id, i.local.ifindex, i.local.group_ifindex);
+                let in_channel =
+                    i.flags.has(lagkit_wire::pagp::Flags::CONSISTENT) && i.local.group_ifindex != 0;
+                if pagp_id.is_none() && !in_channel {
+                    continue;
+                }
+                if *pagp_id.get_or_insert(id) != id {
+                    changes.push(format!("{:?}: PAgP now {id:?}", p.timestamp));
+                }
+                if !in_channel {
+                    changes.push(format!(
+                        "{:?}: PAgP hello out of the channel: {:?}",
+                        p.timestamp, i.flags
+                    ));
+                }
+            }
+        }
+        (n, changes)
+    }
+}
+
+impl WireWatch {
+    /// Stops the capture and reports what the partner saw (`what`, at
+    /// least `min` frames expected). The frame-level targets (no
+    /// partner-visible change at all) are not all met yet: they fail the
+    /// test only with `LAGKIT_WIRE_STRICT=1` (the campaign's setting);
+    /// otherwise they are printed, for the campaign's table.
+    fn judge(self, what: &str, min: usize) {
+        let (frames, changes) = self.finish();
+        let strict = std::env::var_os("LAGKIT_WIRE_STRICT").is_some();
+        eprintln!(
+            "wire: {what}: {frames} frames, {} partner-visible changes{}",
+            changes.len(),
+            if changes.is_empty() {
+                String::new()
+            } else {
+                format!(": {changes:?}")
+            }
+        );
+        if strict {
+            assert!(frames >= min, "{what}: {frames} frames, {min} expected");
+            assert!(changes.is_empty(), "{what}: {changes:#?}");
+        }
+    }
+}
+
+impl Drop for WireWatch {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.tcpdump.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }

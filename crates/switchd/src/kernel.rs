@@ -316,13 +316,6 @@ impl Kernel {
         self.path.leave_pinned();
     }
 
-    /// Detaches the switch programs on the ports that are not this one's
-    /// (a killed switch's whose pins were lost), once any adopted ones are
-    /// released; returns what it found.
-    pub fn clear_strays(&self) -> Result<Vec<lagkit_bpf::Stray>, lagkit_bpf::Error> {
-        self.path.clear_strays()
-    }
-
     /// The interfaces' indexes, in port order.
     pub fn ifindex(&self) -> &[u32] {
         &self.ifindex

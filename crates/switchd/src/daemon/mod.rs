@@ -280,28 +280,13 @@ impl Switch {
     }
 
     /// Once this switch's programs have their plan: releases the adopted
-    /// ones (until now they ran first and forwarded every frame), then
-    /// detaches switch programs on the ports that no switch holds.
+    /// ones (until now they ran first and forwarded every frame).
     fn take_over(&mut self) {
         let (Some(a), Some(k)) = (self.adopted.take(), self.kernel.as_ref()) else {
             return;
         };
         let n = a.release();
-        tracing::info!(switch = %self.core.name(), links = n, "took over the ports from the previous switch's programs");
-        match k.clear_strays() {
-            Ok(found) => {
-                for s in found {
-                    if s.detached {
-                        tracing::warn!(switch = %self.core.name(), hook = %s.hook, program = s.program_id, "detached a lagkit switch program no switch held (its pins were lost)");
-                    } else {
-                        tracing::info!(switch = %self.core.name(), hook = %s.hook, program = s.program_id, name = %s.name, "another tool's program runs on this port; left as it is");
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::warn!(switch = %self.core.name(), "looking for stray programs on the ports: {e}")
-            }
-        }
+        tracing::info!(switch = %self.core.name(), links = n, ports = k.ifindex().len(), "took over the ports from the previous switch's programs");
     }
 
     /// Brings the state file up to date (`force`: write it even if the
