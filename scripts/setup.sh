@@ -20,9 +20,12 @@
 #            checked with it), node_exporter (prometheus-node-exporter:
 #            its bonding series beside the bond's); and for the benchmark
 #            scripts GNU time
-#            (resident memory) and xxd
+#            (resident memory) and xxd; bc (scripts/systemd-restart.sh's
+#            timings)
 #   package  building and checking the Debian package: cargo-deb (from
-#            crates.io, when missing), systemd-analyze, man, dpkg-deb
+#            crates.io, when missing), systemd-analyze, man, dpkg-deb; and
+#            systemd itself, which the restart tests boot as PID 1 of
+#            namespaces of their own to drive the units
 #   parsers  the IOS parsers the switch's show commands are tested with
 #            (crates/cli/tests/ios_parsers.rs): Debian's python3 and
 #            python3-venv (when /usr/bin/python3 cannot make a venv), then a venv
@@ -41,7 +44,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus prometheus-node-exporter chromium softflowd pmacct"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus prometheus-node-exporter chromium softflowd pmacct bc"
 pkgs_package="systemd man-db dpkg"
 pkgs_parsers="python3 python3-venv"
 # The parsers' venv: these pins, written to its marker file once installed.

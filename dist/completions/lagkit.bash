@@ -148,6 +148,9 @@ _lagkit() {
             lagkit__subcmd__help__subcmd__sim,pair)
                 cmd="lagkit__subcmd__help__subcmd__sim__subcmd__pair"
                 ;;
+            lagkit__subcmd__help__subcmd__switch,down)
+                cmd="lagkit__subcmd__help__subcmd__switch__subcmd__down"
+                ;;
             lagkit__subcmd__help__subcmd__switch,show)
                 cmd="lagkit__subcmd__help__subcmd__switch__subcmd__show"
                 ;;
@@ -244,6 +247,9 @@ _lagkit() {
             lagkit__subcmd__sim__subcmd__help,pair)
                 cmd="lagkit__subcmd__sim__subcmd__help__subcmd__pair"
                 ;;
+            lagkit__subcmd__switch,down)
+                cmd="lagkit__subcmd__switch__subcmd__down"
+                ;;
             lagkit__subcmd__switch,help)
                 cmd="lagkit__subcmd__switch__subcmd__help"
                 ;;
@@ -255,6 +261,9 @@ _lagkit() {
                 ;;
             lagkit__subcmd__switch,test)
                 cmd="lagkit__subcmd__switch__subcmd__test"
+                ;;
+            lagkit__subcmd__switch__subcmd__help,down)
+                cmd="lagkit__subcmd__switch__subcmd__help__subcmd__down"
                 ;;
             lagkit__subcmd__switch__subcmd__help,help)
                 cmd="lagkit__subcmd__switch__subcmd__help__subcmd__help"
@@ -814,8 +823,22 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__help__subcmd__switch)
-            opts="show test"
+            opts="show test down"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__help__subcmd__switch__subcmd__down)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1760,7 +1783,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__switch)
-            opts="-h --port --check --strict --socket --metrics-listen --engine --help show sh test help"
+            opts="-h --port --check --strict --socket --metrics-listen --engine --help show sh test down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1789,9 +1812,45 @@ _lagkit() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        lagkit__subcmd__switch__subcmd__help)
-            opts="show test help"
+        lagkit__subcmd__switch__subcmd__down)
+            opts="-n -h --name --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__switch__subcmd__help)
+            opts="show test down help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        lagkit__subcmd__switch__subcmd__help__subcmd__down)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
