@@ -226,6 +226,34 @@ fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<
     receive(sock, || matches!(child.0.try_wait(), Ok(Some(_))))
 }
 
+/// pmacctd reading `pcap`, exporting NetFlow `version` (5, 9, or 10 for
+/// IPFIX) to `sock` through its nfprobe plugin (pmacct's own flow cache
+/// and encoders, independent of softflowd's); it exports every flow when
+/// the file ends.
+fn nfprobe(dir: &Path, pcap: &Path, sock: &UdpSocket, version: &str) -> Vec<Vec<u8>> {
+    let port = sock.local_addr().unwrap().port();
+    let conf = dir.join(format!("nfprobe-{version}.conf"));
+    std::fs::write(
+        &conf,
+        format!(
+            "daemonize: false\npcap_savefile: {}\nplugins: nfprobe\n\
+             nfprobe_receiver: 127.0.0.1:{port}\nnfprobe_version: {version}\n",
+            pcap.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Exporter(
+        Command::new("pmacctd")
+            .arg("-f")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run pmacctd"),
+    );
+    receive(sock, || matches!(child.0.try_wait(), Ok(Some(_))))
+}
+
 /// Per link (bytes, flows) of each direction's prediction, for each
 /// policy pair: `(host hash, switch hash)`.
 fn plan_links(
@@ -362,6 +390,57 @@ fn softflowd_netflow_v9_and_ipfix_plan_as_the_capture_does() {
     sampled_plan(&pcap, &export, 3);
 }
 
+/// NetFlow v5 from softflowd: read in auto (port 2055, version 5, a
+/// length that matches its count), the very plan the traffic gives.
+#[test]
+fn softflowd_netflow_v5_plans_as_the_capture_does() {
+    if !require("softflowd", "softflowd") {
+        return;
+    }
+    let (dir, pcap) = setup("exports-softflowd-v5");
+    let sock = collector();
+    let got = softflowd(&dir.0, &pcap, &sock, "5", 1);
+    assert!(!got.is_empty(), "softflowd -v 5 sent nothing");
+    let export = dir.0.join("export-5.pcap");
+    std::fs::write(&export, export_capture(&got, 2055)).unwrap();
+    let v = same_plan(&pcap, &export, &[]);
+    assert_eq!(v["capture"]["export"]["kinds"][0], "netflow5");
+    let (code, out, err) =
+        common::lagkit("plan", &[export.to_str().unwrap(), "--host", "10.0.0.1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("of NetFlow v5 from 1 exporter"), "{out}");
+    // Named as netflow, on another port: the same.
+    let other = dir.0.join("export-5-9999.pcap");
+    std::fs::write(&other, export_capture(&got, 9999)).unwrap();
+    same_plan(&pcap, &other, &["--flow-format", "netflow"]);
+}
+
+/// pmacct's nfprobe, a second exporter for each NetFlow version and for
+/// IPFIX: the very plan the traffic gives.
+#[test]
+fn pmacct_nfprobe_netflow_v5_v9_and_ipfix_plan_as_the_capture_does() {
+    if !require("pmacctd", "pmacct") {
+        return;
+    }
+    let (dir, pcap) = setup("exports-nfprobe");
+    let sock = collector();
+    for (version, port, kind) in [
+        ("5", 2055, "netflow5"),
+        ("9", 2055, "netflow"),
+        ("10", 4739, "ipfix"),
+    ] {
+        let got = nfprobe(&dir.0, &pcap, &sock, version);
+        assert!(!got.is_empty(), "nfprobe v{version} sent nothing");
+        let export = dir.0.join(format!("nfprobe-{version}.pcap"));
+        std::fs::write(&export, export_capture(&got, port)).unwrap();
+        let v = same_plan(&pcap, &export, &[]);
+        let x = &v["capture"]["export"];
+        assert_eq!(x["kinds"][0], kind, "{x}");
+        assert_eq!(x["before_template_sets"], 0, "{x}");
+        assert_eq!(x["impossible_records"], 0, "{x}");
+    }
+}
+
 #[test]
 fn pmacct_sflow_plans_as_the_capture_does() {
     if !require("pmacctd", "pmacct") {
@@ -432,13 +511,27 @@ fn dropped_records_are_counted_and_mixed_captures_need_a_format() {
         v["directions"][0]["prediction"]["bytes"],
         2 * (1000 + 5 * 14)
     );
-    // Cut inside the last datagram: planned from those before, with a warning.
+    // Cut inside the last datagram: the two before it hold no record, so
+    // there is nothing to plan: an error that says why.
     std::fs::write(&bin, &file[..file.len() - 3]).unwrap();
     let (code, out, err) =
         common::lagkit("plan", &[bin.to_str().unwrap(), "--flow-format", "netflow"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 2, "{out}");
     assert!(err.contains("packet 3 is cut short"), "{err}");
-    assert!(out.contains("0 records in 0 flows"), "{out}");
+    assert!(
+        err.contains("no flows to plan: 2 datagrams of flow exports gave no flow: 1 data sets (24 bytes) came before their template"),
+        "{err}"
+    );
+    let (code, _, err) = common::lagkit(
+        "plan",
+        &[bin.to_str().unwrap(), "--flow-format", "netflow", "--json"],
+    );
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert!(
+        v["error"].as_str().unwrap().starts_with("no flows to plan"),
+        "{v}"
+    );
 
     // One export datagram and one DNS query: ambiguous.
     let mut frames = vec![];
@@ -464,9 +557,34 @@ fn dropped_records_are_counted_and_mixed_captures_need_a_format() {
     let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "packets"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 packets in 2 flows"), "{out}");
+    // Read as NetFlow: the export is a template alone, the other packet
+    // not an export: no flows, and the error says both.
     let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "netflow"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("dropped: 1 packets are not exports"), "{out}");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains(
+            "no flows to plan: 1 datagrams of flow exports gave no flow: 1 packets are not exports"
+        ),
+        "{err}"
+    );
+    // Datagrams to NetFlow's port in a version lagkit cannot read (v8):
+    // never planned as traffic; nothing to plan, and says what.
+    let mut v8 = vec![0u8, 8, 0, 1];
+    v8.extend_from_slice(&[0; 60]);
+    let mut frame = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4([10, 0, 0, 9], [10, 0, 0, 1], 64)
+        .udp(40000, 2055)
+        .write(&mut frame, &v8)
+        .unwrap();
+    let old = dir.0.join("v8.pcap");
+    std::fs::write(&old, pcap_of(&[frame.clone(), frame])).unwrap();
+    let (code, out, err) = common::lagkit("plan", &[old.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("2 datagrams are exports lagkit cannot read (NetFlow v8)"),
+        "{err}"
+    );
     // A flow list is not a file of datagrams.
     let csv = dir.0.join("flows.csv");
     std::fs::write(&csv, "src,dst\n10.0.0.1,10.0.0.2\n").unwrap();

@@ -23,6 +23,7 @@ pub mod fair;
 pub mod flow;
 pub mod input;
 pub mod lab;
+pub mod link;
 pub mod merge;
 pub mod predict;
 pub mod report;

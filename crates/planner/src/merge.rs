@@ -39,6 +39,8 @@ pub struct Totals {
     pub cut: usize,
     /// Flows each file's own reader left out at its cap.
     pub flows_dropped: u64,
+    /// Export datagrams in versions lagkit cannot read.
+    pub unreadable_datagrams: u64,
 }
 
 impl Totals {
@@ -47,14 +49,20 @@ impl Totals {
         self.files += 1;
         self.captures += usize::from(st.packets > 0);
         self.packets += st.packets;
-        self.skipped += st.not_ethernet + st.unrelated + st.not_udp;
+        self.skipped += st.not_ethernet + st.damaged + st.unrelated + st.not_udp;
         self.cut += usize::from(st.skipped.is_some());
         self.flows_dropped += st.flows_dropped;
         if let Some(x) = &st.export {
             self.records += x.records;
             self.datagrams += x.datagrams;
             self.sampled_records += x.sampled_records;
-            self.skipped += x.unusable_records + x.before_template_sets + x.damaged_datagrams;
+            self.skipped += x.unusable_records
+                + x.impossible_records
+                + x.before_template_sets
+                + x.damaged_datagrams
+                + x.unreadable_datagrams
+                + x.snapped_datagrams;
+            self.unreadable_datagrams += x.unreadable_datagrams;
             self.flows_dropped += x.over_cap;
         }
     }
@@ -69,6 +77,31 @@ impl Totals {
         self.skipped += o.skipped;
         self.cut += o.cut;
         self.flows_dropped += o.flows_dropped;
+        self.unreadable_datagrams += o.unreadable_datagrams;
+    }
+
+    /// Why the files gave no flow to plan.
+    pub fn why_no_flows(&self) -> String {
+        let mut why = format!("no flows to plan in {} files", self.files);
+        if self.packets > 0 {
+            why += &format!(": {} captured packets", self.packets);
+        }
+        if self.datagrams > 0 {
+            why += &format!(", {} export datagrams", self.datagrams);
+        }
+        if self.skipped > 0 {
+            why += &format!(
+                ", {} packets or records left out (read each file alone to see why)",
+                self.skipped
+            );
+        }
+        if self.unreadable_datagrams > 0 {
+            why += &format!(
+                ", {} export datagrams lagkit cannot read",
+                self.unreadable_datagrams
+            );
+        }
+        why
     }
 }
 
