@@ -1,12 +1,14 @@
-//! Flow exports: NetFlow v9, IPFIX and sFlow v5 datagrams, read from a
-//! capture of the export traffic, become the planner's flows.
+//! Flow exports: NetFlow v5, v7, v9, IPFIX and sFlow v5 datagrams, read
+//! from a capture of the export traffic, become the planner's flows.
 //!
 //! Routers and switches already summarise their traffic for collectors;
 //! a capture of what they send (UDP to 2055, 4739 or 6343) is a compact
-//! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by the
-//! `netflow_parser` crate, with one template cache per exporter and
-//! observation domain (source ID), so two routers' template 256 never
-//! mix; sFlow v5 by the `sflow-parser` crate (no dependencies, every
+//! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by
+//! [`crate::sets`], with one template cache per exporter and observation
+//! domain (source ID), so two routers' template 256 never mix, and every
+//! element the planner does not read (enterprise-specific, variable
+//! length) only stepped over; NetFlow v5 and v7, whose layout is fixed,
+//! by the `netflow_parser` crate; sFlow v5 by the `sflow-parser` crate (no dependencies, every
 //! structure of the sFlow v5 specification and its extensions, each with
 //! a test; kept rather than a decoder of our own), whose flow samples
 //! carry the first bytes of a sampled packet.
@@ -17,13 +19,14 @@
 //! into a table of distinct flows that never holds more than
 //! [`MAX_FLOWS`] entries, so an export of any length is read in bounded
 //! memory. What could not be used is counted, never fatal: data sets that
-//! came before their template, records without addresses, flows past the
-//! table's cap.
+//! came before their template, records without addresses, records whose
+//! counters cannot be true, exports in versions lagkit cannot read, flows
+//! past the table's cap.
 
 use crate::flow::{Dir, Flow};
 use crate::input::Host;
 use lagkit_hash::{FlowKey, IpFlow, L4};
-use netflow_parser::{AutoScopedParser, FieldValue, IpfixField, NetflowPacket, V9Field};
+use netflow_parser::{NetflowPacket, NetflowParser};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -385,20 +388,18 @@ impl Sampling {
 }
 
 impl Fields {
-    fn set(&mut self, id: u16, v: &FieldValue) {
-        let num = || v.as_u64();
+    /// One IANA element's value bytes (numbers in reduced-size encoding,
+    /// RFC 7011 6.2; a value of a length the element cannot have is left
+    /// unset).
+    fn set(&mut self, id: u16, v: &[u8]) {
+        let num = || crate::sets::number(v);
         match id {
             1 => self.octets = num(),
             2 => self.packets = num(),
             85 if self.octets.is_none() => self.octets = num(),
             86 if self.packets.is_none() => self.packets = num(),
             352 => self.l2_octets = num(),
-            4 => {
-                self.proto = match v {
-                    FieldValue::ProtocolType(p) => Some(u8::from(*p)),
-                    _ => num().and_then(|n| u8::try_from(n).ok()),
-                }
-            }
+            4 => self.proto = num().and_then(|n| u8::try_from(n).ok()),
             7 => self.sport = num().and_then(|n| u16::try_from(n).ok()),
             11 => self.dport = num().and_then(|n| u16::try_from(n).ok()),
             8 | 27 => self.src = ip_of(v),
@@ -482,39 +483,16 @@ impl Fields {
     }
 }
 
-fn ip_of(v: &FieldValue) -> Option<IpAddr> {
-    match v {
-        FieldValue::Ip4Addr(a) => Some(IpAddr::V4(*a)),
-        FieldValue::Ip6Addr(a) => Some(IpAddr::V6(*a)),
+fn ip_of(v: &[u8]) -> Option<IpAddr> {
+    match v.len() {
+        4 => <[u8; 4]>::try_from(v).ok().map(IpAddr::from),
+        16 => <[u8; 16]>::try_from(v).ok().map(IpAddr::from),
         _ => None,
     }
 }
 
-fn mac_of(v: &FieldValue) -> Option<[u8; 6]> {
-    match v {
-        FieldValue::MacAddr(m) => Some(*m),
-        _ => None,
-    }
-}
-
-fn v9_id(f: &V9Field) -> u16 {
-    u16::from(*f)
-}
-
-/// The information elements [`Fields::set`] reads.
-const READ_IDS: [u16; 24] = [
-    1, 2, 4, 7, 8, 11, 12, 27, 28, 34, 50, 56, 57, 58, 61, 80, 81, 85, 86, 305, 306, 309, 310, 352,
-];
-
-/// An IANA element's number, for those the planner reads (the crate's
-/// enum has no conversion back to numbers).
-fn ipfix_id(f: &IpfixField) -> Option<u16> {
-    use netflow_parser::variable_versions::ipfix::lookup::IANAIPFixField as I;
-    match f {
-        IpfixField::IANA(I::Unknown(n)) => Some(*n),
-        IpfixField::IANA(i) => READ_IDS.iter().copied().find(|n| I::from(*n) == *i),
-        _ => None,
-    }
+fn mac_of(v: &[u8]) -> Option<[u8; 6]> {
+    v.try_into().ok()
 }
 
 /// The direction of a flow under `host`, or `None` when it is neither
@@ -535,7 +513,10 @@ pub(crate) fn dir_of(key: &FlowKey, host: Option<Host>) -> Option<Dir> {
 pub struct ExportReader {
     only: Option<ExportKind>,
     host: Option<Host>,
-    netflow: AutoScopedParser,
+    /// NetFlow v9 and IPFIX: templates per exporter and domain.
+    sets: crate::sets::Decoder,
+    /// NetFlow v5 and v7 (no state between datagrams).
+    fixed: NetflowParser,
     sampling: HashMap<(SocketAddr, u32), Rate>,
     exporters: std::collections::HashSet<(SocketAddr, u32)>,
     table: FlowTable,
@@ -552,7 +533,8 @@ impl ExportReader {
         ExportReader {
             only,
             host,
-            netflow: AutoScopedParser::new(),
+            sets: crate::sets::Decoder::new(),
+            fixed: NetflowParser::default(),
             sampling: HashMap::new(),
             exporters: Default::default(),
             table: FlowTable::with_cap(cap),
@@ -618,7 +600,7 @@ impl ExportReader {
         }
         match kind {
             ExportKind::Sflow => self.sflow_datagram(payload),
-            _ => self.netflow_datagram(from, payload),
+            _ => self.netflow_datagram(kind, from, payload),
         }
     }
 
@@ -636,78 +618,47 @@ impl ExportReader {
         }
     }
 
-    fn netflow_datagram(&mut self, from: SocketAddr, payload: &[u8]) {
+    fn netflow_datagram(&mut self, kind: ExportKind, from: SocketAddr, payload: &[u8]) {
         // An exporter is its address: a restarted exporter sends from
         // another port, and its templates come again anyway.
         let from = SocketAddr::new(from.ip(), 0);
-        let result = self.netflow.parse_from_source(from, payload);
+        if matches!(kind, ExportKind::Netflow | ExportKind::Ipfix) {
+            let mut counts = crate::sets::Counts::default();
+            let mut records = Vec::new();
+            let mut options = Vec::new();
+            let domain = self.sets.message(from, payload, &mut counts, &mut |_, r| {
+                let f = fields(r.values.iter().map(|(k, v)| (*k, *v)));
+                if r.options {
+                    options.push(f);
+                } else {
+                    records.push(f);
+                }
+            });
+            if counts.damaged {
+                self.stats.damaged_datagrams += 1;
+            }
+            self.stats.before_template_sets += counts.before_template_sets;
+            self.stats.before_template_bytes += counts.before_template_bytes;
+            if let Some(domain) = domain {
+                let id = (from, domain);
+                self.exporter(id);
+                // Sampling announced in this message applies to its own
+                // records too, wherever the sets came.
+                for o in &options {
+                    self.announce(id, &o.sampling);
+                }
+                for f in &records {
+                    self.record(id, f);
+                }
+            }
+            return;
+        }
+        let result = self.fixed.parse_bytes(payload);
         if result.error.is_some() {
             self.stats.damaged_datagrams += 1;
         }
         for p in &result.packets {
             match p {
-                NetflowPacket::V9(v9) => {
-                    use netflow_parser::variable_versions::v9::FlowSetBody as B;
-                    let id = (from, v9.header.source_id);
-                    self.exporter(id);
-                    for fs in &v9.flowsets {
-                        match &fs.body {
-                            B::Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(
-                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
-                                    );
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
-                            _ => {}
-                        }
-                    }
-                }
-                NetflowPacket::IPFix(ipfix) => {
-                    use netflow_parser::variable_versions::ipfix::FlowSetBody as B;
-                    let id = (from, ipfix.header.observation_domain_id);
-                    self.exporter(id);
-                    for fs in &ipfix.flowsets {
-                        match &fs.body {
-                            B::Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::V9Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::V9OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(
-                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
-                                    );
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
-                            _ => {}
-                        }
-                    }
-                }
                 NetflowPacket::V5(v5) => {
                     let h = &v5.header;
                     let id = (from, u32::from(h.engine_type) << 8 | u32::from(h.engine_id));
@@ -747,11 +698,6 @@ impl ExportReader {
                 _ => self.stats.damaged_datagrams += 1,
             }
         }
-    }
-
-    fn before_template(&mut self, bytes: usize) {
-        self.stats.before_template_sets += 1;
-        self.stats.before_template_bytes += bytes as u64;
     }
 
     fn record(&mut self, id: (SocketAddr, u32), f: &Fields) {
@@ -891,12 +837,10 @@ fn fixed_record(
     }
 }
 
-fn fields<'a>(it: impl Iterator<Item = (Option<u16>, &'a FieldValue)>) -> Fields {
+fn fields<'a>(it: impl Iterator<Item = (u16, &'a [u8])>) -> Fields {
     let mut f = Fields::default();
     for (id, v) in it {
-        if let Some(id) = id {
-            f.set(id, v);
-        }
+        f.set(id, v);
     }
     f
 }

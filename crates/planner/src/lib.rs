@@ -27,6 +27,7 @@ pub mod link;
 pub mod merge;
 pub mod predict;
 pub mod report;
+pub mod sets;
 
 pub use explain::{explain, Cause};
 pub use flow::{Dir, Flow};
