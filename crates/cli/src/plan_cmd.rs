@@ -66,10 +66,12 @@ pub struct Args {
     host: Option<String>,
     /// How to read a capture: `auto` (flow exports when every one of its
     /// first UDP datagrams goes to a collector port, 2055, 9995, 9996,
-    /// 4739 or 6343, with a NetFlow v9, IPFIX or sFlow v5 version field;
-    /// else the traffic itself), `packets` (the traffic itself), or
-    /// `netflow`, `ipfix`, `sflow` (exports of that format on any port).
-    /// Exported records are scaled by their sampling rate.
+    /// 4739 or 6343, with a NetFlow v5, v7 or v9, IPFIX or sFlow v5
+    /// version field; else the traffic itself), `packets` (the traffic
+    /// itself), or `netflow` (v5, v7, v9), `ipfix`, `sflow` (exports of
+    /// that format on any port). Exported records are scaled by their
+    /// sampling rate. Exports lagkit cannot read are named, and make the
+    /// exit status 2.
     #[arg(long, value_name = "FORMAT", default_value = "auto",
           value_parser = ["auto", "packets", "netflow", "ipfix", "sflow"])]
     flow_format: String,

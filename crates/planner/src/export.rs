@@ -37,9 +37,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 pub const MAX_FLOWS: usize = 1 << 19;
 
 /// The most exporters (address and observation domain) whose sampling
-/// interval is remembered: as many as `netflow_parser` keeps template
-/// caches for.
-pub const MAX_EXPORTERS: usize = netflow_parser::DEFAULT_MAX_SOURCES;
+/// interval is remembered, and counted: 10,000.
+pub const MAX_EXPORTERS: usize = 10_000;
 
 /// Bytes a NetFlow/IPFIX octet count leaves out of each packet's frame:
 /// the Ethernet header (the IP packet is what they count), added back so
@@ -846,17 +845,20 @@ fn fields<'a>(it: impl Iterator<Item = (u16, &'a [u8])>) -> Fields {
 }
 
 /// The sender, destination port and payload of a UDP datagram in a frame
-/// of link type Ethernet (or raw IP when `raw_ip`).
+/// of link type Ethernet (or raw IP when `raw_ip`). Read laxly: a
+/// datagram a capture's snap length cut is still one (its payload is what
+/// was captured), so that exports are told apart however they were
+/// captured.
 pub fn udp_of(frame: &[u8], raw_ip: bool) -> Option<(SocketAddr, u16, &[u8])> {
-    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
     let p = if raw_ip {
-        SlicedPacket::from_ip(frame).ok()?
+        LaxSlicedPacket::from_ip(frame).ok()?
     } else {
-        SlicedPacket::from_ethernet(frame).ok()?
+        LaxSlicedPacket::from_ethernet(frame).ok()?
     };
     let src = match p.net? {
-        NetSlice::Ipv4(v4) => IpAddr::V4(v4.header().source_addr()),
-        NetSlice::Ipv6(v6) => IpAddr::V6(v6.header().source_addr()),
+        LaxNetSlice::Ipv4(v4) => IpAddr::V4(v4.header().source_addr()),
+        LaxNetSlice::Ipv6(v6) => IpAddr::V6(v6.header().source_addr()),
         _ => return None,
     };
     match p.transport? {
@@ -1392,7 +1394,12 @@ mod tests {
             }
             out
         };
-        for (name, v) in [("MAX_FLOWS", MAX_FLOWS), ("MAX_EXPORTERS", MAX_EXPORTERS)] {
+        for (name, v) in [
+            ("MAX_FLOWS", MAX_FLOWS),
+            ("MAX_EXPORTERS", MAX_EXPORTERS),
+            ("MAX_TEMPLATES", crate::sets::MAX_TEMPLATES),
+            ("MAX_PACKET_LEN", crate::input::MAX_PACKET_LEN as usize),
+        ] {
             let row = page
                 .lines()
                 .find(|l| l.starts_with(&format!("| `{name}`")))

@@ -275,7 +275,7 @@ pub fn read_flows(
 }
 
 /// [`read_flows`], with a capture read as `format`: the traffic itself
-/// ([`FlowFormat::Packets`]), NetFlow v9, IPFIX or sFlow v5 exports, or
+/// ([`FlowFormat::Packets`]), NetFlow (v5, v7, v9), IPFIX or sFlow v5 exports, or
 /// whichever its first UDP datagrams show ([`FlowFormat::Auto`]: exports
 /// when every one goes to a collector port, 2055, 9995, 9996, 4739 or
 /// 6343, with a matching version field). A format other than auto given
@@ -837,11 +837,16 @@ impl Folder {
     fn take(&mut self, data: &[u8], len: u32) {
         if let Some(x) = &mut self.export {
             match crate::export::udp_of(data, false) {
-                // A datagram the capture's snap length cut cannot be decoded.
-                Some(_) if data.len() < len as usize => x.snapped(),
-                Some((from, _, payload)) if x.takes(payload) => x.datagram(from, payload),
-                Some((_, port, payload)) => {
-                    if !x.unreadable(port, payload) {
+                Some((from, port, payload)) => {
+                    let export =
+                        x.takes(payload) || crate::export::looks_like_export(port, payload);
+                    if export && data.len() < len as usize {
+                        // A datagram the capture's snap length cut cannot
+                        // be decoded.
+                        x.snapped();
+                    } else if x.takes(payload) {
+                        x.datagram(from, payload);
+                    } else if !x.unreadable(port, payload) {
                         x.not_export();
                     }
                 }
@@ -1475,9 +1480,29 @@ mod tests {
             .udp(40000, 2055)
             .write(&mut frame, &d)
             .unwrap();
-        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame])).unwrap();
+        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame.clone()])).unwrap();
         assert_eq!(st.export.unwrap().records, 1);
         assert_eq!((f.len(), f[0].bytes), (1, 114));
+        // The same export captured with a snap length of 60 (18 bytes of
+        // the datagram) and of 96: still exports, never traffic, and
+        // counted as cut by the snap length.
+        use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+        for snap in [60usize, 96] {
+            let mut w = PcapWriter::with_header(Vec::new(), PcapHeader::default()).unwrap();
+            let p = PcapPacket::new(
+                std::time::Duration::ZERO,
+                frame.len() as u32,
+                &frame[..snap],
+            );
+            w.write_packet(&p).unwrap();
+            let (f, st) = read_bytes("e.pcap", &w.into_writer()).unwrap();
+            assert!(f.is_empty(), "snap {snap}: {f:?}");
+            let x = st.export.clone().expect("read as exports");
+            assert_eq!(x.snapped_datagrams, 1, "snap {snap}");
+            assert!(st
+                .why_no_flows()
+                .contains("cut by the capture's snap length"));
+        }
     }
 
     /// tcpdump -s 96: each record holds 96 bytes and the original length,
