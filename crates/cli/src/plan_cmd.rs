@@ -66,9 +66,9 @@ pub struct Args {
     host: Option<String>,
     /// How to read a capture: `auto` (flow exports when every one of its
     /// first UDP datagrams goes to a collector port, 2055, 9995, 9996,
-    /// 4739 or 6343, with a NetFlow v5, v7 or v9, IPFIX or sFlow v5
+    /// 4739 or 6343, with a NetFlow v1, v5, v7 or v9, IPFIX or sFlow v5
     /// version field; else the traffic itself), `packets` (the traffic
-    /// itself), or `netflow` (v5, v7, v9), `ipfix`, `sflow` (exports of
+    /// itself), or `netflow` (v1, v5, v7, v9), `ipfix`, `sflow` (exports of
     /// that format on any port). Exported records are scaled by their
     /// sampling rate. Exports lagkit cannot read are named, and make the
     /// exit status 2.
@@ -272,11 +272,17 @@ fn packet_summary(
             st.macs_unknown
         );
     }
+    s + &dropped_line(st)
+}
+
+/// A second line naming what was left out, when anything was.
+fn dropped_line(st: &lagkit_planner::input::CaptureStats) -> String {
     let dropped = st.dropped();
-    if !dropped.is_empty() {
-        s += &format!("\n  dropped: {}", dropped.join("; "));
+    if dropped.is_empty() {
+        String::new()
+    } else {
+        format!("\n  dropped: {}", dropped.join("; "))
     }
-    s
 }
 
 /// What a capture of flow exports held, in one line (and a second for
@@ -308,11 +314,7 @@ fn export_summary(
             x.sampled_records
         );
     }
-    let dropped = st.dropped();
-    if !dropped.is_empty() {
-        s += &format!("\n  dropped: {}", dropped.join("; "));
-    }
-    s
+    s + &dropped_line(st)
 }
 
 /// Reads many traffic files (arguments, directories, globs) on every
@@ -362,6 +364,7 @@ fn read_many(
     }
     let mut totals = merged.totals.clone();
     totals.flows_dropped += merged.over_cap.0;
+    totals.skipped += merged.over_total;
     Ok((merged.into_flows(), totals))
 }
 

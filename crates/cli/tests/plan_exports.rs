@@ -199,17 +199,21 @@ fn softflowd(
     })
 }
 
-/// pmacctd reading `pcap`, exporting sFlow v5 samples to `sock` through
-/// its sfprobe plugin, every `sampling`th packet.
-fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<u8>> {
-    let port = sock.local_addr().unwrap().port();
-    let conf = dir.join(format!("pmacctd-{sampling}.conf"));
+/// pmacctd reading `pcap` with the plugin lines `plugin` (written into
+/// its configuration file `name`), until it exits at the end of the file;
+/// what `sock` received meanwhile.
+fn pmacctd_run(
+    dir: &Path,
+    name: &str,
+    pcap: &Path,
+    sock: &UdpSocket,
+    plugin: &str,
+) -> Vec<Vec<u8>> {
+    let conf = dir.join(name);
     std::fs::write(
         &conf,
         format!(
-            "daemonize: false\npcap_savefile: {}\nplugins: sfprobe\n\
-             sfprobe_receiver: 127.0.0.1:{port}\nsfprobe_agentip: 127.0.0.1\n\
-             sampling_rate: {sampling}\n",
+            "daemonize: false\npcap_savefile: {}\n{plugin}",
             pcap.display()
         ),
     )
@@ -226,32 +230,37 @@ fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<
     receive(sock, || matches!(child.0.try_wait(), Ok(Some(_))))
 }
 
+/// pmacctd reading `pcap`, exporting sFlow v5 samples to `sock` through
+/// its sfprobe plugin, every `sampling`th packet.
+fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<u8>> {
+    let port = sock.local_addr().unwrap().port();
+    pmacctd_run(
+        dir,
+        &format!("pmacctd-{sampling}.conf"),
+        pcap,
+        sock,
+        &format!(
+            "plugins: sfprobe\nsfprobe_receiver: 127.0.0.1:{port}\n\
+             sfprobe_agentip: 127.0.0.1\nsampling_rate: {sampling}\n"
+        ),
+    )
+}
+
 /// pmacctd reading `pcap`, exporting NetFlow `version` (5, 9, or 10 for
 /// IPFIX) to `sock` through its nfprobe plugin (pmacct's own flow cache
 /// and encoders, independent of softflowd's); it exports every flow when
 /// the file ends.
 fn nfprobe(dir: &Path, pcap: &Path, sock: &UdpSocket, version: &str) -> Vec<Vec<u8>> {
     let port = sock.local_addr().unwrap().port();
-    let conf = dir.join(format!("nfprobe-{version}.conf"));
-    std::fs::write(
-        &conf,
-        format!(
-            "daemonize: false\npcap_savefile: {}\nplugins: nfprobe\n\
-             nfprobe_receiver: 127.0.0.1:{port}\nnfprobe_version: {version}\n",
-            pcap.display()
+    pmacctd_run(
+        dir,
+        &format!("nfprobe-{version}.conf"),
+        pcap,
+        sock,
+        &format!(
+            "plugins: nfprobe\nnfprobe_receiver: 127.0.0.1:{port}\nnfprobe_version: {version}\n"
         ),
     )
-    .unwrap();
-    let mut child = Exporter(
-        Command::new("pmacctd")
-            .arg("-f")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run pmacctd"),
-    );
-    receive(sock, || matches!(child.0.try_wait(), Ok(Some(_))))
 }
 
 /// Per link (bytes, flows) of each direction's prediction, for each
@@ -261,10 +270,20 @@ fn plan_links(
     host_hash: &str,
     extra: &[&str],
 ) -> (Vec<(u64, u64)>, serde_json::Value) {
+    plan_links_of(file, "10.0.0.1", host_hash, extra)
+}
+
+/// [`plan_links`] with `host` the bonded host.
+fn plan_links_of(
+    file: &Path,
+    host: &str,
+    host_hash: &str,
+    extra: &[&str],
+) -> (Vec<(u64, u64)>, serde_json::Value) {
     let mut args = vec![
         file.to_str().unwrap(),
         "--host",
-        "10.0.0.1",
+        host,
         "--host-hash",
         host_hash,
         "--links",
@@ -438,6 +457,129 @@ fn pmacct_nfprobe_netflow_v5_v9_and_ipfix_plan_as_the_capture_does() {
         assert_eq!(x["kinds"][0], kind, "{x}");
         assert_eq!(x["before_template_sets"], 0, "{x}");
         assert_eq!(x["impossible_records"], 0, "{x}");
+    }
+}
+
+/// Whether this process may capture (fprobe opens the interface): its
+/// effective user is root.
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// fprobe, a third NetFlow exporter and the one that speaks v1 and v7,
+/// captures live: on loopback it watches the datagrams this test sends
+/// from one socket to four ports below the ephemeral range (its filter
+/// names the socket's port, so nothing else on loopback counts), and
+/// exports each flow a second after it goes idle. The plan from its
+/// export equals the plan from a capture of the same datagrams, written
+/// here (loopback frames are Ethernet with zero MACs).
+#[test]
+fn fprobe_netflow_v1_v5_v7_plan_as_the_traffic_does() {
+    if !require("fprobe", "fprobe") {
+        return;
+    }
+    if !root() {
+        assert!(std::env::var_os("CI").is_none(), "fprobe needs root");
+        eprintln!("skipped: fprobe captures, which needs root");
+        return;
+    }
+    let dir = Dir::new("exports-fprobe");
+    let sock = collector();
+    let port = sock.local_addr().unwrap().port();
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sport = sender.local_addr().unwrap().port();
+    for (n, (version, kind)) in [("1", "netflow1"), ("5", "netflow5"), ("7", "netflow7")]
+        .into_iter()
+        .enumerate()
+    {
+        let base = 23000 + 10 * n as u16;
+        let filter = format!(
+            "udp and src port {sport} and dst portrange {base}-{}",
+            base + 3
+        );
+        let mut child = Exporter(
+            Command::new("fprobe")
+                .args([
+                    "-p", "-i", "lo", "-f", &filter, "-s", "1", "-d", "1", "-e", "2",
+                ])
+                .args(["-n", version, "-l", "2", &format!("127.0.0.1:{port}")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run fprobe"),
+        );
+        // Ready once it names its collector (its log, `-l 2`, goes to
+        // stdout): the capture is open by then.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = child.0.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(l) if l.contains("collector #1") => break,
+                Ok(_) => {}
+                Err(e) => panic!("fprobe -n {version} did not start: {e}"),
+            }
+        }
+        // Four flows of 3 to 6 datagrams of 100 to 700 bytes.
+        let mut frames = Vec::new();
+        for i in 0..4u16 {
+            let payload = vec![0x5a; 100 + 200 * usize::from(i)];
+            for _ in 0..3 + i {
+                sender.send_to(&payload, ("127.0.0.1", base + i)).unwrap();
+                let mut f = Vec::new();
+                etherparse::PacketBuilder::ethernet2([0; 6], [0; 6])
+                    .ipv4([127, 0, 0, 1], [127, 0, 0, 1], 64)
+                    .udp(sport, base + i)
+                    .write(&mut f, &payload)
+                    .unwrap();
+                frames.push(f);
+            }
+        }
+        // Until the export holds the four flows (each datagram's header
+        // counts its records), or the deadline.
+        sock.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut buf = vec![0u8; 65536];
+        while got
+            .iter()
+            .map(|d| u16::from_be_bytes([d[2], d[3]]))
+            .sum::<u16>()
+            < 4
+        {
+            assert!(
+                Instant::now() < deadline,
+                "fprobe -n {version} exported {} datagrams in 30 s",
+                got.len()
+            );
+            if let Ok(n) = sock.recv(&mut buf) {
+                got.push(buf[..n].to_vec());
+            }
+        }
+        drop(child);
+        let traffic = dir.0.join(format!("lo-{version}.pcap"));
+        std::fs::write(&traffic, pcap_of(&frames)).unwrap();
+        let export = dir.0.join(format!("fprobe-{version}.pcap"));
+        std::fs::write(&export, export_capture(&got, 2055)).unwrap();
+        for p in POLICIES {
+            let (want, _) = plan_links_of(&traffic, "127.0.0.1", p, &[]);
+            let (got, v) = plan_links_of(&export, "127.0.0.1", p, &[]);
+            assert_eq!(got, want, "fprobe -n {version}, {p}");
+            assert_eq!(v["capture"]["export"]["kinds"][0], kind);
+        }
     }
 }
 

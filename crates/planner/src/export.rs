@@ -1,4 +1,4 @@
-//! Flow exports: NetFlow v5, v7, v9, IPFIX and sFlow v5 datagrams, read
+//! Flow exports: NetFlow v1, v5, v7, v9, IPFIX and sFlow v5 datagrams, read
 //! from a capture of the export traffic, become the planner's flows.
 //!
 //! Routers and switches already summarise their traffic for collectors;
@@ -8,7 +8,7 @@
 //! domain (source ID), so two routers' template 256 never mix, and every
 //! element the planner does not read (enterprise-specific, variable
 //! length) only stepped over; NetFlow v5 and v7, whose layout is fixed,
-//! by the `netflow_parser` crate; sFlow v5 by the `sflow-parser` crate (no dependencies, every
+//! by the `netflow_parser` crate, v1 (which it does not read) here; sFlow v5 by the `sflow-parser` crate (no dependencies, every
 //! structure of the sFlow v5 specification and its extensions, each with
 //! a test; kept rather than a decoder of our own), whose flow samples
 //! carry the first bytes of a sampled packet.
@@ -67,7 +67,7 @@ pub enum FlowFormat {
     Auto,
     /// The packets are the traffic.
     Packets,
-    /// NetFlow datagrams (v5, v7 or v9), whatever their port.
+    /// NetFlow datagrams (v1, v5, v7 or v9), whatever their port.
     Netflow,
     /// IPFIX messages, whatever their port.
     Ipfix,
@@ -99,6 +99,10 @@ impl std::str::FromStr for FlowFormat {
 pub enum ExportKind {
     /// NetFlow version 9 (RFC 3954).
     Netflow,
+    /// NetFlow version 1 (the first fixed layout: a 16-byte header and
+    /// 48-byte IPv4 records).
+    #[serde(rename = "netflow1")]
+    NetflowV1,
     /// NetFlow version 5 (Cisco's fixed layout: a 24-byte header and
     /// 48-byte IPv4 records).
     #[serde(rename = "netflow5")]
@@ -118,6 +122,7 @@ impl ExportKind {
     pub fn name(self) -> &'static str {
         match self {
             ExportKind::Netflow => "NetFlow v9",
+            ExportKind::NetflowV1 => "NetFlow v1",
             ExportKind::NetflowV5 => "NetFlow v5",
             ExportKind::NetflowV7 => "NetFlow v7",
             ExportKind::Ipfix => "IPFIX",
@@ -128,18 +133,26 @@ impl ExportKind {
     /// Whether `--flow-format` names this kind's protocol.
     fn is(self, format: ExportKind) -> bool {
         let family = |k| match k {
-            ExportKind::NetflowV5 | ExportKind::NetflowV7 => ExportKind::Netflow,
+            ExportKind::NetflowV1 | ExportKind::NetflowV5 | ExportKind::NetflowV7 => {
+                ExportKind::Netflow
+            }
             k => k,
         };
         family(self) == family(format)
     }
 
-    /// The kind whose version field `payload` starts with. NetFlow v5 and
-    /// v7 have no set structure to check, so their length must be exactly
-    /// what their record count says.
+    /// The kind whose version field `payload` starts with. NetFlow v1, v5
+    /// and v7 have no set structure to check, so their length must be
+    /// exactly what their record count says.
     pub fn of_payload(payload: &[u8]) -> Option<ExportKind> {
         let count = |p: &[u8]| usize::from(u16::from_be_bytes([p[2], p[3]]));
         match payload {
+            [0, 1, ..]
+                if (1..=24).contains(&count(payload))
+                    && payload.len() == v1::HEADER + v1::RECORD * count(payload) =>
+            {
+                Some(ExportKind::NetflowV1)
+            }
             [0, 5, ..]
                 if (1..=30).contains(&count(payload))
                     && payload.len() == 24 + 48 * count(payload) =>
@@ -169,7 +182,11 @@ pub const COLLECTOR_PORTS: [u16; 5] = [2055, 9995, 9996, 4739, 6343];
 pub fn sniff(port: u16, payload: &[u8]) -> Option<ExportKind> {
     let kind = ExportKind::of_payload(payload)?;
     let port_fits = match kind {
-        ExportKind::Netflow | ExportKind::NetflowV5 | ExportKind::NetflowV7 | ExportKind::Ipfix => {
+        ExportKind::Netflow
+        | ExportKind::NetflowV1
+        | ExportKind::NetflowV5
+        | ExportKind::NetflowV7
+        | ExportKind::Ipfix => {
             matches!(port, 2055 | 9995 | 9996 | 4739)
         }
         ExportKind::Sflow => port == 6343,
@@ -188,8 +205,8 @@ pub fn unreadable_export(port: u16, payload: &[u8]) -> Option<String> {
     }
     match payload {
         [0, 0, 0, v @ 2..=5, ..] => Some(format!("sFlow v{v}")),
-        [0, v @ (5 | 7), ..] => Some(format!("NetFlow v{v} of the wrong length")),
-        [0, v @ 1..=8, ..] => Some(format!("NetFlow v{v}")),
+        [0, v @ (1 | 5 | 7), ..] => Some(format!("NetFlow v{v} of the wrong length")),
+        [0, v @ 2..=8, ..] => Some(format!("NetFlow v{v}")),
         [0, 9 | 10, ..] => Some("NetFlow or IPFIX cut short".into()),
         _ => None,
     }
@@ -652,6 +669,14 @@ impl ExportReader {
             }
             return;
         }
+        if kind == ExportKind::NetflowV1 {
+            let id = (from, 0);
+            self.exporter(id);
+            for f in v1::records(payload) {
+                self.record(id, &f);
+            }
+            return;
+        }
         let result = self.fixed.parse_bytes(payload);
         if result.error.is_some() {
             self.stats.damaged_datagrams += 1;
@@ -816,7 +841,56 @@ fn sampled_key(h: &sflow_parser::models::record_flows::SampledHeader) -> Option<
     Some(FlowKey::from_frame(&frame))
 }
 
-/// The fields of a NetFlow v5 or v7 record (IPv4, fixed layout).
+/// NetFlow version 1, which netflow_parser does not read (fprobe and
+/// softflowd export it): a 16-byte header (version, count, uptime,
+/// seconds, nanoseconds) and `count` records of 48 bytes.
+mod v1 {
+    use super::{fixed_record, Fields};
+    use std::net::Ipv4Addr;
+
+    pub const HEADER: usize = 16;
+    pub const RECORD: usize = 48;
+
+    /// Offsets in a record.
+    mod field {
+        use std::ops::Range;
+        pub const SRC: Range<usize> = 0..4;
+        pub const DST: Range<usize> = 4..8;
+        pub const PACKETS: Range<usize> = 16..20;
+        pub const OCTETS: Range<usize> = 20..24;
+        pub const SPORT: Range<usize> = 32..34;
+        pub const DPORT: Range<usize> = 34..36;
+        pub const PROTOCOL: usize = 38;
+    }
+
+    /// The records of a datagram whose length [`super::ExportKind::of_payload`]
+    /// checked (a shorter one gives the records it holds whole).
+    pub fn records(payload: &[u8]) -> impl Iterator<Item = Fields> + '_ {
+        payload
+            .get(HEADER..)
+            .unwrap_or_default()
+            .chunks_exact(RECORD)
+            .map(|r| {
+                let ip = |f: std::ops::Range<usize>| {
+                    Ipv4Addr::from(<[u8; 4]>::try_from(&r[f]).unwrap_or_default())
+                };
+                let n16 =
+                    |f: std::ops::Range<usize>| u16::from_be_bytes([r[f.start], r[f.start + 1]]);
+                let n32 = |f: std::ops::Range<usize>| {
+                    u32::from_be_bytes(<[u8; 4]>::try_from(&r[f]).unwrap_or_default())
+                };
+                fixed_record(
+                    ip(field::SRC),
+                    ip(field::DST),
+                    (n16(field::SPORT), n16(field::DPORT), r[field::PROTOCOL]),
+                    n32(field::OCTETS),
+                    n32(field::PACKETS),
+                )
+            })
+    }
+}
+
+/// The fields of a NetFlow v1, v5 or v7 record (IPv4, fixed layout).
 fn fixed_record(
     src: Ipv4Addr,
     dst: Ipv4Addr,
@@ -1015,11 +1089,15 @@ pub mod build {
         r
     }
 
+    /// One record of [`v5`] or [`v1`]: source, destination, their ports,
+    /// octets, packets (TCP).
+    pub type FixedRecord = ([u8; 4], [u8; 4], u16, u16, u32, u32);
+
     /// A NetFlow v5 datagram (Cisco's layout: a 24-byte header, 48-byte
     /// records) with `sampling` in its header (mode in the top two bits,
     /// interval in the other 14) and one record per (src, dst, sport,
     /// dport, octets, packets), TCP.
-    pub fn v5(sampling: u16, records: &[([u8; 4], [u8; 4], u16, u16, u32, u32)]) -> Vec<u8> {
+    pub fn v5(sampling: u16, records: &[FixedRecord]) -> Vec<u8> {
         let mut b = vec![0, 5];
         b.extend_from_slice(&(records.len() as u16).to_be_bytes());
         // sys_uptime, unix_secs, unix_nsecs, flow_sequence
@@ -1040,6 +1118,17 @@ pub mod build {
             b.extend_from_slice(&[0; 8]); // AS numbers, masks, pad
         }
         b
+    }
+
+    /// A NetFlow v1 datagram: [`v5`]'s records under v1's 16-byte header
+    /// (the two records agree on every field the planner reads:
+    /// addresses, counters, ports, protocol).
+    pub fn v1(records: &[FixedRecord]) -> Vec<u8> {
+        let b = v5(0, records);
+        let mut out = vec![0, 1];
+        out.extend_from_slice(&b[2..16]);
+        out.extend_from_slice(&b[24..]);
+        out
     }
 
     /// An sFlow v5 datagram from agent `agent` with one flow sample of
@@ -1169,7 +1258,7 @@ mod tests {
             0x4000 | 100,
             &[([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 1000, 4)],
         );
-        let (f, st) = read(&[d.clone()]);
+        let (f, st) = read(std::slice::from_ref(&d));
         assert_eq!(st.sampled_records, 1);
         assert_eq!(f[0].bytes, 100 * (1000 + 4 * 14));
         // A length that disagrees with the count is not v5 ...
@@ -1194,6 +1283,19 @@ mod tests {
             None,
             "not a collector port"
         );
+        // NetFlow v1: 16-byte header, the same 48-byte records.
+        let d1 = v1(&[([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 1500, 10)]);
+        assert_eq!(d1.len(), 16 + 48);
+        assert_eq!(&d1[..4], &[0, 1, 0, 1]);
+        assert_eq!(sniff(2055, &d1), Some(ExportKind::NetflowV1));
+        let (f, st) = read(std::slice::from_ref(&d1));
+        assert_eq!(
+            (st.records, st.kinds.clone()),
+            (1, vec![ExportKind::NetflowV1])
+        );
+        assert_eq!(f[0].bytes, 1500 + 10 * 14);
+        assert_eq!(f[0].key.l4_ports(), Some((1000, 80)));
+        assert_eq!(f[0].key.ip_proto(), Some(6));
         // --flow-format netflow reads v5 too.
         let mut r = ExportReader::new(Some(ExportKind::Netflow), None, 8);
         assert!(r.takes(&d));

@@ -182,7 +182,7 @@ impl CaptureStats {
                 x.datagrams
             ),
             Some(_) if self.packets > 0 => format!(
-                "none of the {} packets is a flow export lagkit reads (NetFlow v5, v7, v9, IPFIX, sFlow v5)",
+                "none of the {} packets is a flow export lagkit reads (NetFlow v1, v5, v7, v9, IPFIX, sFlow v5)",
                 self.packets
             ),
             Some(_) => "no export datagrams".into(),
@@ -275,7 +275,7 @@ pub fn read_flows(
 }
 
 /// [`read_flows`], with a capture read as `format`: the traffic itself
-/// ([`FlowFormat::Packets`]), NetFlow (v5, v7, v9), IPFIX or sFlow v5 exports, or
+/// ([`FlowFormat::Packets`]), NetFlow (v1, v5, v7, v9), IPFIX or sFlow v5 exports, or
 /// whichever its first UDP datagrams show ([`FlowFormat::Auto`]: exports
 /// when every one goes to a collector port, 2055, 9995, 9996, 4739 or
 /// 6343, with a matching version field). A format other than auto given

@@ -336,7 +336,10 @@ mod tests {
     }
 
     /// Every record of `messages`, as (options, values).
-    fn records(messages: &[Vec<u8>]) -> (Vec<(bool, Vec<(u16, Vec<u8>)>)>, Counts) {
+    /// A record as read: options or not, and its (ID, value) pairs.
+    type Read = (bool, Vec<(u16, Vec<u8>)>);
+
+    fn records(messages: &[Vec<u8>]) -> (Vec<Read>, Counts) {
         let mut d = Decoder::new();
         let mut out = Vec::new();
         let mut counts = Counts::default();
@@ -405,7 +408,7 @@ mod tests {
         for msgs in [
             vec![ipfix(1, &[t.clone(), data(300, &[rec(false), rec(true)])])],
             vec![
-                ipfix(1, &[t.clone()]),
+                ipfix(1, std::slice::from_ref(&t)),
                 ipfix(1, &[data(300, &[rec(true), rec(false)])]),
             ],
         ] {
