@@ -102,7 +102,7 @@ impl CaptureStats {
         add(
             self.damaged,
             format!(
-                "{} packets are damaged (their lengths cannot be true)",
+                "{} packets are damaged (lengths that cannot be true, a link header cut short, or an interface never described)",
                 self.damaged
             ),
         );
