@@ -145,7 +145,11 @@ impl ExportKind {
     /// and v7 have no set structure to check, so their length must be
     /// exactly what their record count says.
     pub fn of_payload(payload: &[u8]) -> Option<ExportKind> {
-        let count = |p: &[u8]| usize::from(u16::from_be_bytes([p[2], p[3]]));
+        // The record count (0, never read, when the payload has none).
+        let count = |p: &[u8]| {
+            p.get(2..4)
+                .map_or(0, |c| usize::from(u16::from_be_bytes([c[0], c[1]])))
+        };
         match payload {
             [0, 1, ..]
                 if (1..=24).contains(&count(payload))
@@ -1198,6 +1202,12 @@ mod tests {
         assert_eq!(sniff(2055, &sf), None, "sFlow to NetFlow's port");
         assert_eq!(sniff(6343, &v9), None);
         assert_eq!(ExportKind::of_payload(&[0, 9, 0]), None, "too short");
+        // A version field and nothing else (found by fuzzing: the record
+        // count was read past the end).
+        for v in [1u8, 5, 7, 9, 10] {
+            assert_eq!(ExportKind::of_payload(&[0, v]), None);
+            assert_eq!(ExportKind::of_payload(&[0, v, 0]), None);
+        }
         assert_eq!("IPFIX".parse::<FlowFormat>(), Ok(FlowFormat::Ipfix));
         assert!("nf5".parse::<FlowFormat>().is_err());
     }
