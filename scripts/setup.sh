@@ -14,8 +14,10 @@
 #   test     what the test suite drives: tshark, tcpdump, Open vSwitch
 #            (interoperability tests, the lab's `kind = "ovs"` switches),
 #            bpftool, tmux, chromium (the HTML report rendered headless),
-#            softflowd and pmacct (independent NetFlow v9, IPFIX and
-#            sFlow exporters for the planner's tests), promtool
+#            softflowd, pmacct and fprobe (independent NetFlow v1, v5,
+#            v7, v9, IPFIX and sFlow exporters for the planner's tests;
+#            tcpdump and dumpcap, from tshark, also make its fixture
+#            captures, scripts/make-capture-fixtures.sh), promtool
 #            (prometheus: the metrics pages are
 #            checked with it), node_exporter (prometheus-node-exporter:
 #            its bonding series beside the bond's); and for the benchmark
@@ -44,7 +46,7 @@ set -euo pipefail
 # GROUP: Debian packages (keep one group per line: the test parses these).
 pkgs_build="clang llvm libbpf-dev linux-libc-dev"
 pkgs_run="iproute2 ethtool procps iputils-ping iperf3"
-pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus prometheus-node-exporter chromium softflowd pmacct bc"
+pkgs_test="tshark tcpdump openvswitch-switch openvswitch-common bpftool tmux time xxd util-linux prometheus prometheus-node-exporter chromium softflowd pmacct fprobe bc"
 pkgs_package="systemd man-db dpkg"
 pkgs_parsers="python3 python3-venv"
 # The parsers' venv: these pins, written to its marker file once installed.

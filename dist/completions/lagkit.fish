@@ -170,7 +170,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l switch-hash -d 'T
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l links -d 'Links in the aggregate (default: the bond\'s members with --config, else 2)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l rate -d 'Each link\'s rate in bit/s: 1g, 1gbit, 100M, 2.5g (a plain number is bit/s)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l host -d 'For captures: the bonded host\'s IP or MAC; frames from it are `out`, to it `in`, others are skipped. Without it every frame is `out`' -r
-complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l flow-format -d 'How to read a capture: `auto` (flow exports when every one of its first UDP datagrams goes to a collector port, 2055, 9995, 9996, 4739 or 6343, with a NetFlow v9, IPFIX or sFlow v5 version field; else the traffic itself), `packets` (the traffic itself), or `netflow`, `ipfix`, `sflow` (exports of that format on any port). Exported records are scaled by their sampling rate' -r -f -a "auto\t''
+complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l flow-format -d 'How to read a capture: `auto` (flow exports when every one of its first UDP datagrams goes to a collector port, 2055, 9995, 9996, 4739 or 6343, with a NetFlow v1, v5, v7 or v9, IPFIX or sFlow v5 version field; else the traffic itself), `packets` (the traffic itself), or `netflow` (v1, v5, v7, v9), `ipfix`, `sflow` (exports of that format on any port). Exported records are scaled by their sampling rate. Exports lagkit cannot read are named, and make the exit status 2' -r -f -a "auto\t''
 packets\t''
 netflow\t''
 ipfix\t''

@@ -66,10 +66,12 @@ pub struct Args {
     host: Option<String>,
     /// How to read a capture: `auto` (flow exports when every one of its
     /// first UDP datagrams goes to a collector port, 2055, 9995, 9996,
-    /// 4739 or 6343, with a NetFlow v9, IPFIX or sFlow v5 version field;
-    /// else the traffic itself), `packets` (the traffic itself), or
-    /// `netflow`, `ipfix`, `sflow` (exports of that format on any port).
-    /// Exported records are scaled by their sampling rate.
+    /// 4739 or 6343, with a NetFlow v1, v5, v7 or v9, IPFIX or sFlow v5
+    /// version field; else the traffic itself), `packets` (the traffic
+    /// itself), or `netflow` (v1, v5, v7, v9), `ipfix`, `sflow` (exports of
+    /// that format on any port). Exported records are scaled by their
+    /// sampling rate. Exports lagkit cannot read are named, and make the
+    /// exit status 2.
     #[arg(long, value_name = "FORMAT", default_value = "auto",
           value_parser = ["auto", "packets", "netflow", "ipfix", "sflow"])]
     flow_format: String,
@@ -251,6 +253,38 @@ fn input_failure(e: lagkit_planner::InputError) -> Failure {
     }
 }
 
+/// What a capture of the traffic held, in one line (and a second for
+/// what was dropped).
+fn packet_summary(
+    traffic: &std::path::Path,
+    st: &lagkit_planner::input::CaptureStats,
+    flows: usize,
+) -> String {
+    let mut s = format!(
+        "{}: {} packets in {} flows",
+        lagkit_input::name(traffic),
+        st.packets,
+        flows
+    );
+    if st.macs_unknown > 0 {
+        s += &format!(
+            " ({} without an Ethernet header, e.g. `tcpdump -i any`: their destination MAC is unknown, so layer2 hashes see zeros)",
+            st.macs_unknown
+        );
+    }
+    s + &dropped_line(st)
+}
+
+/// A second line naming what was left out, when anything was.
+fn dropped_line(st: &lagkit_planner::input::CaptureStats) -> String {
+    let dropped = st.dropped();
+    if dropped.is_empty() {
+        String::new()
+    } else {
+        format!("\n  dropped: {}", dropped.join("; "))
+    }
+}
+
 /// What a capture of flow exports held, in one line (and a second for
 /// what was dropped).
 fn export_summary(
@@ -280,46 +314,7 @@ fn export_summary(
             x.sampled_records
         );
     }
-    let mut dropped = Vec::new();
-    if x.before_template_sets > 0 {
-        dropped.push(format!(
-            "{} data sets ({} bytes) came before their template",
-            x.before_template_sets, x.before_template_bytes
-        ));
-    }
-    if x.unusable_records > 0 {
-        dropped.push(format!(
-            "{} records name no IP addresses or packet header",
-            x.unusable_records
-        ));
-    }
-    if x.damaged_datagrams > 0 {
-        dropped.push(format!("{} datagrams are damaged", x.damaged_datagrams));
-    }
-    if x.over_cap > 0 {
-        dropped.push(format!(
-            "{} records ({} bytes) of flows past the table's {} flows",
-            x.over_cap,
-            x.over_cap_bytes,
-            lagkit_planner::export::MAX_FLOWS
-        ));
-    }
-    if st.unrelated > 0 {
-        dropped.push(format!(
-            "{} records neither from nor to the host",
-            st.unrelated
-        ));
-    }
-    if x.not_export + st.not_udp > 0 {
-        dropped.push(format!(
-            "{} packets are not exports",
-            x.not_export + st.not_udp
-        ));
-    }
-    if !dropped.is_empty() {
-        s += &format!("\n  dropped: {}", dropped.join("; "));
-    }
-    s
+    s + &dropped_line(st)
 }
 
 /// Reads many traffic files (arguments, directories, globs) on every
@@ -369,6 +364,7 @@ fn read_many(
     }
     let mut totals = merged.totals.clone();
     totals.flows_dropped += merged.over_cap.0;
+    totals.skipped += merged.over_total;
     Ok((merged.into_flows(), totals))
 }
 
@@ -457,6 +453,26 @@ pub fn run(a: Args) -> Result<(), Failure> {
     if let Some(sk) = &stats.skipped {
         eprintln!("lagkit: warning: {}: {sk}", lagkit_input::name(&traffic));
     }
+    // Never an empty plan: no flows is an error that says why.
+    if flows.is_empty() {
+        return Err(Failure::Input {
+            file: if many {
+                a.traffic
+                    .iter()
+                    .map(|t| t.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            } else {
+                traffic.display().to_string()
+            },
+            line: None,
+            column: None,
+            why: match &totals {
+                Some(t) => t.why_no_flows(),
+                None => stats.why_no_flows(),
+            },
+        });
+    }
     let end = |spread| EndConfig {
         spread,
         links,
@@ -488,28 +504,34 @@ pub fn run(a: Args) -> Result<(), Failure> {
         } else if let Some(x) = &stats.export {
             println!("{}", export_summary(&traffic, &stats, x, flows.len()));
         } else if stats.packets > 0 {
-            println!(
-                "{}: {} packets in {} flows{}{}",
-                lagkit_input::name(&traffic),
-                stats.packets,
-                flows.len(),
-                if stats.not_ethernet > 0 {
-                    format!(", {} not Ethernet (skipped)", stats.not_ethernet)
-                } else {
-                    String::new()
-                },
-                if stats.unrelated > 0 {
-                    format!(
-                        ", {} neither from nor to the host (skipped)",
-                        stats.unrelated
-                    )
-                } else {
-                    String::new()
-                }
-            );
+            println!("{}", packet_summary(&traffic, &stats, flows.len()));
         }
         print!("{}", report.text(a.top));
     }
+    let unreadable = stats.export.as_ref().map_or(0, |x| x.unreadable_datagrams)
+        + totals.as_ref().map_or(0, |t| t.unreadable_datagrams);
+    if unreadable > 0 {
+        svgs(&a, &report)?;
+        let kinds = stats
+            .export
+            .as_ref()
+            .map(|x| x.unreadable_kinds.join(", "))
+            .unwrap_or_default();
+        return Err(Failure::Input {
+            file: traffic.display().to_string(),
+            line: None,
+            column: None,
+            why: format!(
+                "{unreadable} datagrams are flow exports lagkit cannot read{}: the plan above leaves them out",
+                if kinds.is_empty() { String::new() } else { format!(" ({kinds})") }
+            ),
+        });
+    }
+    svgs(&a, &report)
+}
+
+/// Writes the plan's charts when --svg asks for them.
+fn svgs(a: &Args, report: &lagkit_planner::report::Report) -> Result<(), Failure> {
     if let Some(dir) = &a.svg {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Runtime(format!("{}: {e}", dir.display())))?;

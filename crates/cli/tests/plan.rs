@@ -503,3 +503,40 @@ fn a_fleet_of_flow_files_is_planned_in_bounded_memory() {
         peaks[0]
     );
 }
+
+/// A capture tcpdump wrote with `-i any -s 96` (Linux cooked SLL2, see
+/// crates/planner/tests/captures.rs): planned, its cooked packets named;
+/// with a --host that sent none of it, no flows: an error that says why,
+/// in text and in --json, never an empty plan.
+#[test]
+fn a_cooked_snapped_capture_plans_and_an_empty_plan_is_an_error() {
+    let cap = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../planner/tests/captures/tcpdump-any-sll2.pcap"
+    );
+    let (code, out, err) = plan(&[cap, "--host", "10.1.0.1", "--host-hash", "layer3+4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("23 packets in 12 flows (23 without an Ethernet header"),
+        "{out}"
+    );
+    assert!(
+        out.contains("out (host bond spreads it with layer3+4): 8 flows"),
+        "{out}"
+    );
+    let (code, out, err) = plan(&[cap, "--host", "10.9.9.9"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("no flows to plan: none of the 23 packets gave a flow: 23 packets neither from nor to the host; is --host the bonded host's IP or MAC?"),
+        "{err}"
+    );
+    let (code, _, err) = plan(&[cap, "--host", "10.9.9.9", "--json"]);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(err.trim()).expect("a JSON error");
+    assert!(
+        v["error"].as_str().unwrap().starts_with("no flows to plan"),
+        "{v}"
+    );
+    assert_eq!(v["exit"], 2);
+}

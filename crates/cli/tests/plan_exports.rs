@@ -199,17 +199,21 @@ fn softflowd(
     })
 }
 
-/// pmacctd reading `pcap`, exporting sFlow v5 samples to `sock` through
-/// its sfprobe plugin, every `sampling`th packet.
-fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<u8>> {
-    let port = sock.local_addr().unwrap().port();
-    let conf = dir.join(format!("pmacctd-{sampling}.conf"));
+/// pmacctd reading `pcap` with the plugin lines `plugin` (written into
+/// its configuration file `name`), until it exits at the end of the file;
+/// what `sock` received meanwhile.
+fn pmacctd_run(
+    dir: &Path,
+    name: &str,
+    pcap: &Path,
+    sock: &UdpSocket,
+    plugin: &str,
+) -> Vec<Vec<u8>> {
+    let conf = dir.join(name);
     std::fs::write(
         &conf,
         format!(
-            "daemonize: false\npcap_savefile: {}\nplugins: sfprobe\n\
-             sfprobe_receiver: 127.0.0.1:{port}\nsfprobe_agentip: 127.0.0.1\n\
-             sampling_rate: {sampling}\n",
+            "daemonize: false\npcap_savefile: {}\n{plugin}",
             pcap.display()
         ),
     )
@@ -226,6 +230,39 @@ fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<
     receive(sock, || matches!(child.0.try_wait(), Ok(Some(_))))
 }
 
+/// pmacctd reading `pcap`, exporting sFlow v5 samples to `sock` through
+/// its sfprobe plugin, every `sampling`th packet.
+fn pmacctd(dir: &Path, pcap: &Path, sock: &UdpSocket, sampling: u32) -> Vec<Vec<u8>> {
+    let port = sock.local_addr().unwrap().port();
+    pmacctd_run(
+        dir,
+        &format!("pmacctd-{sampling}.conf"),
+        pcap,
+        sock,
+        &format!(
+            "plugins: sfprobe\nsfprobe_receiver: 127.0.0.1:{port}\n\
+             sfprobe_agentip: 127.0.0.1\nsampling_rate: {sampling}\n"
+        ),
+    )
+}
+
+/// pmacctd reading `pcap`, exporting NetFlow `version` (5, 9, or 10 for
+/// IPFIX) to `sock` through its nfprobe plugin (pmacct's own flow cache
+/// and encoders, independent of softflowd's); it exports every flow when
+/// the file ends.
+fn nfprobe(dir: &Path, pcap: &Path, sock: &UdpSocket, version: &str) -> Vec<Vec<u8>> {
+    let port = sock.local_addr().unwrap().port();
+    pmacctd_run(
+        dir,
+        &format!("nfprobe-{version}.conf"),
+        pcap,
+        sock,
+        &format!(
+            "plugins: nfprobe\nnfprobe_receiver: 127.0.0.1:{port}\nnfprobe_version: {version}\n"
+        ),
+    )
+}
+
 /// Per link (bytes, flows) of each direction's prediction, for each
 /// policy pair: `(host hash, switch hash)`.
 fn plan_links(
@@ -233,10 +270,20 @@ fn plan_links(
     host_hash: &str,
     extra: &[&str],
 ) -> (Vec<(u64, u64)>, serde_json::Value) {
+    plan_links_of(file, "10.0.0.1", host_hash, extra)
+}
+
+/// [`plan_links`] with `host` the bonded host.
+fn plan_links_of(
+    file: &Path,
+    host: &str,
+    host_hash: &str,
+    extra: &[&str],
+) -> (Vec<(u64, u64)>, serde_json::Value) {
     let mut args = vec![
         file.to_str().unwrap(),
         "--host",
-        "10.0.0.1",
+        host,
         "--host-hash",
         host_hash,
         "--links",
@@ -362,6 +409,180 @@ fn softflowd_netflow_v9_and_ipfix_plan_as_the_capture_does() {
     sampled_plan(&pcap, &export, 3);
 }
 
+/// NetFlow v5 from softflowd: read in auto (port 2055, version 5, a
+/// length that matches its count), the very plan the traffic gives.
+#[test]
+fn softflowd_netflow_v5_plans_as_the_capture_does() {
+    if !require("softflowd", "softflowd") {
+        return;
+    }
+    let (dir, pcap) = setup("exports-softflowd-v5");
+    let sock = collector();
+    let got = softflowd(&dir.0, &pcap, &sock, "5", 1);
+    assert!(!got.is_empty(), "softflowd -v 5 sent nothing");
+    let export = dir.0.join("export-5.pcap");
+    std::fs::write(&export, export_capture(&got, 2055)).unwrap();
+    let v = same_plan(&pcap, &export, &[]);
+    assert_eq!(v["capture"]["export"]["kinds"][0], "netflow5");
+    let (code, out, err) =
+        common::lagkit("plan", &[export.to_str().unwrap(), "--host", "10.0.0.1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("of NetFlow v5 from 1 exporter"), "{out}");
+    // Named as netflow, on another port: the same.
+    let other = dir.0.join("export-5-9999.pcap");
+    std::fs::write(&other, export_capture(&got, 9999)).unwrap();
+    same_plan(&pcap, &other, &["--flow-format", "netflow"]);
+}
+
+/// pmacct's nfprobe, a second exporter for each NetFlow version and for
+/// IPFIX: the very plan the traffic gives.
+#[test]
+fn pmacct_nfprobe_netflow_v5_v9_and_ipfix_plan_as_the_capture_does() {
+    if !require("pmacctd", "pmacct") {
+        return;
+    }
+    let (dir, pcap) = setup("exports-nfprobe");
+    let sock = collector();
+    for (version, port, kind) in [
+        ("5", 2055, "netflow5"),
+        ("9", 2055, "netflow"),
+        ("10", 4739, "ipfix"),
+    ] {
+        let got = nfprobe(&dir.0, &pcap, &sock, version);
+        assert!(!got.is_empty(), "nfprobe v{version} sent nothing");
+        let export = dir.0.join(format!("nfprobe-{version}.pcap"));
+        std::fs::write(&export, export_capture(&got, port)).unwrap();
+        let v = same_plan(&pcap, &export, &[]);
+        let x = &v["capture"]["export"];
+        assert_eq!(x["kinds"][0], kind, "{x}");
+        assert_eq!(x["before_template_sets"], 0, "{x}");
+        assert_eq!(x["impossible_records"], 0, "{x}");
+    }
+}
+
+/// Whether this process may capture (fprobe opens the interface): its
+/// effective user is root.
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// fprobe, a third NetFlow exporter and the one that speaks v1 and v7,
+/// captures live: on loopback it watches the datagrams this test sends
+/// from one socket to four ports below the ephemeral range (its filter
+/// names the socket's port, so nothing else on loopback counts), and
+/// exports each flow a second after it goes idle. The plan from its
+/// export equals the plan from a capture of the same datagrams, written
+/// here (loopback frames are Ethernet with zero MACs).
+#[test]
+fn fprobe_netflow_v1_v5_v7_plan_as_the_traffic_does() {
+    if !require("fprobe", "fprobe") {
+        return;
+    }
+    if !root() {
+        assert!(std::env::var_os("CI").is_none(), "fprobe needs root");
+        eprintln!("skipped: fprobe captures, which needs root");
+        return;
+    }
+    let dir = Dir::new("exports-fprobe");
+    let sock = collector();
+    let port = sock.local_addr().unwrap().port();
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sport = sender.local_addr().unwrap().port();
+    for (n, (version, kind)) in [("1", "netflow1"), ("5", "netflow5"), ("7", "netflow7")]
+        .into_iter()
+        .enumerate()
+    {
+        let base = 23000 + 10 * n as u16;
+        let filter = format!(
+            "udp and src port {sport} and dst portrange {base}-{}",
+            base + 3
+        );
+        let mut child = Exporter(
+            Command::new("fprobe")
+                .args([
+                    "-p", "-i", "lo", "-f", &filter, "-s", "1", "-d", "1", "-e", "2",
+                ])
+                .args(["-n", version, "-l", "2", &format!("127.0.0.1:{port}")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run fprobe"),
+        );
+        // Ready once it names its collector (its log, `-l 2`, goes to
+        // stdout): the capture is open by then.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = child.0.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(l) if l.contains("collector #1") => break,
+                Ok(_) => {}
+                Err(e) => panic!("fprobe -n {version} did not start: {e}"),
+            }
+        }
+        // Four flows of 3 to 6 datagrams of 100 to 700 bytes.
+        let mut frames = Vec::new();
+        for i in 0..4u16 {
+            let payload = vec![0x5a; 100 + 200 * usize::from(i)];
+            for _ in 0..3 + i {
+                sender.send_to(&payload, ("127.0.0.1", base + i)).unwrap();
+                let mut f = Vec::new();
+                etherparse::PacketBuilder::ethernet2([0; 6], [0; 6])
+                    .ipv4([127, 0, 0, 1], [127, 0, 0, 1], 64)
+                    .udp(sport, base + i)
+                    .write(&mut f, &payload)
+                    .unwrap();
+                frames.push(f);
+            }
+        }
+        // Until the export holds the four flows (each datagram's header
+        // counts its records), or the deadline.
+        sock.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut buf = vec![0u8; 65536];
+        while got
+            .iter()
+            .map(|d| u16::from_be_bytes([d[2], d[3]]))
+            .sum::<u16>()
+            < 4
+        {
+            assert!(
+                Instant::now() < deadline,
+                "fprobe -n {version} exported {} datagrams in 30 s",
+                got.len()
+            );
+            if let Ok(n) = sock.recv(&mut buf) {
+                got.push(buf[..n].to_vec());
+            }
+        }
+        drop(child);
+        let traffic = dir.0.join(format!("lo-{version}.pcap"));
+        std::fs::write(&traffic, pcap_of(&frames)).unwrap();
+        let export = dir.0.join(format!("fprobe-{version}.pcap"));
+        std::fs::write(&export, export_capture(&got, 2055)).unwrap();
+        for p in POLICIES {
+            let (want, _) = plan_links_of(&traffic, "127.0.0.1", p, &[]);
+            let (got, v) = plan_links_of(&export, "127.0.0.1", p, &[]);
+            assert_eq!(got, want, "fprobe -n {version}, {p}");
+            assert_eq!(v["capture"]["export"]["kinds"][0], kind);
+        }
+    }
+}
+
 #[test]
 fn pmacct_sflow_plans_as_the_capture_does() {
     if !require("pmacctd", "pmacct") {
@@ -432,13 +653,27 @@ fn dropped_records_are_counted_and_mixed_captures_need_a_format() {
         v["directions"][0]["prediction"]["bytes"],
         2 * (1000 + 5 * 14)
     );
-    // Cut inside the last datagram: planned from those before, with a warning.
+    // Cut inside the last datagram: the two before it hold no record, so
+    // there is nothing to plan: an error that says why.
     std::fs::write(&bin, &file[..file.len() - 3]).unwrap();
     let (code, out, err) =
         common::lagkit("plan", &[bin.to_str().unwrap(), "--flow-format", "netflow"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 2, "{out}");
     assert!(err.contains("packet 3 is cut short"), "{err}");
-    assert!(out.contains("0 records in 0 flows"), "{out}");
+    assert!(
+        err.contains("no flows to plan: 2 datagrams of flow exports gave no flow: 1 data sets (24 bytes) came before their template"),
+        "{err}"
+    );
+    let (code, _, err) = common::lagkit(
+        "plan",
+        &[bin.to_str().unwrap(), "--flow-format", "netflow", "--json"],
+    );
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert!(
+        v["error"].as_str().unwrap().starts_with("no flows to plan"),
+        "{v}"
+    );
 
     // One export datagram and one DNS query: ambiguous.
     let mut frames = vec![];
@@ -464,9 +699,34 @@ fn dropped_records_are_counted_and_mixed_captures_need_a_format() {
     let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "packets"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 packets in 2 flows"), "{out}");
+    // Read as NetFlow: the export is a template alone, the other packet
+    // not an export: no flows, and the error says both.
     let (code, out, err) = common::lagkit("plan", &[m, "--flow-format", "netflow"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("dropped: 1 packets are not exports"), "{out}");
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains(
+            "no flows to plan: 1 datagrams of flow exports gave no flow: 1 packets are not exports"
+        ),
+        "{err}"
+    );
+    // Datagrams to NetFlow's port in a version lagkit cannot read (v8):
+    // never planned as traffic; nothing to plan, and says what.
+    let mut v8 = vec![0u8, 8, 0, 1];
+    v8.extend_from_slice(&[0; 60]);
+    let mut frame = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4([10, 0, 0, 9], [10, 0, 0, 1], 64)
+        .udp(40000, 2055)
+        .write(&mut frame, &v8)
+        .unwrap();
+    let old = dir.0.join("v8.pcap");
+    std::fs::write(&old, pcap_of(&[frame.clone(), frame])).unwrap();
+    let (code, out, err) = common::lagkit("plan", &[old.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("2 datagrams are exports lagkit cannot read (NetFlow v8)"),
+        "{err}"
+    );
     // A flow list is not a file of datagrams.
     let csv = dir.0.join("flows.csv");
     std::fs::write(&csv, "src,dst\n10.0.0.1,10.0.0.2\n").unwrap();

@@ -1,12 +1,14 @@
-//! Flow exports: NetFlow v9, IPFIX and sFlow v5 datagrams, read from a
-//! capture of the export traffic, become the planner's flows.
+//! Flow exports: NetFlow v1, v5, v7, v9, IPFIX and sFlow v5 datagrams, read
+//! from a capture of the export traffic, become the planner's flows.
 //!
 //! Routers and switches already summarise their traffic for collectors;
 //! a capture of what they send (UDP to 2055, 4739 or 6343) is a compact
-//! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by the
-//! `netflow_parser` crate, with one template cache per exporter and
-//! observation domain (source ID), so two routers' template 256 never
-//! mix; sFlow v5 by the `sflow-parser` crate (no dependencies, every
+//! picture of a day's traffic. NetFlow v9 and IPFIX are decoded by
+//! [`crate::sets`], with one template cache per exporter and observation
+//! domain (source ID), so two routers' template 256 never mix, and every
+//! element the planner does not read (enterprise-specific, variable
+//! length) only stepped over; NetFlow v5 and v7, whose layout is fixed,
+//! by the `netflow_parser` crate, v1 (which it does not read) here; sFlow v5 by the `sflow-parser` crate (no dependencies, every
 //! structure of the sFlow v5 specification and its extensions, each with
 //! a test; kept rather than a decoder of our own), whose flow samples
 //! carry the first bytes of a sampled packet.
@@ -17,13 +19,14 @@
 //! into a table of distinct flows that never holds more than
 //! [`MAX_FLOWS`] entries, so an export of any length is read in bounded
 //! memory. What could not be used is counted, never fatal: data sets that
-//! came before their template, records without addresses, flows past the
-//! table's cap.
+//! came before their template, records without addresses, records whose
+//! counters cannot be true, exports in versions lagkit cannot read, flows
+//! past the table's cap.
 
 use crate::flow::{Dir, Flow};
 use crate::input::Host;
 use lagkit_hash::{FlowKey, IpFlow, L4};
-use netflow_parser::{AutoScopedParser, FieldValue, IpfixField, NetflowPacket, V9Field};
+use netflow_parser::{NetflowPacket, NetflowParser};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -34,14 +37,26 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 pub const MAX_FLOWS: usize = 1 << 19;
 
 /// The most exporters (address and observation domain) whose sampling
-/// interval is remembered: as many as `netflow_parser` keeps template
-/// caches for.
-pub const MAX_EXPORTERS: usize = netflow_parser::DEFAULT_MAX_SOURCES;
+/// interval is remembered, and counted: 10,000.
+pub const MAX_EXPORTERS: usize = 10_000;
 
 /// Bytes a NetFlow/IPFIX octet count leaves out of each packet's frame:
 /// the Ethernet header (the IP packet is what they count), added back so
 /// that shares match what the links carry.
 pub const ETHERNET_HEADER: u64 = 14;
+
+/// The most bytes one record may stand for once scaled by its sampling
+/// rate: 2^50 (1.1 PB, days of a 100 Gbit/s link), as for a listed flow.
+pub const MAX_RECORD_BYTES: u64 = crate::input::MAX_FLOW_BYTES;
+
+/// The most bytes one input's records may add up to: 2^62. A record that
+/// would take the total past it is counted as impossible, so that no sum
+/// the planner prints saturates.
+pub const MAX_TOTAL_BYTES: u64 = 1 << 62;
+
+/// The largest IP packet a record's octets may stand for (IPv4's total
+/// length; IPv6 jumbograms are not exported in practice).
+const MAX_IP_PACKET: u64 = 65_535;
 
 /// How to read a capture: as the traffic itself, or as flow exports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +67,7 @@ pub enum FlowFormat {
     Auto,
     /// The packets are the traffic.
     Packets,
-    /// NetFlow v9 datagrams, whatever their port.
+    /// NetFlow datagrams (v1, v5, v7 or v9), whatever their port.
     Netflow,
     /// IPFIX messages, whatever their port.
     Ipfix,
@@ -66,7 +81,7 @@ impl std::str::FromStr for FlowFormat {
         Ok(match s.to_ascii_lowercase().as_str() {
             "auto" => FlowFormat::Auto,
             "packets" => FlowFormat::Packets,
-            "netflow" | "netflow9" | "v9" => FlowFormat::Netflow,
+            "netflow" | "netflow9" | "v9" | "netflow5" | "v5" => FlowFormat::Netflow,
             "ipfix" => FlowFormat::Ipfix,
             "sflow" => FlowFormat::Sflow,
             _ => {
@@ -84,6 +99,18 @@ impl std::str::FromStr for FlowFormat {
 pub enum ExportKind {
     /// NetFlow version 9 (RFC 3954).
     Netflow,
+    /// NetFlow version 1 (the first fixed layout: a 16-byte header and
+    /// 48-byte IPv4 records).
+    #[serde(rename = "netflow1")]
+    NetflowV1,
+    /// NetFlow version 5 (Cisco's fixed layout: a 24-byte header and
+    /// 48-byte IPv4 records).
+    #[serde(rename = "netflow5")]
+    NetflowV5,
+    /// NetFlow version 7 (v5's layout for Catalyst switches, 52-byte
+    /// records).
+    #[serde(rename = "netflow7")]
+    NetflowV7,
     /// IPFIX (RFC 7011).
     Ipfix,
     /// sFlow version 5.
@@ -95,14 +122,53 @@ impl ExportKind {
     pub fn name(self) -> &'static str {
         match self {
             ExportKind::Netflow => "NetFlow v9",
+            ExportKind::NetflowV1 => "NetFlow v1",
+            ExportKind::NetflowV5 => "NetFlow v5",
+            ExportKind::NetflowV7 => "NetFlow v7",
             ExportKind::Ipfix => "IPFIX",
             ExportKind::Sflow => "sFlow v5",
         }
     }
 
-    /// The kind whose version field `payload` starts with.
+    /// Whether `--flow-format` names this kind's protocol.
+    fn is(self, format: ExportKind) -> bool {
+        let family = |k| match k {
+            ExportKind::NetflowV1 | ExportKind::NetflowV5 | ExportKind::NetflowV7 => {
+                ExportKind::Netflow
+            }
+            k => k,
+        };
+        family(self) == family(format)
+    }
+
+    /// The kind whose version field `payload` starts with. NetFlow v1, v5
+    /// and v7 have no set structure to check, so their length must be
+    /// exactly what their record count says.
     pub fn of_payload(payload: &[u8]) -> Option<ExportKind> {
+        // The record count (0, never read, when the payload has none).
+        let count = |p: &[u8]| {
+            p.get(2..4)
+                .map_or(0, |c| usize::from(u16::from_be_bytes([c[0], c[1]])))
+        };
         match payload {
+            [0, 1, ..]
+                if (1..=24).contains(&count(payload))
+                    && payload.len() == v1::HEADER + v1::RECORD * count(payload) =>
+            {
+                Some(ExportKind::NetflowV1)
+            }
+            [0, 5, ..]
+                if (1..=30).contains(&count(payload))
+                    && payload.len() == 24 + 48 * count(payload) =>
+            {
+                Some(ExportKind::NetflowV5)
+            }
+            [0, 7, ..]
+                if (1..=28).contains(&count(payload))
+                    && payload.len() == 24 + 52 * count(payload) =>
+            {
+                Some(ExportKind::NetflowV7)
+            }
             [0, 9, ..] if payload.len() >= 20 => Some(ExportKind::Netflow),
             [0, 10, ..] if payload.len() >= 16 => Some(ExportKind::Ipfix),
             [0, 0, 0, 5, ..] if payload.len() >= 28 => Some(ExportKind::Sflow),
@@ -120,12 +186,40 @@ pub const COLLECTOR_PORTS: [u16; 5] = [2055, 9995, 9996, 4739, 6343];
 pub fn sniff(port: u16, payload: &[u8]) -> Option<ExportKind> {
     let kind = ExportKind::of_payload(payload)?;
     let port_fits = match kind {
-        ExportKind::Netflow | ExportKind::Ipfix => {
+        ExportKind::Netflow
+        | ExportKind::NetflowV1
+        | ExportKind::NetflowV5
+        | ExportKind::NetflowV7
+        | ExportKind::Ipfix => {
             matches!(port, 2055 | 9995 | 9996 | 4739)
         }
         ExportKind::Sflow => port == 6343,
     };
     port_fits.then_some(kind)
+}
+
+/// What an export lagkit cannot read is, when a UDP datagram to a
+/// collector port ([`COLLECTOR_PORTS`]) carries a version field of NetFlow
+/// (1 to 10) or sFlow (2 to 5) and is not one lagkit reads: `NetFlow v8`,
+/// `sFlow v4`, `NetFlow v5 of the wrong length`. Such datagrams are never
+/// planned as traffic.
+pub fn unreadable_export(port: u16, payload: &[u8]) -> Option<String> {
+    if !COLLECTOR_PORTS.contains(&port) || ExportKind::of_payload(payload).is_some() {
+        return None;
+    }
+    match payload {
+        [0, 0, 0, v @ 2..=5, ..] => Some(format!("sFlow v{v}")),
+        [0, v @ (1 | 5 | 7), ..] => Some(format!("NetFlow v{v} of the wrong length")),
+        [0, v @ 2..=8, ..] => Some(format!("NetFlow v{v}")),
+        [0, 9 | 10, ..] => Some("NetFlow or IPFIX cut short".into()),
+        _ => None,
+    }
+}
+
+/// Whether a datagram to `port` looks like an export lagkit cannot read
+/// ([`unreadable_export`]).
+pub fn looks_like_export(port: u16, payload: &[u8]) -> bool {
+    unreadable_export(port, payload).is_some()
 }
 
 /// What reading the exports found.
@@ -152,6 +246,17 @@ pub struct ExportStats {
     pub unusable_records: u64,
     /// Datagrams the decoder refused (damaged or cut), in part or whole.
     pub damaged_datagrams: u64,
+    /// Datagrams to collector ports in versions lagkit cannot read (see
+    /// [`unreadable_export`]): dropped, and named in `unreadable_kinds`.
+    pub unreadable_datagrams: u64,
+    /// What those datagrams were, e.g. `NetFlow v8`.
+    pub unreadable_kinds: Vec<String>,
+    /// Export datagrams the capture's snap length cut: dropped.
+    pub snapped_datagrams: u64,
+    /// Records whose counters cannot be true (more bytes than their
+    /// packets can carry, more than [`MAX_RECORD_BYTES`] once sampled, or
+    /// a total past [`MAX_TOTAL_BYTES`]): dropped, never summed.
+    pub impossible_records: u64,
     /// UDP datagrams of the capture that are not exports of the format read.
     pub not_export: u64,
     /// Records of flows first seen after the table held [`MAX_FLOWS`]: dropped.
@@ -262,6 +367,12 @@ struct Fields {
     l2_octets: Option<u64>,
     src_mac: Option<[u8; 6]>,
     dst_mac: Option<[u8; 6]>,
+    /// postSourceMacAddress (81) and postDestinationMacAddress (57): the
+    /// MACs after the observation point, as the egress link carries them.
+    post_src_mac: Option<[u8; 6]>,
+    post_dst_mac: Option<[u8; 6]>,
+    /// flowDirection (61): 0 ingress, 1 egress.
+    direction: Option<u64>,
     vlan: Option<u16>,
     sampling: Sampling,
 }
@@ -297,26 +408,27 @@ impl Sampling {
 }
 
 impl Fields {
-    fn set(&mut self, id: u16, v: &FieldValue) {
-        let num = || v.as_u64();
+    /// One IANA element's value bytes (numbers in reduced-size encoding,
+    /// RFC 7011 6.2; a value of a length the element cannot have is left
+    /// unset).
+    fn set(&mut self, id: u16, v: &[u8]) {
+        let num = || crate::sets::number(v);
         match id {
             1 => self.octets = num(),
             2 => self.packets = num(),
             85 if self.octets.is_none() => self.octets = num(),
             86 if self.packets.is_none() => self.packets = num(),
             352 => self.l2_octets = num(),
-            4 => {
-                self.proto = match v {
-                    FieldValue::ProtocolType(p) => Some(u8::from(*p)),
-                    _ => num().and_then(|n| u8::try_from(n).ok()),
-                }
-            }
+            4 => self.proto = num().and_then(|n| u8::try_from(n).ok()),
             7 => self.sport = num().and_then(|n| u16::try_from(n).ok()),
             11 => self.dport = num().and_then(|n| u16::try_from(n).ok()),
             8 | 27 => self.src = ip_of(v),
             12 | 28 => self.dst = ip_of(v),
             56 => self.src_mac = mac_of(v),
             80 => self.dst_mac = mac_of(v),
+            81 => self.post_src_mac = mac_of(v),
+            57 => self.post_dst_mac = mac_of(v),
+            61 => self.direction = num(),
             58 => self.vlan = num().and_then(|n| u16::try_from(n).ok()),
             34 | 50 => self.sampling.interval = num(),
             305 => self.sampling.packet_interval = num(),
@@ -341,13 +453,41 @@ impl Fields {
             _ => L4::None,
         };
         let mut key = FlowKey::ip(IpFlow::new(src, dst, proto, l4));
-        if let (Some(s), Some(d)) = (self.src_mac, self.dst_mac) {
-            key = key.with_macs(s, d);
+        let (s, d) = self.macs();
+        if s.is_some() || d.is_some() {
+            key = key.with_macs(s.unwrap_or_default(), d.unwrap_or_default());
         }
         if let Some(v) = self.vlan.filter(|v| (1..=4094).contains(v)) {
             key = key.with_vlan(v);
         }
         Some(key)
+    }
+
+    /// The MACs of the frames a record counts. An egress record (flow
+    /// direction 1) counts frames as the egress link carries them: its
+    /// post-MACs (81, 57) first; any other record its MACs as received
+    /// (56, 80) first. Each falls back to the other element.
+    fn macs(&self) -> (Option<[u8; 6]>, Option<[u8; 6]>) {
+        let ingress = (self.src_mac, self.dst_mac);
+        let egress = (self.post_src_mac, self.post_dst_mac);
+        let (first, then) = if self.direction == Some(1) {
+            (egress, ingress)
+        } else {
+            (ingress, egress)
+        };
+        (first.0.or(then.0), first.1.or(then.1))
+    }
+
+    /// Whether the counters can be true: no more octets than the packets
+    /// can carry (65,535 bytes each), at least one packet when there are
+    /// octets.
+    fn possible(&self) -> bool {
+        match (self.octets.or(self.l2_octets), self.packets) {
+            (Some(o), Some(p)) => {
+                u128::from(o) <= u128::from(p) * u128::from(MAX_IP_PACKET + ETHERNET_HEADER)
+            }
+            _ => true,
+        }
     }
 
     /// Frame bytes: the layer-2 count when given, else the IP count plus
@@ -363,39 +503,16 @@ impl Fields {
     }
 }
 
-fn ip_of(v: &FieldValue) -> Option<IpAddr> {
-    match v {
-        FieldValue::Ip4Addr(a) => Some(IpAddr::V4(*a)),
-        FieldValue::Ip6Addr(a) => Some(IpAddr::V6(*a)),
+fn ip_of(v: &[u8]) -> Option<IpAddr> {
+    match v.len() {
+        4 => <[u8; 4]>::try_from(v).ok().map(IpAddr::from),
+        16 => <[u8; 16]>::try_from(v).ok().map(IpAddr::from),
         _ => None,
     }
 }
 
-fn mac_of(v: &FieldValue) -> Option<[u8; 6]> {
-    match v {
-        FieldValue::MacAddr(m) => Some(*m),
-        _ => None,
-    }
-}
-
-fn v9_id(f: &V9Field) -> u16 {
-    u16::from(*f)
-}
-
-/// The information elements [`Fields::set`] reads.
-const READ_IDS: [u16; 21] = [
-    1, 2, 4, 7, 8, 11, 12, 27, 28, 34, 50, 56, 58, 80, 85, 86, 305, 306, 309, 310, 352,
-];
-
-/// An IANA element's number, for those the planner reads (the crate's
-/// enum has no conversion back to numbers).
-fn ipfix_id(f: &IpfixField) -> Option<u16> {
-    use netflow_parser::variable_versions::ipfix::lookup::IANAIPFixField as I;
-    match f {
-        IpfixField::IANA(I::Unknown(n)) => Some(*n),
-        IpfixField::IANA(i) => READ_IDS.iter().copied().find(|n| I::from(*n) == *i),
-        _ => None,
-    }
+fn mac_of(v: &[u8]) -> Option<[u8; 6]> {
+    v.try_into().ok()
 }
 
 /// The direction of a flow under `host`, or `None` when it is neither
@@ -416,12 +533,17 @@ pub(crate) fn dir_of(key: &FlowKey, host: Option<Host>) -> Option<Dir> {
 pub struct ExportReader {
     only: Option<ExportKind>,
     host: Option<Host>,
-    netflow: AutoScopedParser,
+    /// NetFlow v9 and IPFIX: templates per exporter and domain.
+    sets: crate::sets::Decoder,
+    /// NetFlow v5 and v7 (no state between datagrams).
+    fixed: NetflowParser,
     sampling: HashMap<(SocketAddr, u32), Rate>,
     exporters: std::collections::HashSet<(SocketAddr, u32)>,
     table: FlowTable,
     stats: ExportStats,
     unrelated: u64,
+    /// The bytes of every record taken so far (at most [`MAX_TOTAL_BYTES`]).
+    total: u64,
 }
 
 impl ExportReader {
@@ -431,12 +553,14 @@ impl ExportReader {
         ExportReader {
             only,
             host,
-            netflow: AutoScopedParser::new(),
+            sets: crate::sets::Decoder::new(),
+            fixed: NetflowParser::default(),
             sampling: HashMap::new(),
             exporters: Default::default(),
             table: FlowTable::with_cap(cap),
             stats: ExportStats::default(),
             unrelated: 0,
+            total: 0,
         }
     }
 
@@ -453,7 +577,7 @@ impl ExportReader {
     /// Whether `payload` is an export this reader takes.
     pub fn takes(&self, payload: &[u8]) -> bool {
         match (ExportKind::of_payload(payload), self.only) {
-            (Some(k), Some(o)) => k == o,
+            (Some(k), Some(o)) => k.is(o),
             (Some(_), None) => true,
             (None, _) => false,
         }
@@ -464,10 +588,28 @@ impl ExportReader {
         self.stats.not_export += 1;
     }
 
+    /// An export datagram the capture's snap length cut.
+    pub fn snapped(&mut self) {
+        self.stats.snapped_datagrams += 1;
+    }
+
+    /// Counts `payload`, sent to `port`, when it is an export lagkit
+    /// cannot read ([`unreadable_export`]): true when it was one.
+    pub fn unreadable(&mut self, port: u16, payload: &[u8]) -> bool {
+        let Some(what) = unreadable_export(port, payload) else {
+            return false;
+        };
+        self.stats.unreadable_datagrams += 1;
+        if !self.stats.unreadable_kinds.contains(&what) && self.stats.unreadable_kinds.len() < 16 {
+            self.stats.unreadable_kinds.push(what);
+        }
+        true
+    }
+
     /// One datagram's payload from `from`.
     pub fn datagram(&mut self, from: SocketAddr, payload: &[u8]) {
         let Some(kind) =
-            ExportKind::of_payload(payload).filter(|k| self.only.is_none_or(|o| o == *k))
+            ExportKind::of_payload(payload).filter(|k| self.only.is_none_or(|o| k.is(o)))
         else {
             self.stats.not_export += 1;
             return;
@@ -477,8 +619,8 @@ impl ExportReader {
             self.stats.kinds.push(kind);
         }
         match kind {
-            ExportKind::Netflow | ExportKind::Ipfix => self.netflow_datagram(from, payload),
             ExportKind::Sflow => self.sflow_datagram(payload),
+            _ => self.netflow_datagram(kind, from, payload),
         }
     }
 
@@ -496,88 +638,94 @@ impl ExportReader {
         }
     }
 
-    fn netflow_datagram(&mut self, from: SocketAddr, payload: &[u8]) {
+    fn netflow_datagram(&mut self, kind: ExportKind, from: SocketAddr, payload: &[u8]) {
         // An exporter is its address: a restarted exporter sends from
         // another port, and its templates come again anyway.
         let from = SocketAddr::new(from.ip(), 0);
-        let result = self.netflow.parse_from_source(from, payload);
+        if matches!(kind, ExportKind::Netflow | ExportKind::Ipfix) {
+            let mut counts = crate::sets::Counts::default();
+            let mut records = Vec::new();
+            let mut options = Vec::new();
+            let domain = self.sets.message(from, payload, &mut counts, &mut |_, r| {
+                let f = fields(r.values.iter().map(|(k, v)| (*k, *v)));
+                if r.options {
+                    options.push(f);
+                } else {
+                    records.push(f);
+                }
+            });
+            if counts.damaged {
+                self.stats.damaged_datagrams += 1;
+            }
+            self.stats.before_template_sets += counts.before_template_sets;
+            self.stats.before_template_bytes += counts.before_template_bytes;
+            if let Some(domain) = domain {
+                let id = (from, domain);
+                self.exporter(id);
+                // Sampling announced in this message applies to its own
+                // records too, wherever the sets came.
+                for o in &options {
+                    self.announce(id, &o.sampling);
+                }
+                for f in &records {
+                    self.record(id, f);
+                }
+            }
+            return;
+        }
+        if kind == ExportKind::NetflowV1 {
+            let id = (from, 0);
+            self.exporter(id);
+            for f in v1::records(payload) {
+                self.record(id, &f);
+            }
+            return;
+        }
+        let result = self.fixed.parse_bytes(payload);
         if result.error.is_some() {
             self.stats.damaged_datagrams += 1;
         }
         for p in &result.packets {
             match p {
-                NetflowPacket::V9(v9) => {
-                    use netflow_parser::variable_versions::v9::FlowSetBody as B;
-                    let id = (from, v9.header.source_id);
+                NetflowPacket::V5(v5) => {
+                    let h = &v5.header;
+                    let id = (from, u32::from(h.engine_type) << 8 | u32::from(h.engine_id));
                     self.exporter(id);
-                    for fs in &v9.flowsets {
-                        match &fs.body {
-                            B::Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(
-                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
-                                    );
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
-                            _ => {}
-                        }
+                    // The top two bits are the sampling mode, the other
+                    // 14 the interval (1 in N).
+                    let interval = u64::from(h.sampling_interval & 0x3fff);
+                    let sampled = h.sampling_interval >> 14 != 0 && interval > 1;
+                    for r in &v5.flowsets {
+                        let mut f = fixed_record(
+                            r.src_addr,
+                            r.dst_addr,
+                            (r.src_port, r.dst_port, r.protocol_number),
+                            r.d_octets,
+                            r.d_pkts,
+                        );
+                        f.sampling.interval = sampled.then_some(interval);
+                        self.record(id, &f);
                     }
                 }
-                NetflowPacket::IPFix(ipfix) => {
-                    use netflow_parser::variable_versions::ipfix::FlowSetBody as B;
-                    let id = (from, ipfix.header.observation_domain_id);
+                NetflowPacket::V7(v7) => {
+                    let id = (from, 0);
                     self.exporter(id);
-                    for fs in &ipfix.flowsets {
-                        match &fs.body {
-                            B::Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::V9Data(d) => {
-                                for r in &d.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (Some(v9_id(k)), v)));
-                                    self.record(id, &f);
-                                }
-                            }
-                            B::OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(r.iter().map(|(k, v)| (ipfix_id(k), v)));
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::V9OptionsData(o) => {
-                                for r in &o.fields {
-                                    let f = fields(
-                                        r.options_fields.iter().map(|(k, v)| (Some(v9_id(k)), v)),
-                                    );
-                                    self.announce(id, &f.sampling);
-                                }
-                            }
-                            B::NoTemplate(n) => self.before_template(n.raw_data.len()),
-                            _ => {}
-                        }
+                    for r in &v7.flowsets {
+                        let f = fixed_record(
+                            r.src_addr,
+                            r.dst_addr,
+                            (r.src_port, r.dst_port, r.protocol_number),
+                            r.d_octets,
+                            r.d_pkts,
+                        );
+                        self.record(id, &f);
                     }
                 }
-                // NetFlow v5/v7 are not asked for: the version sniffing
-                // lets only 9 and 10 through.
-                _ => {}
+                // The enum is non-exhaustive: a version a later crate
+                // decodes is counted as not read.
+                _ => self.stats.damaged_datagrams += 1,
             }
         }
-    }
-
-    fn before_template(&mut self, bytes: usize) {
-        self.stats.before_template_sets += 1;
-        self.stats.before_template_bytes += bytes as u64;
     }
 
     fn record(&mut self, id: (SocketAddr, u32), f: &Fields) {
@@ -585,6 +733,10 @@ impl ExportReader {
             self.stats.unusable_records += 1;
             return;
         };
+        if !f.possible() {
+            self.stats.impossible_records += 1;
+            return;
+        }
         let rate = f
             .sampling
             .rate()
@@ -598,6 +750,11 @@ impl ExportReader {
             self.unrelated += 1;
             return;
         };
+        if bytes > MAX_RECORD_BYTES || self.total.saturating_add(bytes) > MAX_TOTAL_BYTES {
+            self.stats.impossible_records += 1;
+            return;
+        }
+        self.total += bytes;
         self.stats.records += 1;
         if !rate.is_one() {
             self.stats.sampled_records += 1;
@@ -688,28 +845,98 @@ fn sampled_key(h: &sflow_parser::models::record_flows::SampledHeader) -> Option<
     Some(FlowKey::from_frame(&frame))
 }
 
-fn fields<'a>(it: impl Iterator<Item = (Option<u16>, &'a FieldValue)>) -> Fields {
+/// NetFlow version 1, which netflow_parser does not read (fprobe and
+/// softflowd export it): a 16-byte header (version, count, uptime,
+/// seconds, nanoseconds) and `count` records of 48 bytes.
+mod v1 {
+    use super::{fixed_record, Fields};
+    use std::net::Ipv4Addr;
+
+    pub const HEADER: usize = 16;
+    pub const RECORD: usize = 48;
+
+    /// Offsets in a record.
+    mod field {
+        use std::ops::Range;
+        pub const SRC: Range<usize> = 0..4;
+        pub const DST: Range<usize> = 4..8;
+        pub const PACKETS: Range<usize> = 16..20;
+        pub const OCTETS: Range<usize> = 20..24;
+        pub const SPORT: Range<usize> = 32..34;
+        pub const DPORT: Range<usize> = 34..36;
+        pub const PROTOCOL: usize = 38;
+    }
+
+    /// The records of a datagram whose length [`super::ExportKind::of_payload`]
+    /// checked (a shorter one gives the records it holds whole).
+    pub fn records(payload: &[u8]) -> impl Iterator<Item = Fields> + '_ {
+        payload
+            .get(HEADER..)
+            .unwrap_or_default()
+            .chunks_exact(RECORD)
+            .map(|r| {
+                let ip = |f: std::ops::Range<usize>| {
+                    Ipv4Addr::from(<[u8; 4]>::try_from(&r[f]).unwrap_or_default())
+                };
+                let n16 =
+                    |f: std::ops::Range<usize>| u16::from_be_bytes([r[f.start], r[f.start + 1]]);
+                let n32 = |f: std::ops::Range<usize>| {
+                    u32::from_be_bytes(<[u8; 4]>::try_from(&r[f]).unwrap_or_default())
+                };
+                fixed_record(
+                    ip(field::SRC),
+                    ip(field::DST),
+                    (n16(field::SPORT), n16(field::DPORT), r[field::PROTOCOL]),
+                    n32(field::OCTETS),
+                    n32(field::PACKETS),
+                )
+            })
+    }
+}
+
+/// The fields of a NetFlow v1, v5 or v7 record (IPv4, fixed layout).
+fn fixed_record(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    (sport, dport, proto): (u16, u16, u8),
+    octets: u32,
+    packets: u32,
+) -> Fields {
+    Fields {
+        src: Some(IpAddr::V4(src)),
+        dst: Some(IpAddr::V4(dst)),
+        sport: Some(sport),
+        dport: Some(dport),
+        proto: Some(proto),
+        octets: Some(u64::from(octets)),
+        packets: Some(u64::from(packets)),
+        ..Fields::default()
+    }
+}
+
+fn fields<'a>(it: impl Iterator<Item = (u16, &'a [u8])>) -> Fields {
     let mut f = Fields::default();
     for (id, v) in it {
-        if let Some(id) = id {
-            f.set(id, v);
-        }
+        f.set(id, v);
     }
     f
 }
 
 /// The sender, destination port and payload of a UDP datagram in a frame
-/// of link type Ethernet (or raw IP when `raw_ip`).
+/// of link type Ethernet (or raw IP when `raw_ip`). Read laxly: a
+/// datagram a capture's snap length cut is still one (its payload is what
+/// was captured), so that exports are told apart however they were
+/// captured.
 pub fn udp_of(frame: &[u8], raw_ip: bool) -> Option<(SocketAddr, u16, &[u8])> {
-    use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+    use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
     let p = if raw_ip {
-        SlicedPacket::from_ip(frame).ok()?
+        LaxSlicedPacket::from_ip(frame).ok()?
     } else {
-        SlicedPacket::from_ethernet(frame).ok()?
+        LaxSlicedPacket::from_ethernet(frame).ok()?
     };
     let src = match p.net? {
-        NetSlice::Ipv4(v4) => IpAddr::V4(v4.header().source_addr()),
-        NetSlice::Ipv6(v6) => IpAddr::V6(v6.header().source_addr()),
+        LaxNetSlice::Ipv4(v4) => IpAddr::V4(v4.header().source_addr()),
+        LaxNetSlice::Ipv6(v6) => IpAddr::V6(v6.header().source_addr()),
         _ => return None,
     };
     match p.transport? {
@@ -866,6 +1093,48 @@ pub mod build {
         r
     }
 
+    /// One record of [`v5`] or [`v1`]: source, destination, their ports,
+    /// octets, packets (TCP).
+    pub type FixedRecord = ([u8; 4], [u8; 4], u16, u16, u32, u32);
+
+    /// A NetFlow v5 datagram (Cisco's layout: a 24-byte header, 48-byte
+    /// records) with `sampling` in its header (mode in the top two bits,
+    /// interval in the other 14) and one record per (src, dst, sport,
+    /// dport, octets, packets), TCP.
+    pub fn v5(sampling: u16, records: &[FixedRecord]) -> Vec<u8> {
+        let mut b = vec![0, 5];
+        b.extend_from_slice(&(records.len() as u16).to_be_bytes());
+        // sys_uptime, unix_secs, unix_nsecs, flow_sequence
+        b.extend_from_slice(&[0, 0, 0x10, 0, 0x60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        b.extend_from_slice(&[0, 7]); // engine type and id
+        b.extend_from_slice(&sampling.to_be_bytes());
+        for (src, dst, sport, dport, octets, packets) in records {
+            b.extend_from_slice(src);
+            b.extend_from_slice(dst);
+            b.extend_from_slice(&[0; 4]); // next hop
+            b.extend_from_slice(&[0, 1, 0, 2]); // input, output interfaces
+            b.extend_from_slice(&packets.to_be_bytes());
+            b.extend_from_slice(&octets.to_be_bytes());
+            b.extend_from_slice(&[0, 0, 0x0f, 0, 0, 0, 0x10, 0]); // first, last
+            b.extend_from_slice(&sport.to_be_bytes());
+            b.extend_from_slice(&dport.to_be_bytes());
+            b.extend_from_slice(&[0, 0x18, 6, 0]); // pad, TCP flags, protocol, ToS
+            b.extend_from_slice(&[0; 8]); // AS numbers, masks, pad
+        }
+        b
+    }
+
+    /// A NetFlow v1 datagram: [`v5`]'s records under v1's 16-byte header
+    /// (the two records agree on every field the planner reads:
+    /// addresses, counters, ports, protocol).
+    pub fn v1(records: &[FixedRecord]) -> Vec<u8> {
+        let b = v5(0, records);
+        let mut out = vec![0, 1];
+        out.extend_from_slice(&b[2..16]);
+        out.extend_from_slice(&b[24..]);
+        out
+    }
+
     /// An sFlow v5 datagram from agent `agent` with one flow sample of
     /// sampling rate `rate` whose raw packet header record holds `frame`
     /// (an Ethernet frame) of original length `frame_length`.
@@ -933,6 +1202,12 @@ mod tests {
         assert_eq!(sniff(2055, &sf), None, "sFlow to NetFlow's port");
         assert_eq!(sniff(6343, &v9), None);
         assert_eq!(ExportKind::of_payload(&[0, 9, 0]), None, "too short");
+        // A version field and nothing else (found by fuzzing: the record
+        // count was read past the end).
+        for v in [1u8, 5, 7, 9, 10] {
+            assert_eq!(ExportKind::of_payload(&[0, v]), None);
+            assert_eq!(ExportKind::of_payload(&[0, v, 0]), None);
+        }
         assert_eq!("IPFIX".parse::<FlowFormat>(), Ok(FlowFormat::Ipfix));
         assert!("nf5".parse::<FlowFormat>().is_err());
     }
@@ -960,6 +1235,163 @@ mod tests {
         assert_eq!(f[0].key.dst_ip(), Some("10.0.0.2".parse().unwrap()));
         assert_eq!(f[0].key.ip_proto(), Some(6));
         assert_eq!(f[1].bytes, 400 + 2 * 14);
+    }
+
+    /// NetFlow v5 byte for byte: the header's count and the 48-byte
+    /// records, the sampling interval in the header's last 14 bits.
+    #[test]
+    fn netflow_v5_records_and_header_sampling() {
+        let d = v5(
+            0,
+            &[
+                ([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 1500, 10),
+                ([10, 0, 0, 1], [10, 0, 0, 3], 1001, 443, 400, 2),
+            ],
+        );
+        assert_eq!(d.len(), 24 + 2 * 48);
+        assert_eq!(&d[..4], &[0, 5, 0, 2]);
+        // Record 1: addresses at 24 and 28, packets at 40, octets at 44,
+        // ports at 56 and 58, protocol at 62.
+        assert_eq!(&d[24..32], &[10, 0, 0, 1, 10, 0, 0, 2]);
+        assert_eq!(&d[40..48], &[0, 0, 0, 10, 0, 0, 5, 220]);
+        assert_eq!(&d[56..60], &[3, 232, 0, 80]);
+        assert_eq!(d[62], 6);
+        assert_eq!(sniff(2055, &d), Some(ExportKind::NetflowV5));
+        let (f, st) = read(std::slice::from_ref(&d));
+        assert_eq!((st.datagrams, st.records, st.exporters), (1, 2, 1));
+        assert_eq!(st.kinds, vec![ExportKind::NetflowV5]);
+        assert_eq!(f[0].bytes, 1500 + 10 * 14);
+        assert_eq!(f[0].key.l4_ports(), Some((1000, 80)));
+        assert_eq!(f[0].key.ip_proto(), Some(6));
+        // Sampled 1 in 100 (mode 1): scaled.
+        let d = v5(
+            0x4000 | 100,
+            &[([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 1000, 4)],
+        );
+        let (f, st) = read(std::slice::from_ref(&d));
+        assert_eq!(st.sampled_records, 1);
+        assert_eq!(f[0].bytes, 100 * (1000 + 4 * 14));
+        // A length that disagrees with the count is not v5 ...
+        let mut long = d.clone();
+        long.push(0);
+        assert_eq!(ExportKind::of_payload(&long), None);
+        // ... but is never traffic: an export lagkit cannot read.
+        assert_eq!(
+            unreadable_export(2055, &long).as_deref(),
+            Some("NetFlow v5 of the wrong length")
+        );
+        assert_eq!(
+            unreadable_export(2055, &[0, 8, 0, 1, 0, 0]).as_deref(),
+            Some("NetFlow v8")
+        );
+        assert_eq!(
+            unreadable_export(6343, &[0, 0, 0, 4, 0]).as_deref(),
+            Some("sFlow v4")
+        );
+        assert_eq!(
+            unreadable_export(53, &[0, 8, 0, 1]),
+            None,
+            "not a collector port"
+        );
+        // NetFlow v1: 16-byte header, the same 48-byte records.
+        let d1 = v1(&[([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 1500, 10)]);
+        assert_eq!(d1.len(), 16 + 48);
+        assert_eq!(&d1[..4], &[0, 1, 0, 1]);
+        assert_eq!(sniff(2055, &d1), Some(ExportKind::NetflowV1));
+        let (f, st) = read(std::slice::from_ref(&d1));
+        assert_eq!(
+            (st.records, st.kinds.clone()),
+            (1, vec![ExportKind::NetflowV1])
+        );
+        assert_eq!(f[0].bytes, 1500 + 10 * 14);
+        assert_eq!(f[0].key.l4_ports(), Some((1000, 80)));
+        assert_eq!(f[0].key.ip_proto(), Some(6));
+        // --flow-format netflow reads v5 too.
+        let mut r = ExportReader::new(Some(ExportKind::Netflow), None, 8);
+        assert!(r.takes(&d));
+        r.datagram(from(), &d);
+        assert_eq!(r.stats().records, 1);
+    }
+
+    /// Egress records carry the frames' MACs after the observation point
+    /// (postSourceMacAddress 81, postDestinationMacAddress 57); ingress
+    /// records as received (56, 80). Each falls back to the other.
+    #[test]
+    fn mac_elements_follow_the_flow_direction() {
+        let mut t = FIVE_TUPLE.to_vec();
+        t.extend_from_slice(&[(56, 6), (80, 6), (81, 6), (57, 6), (61, 1)]);
+        let rec = |dir: u8| {
+            let mut r = record([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 100, 1);
+            for last in [1u8, 2, 3, 4] {
+                r.extend_from_slice(&[2, 0, 0, 0, 0, last]);
+            }
+            r.push(dir);
+            r
+        };
+        for (dir, src, dst) in [(0u8, 1u8, 2u8), (1, 3, 4)] {
+            for proto in [ExportKind::Netflow, ExportKind::Ipfix] {
+                let d = if proto == ExportKind::Netflow {
+                    v9(1, &[v9_template(256, &t), data(256, &[rec(dir)])])
+                } else {
+                    ipfix(1, &[ipfix_template(256, &t), data(256, &[rec(dir)])])
+                };
+                let (f, _) = read(&[d]);
+                assert_eq!(
+                    f[0].key.src_mac,
+                    [2, 0, 0, 0, 0, src],
+                    "{proto:?} dir {dir}"
+                );
+                assert_eq!(
+                    f[0].key.dst_mac,
+                    [2, 0, 0, 0, 0, dst],
+                    "{proto:?} dir {dir}"
+                );
+            }
+        }
+        // Only post-MACs, no direction: they are used.
+        let t = [FIVE_TUPLE.as_slice(), &[(81, 6), (57, 6)]].concat();
+        let mut r = record([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 100, 1);
+        r.extend_from_slice(&[2, 0, 0, 0, 0, 7, 2, 0, 0, 0, 0, 8]);
+        let (f, _) = read(&[ipfix(1, &[ipfix_template(256, &t), data(256, &[r])])]);
+        assert_eq!((f[0].key.src_mac[5], f[0].key.dst_mac[5]), (7, 8));
+    }
+
+    /// Counters that cannot be true are counted and left out: more octets
+    /// than the packets can carry, octets without packets, a total past
+    /// 2^62; no figure saturates.
+    #[test]
+    fn impossible_counters_are_counted_not_summed() {
+        let t = v9(1, &[v9_template(256, &FIVE_TUPLE)]);
+        let good = record([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 1500, 1);
+        let too_many = record([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 4_000_000_000, 3);
+        let no_packets = record([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 100, 0);
+        let (f, st) = read(&[
+            t.clone(),
+            v9(1, &[data(256, &[good.clone(), too_many, no_packets])]),
+        ]);
+        assert_eq!((st.records, st.impossible_records), (1, 2));
+        assert_eq!(f[0].bytes, 1500 + 14);
+        // Sampled past 2^50 bytes a record: impossible. 64-bit counters
+        // of garbage templates: the total stays below 2^62.
+        let mut t64 = FIVE_TUPLE.to_vec();
+        t64[5] = (1, 8);
+        t64[6] = (2, 8);
+        let mut r = ExportReader::new(None, None, 1 << 10);
+        r.datagram(from(), &v9(2, &[v9_template(256, &t64)]));
+        for i in 0..10_000u32 {
+            let mut rec = Vec::new();
+            rec.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+            rec.extend_from_slice(&(i as u16).to_be_bytes());
+            rec.extend_from_slice(&[0, 80, 6]);
+            rec.extend_from_slice(&(1u64 << 49).to_be_bytes());
+            rec.extend_from_slice(&(1u64 << 40).to_be_bytes());
+            r.datagram(from(), &v9(2, &[data(256, &[rec])]));
+        }
+        let (f, st, _) = r.finish();
+        let total: u128 = f.iter().map(|f| u128::from(f.bytes)).sum();
+        assert!(total <= u128::from(MAX_TOTAL_BYTES), "{total}");
+        assert!(st.impossible_records > 0, "{st:?}");
+        assert_eq!(st.records + st.impossible_records, 10_000);
     }
 
     #[test]
@@ -1074,7 +1506,12 @@ mod tests {
             }
             out
         };
-        for (name, v) in [("MAX_FLOWS", MAX_FLOWS), ("MAX_EXPORTERS", MAX_EXPORTERS)] {
+        for (name, v) in [
+            ("MAX_FLOWS", MAX_FLOWS),
+            ("MAX_EXPORTERS", MAX_EXPORTERS),
+            ("MAX_TEMPLATES", crate::sets::MAX_TEMPLATES),
+            ("MAX_PACKET_LEN", crate::input::MAX_PACKET_LEN as usize),
+        ] {
             let row = page
                 .lines()
                 .find(|l| l.starts_with(&format!("| `{name}`")))

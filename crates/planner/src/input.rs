@@ -9,7 +9,6 @@
 use crate::export::{ExportKind, ExportReader, ExportStats, FlowFormat};
 use crate::flow::{Dir, Flow};
 use lagkit_hash::{ip_proto, FlowKey, IpFlow, L4};
-use pcap_file::pcapng::Block;
 use pcap_file::DataLink;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -56,8 +55,17 @@ pub enum InputError {
 pub struct CaptureStats {
     /// Packets read.
     pub packets: u64,
-    /// Packets on interfaces that are not Ethernet (skipped).
+    /// Packets of link types lagkit does not read (skipped): not
+    /// Ethernet, Linux cooked (SLL, SLL2), raw IP or BSD loopback.
     pub not_ethernet: u64,
+    /// Packets whose record is damaged (skipped, the rest read on): an
+    /// original length shorter than the bytes captured or past 1 MiB, a
+    /// link-layer header cut short, an interface never described.
+    pub damaged: u64,
+    /// Packets without their Ethernet header (Linux cooked, raw IP): read
+    /// with the destination MAC unknown (zeros), and the source MAC too
+    /// for raw IP.
+    pub macs_unknown: u64,
     /// Packets (or exported records) neither from nor to the host (when
     /// a host was named).
     pub unrelated: u64,
@@ -72,6 +80,129 @@ pub struct CaptureStats {
     /// Where the capture was damaged or cut short, when it was after at
     /// least one good packet: the flows are those of the packets before.
     pub skipped: Option<Skipped>,
+}
+
+impl CaptureStats {
+    /// What was left out, one phrase each (empty when nothing was): the
+    /// lines `lagkit plan` prints after "dropped:".
+    pub fn dropped(&self) -> Vec<String> {
+        let mut d = Vec::new();
+        let mut add = |n: u64, what: String| {
+            if n > 0 {
+                d.push(what);
+            }
+        };
+        add(
+            self.not_ethernet,
+            format!(
+                "{} packets of link types lagkit does not read (Ethernet, Linux cooked, raw IP, BSD loopback are read)",
+                self.not_ethernet
+            ),
+        );
+        add(
+            self.damaged,
+            format!(
+                "{} packets are damaged (lengths that cannot be true, a link header cut short, or an interface never described)",
+                self.damaged
+            ),
+        );
+        if let Some(x) = &self.export {
+            add(
+                x.before_template_sets,
+                format!(
+                    "{} data sets ({} bytes) came before their template",
+                    x.before_template_sets, x.before_template_bytes
+                ),
+            );
+            add(
+                x.unusable_records,
+                format!(
+                    "{} records name no IP addresses or packet header",
+                    x.unusable_records
+                ),
+            );
+            add(
+                x.impossible_records,
+                format!(
+                    "{} records have counters that cannot be true (more bytes than their packets carry, or past 2^50 bytes)",
+                    x.impossible_records
+                ),
+            );
+            add(
+                x.damaged_datagrams,
+                format!("{} datagrams are damaged", x.damaged_datagrams),
+            );
+            add(
+                x.unreadable_datagrams,
+                format!(
+                    "{} datagrams are exports lagkit cannot read ({})",
+                    x.unreadable_datagrams,
+                    x.unreadable_kinds.join(", ")
+                ),
+            );
+            add(
+                x.snapped_datagrams,
+                format!(
+                    "{} datagrams were cut by the capture's snap length (capture exports with -s 0)",
+                    x.snapped_datagrams
+                ),
+            );
+            add(
+                x.over_cap,
+                format!(
+                    "{} records ({} bytes) of flows past the table's {} flows",
+                    x.over_cap,
+                    x.over_cap_bytes,
+                    crate::export::MAX_FLOWS
+                ),
+            );
+        }
+        let what = if self.export.is_some() {
+            "records"
+        } else {
+            "packets"
+        };
+        add(
+            self.unrelated,
+            format!("{} {what} neither from nor to the host", self.unrelated),
+        );
+        let not_export = self.export.as_ref().map_or(0, |x| x.not_export) + self.not_udp;
+        if self.export.is_some() {
+            add(not_export, format!("{not_export} packets are not exports"));
+        }
+        d
+    }
+
+    /// Why an input gave no flow to plan, naming what it held and what
+    /// was left out, for the error `lagkit plan` gives then.
+    pub fn why_no_flows(&self) -> String {
+        let held = match &self.export {
+            Some(x) if x.datagrams > 0 => format!(
+                "{} datagrams of flow exports gave no flow",
+                x.datagrams
+            ),
+            Some(_) if self.packets > 0 => format!(
+                "none of the {} packets is a flow export lagkit reads (NetFlow v1, v5, v7, v9, IPFIX, sFlow v5)",
+                self.packets
+            ),
+            Some(_) => "no export datagrams".into(),
+            None if self.packets > 0 => format!("none of the {} packets gave a flow", self.packets),
+            None => "it holds no flows (an empty flow list or capture)".into(),
+        };
+        let mut dropped = self.dropped();
+        if self.unrelated > 0 {
+            dropped.push("is --host the bonded host's IP or MAC?".into());
+        }
+        let mut why = if dropped.is_empty() {
+            format!("no flows to plan: {held}")
+        } else {
+            format!("no flows to plan: {held}: {}", dropped.join("; "))
+        };
+        if let Some(sk) = &self.skipped {
+            why += &format!("; {sk}");
+        }
+        why
+    }
 }
 
 /// The part of a capture that was not read: from a damaged or cut packet
@@ -144,7 +275,7 @@ pub fn read_flows(
 }
 
 /// [`read_flows`], with a capture read as `format`: the traffic itself
-/// ([`FlowFormat::Packets`]), NetFlow v9, IPFIX or sFlow v5 exports, or
+/// ([`FlowFormat::Packets`]), NetFlow (v1, v5, v7, v9), IPFIX or sFlow v5 exports, or
 /// whichever its first UDP datagrams show ([`FlowFormat::Auto`]: exports
 /// when every one goes to a collector port, 2055, 9995, 9996, 4739 or
 /// 6343, with a matching version field). A format other than auto given
@@ -594,10 +725,11 @@ struct Folder {
     stats: CaptureStats,
     host: Option<Host>,
     format: FlowFormat,
-    /// While [`FlowFormat::Auto`] has not decided: the packets so far.
-    pending: Vec<(Option<DataLink>, Vec<u8>, u32)>,
-    /// UDP datagrams among `pending`, and how many of them are exports.
-    pending_udp: (usize, usize),
+    /// While [`FlowFormat::Auto`] has not decided: the frames so far.
+    pending: Vec<(Vec<u8>, u32)>,
+    /// UDP datagrams among `pending`, how many of them are exports lagkit
+    /// reads, and how many look like exports it cannot read.
+    pending_udp: (usize, usize, usize),
     /// The bytes held in `pending`.
     pending_bytes: usize,
     export: Option<ExportReader>,
@@ -620,22 +752,48 @@ impl Folder {
             host,
             format,
             pending: Vec::new(),
-            pending_udp: (0, 0),
+            pending_udp: (0, 0, 0),
             pending_bytes: 0,
             export,
             ambiguous: None,
         }
     }
 
-    /// One captured frame, from an interface of link type `link`.
+    /// One captured packet of original length `len`, from an interface of
+    /// link type `link` (`None`: an interface the capture never described).
     fn packet(&mut self, link: Option<DataLink>, data: &[u8], len: u32) {
         self.stats.packets += 1;
-        if self.format == FlowFormat::Auto && self.ambiguous.is_none() {
-            if let Some((_, port, payload)) = udp_in(link, data) {
-                self.pending_udp.0 += 1;
-                self.pending_udp.1 += usize::from(crate::export::sniff(port, payload).is_some());
+        let Some(link) = link else {
+            self.stats.damaged += 1;
+            return;
+        };
+        if len < data.len() as u32 || len > MAX_PACKET_LEN {
+            self.stats.damaged += 1;
+            return;
+        }
+        let frame = match crate::link::frame(link, data, len) {
+            Ok(f) => f,
+            Err(crate::link::Unreadable::LinkType(_)) => {
+                self.stats.not_ethernet += 1;
+                return;
             }
-            self.pending.push((link, data.to_vec(), len));
+            Err(crate::link::Unreadable::Header) => {
+                self.stats.damaged += 1;
+                return;
+            }
+        };
+        self.stats.macs_unknown += u64::from(frame.macs_unknown);
+        let (data, len) = (&frame.bytes[..], frame.len);
+        if self.format == FlowFormat::Auto && self.ambiguous.is_none() {
+            if let Some((_, port, payload)) = crate::export::udp_of(data, false) {
+                self.pending_udp.0 += 1;
+                if crate::export::sniff(port, payload).is_some() {
+                    self.pending_udp.1 += 1;
+                } else if crate::export::looks_like_export(port, payload) {
+                    self.pending_udp.2 += 1;
+                }
+            }
+            self.pending.push((data.to_vec(), len));
             self.pending_bytes += data.len();
             if self.pending_udp.0 >= DECIDE_AFTER
                 || self.pending.len() >= DECIDE_WITHIN
@@ -645,13 +803,17 @@ impl Folder {
             }
             return;
         }
-        self.take(link, data, len);
+        self.take(data, len);
     }
 
     /// Auto's choice, from the datagrams seen: exports when every UDP
-    /// datagram is one (and there is one), the traffic when none is.
+    /// datagram is one (and there is one), the traffic when none is. A
+    /// datagram to a collector port with the version field of an export
+    /// lagkit cannot read (NetFlow v8, sFlow v4, ...) counts as an export:
+    /// it is never planned as traffic.
     fn decide(&mut self) {
-        let (udp, exports) = self.pending_udp;
+        let (udp, readable, unreadable) = self.pending_udp;
+        let exports = readable + unreadable;
         if exports > 0 && exports < udp {
             self.ambiguous = Some(format!(
                 "{exports} of the first {udp} UDP datagrams are flow exports (NetFlow, IPFIX or sFlow to a collector port) and the others are not: \
@@ -666,22 +828,30 @@ impl Folder {
         } else {
             FlowFormat::Packets
         };
-        for (link, data, len) in std::mem::take(&mut self.pending) {
-            self.take(link, &data, len);
+        for (data, len) in std::mem::take(&mut self.pending) {
+            self.take(&data, len);
         }
     }
 
-    fn take(&mut self, link: Option<DataLink>, data: &[u8], len: u32) {
+    /// One Ethernet frame of original length `len`.
+    fn take(&mut self, data: &[u8], len: u32) {
         if let Some(x) = &mut self.export {
-            match udp_in(link, data) {
-                Some((from, _, payload)) if x.takes(payload) => x.datagram(from, payload),
-                Some(_) => x.not_export(),
+            match crate::export::udp_of(data, false) {
+                Some((from, port, payload)) => {
+                    let export =
+                        x.takes(payload) || crate::export::looks_like_export(port, payload);
+                    if export && data.len() < len as usize {
+                        // A datagram the capture's snap length cut cannot
+                        // be decoded.
+                        x.snapped();
+                    } else if x.takes(payload) {
+                        x.datagram(from, payload);
+                    } else if !x.unreadable(port, payload) {
+                        x.not_export();
+                    }
+                }
                 None => self.stats.not_udp += 1,
             }
-            return;
-        }
-        if link != Some(DataLink::ETHERNET) {
-            self.stats.not_ethernet += 1;
             return;
         }
         let key = FlowKey::from_frame(data);
@@ -725,14 +895,16 @@ impl Folder {
     }
 }
 
-/// A UDP datagram in a frame of link type `link` (Ethernet, or raw IP).
-fn udp_in(link: Option<DataLink>, data: &[u8]) -> Option<(std::net::SocketAddr, u16, &[u8])> {
-    match link? {
-        DataLink::ETHERNET => crate::export::udp_of(data, false),
-        DataLink::RAW | DataLink::IPV4 | DataLink::IPV6 => crate::export::udp_of(data, true),
-        _ => None,
-    }
-}
+/// The longest packet a capture's record may claim: 1 MiB. libpcap
+/// captures at most 256 KiB of a packet, and a packet's original length
+/// is at most 64 KiB, or a few hundred KiB with GSO and BIG TCP; a record
+/// claiming more is damaged.
+pub const MAX_PACKET_LEN: u32 = 1 << 20;
+
+/// The most bytes one pcap record may hold: libpcap's largest snap length
+/// (256 KiB). A longer record means the file's framing is lost: the rest
+/// is skipped.
+const MAX_RECORD: u32 = 262_144;
 
 fn capture_err(path: &Path, packet: u64, e: pcap_file::PcapError) -> InputError {
     InputError::Bad {
@@ -787,9 +959,19 @@ fn read_pcap(
     let mut rd = pcap_file::pcap::PcapReader::new(r).map_err(|e| capture_err(path, 0, e))?;
     let link = Some(rd.header().datalink);
     let mut f = Folder::new(host, format);
-    while let Some(p) = rd.next_packet() {
+    // Raw records: the header's snap length bounds nothing (tcpdump -s 96
+    // writes original lengths past it, and some writers a snap length of
+    // 0), and the timestamps are not needed.
+    while let Some(p) = rd.next_raw_packet() {
         match p {
-            Ok(p) if p.orig_len == 0 => return damaged(path, f, empty_packet()),
+            Ok(p) if p.incl_len == 0 && p.orig_len == 0 => return damaged(path, f, empty_packet()),
+            Ok(p) if p.incl_len > MAX_RECORD => {
+                return damaged(
+                    path,
+                    f,
+                    pcap_file::PcapError::InvalidField("a record longer than 256 KiB"),
+                )
+            }
             Ok(p) => f.packet(link, &p.data, p.orig_len),
             Err(e) => return damaged(path, f, e),
         }
@@ -805,32 +987,117 @@ fn read_pcapng(
 ) -> Result<(Vec<Flow>, CaptureStats), InputError> {
     let mut rd = pcap_file::pcapng::PcapNgReader::new(r).map_err(|e| capture_err(path, 0, e))?;
     let mut f = Folder::new(host, format);
-    let mut links: Vec<DataLink> = Vec::new();
-    while let Some(b) = rd.next_block() {
+    // Each section's interfaces, by their order: their link types and
+    // snap lengths.
+    let mut links: Vec<(DataLink, u32)> = Vec::new();
+    loop {
+        // The byte order of the section a block is in (a new section's
+        // own header is read by the reader).
+        let big = rd.section().endianness == pcap_file::Endianness::Big;
+        let Some(b) = rd.next_raw_block() else { break };
         let b = match b {
             Ok(b) => b,
             Err(e) => return damaged(path, f, e),
         };
-        match b {
-            Block::SectionHeader(_) => links.clear(),
-            Block::InterfaceDescription(i) => links.push(i.linktype),
-            Block::EnhancedPacket(p) if p.original_len == 0 => {
+        match pcapng_block(b.type_, &b.body, big, &links) {
+            NgBlock::Section => links.clear(),
+            NgBlock::Interface(link, snaplen) => links.push((link, snaplen)),
+            NgBlock::Packet(_, data, len) if len == 0 && data.is_empty() => {
                 return damaged(path, f, empty_packet())
             }
-            Block::EnhancedPacket(p) => {
-                let id = usize::try_from(p.interface_id).unwrap_or(usize::MAX);
-                f.packet(links.get(id).copied(), &p.data, p.original_len);
+            NgBlock::Packet(link, data, len) => f.packet(link, data, len),
+            NgBlock::Damaged => {
+                f.stats.packets += 1;
+                f.stats.damaged += 1;
             }
-            Block::SimplePacket(p) if p.original_len == 0 => {
-                return damaged(path, f, empty_packet())
-            }
-            Block::SimplePacket(p) => {
-                f.packet(links.first().copied(), &p.data, p.original_len);
-            }
-            _ => {}
+            NgBlock::Other => {}
         }
     }
     f.finish(path)
+}
+
+/// One pcapng block, as the planner reads it.
+#[derive(Debug, PartialEq, Eq)]
+enum NgBlock<'a> {
+    /// A section header: the interfaces start again.
+    Section,
+    /// An interface description: its link type and snap length.
+    Interface(DataLink, u32),
+    /// A packet (enhanced, simple or obsolete packet block): its
+    /// interface's link type (`None`: never described), captured bytes,
+    /// original length.
+    Packet(Option<DataLink>, &'a [u8], u32),
+    /// A packet block whose fields contradict its length.
+    Damaged,
+    /// Anything else (statistics, name resolution, custom blocks).
+    Other,
+}
+
+/// Reads a pcapng block's body (pcapng, draft-ietf-opsawg-pcapng: 4.1
+/// Section Header, 4.2 Interface Description, 4.3 Enhanced Packet, 4.4
+/// Simple Packet; Appendix A, the obsolete Packet Block) in the section's
+/// byte order. Timestamps and options are not needed.
+fn pcapng_block<'a>(
+    type_: u32,
+    body: &'a [u8],
+    big: bool,
+    links: &[(DataLink, u32)],
+) -> NgBlock<'a> {
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = body.get(at..at + 4)?.try_into().ok()?;
+        Some(if big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    let u16_at = |at: usize| -> Option<u16> {
+        let b: [u8; 2] = body.get(at..at + 2)?.try_into().ok()?;
+        Some(if big {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        })
+    };
+    let link_of = |id: usize| links.get(id).map(|l| l.0);
+    // Interface, captured length and original length at these offsets,
+    // the data after them.
+    let packet = |id: Option<usize>, cap_at: usize, data_at: usize| -> NgBlock<'a> {
+        let (Some(id), Some(cap), Some(orig)) = (id, u32_at(cap_at), u32_at(cap_at + 4)) else {
+            return NgBlock::Damaged;
+        };
+        match body.get(data_at..data_at.saturating_add(cap as usize)) {
+            Some(data) => NgBlock::Packet(link_of(id), data, orig),
+            None => NgBlock::Damaged,
+        }
+    };
+    match type_ {
+        0x0A0D_0D0A => NgBlock::Section,
+        1 => match (u16_at(0), u32_at(4)) {
+            (Some(link), Some(snaplen)) => {
+                NgBlock::Interface(DataLink::from(u32::from(link)), snaplen)
+            }
+            _ => NgBlock::Other,
+        },
+        // Obsolete Packet Block: a 16-bit interface and a drop count.
+        2 => packet(u16_at(0).map(usize::from), 12, 20),
+        3 => {
+            // Simple Packet Block: interface 0; the data is the original
+            // length cut to the interface's snap length and the block.
+            let Some(orig) = u32_at(0) else {
+                return NgBlock::Damaged;
+            };
+            let rest = &body[4..];
+            let snap = links.first().map_or(0, |l| l.1);
+            let mut cap = (orig as usize).min(rest.len());
+            if snap > 0 {
+                cap = cap.min(snap as usize);
+            }
+            NgBlock::Packet(link_of(0), &rest[..cap], orig)
+        }
+        6 => packet(u32_at(0).map(|i| i as usize), 12, 20),
+        _ => NgBlock::Other,
+    }
 }
 
 /// The longest datagram a file of datagrams holds: a UDP payload.
@@ -866,7 +1133,14 @@ fn read_datagrams(
         }
         f.stats.packets += 1;
         if let Some(x) = &mut f.export {
-            x.datagram(from, &buf[..n]);
+            let d = &buf[..n];
+            // No port to go by: each datagram is judged as if sent to
+            // NetFlow's.
+            if x.takes(d) {
+                x.datagram(from, d);
+            } else if !x.unreadable(crate::export::COLLECTOR_PORTS[0], d) {
+                x.not_export();
+            }
         }
     }
     f.finish(path)
@@ -1089,16 +1363,33 @@ mod tests {
             sk.to_string(),
             "packet 3 is cut short (the capture ends inside it, or its length is damaged): 1 packet skipped, planned from the 2 before it"
         );
-        // Garbage after two good packets: they are planned, the rest skipped.
+        // A damaged record between good packets: counted and skipped, the
+        // packets after it read.
         let two = pcap_of(&frames[..2]);
         let mut junk = two.clone();
-        // A packet header (big-endian, as the writer's) claiming more than
-        // the snap length, then junk.
+        // A packet header (big-endian, as the writer's) claiming more
+        // bytes than the packet had (100,000 of 5), then those bytes.
         for word in [1u32, 0, 100_000, 5] {
             junk.extend_from_slice(&word.to_be_bytes());
         }
         junk.extend(std::iter::repeat_n(0xeeu8, 100_000));
+        junk.extend_from_slice(&pcap_of(&frames[2..])[24..]);
         let (f, st) = read_bytes("c.pcap", &junk).unwrap();
+        assert_eq!((st.packets, st.damaged, f.len()), (4, 1, 2));
+        assert_eq!(
+            f[0].bytes,
+            2 * frames[0].len() as u64,
+            "the packet after it"
+        );
+        assert_eq!(st.skipped, None);
+        // A record longer than libpcap ever writes (256 KiB): the framing
+        // is lost, the rest skipped.
+        let mut lost = two.clone();
+        for word in [1u32, 0, 300_000, 300_000] {
+            lost.extend_from_slice(&word.to_be_bytes());
+        }
+        lost.extend(std::iter::repeat_n(0xeeu8, 300_000));
+        let (f, st) = read_bytes("c.pcap", &lost).unwrap();
         assert_eq!((st.packets, f.len()), (2, 2));
         let sk = st.skipped.unwrap();
         assert_eq!((sk.from_packet, sk.packets), (3, None));
@@ -1189,9 +1480,176 @@ mod tests {
             .udp(40000, 2055)
             .write(&mut frame, &d)
             .unwrap();
-        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame])).unwrap();
+        let (f, st) = read_bytes("e.pcap", &pcap_of(&[frame.clone()])).unwrap();
         assert_eq!(st.export.unwrap().records, 1);
         assert_eq!((f.len(), f[0].bytes), (1, 114));
+        // The same export captured with a snap length of 60 (18 bytes of
+        // the datagram) and of 96: still exports, never traffic, and
+        // counted as cut by the snap length.
+        use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+        for snap in [60usize, 96] {
+            let mut w = PcapWriter::with_header(Vec::new(), PcapHeader::default()).unwrap();
+            let p = PcapPacket::new(
+                std::time::Duration::ZERO,
+                frame.len() as u32,
+                &frame[..snap],
+            );
+            w.write_packet(&p).unwrap();
+            let (f, st) = read_bytes("e.pcap", &w.into_writer()).unwrap();
+            assert!(f.is_empty(), "snap {snap}: {f:?}");
+            let x = st.export.clone().expect("read as exports");
+            assert_eq!(x.snapped_datagrams, 1, "snap {snap}");
+            assert!(st
+                .why_no_flows()
+                .contains("cut by the capture's snap length"));
+        }
+    }
+
+    /// tcpdump -s 96: each record holds 96 bytes and the original length,
+    /// past the header's snap length. The key comes from the headers
+    /// captured, the bytes from the original length.
+    #[test]
+    fn a_snap_length_keeps_keys_and_original_lengths() {
+        use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+        for endianness in [pcap_file::Endianness::Big, pcap_file::Endianness::Little] {
+            let header = PcapHeader {
+                snaplen: 96,
+                endianness,
+                ..PcapHeader::default()
+            };
+            let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+            let frame = tcp_frame(1000);
+            let mut big = Vec::new();
+            etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                .single_vlan(100.try_into().unwrap())
+                .ipv4([10, 0, 0, 1], [10, 0, 0, 3], 64)
+                .udp(5000, 53)
+                .write(&mut big, &[0u8; 1400])
+                .unwrap();
+            for f in [&frame, &big, &big] {
+                let cut = &f[..f.len().min(96)];
+                let p = PcapPacket::new(std::time::Duration::ZERO, f.len() as u32, cut);
+                w.write_packet(&p).unwrap();
+            }
+            let (flows, st) = read_bytes("s.pcap", &w.into_writer()).unwrap();
+            assert_eq!((st.packets, st.damaged, st.skipped.clone()), (3, 0, None));
+            assert_eq!(flows[0].bytes, 2 * big.len() as u64);
+            assert_eq!(flows[0].key.vlan_id(), Some(100));
+            assert_eq!(flows[0].key.l4_ports(), Some((5000, 53)));
+            assert_eq!(flows[1].bytes, frame.len() as u64);
+        }
+    }
+
+    /// A pcapng in either byte order with an Ethernet and a Linux cooked
+    /// interface; a packet of an interface never described and one whose
+    /// captured length runs past its block are counted as damaged, and
+    /// the packets after them read.
+    #[test]
+    fn pcapng_interfaces_link_types_and_damaged_blocks() {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+        use pcap_file::pcapng::blocks::section_header::SectionHeaderBlock;
+        use pcap_file::pcapng::PcapNgWriter;
+        for endianness in [pcap_file::Endianness::Big, pcap_file::Endianness::Little] {
+            let section = SectionHeaderBlock {
+                endianness,
+                ..SectionHeaderBlock::default()
+            };
+            let mut w = PcapNgWriter::with_section_header(Vec::new(), section).unwrap();
+            for linktype in [DataLink::ETHERNET, DataLink::LINUX_SLL] {
+                w.write_pcapng_block(InterfaceDescriptionBlock {
+                    linktype,
+                    snaplen: 96,
+                    options: vec![],
+                })
+                .unwrap();
+            }
+            let eth = tcp_frame(1000);
+            // The same packet as SLL: outgoing, ARPHRD_ETHER, the MAC.
+            let mut sll = vec![0, 4, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 8, 0];
+            sll.extend_from_slice(&eth[14..]);
+            let start = w.get_ref().len();
+            let mut epb = |interface_id: u32, data: &[u8]| {
+                w.write_pcapng_block(EnhancedPacketBlock {
+                    interface_id,
+                    timestamp: std::time::Duration::ZERO,
+                    original_len: data.len() as u32 + 1000,
+                    data: data[..96].to_vec().into(),
+                    options: vec![],
+                })
+                .unwrap();
+            };
+            epb(0, &eth);
+            epb(0, &eth);
+            epb(1, &sll);
+            let mut data = w.into_inner();
+            // Each block: type, length, interface, timestamp (2 words),
+            // captured and original length, 96 bytes, length: 128 bytes.
+            let u32_of = |v: u32| match endianness {
+                pcap_file::Endianness::Big => v.to_be_bytes(),
+                pcap_file::Endianness::Little => v.to_le_bytes(),
+            };
+            let good = data[start..start + 128].to_vec();
+            // The second block's interface 7 was never described.
+            data[start + 128 + 8..start + 128 + 12].copy_from_slice(&u32_of(7));
+            // A block whose captured length says 4,000 bytes, then a good one.
+            let mut bad = good.clone();
+            bad[20..24].copy_from_slice(&u32_of(4000));
+            data.extend_from_slice(&bad);
+            data.extend_from_slice(&good);
+            let (flows, st) = read_bytes("n.pcapng", &data).unwrap();
+            assert_eq!(
+                (st.packets, st.damaged, st.macs_unknown, st.not_ethernet),
+                (5, 2, 1, 0),
+                "{endianness:?}"
+            );
+            assert_eq!(st.skipped, None);
+            // One flow: the Ethernet frame and its cooked twin (whose
+            // destination MAC is unknown) differ only in the MAC.
+            let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+            assert_eq!(bytes, 3 * (eth.len() as u64 + 1000));
+        }
+    }
+
+    #[test]
+    fn no_flows_says_why() {
+        let st = CaptureStats {
+            packets: 13,
+            not_ethernet: 13,
+            ..CaptureStats::default()
+        };
+        assert_eq!(
+            st.why_no_flows(),
+            "no flows to plan: none of the 13 packets gave a flow: 13 packets of link types lagkit does not read (Ethernet, Linux cooked, raw IP, BSD loopback are read)"
+        );
+        let st = CaptureStats {
+            packets: 487,
+            export: Some(ExportStats {
+                datagrams: 487,
+                unreadable_datagrams: 3,
+                unreadable_kinds: vec!["NetFlow v8".into()],
+                impossible_records: 2,
+                ..ExportStats::default()
+            }),
+            ..CaptureStats::default()
+        };
+        let why = st.why_no_flows();
+        assert!(
+            why.starts_with("no flows to plan: 487 datagrams of flow exports gave no flow: "),
+            "{why}"
+        );
+        assert!(
+            why.contains("2 records have counters that cannot be true"),
+            "{why}"
+        );
+        assert!(
+            why.contains("3 datagrams are exports lagkit cannot read (NetFlow v8)"),
+            "{why}"
+        );
+        assert_eq!(
+            CaptureStats::default().why_no_flows(),
+            "no flows to plan: it holds no flows (an empty flow list or capture)"
+        );
     }
 
     #[test]

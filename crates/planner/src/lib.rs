@@ -23,9 +23,11 @@ pub mod fair;
 pub mod flow;
 pub mod input;
 pub mod lab;
+pub mod link;
 pub mod merge;
 pub mod predict;
 pub mod report;
+pub mod sets;
 
 pub use explain::{explain, Cause};
 pub use flow::{Dir, Flow};

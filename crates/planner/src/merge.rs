@@ -39,6 +39,8 @@ pub struct Totals {
     pub cut: usize,
     /// Flows each file's own reader left out at its cap.
     pub flows_dropped: u64,
+    /// Export datagrams in versions lagkit cannot read.
+    pub unreadable_datagrams: u64,
 }
 
 impl Totals {
@@ -47,14 +49,20 @@ impl Totals {
         self.files += 1;
         self.captures += usize::from(st.packets > 0);
         self.packets += st.packets;
-        self.skipped += st.not_ethernet + st.unrelated + st.not_udp;
+        self.skipped += st.not_ethernet + st.damaged + st.unrelated + st.not_udp;
         self.cut += usize::from(st.skipped.is_some());
         self.flows_dropped += st.flows_dropped;
         if let Some(x) = &st.export {
             self.records += x.records;
             self.datagrams += x.datagrams;
             self.sampled_records += x.sampled_records;
-            self.skipped += x.unusable_records + x.before_template_sets + x.damaged_datagrams;
+            self.skipped += x.unusable_records
+                + x.impossible_records
+                + x.before_template_sets
+                + x.damaged_datagrams
+                + x.unreadable_datagrams
+                + x.snapped_datagrams;
+            self.unreadable_datagrams += x.unreadable_datagrams;
             self.flows_dropped += x.over_cap;
         }
     }
@@ -69,6 +77,31 @@ impl Totals {
         self.skipped += o.skipped;
         self.cut += o.cut;
         self.flows_dropped += o.flows_dropped;
+        self.unreadable_datagrams += o.unreadable_datagrams;
+    }
+
+    /// Why the files gave no flow to plan.
+    pub fn why_no_flows(&self) -> String {
+        let mut why = format!("no flows to plan in {} files", self.files);
+        if self.packets > 0 {
+            why += &format!(": {} captured packets", self.packets);
+        }
+        if self.datagrams > 0 {
+            why += &format!(", {} export datagrams", self.datagrams);
+        }
+        if self.skipped > 0 {
+            why += &format!(
+                ", {} packets or records left out (read each file alone to see why)",
+                self.skipped
+            );
+        }
+        if self.unreadable_datagrams > 0 {
+            why += &format!(
+                ", {} export datagrams lagkit cannot read",
+                self.unreadable_datagrams
+            );
+        }
+        why
     }
 }
 
@@ -85,6 +118,11 @@ pub struct Merged {
     pub totals: Totals,
     /// Flows left out because the table was full, and their bytes.
     pub over_cap: (u64, u64),
+    /// Flows (of a file) left out because they would take the total past
+    /// [`crate::export::MAX_TOTAL_BYTES`]: figures no traffic has.
+    pub over_total: u64,
+    /// The bytes of every flow taken.
+    total: u64,
     cap: usize,
 }
 
@@ -112,7 +150,12 @@ impl Merged {
     }
 
     fn add(&mut self, key: FlowKey, dir: Dir, bytes: u64, demand: Option<f64>) {
+        if self.total.saturating_add(bytes) > crate::export::MAX_TOTAL_BYTES {
+            self.over_total += 1;
+            return;
+        }
         if let Some(e) = self.table.get_mut(&(key, dir)) {
+            self.total += bytes;
             e.0 = e.0.saturating_add(bytes);
             e.1 = match (e.1, demand) {
                 (Some(a), Some(b)) => Some(a + b),
@@ -125,6 +168,7 @@ impl Merged {
             self.over_cap.1 = self.over_cap.1.saturating_add(bytes);
             return;
         }
+        self.total += bytes;
         self.table.insert((key, dir), (bytes, demand));
         self.order.push((key, dir));
     }
@@ -136,6 +180,7 @@ impl Merged {
         self.totals.merge(&other.totals);
         self.over_cap.0 += other.over_cap.0;
         self.over_cap.1 = self.over_cap.1.saturating_add(other.over_cap.1);
+        self.over_total += other.over_total;
         let Merged {
             mut table, order, ..
         } = other;
@@ -208,6 +253,27 @@ mod tests {
         assert_eq!(f[0], flow(1, Dir::Out, 150, None));
         assert_eq!(f[1], flow(2, Dir::Out, 10, Some(3e6)));
         assert_eq!(f[2], flow(1, Dir::In, 7, None));
+    }
+
+    /// Files whose figures no traffic has (each at the export reader's
+    /// 2^62 bytes) never add up past it: no total saturates.
+    #[test]
+    fn totals_past_2_to_the_62_are_counted_not_summed() {
+        let mut m = Merged::new();
+        for i in 0..6 {
+            m.add_file(vec![flow(
+                i,
+                Dir::Out,
+                crate::export::MAX_TOTAL_BYTES / 2,
+                None,
+            )]);
+        }
+        assert_eq!(m.over_total, 4);
+        let total: u128 = m.into_flows().iter().map(|f| u128::from(f.bytes)).sum();
+        assert!(
+            total <= u128::from(crate::export::MAX_TOTAL_BYTES),
+            "{total}"
+        );
     }
 
     #[test]
