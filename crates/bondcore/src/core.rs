@@ -1037,12 +1037,7 @@ impl Core {
     /// adopting this one's data path resumes from ([`Core::start`]).
     pub fn aggregated_partner(&self, name: &str) -> Option<PartnerRecord> {
         let st = self.lacp_status(self.member_index(name)?)?;
-        // Heard from: current information (a resumed port's is current
-        // from its first moment, so a daemon killed right after adopting
-        // still leaves its partners recorded).
-        let heard = st.rx == lacp::RxState::Current;
-        (st.distributing && st.partner.state.in_sync() && heard)
-            .then(|| PartnerRecord::of(&st.partner))
+        st.aggregated_partner().map(|p| PartnerRecord::of(&p))
     }
 
     /// Member `name`'s PAgP partner, if its port is in the channel: what a
@@ -1050,11 +1045,7 @@ impl Core {
     pub fn channel_partner(&self, name: &str) -> Option<PagpRecord> {
         let i = self.member_index(name)?;
         let port = self.members.get(i)?.pagp?;
-        let sys = self.pagp()?;
-        if !sys.port_status(port)?.state.in_channel() {
-            return None;
-        }
-        PagpRecord::of(sys.partner_info(port)?)
+        PagpRecord::of(self.pagp()?.channel_partner(port)?)
     }
 
     /// The PAgP system of a static bond with `pagp`.

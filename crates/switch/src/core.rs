@@ -245,20 +245,10 @@ impl Core {
                 let p = &self.ports[i];
                 let lacp = p.lacp.and_then(|(s, id)| {
                     let st = self.lacp.get(s)?.1.port_status(id)?;
-                    // Heard from: current information (a resumed port's
-                    // is current from its first moment, before the
-                    // partner's next LACPDU clears Defaulted).
-                    let heard = st.rx == lacp::RxState::Current;
-                    (st.distributing && st.partner.state.in_sync() && heard)
-                        .then(|| PartnerRecord::of(&st.partner))
+                    st.aggregated_partner().map(|p| PartnerRecord::of(&p))
                 });
                 let pagp = p.pagp.and_then(|(s, id)| {
-                    let sys = self.pagp.get(s)?.1.system();
-                    let st = sys.port_status(id)?;
-                    if !st.state.in_channel() {
-                        return None;
-                    }
-                    PagpRecord::of(sys.partner_info(id)?)
+                    PagpRecord::of(self.pagp.get(s)?.1.system().channel_partner(id)?)
                 });
                 PortRecord { lacp, pagp }
             })

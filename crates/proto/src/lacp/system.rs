@@ -152,6 +152,16 @@ pub struct PortStatus {
 }
 
 impl PortStatus {
+    /// The partner this port is aggregated with: distributing, the
+    /// partner in sync, and its information current (heard from, or a
+    /// resumed port's from its first moment; not the defaulted partner a
+    /// port without one runs on). What a daemon records for the next one
+    /// to resume from.
+    pub fn aggregated_partner(&self) -> Option<PortInfo> {
+        (self.distributing && self.partner.state.in_sync() && self.rx == RxState::Current)
+            .then_some(self.partner)
+    }
+
     /// Why this port is not carrying traffic in an aggregate, in words an
     /// operator can act on; `None` if it is distributing in an aggregate.
     pub fn not_bundled_reason(&self) -> Option<String> {

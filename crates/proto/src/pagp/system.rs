@@ -214,14 +214,12 @@ impl System {
         id
     }
 
-    /// The partner's last Information PDU on port `id`, while it is held:
-    /// what a daemon records for the next one to resume from.
-    pub fn partner_info(&self, id: PortId) -> Option<&InfoRepr> {
-        self.ports
-            .get(id.0)
-            .filter(|p| !p.removed)?
-            .partner
-            .as_ref()
+    /// The partner's last Information PDU on port `id` while the port is
+    /// in the channel: what a daemon records for the next one to resume
+    /// from.
+    pub fn channel_partner(&self, id: PortId) -> Option<&InfoRepr> {
+        let p = self.ports.get(id.0).filter(|p| !p.removed)?;
+        p.state.in_channel().then_some(p.partner.as_ref()).flatten()
     }
 
     /// Every port's id (removed ports excluded).
@@ -974,7 +972,7 @@ mod tests {
                 v
             };
             let recorded: Vec<InfoRepr> = (0..2)
-                .map(|i| p.sys[0].partner_info(PortId(i)).unwrap().clone())
+                .map(|i| p.sys[0].channel_partner(PortId(i)).unwrap().clone())
                 .collect();
             let before: Vec<InfoRepr> = (0..2).map(|i| p.sys[0].info(i)).collect();
             // The previous run is gone; a new one resumes 1 s later.
