@@ -23,8 +23,11 @@
 # (the instance, the partner, P, the veths, the bpffs it mounted, its cgroup)
 # is removed on exit, also when a step fails, and the removal is checked.
 #
-# Usage (root): scripts/systemd-restart.sh [-n N] [--package DEB] [--keep-logs] [--no-settle]
+# Usage (root): scripts/systemd-restart.sh [-n N] [--engine E] [--package DEB] [--keep-logs] [--no-settle]
 #   -n N           restarts (default 5)
+#   --engine E     S's engine: bpf (default; adopted through its pins) or
+#                  userspace (its TAP and member sockets go through systemd's
+#                  file-descriptor store to the next start)
 #   --package DEB  optional: dpkg -i DEB inside the instance (unit and
 #                  /usr/bin/lagkit from the package) instead of installing the
 #                  repository's unit with the binary path replaced; one more
@@ -95,6 +98,7 @@ RESTARTS=5
 DEB=
 KEEP_LOGS=0
 SETTLE=1
+ENGINE=bpf
 usage() { sed -n '/^# Usage/,/^# Exit status/p' "$SELF" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -103,6 +107,7 @@ while [ $# -gt 0 ]; do
         --package) DEB=$(readlink -f "${2:?--package needs a .deb}"); shift 2 ;;
         --keep-logs) KEEP_LOGS=1; shift ;;
         --no-settle) SETTLE=0; shift ;;
+        --engine) ENGINE=${2:?--engine needs bpf or userspace}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "systemd-restart: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -359,12 +364,12 @@ mode = "802.3ad"
 members = ["eth1", "eth2"]
 xmit_hash_policy = "layer3+4"
 lacp_rate = "fast"
-engine = "bpf"
+engine = "$2"
 address = ["$1"]
 EOF
 }
-bond_toml 10.77.0.2/24 >"$W/P.toml"
-bond_toml 10.77.0.1/24 >"$W/S.toml"
+bond_toml 10.77.0.2/24 bpf >"$W/P.toml"
+bond_toml 10.77.0.1/24 "$ENGINE" >"$W/S.toml"
 ip netns exec "$PNS" "$BIN" up --engine bpf "$W/P.toml" </dev/null >"$W/partner.log" 2>&1 &
 PARTNER=$!
 say "partner: lagkit up --engine bpf in $PNS (pid $PARTNER)"
@@ -409,8 +414,8 @@ formed "$SS" && formed "$SP" ||
     { journal_show "$CUR" 30; tail -20 "$W/partner.log"; fail "no aggregate in 30 s (S: $SS; P: $SP)"; }
 say "aggregate: S $SS"
 say "aggregate: P $SP"
-[ "$(field "$SS" engine)" = bpf ] || fail "S's bond does not run the BPF engine ($SS)"
-[ "$(field "$SS" pinned)" != - ] || fail "S's data path is not pinned ($SS)"
+[ "$(field "$SS" engine)" = "$ENGINE" ] || fail "S's bond does not run the $ENGINE engine ($SS)"
+[ "$ENGINE" != bpf ] || [ "$(field "$SS" pinned)" != - ] || fail "S's data path is not pinned ($SS)"
 dl=$((SECONDS + 20))
 until in_s ping -c 1 -W 1 -q 10.77.0.2 >/dev/null 2>&1; do
     [ $SECONDS -lt $dl ] || fail "no ping reply 10.77.0.1 -> 10.77.0.2 in 20 s"
@@ -517,11 +522,11 @@ handoff() {   # $1: label, $2...: the command that restarts the unit
         j=$(journal_unit "$cur")
         ok_exit=0; ok_adopt=0
         grep -q 'Main process exited, code=exited, status=75/TEMPFAIL' <<<"$j" && ok_exit=1
-        grep -q 'adopting the data path' <<<"$j" && ok_adopt=1
+        grep -qE 'adopting the (data path|TAP)' <<<"$j" && ok_adopt=1
         ss=$(st_s); rec=$(recorded_partners)
         if [ -n "$new_main" ] && [ "$new_main" != 0 ] && [ "$new_main" != "$old_main" ] &&
             [ "$(unit_show ActiveState)" = active ] && [ $ok_exit = 1 ] && [ $ok_adopt = 1 ] &&
-            ! any_alive $old_host && formed "$ss" && { [ "$rec" = 2 ] || [ "$SETTLE" = 0 ]; }; then
+            ! any_alive $old_host && formed "$ss" && { [ "$rec" = 2 ] || [ "$SETTLE" = 0 ] || [ "$ENGINE" = userspace ]; }; then
             break
         fi
         if [ $SECONDS -ge $dl ]; then
@@ -534,7 +539,7 @@ handoff() {   # $1: label, $2...: the command that restarts the unit
     new_host=$(unit_host_pids)
     ALL_S_PROGS="$ALL_S_PROGS $(field "$ss" progs | tr , ' ')"
     say "$label: MainPID $old_main -> $new_main (host ${old_host% } -> ${new_host% }); old exited status=75/TEMPFAIL; new adopted; $(printf %.2f "$(since "$t")") s; S $ss"
-    echo "$j" | grep -E 'status=75|adopting|resuming LACP|Stopping|Started' | sed 's/^/      /'
+    echo "$j" | grep -E 'status=75|adopting|resuming LACP|Stopping|Started|descriptors' | sed 's/^/      /'
 }
 for i in $(seq 1 "$RESTARTS"); do
     alive "$SENDER" || { cat "$W/send.log"; fail "the probe sender died"; }
@@ -644,7 +649,7 @@ N_DONE=$RESTARTS; [ -n "$DEB" ] && N_DONE="$RESTARTS+1 (package)"
 if [ "$LOST" = 0 ] && [ ${#STOP_PROBLEMS[@]} = 0 ] && [ -z "$P_INTERRUPTIONS" ]; then
     STOPTXT="stop left no programs and no pins"
     DUPTXT=; [ "$DUPS" != 0 ] && DUPTXT=", $DUPS duplicates"
-    echo "systemd-restart: $N_DONE restarts under systemd $VER: 0 of $SENT probes lost (longest gap $GAP ms$DUPTXT); $STOPTXT"
+    echo "systemd-restart: $N_DONE restarts ($ENGINE engine) under systemd $VER: 0 of $SENT probes lost (longest gap $GAP ms$DUPTXT); $STOPTXT"
     exit 0
 fi
 why=()

@@ -7,15 +7,21 @@
 
 use crate::journal::{self, JournalError, KernelRecord, RunDir};
 use crate::kernel::EngineChoice;
+use crate::member::Handed;
 use crate::settings::Settings;
 use crate::upper::{EngineInfo, Upper};
+use lagkit_dataplane::handoff;
 use std::path::PathBuf;
 
-/// What a start takes over from a killed daemon of the same bond whose
-/// BPF data path is still forwarding ([`lagkit_bpf::Adopted`]).
+/// What a start takes over from a previous daemon of the same bond: a
+/// BPF data path still forwarding ([`lagkit_bpf::Adopted`]), or the
+/// userspace engine's TAP and member sockets, handed over as descriptors
+/// ([`lagkit_dataplane::handoff`]).
 pub(crate) struct Adoption {
-    /// The pinned programs and links.
-    pub pinned: lagkit_bpf::Adopted,
+    /// The pinned programs and links (BPF engine).
+    pub pinned: Option<lagkit_bpf::Adopted>,
+    /// Per member, its socket and isolation (userspace engine).
+    pub handed: Vec<(String, Handed)>,
     /// The logical interface they send to.
     pub upper: Upper,
     /// The engine, and why (adopted).
@@ -32,8 +38,10 @@ pub(crate) fn compatible(
     names: &[String],
     k: &KernelRecord,
 ) -> Result<(), NotAdopted> {
-    if s.engine == EngineChoice::Userspace {
-        return Err(NotAdopted::Userspace);
+    match (k.userspace, s.engine) {
+        (false, EngineChoice::Userspace) => return Err(NotAdopted::Userspace),
+        (true, EngineChoice::Bpf) => return Err(NotAdopted::Bpf),
+        _ => {}
     }
     if k.members != names {
         return Err(NotAdopted::Members {
@@ -72,6 +80,12 @@ impl Adoption {
                 Err(_) => {}
             }
         }
+        // Descriptors a previous daemon handed over and nobody adopts:
+        // closed now, or its TAP would stop a new one of its name.
+        let closed = handoff::drop_owner(name);
+        if !closed.is_empty() {
+            tracing::warn!(bond = %name, descriptors = ?closed, "closed the descriptors a previous lagkit handed over: not adopting them");
+        }
         let released = crate::kernel::release_pins(name);
         if released > 0 {
             tracing::warn!(bond = %name, links = released, "detached the data path a killed lagkit left pinned");
@@ -97,6 +111,15 @@ impl Adoption {
     ) -> Result<Adoption, NotAdopted> {
         let k = old.kernel.as_ref().ok_or(NotAdopted::NothingPinned)?;
         compatible(s, names, k)?;
+        let resume = (0..names.len())
+            .map(|i| journal::PortRecord {
+                lacp: k.lacp.get(i).copied().flatten(),
+                pagp: k.pagp.get(i).cloned().flatten(),
+            })
+            .collect();
+        if k.userspace {
+            return Adoption::handed(s, names, k, resume);
+        }
         let dir = crate::kernel::pin_dir(&s.name)?;
         let pinned = match lagkit_bpf::Adopted::open(&dir) {
             Ok(Some(p)) if p.links() > 0 => p,
@@ -104,14 +127,37 @@ impl Adoption {
             Err(e) => return Err(NotAdopted::Pins(e.to_string())),
         };
         let (upper, info) = Upper::adopt(&s.name, k.logical_ifindex)?;
-        let resume = (0..names.len())
-            .map(|i| journal::PortRecord {
-                lacp: k.lacp.get(i).copied().flatten(),
-                pagp: k.pagp.get(i).cloned().flatten(),
+        Ok(Adoption {
+            pinned: Some(pinned),
+            handed: Vec::new(),
+            upper,
+            info,
+            resume,
+        })
+    }
+
+    /// The userspace engine's TAP and member sockets that the previous
+    /// daemon handed over (the record `k` says which), if it did.
+    fn handed(
+        s: &Settings,
+        names: &[String],
+        k: &KernelRecord,
+        resume: Vec<journal::PortRecord>,
+    ) -> Result<Adoption, NotAdopted> {
+        let bond = &s.name;
+        let tap = handoff::take(&handoff::name(bond, "tap", None)).ok_or(NotAdopted::NotHanded)?;
+        // A member absent at the handoff had no socket: it is taken afresh.
+        let handed = (names.iter())
+            .filter_map(|m| {
+                let sock = handoff::take(&handoff::name(bond, "sock", Some(m)))?;
+                let isolation = handoff::take(&handoff::name(bond, "isolation", Some(m)));
+                Some((m.clone(), Handed { sock, isolation }))
             })
             .collect();
+        let (upper, info) = Upper::adopt_tap(bond, tap, k.logical_ifindex)?;
         Ok(Adoption {
-            pinned,
+            pinned: None,
+            handed,
             upper,
             info,
             resume,
@@ -126,6 +172,10 @@ pub(crate) enum NotAdopted {
     NothingPinned,
     #[error("engine = userspace is configured now")]
     Userspace,
+    #[error("it ran the userspace engine, and engine = bpf is configured now")]
+    Bpf,
+    #[error("it ran the userspace engine and handed nothing over (only a handoff, SIGUSR2 or a service restart, passes the TAP and the sockets on; a killed userspace engine takes them with it)")]
+    NotHanded,
     #[error("its members were {was:?}, the configuration now has {now:?}")]
     Members { was: Vec<String>, now: Vec<String> },
     #[error("its mode was {was}, the configuration now has {now}")]
@@ -152,6 +202,7 @@ mod tests {
             mode: mode.into(),
             lacp: Vec::new(),
             pagp: Vec::new(),
+            userspace: false,
         }
     }
 
@@ -187,5 +238,19 @@ mod tests {
         u.engine = EngineChoice::Userspace;
         let e = compatible(&u, &names(&u), &k).unwrap_err();
         assert!(matches!(e, NotAdopted::Userspace), "{e}");
+        // A userspace engine's handoff: adopted by a userspace or an auto
+        // engine, not by one configured for BPF.
+        let handed = KernelRecord {
+            userspace: true,
+            ..k.clone()
+        };
+        assert!(compatible(&u, &names(&u), &handed).is_ok());
+        let mut auto = s.clone();
+        auto.engine = EngineChoice::Auto;
+        assert!(compatible(&auto, &names(&auto), &handed).is_ok());
+        let mut bpf = s.clone();
+        bpf.engine = EngineChoice::Bpf;
+        let e = compatible(&bpf, &names(&bpf), &handed).unwrap_err();
+        assert!(matches!(e, NotAdopted::Bpf), "{e}");
     }
 }

@@ -77,6 +77,9 @@ pub(crate) struct DataPath {
     /// What the logical interface shows the host now (`None`: not set by
     /// this daemon yet, as after adopting a killed one's).
     shown: Option<LogicalLink>,
+    /// Whether it carries on from a previous daemon's (adopted or handed
+    /// over): its members already forward.
+    resumed: bool,
 }
 
 impl DataPath {
@@ -88,10 +91,18 @@ impl DataPath {
         adoption: Option<Adoption>,
     ) -> Result<(DataPath, Vec<PortRecord>), BondError> {
         let bond = &s.name;
+        let resumed = adoption.is_some();
         let (upper, info, adopted, resume) = match adoption {
             Some(a) => {
-                tracing::info!(bond = %bond, links = a.pinned.links(), "adopting the data path a previous lagkit left forwarding");
-                (a.upper, a.info, Some(a.pinned), a.resume)
+                match &a.pinned {
+                    Some(p) => {
+                        tracing::info!(bond = %bond, links = p.links(), "adopting the data path a previous lagkit left forwarding")
+                    }
+                    None => {
+                        tracing::info!(bond = %bond, "adopting the TAP and member sockets a previous lagkit handed over")
+                    }
+                }
+                (a.upper, a.info, a.pinned, a.resume)
             }
             None => {
                 let (u, i) = Upper::open(bond, s.engine).map_err(|e| BondError::Engine {
@@ -103,7 +114,9 @@ impl DataPath {
         };
         tracing::info!(bond = %bond, engine = %info.kind, why = %info.why, "data path chosen");
         let rebalancing = s.rebalances().then(|| s.adaptive_config());
-        Ok((DataPath::new(upper, info, adopted, rebalancing), resume))
+        let mut dp = DataPath::new(upper, info, adopted, rebalancing);
+        dp.resumed = resumed;
+        Ok((dp, resume))
     }
 
     /// A data path on logical interface `upper` (the engine chosen, and
@@ -129,6 +142,7 @@ impl DataPath {
             past: HashMap::new(),
             rebalancer: rebalancing.map(|c| Rebalancer::new(c, coarse_now_ns())),
             shown: None,
+            resumed: false,
         }
     }
 
@@ -203,9 +217,9 @@ impl DataPath {
         self.kernel.as_ref().is_some_and(|k| k.is_pinned())
     }
 
-    /// Whether a killed daemon's data path is still to be taken over.
-    pub(crate) fn is_adopting(&self) -> bool {
-        self.adopted.is_some()
+    /// Whether it carries on from a previous daemon's data path.
+    pub(crate) fn resumed(&self) -> bool {
+        self.resumed
     }
 
     /// The members as the running engine numbers them.
@@ -425,14 +439,47 @@ impl DataPath {
         lacp: impl Fn(&str) -> Option<PartnerRecord>,
         pagp: impl Fn(&str) -> Option<PagpRecord>,
     ) -> Option<KernelRecord> {
-        self.kernel.as_ref().filter(|k| k.is_pinned())?;
+        let userspace = !self.upper.is_kernel();
+        let members = match userspace {
+            // Only at a handoff: the TAP and the sockets go as descriptors.
+            true => &self.engine_members,
+            false => {
+                self.kernel.as_ref().filter(|k| k.is_pinned())?;
+                &self.kernel_members
+            }
+        };
         Some(KernelRecord {
             logical_ifindex: self.upper.link().ifindex().ok()?,
-            members: self.kernel_members.clone(),
+            members: members.clone(),
             mode: mode.to_string(),
-            lacp: self.kernel_members.iter().map(|n| lacp(n)).collect(),
-            pagp: self.kernel_members.iter().map(|n| pagp(n)).collect(),
+            lacp: members.iter().map(|n| lacp(n)).collect(),
+            pagp: members.iter().map(|n| pagp(n)).collect(),
+            userspace,
         })
+    }
+
+    /// The userspace engine's handoff: stops its threads (what arrives
+    /// from now on waits in the TAP's and the sockets' queues) and hands
+    /// the TAP to the next daemon of bond `bond`
+    /// ([`lagkit_dataplane::handoff`]). False, with nothing changed, under
+    /// the BPF engine or if the TAP cannot be handed.
+    pub(crate) fn hand_over(&mut self, bond: &str) -> bool {
+        use lagkit_dataplane::handoff;
+        let Upper::Tap(tap) = &self.upper else {
+            return false;
+        };
+        let fd = match tap.try_clone_fd() {
+            Ok(fd) => fd,
+            Err(e) => {
+                tracing::warn!(bond = %bond, error = %e, "cannot hand the TAP over");
+                return false;
+            }
+        };
+        if let Some(e) = self.engine.take() {
+            let _ = e.stop();
+        }
+        handoff::give(handoff::name(bond, "tap", None), fd);
+        true
     }
 
     /// adaptive, tlb, alb: the programs' per-bucket bytes and last-seen

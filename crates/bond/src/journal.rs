@@ -71,6 +71,11 @@ pub struct KernelRecord {
     /// channel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pagp: Vec<Option<PagpRecord>>,
+    /// Written by a userspace engine's handoff: nothing is pinned, and the
+    /// TAP and the members' sockets went to the next daemon as descriptors
+    /// ([`lagkit_dataplane::handoff`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub userspace: bool,
 }
 
 pub use lagkit_bondcore::core::{PagpRecord, PartnerRecord, PortRecord};
@@ -520,6 +525,7 @@ mod tests {
                 mode: "IEEE 802.3ad Dynamic link aggregation".into(),
                 lacp: vec![Some(PartnerRecord::of(&partner))],
                 pagp: Vec::new(),
+                userspace: false,
             }),
         };
         fs::write(dir.join("state.json"), serde_json::to_vec(&old).unwrap()).unwrap();

@@ -142,16 +142,30 @@ pub struct Want {
 /// [`MemberError::Missing`], as if it had never been there: the bond waits
 /// for it.
 pub fn take(name: &str, want: Want, journal: &mut RunDir) -> Result<Taken, MemberError> {
-    take_with(name, want, journal, |_| {})
+    take_with(name, want, journal, None, |_| {})
 }
 
-/// [`take`], running `between` after the record is written and before the
-/// first change: the seam where tests remove the interface at exactly the
-/// worst moment.
+/// A member's descriptors as a previous daemon of the bond handed them
+/// over (the userspace engine's handoff): its packet socket and the tcx
+/// link that keeps its frames from the host stack.
+#[derive(Debug)]
+pub struct Handed {
+    /// The packet socket, bound to the member.
+    pub sock: std::os::fd::OwnedFd,
+    /// The tcx drop link (`None`: the tc fallback filter, which the
+    /// state file records, or none under the BPF engine).
+    pub isolation: Option<std::os::fd::OwnedFd>,
+}
+
+/// [`take`], with the descriptors a previous daemon `handed` over (used
+/// instead of new ones), running `between` after the record is written
+/// and before the first change: the seam where tests remove the interface
+/// at exactly the worst moment.
 pub fn take_with(
     name: &str,
     want: Want,
     journal: &mut RunDir,
+    handed: Option<Handed>,
     between: impl FnOnce(&str),
 ) -> Result<Taken, MemberError> {
     let link = Link::open(name).map_err(|_| MemberError::Missing(name.to_string()))?;
@@ -210,7 +224,7 @@ pub fn take_with(
         }
     };
     between(name);
-    match change(&link, name, &want, &saved, journal) {
+    match change(&link, name, &want, &saved, journal, handed) {
         Ok((sock, isolation)) => Ok(Taken {
             sock,
             mac: saved.mac,
@@ -237,6 +251,7 @@ fn change(
     want: &Want,
     saved: &Saved,
     journal: &mut RunDir,
+    handed: Option<Handed>,
 ) -> Result<(PacketSocket, Option<Isolation>), MemberError> {
     let err = |what: String| MemberError::Setup {
         name: name.to_string(),
@@ -264,7 +279,7 @@ fn change(
     link.set_up(true)
         .map_err(|e| err(format!("cannot bring it up: {e}")))?;
     set_alias(name, &want.alias);
-    let sock = PacketSocket::open(&PacketConfig {
+    let cfg = PacketConfig {
         ifname: name.to_string(),
         rcvbuf: 32 << 20,
         sndbuf: 32 << 20,
@@ -275,12 +290,35 @@ fn change(
             (true, true) => Receive::Control,
             (true, false) => Receive::Slow,
         },
-    })
-    .map_err(|e| err(format!("cannot open AF_PACKET socket: {e}")))?;
+    };
+    let (sock, handed_isolation) = match handed {
+        // The socket a previous daemon read, with the frames it queued
+        // since; its isolation still keeps them from the host stack.
+        Some(h) => (
+            PacketSocket::adopt(h.sock, &cfg)
+                .map_err(|e| err(format!("cannot adopt its AF_PACKET socket: {e}")))?,
+            Some(h.isolation),
+        ),
+        None => (
+            PacketSocket::open(&cfg)
+                .map_err(|e| err(format!("cannot open AF_PACKET socket: {e}")))?,
+            None,
+        ),
+    };
     if want.kernel {
         return Ok((sock, None));
     }
-    let isolation = isolate_ingress(sock.link()).map_err(|e| err(e.to_string()))?;
+    let tc_recorded = (journal.members().iter())
+        .find(|m| m.name == name)
+        .and_then(|m| m.tc_filter);
+    let isolation = match (handed_isolation, tc_recorded) {
+        (Some(Some(fd)), _) => Isolation::Tcx(fd),
+        (Some(None), Some(created_qdisc)) => Isolation::TcClassic {
+            ifname: name.to_string(),
+            created_qdisc,
+        },
+        _ => isolate_ingress(sock.link()).map_err(|e| err(e.to_string()))?,
+    };
     if let Isolation::TcClassic { created_qdisc, .. } = &isolation {
         tracing::warn!(member = %name, "no tcx in this kernel: keeping member frames from the host stack with a tc clsact filter");
         journal

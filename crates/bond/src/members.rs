@@ -29,6 +29,9 @@ struct Held {
     isolation: Option<Isolation>,
     /// Why it was not taken: the host still uses it.
     refused: Option<String>,
+    /// Its descriptors as a previous daemon handed them over, until it is
+    /// taken with them.
+    handed: Option<member::Handed>,
 }
 
 /// A member just taken: what the core needs to know of it.
@@ -56,6 +59,7 @@ impl Held {
             saved: None,
             isolation: None,
             refused: None,
+            handed: None,
         }
     }
 }
@@ -67,6 +71,39 @@ impl Members {
             held: names.into_iter().map(Held::new).collect(),
             run,
         }
+    }
+
+    /// The descriptors a previous daemon handed over, by member: each
+    /// member is taken with its own instead of new ones.
+    pub fn hand(&mut self, handed: Vec<(String, member::Handed)>) {
+        for (name, h) in handed {
+            if let Some(held) = self.held.iter_mut().find(|m| m.name == name) {
+                held.handed = Some(h);
+            }
+        }
+    }
+
+    /// Hands every member's packet socket and isolation to the next
+    /// daemon of bond `bond` ([`lagkit_dataplane::handoff`]); returns how
+    /// many members were handed.
+    pub fn hand_over(&mut self, bond: &str) -> usize {
+        use lagkit_dataplane::handoff;
+        let mut n = 0;
+        for h in &mut self.held {
+            let Some(dev) = h.dev.as_ref() else { continue };
+            match dev.poll_fd().try_clone_to_owned() {
+                Ok(fd) => handoff::give(handoff::name(bond, "sock", Some(&h.name)), fd),
+                Err(e) => {
+                    tracing::warn!(bond = %bond, member = %h.name, error = %e, "cannot hand the member's socket over");
+                    continue;
+                }
+            }
+            if let Some(fd) = h.isolation.take().and_then(|i| i.hand_over()) {
+                handoff::give(handoff::name(bond, "isolation", Some(&h.name)), fd);
+            }
+            n += 1;
+        }
+        n
     }
 
     /// The run directory, while the bond holds it.
@@ -177,9 +214,6 @@ impl Members {
                 what,
             })?;
         }
-        let Some(run) = self.run.as_mut() else {
-            return Ok(None);
-        };
         let want = Want {
             alias: crate::upper::member_alias(bond),
             mtu: spec.mtu,
@@ -187,7 +221,11 @@ impl Members {
             kernel,
             snoop: spec.snoop,
         };
-        let t = match member::take_with(name, want, run, between) {
+        let handed = self.held[i].handed.take();
+        let Some(run) = self.run.as_mut() else {
+            return Ok(None);
+        };
+        let t = match member::take_with(name, want, run, handed, between) {
             Ok(t) => t,
             Err(MemberError::Missing(_)) => {
                 tracing::warn!(bond = %bond, member = %name, "member missing; waiting for it to appear");

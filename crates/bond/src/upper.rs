@@ -159,6 +159,33 @@ impl Upper {
         ))
     }
 
+    /// The TAP a previous daemon of bond `name` handed over (`fd`), when
+    /// it is still the interface of index `ifindex`.
+    pub fn adopt_tap(
+        name: &str,
+        fd: std::os::fd::OwnedFd,
+        ifindex: u32,
+    ) -> Result<(Upper, EngineInfo), UpperError> {
+        let err = |why: String| UpperError::Tap {
+            name: name.to_string(),
+            why,
+        };
+        let tap = Tap::adopt(fd, name).map_err(|e| err(e.to_string()))?;
+        let now = tap.link().ifindex().map_err(|e| err(e.to_string()))?;
+        if now != ifindex {
+            return Err(err(format!(
+                "the TAP handed over is interface {now}, the record says {ifindex}"
+            )));
+        }
+        Ok((
+            Upper::Tap(Arc::new(tap)),
+            EngineInfo {
+                kind: EngineKind::Userspace,
+                why: "adopted the TAP and sockets a previous lagkit handed over".into(),
+            },
+        ))
+    }
+
     /// The veth end, proven able to carry the programs: they load and
     /// attach to it, and are kept for the bond's first start.
     fn logical(name: &str) -> Result<Upper, UpperError> {

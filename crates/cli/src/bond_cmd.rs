@@ -422,9 +422,21 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     signal_hook::flag::register(signal_hook::consts::SIGUSR2, handoff.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
 
+    // The userspace engines' devices and sockets a previous daemon handed
+    // over; each bond adopts its own as it starts.
+    let exe = std::env::current_exe().ok();
+    let inherited = lagkit_dataplane::handoff::inherit();
+    if !inherited.is_empty() {
+        tracing::info!(descriptors = ?inherited, "descriptors handed over by the previous lagkit");
+        crate::notify::unstore_fds(&inherited);
+    }
     // Returns once every bond's members are taken and its data path runs.
     let mut running = summary(&settings);
     let mut bonds = Supervisor::start(settings).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let unclaimed = lagkit_dataplane::handoff::drain_unclaimed();
+    if !unclaimed.is_empty() {
+        tracing::warn!(descriptors = ?unclaimed, "closed descriptors handed over for bonds this configuration does not run");
+    }
     crate::notify::ready(&running);
     while !stop.load(Ordering::Relaxed) && !handoff.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
@@ -449,6 +461,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
         tracing::info!("SIGUSR2: handing off to the next lagkit (the kernel keeps forwarding)");
         crate::notify::stopping("handing off: the data path keeps forwarding");
         bonds.handoff();
+        pass_on(exe.as_deref());
         // EX_TEMPFAIL: not a failure, but not a stop either; a unit with
         // Restart=on-failure starts the next daemon, which adopts.
         std::process::exit(HANDOFF_EXIT);
@@ -457,6 +470,50 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     crate::notify::stopping("stopping: restoring members");
     bonds.stop();
     Ok(())
+}
+
+/// Passes on what the bonds handed over as descriptors (the userspace
+/// engine's TAP and member sockets): under a service manager to its
+/// file-descriptor store, which gives them to the unit's next start (then
+/// returns, for the exit that starts it); otherwise by executing `exe`
+/// (the binary this daemon was started from, an upgraded one if it was
+/// replaced) in this process with the same arguments, the descriptors
+/// open and named in the environment. Returns when there is nothing to
+/// pass on or the exec failed.
+fn pass_on(exe: Option<&std::path::Path>) {
+    use lagkit_dataplane::handoff;
+    use std::os::fd::AsFd;
+    use std::os::unix::process::CommandExt;
+    let fds = handoff::given();
+    if fds.is_empty() {
+        return;
+    }
+    if crate::notify::under_service_manager() {
+        let n = crate::notify::store_fds(&fds);
+        tracing::info!(
+            descriptors = n,
+            "handed the descriptors to the service manager's store for the next start"
+        );
+        return;
+    }
+    let Some(exe) = exe else {
+        tracing::error!("cannot find this program's path to start it again: the handed-over descriptors are lost");
+        return;
+    };
+    for (name, fd) in &fds {
+        if let Err(e) = lagkit_sys::fd::set_close_on_exec(fd.as_fd(), false) {
+            tracing::warn!(descriptor = %name, "cannot keep the descriptor open across exec: {e}");
+        }
+    }
+    tracing::info!(exe = %exe.display(), descriptors = fds.len(), "starting lagkit again in this process with the descriptors");
+    let e = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(handoff::ENV, handoff::env_value(std::process::id(), &fds))
+        .env_remove("LISTEN_PID")
+        .env_remove("LISTEN_FDS")
+        .env_remove("LISTEN_FDNAMES")
+        .exec();
+    tracing::error!(exe = %exe.display(), "cannot execute lagkit again: {e}; the handed-over descriptors are lost");
 }
 
 /// One line for `systemctl status`: each bond, its mode and members.

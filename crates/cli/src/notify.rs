@@ -5,6 +5,7 @@
 //! systemd) every call does nothing.
 
 use sd_notify::NotifyState;
+use std::os::fd::{AsFd, OwnedFd};
 
 fn send(states: &[NotifyState]) {
     // A service manager that cannot be told is not a reason to stop
@@ -36,4 +37,34 @@ pub fn reloading() {
 /// Shutting down.
 pub fn stopping(status: &str) {
     send(&[NotifyState::Status(status), NotifyState::Stopping]);
+}
+
+/// Whether a service manager started this process (`NOTIFY_SOCKET`).
+pub fn under_service_manager() -> bool {
+    std::env::var_os("NOTIFY_SOCKET").is_some()
+}
+
+/// Hands `fds` to the service manager's file-descriptor store, each under
+/// its name: systemd gives them to the unit's next start (the unit needs
+/// `FileDescriptorStoreMax=`). Returns how many it took.
+pub fn store_fds(fds: &[(String, OwnedFd)]) -> usize {
+    let mut n = 0;
+    for (name, fd) in fds {
+        let states = [NotifyState::FdStore, NotifyState::FdName(name)];
+        match sd_notify::notify_with_fds(&states, &[fd.as_fd()]) {
+            Ok(()) => n += 1,
+            Err(e) => {
+                tracing::warn!(descriptor = %name, "cannot hand the descriptor to the service manager: {e}")
+            }
+        }
+    }
+    n
+}
+
+/// Takes descriptors `names` out of the service manager's store (this
+/// process holds them now; left there, a TAP would outlive its bond).
+pub fn unstore_fds(names: &[String]) {
+    for name in names {
+        send(&[NotifyState::FdStoreRemove, NotifyState::FdName(name)]);
+    }
 }

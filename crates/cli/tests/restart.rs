@@ -782,18 +782,32 @@ fn the_switch_survives_its_daemon_pagp() {
 /// systemd is installed.
 #[test]
 fn systemctl_restart_under_a_real_systemd_loses_no_probe() {
+    systemctl_restart("systemd_restart", "bpf", "3");
+}
+
+/// The same under the userspace engine, which has nothing pinned: each
+/// restart's daemon hands its TAP and its members' packet sockets to
+/// systemd's file-descriptor store (`FileDescriptorStoreMax=` in the
+/// unit), and the next start adopts them, frames queued meanwhile
+/// included; stop removes the TAP.
+#[test]
+fn systemctl_restart_of_a_userspace_engine_loses_no_probe() {
+    systemctl_restart("systemd_restart_us", "userspace", "2");
+}
+
+fn systemctl_restart(test: &str, engine: &str, restarts: &str) {
     if !Path::new("/lib/systemd/systemd").exists() {
         eprintln!("skipped: no /lib/systemd/systemd");
         return;
     }
-    let Some(_lab) = Lab::alone("systemd_restart") else {
+    let Some(_lab) = Lab::alone(test) else {
         return;
     };
     let _bpffs = Bpffs::take();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/systemd-restart.sh");
     let out = Command::new("bash")
         .arg(&script)
-        .args(["-n", "3", "--no-settle"])
+        .args(["-n", restarts, "--no-settle", "--engine", engine])
         .env("LAGKIT", BIN)
         .output()
         .expect("bash runs");
@@ -809,6 +823,99 @@ fn systemctl_restart_under_a_real_systemd_loses_no_probe() {
         .unwrap_or_else(|| panic!("no summary: {text}"));
     eprintln!("{summary}");
     assert!(summary.contains(": 0 of "), "{summary}");
+    assert!(summary.contains(&format!("({engine} engine)")), "{summary}");
+}
+
+/// The userspace engine hands over in place: SIGUSR2 stops its threads
+/// and the daemon executes itself again (same process, same arguments)
+/// with the TAP, the members' packet sockets and their isolation links
+/// kept open across the exec; the new program adopts them and resumes
+/// LACP. Four handoffs under ping and TCP: no ping lost or duplicated,
+/// every TCP byte once and in order, the partner never takes a port out,
+/// and one process throughout. SIGTERM afterwards removes the TAP and
+/// gives the members back.
+#[test]
+fn a_userspace_bond_hands_over_in_place_on_sigusr2() {
+    let Some(mut lab) = Lab::alone("handoff_userspace") else {
+        return;
+    };
+    let (a, b) = (lab.netns(), lab.netns());
+    for i in 1..=2 {
+        lab.veth(&a, &format!("eth{i}"), &b, &format!("eth{i}"));
+    }
+    let dir = TmpDir(std::env::temp_dir().join(format!("lkt-hous-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let p = |n: &str| dir.0.join(n);
+    write_config(&p("a.toml"), "10.0.0.1/24");
+    write_config(&p("b.toml"), "10.0.0.2/24");
+    let start = |ns: &str, side: &str| {
+        let log = std::fs::File::create(p(&format!("{side}.log"))).expect("log");
+        Daemon(
+            Command::new("ip")
+                .args(["netns", "exec", ns, BIN, "up", "--engine", "userspace"])
+                .arg(p(&format!("{side}.toml")))
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("lagkit up starts"),
+        )
+    };
+    let mut da = start(&a, "a");
+    let _db = start(&b, "b");
+    wait_until(
+        "both bonds aggregate 2 ports",
+        Duration::from_secs(20),
+        || ports(&a) == 2 && ports(&b) == 2,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let tcp = tcp_until(&b, "10.0.0.2:6600", &a, 4, stop.clone());
+    let ping = Pinger::start(&b, "10.0.0.1");
+    let b_before = log(&p("b.log")).len();
+    wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
+    for n in 1..=4 {
+        da.signal(Signal::SIGUSR2);
+        wait_until(
+            &format!("handoff {n}: the daemon adopted and aggregates 2 ports"),
+            Duration::from_secs(10),
+            || log(&p("a.log")).matches("adopting the TAP").count() == n && ports(&a) == 2,
+        );
+        assert!(
+            da.0.try_wait().expect("wait").is_none(),
+            "one process throughout: {}",
+            log(&p("a.log"))
+        );
+        wait_from(Instant::now(), Duration::from_millis(300), "settle");
+    }
+    wait_from(Instant::now(), Duration::from_secs(1), "traffic after");
+    let ping = ping.finish();
+    stop.store(true, Ordering::Relaxed);
+    let flows = tcp.join().expect("TCP threads");
+    let a_log = log(&p("a.log"));
+    assert_eq!(a_log.matches("resuming LACP").count(), 8, "{a_log}");
+    assert!(!a_log.contains("not adopting"), "{a_log}");
+    let b_log = log(&p("b.log"));
+    let down = interruptions(&b_log[b_before..]);
+    assert!(down.is_empty(), "the partner took a port out: {down:#?}");
+    assert_flows_intact(&flows);
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "userspace handoffs: ping {} sent, {lost} lost, {} duplicates; TCP {} MB",
+        ping.transmitted,
+        ping.duplicates,
+        flows.iter().flatten().map(|f| f.sent).sum::<u64>() >> 20
+    );
+    assert!(ping.transmitted > 200, "{ping:?}");
+    assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
+    // A stop after the handoffs removes what the first daemon made.
+    let st = da.stop();
+    assert!(st.success(), "{st:?}");
+    let links = Command::new("ip")
+        .args(["-n", &a, "-o", "link", "show"])
+        .output()
+        .expect("ip link");
+    let links = String::from_utf8_lossy(&links.stdout);
+    assert!(!links.contains("bond0"), "{links}");
+    assert!(!links.contains("NOARP"), "members given back: {links}");
 }
 
 /// The bond's side of PAgP: a `lagkit up` balance-xor bond speaking PAgP

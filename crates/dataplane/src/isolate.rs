@@ -64,6 +64,23 @@ impl Isolation {
     }
 }
 
+impl Isolation {
+    /// Hands the isolation to the next daemon instead of undoing it: a
+    /// tcx link's descriptor to pass on (the link stays while one is
+    /// open); the tc fallback's filter stays installed (the bond's state
+    /// file records it), so nothing is passed.
+    pub fn hand_over(self) -> Option<OwnedFd> {
+        match &self {
+            Isolation::Tcx(fd) => fd.try_clone().ok(),
+            Isolation::TcClassic { .. } => {
+                // Not dropped: dropping removes the filter.
+                std::mem::forget(self);
+                None
+            }
+        }
+    }
+}
+
 /// Why a member could not be isolated.
 #[derive(Debug, thiserror::Error)]
 pub enum IsolateError {

@@ -13,6 +13,7 @@
 //! - [`pcap`], [`fault`]: wrappers around any device (capture, deterministic loss and cuts).
 //! - [`forward`]: the forwarding threads, reading an atomically published distribution map.
 //! - [`netns`]: opening devices inside a named network namespace.
+//! - [`handoff`]: the descriptors a daemon hands to the next one (a restart keeps its devices).
 //! - [`Link`]: MAC, MTU, up/down, carrier and device features (`ethtool -k`) of an interface, by ioctl.
 //!
 //! The crate has no `unsafe` code: the system calls without a safe API in
@@ -30,6 +31,7 @@
 pub mod device;
 pub mod fault;
 pub mod forward;
+pub mod handoff;
 pub mod isolate;
 pub mod netns;
 pub mod packet;

@@ -272,13 +272,39 @@ impl PacketSocket {
             sys_packet::add_membership(fd.as_fd(), ifindex, libc::PACKET_MR_PROMISC as u16)
                 .map_err(|e| SysError::new("setsockopt(PACKET_ADD_MEMBERSHIP)", e))?;
         }
-        Ok(PacketSocket {
+        Ok(PacketSocket::bound(fd, link, ifindex, cfg))
+    }
+
+    /// The member socket behind `fd`, which another process opened and
+    /// bound to `cfg.ifname` as [`PacketSocket::open`] does (handed over,
+    /// see [`crate::handoff`]): checked to be a packet socket bound to that
+    /// interface. Its options, filter and membership are the socket's and
+    /// stay as they were set; frames it queued meanwhile are read next.
+    pub fn adopt(fd: OwnedFd, cfg: &PacketConfig) -> Result<PacketSocket, OpenError> {
+        let link = Link::open(&cfg.ifname)?;
+        let ifindex = link
+            .ifindex()
+            .map_err(|e| OpenError::from_sys(e, &cfg.ifname))?;
+        if sys_packet::bound_ifindex(fd.as_fd()).ok() != Some(ifindex) {
+            return Err(OpenError::NotItsDevice(cfg.ifname.clone()));
+        }
+        Ok(PacketSocket::bound(fd, link, ifindex, cfg))
+    }
+
+    /// The socket `fd`, bound to `link` (index `ifindex`) as `cfg` says.
+    fn bound(fd: OwnedFd, link: Link, ifindex: u32, cfg: &PacketConfig) -> PacketSocket {
+        PacketSocket {
             fd,
             link,
             ifindex,
             chunk: if cfg.batched { CHUNK } else { 1 },
             counters: Counters::new(),
-        })
+        }
+    }
+
+    /// A second descriptor of the same socket (to hand over).
+    pub fn try_clone_fd(&self) -> std::io::Result<OwnedFd> {
+        self.fd.try_clone()
     }
 
     /// From now on, reads only what `what` takes: its filter first, then

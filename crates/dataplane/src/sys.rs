@@ -47,6 +47,10 @@ pub enum OpenError {
     /// The caller lacks CAP_NET_ADMIN.
     #[error("{0}: permission denied; lagkit's data path needs CAP_NET_ADMIN (run as root)")]
     Permission(SysError),
+    /// A descriptor handed over by another process is not the device it
+    /// was named for (see [`crate::handoff`]).
+    #[error("the descriptor handed over as {0}'s is not its device")]
+    NotItsDevice(String),
     /// Any other system call failure.
     #[error(transparent)]
     Sys(SysError),

@@ -123,6 +123,31 @@ impl Tap {
         })
     }
 
+    /// The TAP behind `fd`, a descriptor another process attached to
+    /// interface `name` (handed over, see [`crate::handoff`]): checked to
+    /// be a TAP of that name with the virtio-net header. Its header size,
+    /// offloads and carrier are the device's and stay as they were set.
+    pub fn adopt(fd: OwnedFd, name: &str) -> Result<Tap, OpenError> {
+        let (attached, flags) = sys_tap::get_iff(fd.as_fd())
+            .map_err(|e| OpenError::from_sys(SysError::new("ioctl(TUNGETIFF)", e), name))?;
+        let want = (libc::IFF_TAP | libc::IFF_VNET_HDR) as libc::c_short;
+        if attached != name || flags & want != want {
+            return Err(OpenError::NotItsDevice(name.to_string()));
+        }
+        let link = Link::open(name)?;
+        Ok(Tap {
+            fd,
+            link,
+            counters: Counters::new(),
+        })
+    }
+
+    /// A second descriptor of the same TAP (to hand over: the device lives
+    /// while one is open).
+    pub fn try_clone_fd(&self) -> std::io::Result<OwnedFd> {
+        self.fd.try_clone()
+    }
+
     /// The interface handle: MAC, MTU, up/down, carrier.
     pub fn link(&self) -> &Link {
         &self.link

@@ -54,6 +54,28 @@ pub fn bind(fd: BorrowedFd<'_>, ifindex: u32, protocol: u16) -> Result<(), Errno
     Errno::result(r).map(drop)
 }
 
+/// The interface packet socket `fd` is bound to (`getsockname`), or
+/// `EAFNOSUPPORT` if `fd` is not a packet socket: how a socket handed over
+/// by another process is checked before it is used.
+pub fn bound_ifindex(fd: BorrowedFd<'_>) -> Result<u32, Errno> {
+    let mut sll = sockaddr_ll(0, 0);
+    let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+    // SAFETY: sll is a writable sockaddr_ll and len says its size; the
+    // kernel writes at most that many bytes and the length it used.
+    let r = unsafe {
+        libc::getsockname(
+            fd.as_raw_fd(),
+            (&mut sll as *mut libc::sockaddr_ll).cast(),
+            &mut len,
+        )
+    };
+    Errno::result(r)?;
+    if sll.sll_family != libc::AF_PACKET as u16 {
+        return Err(Errno::EAFNOSUPPORT);
+    }
+    u32::try_from(sll.sll_ifindex).map_err(|_| Errno::EINVAL)
+}
+
 /// Sets an integer socket option (`PACKET_VNET_HDR`, `PACKET_AUXDATA`,
 /// `PACKET_IGNORE_OUTGOING`, ...): `setsockopt(fd, level, name, &value, 4)`.
 pub fn setsockopt_int(

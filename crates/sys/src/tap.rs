@@ -34,6 +34,19 @@ pub fn set_iff(fd: BorrowedFd<'_>, name: &str, flags: libc::c_short) -> Result<S
     Ok(ifreq_name(&ifr))
 }
 
+/// The interface `fd` (an open `/dev/net/tun`) is attached to and its
+/// `IFF_*` flags (`TUNGETIFF`): how a descriptor handed over by another
+/// process is checked before it is used.
+pub fn get_iff(fd: BorrowedFd<'_>) -> Result<(String, libc::c_short), Errno> {
+    let mut ifr = iff_req("", 0);
+    // SAFETY: TUNGETIFF writes the attached interface's name and flags
+    // into ifr; nothing outside it.
+    unsafe { ioctl_ifreq(fd, libc::TUNGETIFF, &mut ifr)? };
+    // SAFETY: TUNGETIFF set the flags member of the union.
+    let flags = unsafe { ifr.ifr_ifru.ifru_flags };
+    Ok((ifreq_name(&ifr), flags))
+}
+
 /// Issues a TUN ioctl whose argument points to one `c_int` the kernel reads.
 fn ioctl_int_ptr(fd: BorrowedFd<'_>, req: libc::Ioctl, val: libc::c_int) -> Result<(), Errno> {
     // SAFETY: `val` lives across the call; the requests passed here

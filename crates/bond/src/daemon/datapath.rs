@@ -31,6 +31,11 @@ impl Bond {
             .published_now(|m| transmitting.iter().any(|t| t == m));
         if self.datapath.has_programs() {
             self.record_kernel();
+        } else {
+            // A userspace engine's record is written at its handoff, for
+            // the next daemon only: from here on it describes nothing.
+            let name = self.s().name.clone();
+            self.members.record_kernel(&name, None);
         }
         Ok(())
     }

@@ -159,9 +159,22 @@ impl Bond {
     /// Exits leaving the data path forwarding, for a new daemon (of this
     /// build or another) to adopt: the pinned programs keep the last plan,
     /// the members stay as lagkit set them, the state file says what a
-    /// start needs to carry on. A bond whose data path is not pinned (the
-    /// userspace engine, or no bpffs) stops as [`Bond::shutdown`] does.
+    /// start needs to carry on. Under the userspace engine, its threads
+    /// stop and the TAP and the members' sockets are handed to the next
+    /// daemon as descriptors ([`lagkit_dataplane::handoff`]; the process
+    /// passes them on), frames queueing in them meanwhile. A BPF data path
+    /// that is not pinned (no bpffs) stops as [`Bond::shutdown`] does.
     pub fn handoff(mut self) {
+        let name = self.s().name.clone();
+        if self.datapath.hand_over(&name) {
+            self.record_kernel();
+            self.control.close();
+            let members = self.members.hand_over(&name);
+            self.datapath.leave_pinned();
+            self.members.leave_as_set();
+            tracing::info!(bond = %name, members, "handed off: the TAP and the members' sockets go to the next lagkit");
+            return;
+        }
         if !self.datapath.is_pinned() {
             tracing::warn!(bond = %self.s().name, "handoff asked, but the data path is not pinned: stopping and giving the members back");
             return self.shutdown();

@@ -30,13 +30,17 @@ impl Bond {
         let names: Vec<String> = (crate::core::member_list(&s).into_iter())
             .map(|(m, _)| m)
             .collect();
-        let adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
+        let mut adoption = Adoption::at_start(&s, &names, &mut run, left.as_ref())?;
         let members = Members::new(names, Some(run));
         members.ensure_free(&name, &s.force_members)?;
         let carrier = CarrierWatcher::open().map_err(|e| BondError::Netlink {
             bond: name.clone(),
             why: e.to_string(),
         })?;
+        let mut members = members;
+        if let Some(a) = adoption.as_mut() {
+            members.hand(std::mem::take(&mut a.handed));
+        }
         let (datapath, resume) = DataPath::open(&s, adoption)?;
         let control = Control::open(&s)?;
         let mut bond = Bond {
@@ -57,7 +61,7 @@ impl Bond {
                 return Err(BondError::Member(e, name.clone()));
             }
         }
-        if bond.datapath.is_adopting() {
+        if bond.datapath.resumed() {
             let links = CarrierWatcher::dump().unwrap_or_default();
             let usable = links
                 .iter()
