@@ -424,12 +424,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
 
     // The userspace engines' devices and sockets a previous daemon handed
     // over; each bond adopts its own as it starts.
-    let exe = std::env::current_exe().ok();
-    let inherited = lagkit_dataplane::handoff::inherit();
-    if !inherited.is_empty() {
-        tracing::info!(descriptors = ?inherited, "descriptors handed over by the previous lagkit");
-        crate::notify::unstore_fds(&inherited);
-    }
+    let exe = inherit();
     // Returns once every bond's members are taken and its data path runs.
     let mut running = summary(&settings);
     let mut bonds = Supervisor::start(settings).map_err(|e| Failure::Runtime(e.to_string()))?;
@@ -472,6 +467,20 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Takes the descriptors a previous daemon handed over (out of the
+/// service manager's store too: this process holds them now), for each
+/// bond or switch to adopt its own as it starts; returns this program's
+/// path, for [`pass_on`] (read now: an upgrade may replace the file).
+pub(crate) fn inherit() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok();
+    let inherited = lagkit_dataplane::handoff::inherit();
+    if !inherited.is_empty() {
+        tracing::info!(descriptors = ?inherited, "descriptors handed over by the previous lagkit");
+        crate::notify::unstore_fds(&inherited);
+    }
+    exe
+}
+
 /// Passes on what the bonds handed over as descriptors (the userspace
 /// engine's TAP and member sockets): under a service manager to its
 /// file-descriptor store, which gives them to the unit's next start (then
@@ -480,7 +489,7 @@ pub fn up(args: UpArgs) -> Result<(), Failure> {
 /// replaced) in this process with the same arguments, the descriptors
 /// open and named in the environment. Returns when there is nothing to
 /// pass on or the exec failed.
-fn pass_on(exe: Option<&std::path::Path>) {
+pub(crate) fn pass_on(exe: Option<&std::path::Path>) {
     use lagkit_dataplane::handoff;
     use std::os::fd::AsFd;
     use std::os::unix::process::CommandExt;

@@ -277,8 +277,9 @@ fn daemon(a: Args) -> Result<(), Failure> {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     }
-    // SIGUSR2: exit leaving the ports forwarding in the kernel, for the
-    // next switch to adopt (a service restart, a package upgrade).
+    // SIGUSR2: exit leaving the ports forwarding in the kernel (or, under
+    // the userspace engine, their sockets handed on), for the next switch
+    // to adopt (a service restart, a package upgrade).
     signal_hook::flag::register(signal_hook::consts::SIGUSR2, handoff.clone())
         .map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
@@ -291,6 +292,8 @@ fn daemon(a: Args) -> Result<(), Failure> {
         ),
         None => None,
     };
+    // The userspace engine's port sockets a previous switch handed over.
+    let exe = crate::bond_cmd::inherit();
     // SIGHUP re-reads the file; a valid one replaces the running switch
     // (its ports close and open again, channels renegotiate), an invalid
     // one is logged and the switch runs on as it was.
@@ -311,6 +314,10 @@ fn daemon(a: Args) -> Result<(), Failure> {
             SwitchError::Config(c) => config_error(&path, &c),
             other => Failure::Runtime(other.to_string()),
         })?;
+        let unclaimed = lagkit_dataplane::handoff::drain_unclaimed();
+        if !unclaimed.is_empty() {
+            tracing::warn!(descriptors = ?unclaimed, "closed descriptors handed over for what this switch does not run");
+        }
         let (engine, why, _) = sw.engine();
         let status = format!("{status}, engine {engine} ({why})");
         // Every port is open and the control socket answers.
@@ -323,6 +330,9 @@ fn daemon(a: Args) -> Result<(), Failure> {
                 tracing::info!(switch = %name, "SIGUSR2: handing off to the next lagkit switch (the kernel keeps forwarding)");
                 crate::notify::stopping("handing off: the ports keep forwarding");
                 if sw.handoff() {
+                    // The userspace engine's sockets: to the service
+                    // manager's store, or to this program run again here.
+                    crate::bond_cmd::pass_on(exe.as_deref());
                     // EX_TEMPFAIL, as `lagkit up`: the unit starts the next
                     // switch, which adopts.
                     std::process::exit(crate::bond_cmd::HANDOFF_EXIT);

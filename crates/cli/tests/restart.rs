@@ -580,6 +580,8 @@ struct SwitchRig {
     da: Daemon,
     switch: Option<Daemon>,
     starts: usize,
+    /// The switch's `--engine`.
+    engine: &'static str,
 }
 
 const SW_PORTS: [&str; 3] = ["Gi1/1=p1", "Gi1/2=p2", "Gi1/3=p3"];
@@ -588,6 +590,15 @@ impl SwitchRig {
     /// `bond`: the bond's protocol lines; `channel`: the switch members'
     /// `channel-group` and rate lines.
     fn new(test: &str, bond: &str, channel: &str) -> Option<SwitchRig> {
+        SwitchRig::with_engine(test, bond, channel, "bpf")
+    }
+
+    fn with_engine(
+        test: &str,
+        bond: &str,
+        channel: &str,
+        engine: &'static str,
+    ) -> Option<SwitchRig> {
         let mut lab = Lab::alone(test)?;
         let bpffs = Bpffs::take();
         let (a, b, sw) = (lab.netns(), lab.netns(), lab.netns());
@@ -622,6 +633,7 @@ impl SwitchRig {
             da,
             switch: None,
             starts: 0,
+            engine,
         };
         r.start_switch();
         wait_until("Po1 bundles both members", Duration::from_secs(40), || {
@@ -642,7 +654,7 @@ impl SwitchRig {
         self.starts += 1;
         let log = self.dir.0.join(format!("sw-{}.log", self.starts));
         let cfg = self.dir.0.join("switch.cfg");
-        let mut args = vec!["switch", cfg.to_str().unwrap(), "--engine", "bpf"];
+        let mut args = vec!["switch", cfg.to_str().unwrap(), "--engine", self.engine];
         for p in SW_PORTS {
             args.extend(["--port", p]);
         }
@@ -772,6 +784,54 @@ fn the_switch_survives_its_daemon_pagp() {
         "resuming PAgP",
         "pagp: upPagp (",
     );
+}
+
+/// The userspace switch hands over in place: SIGUSR2 and the switch
+/// executes itself again (same process) with its ports' packet sockets
+/// kept open, adopts them and resumes each port's LACP from the partner
+/// it recorded. Three handoffs under a ping from the host behind the
+/// switch to the bond: none lost, the bond never takes a port out.
+#[test]
+fn a_userspace_switch_hands_over_in_place_on_sigusr2() {
+    let Some(mut r) = SwitchRig::with_engine(
+        "sw_handoff_us",
+        "mode = \"802.3ad\"\nlacp_rate = \"fast\"\nxmit_hash_policy = \"layer3+4\"\n",
+        " channel-group 1 mode active\n lacp rate fast\n",
+        "userspace",
+    ) else {
+        return;
+    };
+    let a_before = log(&r.dir.0.join("a.log")).len();
+    let ping = Pinger::start(&r.b, "10.0.0.1");
+    wait_from(Instant::now(), Duration::from_millis(500), "traffic runs");
+    for n in 1..=3 {
+        r.switch.as_ref().expect("runs").signal(Signal::SIGUSR2);
+        wait_until(
+            &format!("handoff {n}: the switch adopted its sockets and bundles Po1"),
+            Duration::from_secs(10),
+            || r.switch_log().matches("adopting the port sockets").count() == n && r.bundled(),
+        );
+        let alive = r.switch.as_mut().expect("runs").0.try_wait().expect("wait");
+        assert!(alive.is_none(), "one process: {}", r.switch_log());
+        wait_from(Instant::now(), Duration::from_millis(300), "settle");
+    }
+    wait_from(Instant::now(), Duration::from_millis(500), "traffic after");
+    let ping = ping.finish();
+    let sw_log = r.switch_log();
+    assert_eq!(sw_log.matches("resuming LACP").count(), 6, "{sw_log}");
+    assert!(!sw_log.contains("not adopting"), "{sw_log}");
+    let a_log = log(&r.dir.0.join("a.log"));
+    let out: Vec<&str> = (a_log[a_before..].lines())
+        .filter(|l| l.contains("mux: COLLECTING_DISTRIBUTING ("))
+        .collect();
+    assert!(out.is_empty(), "the bond took a port out: {out:#?}");
+    let lost = ping.transmitted.saturating_sub(ping.received);
+    eprintln!(
+        "userspace switch: 3 handoffs: ping {} sent, {lost} lost, {} duplicates",
+        ping.transmitted, ping.duplicates
+    );
+    assert!(ping.transmitted > 100, "{ping:?}");
+    assert_eq!((lost, ping.duplicates), (0, 0), "{ping:?}");
 }
 
 /// `systemctl restart lagkit@bond0` under a real systemd (the host's own,

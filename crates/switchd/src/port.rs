@@ -33,6 +33,7 @@ impl Port {
         device: &str,
         cfg: &SwitchConfig,
         epoll: &Epoll,
+        handed: Option<std::os::fd::OwnedFd>,
     ) -> Result<(Port, PortInfo), SwitchError> {
         let conf = cfg.bridge.port(p);
         let pname = conf.map_or(device, |c| c.name.as_str());
@@ -41,7 +42,13 @@ impl Port {
             device: device.to_string(),
             why: e.to_string(),
         };
-        let sock = PacketSocket::open(&PacketConfig::new(device)).map_err(|e| perr(&e))?;
+        // The socket a previous switch handed over (its queued frames
+        // are forwarded next), or a new one.
+        let sock = match handed {
+            Some(fd) => PacketSocket::adopt(fd, &PacketConfig::new(device)),
+            None => PacketSocket::open(&PacketConfig::new(device)),
+        }
+        .map_err(|e| perr(&e))?;
         let link = sock.link();
         let mac = MacAddr(link.mac().map_err(|e| perr(&e))?);
         // A port is administratively up unless configured `shutdown`, and

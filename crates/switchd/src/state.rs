@@ -26,6 +26,12 @@ pub struct SwitchState {
     pub ifindex: Vec<u32>,
     /// Per port (same order), the partner it was bundled with.
     pub ports: Vec<PortRecord>,
+    /// Written by the userspace engine's handoff: nothing is pinned, the
+    /// ports' sockets went to the next daemon as descriptors
+    /// ([`lagkit_dataplane::handoff`]), and this record is for that
+    /// daemon only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub userspace: bool,
 }
 
 /// The state file of switch `name` in network namespace `ns`.
@@ -117,6 +123,7 @@ mod tests {
                 },
                 PortRecord::default(),
             ],
+            userspace: false,
         };
         write(&p, &s).unwrap();
         assert_eq!(read(&p), Some(s.clone()));

@@ -34,7 +34,7 @@ use lagkit_bondcfg::Engine;
 use crate::protocol::{Request, Response};
 use lagkit_api::capture::{CaptureStart, Direction, Taps};
 use lagkit_api::control::{BindError, ControlServer, Pending};
-use lagkit_dataplane::{Device, RxBatch};
+use lagkit_dataplane::{handoff, Device, RxBatch};
 use lagkit_monitor::carrier::{CarrierWatcher, LinkState};
 use lagkit_switch::config::SwitchConfig;
 use lagkit_switch::core::Transmit;
@@ -141,10 +141,18 @@ impl Switch {
         })?;
         let mut ports = Vec::new();
         let mut infos = Vec::new();
+        let owner = handoff_owner(&name);
+        let mut handed = 0;
         for (i, (_, device)) in o.ports.iter().enumerate() {
-            let (port, info) = Port::open(PortId(i), device, &cfg, &epoll)?;
+            let fd = handoff::take(&handoff::name(&owner, "sock", Some(device)));
+            handed += usize::from(fd.is_some());
+            let (port, info) = Port::open(PortId(i), device, &cfg, &epoll, fd)?;
             ports.push(port);
             infos.push(info);
+        }
+        let closed = handoff::drop_owner(&owner);
+        if !closed.is_empty() {
+            tracing::warn!(switch = %name, descriptors = ?closed, "closed the sockets a previous switch handed over for devices this one does not have");
         }
         let ns = lagkit_bondcfg::paths::netns_id();
         let run_dirs = match o.socket {
@@ -171,7 +179,7 @@ impl Switch {
         let devices: Vec<String> = ports.iter().map(|p| p.device.clone()).collect();
         // The control socket is ours: no other switch of this name runs
         // here, so what a previous one left is for this start to take.
-        let (adopted, resume) = adopt(ns, &name, &devices, o.engine);
+        let (adopted, resume) = adopt(ns, &name, &devices, o.engine, handed);
         let core = Core::resume(cfg, &infos, 0, &resume);
         let epoch = std::time::Instant::now();
         let (mut kernel, engine) = choose_engine(o.engine, &core, &devices)?;
@@ -299,16 +307,8 @@ impl Switch {
         if !force && ports == *last {
             return;
         }
-        let st = state::SwitchState {
-            switch: self.core.name().to_string(),
-            pid: std::process::id(),
-            devices: self.ports.iter().map(|p| p.device.clone()).collect(),
-            ifindex: self
-                .kernel
-                .as_ref()
-                .map_or_else(Vec::new, |k| k.ifindex().to_vec()),
-            ports: ports.clone(),
-        };
+        let ifindex = (self.kernel.as_ref()).map_or_else(Vec::new, |k| k.ifindex().to_vec());
+        let st = state_of(&self.core, &self.ports, ifindex, false);
         match state::write(path, &st) {
             Ok(()) => *last = ports,
             Err(e) => {
@@ -323,6 +323,9 @@ impl Switch {
     /// ports are not pinned (the userspace engine, or no bpffs) stops as
     /// a drop does. Whether the ports were left forwarding.
     pub fn handoff(mut self) -> bool {
+        if self.kernel.is_none() {
+            return self.hand_over();
+        }
         if self.record.is_none() {
             tracing::warn!(switch = %self.core.name(), "handoff asked, but the ports are not pinned: stopping");
             return false;
@@ -333,6 +336,37 @@ impl Switch {
             k.leave_pinned();
         }
         tracing::info!(switch = %self.core.name(), "handed off: the kernel forwards with the last plan until a new lagkit switch adopts it");
+        true
+    }
+
+    /// The userspace engine's handoff: each port's socket goes to the next
+    /// switch as a descriptor ([`lagkit_dataplane::handoff`]; the process
+    /// passes them on), frames queueing in them meanwhile, and the state
+    /// file says which partner each port resumes from. Whether it could.
+    fn hand_over(&mut self) -> bool {
+        let name = self.core.name().to_string();
+        let owner = handoff_owner(&name);
+        let ifindex = self.ports.iter().map(|p| p.sock.ifindex()).collect();
+        let st = state_of(&self.core, &self.ports, ifindex, true);
+        let mut fds = Vec::new();
+        for p in &self.ports {
+            match p.sock.try_clone_fd() {
+                Ok(fd) => fds.push((handoff::name(&owner, "sock", Some(&p.device)), fd)),
+                Err(e) => {
+                    tracing::warn!(switch = %name, device = %p.device, "cannot hand the port's socket over ({e}): stopping");
+                    return false;
+                }
+            }
+        }
+        let path = state::path(self.ns, &name);
+        if let Err(e) = state::write(&path, &st) {
+            tracing::warn!(switch = %name, file = %path.display(), "cannot write the switch's state ({e}): stopping");
+            return false;
+        }
+        for (n, fd) in fds {
+            handoff::give(n, fd);
+        }
+        tracing::info!(switch = %name, ports = self.ports.len(), "handed off: the ports' sockets go to the next lagkit switch");
         true
     }
 
@@ -505,6 +539,7 @@ fn adopt(
     name: &str,
     devices: &[String],
     want: Engine,
+    handed: usize,
 ) -> (
     Option<lagkit_bpf::Adopted>,
     Vec<lagkit_api::resume::PortRecord>,
@@ -521,6 +556,26 @@ fn adopt(
     let Some(left) = state::read(&state::path(ns, name)) else {
         return afresh(None);
     };
+    if left.userspace {
+        // A userspace engine's handoff: its sockets are this start's
+        // ports already; the partners resume from the record, which is
+        // for this start only.
+        let fits = state::fits(&left, devices).and_then(|()| match handed == devices.len() {
+            true => Ok(()),
+            false => Err(format!(
+                "{handed} of its {} ports' sockets were handed over (a killed userspace switch takes them with it)",
+                devices.len()
+            )),
+        });
+        let _ = std::fs::remove_file(state::path(ns, name));
+        return match fits {
+            Ok(()) => {
+                tracing::info!(switch = %name, pid = left.pid, ports = handed, "adopting the port sockets a previous lagkit switch handed over");
+                (None, left.ports)
+            }
+            Err(why) => afresh(Some(why)),
+        };
+    }
     if want == Engine::Userspace {
         return afresh(Some("engine = userspace".into()));
     }
@@ -539,6 +594,25 @@ fn adopt(
         Ok(_) => afresh(Some(format!("no pinned links in {}", dir.display()))),
         Err(e) => afresh(Some(format!("its pins: {e}"))),
     }
+}
+
+/// What the next switch needs of this one: its ports' devices (of
+/// interface indexes `ifindex`), each port's partner, and whether the
+/// userspace engine handed its sockets over.
+fn state_of(core: &Core, ports: &[Port], ifindex: Vec<u32>, userspace: bool) -> state::SwitchState {
+    state::SwitchState {
+        switch: core.name().to_string(),
+        pid: std::process::id(),
+        devices: ports.iter().map(|p| p.device.clone()).collect(),
+        ifindex,
+        ports: core.records(),
+        userspace,
+    }
+}
+
+/// The owner of switch `name`'s handed-over descriptors (beside bonds').
+fn handoff_owner(name: &str) -> String {
+    format!("switch-{name}")
 }
 
 /// Pins `k`'s links for switch `name` (a directory of this daemon's
