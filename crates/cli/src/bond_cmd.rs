@@ -110,7 +110,11 @@ pub const UP_EXAMPLE: &str = up_example!();
      forwarding with the last plan, and the next `lagkit up` of the same bond adopts it \
      without a lost frame if it starts within the partner's LACP timeout (3 s fast, 90 s \
      slow). SIGUSR2 exits that way on purpose (status 75), for an upgrade or a restart \
-     without an outage; `lagkit down` removes what such an exit left. \
+     without an outage; `lagkit down` removes what such an exit left. Under the userspace \
+     engine SIGUSR2 hands the TAP and the members' packet sockets on instead: to systemd's \
+     file-descriptor store when systemd runs lagkit (the unit's next start adopts them), \
+     otherwise to lagkit executed again in the same process (an upgraded binary at the same \
+     path included); only a crash of the userspace engine loses them. \
      LAGKIT_LOG sets the log filter (default: info), e.g. LAGKIT_LOG=debug."
 ))]
 pub struct UpArgs {
