@@ -10,16 +10,21 @@
 //! come). `lagkit_egress` on its tcx egress picks a member as the published
 //! plan ([`Distribution`]) says and redirects the frame there;
 //! `lagkit_ingress` on each member's tcx ingress redirects data frames to
-//! the logical interface and leaves slow-protocol frames to the daemon.
-//! Both are tcx links owned by [`Datapath`]: dropping it (or the process
-//! ending) detaches everything, and nothing is left on the interfaces.
+//! the logical interface and leaves slow-protocol and PAgP frames to the
+//! daemon. Both are tcx links owned by [`Datapath`]: dropping it unpinned
+//! detaches everything, and nothing is left on the interfaces. Pinned in
+//! bpffs (`Datapath::pin`), they outlive the daemon and keep forwarding
+//! with the last plan until the next one takes them over ([`Adopted`]).
+//! Plans are written into an idle one of 16 mapped slots and made active
+//! with one store. [`switch`] is the same for lagkit's switch: its
+//! `lksw_ingress` on each port does what `lagkit_switch::Bridge` decides.
 //!
 //! What must not change is *which* member a frame takes: the planner,
-//! `lagkit flow` and the userspace engine all ask `lagkit_hash`, so the
-//! program in `src/bpf/lagkit.bpf.c` is a line-by-line transliteration of
-//! its frame parser and policies, and [`Datapath::test_run`]
-//! (BPF_PROG_TEST_RUN) lets a test hold the two to the same answer on any
-//! frame.
+//! `lagkit flow` and the userspace engine all ask `lagkit_hash`, so
+//! `src/bpf/flow.h`, shared by the bond's and the switch's programs, is a
+//! line-by-line transliteration of its frame parser and policies, and
+//! [`Datapath::test_run`] (BPF_PROG_TEST_RUN) lets a test hold the two to
+//! the same answer on any frame.
 //!
 //! The programs are C compiled by Debian's clang in `build.rs` and loaded
 //! with [aya](https://aya-rs.dev): pure Rust (no libbpf or libelf to link),

@@ -1,7 +1,7 @@
 //! Carrier from the kernel: a NETLINK_ROUTE socket subscribed to link
 //! events, so a pulled cable is known the moment the kernel knows it (no
 //! polling), plus a dump for the starting state and `miimon`-style polling
-//! of sysfs for those who ask for it.
+//! of the driver's link state for those who ask for it.
 //!
 //! The socket belongs to the network namespace of the thread that opens it.
 
@@ -216,10 +216,12 @@ impl CarrierWatcher {
     }
 }
 
-/// `miimon`: asks the kernel for an interface's flags (SIOCGIFFLAGS on a
-/// socket of the calling thread's network namespace — sysfs would show the
-/// namespace it was mounted in, not ours) and reports carrier as
-/// IFF_UP && IFF_RUNNING; `None` if the interface does not exist. Used when
+/// `miimon`: asks the kernel, on a socket of the calling thread's network
+/// namespace (sysfs would show the namespace it was mounted in, not ours),
+/// for an interface's flags and its driver's link state, and reports
+/// carrier as `IFF_UP` and `ETHTOOL_GLINK` (`IFF_RUNNING` where the driver
+/// has no link state: `lagkit_dataplane::Link::carrier`); `None` if the
+/// interface does not exist. Used when
 /// the operator asks for polling instead of (or besides) netlink events.
 pub fn poll_carrier(name: &str) -> Option<bool> {
     lagkit_dataplane::Link::open(name).ok()?.carrier().ok()

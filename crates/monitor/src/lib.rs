@@ -1,8 +1,8 @@
 //! Link watchers: how the bond learns that a member can carry traffic.
 //!
 //! Three sources, as in Linux bonding and teamd: the carrier reported by the
-//! kernel (netlink link events, no polling; or `miimon` polling of
-//! `/sys/class/net/IF/carrier` as an option), an ARP/ping probe that proves
+//! kernel (netlink link events, no polling; or, as an option, `miimon`
+//! polling of the driver's link state, `ETHTOOL_GLINK`), an ARP/ping probe that proves
 //! frames get through (Linux `arp_ip_target`, AIX `netaddr`), and LACP's own
 //! view (supplied by the bond from the protocol core). Each source yields a
 //! raw up/down; [`debounce::Debounce`] applies `updelay`/`downdelay`, and

@@ -5,8 +5,9 @@
 //! aggregated link: the host's bond, which spreads what the host sends
 //! ([`Dir::Out`]), and the switch's port-channel, which spreads what the
 //! host receives ([`Dir::In`]). Every member choice is made by
-//! `lagkit_hash`, the very code the bond (and later the switch) forwards
-//! with, so a prediction and a packet cannot disagree.
+//! `lagkit_hash`, the very code the bond and the switch forward with (a
+//! lagkit switch's channel through `lagkit_switch::Channel`), so a
+//! prediction and a packet cannot disagree.
 //!
 //! Per direction and link the planner gives flows, bytes and shares, and a
 //! throughput from a max-min fair allocation over the links (each flow capped
