@@ -275,14 +275,19 @@ fn packet_summary(
     s + &dropped_line(st)
 }
 
-/// A second line naming what was left out, when anything was.
+/// A second line naming what was left out, when anything was, and one
+/// for what the figures' reader should know.
 fn dropped_line(st: &lagkit_planner::input::CaptureStats) -> String {
+    let mut s = String::new();
     let dropped = st.dropped();
-    if dropped.is_empty() {
-        String::new()
-    } else {
-        format!("\n  dropped: {}", dropped.join("; "))
+    if !dropped.is_empty() {
+        s += &format!("\n  dropped: {}", dropped.join("; "));
     }
+    let notes = st.notes();
+    if !notes.is_empty() {
+        s += &format!("\n  note: {}", notes.join("; "));
+    }
+    s
 }
 
 /// What a capture of flow exports held, in one line (and a second for

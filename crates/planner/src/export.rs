@@ -263,6 +263,13 @@ pub struct ExportStats {
     pub over_cap: u64,
     /// The bytes (scaled) of those records.
     pub over_cap_bytes: u64,
+    /// Flows of ICMP or ICMPv6: exports carry no echo identifier, which
+    /// Linux's layer3+4 and encap3+4 hash ([`CaptureStats::notes`]).
+    ///
+    /// [`CaptureStats::notes`]: crate::input::CaptureStats::notes
+    pub icmp_flows: u64,
+    /// Flows whose records carried no MAC address (zeros for MAC hashes).
+    pub macless_flows: u64,
 }
 
 /// Distinct flows and their (scaled) bytes, at most `cap` of them.

@@ -71,6 +71,11 @@ pub struct CaptureStats {
     pub unrelated: u64,
     /// Packets that are not UDP, in a capture of flow exports (skipped).
     pub not_udp: u64,
+    /// Link-local control frames (LACP and Marker, PAgP, STP, LLDP, CDP:
+    /// IEEE's 01:80:c2:00:00:0x group, Cisco's 01:00:0c:cc:cc:cc, the
+    /// slow-protocols EtherType): each stays on the link it was sent on,
+    /// no hash moves it, so a capture of the members plans without them.
+    pub control_frames: u64,
     /// Flows left out because the flow table was full
     /// ([`crate::export::MAX_FLOWS`]).
     pub flows_dropped: u64,
@@ -166,11 +171,38 @@ impl CaptureStats {
             self.unrelated,
             format!("{} {what} neither from nor to the host", self.unrelated),
         );
+        add(
+            self.control_frames,
+            format!(
+                "{} link-local control frames (LACP, Marker, PAgP, STP, LLDP, CDP), which stay on their link whatever the hash",
+                self.control_frames
+            ),
+        );
         let not_export = self.export.as_ref().map_or(0, |x| x.not_export) + self.not_udp;
         if self.export.is_some() {
             add(not_export, format!("{not_export} packets are not exports"));
         }
         d
+    }
+
+    /// What a reader should know of the plan's figures, one phrase each
+    /// (empty when nothing): the lines `lagkit plan` prints after
+    /// "note:".
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        if let Some(x) = self.export.as_ref().filter(|x| x.icmp_flows > 0) {
+            n.push(format!(
+                "{} ICMP flows: exports carry no ICMP echo identifier, which Linux's layer3+4 and encap3+4 hash from the packets; under those policies their links are estimates (a capture of the same traffic places them exactly)",
+                x.icmp_flows
+            ));
+        }
+        if let Some(x) = self.export.as_ref().filter(|x| x.macless_flows > 0) {
+            n.push(format!(
+                "{} flows without MAC addresses (their exporter sends none): layer2 and layer2+3 (and Cisco's MAC methods) hash zeros for them, so plan those policies from a capture",
+                x.macless_flows
+            ));
+        }
+        n
     }
 
     /// Why an input gave no flow to plan, naming what it held and what
@@ -854,6 +886,10 @@ impl Folder {
             }
             return;
         }
+        if is_link_local_control(data) {
+            self.stats.control_frames += 1;
+            return;
+        }
         let key = FlowKey::from_frame(data);
         let Some(dir) = crate::export::dir_of(&key, self.host) else {
             self.stats.unrelated += 1;
@@ -873,7 +909,13 @@ impl Folder {
             });
         }
         if let Some(x) = self.export {
-            let (flows, st, unrelated) = x.finish();
+            let (flows, mut st, unrelated) = x.finish();
+            st.icmp_flows = (flows.iter())
+                .filter(|f| f.key.ip.is_some_and(|ip| matches!(ip.proto, 1 | 58)))
+                .count() as u64;
+            st.macless_flows = (flows.iter())
+                .filter(|f| f.key.src_mac == [0; 6] && f.key.dst_mac == [0; 6])
+                .count() as u64;
             self.stats.unrelated += unrelated;
             self.stats.flows_dropped = st.over_cap;
             self.stats.export = Some(st);
@@ -893,6 +935,21 @@ impl Folder {
         v.sort_by_cached_key(|f| (std::cmp::Reverse(f.bytes), format!("{:?}", f.key)));
         Ok((v, self.stats))
     }
+}
+
+/// Whether Ethernet frame `data` is a link-local control frame: to
+/// IEEE's reserved group 01:80:c2:00:00:00-0f (STP, LACP and Marker,
+/// LLDP, ...), to Cisco's 01:00:0c:cc:cc:cc (PAgP, CDP, DTP, VTP), or of
+/// the slow-protocols EtherType (a Linux cooked capture's frame has no
+/// destination MAC).
+fn is_link_local_control(data: &[u8]) -> bool {
+    const IEEE: [u8; 5] = [0x01, 0x80, 0xc2, 0x00, 0x00];
+    const CISCO: [u8; 6] = [0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc];
+    const SLOW: [u8; 2] = [0x88, 0x09];
+    let (Some(dst), Some(et)) = (data.get(..6), data.get(12..14)) else {
+        return false;
+    };
+    (dst[..5] == IEEE && dst[5] < 0x10) || dst == CISCO || et == SLOW
 }
 
 /// The longest packet a capture's record may claim: 1 MiB. libpcap
@@ -1197,6 +1254,56 @@ mod tests {
 
     fn csv(text: &str) -> Result<Vec<Flow>, InputError> {
         read_bytes("t.csv", text.as_bytes()).map(|r| r.0)
+    }
+
+    #[test]
+    fn link_local_control_frames_are_counted_not_planned() {
+        let mut f = Folder::new(None, FlowFormat::Packets);
+        // An LACPDU (slow protocols, to 01:80:c2:00:00:02), a PAgP frame
+        // (to Cisco's 01:00:0c:cc:cc:cc), a Linux cooked capture's LACPDU
+        // (no destination MAC, EtherType 0x8809), an STP BPDU.
+        let mut lacp = vec![
+            0x01, 0x80, 0xc2, 0, 0, 0x02, 2, 0, 0, 0, 0, 1, 0x88, 0x09, 1, 1,
+        ];
+        lacp.resize(124, 0);
+        let mut pagp = vec![
+            0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc, 2, 0, 0, 0, 0, 1, 0, 0x30,
+        ];
+        pagp.resize(64, 0);
+        let mut cooked = vec![0; 12];
+        cooked.extend([0x88, 0x09, 1, 1]);
+        cooked.resize(124, 0);
+        let mut stp = vec![0x01, 0x80, 0xc2, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0x26];
+        stp.resize(64, 0);
+        // An IPv4 frame to a multicast group outside 01:80:c2:00:00:0x is
+        // traffic.
+        let mut ip = vec![0x01, 0x80, 0xc2, 0, 0, 0x10, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        ip.extend([
+            0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ]);
+        for frame in [&lacp, &pagp, &cooked, &stp, &ip] {
+            f.take(frame, frame.len() as u32);
+        }
+        let (flows, st) = f.finish(Path::new("t.pcap")).unwrap();
+        assert_eq!(st.control_frames, 4);
+        assert_eq!(flows.len(), 1, "{flows:?}");
+        assert!(st.dropped()[0].starts_with("4 link-local control frames"));
+    }
+
+    #[test]
+    fn exports_say_what_they_cannot_tell() {
+        let st = CaptureStats {
+            export: Some(ExportStats {
+                icmp_flows: 2,
+                macless_flows: 18,
+                ..ExportStats::default()
+            }),
+            ..CaptureStats::default()
+        };
+        let notes = st.notes();
+        assert!(notes[0].starts_with("2 ICMP flows: exports carry no ICMP echo identifier"));
+        assert!(notes[1].starts_with("18 flows without MAC addresses"));
+        assert!(CaptureStats::default().notes().is_empty());
     }
 
     #[test]
