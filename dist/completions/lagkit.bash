@@ -1371,7 +1371,7 @@ _lagkit() {
             return 0
             ;;
         lagkit__subcmd__plan)
-            opts="-h --lab --short --measured --host-hash --config --bond --switch-hash --cisco-switch --links --rate --host --flow-format --explain --top --json --svg --help"
+            opts="-h --lab --short --measured --host-hash --config --bond --switch-hash --cisco-switch --switch-config --links --rate --host --flow-format --explain --top --json --svg --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1398,6 +1398,10 @@ _lagkit() {
                     return 0
                     ;;
                 --switch-hash)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --switch-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -167,6 +167,7 @@ complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l host-hash -d 'The
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l config -d 'Take the host\'s mode, hash policy and link count from a lagkit bond configuration instead (its first bond, or --bond)' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l bond -d 'The bond in --config' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l switch-hash -d 'The switch\'s spreading, for flows towards the host (`dir = in`): a Cisco load-balance method (src-dst-ip, src-dst-port, ...) or any policy lagkit knows' -r
+complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l switch-config -d 'The switch\'s IOS configuration (`show running-config`): a Catalyst whose `port-channel load-balance` method spreads what the host receives (the default lagkit\'s switch takes, src-dst-ip, without the line), whose channel\'s port count is the link count when it has one channel, and whose methods are the only ones ranked and suggested, as with --cisco-switch' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l links -d 'Links in the aggregate (default: the bond\'s members with --config, else 2)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l rate -d 'Each link\'s rate in bit/s: 1g, 1gbit, 100M, 2.5g (a plain number is bit/s)' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l host -d 'For captures: the bonded host\'s IP or MAC; frames from it are `out`, to it `in`, others are skipped. Without it every frame is `out`' -r
@@ -178,7 +179,7 @@ sflow\t''"
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l top -d 'How many alternatives to list' -r
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l svg -d 'Write per-link share charts (plan-out.svg, plan-in.svg) into this directory' -r -F
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l short -d 'With --lab: its short sweep\'s configurations'
-complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l cisco-switch -d 'The switch is a Cisco Catalyst: rank only its load-balance methods'
+complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l cisco-switch -d 'The switch is a Cisco Catalyst: rank and suggest only the methods of its `port-channel load-balance` (src-mac, dst-mac, src-dst-mac, src-ip, dst-ip, src-dst-ip, src-port, dst-port, src-dst-port), each with the IOS line that sets it'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l explain -d 'Name the causes of an imbalance and what to change'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -l json -d 'Print JSON instead of the table'
 complete -c lagkit -n "__fish_lagkit_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -248,8 +248,11 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
             let topo = load(&a.file)?;
             let mut opts = RunOptions::new(options(a.quiet)?);
             opts.converge_timeout = a.converge_timeout;
-            let (report, files) =
-                lagkit_lab::run(&topo, &opts, a.report.as_deref()).map_err(failure)?;
+            let (mut report, _) = lagkit_lab::run(&topo, &opts, None).map_err(failure)?;
+            for r in &mut report.runs {
+                r.balance_why = lagkit_planner::lab::balance_why(&topo, r);
+            }
+            let files = write_report(&report, a.report.as_deref())?;
             print_report(&report, &files, a.json)?;
             match report.runs.iter().find_map(|r| r.error.clone()) {
                 Some(e) => Err(Failure::Runtime(format!("the run failed: {e}"))),
@@ -261,6 +264,25 @@ pub fn run(cmd: LabCommand) -> Result<(), Failure> {
 
 fn parse_rate(s: &str) -> Result<lagkit_lab::topology::Rate, lagkit_lab::topology::RateError> {
     lagkit_lab::topology::Rate::parse(s)
+}
+
+/// Says why each run of a sweep of `sc` spreads as it does, where the
+/// planner can tell (the runs are `sc`'s configurations, in order).
+fn explain_runs(report: &mut lagkit_lab::report::Report, sc: &lagkit_lab::scenario::Scenario) {
+    for (r, c) in report.runs.iter_mut().zip(&sc.configs) {
+        r.balance_why = lagkit_planner::lab::balance_why(&c.topo, r);
+    }
+}
+
+/// Writes the report's files into `dir`, when one was asked for.
+fn write_report(
+    report: &lagkit_lab::report::Report,
+    dir: Option<&std::path::Path>,
+) -> Result<Vec<PathBuf>, Failure> {
+    match dir {
+        Some(d) => report.write(d).map_err(|e| failure(e.into())),
+        None => Ok(Vec::new()),
+    }
 }
 
 fn print_report(
@@ -298,10 +320,11 @@ fn run_scenario(sc: &lagkit_lab::scenario::Scenario, a: &RunArgs) -> Result<(), 
     }
     opts.command = Some(command_line());
     let mut bar = SweepBar::new(quiet);
-    let (report, files) =
-        lagkit_lab::scenario::run_sweep(sc, &opts, a.report.as_deref(), |p| bar.update(&p))
-            .map_err(failure)?;
+    let (mut report, _) =
+        lagkit_lab::scenario::run_sweep(sc, &opts, None, |p| bar.update(&p)).map_err(failure)?;
     bar.finish();
+    explain_runs(&mut report, sc);
+    let files = write_report(&report, a.report.as_deref())?;
     print_report(&report, &files, a.json)?;
     let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
     if failed == report.runs.len() {
@@ -416,9 +439,11 @@ pub fn demo(a: DemoArgs) -> Result<(), Failure> {
     o.verbose = false;
     let t0 = std::time::Instant::now();
     let mut bar = SweepBar::new(false);
-    let (report, files) =
-        lagkit_lab::scenario::demo(o, kind, &a.report, |p| bar.update(&p)).map_err(failure)?;
+    let (mut report, _) =
+        lagkit_lab::scenario::demo(o, kind, None, |p| bar.update(&p)).map_err(failure)?;
     bar.finish();
+    explain_runs(&mut report, &lagkit_lab::scenario::demo_scenario(kind));
+    let files = write_report(&report, Some(&a.report))?;
     println!();
     print!("{}", report.table());
     println!();

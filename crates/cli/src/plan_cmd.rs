@@ -3,6 +3,7 @@
 use crate::bond_cmd::Failure;
 use lagkit_planner::input::Host;
 use lagkit_planner::predict::{EndConfig, Spread};
+use lagkit_planner::Platform;
 use std::path::PathBuf;
 
 /// Options of `lagkit plan`.
@@ -50,9 +51,20 @@ pub struct Args {
     /// policy lagkit knows.
     #[arg(long, default_value = "src-dst-ip")]
     switch_hash: String,
-    /// The switch is a Cisco Catalyst: rank only its load-balance methods.
+    /// The switch is a Cisco Catalyst: rank and suggest only the methods
+    /// of its `port-channel load-balance` (src-mac, dst-mac, src-dst-mac,
+    /// src-ip, dst-ip, src-dst-ip, src-port, dst-port, src-dst-port), each
+    /// with the IOS line that sets it.
     #[arg(long)]
     cisco_switch: bool,
+    /// The switch's IOS configuration (`show running-config`): a Catalyst
+    /// whose `port-channel load-balance` method spreads what the host
+    /// receives (the default lagkit's switch takes, src-dst-ip, without
+    /// the line), whose channel's port count is the link count when it has
+    /// one channel, and whose methods are the only ones ranked and
+    /// suggested, as with --cisco-switch.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["switch_hash", "cisco_switch"])]
+    switch_config: Option<PathBuf>,
     /// Links in the aggregate (default: the bond's members with --config, else 2).
     #[arg(long)]
     links: Option<usize>,
@@ -108,6 +120,38 @@ fn from_config(path: &PathBuf, bond: Option<&str>) -> Result<(Spread, usize), St
     Ok((spread, b.members.len()))
 }
 
+/// The switch's spreading, its platform and (from a configuration with one
+/// channel) its link count: from --switch-config, else --switch-hash and
+/// --cisco-switch.
+fn switch_end(a: &Args) -> Result<(Spread, Platform, Option<usize>), Failure> {
+    let Some(path) = &a.switch_config else {
+        let spread = Spread::parse(&a.switch_hash)
+            .map_err(|e| Failure::Usage(format!("--switch-hash: {e}")))?;
+        let platform = if a.cisco_switch {
+            Platform::catalyst()
+        } else {
+            Platform::Any
+        };
+        return Ok((spread, platform, None));
+    };
+    let text = lagkit_input::read_text(path, &lagkit_input::CONFIG)
+        .map_err(|e| Failure::Usage(format!("--switch-config: {e}")))?;
+    let facts = Platform::from_ios(&text).map_err(|e| Failure::Input {
+        file: path.display().to_string(),
+        line: (e.line > 0).then_some(e.line as u64),
+        column: None,
+        why: format!(
+            "{}; --switch-config takes a Catalyst's IOS configuration",
+            e.why
+        ),
+    })?;
+    let links = match facts.channels[..] {
+        [(_, n)] if n > 0 => Some(n),
+        _ => None,
+    };
+    Ok((Spread::Hash(facts.method), facts.platform, links))
+}
+
 /// `lagkit plan --lab NAME [--measured REPORT]`.
 fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
     use lagkit_planner::lab;
@@ -133,7 +177,7 @@ fn run_lab(a: &Args, name: &str) -> Result<(), Failure> {
         None => None,
     };
     let plan_of = |p: &lab::LabPlan| {
-        lagkit_planner::report::plan(&p.flows, &p.out, &p.into, a.explain, false)
+        lagkit_planner::report::plan(&p.flows, &p.out, &p.into, a.explain, &p.into_platform)
     };
     if a.json {
         let out = serde_json::json!({
@@ -428,9 +472,8 @@ pub fn run(a: Args) -> Result<(), Failure> {
             None,
         ),
     };
-    let switch_spread =
-        Spread::parse(&a.switch_hash).map_err(|e| usage(format!("--switch-hash: {e}")))?;
-    let links = a.links.or(cfg_links).unwrap_or(2);
+    let (switch_spread, platform, sw_links) = switch_end(&a)?;
+    let links = a.links.or(cfg_links).or(sw_links).unwrap_or(2);
     if links == 0 || links > 64 {
         return Err(usage(format!("--links {links}: use 1 to 64")));
     }
@@ -488,7 +531,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         &end(host_spread),
         &end(switch_spread),
         a.explain,
-        a.cisco_switch,
+        &platform,
     );
     if a.json {
         let mut v = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.to_string()))?;

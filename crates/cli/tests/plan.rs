@@ -235,6 +235,8 @@ conns = 4
             flags: Vec::new(),
             error: None,
             formation: None,
+            capacity: None,
+            balance_why: Vec::new(),
         }],
         findings: Vec::new(),
         command: None,
@@ -539,4 +541,168 @@ fn a_cooked_snapped_capture_plans_and_an_empty_plan_is_an_error() {
         "{v}"
     );
     assert_eq!(v["exit"], 2);
+}
+
+/// A flow list in `dir` of 16 connections a server (10.0.0.2, port
+/// 5201) sends to the bonded host (10.0.0.1) on its ports `first`,
+/// `first + step`, ...
+fn towards_host(dir: &std::path::Path, name: &str, first: u16, step: u16) -> String {
+    let mut csv = String::from("proto,src,sport,dst,dport,bytes,dir\n");
+    for i in 0..16 {
+        csv += &format!(
+            "tcp,10.0.0.2,5201,10.0.0.1,{},1000000,in\n",
+            first + step * i
+        );
+    }
+    let f = dir.join(name);
+    std::fs::write(&f, csv).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+/// The switch direction's lines of a plan's text (from `in (switch`).
+fn switch_part(out: &str) -> &str {
+    &out[out.find("in (switch").expect(out)..]
+}
+
+/// With a Catalyst at the switch end, `--explain` suggests only its
+/// `port-channel load-balance` methods, each as the IOS line with its
+/// predicted spread on these flows (the best, not a guess), and never
+/// lagkit's own policies, in text and in JSON.
+#[test]
+fn a_cisco_switch_is_told_only_its_own_methods() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-cisco-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // One address pair, ports of both parities: src-dst-ip puts every
+    // flow on one link, a port method spreads them.
+    let f = towards_host(&dir, "pair.csv", 40000, 1);
+    let args = [
+        &f,
+        "--switch-hash",
+        "src-dst-ip",
+        "--cisco-switch",
+        "--explain",
+    ];
+    let (code, out, err) = plan(&args);
+    assert_eq!(code, 0, "{err}");
+    let sw = switch_part(&out);
+    assert!(
+        sw.contains("a cisco catalyst: only its methods are ranked"),
+        "{sw}"
+    );
+    assert!(sw.contains("one address pair"), "{sw}");
+    assert!(
+        sw.contains("fix: `port-channel load-balance dst-port`: predicted 0.50/0.50 of the bytes per link on these flows, 1.00 of capacity instead of 0.50"),
+        "{sw}"
+    );
+    assert!(
+        sw.contains(
+            "recommendation: port-channel load-balance dst-port (1.00 of capacity instead of 0.50)"
+        ),
+        "{sw}"
+    );
+    for lagkit_only in ["strong", "adaptive", "balance-rr", "layer3+4", "mixed"] {
+        assert!(
+            !sw.contains(lagkit_only),
+            "{lagkit_only} offered to a Catalyst:\n{sw}"
+        );
+    }
+    let (code, out, err) = plan(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let d = &v["directions"][0];
+    assert_eq!(d["end"], "switch");
+    assert_eq!(d["platform"], "cisco catalyst");
+    let alts: Vec<&str> = d["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["spread"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        alts.len(),
+        lagkit_planner::platform::CATALYST_METHODS.len(),
+        "{alts:?}"
+    );
+    assert_eq!(
+        d["recommendation"]["line"],
+        "port-channel load-balance dst-port"
+    );
+    assert_eq!(d["recommendation"]["shares"], serde_json::json!([0.5, 0.5]));
+    let fix = d["causes"][0]["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("`port-channel load-balance dst-port`"),
+        "{fix}"
+    );
+    // Without the platform the same flows may be told lagkit's policies.
+    let (_, out, _) = plan(&[&f, "--switch-hash", "src-dst-ip", "--explain"]);
+    assert!(switch_part(&out).contains("strong"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The parity case: Linux gives connect() even source ports, the server
+/// listens on an odd one, so every XOR of the two is odd and a Catalyst's
+/// src-dst-port puts every flow on one link; no method of the switch sees
+/// past it, and the fix says so instead of naming one.
+#[test]
+fn the_parity_case_is_named_and_no_method_is_pretended_to_fix_it() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = towards_host(&dir, "even.csv", 40000, 2);
+    let (code, out, err) = plan(&[
+        &f,
+        "--switch-hash",
+        "src-dst-port",
+        "--cisco-switch",
+        "--explain",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let sw = switch_part(&out);
+    assert!(sw.contains("ports of one parity"), "{sw}");
+    assert!(
+        sw.contains("every source port is odd and every destination port even"),
+        "{sw}"
+    );
+    assert!(
+        sw.contains("no load-balance method of this switch sees past the parity"),
+        "{sw}"
+    );
+    assert!(!sw.contains("recommendation"), "{sw}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A switch's IOS configuration gives the method it runs, the link count
+/// of its one channel and its platform: a method outside the nine
+/// (src-dst-mixed-ip-port) is ranked because the configuration shows the
+/// platform has it. A configuration the reader refuses names its line.
+#[test]
+fn a_switch_configuration_sets_the_switch_end() {
+    let dir = std::env::temp_dir().join(format!("lkt-plan-swcfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = towards_host(&dir, "pair.csv", 40000, 1);
+    let cfg = dir.join("sw.cfg");
+    std::fs::write(
+        &cfg,
+        "hostname sw\n!\nport-channel load-balance src-dst-mixed-ip-port\n!\n\
+         interface range GigabitEthernet1/0/1 - 4\n channel-group 1 mode active\n!\nend\n",
+    )
+    .unwrap();
+    let c = cfg.to_str().unwrap();
+    let (code, out, err) = plan(&[&f, "--switch-config", c, "--explain", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let d = &v["directions"][0];
+    assert_eq!(d["prediction"]["spread"], "src-dst-mixed-ip-port");
+    assert_eq!(d["prediction"]["links"].as_array().unwrap().len(), 4);
+    assert_eq!(d["alternatives"].as_array().unwrap().len(), 10);
+    assert_eq!(d["platform"], "cisco catalyst");
+    // A method Catalysts lack: the line and the fix, exit 2.
+    std::fs::write(&cfg, "hostname sw\nport-channel load-balance strong\n").unwrap();
+    let (code, _, err) = plan(&[&f, "--switch-config", c]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("sw.cfg:2"), "{err}");
+    assert!(err.contains("not a Catalyst method"), "{err}");
+    // Both a configuration and a method: refused.
+    let (code, _, err) = plan(&[&f, "--switch-config", c, "--switch-hash", "src-ip"]);
+    assert_eq!(code, 2, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -191,3 +191,75 @@ fn the_html_report_renders_in_chromium_with_every_table_and_chart() {
         t0.elapsed().as_secs_f64()
     );
 }
+
+/// Measures every flag badge in the page as Chromium lays it out at the
+/// test's 1280 px: a copy of the page with a script at its end (the report
+/// itself has none) that writes each `.flag`'s box, and the box of the
+/// runs table's scrolling frame, into the DOM that `--dump-dom` prints.
+const PROBE: &str = r#"<script>
+(function () {
+  const vw = document.documentElement.clientWidth;
+  const frame = document.querySelector('.wide').getBoundingClientRect();
+  const boxes = Array.from(document.querySelectorAll('.flag')).map(function (e) {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.right, r.width, r.height].map(Math.round).join(',');
+  });
+  const p = document.createElement('pre');
+  p.id = 'probe';
+  p.textContent = 'viewport ' + vw + ' frame ' + Math.round(frame.right) + ' flags ' + boxes.join(' ');
+  document.body.appendChild(p);
+})();
+</script>"#;
+
+/// The runs' flags (failed, not formed, CPU-bound, starved) are read at a
+/// glance: at a 1280 px window every flag badge lies inside the viewport
+/// and inside the runs table's visible frame, without scrolling the
+/// table sideways, even with the longest flags a run can have.
+#[test]
+fn the_flags_stay_in_sight_at_1280_px() {
+    let json = root().join("docs/results/ibm-6513/report.json");
+    let mut report: Report =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    report.runs[0].flags = vec![
+        "CPU-bound (97% busy): the CPU, not the links, may have set the rate".into(),
+        "starved (36% steal: the hypervisor kept the CPUs from running): the machine's host, not the links, may have set the rate".into(),
+        "LACP changed during the run: h1 e2 not in sync".into(),
+    ];
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-flags");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let html = report.html();
+    assert!(!html.contains("<script"), "the report itself has no script");
+    let page = dir.join("probe.html");
+    std::fs::write(&page, html.replace("</body>", &format!("{PROBE}\n</body>"))).unwrap();
+    let (dom, stderr) = chromium(
+        &page,
+        &dir.join("probe.png"),
+        &dir.join("profile"),
+        Duration::from_secs(60),
+    );
+    let probe = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|p| p.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run:\n{stderr}"));
+    let words: Vec<&str> = probe.split_whitespace().collect();
+    let viewport: f64 = words[1].parse().unwrap();
+    let frame: f64 = words[3].parse().unwrap();
+    assert!((1200.0..=1280.0).contains(&viewport), "{probe}");
+    let boxes: Vec<Vec<f64>> = words[5..]
+        .iter()
+        .map(|b| b.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    // A flag for run 1's three, the failed run and the five not formed.
+    assert!(boxes.len() >= 9, "{probe}");
+    let edge = viewport.min(frame);
+    for b in &boxes {
+        let (left, right, width, height) = (b[0], b[1], b[2], b[3]);
+        assert!(width > 0.0 && height > 0.0, "a flag not drawn: {probe}");
+        assert!(
+            left >= 0.0 && right <= edge,
+            "a flag at {left}..{right} px, out of sight past {edge} px: {probe}"
+        );
+    }
+}

@@ -8,7 +8,7 @@
 //! engine.
 
 use crate::charts;
-use crate::report::{Report, RunRecord};
+use crate::report::{Report, RunRecord, LIMIT};
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use std::fmt::Write as _;
 
@@ -20,7 +20,10 @@ h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
 .wide{overflow-x:auto}
 table.runs td{white-space:nowrap}
-table.runs td:nth-child(2),table.runs td:last-child{white-space:normal;min-width:14em}
+table.runs td:nth-child(2){white-space:normal;min-width:14em}
+table.runs td.flags{white-space:normal;max-width:18em}
+table.runs td.flags:not(:empty){min-width:10em}
+.flag{display:inline-block;margin:0 .2em .2em 0;padding:0 .4em;border-radius:.6em;background:#fde8c8;color:#6b3d00;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -59,6 +62,16 @@ fn num(o: &mut String, v: &str) {
 
 fn cell(o: &mut String, v: &str) {
     let _ = write!(o, "<td>{}</td>", text(v));
+}
+
+/// The flags cell: each flag a badge, so that a run's warnings stand out
+/// beside its configuration, never scrolled out of sight in a wide table.
+fn flags(o: &mut String, words: &[String]) {
+    o.push_str("<td class=\"flags\">");
+    for w in words {
+        let _ = write!(o, "<span class=\"flag\">{}</span> ", text(w));
+    }
+    o.push_str("</td>");
 }
 
 /// A chart as an inline figure, or a line saying why it is missing.
@@ -177,6 +190,7 @@ impl Report {
         let mut head: Vec<String> = [
             "Run",
             "Configuration",
+            "Flags",
             "App",
             "Procs",
             "Switch",
@@ -199,7 +213,7 @@ impl Report {
         if trans {
             head.push("Trans/s".into());
         }
-        head.extend(["OOO/s".into(), "Retr/s".into(), "Flags".into()]);
+        head.extend(["OOO/s".into(), "Retr/s".into()]);
         for h in &head {
             let _ = write!(o, "<th>{}</th>", text(h));
         }
@@ -214,6 +228,7 @@ impl Report {
                 _ => r.label.clone(),
             };
             cell(o, &what);
+            flags(o, &r.flag_words());
             cell(o, &c.app);
             num(o, &c.procs.to_string());
             cell(o, &c.switch);
@@ -240,13 +255,7 @@ impl Report {
             }
             let mbps = r.workload.as_ref().map(|w| w.mbps);
             num(o, &mbps.map_or("-".into(), |x| format!("{x:.1}")));
-            num(
-                o,
-                &match (mbps, r.limit_mbps) {
-                    (Some(x), Some(l)) if l > 0.0 => format!("{:.0}%", 100.0 * x / l),
-                    _ => "-".into(),
-                },
-            );
+            num(o, &r.limit_words());
             if trans {
                 let t = r.workload.as_ref().map(|w| w.transactions_per_s);
                 num(o, &t.map_or("-".into(), |x| format!("{x:.0}")));
@@ -260,15 +269,17 @@ impl Report {
                 o,
                 &m.map_or("-".into(), |m| format!("{:.1}", m.retransmits_per_s)),
             );
-            cell(o, &r.flag_words().join(", "));
             o.push_str("</tr>\n");
         }
         o.push_str("</table></div>\n");
         let mut foot = String::from(
-            "Mbit/s: workload goodput, transmit plus receive; limit: Mbit/s as a share of links × rate × directions; \
+            "Mbit/s: workload goodput, transmit plus receive; \
              tx/rx: balance ratio (share of packets through the bond's first member, 0.50 = even); \
              OOO/s: TCP segments queued out of order (TcpExt TCPOFOQueue), all hosts; Retr/s: Tcp RetransSegs.",
         );
+        foot.push(' ');
+        foot.push_str(LIMIT);
+        foot.push('.');
         if trans {
             foot.push_str(" Trans/s: request/reply transactions per second, all clients.");
         }
@@ -293,8 +304,8 @@ impl Report {
                     r.run, sw.name, sw.method
                 ));
             }
-            for f in &r.flags {
-                items.push(format!("run {}: {f}", r.run));
+            for line in r.notes() {
+                items.push(format!("run {}: {line}", r.run));
             }
             if let Some(e) = &r.error {
                 items.push(format!("run {}: failed: {e}", r.run));

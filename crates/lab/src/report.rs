@@ -238,6 +238,125 @@ pub struct RunRecord {
     /// (absent in reports from before the key).
     #[serde(default)]
     pub formation: Option<Formation>,
+    /// The links' capacity each way the workload sends (absent in
+    /// reports from before the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// Why a bonded host's traffic spreads as it does, where the planner
+    /// can tell from the run's connections (`lagkit lab run` fills it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub balance_why: Vec<BalanceWhy>,
+}
+
+/// The links' capacity for a workload, each way it sends: a one-way
+/// workload is measured against one direction's capacity, one that sends
+/// both ways against each direction's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// One direction's capacity, Mbit/s: shaped rate × members of the
+    /// smaller end.
+    pub per_direction_mbps: f64,
+    /// Links × rate, in words: `2 × 100 Mbit/s`.
+    pub links: String,
+    /// The workload sends client -> server.
+    pub forward: bool,
+    /// The workload sends server -> client.
+    pub reverse: bool,
+    /// The client -> server ends, in words: `h1 -> h2`.
+    pub forward_path: String,
+}
+
+impl Capacity {
+    /// Directions the workload sends in (1 or 2).
+    pub fn directions(&self) -> u8 {
+        u8::from(self.forward) + u8::from(self.reverse)
+    }
+
+    /// The limit of the goodput, both ways added, Mbit/s.
+    pub fn total_mbps(&self) -> f64 {
+        self.per_direction_mbps * f64::from(self.directions().max(1))
+    }
+
+    /// Goodput `w` as a share of each direction's capacity, the way the
+    /// workload sends: `89%` one way, `45%/45%` both ways (forward first).
+    pub fn used(&self, w: &WorkloadResult) -> String {
+        let pct = |x: f64| format!("{:.0}%", 100.0 * x / self.per_direction_mbps);
+        match (self.forward, self.reverse) {
+            (true, true) => format!("{}/{}", pct(w.forward_mbps), pct(w.reverse_mbps)),
+            (true, false) => pct(w.forward_mbps),
+            (false, true) => pct(w.reverse_mbps),
+            (false, false) => pct(w.mbps),
+        }
+    }
+
+    /// The capacity line: what the links could carry each way the
+    /// workload sends, and what it carried.
+    pub fn line(&self, w: Option<&WorkloadResult>) -> String {
+        let back: String = {
+            let mut parts: Vec<&str> = self.forward_path.split(" -> ").collect();
+            parts.reverse();
+            parts.join(" -> ")
+        };
+        let got = |x: f64| {
+            format!(
+                "{x:.1} Mbit/s ({:.0}%)",
+                100.0 * x / self.per_direction_mbps
+            )
+        };
+        let cap = self.per_direction_mbps;
+        match (self.forward, self.reverse, w) {
+            (true, true, Some(w)) => format!(
+                "capacity {cap:.0} Mbit/s each way ({}): {} {}, {back} {}",
+                self.links,
+                self.forward_path,
+                got(w.forward_mbps),
+                got(w.reverse_mbps)
+            ),
+            (true, true, None) => format!("capacity {cap:.0} Mbit/s each way ({})", self.links),
+            (f, _, w) => {
+                let path = if f { self.forward_path.as_str() } else { &back };
+                let mbps = w.map(|w| if f { w.forward_mbps } else { w.reverse_mbps });
+                format!(
+                    "capacity {cap:.0} Mbit/s one way, {path} ({}){}",
+                    self.links,
+                    mbps.map_or(String::new(), |x| format!(": {}", got(x)))
+                )
+            }
+        }
+    }
+}
+
+/// Why one bonded host's traffic one way spreads as it does, as the
+/// planner explains it from the run's own connections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BalanceWhy {
+    /// The bonded host.
+    pub host: String,
+    /// `tx` (its bond spreads what it sends) or `rx` (what it receives,
+    /// spread by the switch's channel or its peer).
+    pub direction: String,
+    /// Who spreads it, in words.
+    pub by: String,
+    /// The cause, in a network engineer's words.
+    pub cause: String,
+    /// What to change, in the terms of whoever spreads it.
+    pub fix: String,
+}
+
+impl BalanceWhy {
+    /// One line: `why h2 rx is 0.00 (sw's channel po2 ...): cause; fix:
+    /// ...`, with the balance ratio measured (`ratio`) when there is one.
+    pub fn line(&self, ratio: Option<f64>) -> String {
+        format!(
+            "why {} {} is {} ({}): {}; fix: {}",
+            self.host,
+            self.direction,
+            ratio.map_or("uneven".into(), |r| format!("{r:.2}")),
+            self.by,
+            self.cause,
+            self.fix
+        )
+    }
 }
 
 /// Whether a run's bonds and channels formed, against what its
@@ -284,6 +403,8 @@ impl RunRecord {
             flags: Vec::new(),
             error: None,
             formation: None,
+            capacity: None,
+            balance_why: Vec::new(),
         }
     }
 
@@ -313,6 +434,41 @@ impl RunRecord {
             _ => {}
         }
         flags
+    }
+
+    /// The `limit` column: goodput against the capacity of each direction
+    /// the workload sends in (`89%`, or `45%/45%` both ways); reports
+    /// from before the capacity was recorded, against their total limit.
+    pub fn limit_words(&self) -> String {
+        let w = self.workload.as_ref();
+        match (&self.capacity, w, self.limit_mbps) {
+            (Some(c), Some(w), _) if c.per_direction_mbps > 0.0 => c.used(w),
+            (None, Some(w), Some(l)) if l > 0.0 => format!("{:.0}%", 100.0 * w.mbps / l),
+            _ => "-".into(),
+        }
+    }
+
+    /// What the report says of this run below the table: its capacity,
+    /// its flags in full, why its balance is what it is.
+    pub fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(c) = &self.capacity {
+            v.push(c.line(self.workload.as_ref()));
+        }
+        v.extend(self.flags.iter().cloned());
+        v.extend(self.balance_why.iter().map(|w| {
+            let bond = self
+                .measurement
+                .iter()
+                .flat_map(|m| &m.bonds)
+                .find(|b| b.host == w.host);
+            let ratio = bond.and_then(|b| match w.direction.as_str() {
+                "tx" => b.tx_ratio,
+                _ => b.rx_ratio,
+            });
+            w.line(ratio)
+        }));
+        v
     }
 
     /// Sets the flags from the measurements.
@@ -408,6 +564,9 @@ pub struct Finding {
     pub holds: Option<bool>,
 }
 
+/// What the `limit` column means (the text table's and the page's).
+pub(crate) const LIMIT: &str = "limit: goodput as a share of the links' capacity (links × rate) in each direction the workload sends, client to server first when it sends both ways";
+
 fn ratio(r: Option<f64>) -> String {
     r.map_or("-".into(), |r| format!("{r:.2}"))
 }
@@ -498,7 +657,7 @@ impl Report {
                 .as_ref()
                 .is_some_and(|w| w.transactions_per_s > 0.0)
         });
-        let _ = write!(head1, " {:>8} {:>6}", "Mbit/s", "limit");
+        let _ = write!(head1, " {:>8} {:>7}", "Mbit/s", "limit");
         if trans {
             let _ = write!(head1, " {:>9}", "Trans/s");
         }
@@ -544,13 +703,10 @@ impl Report {
                 }
             }
             let mbps = r.workload.as_ref().map(|w| w.mbps);
-            let limit = match (mbps, r.limit_mbps) {
-                (Some(x), Some(l)) if l > 0.0 => format!("{:.0}%", 100.0 * x / l),
-                _ => "-".into(),
-            };
+            let limit = r.limit_words();
             let _ = write!(
                 line,
-                " {:>8} {:>6}",
+                " {:>8} {:>7}",
                 mbps.map_or("-".into(), |x| format!("{x:.1}")),
                 limit
             );
@@ -573,7 +729,7 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "Mbit/s: workload goodput, transmit plus receive; limit: Mbit/s as a share of links × rate × directions; \
+            "Mbit/s: workload goodput, transmit plus receive; {LIMIT}; \
              tx/rx: balance ratio (share of packets through the bond's first member, 0.50 = even); \
              OOO/s: TCP segments queued out of order (TcpExt TCPOFOQueue), all hosts; Retr/s: Tcp RetransSegs."
         );
@@ -603,8 +759,8 @@ impl Report {
                     r.run, sw.name, sw.method
                 );
             }
-            for f in &r.flags {
-                let _ = writeln!(o, "run {}: {f}", r.run);
+            for line in r.notes() {
+                let _ = writeln!(o, "run {}: {line}", r.run);
             }
         }
         if !self.findings.is_empty() {
@@ -772,5 +928,105 @@ mod tests {
         let table = r.table();
         let row = words(&table, "1 ");
         assert_eq!(row[5], "-", "{table}");
+    }
+
+    /// The capacity follows the workload's directions: a one-way workload
+    /// is measured against one direction's links, one that sends both
+    /// ways against each direction's, and the line names both figures.
+    #[test]
+    fn the_capacity_follows_the_workloads_directions() {
+        use crate::topology::{Iperf3Spec, WorkloadSpec};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/lab/two-hosts.toml"
+        );
+        let t = Topology::load(Path::new(path)).unwrap();
+        let Some(WorkloadSpec::Iperf3(spec)) = t.workload.clone() else {
+            panic!("two-hosts runs iperf3")
+        };
+        let both = crate::run::capacity(&t, &WorkloadSpec::Iperf3(spec.clone())).unwrap();
+        let one = crate::run::capacity(
+            &t,
+            &WorkloadSpec::Iperf3(Iperf3Spec {
+                bidir: false,
+                ..spec
+            }),
+        )
+        .unwrap();
+        assert_eq!(both.per_direction_mbps, 200.0);
+        assert_eq!((both.total_mbps(), one.total_mbps()), (400.0, 200.0));
+        let w = |f: f64, r: f64| WorkloadResult {
+            mbps: f + r,
+            forward_mbps: f,
+            reverse_mbps: r,
+            ..WorkloadResult::default()
+        };
+        // One way, nearly full: 95%, not the 48% of both directions.
+        let full = w(190.0, 0.4);
+        assert_eq!(one.used(&full), "95%");
+        assert_eq!(
+            one.line(Some(&full)),
+            "capacity 200 Mbit/s one way, h1 -> h2 (2 × 100 Mbit/s): 190.0 Mbit/s (95%)"
+        );
+        // Both ways: each direction.
+        let two = w(89.3, 89.3);
+        assert_eq!(both.used(&two), "45%/45%");
+        assert_eq!(
+            both.line(Some(&two)),
+            "capacity 200 Mbit/s each way (2 × 100 Mbit/s): h1 -> h2 89.3 Mbit/s (45%), h2 -> h1 89.3 Mbit/s (45%)"
+        );
+        // In the table's limit column and the notes below it.
+        let mut r = RunRecord::new(1, &t, ConfigCode::of(&t, None));
+        r.workload = Some(full);
+        r.capacity = Some(one);
+        r.limit_mbps = Some(400.0);
+        assert_eq!(r.limit_words(), "95%");
+        let mut rep = Report::new("t", None);
+        rep.runs.push(r);
+        let table = rep.table();
+        assert!(
+            table.contains("run 1: capacity 200 Mbit/s one way"),
+            "{table}"
+        );
+        assert!(words(&table, "1 ").contains(&"95%"), "{table}");
+        // A report from before the capacity: its total limit, as before.
+        rep.runs[0].capacity = None;
+        assert_eq!(rep.runs[0].limit_words(), "48%");
+    }
+
+    /// Why a run's balance is what it is, where the planner could tell,
+    /// is a note of the run in the table and the page.
+    #[test]
+    fn the_balance_cause_is_a_note_of_the_run() {
+        let t = topo(r#"mode = "802.3ad", xmit_hash_policy = "layer3+4""#);
+        let mut r = RunRecord::new(1, &t, ConfigCode::of(&t, None));
+        r.balance_why.push(BalanceWhy {
+            host: "h2".into(),
+            direction: "rx".into(),
+            by: "sw's channel po2".into(),
+            cause: "port pattern under src-dst-port: ports of one parity".into(),
+            fix: "give the connections source ports of both parities".into(),
+        });
+        // With the ratio the run measured for that bond and direction.
+        r.measurement = Some(crate::measure::Measurement {
+            bonds: vec![crate::measure::BondMeasure {
+                host: "h2".into(),
+                tx_ratio: Some(0.5),
+                rx_ratio: Some(0.0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let mut rep = Report::new("t", None);
+        rep.runs.push(r);
+        let line = "run 1: why h2 rx is 0.00 (sw's channel po2): port pattern under src-dst-port: ports of one parity; fix: give the connections source ports of both parities";
+        assert!(rep.table().contains(line), "{}", rep.table());
+        assert!(
+            rep.html().contains(&format!("<li>{line}</li>")),
+            "{}",
+            rep.html()
+        );
+        let back: Report = serde_json::from_str(&serde_json::to_string(&rep).unwrap()).unwrap();
+        assert_eq!(back, rep);
     }
 }

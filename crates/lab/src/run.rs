@@ -5,7 +5,7 @@ use crate::converge::{snapshot as lacp_snapshot, wait_formed};
 use crate::error::{ConvergeError, LabError, RunError, UsageError};
 use crate::lab::{DownReport, Lab, Options};
 use crate::measure;
-use crate::report::{ConfigCode, Formation, Report, RunRecord};
+use crate::report::{Capacity, ConfigCode, Formation, Report, RunRecord};
 use crate::topology::Topology;
 use std::time::Duration;
 
@@ -156,7 +156,8 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
         w.finish(lab);
         let res = res?;
         rec.measurement = Some(measure::diff(&before, &after?));
-        rec.limit_mbps = limit(topo, &spec, &res);
+        rec.capacity = capacity(topo, &spec);
+        rec.limit_mbps = rec.capacity.as_ref().map(Capacity::total_mbps);
         rec.workload = Some(res);
         Ok(())
     })();
@@ -179,13 +180,10 @@ pub fn run_once(topo: &Topology, opts: &RunOptions) -> Result<RunRecord, LabErro
     Ok(rec)
 }
 
-/// The links' capacity for the workload: shaped rate × members of the
-/// smaller end bond × directions.
-fn limit(
-    topo: &Topology,
-    spec: &crate::workload::WorkloadSpec,
-    res: &crate::workload::WorkloadResult,
-) -> Option<f64> {
+/// The links' capacity for the workload, each way it sends: shaped rate ×
+/// members of the smaller end (the clients' links together against the
+/// server's).
+pub fn capacity(topo: &Topology, spec: &crate::workload::WorkloadSpec) -> Option<Capacity> {
     let rate = topo.link_rate_mbit()?;
     let (clients, server) = spec.ends();
     let links = |h: &str| topo.host(h).map(|h| h.ifaces.len()).unwrap_or(0);
@@ -193,10 +191,15 @@ fn limit(
         .iter()
         .map(|c| links(c))
         .sum::<usize>()
-        .min(links(server)) as f64;
-    let dirs =
-        f64::from(u8::from(res.forward_mbps > 0.0) + u8::from(res.reverse_mbps > 0.0)).max(1.0);
-    (k > 0.0).then_some(rate * k * dirs)
+        .min(links(server));
+    let (forward, reverse) = spec.directions();
+    (k > 0).then(|| Capacity {
+        per_direction_mbps: rate * k as f64,
+        links: format!("{k} × {rate} Mbit/s"),
+        forward,
+        reverse,
+        forward_path: format!("{} -> {server}", clients.join("+")),
+    })
 }
 
 /// `lab run`: one run, a report written to `report_dir` (if given).

@@ -1164,17 +1164,17 @@ pub fn demo_scenario(kind: SwitchKind) -> Scenario {
 }
 
 /// The short ibm-6513 comparison for `lagkit demo`, with `lagkit` as the
-/// lab's binary; the report goes to `report_dir`.
+/// lab's binary; the report goes to `report_dir`, when given.
 pub fn demo(
     lab: Options,
     kind: SwitchKind,
-    report_dir: &Path,
+    report_dir: Option<&Path>,
     progress: impl FnMut(Progress<'_>),
 ) -> Result<(Report, Vec<PathBuf>), LabError> {
     let sc = demo_scenario(kind);
     let mut o = RunOptions::new(lab);
     o.converge_timeout = Duration::from_secs(40);
-    run_sweep(&sc, &o, Some(report_dir), progress)
+    run_sweep(&sc, &o, report_dir, progress)
 }
 
 #[cfg(test)]

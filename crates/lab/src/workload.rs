@@ -85,7 +85,7 @@ pub struct WorkloadResult {
     pub transactions_per_s: f64,
     /// Every TCP connection the workload made, as its client saw it (the
     /// 5-tuples the kernel chose, so `lagkit plan` can place each flow as
-    /// the hashes did). lagkit-load workloads only.
+    /// the hashes did). lagkit-load and iperf3 workloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<Connection>,
     /// When the workload started, seconds since the Unix epoch (0: not
@@ -164,6 +164,45 @@ fn server_addr(lab: &Lab, host: &str) -> Result<String, RunError> {
         })
 }
 
+/// The test's TCP connections from `iperf3 -J` output, as its client saw
+/// them (`start.connected`): each stream's 5-tuple, `stream` when the
+/// client sent on it and `maerts` when it received (`--bidir`'s reverse
+/// streams, or `-R`), with the bytes `end.streams` counts. The control
+/// connection carries no data and is not listed by iperf3.
+fn iperf3_connections(v: &serde_json::Value) -> Vec<Connection> {
+    let streams = v["end"]["streams"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let addr = |c: &serde_json::Value, host: &str, port: &str| {
+        let ip: std::net::IpAddr = c[host].as_str()?.parse().ok()?;
+        let port = u16::try_from(c[port].as_u64()?).ok()?;
+        Some(std::net::SocketAddr::new(ip.to_canonical(), port))
+    };
+    let Some(connected) = v["start"]["connected"].as_array() else {
+        return Vec::new();
+    };
+    connected
+        .iter()
+        .filter_map(|c| {
+            let local = addr(c, "local_host", "local_port")?;
+            let remote = addr(c, "remote_host", "remote_port")?;
+            let socket = c["socket"].as_u64();
+            let s = streams
+                .iter()
+                .find(|s| s["sender"]["socket"].as_u64() == socket);
+            let sends = s.is_none_or(|s| s["sender"]["sender"].as_bool() != Some(false));
+            let bytes = s.and_then(|s| s["receiver"]["bytes"].as_u64()).unwrap_or(0);
+            Some(Connection {
+                purpose: if sends { "stream" } else { "maerts" }.into(),
+                local,
+                remote,
+                sent: if sends { bytes } else { 0 },
+                received: if sends { 0 } else { bytes },
+            })
+        })
+        .collect()
+}
+
 /// Goodput and retransmits from `iperf3 -J` output.
 pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, OutputError> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(OutputError::Iperf3Json)?;
@@ -184,6 +223,7 @@ pub fn parse_iperf3(json: &str) -> Result<WorkloadResult, OutputError> {
         .unwrap_or(0) as u32;
     Ok(WorkloadResult {
         kind: "iperf3".into(),
+        connections: iperf3_connections(&v),
         mbps: (fwd + rev) / 1e6,
         forward_mbps: fwd / 1e6,
         reverse_mbps: rev / 1e6,
@@ -742,6 +782,52 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.is_busy() && e.to_string().contains("busy"), "{e}");
+    }
+
+    /// iperf3 3.12's `-P 3 --bidir -J` (trimmed to the fields read): the
+    /// client's six connections, three it sends on and three it receives
+    /// on, each with its 5-tuple and bytes, so the planner can place them.
+    #[test]
+    fn iperf3_records_its_connections() {
+        let j = r#"{"start": {"connected": [
+            {"socket": 5, "local_host": "127.0.0.1", "local_port": 58016, "remote_host": "127.0.0.1", "remote_port": 5201},
+            {"socket": 7, "local_host": "127.0.0.1", "local_port": 58020, "remote_host": "127.0.0.1", "remote_port": 5201},
+            {"socket": 9, "local_host": "127.0.0.1", "local_port": 58026, "remote_host": "127.0.0.1", "remote_port": 5201},
+            {"socket": 12, "local_host": "::ffff:127.0.0.1", "local_port": 58040, "remote_host": "127.0.0.1", "remote_port": 5201},
+            {"socket": 14, "local_host": "127.0.0.1", "local_port": 58052, "remote_host": "127.0.0.1", "remote_port": 5201},
+            {"socket": 16, "local_host": "127.0.0.1", "local_port": 58062, "remote_host": "127.0.0.1", "remote_port": 5201}],
+            "test_start": {"num_streams": 3}},
+          "end": {"sum_sent": {"seconds": 1.001104, "bits_per_second": 10935061132.5},
+            "sum_received": {"seconds": 1.005944, "bits_per_second": 10492076401.8},
+            "sum_sent_bidir_reverse": {"seconds": 1.001104, "bits_per_second": 6253095302.7},
+            "sum_received_bidir_reverse": {"seconds": 1.005944, "bits_per_second": 6144830646.6},
+            "streams": [
+            {"sender": {"socket": 5, "bytes": 457441280, "sender": true}, "receiver": {"socket": 5, "bytes": 440664064, "sender": true}},
+            {"sender": {"socket": 7, "bytes": 458752000, "sender": true}, "receiver": {"socket": 7, "bytes": 441974784, "sender": true}},
+            {"sender": {"socket": 9, "bytes": 452198400, "sender": true}, "receiver": {"socket": 9, "bytes": 436666315, "sender": true}},
+            {"sender": {"socket": 12, "bytes": 260833280, "sender": false}, "receiver": {"socket": 12, "bytes": 257556480, "sender": false}},
+            {"sender": {"socket": 14, "bytes": 259522560, "sender": false}, "receiver": {"socket": 14, "bytes": 256245760, "sender": false}},
+            {"sender": {"socket": 16, "bytes": 262144000, "sender": false}, "receiver": {"socket": 16, "bytes": 258867200, "sender": false}}]}}"#;
+        let r = parse_iperf3(j).unwrap();
+        let c = &r.connections;
+        assert_eq!(c.len(), 6);
+        let purposes: Vec<&str> = c.iter().map(|c| c.purpose.as_str()).collect();
+        assert_eq!(
+            purposes,
+            ["stream", "stream", "stream", "maerts", "maerts", "maerts"]
+        );
+        assert_eq!(c[0].local, "127.0.0.1:58016".parse().unwrap());
+        assert_eq!(c[3].local, "127.0.0.1:58040".parse().unwrap(), "v4-mapped");
+        assert_eq!(c[0].remote, "127.0.0.1:5201".parse().unwrap());
+        assert_eq!((c[0].sent, c[0].received), (440664064, 0));
+        assert_eq!((c[3].sent, c[3].received), (0, 257556480));
+        // Output without the start section (an old iperf3) gives none.
+        assert!(
+            parse_iperf3(r#"{"end":{"sum_received":{"bits_per_second":1}}}"#)
+                .unwrap()
+                .connections
+                .is_empty()
+        );
     }
 
     /// A `lagkit load client --json` report, as that command writes it.

@@ -79,6 +79,18 @@ fn run_example(file: &str, kind: SwitchKind) {
     let w = r.workload.as_ref().unwrap();
     assert!(w.mbps > 0.0, "{w:?}");
     assert!(w.reverse_mbps > 0.0, "bidir: {w:?}");
+    // iperf3's connections, recorded for the planner: 8 streams each way.
+    let sends = w
+        .connections
+        .iter()
+        .filter(|c| c.purpose == "stream")
+        .count();
+    assert_eq!((w.connections.len(), sends), (16, 8), "{:?}", w.connections);
+    // Both ways: measured against each direction's 2 × 100 Mbit/s.
+    let cap = r.capacity.as_ref().expect("capacity");
+    assert!(cap.forward && cap.reverse, "{cap:?}");
+    assert_eq!(cap.per_direction_mbps, 200.0);
+    assert_eq!(r.limit_mbps, Some(400.0));
     // 2 × 100 Mbit/s each way: more than one link's worth is aggregation.
     assert!(
         w.mbps <= 2.0 * 2.0 * 100.0 * 1.05,

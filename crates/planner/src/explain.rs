@@ -8,6 +8,7 @@
 //! over 3, 5, 6 or 7 links, fewer flows than links, and elephant flows.
 
 use crate::flow::{Dir, Flow};
+use crate::platform::{Platform, Suggestion};
 use crate::predict::{Chooser, EndConfig, Prediction, Spread};
 use lagkit_hash::Policy;
 use serde::Serialize;
@@ -54,6 +55,9 @@ pub enum Cause {
         pattern: String,
         /// A few flows with the policy's arithmetic.
         examples: Vec<String>,
+        /// Every source port is of one parity and every destination port
+        /// of one: the low bit of their sum or XOR never changes.
+        one_parity: bool,
     },
     /// Cisco's 8 result-bundle-hash buckets do not divide evenly over this
     /// many links.
@@ -105,7 +109,12 @@ impl fmt::Display for Cause {
                 "one MAC pair: {ip_pairs} IP pairs all travel as {pair} (routed through one gateway), and {policy} hashes only {}",
                 reads(policy)
             ),
-            Cause::PortPattern { policy, pattern, examples } => {
+            Cause::PortPattern {
+                policy,
+                pattern,
+                examples,
+                ..
+            } => {
                 write!(f, "port pattern under {policy}: {pattern}")?;
                 for e in examples {
                     write!(f, "\n      {e}")?;
@@ -142,7 +151,7 @@ impl fmt::Display for Cause {
 }
 
 impl Cause {
-    /// What to change.
+    /// What to change, on an end that can be set to anything lagkit knows.
     pub fn fix(&self) -> &'static str {
         match self {
             Cause::FewerFlowsThanLinks { .. } => {
@@ -161,6 +170,57 @@ impl Cause {
             Cause::Elephants { .. } => {
                 "adaptive moves other flows off the elephants' link; only round-robin splits a flow"
             }
+        }
+    }
+
+    /// What to change on `platform`: on a Catalyst, only what its
+    /// `port-channel load-balance` can do, naming `best` (its best method
+    /// on these flows, by prediction) when that beats `configured`.
+    pub fn fix_on(
+        &self,
+        platform: &Platform,
+        configured: &Prediction,
+        best: Option<&Prediction>,
+    ) -> String {
+        let Platform::Catalyst { .. } = platform else {
+            return self.fix().to_string();
+        };
+        let better = platform.suggest(configured, best);
+        let say = |b: &Suggestion| {
+            let shares: Vec<String> = b.shares.iter().map(|s| format!("{s:.2}")).collect();
+            format!(
+                "`{}`: predicted {} of the bytes per link on these flows, {:.2} of capacity instead of {:.2}",
+                b.say(),
+                shares.join("/"),
+                b.of_capacity,
+                configured.of_capacity
+            )
+        };
+        match (self, better) {
+            (Cause::FewerFlowsThanLinks { .. }, _) => {
+                "use more connections (parallel streams): no load-balance method splits a flow".into()
+            }
+            (Cause::CiscoBuckets { .. }, _) => "use 2, 4 or 8 links in the channel".into(),
+            (Cause::Elephants { .. }, _) => {
+                "no load-balance method splits a flow: carry the large transfers over more connections".into()
+            }
+            (_, Some(b)) => say(&b),
+            (
+                Cause::PortPattern {
+                    one_parity: true, ..
+                },
+                None,
+            ) => {
+                "no load-balance method of this switch sees past the parity (each reads the low bits of ports or addresses): give the connections source ports of both parities, e.g. an application that binds consecutive ports before it connects".into()
+            }
+            (_, None) => format!(
+                "no load-balance method of this switch spreads these flows better{}",
+                best.map_or(String::new(), |b| format!(
+                    " (its best, `{}`, predicts {:.2} of capacity)",
+                    platform.suggestion(b).say(),
+                    b.of_capacity
+                ))
+            ),
         }
     }
 }
@@ -188,7 +248,16 @@ fn fields(p: &Policy) -> Fields {
         | Policy::CiscoSrcDstIp
         | Policy::HpLbIp => Fields::Ip,
         Policy::Strong(_) => Fields::All,
-        _ => Fields::Ports,
+        Policy::Layer34
+        | Policy::Encap34
+        | Policy::AixSrcPort
+        | Policy::AixDstPort
+        | Policy::AixSrcDstPort
+        | Policy::CiscoSrcPort
+        | Policy::CiscoDstPort
+        | Policy::CiscoSrcDstPort
+        | Policy::CiscoSrcDstMixedIpPort
+        | Policy::HpLbPort => Fields::Ports,
     }
 }
 
@@ -225,6 +294,36 @@ fn sequential(mut v: Vec<u16>) -> bool {
     v.sort_unstable();
     v.dedup();
     v.len() >= 2 && v.windows(2).all(|w| w[1] - w[0] <= 2)
+}
+
+/// `even` or `odd` when every port in `v` is.
+fn parity(v: &[u16]) -> Option<&'static str> {
+    let odd = v.iter().filter(|p| *p % 2 == 1).count();
+    match odd {
+        0 => Some("even"),
+        n if n == v.len() => Some("odd"),
+        _ => None,
+    }
+}
+
+/// The parity pattern (IBM's finding on paired connections): every source
+/// port of one parity and every destination port of one, so the low bit
+/// of their sum or XOR is the same for every flow, and so is whatever a
+/// hash that keeps the ports' low bits picks from it.
+fn one_parity(sports: &[u16], dports: &[u16]) -> Option<String> {
+    if sports.len() < 2 {
+        return None;
+    }
+    let (s, d) = (parity(sports)?, parity(dports)?);
+    Some(format!(
+        "ports of one parity: every source port is {s} and every destination port {d}, so the low bit of each sum or XOR of the two is {}: the same for every flow{}",
+        u8::from(s != d),
+        if s == "even" || d == "even" {
+            " (Linux's connect() takes even local ports, leaving odd ones to bind())"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// The causes of the imbalance in `pred` (flows of `dir` spread by `end`);
@@ -333,6 +432,9 @@ pub fn explain_with(
                         dports.iter().max().unwrap_or(&0)
                     ));
                 }
+                let parity = one_parity(&sports, &dports);
+                let one_parity = parity.is_some();
+                pattern.extend(parity);
                 let values: HashSet<u64> = ported
                     .iter()
                     .map(|f| policy.hash(&f.key) % links as u64)
@@ -356,6 +458,7 @@ pub fn explain_with(
                     policy: name,
                     pattern: pattern.join("; "),
                     examples,
+                    one_parity,
                 });
             }
         }
@@ -588,6 +691,78 @@ mod tests {
         assert!(
             matches!(c.last(), Some(Cause::Elephants { flows: 1, .. })),
             "{c:?}"
+        );
+    }
+
+    /// Connections from 10.0.0.1's `sports` to 10.0.0.2:5201, each of
+    /// `bytes`, spread with `spread` over 2 links: (flows, prediction,
+    /// causes).
+    fn to_5201(
+        sports: impl Iterator<Item = u16>,
+        bytes: u64,
+        spread: &str,
+    ) -> (Vec<Flow>, Prediction, Vec<Cause>) {
+        let flows: Vec<Flow> = sports
+            .map(|p| {
+                flow(
+                    FlowKey::tcp4([10, 0, 0, 1].into(), p, [10, 0, 0, 2].into(), 5201),
+                    bytes,
+                )
+            })
+            .collect();
+        let end = EndConfig {
+            spread: Spread::parse(spread).unwrap(),
+            links: 2,
+            rate_bps: 1e9,
+        };
+        let p = predict(&flows, Dir::Out, &end);
+        let c = explain(&flows, Dir::Out, &end, &p);
+        (flows, p, c)
+    }
+
+    /// Linux's even client ports against an odd server port: every XOR
+    /// is odd, Cisco's src-dst-port puts all on one link, and the parity is
+    /// named; on a Catalyst the fix names no lagkit policy and no method
+    /// that would not help.
+    #[test]
+    fn one_parity_is_named_and_fixed_in_the_platforms_terms() {
+        let (flows, p, c) = to_5201((0..8u16).map(|i| 45000 + 2 * i), 1_000_000, "src-dst-port");
+        let Cause::PortPattern { pattern, .. } = &c[0] else {
+            panic!("{c:?}")
+        };
+        assert!(
+            pattern.contains("every source port is even and every destination port odd, so the low bit of each sum or XOR of the two is 1"),
+            "{pattern}"
+        );
+        let cat = Platform::catalyst();
+        let best = crate::predict::alternatives(&flows, Dir::Out, 2, 1e9, &cat);
+        let fix = c[0].fix_on(&cat, &p, best.first());
+        assert!(fix.contains("sees past the parity"), "{fix}");
+        assert!(
+            !fix.contains("strong") && !fix.contains("adaptive"),
+            "{fix}"
+        );
+        // Anywhere else, lagkit's own fix.
+        assert_eq!(c[0].fix_on(&Platform::Any, &p, best.first()), c[0].fix());
+        // Mixed parities: no parity named.
+        assert_eq!(one_parity(&[45000, 45001], &[5201, 5201]), None);
+    }
+
+    /// One address pair on a Catalyst: the fix is the method predicted
+    /// best on these flows, as its IOS line with its spread.
+    #[test]
+    fn a_catalyst_fix_names_its_best_method_by_prediction() {
+        let (flows, p, c) = to_5201(45000..45008, 1, "src-dst-ip");
+        assert!(matches!(c[0], Cause::OneAddressPair { .. }), "{c:?}");
+        let cat = Platform::catalyst();
+        let alts = crate::predict::alternatives(&flows, Dir::Out, 2, 1e9, &cat);
+        assert!(alts
+            .iter()
+            .all(|a| cat.offers(&Spread::parse(&a.spread).unwrap())));
+        let fix = c[0].fix_on(&cat, &p, alts.first());
+        assert_eq!(
+            fix,
+            "`port-channel load-balance src-port`: predicted 0.50/0.50 of the bytes per link on these flows, 1.00 of capacity instead of 0.50"
         );
     }
 }

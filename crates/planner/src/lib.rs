@@ -26,6 +26,7 @@ pub mod input;
 pub mod lab;
 pub mod link;
 pub mod merge;
+pub mod platform;
 pub mod predict;
 pub mod report;
 pub mod sets;
@@ -33,6 +34,7 @@ pub mod sets;
 pub use explain::{explain, Cause};
 pub use flow::{Dir, Flow};
 pub use input::{read_flows, InputError};
+pub use platform::{Platform, Suggestion};
 pub use predict::{
     alternatives, predict, EndConfig, LinkLoad, ParseSpreadError, Prediction, Spread,
 };

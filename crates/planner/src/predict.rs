@@ -2,6 +2,7 @@
 
 use crate::fair;
 use crate::flow::{Dir, Flow};
+use crate::platform::Platform;
 use lagkit_hash::{BucketMap, Policy, Strong, BUCKETS};
 use lagkit_switch::{Channel, Distribution};
 use serde::Serialize;
@@ -397,19 +398,18 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Every candidate spreading for `dir`, best first (by predicted
-/// throughput, then by the busiest link's excess); `cisco_only` keeps a
-/// Cisco switch's methods and nothing else.
+/// Every candidate spreading for `dir` that `platform` offers, best first
+/// (by predicted throughput, then by the busiest link's excess).
 pub fn alternatives(
     flows: &[Flow],
     dir: Dir,
     links: usize,
     rate_bps: f64,
-    cisco_only: bool,
+    platform: &Platform,
 ) -> Vec<Prediction> {
     let mut v: Vec<Prediction> = Spread::candidates()
         .into_iter()
-        .filter(|s| !cisco_only || s.is_cisco())
+        .filter(|s| platform.offers(s))
         .map(|spread| {
             predict(
                 flows,
@@ -481,7 +481,7 @@ mod tests {
         assert_eq!(l34.links[0].flows, 8, "sequential source ports alternate");
         assert!((l34.of_capacity - 1.0).abs() < 1e-9);
         assert!((l34.first_link_share - 0.5).abs() < 1e-9);
-        let alt = alternatives(&flows, Dir::Out, 2, 1e9, false);
+        let alt = alternatives(&flows, Dir::Out, 2, 1e9, &Platform::Any);
         assert!(alt[0].of_capacity > 0.99, "{}", alt[0].spread);
         assert!(alt.last().unwrap().of_capacity < 0.51);
     }

@@ -2,6 +2,7 @@
 
 use crate::explain::{explain_with, Cause};
 use crate::flow::{Dir, Flow};
+use crate::platform::{Platform, Suggestion};
 use crate::predict::{alternatives, predict_with, Chooser, EndConfig, Prediction};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -14,8 +15,8 @@ pub struct Finding {
     pub cause: Cause,
     /// One sentence.
     pub text: String,
-    /// What to change.
-    pub fix: &'static str,
+    /// What to change, in the terms of the end's platform.
+    pub fix: String,
 }
 
 /// One direction's answer.
@@ -23,12 +24,17 @@ pub struct Finding {
 pub struct DirReport {
     /// Who spreads it: `host bond` or `switch`.
     pub end: &'static str,
+    /// What that end can be set to: `any`, or `cisco catalyst` (only its
+    /// load-balance methods are ranked and suggested).
+    pub platform: &'static str,
     /// The configured spreading's prediction.
     pub prediction: Prediction,
     /// Why it is uneven (with `--explain`).
     pub causes: Vec<Finding>,
-    /// Every alternative, best first.
+    /// Every alternative the platform offers, best first.
     pub alternatives: Vec<Prediction>,
+    /// The best alternative, when it beats the configured spreading.
+    pub recommendation: Option<Suggestion>,
 }
 
 /// The whole answer.
@@ -40,43 +46,48 @@ pub struct Report {
     pub directions: Vec<DirReport>,
 }
 
-/// Plans both directions: `out` spread by `host`, `in` by `switch`.
+/// Plans both directions: `out` spread by `host` (a bond: any spreading
+/// lagkit knows), `in` by `switch`, which can be set to what
+/// `switch_platform` offers.
 pub fn plan(
     flows: &[Flow],
     host: &EndConfig,
     switch: &EndConfig,
     want_explain: bool,
-    cisco_switch: bool,
+    switch_platform: &Platform,
 ) -> Report {
     let mut directions = Vec::new();
     for dir in Dir::BOTH {
-        let (end, name, cisco) = match dir {
-            Dir::Out => (host, "host bond", false),
-            Dir::In => (switch, "switch", cisco_switch),
+        let (end, name, platform) = match dir {
+            Dir::Out => (host, "host bond", &Platform::Any),
+            Dir::In => (switch, "switch", switch_platform),
         };
         if !flows.iter().any(|f| f.dir == dir) {
             continue;
         }
         let choose = Chooser::new(flows, dir, end);
         let prediction = predict_with(flows, dir, end, &choose);
+        let alternatives = alternatives(flows, dir, end.links, end.rate_bps, platform);
         let causes = if want_explain {
             explain_with(flows, dir, end, &prediction, &choose)
                 .into_iter()
                 .map(|c| Finding {
                     text: c.to_string(),
-                    fix: c.fix(),
+                    fix: c.fix_on(platform, &prediction, alternatives.first()),
                     cause: c,
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        let alternatives = alternatives(flows, dir, end.links, end.rate_bps, cisco);
+        let recommendation = platform.suggest(&prediction, alternatives.first());
         directions.push(DirReport {
             end: name,
+            platform: platform.name(),
             prediction,
             causes,
             alternatives,
+            recommendation,
         });
     }
     Report {
@@ -112,10 +123,15 @@ impl Report {
             let p = &d.prediction;
             let _ = writeln!(
                 o,
-                "{} ({} spreads it with {}): {} flows, {} links",
+                "{} ({} spreads it with {}{}): {} flows, {} links",
                 p.dir.name(),
                 d.end,
                 p.spread,
+                if d.platform == Platform::Any.name() {
+                    String::new()
+                } else {
+                    format!("; a {}: only its methods are ranked", d.platform)
+                },
                 p.flows,
                 p.links.len()
             );
@@ -176,14 +192,14 @@ impl Report {
             if d.alternatives.len() > top {
                 let _ = writeln!(o, "    ... {} more (--top N)", d.alternatives.len() - top);
             }
-            if let Some(best) = d.alternatives.first() {
-                if best.of_capacity > p.of_capacity + 0.005 {
-                    let _ = writeln!(
-                        o,
-                        "  recommendation: {} ({:.2} of capacity instead of {:.2})",
-                        best.spread, best.of_capacity, p.of_capacity
-                    );
-                }
+            if let Some(r) = &d.recommendation {
+                let _ = writeln!(
+                    o,
+                    "  recommendation: {} ({:.2} of capacity instead of {:.2})",
+                    r.say(),
+                    r.of_capacity,
+                    p.of_capacity
+                );
             }
         }
         o

@@ -430,6 +430,22 @@ pub enum WorkloadSpec {
 }
 
 impl WorkloadSpec {
+    /// The directions it sends data in: (client -> server, server ->
+    /// client). iperf3 sends client to server, both ways with `bidir`;
+    /// lagkit load's stream and lpm send client to server, maerts server
+    /// to client, bidir both, and the request/reply loads (rr,
+    /// socketprocs) both ways.
+    pub fn directions(&self) -> (bool, bool) {
+        match self {
+            WorkloadSpec::Iperf3(s) => (true, s.bidir),
+            WorkloadSpec::LagkitLoad(s) => match s.load.as_str() {
+                "stream" | "lpm" => (true, false),
+                "maerts" => (false, true),
+                _ => (true, true),
+            },
+        }
+    }
+
     /// The client hosts and the server host.
     pub fn ends(&self) -> (&[String], &str) {
         match self {

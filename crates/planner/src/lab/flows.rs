@@ -3,7 +3,7 @@
 
 use super::model::{ip_of, mac_of};
 use lagkit_hash::FlowKey;
-use lagkit_lab::topology::{LoadSpec, Topology};
+use lagkit_lab::topology::{Iperf3Spec, LoadSpec, Topology};
 use lagkit_lab::workload::Connection;
 use std::net::{IpAddr, SocketAddr};
 
@@ -105,6 +105,31 @@ pub(super) fn workload_flows(
             })
         }
     };
+    connection_flows(t, conns, &w.load, w.seconds).map(|f| (f, from_run))
+}
+
+/// An iperf3 workload's flows, both ways, from the connections its run
+/// recorded (iperf3 lets the kernel choose the client ports).
+pub(super) fn iperf3_flows(
+    t: &Topology,
+    s: &Iperf3Spec,
+    conns: Option<&[Connection]>,
+) -> Result<(Vec<LabFlow>, bool), FlowsError> {
+    match conns {
+        Some(c) if !c.is_empty() => connection_flows(t, c, "stream", s.seconds).map(|f| (f, true)),
+        _ => Err(FlowsError::PortsAtRunTime {
+            load: "iperf3".into(),
+        }),
+    }
+}
+
+/// Connections as flows through the lab, each way it carried data.
+fn connection_flows(
+    t: &Topology,
+    conns: &[Connection],
+    load: &str,
+    seconds: u32,
+) -> Result<Vec<LabFlow>, FlowsError> {
     let host_of = |a: &SocketAddr| -> Result<String, FlowsError> {
         t.hosts
             .iter()
@@ -115,12 +140,12 @@ pub(super) fn workload_flows(
     let mut flows = Vec::new();
     for c in conns {
         let (cl, sv) = (host_of(&c.local)?, host_of(&c.remote)?);
-        let (fwd, rev) = data_ways(&c.purpose, &w.load);
+        let (fwd, rev) = data_ways(&c.purpose, load);
         let (demand, bytes) = match c.purpose.as_str() {
             // 64 bytes every 100 ms.
-            "lpm-control" => (Some(64.0 * 8.0 * 10.0), 64 * 10 * u64::from(w.seconds)),
+            "lpm-control" => (Some(64.0 * 8.0 * 10.0), 64 * 10 * u64::from(seconds)),
             "rr" => (Some(LATENCY_BOUND_BPS), 1 << 20),
-            _ if w.load == "rr" => (Some(LATENCY_BOUND_BPS), 1 << 20),
+            _ if load == "rr" => (Some(LATENCY_BOUND_BPS), 1 << 20),
             _ => (None, 1 << 30),
         };
         let key = FlowKey::ports(
@@ -153,7 +178,7 @@ pub(super) fn workload_flows(
             });
         }
     }
-    Ok((flows, from_run))
+    Ok(flows)
 }
 
 /// LPM's connections: migration `i`'s control and data connections on the

@@ -36,11 +36,12 @@ mod tests;
 pub use compare::{compare, Accuracy, Settling};
 
 use crate::flow::{Dir, Flow};
+use crate::platform::Platform;
 use crate::predict::{EndConfig, Spread, DEFAULT_STRONG};
-use flows::workload_flows;
+use flows::{iperf3_flows, workload_flows};
 use lagkit_bondcfg::BondConfig;
-use lagkit_lab::report::Report;
-use lagkit_lab::topology::{SwitchKind, Topology, WorkloadSpec};
+use lagkit_lab::report::{BalanceWhy, Report, RunRecord};
+use lagkit_lab::topology::{LoadBalance, SwitchKind, Topology, WorkloadSpec};
 use lagkit_lab::workload::Connection;
 use model::{route, Lab};
 
@@ -109,6 +110,9 @@ pub struct LabPlan {
     pub into: EndConfig,
     /// That spreader, in words.
     pub into_by: String,
+    /// What that spreader can be set to: lagkit's switch, a Catalyst,
+    /// takes the methods a topology's `load_balance` names.
+    pub into_platform: Platform,
     /// The flows' ports came from the run's report (the kernel chose them).
     pub ports_from_run: bool,
 }
@@ -140,6 +144,22 @@ pub struct Skipped {
     pub why: String,
 }
 
+/// What the spreader of `into` can be set to: a Cisco method is lagkit's
+/// switch, whose channels a topology sets to the methods its
+/// `load_balance` names (l2, l3, l4); anything else is a bond or Open
+/// vSwitch, told nothing more.
+fn platform_of(into: &EndConfig) -> Platform {
+    match into.spread {
+        Spread::Hash(p) if p.vendor() == lagkit_hash::Vendor::Cisco => Platform::Catalyst {
+            methods: [LoadBalance::L2, LoadBalance::L3, LoadBalance::L4]
+                .into_iter()
+                .filter_map(|l| format!("cisco:{}", l.cisco_method()).parse().ok())
+                .collect(),
+        },
+        _ => Platform::Any,
+    }
+}
+
 /// Plans topology `t` (configuration `key`): one plan per bonded host.
 /// `conns`: the connections a run of it recorded.
 pub fn plan_topology(
@@ -152,13 +172,12 @@ pub fn plan_topology(
         key: key.to_string(),
         why,
     };
-    let Some(WorkloadSpec::LagkitLoad(w)) = &t.workload else {
-        return Err(skip(
-            "its workload is not lagkit load (iperf3 runs record no 5-tuples); use kind = \"lagkit-load\" to plan it"
-                .into(),
-        ));
-    };
-    let (flows, from_run) = workload_flows(t, w, conns).map_err(|e| skip(e.to_string()))?;
+    let (flows, from_run) = match &t.workload {
+        Some(WorkloadSpec::LagkitLoad(w)) => workload_flows(t, w, conns),
+        Some(WorkloadSpec::Iperf3(s)) => iperf3_flows(t, s, conns),
+        None => return Err(skip("it has no workload".into())),
+    }
+    .map_err(|e| skip(e.to_string()))?;
     let lab = Lab { t };
     let routed = route(&lab, &flows);
     let plans: Vec<LabPlan> = routed
@@ -179,6 +198,7 @@ pub fn plan_topology(
                 .collect(),
             host: e.host,
             out: e.out,
+            into_platform: platform_of(&e.into),
             into: e.into,
             into_by: e.into_by,
             ports_from_run: from_run,
@@ -188,6 +208,46 @@ pub fn plan_topology(
         return Err(skip("no bonded host".into()));
     }
     Ok(plans)
+}
+
+/// Why each bonded host's traffic in `run` (a run of topology `t`) spreads
+/// as it does, where the planner can tell from the connections the run
+/// recorded: one entry per host, direction and cause; none when the run
+/// recorded no connections or every spread is even. A lagkit switch's
+/// fixes name the methods a topology can give it.
+pub fn balance_why(t: &Topology, run: &RunRecord) -> Vec<BalanceWhy> {
+    let conns = measured::connections_of(run);
+    let Ok(plans) = plan_topology(t, &run.key, &run.label, conns) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in &plans {
+        let r = crate::report::plan(&p.flows, &p.out, &p.into, true, &p.into_platform);
+        for d in &r.directions {
+            let (direction, by) = match d.prediction.dir {
+                Dir::Out => ("tx", format!("{}'s bond, {}", p.host, d.prediction.spread)),
+                Dir::In => ("rx", p.into_by.clone()),
+            };
+            out.extend(d.causes.iter().map(|c| {
+                BalanceWhy {
+                    host: p.host.clone(),
+                    direction: direction.into(),
+                    by: by.clone(),
+                    // The planner's text gives the arithmetic of a few flows
+                    // on lines of their own; one line here, with one flow's.
+                    cause: c
+                        .text
+                        .lines()
+                        .take(2)
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join("; e.g. "),
+                    fix: c.fix.clone(),
+                }
+            }));
+        }
+    }
+    out
 }
 
 /// The configurations of built-in scenario `name` (its switches of
