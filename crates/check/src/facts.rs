@@ -774,7 +774,8 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
                     m.speed = v.split_whitespace().next().and_then(|n| n.parse().ok());
                 }
             }
-            "Duplex" => {
+            // `Unknown` when the link is down: no duplex to compare.
+            "Duplex" if v != "Unknown" => {
                 if let Some(m) = members.last_mut() {
                     m.duplex = Some(v.to_string());
                 }
