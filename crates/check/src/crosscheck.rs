@@ -716,7 +716,7 @@ mod tests {
             (m[0].severity, m[0].loc.to_string()),
             (Severity::Error, "bond0:52".into())
         );
-        assert!(m[0].reason.contains("bond bond0 has member eno2 (up and in use, LACP port 2) but dist-b channel 10 has no port facing it: it hears the switch's port number 305, and no port of the channel has that number or hears the member's; frames the bond hashes onto it reach no port of the channel"), "{}", m[0]);
+        assert!(m[0].reason.contains("bond bond0 has member eno2 (up and in use, LACP port 2) but dist-b channel 10 has no port facing it: it hears the switch's port number 305, which no port of the channel has, and no port of the channel hears its LACP port 2; frames the bond hashes onto it reach no port of the channel"), "{}", m[0]);
         // Its port is in another channel: named. With both channels
         // hearing the bond's system and key, which one is the bond's is
         // not guessed.

@@ -134,6 +134,9 @@ fn why_apart(x: &RunningPort, with: &[&RunningPort]) -> Vec<String> {
         }
         _ => {}
     }
+    if let Some(w) = &x.not_bundled {
+        why.push(format!("the bond says: {w}"));
+    }
     if x.actor_churned == Some(true) {
         why.push("its LACP churned: it never reached sync with its partner".into());
     } else if x.partner_churned == Some(true) {
@@ -501,16 +504,21 @@ pub fn both_ends(h: &Host, s: &Show, c: &ShowChannel, r: &Running, sw: &str) -> 
                     ": {} in channel {n} faces it, not a port of channel {}",
                     m.name, c.number
                 ),
-                None if c.members.is_empty() => format!(
-                    ": the channel has no member ports (line {})",
-                    c.line
-                ),
-                None => match x.partner_port {
-                    Some(q) if q != 0 => format!(
-                        ": it hears the switch's port number {q}, and no port of the channel has that number or hears the member's"
-                    ),
-                    _ => ": no port of the channel hears it".into(),
-                },
+                None if c.members.is_empty() => {
+                    format!(": the channel has no member ports (line {})", c.line)
+                }
+                None => {
+                    let hears = x
+                        .actor_port
+                        .map(|p| format!("its LACP port {p}"))
+                        .unwrap_or_else(|| "it".into());
+                    match x.partner_port.filter(|q| *q != 0) {
+                        Some(q) if c.members.iter().any(|m| m.local.is_some()) => format!(
+                            ": it hears the switch's port number {q}, which no port of the channel has, and no port of the channel hears {hears}"
+                        ),
+                        _ => format!(": no port of the channel hears {hears}"),
+                    }
+                }
             };
             out.push(finding(
                 sev,
