@@ -757,6 +757,30 @@ mod tests {
         assert!(m[0].reason.contains("dist-b channel 10: GigabitEthernet1/0/48 (bundled (P)) hears LACP port 7 of bond bond0's system, but bond bond0 (bond0:3) has no member with that port number (its members: eno1 (port 1), eno2 (port 2))"), "{}", m[0]);
     }
 
+    /// The switch's port negotiated half duplex while the host's member
+    /// runs full: a duplex mismatch on that link; another speed: another
+    /// cable.
+    #[test]
+    fn a_link_whose_ends_run_another_duplex_or_speed() {
+        let half = SESSION.replace(
+            "Gi1/0/48  srv-b eno2         connected    120        a-full a-1000",
+            "Gi1/0/48  srv-b eno2         connected    120        a-half a-1000",
+        );
+        let f = run(&half, PROC);
+        let m = with(&f, "member-link-differs");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:53");
+        assert!(m[0].reason.contains("dist-b channel 10: GigabitEthernet1/0/48 runs half duplex (a-half) but bond bond0's eno2 at its other end runs full duplex: a duplex mismatch"), "{}", m[0]);
+        let slow = SESSION.replace(
+            "Gi1/0/48  srv-b eno2         connected    120        a-full a-1000",
+            "Gi1/0/48  srv-b eno2         connected    120        a-full  a-100",
+        );
+        let m = run(&slow, PROC);
+        let m = with(&m, "member-link-differs");
+        assert_eq!(m.len(), 1);
+        assert!(m[0].reason.contains("runs at a-100 (100 Mbit/s) but bond bond0's eno2 at its other end runs at 1000 Mbit/s"), "{}", m[0]);
+    }
+
     /// A bond's configuration says nothing of running members: no member
     /// is matched or counted against the show output.
     #[test]

@@ -537,6 +537,11 @@ pub fn both_ends(h: &Host, s: &Show, c: &ShowChannel, r: &Running, sw: &str) -> 
     } else {
         out.extend(counts(h, s, c, r, sw));
     }
+    out.extend(
+        mt.pairs
+            .iter()
+            .filter_map(|(m, x, via)| link_differs(h, s, m, x, *via, sw)),
+    );
     // Matched links whose ends disagree on being up.
     for (m, x, via) in &mt.pairs {
         if !up_differs(s, m, x) {
@@ -575,6 +580,69 @@ pub fn both_ends(h: &Host, s: &Show, c: &ShowChannel, r: &Running, sw: &str) -> 
         ));
     }
     out
+}
+
+/// A speed as `show interfaces status` shows it (`a-1000`, `1000`,
+/// `10G`, `a-10G`, `100G`) in Mbit/s; `None` for `auto` and the like.
+fn ios_speed(v: &str) -> Option<u32> {
+    let v = v.strip_prefix("a-").unwrap_or(v);
+    match v.strip_suffix('G') {
+        Some(g) => g.parse::<u32>().ok()?.checked_mul(1000),
+        None => v.parse().ok(),
+    }
+}
+
+/// A duplex as `show interfaces status` shows it: full or half, or `None`
+/// (`auto`, not negotiated yet).
+fn ios_duplex(v: &str) -> Option<bool> {
+    match v.strip_prefix("a-").unwrap_or(v) {
+        "full" => Some(true),
+        "half" => Some(false),
+        _ => None,
+    }
+}
+
+/// A matched link whose two ends run at another speed or duplex: one
+/// cable's ends negotiate the same, so either a duplex mismatch (one end
+/// set by hand, the other negotiating, falls back to half) or the ends
+/// are not one cable.
+fn link_differs(
+    h: &Host,
+    s: &Show,
+    m: &Member,
+    x: &RunningPort,
+    via: Via,
+    sw: &str,
+) -> Option<Finding> {
+    let st = s.status_of(&m.name).filter(|st| st.status == "connected")?;
+    if down(x) {
+        return None;
+    }
+    let speed = ios_speed(&st.speed)
+        .zip(x.speed_mbps)
+        .filter(|(a, b)| a != b);
+    let duplex = ios_duplex(&st.duplex)
+        .zip(x.full_duplex)
+        .filter(|(a, b)| a != b);
+    let word = |f: bool| if f { "full" } else { "half" };
+    let (what, fix) = match (speed, duplex) {
+        (Some((a, b)), _) => (
+            format!("{} runs at {} ({a} Mbit/s) but bond {}'s {} at its other end runs at {b} Mbit/s", m.name, st.speed, h.bond, x.name),
+            "trace the link's cable: the two ends of one cable run at one speed; or take both ends' output at the same moment",
+        ),
+        (None, Some((a, b))) => (
+            format!("{} runs {} duplex ({}) but bond {}'s {} at its other end runs {} duplex: a duplex mismatch (one end set by hand, the other negotiating and falling back to half), with collisions and late frames on that link", m.name, word(a), st.duplex, h.bond, x.name, word(b)),
+            "let both ends negotiate (speed auto, duplex auto on the switch port; autoneg on with ethtool on the host), or set both by hand alike",
+        ),
+        (None, None) => return None,
+    };
+    Some(finding(
+        Severity::Error,
+        "member-link-differs",
+        at(s, st.line),
+        format!("{sw}: {what} ({}, matched {})", x.loc, via.describe()),
+        fix,
+    ))
 }
 
 /// When the output cannot tell which port faces which member: the
@@ -630,6 +698,23 @@ mod tests {
     const ALL_UP: &str = include_str!("../tests/proc/802.3ad-charm-magpie.txt");
     const UNPRIVILEGED: &str = include_str!("../tests/proc/802.3ad-unprivileged-telegraf.txt");
     const PROC: &str = include_str!("../../../examples/check/proc-bonding.txt");
+
+    #[test]
+    fn ios_speeds_and_duplexes() {
+        for (v, want) in [
+            ("a-1000", Some(1000)),
+            ("1000", Some(1000)),
+            ("10G", Some(10_000)),
+            ("a-10G", Some(10_000)),
+            ("auto", None),
+            ("99999999G", None),
+        ] {
+            assert_eq!(ios_speed(v), want, "{v}");
+        }
+        assert_eq!(ios_duplex("a-full"), Some(true));
+        assert_eq!(ios_duplex("half"), Some(false));
+        assert_eq!(ios_duplex("auto"), None);
+    }
 
     /// A real kernel's split aggregate: one member at 100 Mbit/s in an
     /// aggregator of its own, churned.
