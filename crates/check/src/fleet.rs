@@ -72,14 +72,7 @@ pub enum Piece {
     Map(Vec<MapRow>),
 }
 
-/// The short, lower-case form of a host or switch name.
-pub fn short_name(name: &str) -> String {
-    name.trim()
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
+pub use crate::lldp::short_name;
 
 /// The name of the host or switch a file belongs to: the first directory
 /// under the root, or the file's name up to its first dot. `rel` is the
@@ -189,65 +182,20 @@ fn read_map(file: &str, text: &str) -> Result<Option<Vec<MapRow>>, ReadError> {
     Ok(Some(rows))
 }
 
-/// `lldpctl -f keyvalue`, taken on host `owner`: `lldp.IFACE.KEY=VALUE`.
+/// `lldpctl -f keyvalue`, taken on host `owner`.
 fn read_lldpctl(file: &str, owner: &str, text: &str) -> Option<Vec<Neighbour>> {
-    let mut first = text.lines().filter(|l| !l.trim().is_empty());
-    if !first.next()?.starts_with("lldp.") {
-        return None;
+    let rows = crate::lldp::read_lldpctl(file, text)?;
+    Some(rows.into_iter().map(|n| neighbour(owner, n)).collect())
+}
+
+fn neighbour(owner: &str, n: crate::lldp::HostNeighbour) -> Neighbour {
+    Neighbour {
+        host: owner.to_string(),
+        iface: Some(n.iface),
+        switch: n.switch,
+        port: n.port,
+        loc: n.loc,
     }
-    // Per interface: the chassis name, the port as sent (ifname, local
-    // or description) and the line of the port (else the first line that
-    // names the interface).
-    #[derive(Default)]
-    struct Seen {
-        line: usize,
-        chassis: Option<String>,
-        ifname: Option<String>,
-        descr: Option<String>,
-    }
-    let mut by_iface: BTreeMap<String, Seen> = BTreeMap::new();
-    for (i, l) in text.lines().enumerate() {
-        let Some(rest) = l.strip_prefix("lldp.") else {
-            continue;
-        };
-        let Some((key, value)) = rest.split_once('=') else {
-            continue;
-        };
-        let Some((iface, field)) = key.split_once('.') else {
-            continue;
-        };
-        let seen = by_iface.entry(iface.to_string()).or_insert_with(|| Seen {
-            line: i + 1,
-            ..Seen::default()
-        });
-        let v = Some(value.trim().to_string());
-        match field {
-            "chassis.name" => seen.chassis = v,
-            "port.ifname" | "port.local" => {
-                seen.ifname = v;
-                seen.line = i + 1;
-            }
-            "port.descr" => seen.descr = v,
-            _ => {}
-        }
-    }
-    let rows = by_iface
-        .into_iter()
-        .filter_map(|(iface, s)| {
-            let port = [s.ifname, s.descr]
-                .into_iter()
-                .flatten()
-                .find_map(|p| lagkit_ios::canonical(&p).ok())?;
-            Some(Neighbour {
-                host: owner.to_string(),
-                iface: Some(iface),
-                switch: short_name(&s.chassis?),
-                port,
-                loc: Loc::at(file, s.line),
-            })
-        })
-        .collect();
-    Some(rows)
 }
 
 /// A Cisco switch's `show lldp neighbors`: `Device ID  Local Intf
@@ -381,6 +329,9 @@ impl Fleet {
             Piece::Config(input, descr) => match input.end {
                 End::Hosts(h) => self.hosts.entry(owner.into()).or_default().bonds.extend(h),
                 End::Links(l) => self.hosts.entry(owner.into()).or_default().links.extend(l),
+                End::Lldp(rows) => self
+                    .neighbours
+                    .extend(rows.into_iter().map(|n| neighbour(owner, n))),
                 End::Switch(s) => {
                     let name = s
                         .channels

@@ -45,6 +45,7 @@ pub mod facts;
 pub mod fleet;
 pub mod lacpdus;
 pub mod live;
+pub mod lldp;
 pub mod members;
 pub mod netplan;
 pub mod procfs;

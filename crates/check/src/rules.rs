@@ -893,9 +893,24 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
             out.extend(pair(h, c));
         }
     }
-    // Show output: on its own, and against each host's running bond.
+    // Show output: on its own, and against each host's running bond,
+    // with what the hosts' LLDP daemons hear from the switch.
+    let host_lldp: Vec<&crate::lldp::HostNeighbour> = ends
+        .iter()
+        .flat_map(|e| match e {
+            End::Lldp(rows) => rows.iter().collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     for e in ends {
         let End::Show(s) = e else { continue };
+        let with_lldp;
+        let s = if host_lldp.is_empty() {
+            s
+        } else {
+            with_lldp = s.with_host_lldp(&host_lldp);
+            &with_lldp
+        };
         compared.push(format!(
             "{} show output alone: members not bundled and why, idle members",
             s.file

@@ -318,6 +318,9 @@ pub struct LldpNeighbor {
     pub port_id: String,
     /// The line.
     pub line: usize,
+    /// The host's file the row comes from, when a host's `lldpctl` told
+    /// it rather than the switch.
+    pub source: Option<String>,
 }
 
 /// Why part of a show file was not read.
@@ -426,6 +429,27 @@ pub enum ShowError {
 }
 
 impl Show {
+    /// This output with what hosts' LLDP daemons hear from this switch
+    /// (rows naming it, or every row when the output has no prompt)
+    /// added to its LLDP neighbours, the host's interface as the port ID.
+    pub fn with_host_lldp(&self, rows: &[&crate::lldp::HostNeighbour]) -> Show {
+        let me = self.hostname.as_deref().map(crate::lldp::short_name);
+        let mut s = self.clone();
+        for n in rows
+            .iter()
+            .filter(|n| me.as_ref().is_none_or(|m| *m == n.switch))
+        {
+            s.lldp.push(LldpNeighbor {
+                port: n.port.clone(),
+                device: n.loc.file.clone(),
+                port_id: n.iface.clone(),
+                line: n.loc.line.unwrap_or(0),
+                source: Some(n.loc.file.clone()),
+            });
+        }
+        s
+    }
+
     /// The channel numbered `n`.
     pub fn channel(&self, n: u32) -> Option<&ShowChannel> {
         self.channels.iter().find(|c| c.number == n)
@@ -906,6 +930,7 @@ fn lldp(show: &mut Show, lines: &[(usize, String)], bad: &mut Bad) {
                     device: w[..i].join(" "),
                     port_id: w[w.len() - 1].to_string(),
                     line: *line,
+                    source: None,
                 })
             }
             _ => bad(show, *line, l),

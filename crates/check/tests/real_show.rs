@@ -313,3 +313,30 @@ fn ntc_templates_summary_reads_and_no_channel_is_guessed() {
         r.findings
     );
 }
+
+/// The host's LLDP daemon (`lldpctl -f keyvalue`, written here as lldpd
+/// prints it) says which stack port each member faces, where the real
+/// stack's summary cannot: charm-magpie's eno1, up and in use, faces
+/// Te2/0/2, which the stack shows down.
+#[test]
+fn the_hosts_lldp_matches_members_to_ports() {
+    let lldp = "lldp.eno3.via=LLDP\nlldp.eno3.chassis.name=stack1.example.net\nlldp.eno3.port.ifname=Te2/0/1\nlldp.eno1.via=LLDP\nlldp.eno1.chassis.name=stack1.example.net\nlldp.eno1.port.ifname=Te2/0/2\n";
+    let ends = [
+        read("show.txt", STACK_SUMMARY).unwrap(),
+        read("bond0", MAGPIE).unwrap(),
+        read("lldp.txt", lldp).unwrap(),
+    ];
+    assert!(matches!(ends[2], End::Lldp(_)), "{:?}", ends[2]);
+    let f = check(&ends, Some(3));
+    let m = with(&f, "member-up-one-end");
+    assert_eq!(m.len(), 1, "{f:#?}");
+    assert_eq!(m[0].severity, Severity::Error);
+    assert!(
+        m[0].reason.contains("channel 3 has TenGigabitEthernet2/0/2 down (D) but bond bond0's eno1 at its other end (bond0:50, matched by LLDP) is up"),
+        "{}",
+        m[0]
+    );
+    // Matched, the links are no longer only counted.
+    assert!(with(&f, "member-count-differs").is_empty(), "{f:#?}");
+    assert!(with(&f, "member-one-end").is_empty(), "{f:#?}");
+}
