@@ -484,56 +484,8 @@ pub fn both_ends(h: &Host, s: &Show, c: &ShowChannel, r: &Running, sw: &str) -> 
         ));
     }
     let can_tell = c.members.iter().any(|m| identifiable(m, s));
-    // Host members no port of the channel faces.
     if can_tell || c.members.is_empty() {
-        for x in &mt.host_only {
-            if let (Some(hp), Some(ss)) = (x.heard_partner(), s.system.as_ref()) {
-                if hp != ss.value.1 {
-                    // Another switch: partner-system-mismatch says so.
-                    continue;
-                }
-            }
-            let used = x.bundled(r.aggregator) == Some(true);
-            let (sev, state) = match (down(x), used) {
-                (true, _) => (Severity::Info, "down"),
-                (false, true) => (Severity::Error, "up and in use"),
-                (false, false) => (Severity::Warning, "up"),
-            };
-            let faced = match elsewhere(s, c, r, x) {
-                Some((n, m)) => format!(
-                    ": {} in channel {n} faces it, not a port of channel {}",
-                    m.name, c.number
-                ),
-                None if c.members.is_empty() => {
-                    format!(": the channel has no member ports (line {})", c.line)
-                }
-                None => {
-                    let hears = x
-                        .actor_port
-                        .map(|p| format!("its LACP port {p}"))
-                        .unwrap_or_else(|| "it".into());
-                    match x.partner_port.filter(|q| *q != 0) {
-                        Some(q) if c.members.iter().any(|m| m.local.is_some()) => format!(
-                            ": it hears the switch's port number {q}, which no port of the channel has, and no port of the channel hears {hears}"
-                        ),
-                        _ => format!(": no port of the channel hears {hears}"),
-                    }
-                }
-            };
-            out.push(finding(
-                sev,
-                "member-one-end",
-                x.loc.clone(),
-                format!(
-                    "bond {} has member {} ({state}{}) but {sw} has no port facing it{faced}{}",
-                    h.bond,
-                    x.name,
-                    x.actor_port.map(|p| format!(", LACP port {p}")).unwrap_or_default(),
-                    if used { "; frames the bond hashes onto it reach no port of the channel" } else { "" }
-                ),
-                &format!("cable {} to a port of channel {} (channel-group {} on the port), or remove it from the bond", x.name, c.number, c.number),
-            ));
-        }
+        out.extend(host_only(h, s, c, r, sw, &mt.host_only));
     } else {
         out.extend(counts(h, s, c, r, sw));
     }
@@ -542,8 +494,82 @@ pub fn both_ends(h: &Host, s: &Show, c: &ShowChannel, r: &Running, sw: &str) -> 
             .iter()
             .filter_map(|(m, x, via)| link_differs(h, s, m, x, *via, sw)),
     );
-    // Matched links whose ends disagree on being up.
-    for (m, x, via) in &mt.pairs {
+    out.extend(up_one_end(h, s, r, sw, &mt.pairs));
+    out
+}
+
+/// Host members no port of channel `c` faces: where they are faced
+/// instead, or what the output lacks.
+fn host_only(
+    h: &Host,
+    s: &Show,
+    c: &ShowChannel,
+    r: &Running,
+    sw: &str,
+    members: &[&RunningPort],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for x in members {
+        if let (Some(hp), Some(ss)) = (x.heard_partner(), s.system.as_ref()) {
+            if hp != ss.value.1 {
+                // Another switch: partner-system-mismatch says so.
+                continue;
+            }
+        }
+        let used = x.bundled(r.aggregator) == Some(true);
+        let (sev, state) = match (down(x), used) {
+            (true, _) => (Severity::Info, "down"),
+            (false, true) => (Severity::Error, "up and in use"),
+            (false, false) => (Severity::Warning, "up"),
+        };
+        let faced = match elsewhere(s, c, r, x) {
+            Some((n, m)) => format!(
+                ": {} in channel {n} faces it, not a port of channel {}",
+                m.name, c.number
+            ),
+            None if c.members.is_empty() => {
+                format!(": the channel has no member ports (line {})", c.line)
+            }
+            None => {
+                let hears = x
+                    .actor_port
+                    .map(|p| format!("its LACP port {p}"))
+                    .unwrap_or_else(|| "it".into());
+                match x.partner_port.filter(|q| *q != 0) {
+                    Some(q) if c.members.iter().any(|m| m.local.is_some()) => format!(
+                        ": it hears the switch's port number {q}, which no port of the channel has, and no port of the channel hears {hears}"
+                    ),
+                    _ => format!(": no port of the channel hears {hears}"),
+                }
+            }
+        };
+        out.push(finding(
+            sev,
+            "member-one-end",
+            x.loc.clone(),
+            format!(
+                "bond {} has member {} ({state}{}) but {sw} has no port facing it{faced}{}",
+                h.bond,
+                x.name,
+                x.actor_port.map(|p| format!(", LACP port {p}")).unwrap_or_default(),
+                if used { "; frames the bond hashes onto it reach no port of the channel" } else { "" }
+            ),
+            &format!("cable {} to a port of channel {} (channel-group {} on the port), or remove it from the bond", x.name, c.number, c.number),
+        ));
+    }
+    out
+}
+
+/// Matched links whose ends disagree on being up.
+fn up_one_end(
+    h: &Host,
+    s: &Show,
+    r: &Running,
+    sw: &str,
+    pairs: &[(&Member, &RunningPort, Via)],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (m, x, via) in pairs {
         if !up_differs(s, m, x) {
             continue;
         }
