@@ -68,7 +68,7 @@ pub fn alone(s: &Show, hosts: &[&Host]) -> Vec<Finding> {
         for m in &c.members {
             let host = hosts.iter().find_map(|h| {
                 let r = h.running.as_ref()?;
-                peer(m, r, r.system.as_ref().map(|x| x.0.as_str()))
+                crate::members::peer(m, s, r)
             });
             out.extend(not_bundled(s, c, m, host));
         }
@@ -238,15 +238,60 @@ fn idle(s: &Show, c: &ShowChannel) -> Vec<Finding> {
     out
 }
 
+/// Which channel of a show output faces a bond.
+enum Facing<'a> {
+    /// This one.
+    One(&'a ShowChannel),
+    /// Several could, and nothing tells them apart: the channels, and why.
+    Ambiguous(Vec<&'a ShowChannel>, String),
+    /// None does (or `--channel N` names none).
+    None,
+}
+
+/// The keys a bond's members say: their own, and their partner's.
+fn host_keys(r: &Running) -> (Vec<u16>, Vec<u16>) {
+    let mut actor: Vec<u16> = r.actor_key.iter().map(|k| k.0).collect();
+    let mut partner: Vec<u16> = r.partner_key.iter().map(|k| k.0).collect();
+    for x in &r.members {
+        actor.extend(x.actor_key);
+        partner.extend(x.partner_key.filter(|_| x.heard_partner().is_some()));
+    }
+    actor.sort_unstable();
+    actor.dedup();
+    partner.sort_unstable();
+    partner.dedup();
+    (actor, partner)
+}
+
+fn keys(v: &[u16]) -> String {
+    if v.is_empty() {
+        return "not shown".into();
+    }
+    v.iter()
+        .map(|k| format!("{k:#x}"))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn numbers(v: &[&ShowChannel]) -> String {
+    v.iter()
+        .map(|c| c.number.to_string())
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
 /// The channel of `s` that faces host `h`: `channel` if given, else the
-/// one whose partner is the host, else the only one.
-fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Option<&'a ShowChannel> {
+/// one whose partner is the host's system; when several are, the one
+/// whose keys are the host's (802.1AX 6.3.5: "a Link Aggregation Group
+/// ... is identified by the System Identifier and operational Key" of
+/// each end), else the only one.
+fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Facing<'a> {
     if let Some(n) = channel {
-        return s.channel(n);
+        return s.channel(n).map_or(Facing::None, Facing::One);
     }
     let sys = r.system.as_ref().map(|x| x.0.as_str());
     let dev = r.pagp_device.as_ref().map(|x| x.0.as_str()).or(sys);
-    let ours = s.channels.iter().find(|c| {
+    let hears_host = |c: &&ShowChannel| {
         c.members.iter().any(|m| {
             m.partner
                 .as_ref()
@@ -258,7 +303,42 @@ fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Optio
                     .as_ref()
                     .is_some_and(|p| h.members.iter().any(|x| x.name == p.port))
         })
-    });
+    };
+    let ours: Vec<&ShowChannel> = s.channels.iter().filter(hears_host).collect();
+    if let [one] = ours.as_slice() {
+        return Facing::One(one);
+    }
+    if ours.len() > 1 {
+        let (actor, partner) = host_keys(r);
+        // The host's key as the channel hears it, or the channel's key as
+        // the host hears it.
+        let keyed = |c: &&&ShowChannel| {
+            c.members.iter().any(|m| {
+                m.partner
+                    .as_ref()
+                    .is_some_and(|p| Some(p.system.as_str()) == sys && actor.contains(&p.oper_key))
+                    || m.local
+                        .as_ref()
+                        .is_some_and(|l| partner.contains(&l.oper_key))
+            })
+        };
+        let by_key: Vec<&ShowChannel> = ours.iter().filter(keyed).copied().collect();
+        return match by_key.as_slice() {
+            [one] => Facing::One(one),
+            [] if actor.is_empty() && partner.is_empty() => Facing::Ambiguous(
+                ours.clone(),
+                format!("channels {} both hear bond {}'s system, and the bond's file gives no key to tell them apart", numbers(&ours), h.bond),
+            ),
+            [] => Facing::Ambiguous(
+                ours.clone(),
+                format!("channels {} both hear bond {}'s system, but neither with the bond's keys (its own {}, its partner's {})", numbers(&ours), h.bond, keys(&actor), keys(&partner)),
+            ),
+            several => Facing::Ambiguous(
+                several.to_vec(),
+                format!("channels {} both hear bond {}'s system with its key ({}): one bond's members in several channels, or two bonds of one system and key", numbers(several), h.bond, keys(&actor)),
+            ),
+        };
+    }
     // Else the only channel, or the only one that runs the bond's protocol.
     let speaks = |c: &&ShowChannel| {
         matches!(
@@ -272,31 +352,11 @@ fn facing<'a>(s: &'a Show, h: &Host, r: &Running, channel: Option<u32>) -> Optio
         )
     };
     let same: Vec<&ShowChannel> = s.channels.iter().filter(speaks).collect();
-    match (ours, s.channels.as_slice(), same.as_slice()) {
-        (Some(c), _, _) => Some(c),
-        (None, [only], _) => Some(only),
-        (None, _, [only]) => Some(*only),
-        _ => None,
+    match (s.channels.as_slice(), same.as_slice()) {
+        ([only], _) => Facing::One(only),
+        (_, [only]) => Facing::One(only),
+        _ => Facing::None,
     }
-}
-
-/// The host member at the other end of switch member `m`: by LACP port
-/// numbers, or by the PAgP partner's port name.
-fn peer<'a>(m: &Member, r: &'a Running, host_sys: Option<&str>) -> Option<&'a RunningPort> {
-    if let Some(p) = &m.partner {
-        if host_sys.is_none_or(|s| s == p.system) {
-            if let Some(x) = r.members.iter().find(|x| x.actor_port == Some(p.port)) {
-                return Some(x);
-            }
-        }
-    }
-    if let Some(l) = &m.local {
-        if let Some(x) = r.members.iter().find(|x| x.partner_port == Some(l.port)) {
-            return Some(x);
-        }
-    }
-    let pg = m.pagp.as_ref()?;
-    r.members.iter().find(|x| x.name == pg.port)
 }
 
 /// Checks of show output `s` against host `h`'s running state (and mode).
@@ -304,19 +364,32 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
     let mut out = Vec::new();
     let empty = Running::default();
     let r = h.running.as_ref().unwrap_or(&empty);
-    let Some(c) = facing(s, h, r, channel) else {
-        if channel.is_none() && s.channels.len() > 1 {
-            out.push(finding(Severity::Info, "show-which-channel", at(s, s.channels[0].line),
-                format!("{} shows {} channels ({}) and none has bond {} as its partner: the bond was not checked against any",
-                    switch_name(s), s.channels.len(),
-                    s.channels.iter().map(|c| c.number.to_string()).collect::<Vec<_>>().join(", "), h.bond),
-                "name the bond's channel with --channel N"));
+    let c = match facing(s, h, r, channel) {
+        Facing::One(c) => c,
+        Facing::Ambiguous(v, why) => {
+            out.push(finding(Severity::Warning, "show-channel-ambiguous", at(s, v[0].line),
+                format!("{}: {why}; lagkit does not guess, so bond {} was checked against neither", switch_name(s), h.bond),
+                &format!("name the bond's channel with --channel N (one of {}), after checking which ports its cables reach", numbers(&v))));
+            return out;
         }
-        return out;
+        Facing::None => {
+            if let Some(n) = channel {
+                out.push(finding(Severity::Error, "no-such-channel", at(s, s.channels.first().map_or(1, |c| c.line)),
+                    format!("{} shows no channel group {n} (it shows {}): bond {} was not checked against it",
+                        switch_name(s), s.channels.iter().map(|c| c.number.to_string()).collect::<Vec<_>>().join(", "), h.bond),
+                    "name one of those with --channel, or add that channel's show output"));
+            } else if s.channels.len() > 1 {
+                out.push(finding(Severity::Info, "show-which-channel", at(s, s.channels[0].line),
+                    format!("{} shows {} channels ({}) and none has bond {} as its partner: the bond was not checked against any",
+                        switch_name(s), s.channels.len(),
+                        s.channels.iter().map(|c| c.number.to_string()).collect::<Vec<_>>().join(", "), h.bond),
+                    "name the bond's channel with --channel N"));
+            }
+            return out;
+        }
     };
     let sw = format!("{} channel {}", switch_name(s), c.number);
     let host_sys = r.system.as_ref();
-    let sys_str = host_sys.map(|x| x.0.as_str());
     // The switch's partner must be the host.
     for m in &c.members {
         let Some(p) = m.partner.as_ref().filter(|p| p.system != ZERO) else {
@@ -332,7 +405,7 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
                 continue;
             }
         }
-        let key = peer(m, r, sys_str)
+        let key = crate::members::peer(m, s, r)
             .and_then(|x| x.actor_key)
             .map(|k| (k, None))
             .or(r.actor_key.as_ref().map(|(k, l)| (*k, Some(l))));
@@ -403,14 +476,16 @@ pub fn pair(h: &Host, s: &Show, channel: Option<u32>) -> Vec<Finding> {
             }
         }
     }
-    // Bundled on one end only.
-    for m in &c.members {
-        let (Some(sb), Some(x)) = (bundled(m), peer(m, r, sys_str)) else {
+    // Each port and member from both ends; bundled on one end only.
+    out.extend(crate::members::both_ends(h, s, c, r, &sw));
+    for (m, x, _) in crate::members::match_members(c, s, r).pairs {
+        let (Some(sb), Some(hb)) = (bundled(m), x.bundled(r.aggregator)) else {
             continue;
         };
-        let Some(hb) = x.bundled(r.aggregator) else {
+        // A link down at one end: member-up-one-end says so.
+        if crate::members::up_differs(s, m, x) {
             continue;
-        };
+        }
         if sb != hb {
             let line = m.state.as_ref().map_or(m.line, |s| s.line);
             out.push(finding(Severity::Error, "member-bundled-one-end", at(s, line),
@@ -623,6 +698,134 @@ mod tests {
         let m = with(&f, "member-bundled-one-end");
         assert_eq!(m.len(), 1, "{f:#?}");
         assert!(m[0].reason.contains("suspended (s)"), "{}", m[0]);
+    }
+
+    /// The switch's output lists one port where the bond uses two: the
+    /// member it lacks is a finding from the host's end (once, silence).
+    #[test]
+    fn a_host_member_the_switch_does_not_list() {
+        let one: String = SESSION
+            .lines()
+            .filter(|l| !l.contains("Gi1/0/48"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let f = run(&one, PROC);
+        let m = with(&f, "member-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Error, "bond0:52".into())
+        );
+        assert!(m[0].reason.contains("bond bond0 has member eno2 (up and in use, LACP port 2) but dist-b channel 10 has no port facing it: it hears the switch's port number 305, which no port of the channel has, and no port of the channel hears its LACP port 2; frames the bond hashes onto it reach no port of the channel"), "{}", m[0]);
+        // Its port is in another channel: named. With both channels
+        // hearing the bond's system and key, which one is the bond's is
+        // not guessed.
+        let moved = format!("{one}dist-b#show lacp 11 neighbor\nChannel group 11 neighbors\n                  LACP port                        Admin  Oper   Port    Port\nPort      Flags   Priority  Dev ID          Age    key    Key    Number  State\nGi1/0/48  FA      255       025a.0000.0b01   0s    0x0    0x9    0x2     0x3F\n");
+        let f = run(&moved, PROC);
+        assert_eq!(with(&f, "show-channel-ambiguous").len(), 1, "{f:#?}");
+        assert!(with(&f, "member-one-end").is_empty(), "{f:#?}");
+        let f = check(
+            &[
+                read("show.txt", &moved).unwrap(),
+                read("bond0", PROC).unwrap(),
+            ],
+            Some(10),
+        );
+        let m = with(&f, "member-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(
+            m[0].reason
+                .contains("GigabitEthernet1/0/48 in channel 11 faces it, not a port of channel 10"),
+            "{}",
+            m[0]
+        );
+        // A port hearing a port number the bond has not (its own number
+        // not shown): a finding from each end.
+        let extra = SESSION
+            .replace(
+                "Gi1/0/48  FA      255       025a.0000.0b01   0s    0x0    0x9    0x2 ",
+                "Gi1/0/48  FA      255       025a.0000.0b01   0s    0x0    0x9    0x7 ",
+            )
+            .replace(
+                "Gi1/0/48  FA      bndl      32768         0xA       0xA     0x131       0x3F  \n",
+                "",
+            );
+        let f = run(&extra, PROC);
+        let m = with(&f, "member-one-end");
+        assert_eq!(m.len(), 2, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:34");
+        assert!(m[0].reason.contains("dist-b channel 10: GigabitEthernet1/0/48 (bundled (P)) hears LACP port 7 of bond bond0's system, but bond bond0 (bond0:3) has no member with that port number (its members: eno1 (port 1), eno2 (port 2))"), "{}", m[0]);
+    }
+
+    /// The switch's port negotiated half duplex while the host's member
+    /// runs full: a duplex mismatch on that link; another speed: another
+    /// cable.
+    #[test]
+    fn a_link_whose_ends_run_another_duplex_or_speed() {
+        let half = SESSION.replace(
+            "Gi1/0/48  srv-b eno2         connected    120        a-full a-1000",
+            "Gi1/0/48  srv-b eno2         connected    120        a-half a-1000",
+        );
+        let f = run(&half, PROC);
+        let m = with(&f, "member-link-differs");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(m[0].loc.to_string(), "show.txt:53");
+        assert!(m[0].reason.contains("dist-b channel 10: GigabitEthernet1/0/48 runs half duplex (a-half) but bond bond0's eno2 at its other end runs full duplex: a duplex mismatch"), "{}", m[0]);
+        let slow = SESSION.replace(
+            "Gi1/0/48  srv-b eno2         connected    120        a-full a-1000",
+            "Gi1/0/48  srv-b eno2         connected    120        a-full  a-100",
+        );
+        let m = run(&slow, PROC);
+        let m = with(&m, "member-link-differs");
+        assert_eq!(m.len(), 1);
+        assert!(m[0].reason.contains("runs at a-100 (100 Mbit/s) but bond bond0's eno2 at its other end runs at 1000 Mbit/s"), "{}", m[0]);
+    }
+
+    /// A bond's configuration says nothing of running members: no member
+    /// is matched or counted against the show output.
+    #[test]
+    fn a_configuration_has_no_members_to_match() {
+        let toml = "name = \"bond0\"\nmode = \"802.3ad\"\nmembers = [\"eno1\", \"eno2\"]\n";
+        let down = SESSION.replace("Gi1/0/48(P)", "Gi1/0/48(D)");
+        let f = check(
+            &[
+                read("show.txt", &down).unwrap(),
+                read("bond.toml", toml).unwrap(),
+            ],
+            None,
+        );
+        assert!(!f.iter().any(|x| x.code.starts_with("member-")), "{f:#?}");
+    }
+
+    /// A member down at the host whose switch port is bundled (the
+    /// example's eno2 with its link down, as the kernel then shows it).
+    #[test]
+    fn a_bundled_port_whose_host_member_is_down() {
+        let down = PROC.replacen(
+            "Slave Interface: eno2\nMII Status: up\nSpeed: 1000 Mbps\nDuplex: full\nLink Failure Count: 0",
+            "Slave Interface: eno2\nMII Status: down\nSpeed: Unknown\nDuplex: Unknown\nLink Failure Count: 3",
+            1,
+        );
+        let f = run(SESSION, &down);
+        let m = with(&f, "member-up-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert_eq!(
+            (m[0].severity, m[0].loc.to_string()),
+            (Severity::Error, "show.txt:20".into())
+        );
+        assert!(m[0].reason.contains("dist-b channel 10 has GigabitEthernet1/0/48 bundled (P) but bond bond0's eno2 at its other end (bond0:52, matched by the LACP port number the switch hears) is down (MII Status: down, 3 link failures)"), "{}", m[0]);
+        // Said once: not again as bundled at one end only.
+        assert!(with(&f, "member-bundled-one-end").is_empty(), "{f:#?}");
+        // And the other way: the switch's port not connected, the host's
+        // member up and in use.
+        let notconnect = SESSION.replace(
+            "Gi1/0/48  srv-b eno2         connected",
+            "Gi1/0/48  srv-b eno2         notconnect",
+        );
+        let f = run(&notconnect, PROC);
+        let m = with(&f, "member-up-one-end");
+        assert_eq!(m.len(), 1, "{f:#?}");
+        assert!(m[0].reason.contains("dist-b channel 10 has GigabitEthernet1/0/48 notconnect (show interfaces status) but bond bond0's eno2 at its other end"), "{}", m[0]);
     }
 
     #[test]

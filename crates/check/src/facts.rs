@@ -202,6 +202,9 @@ pub enum End {
     Links(Vec<LinkFile>),
     /// A switch's show output (what its channels do now).
     Show(crate::show::Show),
+    /// A host's LLDP neighbours (`lldpctl -f keyvalue`): which switch port
+    /// each of its interfaces faces.
+    Lldp(Vec<crate::lldp::HostNeighbour>),
 }
 
 /// One `[Match]`/`[Link]` pair of a systemd `.link` file: what udev does
@@ -514,6 +517,12 @@ fn counts(end: &End) -> Counts {
             settings: s.facts(),
             ..Counts::default()
         },
+        End::Lldp(rows) => Counts {
+            side: "LLDP neighbours",
+            interfaces: rows.len(),
+            settings: rows.len(),
+            ..Counts::default()
+        },
         End::Links(l) => Counts {
             side: "link files",
             link_files: l.len(),
@@ -586,6 +595,9 @@ fn read_dialect(file: &str, text: &str) -> Result<(End, Vec<lagkit_ios::Unread>)
     let has = |s: &str| text.lines().any(|l| l.trim_start().starts_with(s));
     if text.lines().any(|l| l.starts_with("Bonding Mode:")) {
         return read_proc(file, text).map(plain);
+    }
+    if let Some(rows) = crate::lldp::read_lldpctl(file, text) {
+        return Ok(plain(End::Lldp(rows)));
     }
     if crate::running::is_status_json(text) {
         return crate::running::from_status_json(file, text).map(|h| plain(End::Hosts(h)));
@@ -774,7 +786,8 @@ fn read_proc(file: &str, text: &str) -> Result<End, ReadError> {
                     m.speed = v.split_whitespace().next().and_then(|n| n.parse().ok());
                 }
             }
-            "Duplex" => {
+            // `Unknown` when the link is down: no duplex to compare.
+            "Duplex" if v != "Unknown" => {
                 if let Some(m) = members.last_mut() {
                     m.duplex = Some(v.to_string());
                 }

@@ -72,14 +72,7 @@ pub enum Piece {
     Map(Vec<MapRow>),
 }
 
-/// The short, lower-case form of a host or switch name.
-pub fn short_name(name: &str) -> String {
-    name.trim()
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
+pub use crate::lldp::short_name;
 
 /// The name of the host or switch a file belongs to: the first directory
 /// under the root, or the file's name up to its first dot. `rel` is the
@@ -189,65 +182,20 @@ fn read_map(file: &str, text: &str) -> Result<Option<Vec<MapRow>>, ReadError> {
     Ok(Some(rows))
 }
 
-/// `lldpctl -f keyvalue`, taken on host `owner`: `lldp.IFACE.KEY=VALUE`.
+/// `lldpctl -f keyvalue`, taken on host `owner`.
 fn read_lldpctl(file: &str, owner: &str, text: &str) -> Option<Vec<Neighbour>> {
-    let mut first = text.lines().filter(|l| !l.trim().is_empty());
-    if !first.next()?.starts_with("lldp.") {
-        return None;
+    let rows = crate::lldp::read_lldpctl(file, text)?;
+    Some(rows.into_iter().map(|n| neighbour(owner, n)).collect())
+}
+
+fn neighbour(owner: &str, n: crate::lldp::HostNeighbour) -> Neighbour {
+    Neighbour {
+        host: owner.to_string(),
+        iface: Some(n.iface),
+        switch: n.switch,
+        port: n.port,
+        loc: n.loc,
     }
-    // Per interface: the chassis name, the port as sent (ifname, local
-    // or description) and the line of the port (else the first line that
-    // names the interface).
-    #[derive(Default)]
-    struct Seen {
-        line: usize,
-        chassis: Option<String>,
-        ifname: Option<String>,
-        descr: Option<String>,
-    }
-    let mut by_iface: BTreeMap<String, Seen> = BTreeMap::new();
-    for (i, l) in text.lines().enumerate() {
-        let Some(rest) = l.strip_prefix("lldp.") else {
-            continue;
-        };
-        let Some((key, value)) = rest.split_once('=') else {
-            continue;
-        };
-        let Some((iface, field)) = key.split_once('.') else {
-            continue;
-        };
-        let seen = by_iface.entry(iface.to_string()).or_insert_with(|| Seen {
-            line: i + 1,
-            ..Seen::default()
-        });
-        let v = Some(value.trim().to_string());
-        match field {
-            "chassis.name" => seen.chassis = v,
-            "port.ifname" | "port.local" => {
-                seen.ifname = v;
-                seen.line = i + 1;
-            }
-            "port.descr" => seen.descr = v,
-            _ => {}
-        }
-    }
-    let rows = by_iface
-        .into_iter()
-        .filter_map(|(iface, s)| {
-            let port = [s.ifname, s.descr]
-                .into_iter()
-                .flatten()
-                .find_map(|p| lagkit_ios::canonical(&p).ok())?;
-            Some(Neighbour {
-                host: owner.to_string(),
-                iface: Some(iface),
-                switch: short_name(&s.chassis?),
-                port,
-                loc: Loc::at(file, s.line),
-            })
-        })
-        .collect();
-    Some(rows)
 }
 
 /// A Cisco switch's `show lldp neighbors`: `Device ID  Local Intf
@@ -368,8 +316,12 @@ pub struct Fleet {
     pub neighbours: Vec<Neighbour>,
     /// Map rows.
     pub map: Vec<MapRow>,
-    /// Files whose facts are not used in a fleet (show output), with why.
+    /// Files whose facts are not used in a fleet, with why.
     pub ignored: Vec<(String, String)>,
+    /// Switches' show output, by the switch's short name (its prompt's,
+    /// else the file's owner): held against the bonds paired with that
+    /// switch.
+    pub shows: Vec<(String, crate::show::Show)>,
 }
 
 impl Fleet {
@@ -381,6 +333,9 @@ impl Fleet {
             Piece::Config(input, descr) => match input.end {
                 End::Hosts(h) => self.hosts.entry(owner.into()).or_default().bonds.extend(h),
                 End::Links(l) => self.hosts.entry(owner.into()).or_default().links.extend(l),
+                End::Lldp(rows) => self
+                    .neighbours
+                    .extend(rows.into_iter().map(|n| neighbour(owner, n))),
                 End::Switch(s) => {
                     let name = s
                         .channels
@@ -395,10 +350,14 @@ impl Fleet {
                         descriptions: descr,
                     })
                 }
-                End::Show(_) => self.ignored.push((
-                    input.file,
-                    "switch show output is checked against a host pair by pair (lagkit check HOST SHOW), not in a fleet".into(),
-                )),
+                End::Show(sh) => {
+                    let name = sh
+                        .hostname
+                        .as_deref()
+                        .map(short_name)
+                        .unwrap_or_else(|| owner.to_string());
+                    self.shows.push((name, sh))
+                }
             },
         }
     }
@@ -473,6 +432,21 @@ fn unchannelled(loc: Loc, who: String) -> Finding {
 type Candidate = (usize, u32, Via, Loc);
 
 impl Fleet {
+    /// The LLDP rows taken on `host` (each interface's switch and port).
+    fn host_lldp(&self, host: &str) -> Vec<crate::lldp::HostNeighbour> {
+        (self.neighbours.iter())
+            .filter(|n| n.host == host)
+            .filter_map(|n| {
+                Some(crate::lldp::HostNeighbour {
+                    iface: n.iface.clone()?,
+                    switch: n.switch.clone(),
+                    port: n.port.clone(),
+                    loc: n.loc.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn switch(&self, name: &str) -> Option<usize> {
         self.switches.iter().position(|s| s.name == name)
     }
@@ -630,11 +604,21 @@ impl Fleet {
                 // face other hosts.
                 let mut one = s.switch.clone();
                 one.channels.retain(|c| c.number == channel);
-                let ends = [
+                let mut ends = vec![
                     End::Hosts(vec![bond.clone()]),
                     End::Switch(one),
                     End::Links(facts.links.clone()),
                 ];
+                // The switch's show output, with the host's LLDP rows to
+                // match members to ports where the output cannot.
+                let shows: Vec<End> = (self.shows.iter())
+                    .filter(|(n, _)| *n == s.name)
+                    .map(|(_, sh)| End::Show(sh.clone()))
+                    .collect();
+                if !shows.is_empty() {
+                    ends.extend(shows);
+                    ends.push(End::Lldp(self.host_lldp(host)));
+                }
                 let r = crate::rules::run(&ends, Some(channel));
                 report.pairs.push(Pair {
                     host: host.clone(),
@@ -646,6 +630,17 @@ impl Fleet {
                     findings: r.findings,
                     compared: r.compared,
                 });
+            }
+        }
+        for (name, sh) in &self.shows {
+            if !report.pairs.iter().any(|p| p.switch == *name) {
+                report.findings.push(finding(
+                    Severity::Info,
+                    "fleet-show-unpaired",
+                    Loc::at(&sh.file, sh.commands.first().map_or(1, |c| c.line)),
+                    format!("show output of switch {name} was not held against any bond: no bond of the fleet is paired with a channel of that switch's configuration"),
+                    "add the switch's configuration (its hostname as in the prompt), and a map row, LLDP table or description that pairs its hosts",
+                ));
             }
         }
         for r in &self.map {
@@ -898,15 +893,52 @@ mod tests {
         assert!(e.to_string().contains("header"), "{e}");
     }
 
+    /// Show output of a switch the fleet pairs no bond with is said; of
+    /// one it does, it is held against the bond, with the host's LLDP rows
+    /// matching members to ports.
     #[test]
-    fn show_output_is_set_aside_with_a_reason() {
-        let show = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/check/show-lacp.txt"
-        ))
-        .unwrap();
-        let f = fleet(&[("sw1.show", &show)]);
-        assert_eq!(f.ignored.len(), 1);
+    fn show_output_is_held_against_the_bonds_of_its_switch() {
+        let ex = |f: &str| {
+            std::fs::read_to_string(format!(
+                "{}/../../examples/check/{f}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        let f = fleet(&[("sw1.show", &ex("show-lacp.txt"))]);
+        assert!(f.ignored.is_empty());
+        let r = f.check();
+        assert_eq!(codes(&r), ["fleet-show-unpaired"], "{r:#?}");
+        // dist-b's config, show output (eno2's port down) and the host's
+        // /proc and lldpctl: the pair is found by LLDP, and the show
+        // output compared port by port.
+        let cfg = "hostname dist-b\ninterface range gi1/0/47 - 48\n channel-group 10 mode active\n";
+        let show = ex("show-session.txt").replace("Gi1/0/48(P)", "Gi1/0/48(D)");
+        let lldp = "lldp.eno1.chassis.name=dist-b\nlldp.eno1.port.ifname=Gi1/0/47\nlldp.eno2.chassis.name=dist-b\nlldp.eno2.port.ifname=Gi1/0/48\n";
+        let f = fleet(&[
+            ("dist-b.cfg", cfg),
+            ("dist-b.show", &show),
+            ("srv-b/bond0", &ex("proc-bonding.txt")),
+            ("srv-b/lldp.txt", lldp),
+        ]);
+        let r = f.check();
+        assert_eq!(r.pairs.len(), 1, "{r:#?}");
+        assert!(r.findings.is_empty(), "{r:#?}");
+        let p = &r.pairs[0];
+        assert_eq!((p.switch.as_str(), p.channel), ("dist-b", 10));
+        let up: Vec<&Finding> = p
+            .findings
+            .iter()
+            .filter(|x| x.code == "member-up-one-end")
+            .collect();
+        assert_eq!(up.len(), 1, "{:#?}", p.findings);
+        assert!(
+            up[0]
+                .reason
+                .contains("GigabitEthernet1/0/48 down (D) but bond bond0's eno2"),
+            "{}",
+            up[0]
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@
 //! with the host's running bond ([`running`]: `/proc/net/bonding` or
 //! `lagkit status --json`) [`crosscheck`] finds cables to the wrong
 //! partner, keys of another channel, links bundled on one end only,
-//! members suspended or stand-alone and why, and idle members.
+//! members suspended or stand-alone and why, and idle members; it picks
+//! the bond's channel by system and key, and [`members`] matches each
+//! switch port with the host member at its other end (and each member
+//! with its port) and holds a bond's members against each other.
 
 #![forbid(unsafe_code)]
 
@@ -42,6 +45,8 @@ pub mod facts;
 pub mod fleet;
 pub mod lacpdus;
 pub mod live;
+pub mod lldp;
+pub mod members;
 pub mod netplan;
 pub mod procfs;
 pub mod rules;

@@ -797,10 +797,17 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
     let mut out: Vec<Finding> = hosts.iter().flat_map(|h| host_alone(h)).collect();
     for h in &hosts {
         compared.push(format!(
-            "bond {} ({}) alone: members, links, MTUs, MAC",
-            h.bond, h.loc.file
+            "bond {} ({}) alone: members, links, MTUs, MAC{}",
+            h.bond,
+            h.loc.file,
+            if h.running.is_some() {
+                ", each member's aggregator and partner"
+            } else {
+                ""
+            }
         ));
         out.extend(mac_may_change(h, bond_mac(h, &links).as_ref()));
+        out.extend(crate::members::bond_alone(h));
     }
     for (i, a) in switches.iter().enumerate() {
         for b in &switches[i + 1..] {
@@ -886,9 +893,24 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
             out.extend(pair(h, c));
         }
     }
-    // Show output: on its own, and against each host's running bond.
+    // Show output: on its own, and against each host's running bond,
+    // with what the hosts' LLDP daemons hear from the switch.
+    let host_lldp: Vec<&crate::lldp::HostNeighbour> = ends
+        .iter()
+        .flat_map(|e| match e {
+            End::Lldp(rows) => rows.iter().collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     for e in ends {
         let End::Show(s) = e else { continue };
+        let with_lldp;
+        let s = if host_lldp.is_empty() {
+            s
+        } else {
+            with_lldp = s.with_host_lldp(&host_lldp);
+            &with_lldp
+        };
         compared.push(format!(
             "{} show output alone: members not bundled and why, idle members",
             s.file
@@ -896,7 +918,7 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
         out.extend(crate::crosscheck::alone(s, &hosts));
         for h in &hosts {
             compared.push(format!(
-                "bond {} ({}) facing {}'s show output: partner systems and keys, members bundled on one end, mode, LACP rate",
+                "bond {} ({}) facing {}'s show output: partner systems and keys, each port and member from both ends (present, up, bundled), mode, LACP rate",
                 h.bond, h.loc.file, s.file
             ));
             out.extend(crate::crosscheck::pair(h, s, channel));

@@ -10,7 +10,7 @@
 
 use crate::facts::{Host, HostMode, HostPort, ReadError};
 use crate::Loc;
-use lagkit_api::status::{BondStatus, LacpActivity, LacpRate};
+use lagkit_api::status::{BondStatus, ChurnState, LacpActivity, LacpRate, MiiStatus};
 use serde::Serialize;
 
 /// A running bond's LACP (or PAgP) state.
@@ -59,15 +59,71 @@ pub struct RunningPort {
     pub not_bundled: Option<String>,
     /// lagkit status: it transmits and collects.
     pub carrying: Option<bool>,
+    /// Its link (`MII Status: up`).
+    pub mii_up: Option<bool>,
+    /// Its speed in Mbit/s, when the link tells.
+    pub speed_mbps: Option<u32>,
+    /// Full duplex, when the link tells.
+    pub full_duplex: Option<bool>,
+    /// How often its link failed since it was enslaved.
+    pub link_failures: Option<u64>,
+    /// Its own MAC (`Permanent HW addr`), what LLDP names it by.
+    pub permanent_mac: Option<String>,
+    /// Its LACP never reached sync (`Actor Churn State: churned`).
+    pub actor_churned: Option<bool>,
+    /// Its partner never reached sync (`Partner Churn State: churned`).
+    pub partner_churned: Option<bool>,
+    /// The partner's system priority (with its MAC, the partner's system ID).
+    pub partner_system_priority: Option<u16>,
+}
+
+impl RunningPort {
+    /// Member `name`, starting at `loc`, nothing known yet.
+    pub fn new(name: &str, loc: Loc) -> RunningPort {
+        RunningPort {
+            name: name.to_string(),
+            loc,
+            aggregator: None,
+            actor_port: None,
+            actor_key: None,
+            actor_state: None,
+            partner: None,
+            partner_key: None,
+            partner_port: None,
+            partner_state: None,
+            not_bundled: None,
+            carrying: None,
+            mii_up: None,
+            speed_mbps: None,
+            full_duplex: None,
+            link_failures: None,
+            permanent_mac: None,
+            actor_churned: None,
+            partner_churned: None,
+            partner_system_priority: None,
+        }
+    }
+
+    /// The partner system it hears, when it hears one (not all zero).
+    pub fn heard_partner(&self) -> Option<&str> {
+        self.partner
+            .as_ref()
+            .map(|p| p.0.as_str())
+            .filter(|p| *p != "00:00:00:00:00:00")
+    }
 }
 
 /// Synchronization, collecting and distributing (802.1AX 6.4.2.3).
 const IN_USE: u8 = 0x08 | 0x10 | 0x20;
 
 impl RunningPort {
-    /// Whether the bond uses it: attached to the active aggregator and
-    /// (when shown) collecting and distributing. `None` when not known.
+    /// Whether the bond uses it: its link up, attached to the active
+    /// aggregator and (when shown) collecting and distributing. `None` when
+    /// not known.
     pub fn bundled(&self, active: Option<u16>) -> Option<bool> {
+        if self.mii_up == Some(false) {
+            return Some(false);
+        }
         if let Some(c) = self.carrying {
             return Some(c);
         }
@@ -133,20 +189,7 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
             "Partner Mac Address" => r.partner = mac(v).map(|m| (m, loc(line))),
             "Slave Interface" => {
                 block = Block::Bond;
-                r.members.push(RunningPort {
-                    name: v.to_string(),
-                    loc: loc(line),
-                    aggregator: None,
-                    actor_port: None,
-                    actor_key: None,
-                    actor_state: None,
-                    partner: None,
-                    partner_key: None,
-                    partner_port: None,
-                    partner_state: None,
-                    not_bundled: None,
-                    carrying: None,
-                });
+                r.members.push(RunningPort::new(v, loc(line)));
             }
             "details actor lacp pdu" => block = Block::Actor,
             "details partner lacp pdu" => block = Block::Partner,
@@ -160,6 +203,22 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
                 match (k, &block) {
                     // `none` (lagkit): in no aggregator; ids start at 1.
                     ("Aggregator ID", _) => m.aggregator = if v == "none" { Some(0) } else { n16 },
+                    ("MII Status", Block::Bond) => m.mii_up = Some(v == "up"),
+                    ("Speed", Block::Bond) => {
+                        m.speed_mbps = v.strip_suffix(" Mbps").and_then(|s| s.parse().ok())
+                    }
+                    ("Duplex", Block::Bond) => {
+                        m.full_duplex = match v {
+                            "full" => Some(true),
+                            "half" => Some(false),
+                            _ => None,
+                        }
+                    }
+                    ("Link Failure Count", Block::Bond) => m.link_failures = n,
+                    ("Permanent HW addr", Block::Bond) => m.permanent_mac = mac(v),
+                    ("Actor Churn State", _) => m.actor_churned = Some(v == "churned"),
+                    ("Partner Churn State", _) => m.partner_churned = Some(v == "churned"),
+                    ("system priority", Block::Partner) => m.partner_system_priority = n16,
                     ("port key", Block::Actor) => m.actor_key = n16,
                     ("port number", Block::Actor) => m.actor_port = n16,
                     ("port state", Block::Actor) => m.actor_state = n8,
@@ -174,7 +233,13 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
             }
         }
     }
-    (r.system.is_some() || r.members.iter().any(|m| m.partner.is_some())).then_some(r)
+    // Without CAP_NET_ADMIN the kernel leaves out the system and the
+    // PDUs, but still writes each member's aggregator.
+    (r.system.is_some()
+        || r.members
+            .iter()
+            .any(|m| m.partner.is_some() || m.aggregator.is_some()))
+    .then_some(r)
 }
 
 /// Whether `text` is `lagkit status --json`.
@@ -288,8 +353,6 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
             members.push(hp);
             let lp = m.lacp.as_ref();
             running.members.push(RunningPort {
-                name: m.name.clone(),
-                loc: loc(line),
                 aggregator: lp.and_then(|l| l.aggregator_id),
                 actor_port: lp.map(|l| l.actor_port),
                 actor_key: lp.map(|l| l.actor_key),
@@ -300,6 +363,15 @@ pub fn from_status_json(file: &str, text: &str) -> Result<Vec<Host>, ReadError> 
                 partner_state: lp.map(|l| l.partner_state),
                 not_bundled: lp.and_then(|l| l.not_bundled.clone()),
                 carrying: Some(m.transmitting && m.collecting),
+                mii_up: Some(m.mii_status == MiiStatus::Up),
+                speed_mbps: m.speed_mbps,
+                full_duplex: m.full_duplex,
+                link_failures: Some(m.link_failure_count),
+                permanent_mac: mac(&m.permanent_hw_addr),
+                actor_churned: lp.map(|l| l.actor_churn_state == ChurnState::Churned),
+                partner_churned: lp.map(|l| l.partner_churn_state == ChurnState::Churned),
+                partner_system_priority: lp.map(|l| l.partner_system_priority),
+                ..RunningPort::new(&m.name, loc(line))
             });
         }
         let hashes = matches!(

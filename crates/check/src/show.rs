@@ -46,6 +46,8 @@ pub enum Command {
     InterfacesStatus,
     /// `show interfaces [IF] counters`.
     InterfacesCounters,
+    /// `show lldp neighbors`.
+    LldpNeighbors,
 }
 
 impl Command {
@@ -62,12 +64,13 @@ impl Command {
             Command::PagpNeighbor => "show pagp neighbor",
             Command::InterfacesStatus => "show interfaces status",
             Command::InterfacesCounters => "show interfaces counters",
+            Command::LldpNeighbors => "show lldp neighbors",
         }
     }
 }
 
 /// The show commands read, for messages.
-pub const COMMANDS: &str = "show etherchannel summary, show etherchannel [N] detail, show lacp neighbor [detail], show lacp internal, show lacp counters, show lacp sys-id, show pagp neighbor, show interfaces status, show interfaces counters";
+pub const COMMANDS: &str = "show etherchannel summary, show etherchannel [N] detail, show lacp neighbor [detail], show lacp internal, show lacp counters, show lacp sys-id, show pagp neighbor, show interfaces status, show interfaces counters, show lldp neighbors";
 
 /// A value and the line it was read from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -303,6 +306,23 @@ pub struct PortCounters {
     pub out_octets: Option<At<u64>>,
 }
 
+/// One row of `show lldp neighbors`: what a switch port hears over LLDP.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LldpNeighbor {
+    /// The switch's port, canonical.
+    pub port: String,
+    /// The neighbour's name (its system name, or its chassis ID).
+    pub device: String,
+    /// The neighbour's port ID: an interface name, or a MAC (lldpd's
+    /// default on Linux is the interface's name, some hosts send its MAC).
+    pub port_id: String,
+    /// The line.
+    pub line: usize,
+    /// The host's file the row comes from, when a host's `lldpctl` told
+    /// it rather than the switch.
+    pub source: Option<String>,
+}
+
 /// Why part of a show file was not read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
@@ -382,6 +402,8 @@ pub struct Show {
     pub status: Vec<PortStatus>,
     /// `show interfaces counters` rows.
     pub counters: Vec<PortCounters>,
+    /// `show lldp neighbors` rows.
+    pub lldp: Vec<LldpNeighbor>,
     /// What was not read.
     pub unread: Vec<Unread>,
 }
@@ -407,6 +429,27 @@ pub enum ShowError {
 }
 
 impl Show {
+    /// This output with what hosts' LLDP daemons hear from this switch
+    /// (rows naming it, or every row when the output has no prompt)
+    /// added to its LLDP neighbours, the host's interface as the port ID.
+    pub fn with_host_lldp(&self, rows: &[&crate::lldp::HostNeighbour]) -> Show {
+        let me = self.hostname.as_deref().map(crate::lldp::short_name);
+        let mut s = self.clone();
+        for n in rows
+            .iter()
+            .filter(|n| me.as_ref().is_none_or(|m| *m == n.switch))
+        {
+            s.lldp.push(LldpNeighbor {
+                port: n.port.clone(),
+                device: n.loc.file.clone(),
+                port_id: n.iface.clone(),
+                line: n.loc.line.unwrap_or(0),
+                source: Some(n.loc.file.clone()),
+            });
+        }
+        s
+    }
+
     /// The channel numbered `n`.
     pub fn channel(&self, n: u32) -> Option<&ShowChannel> {
         self.channels.iter().find(|c| c.number == n)
@@ -507,6 +550,7 @@ impl Show {
             + usize::from(self.system.is_some())
             + self.status.len()
             + self.counters.len()
+            + self.lldp.len()
     }
 }
 
@@ -520,6 +564,12 @@ pub fn canonical(name: &str) -> String {
 fn mac(s: &str) -> Option<String> {
     let m: lagkit_wire::MacAddr = s.parse().ok()?;
     Some(m.to_string())
+}
+
+/// A MAC in either form (`7038.eeff.50a4`, `70:38:ee:ff:50:a4`) as
+/// `70:38:ee:ff:50:a4`; `None` for anything else (an interface name).
+pub fn colon_mac(s: &str) -> Option<String> {
+    mac(s)
 }
 
 /// `0x1F` or `31`.
@@ -662,6 +712,9 @@ fn command(text: &str) -> Asked {
                 _ => Asked::OtherShow,
             }
         }
+        [l, nb] if abbrev(l, "lldp", 2) && abbrev(nb, "neighbors", 3) => {
+            known(Command::LldpNeighbors)
+        }
         [i, rest @ ..] if abbrev(i, "interfaces", 3) => {
             // `show interfaces status`, or one interface's: `show int gi1/0/1 status`.
             let rest: Vec<&str> = rest.to_vec();
@@ -697,6 +750,8 @@ fn sniff(lines: &[(usize, String)]) -> Option<Command> {
         words(l).starts_with("Port InOctets") || words(l).starts_with("Port OutOctets")
     }) {
         Some(Command::InterfacesCounters)
+    } else if has(&|l| words(l).starts_with("Device ID Local Intf Hold-time")) {
+        Some(Command::LldpNeighbors)
     } else if has(&|l| l.trim_start().starts_with("Group state =")) {
         Some(Command::EtherchannelDetail)
     } else {
@@ -845,6 +900,41 @@ fn parse(show: &mut Show, c: Command, n: Option<u32>, lines: &[(usize, String)])
         Command::PagpNeighbor => pagp(show, n, lines, &mut bad),
         Command::InterfacesStatus => status(show, lines, &mut bad),
         Command::InterfacesCounters => counters(show, lines, &mut bad),
+        Command::LldpNeighbors => lldp(show, lines, &mut bad),
+    }
+}
+
+/// `show lldp neighbors`: `Device ID  Local Intf  Hold-time  Capability
+/// Port ID`, the capability column empty for some neighbours.
+fn lldp(show: &mut Show, lines: &[(usize, String)], bad: &mut Bad) {
+    let mut table = false;
+    for (line, l) in lines {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() >= 3 && w[0] == "Device" && w[1] == "ID" {
+            table = true;
+            continue;
+        }
+        if !table || w.is_empty() {
+            continue;
+        }
+        if w[0] == "Total" {
+            table = false;
+            continue;
+        }
+        // Device ID, Local Intf, Hold-time, [Capability], Port ID.
+        let local = w.iter().skip(1).position(|t| is_port(t)).map(|p| p + 1);
+        match local {
+            Some(i) if w.len() >= i + 3 && w[i + 1].parse::<u32>().is_ok() => {
+                show.lldp.push(LldpNeighbor {
+                    port: canonical(w[i]),
+                    device: w[..i].join(" "),
+                    port_id: w[w.len() - 1].to_string(),
+                    line: *line,
+                    source: None,
+                })
+            }
+            _ => bad(show, *line, l),
+        }
     }
 }
 
@@ -1524,6 +1614,7 @@ mod tests {
             ("sh int status", Command::InterfacesStatus),
             ("sh int gi1/0/1 status", Command::InterfacesStatus),
             ("sh int counters | i Gi", Command::InterfacesCounters),
+            ("sh lldp nei", Command::LldpNeighbors),
         ] {
             assert!(
                 matches!(command(cmd), Asked::Known(c, _) if c == want),
