@@ -166,8 +166,11 @@ pub fn bond_alone(h: &Host) -> Vec<Finding> {
     let reference = in_active.iter().find_map(|x| partner_id(x));
     for x in r.members.iter().filter(|x| !down(x)) {
         let apart = matches!((x.aggregator, active), (Some(a), Some(b)) if a != b);
+        // A system ID is the priority and the MAC: either differing is
+        // another system; compared where both ends of it are known.
+        let known_differ = |a: Option<u16>, b: Option<u16>| a.is_some() && b.is_some() && a != b;
         let other_partner = match (partner_id(x), reference) {
-            (Some(p), Some(q)) => p.1 != q.1 || (p.2.is_some() && q.2.is_some() && p.2 != q.2),
+            (Some(p), Some(q)) => p.1 != q.1 || known_differ(p.0, q.0) || known_differ(p.2, q.2),
             _ => false,
         };
         if !apart && !other_partner {
@@ -220,6 +223,51 @@ pub fn bond_alone(h: &Host) -> Vec<Finding> {
                 ),
                 "give every member the same speed and duplex and cable all of them to one switch channel; then the kernel puts them in one aggregator",
             ));
+        }
+    }
+    out
+}
+
+/// A running bond's members' histories against each other: a member
+/// whose link failed far more often than the others' (its cable,
+/// transceiver or switch port flaps), and a member whose LACP churned
+/// before though it is in sync now.
+pub fn histories(h: &Host) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(r) = &h.running else {
+        return out;
+    };
+    for x in &r.members {
+        let others = (r.members.iter()).filter(|o| o.name != x.name);
+        if let Some(n) = x.link_failures {
+            let most = others.clone().filter_map(|o| o.link_failures).max();
+            if let Some(most) = most.filter(|&m| n >= 3 && n >= 3 * m.max(1)) {
+                out.push(finding(
+                    Severity::Warning,
+                    "host-member-flaps",
+                    x.loc.clone(),
+                    format!(
+                        "bond {}: member {} ({}) lost its link {n} times since it was enslaved, the other members at most {most}: its cable, transceiver or switch port flaps, and each loss moves its flows",
+                        h.bond, x.name, x.loc
+                    ),
+                    "replace the cable or transceiver, or look at the switch port's error counters (`show interfaces counters errors`)",
+                ));
+            }
+        }
+        let now_in_sync = x.actor_churned == Some(false) && x.partner_churned == Some(false);
+        if let (true, (Some(a), Some(p))) = (now_in_sync, x.churned_counts) {
+            if a + p > 0 {
+                out.push(finding(
+                    Severity::Info,
+                    "host-member-churned-before",
+                    x.loc.clone(),
+                    format!(
+                        "bond {}: member {} ({}) is in sync now, but its LACP churned {a} time(s) and its partner's {p} time(s) since it was enslaved: a port that once took more than the churn timer to reach sync (a partner restarted, slow to answer, or cabled elsewhere for a while)",
+                        h.bond, x.name, x.loc
+                    ),
+                    "if it happens again, capture the member's LACPDUs (`lagkit check` reads a capture) while it churns",
+                ));
+            }
         }
     }
     out
@@ -797,6 +845,42 @@ mod tests {
             "{}",
             f[0]
         );
+    }
+
+    /// The members' histories: a real churned file (its enp197s0f2 churned
+    /// once, is churned now: said by the split, not here), then edits of
+    /// the example: a member in sync that churned before, a member whose
+    /// link flaps.
+    #[test]
+    fn member_histories_are_compared() {
+        assert!(histories(&host("bond0", CHURNED)).is_empty());
+        assert!(histories(&host("bond0", PROC)).is_empty());
+        let churned = PROC.replacen("Actor Churned Count: 0", "Actor Churned Count: 2", 1);
+        let f = histories(&host("bond0", &churned));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].code, "host-member-churned-before");
+        assert!(f[0].reason.contains("churned 2 time(s)"), "{}", f[0]);
+        let flaps = PROC.replacen("Link Failure Count: 0", "Link Failure Count: 12", 1);
+        assert_ne!(flaps, PROC);
+        let f = histories(&host("bond0", &flaps));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].code, "host-member-flaps");
+        assert!(f[0].reason.contains("lost its link 12 times"), "{}", f[0]);
+        assert!(
+            f[0].reason.contains("the other members at most 0"),
+            "{}",
+            f[0]
+        );
+        // Partners that differ only in system priority are two systems.
+        let prio = PROC.replacen(
+            "details partner lacp pdu:\n    system priority: 32768",
+            "details partner lacp pdu:\n    system priority: 100",
+            1,
+        );
+        assert_ne!(prio, PROC);
+        let f = bond_alone(&host("bond0", &prio));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].code, "host-member-partner-differs");
     }
 
     /// A member that hears another switch (a realistic edit of the

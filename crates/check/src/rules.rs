@@ -808,6 +808,7 @@ pub fn run(ends: &[End], channel: Option<u32>) -> Report {
         ));
         out.extend(mac_may_change(h, bond_mac(h, &links).as_ref()));
         out.extend(crate::members::bond_alone(h));
+        out.extend(crate::members::histories(h));
     }
     for (i, a) in switches.iter().enumerate() {
         for b in &switches[i + 1..] {

@@ -75,6 +75,9 @@ pub struct RunningPort {
     pub partner_churned: Option<bool>,
     /// The partner's system priority (with its MAC, the partner's system ID).
     pub partner_system_priority: Option<u16>,
+    /// How often its LACP churned since it was enslaved (`Actor Churned
+    /// Count`), and its partner's (`Partner Churned Count`).
+    pub churned_counts: (Option<u64>, Option<u64>),
 }
 
 impl RunningPort {
@@ -101,6 +104,7 @@ impl RunningPort {
             actor_churned: None,
             partner_churned: None,
             partner_system_priority: None,
+            churned_counts: (None, None),
         }
     }
 
@@ -152,7 +156,10 @@ fn number(s: &str) -> Option<u64> {
     }
 }
 
-/// The LACP lines of `/proc/net/bonding/bondX`; `None` when it has none.
+/// The running state of `/proc/net/bonding/bondX`: its LACP lines, and
+/// for a bond without LACP (a static channel's host end) its members'
+/// links alone, which LLDP or a fleet map can match to switch ports;
+/// `None` when it names no member and no LACP state.
 pub fn from_proc(file: &str, text: &str) -> Option<Running> {
     let loc = |line: usize| Loc {
         file: file.into(),
@@ -218,6 +225,8 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
                     ("Permanent HW addr", Block::Bond) => m.permanent_mac = mac(v),
                     ("Actor Churn State", _) => m.actor_churned = Some(v == "churned"),
                     ("Partner Churn State", _) => m.partner_churned = Some(v == "churned"),
+                    ("Actor Churned Count", _) => m.churned_counts.0 = n,
+                    ("Partner Churned Count", _) => m.churned_counts.1 = n,
                     ("system priority", Block::Partner) => m.partner_system_priority = n16,
                     ("port key", Block::Actor) => m.actor_key = n16,
                     ("port number", Block::Actor) => m.actor_port = n16,
@@ -234,12 +243,14 @@ pub fn from_proc(file: &str, text: &str) -> Option<Running> {
         }
     }
     // Without CAP_NET_ADMIN the kernel leaves out the system and the
-    // PDUs, but still writes each member's aggregator.
-    (r.system.is_some()
-        || r.members
-            .iter()
-            .any(|m| m.partner.is_some() || m.aggregator.is_some()))
-    .then_some(r)
+    // PDUs, but still writes each member's aggregator. A bond of another
+    // mode has no LACP lines at all: its members' links are its state.
+    let lacp = r.system.is_some()
+        || (r.members.iter()).any(|m| m.partner.is_some() || m.aggregator.is_some());
+    let static_mode = (text.lines())
+        .find_map(|l| l.strip_prefix("Bonding Mode:"))
+        .is_some_and(|m| !m.contains("802.3ad"));
+    (lacp || (static_mode && !r.members.is_empty())).then_some(r)
 }
 
 /// Whether `text` is `lagkit status --json`.
@@ -438,11 +449,21 @@ mod tests {
             panic!()
         };
         assert_eq!(h[0].bond, "bond7");
-        // A bond with no LACP lines has no running state to compare.
+        // A bond without LACP: its members' links, no system or partner.
+        let r = from_proc(
+            "b",
+            "Bonding Mode: load balancing (xor)\nSlave Interface: eth0\nMII Status: down\n",
+        )
+        .expect("the members are read");
+        assert!(r.system.is_none() && r.partner.is_none());
+        assert_eq!(r.members.len(), 1);
+        assert_eq!(r.members[0].mii_up, Some(false));
+        // Nothing at all: no state.
+        assert_eq!(from_proc("b", "Bonding Mode: load balancing (xor)\n"), None);
         assert_eq!(
             from_proc(
                 "b",
-                "Bonding Mode: load balancing (xor)\nSlave Interface: eth0\n"
+                "Bonding Mode: IEEE 802.3ad Dynamic link aggregation\nSlave Interface: eth0\n"
             ),
             None
         );

@@ -12,6 +12,7 @@ use lagkit_check::{Finding, Severity};
 
 const MAGPIE: &str = include_str!("proc/802.3ad-charm-magpie.txt");
 const MEMBER_DOWN: &str = include_str!("proc/802.3ad-member-down-insights-core.txt");
+const XOR: &str = include_str!("proc/balance-xor-insights-core.txt");
 const CSR_INTERNAL: &str = include_str!("show/genie-iosxe-csr1000v-2-lacp-internal.txt");
 const CSR_NEIGHBOR: &str = include_str!("show/genie-iosxe-csr1000v-2-lacp-neighbor.txt");
 const CSR_SYS_ID: &str = include_str!("show/genie-iosxe-csr1000v-2-lacp-sys-id.txt");
@@ -338,5 +339,42 @@ fn the_hosts_lldp_matches_members_to_ports() {
     );
     // Matched, the links are no longer only counted.
     assert!(with(&f, "member-count-differs").is_empty(), "{f:#?}");
+    assert!(with(&f, "member-one-end").is_empty(), "{f:#?}");
+}
+
+/// A static bond (insights-core's balance-xor file, its eno2's cable
+/// pulled: `MII Status: down`) against a `mode on`
+/// channel: no LACP to tell which port faces which member, so the host's
+/// LLDP daemon does, and the port the switch still bundles while its
+/// member is down is found.
+#[test]
+fn a_static_bond_is_matched_to_a_mode_on_channel_by_lldp() {
+    let host = XOR.replacen(
+        "Slave Interface: eno2\nMII Status: up",
+        "Slave Interface: eno2\nMII Status: down",
+        1,
+    );
+    assert_ne!(host, XOR);
+    let summary = "sw1#show etherchannel summary\nGroup  Port-channel  Protocol    Ports\n------+-------------+-----------+-----------------------------------------------\n1      Po1(SU)          -        Gi1/0/1(P)  Gi1/0/2(P)\n";
+    let lldp = "lldp.eno1.via=LLDP\nlldp.eno1.chassis.name=sw1\nlldp.eno1.port.ifname=Gi1/0/1\nlldp.eno2.via=LLDP\nlldp.eno2.chassis.name=sw1\nlldp.eno2.port.ifname=Gi1/0/2\n";
+    let ends = [
+        read("show.txt", summary).unwrap(),
+        read("bond0", &host).unwrap(),
+        read("lldp.txt", lldp).unwrap(),
+    ];
+    let f = check(&ends, Some(1));
+    let m = with(&f, "member-up-one-end");
+    assert_eq!(m.len(), 1, "{f:#?}");
+    assert!(m[0].reason.contains("GigabitEthernet1/0/2"), "{}", m[0]);
+    assert!(m[0].reason.contains("eno2"), "{}", m[0]);
+    assert!(m[0].reason.contains("matched by LLDP"), "{}", m[0]);
+    // Both up: nothing to say of the links.
+    let ends = [
+        read("show.txt", summary).unwrap(),
+        read("bond0", XOR).unwrap(),
+        read("lldp.txt", lldp).unwrap(),
+    ];
+    let f = check(&ends, Some(1));
+    assert!(with(&f, "member-up-one-end").is_empty(), "{f:#?}");
     assert!(with(&f, "member-one-end").is_empty(), "{f:#?}");
 }
