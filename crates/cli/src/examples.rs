@@ -12,9 +12,10 @@ EXAMPLES:
   # The same flows on four 10 Gbit/s links, as JSON
   lagkit plan examples/plan/lpm.csv --links 4 --rate 10g --json
 
-  # What the switch (a Catalyst, its IOS configuration) receives: the
-  # fixes are only its port-channel load-balance methods, as IOS lines
-  lagkit plan capture.pcap --host 10.0.0.1 --switch-config sw.cfg --explain
+  # Eight connections the switch (a Catalyst, its IOS configuration)
+  # delivers to a server: the fixes are only its port-channel
+  # load-balance methods, as IOS lines
+  lagkit plan examples/plan/to-server.csv --switch-config examples/check/switch-b-lacp.cfg --explain
 
   # A built-in lab scenario's configurations, planned
   lagkit plan --lab ibm-6513 --short
