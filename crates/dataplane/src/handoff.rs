@@ -115,11 +115,6 @@ pub fn take(name: &str) -> Option<OwnedFd> {
     lock(&INHERITED).remove(name)
 }
 
-/// Whether a descriptor of that name was inherited and not yet taken.
-pub fn has(name: &str) -> bool {
-    lock(&INHERITED).contains_key(name)
-}
-
 /// Closes every inherited descriptor of `owner` not taken (a start that
 /// did not adopt them: a TAP kept open would stop a new one of its name
 /// from being made). Returns their names.
